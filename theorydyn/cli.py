@@ -1,0 +1,77 @@
+"""Command-line plumbing shared by every entry point.
+
+Every CLI builds its :class:`~theorydyn.setting.Setting` through
+:func:`add_setting_arguments` / :func:`setting_from_args`, so the flags, their
+defaults and their validation are the same everywhere. Bad input never produces
+a traceback: :func:`fail` prints ``error: <parameter>: <rule>`` and exits with
+status 2, like argparse itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn
+
+from .setting import Setting
+
+
+def fail(message: str, prog: str | None = None) -> NoReturn:
+    """Print ``prog: error: message`` to stderr and exit with status 2."""
+    prog = prog or (sys.argv[0].rsplit("/", 1)[-1] if sys.argv and sys.argv[0] else "theorydyn")
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _partition_arg(text: str):
+    """``blocks``/``grid``/``random`` or an explicit partition ``0,1;2,3;…``."""
+    if ";" in text or "," in text:
+        try:
+            return tuple(tuple(int(i) for i in part.split(",")) for part in text.split(";"))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"explicit partition must look like '0,1;2,3', got {text!r}") from None
+    return text
+
+
+def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int = 4) -> None:
+    """Add the flags of every Setting field (SPEC §1) to ``parser``."""
+    g = parser.add_argument_group("setting (SPEC §1)")
+    g.add_argument("--D", type=int, default=D, help="number of patches (default %(default)s)")
+    g.add_argument("--C", type=int, default=C, help="size of each set S_l (default %(default)s)")
+    g.add_argument("--d", type=int, default=None, help="patch dimension (default D)")
+    g.add_argument("--q", type=float, default=None, help="probability of ±w* in a random patch (default C²/D)")
+    g.add_argument("--sigma2", type=float, default=None, help="noise variance (default 1/d)")
+    g.add_argument("--p", type=int, default=3, help="degree of the activation (odd, >= 3)")
+    g.add_argument("--nu", type=float, default=None, help="linear part of the activation (default 1/d)")
+    g.add_argument("--beta", type=float, default=1.0, help="fixed attention diagonal (default 1)")
+    g.add_argument("--tau", type=float, default=1.0, help="softmax temperature (default 1)")
+    g.add_argument("--partition", type=_partition_arg, default="blocks", help="blocks | grid | random | '0,1;2,3;…'")
+    g.add_argument("--partition-seed", type=int, default=0, help="seed of the random partition")
+
+
+def setting_from_args(args: argparse.Namespace, **overrides) -> Setting:
+    """Build a validated Setting from parsed flags; on a rule broken, exit 2 naming it."""
+    kw = dict(
+        D=args.D, C=args.C, d=args.d, q=args.q, sigma2=args.sigma2, p=args.p, nu=args.nu,
+        beta=args.beta, tau=args.tau, partition=args.partition, partition_seed=args.partition_seed,
+    )
+    kw.update(overrides)
+    try:
+        return Setting(**kw)
+    except ValueError as e:
+        fail(str(e))
+
+
+def positive(kind=float, name: str = "value", allow_zero: bool = False):
+    """argparse ``type=`` converter that rejects non-positive numbers with a named rule."""
+
+    def conv(text: str):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a {kind.__name__}, got {text!r}") from None
+        if v < 0 or (v == 0 and not allow_zero):
+            raise argparse.ArgumentTypeError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {text}")
+        return v
+
+    return conv

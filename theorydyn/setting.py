@@ -1,0 +1,276 @@
+"""The setting of the paper: one validated, frozen dataclass shared by every entry point.
+
+It holds the parameters of Assumption 1, Assumption 2 and Simplification 3.1
+(SPEC §1) and the derived quantities every module needs: L = D / C, the sets
+S_1..S_L, and the in-set / cross-set masks of the attention matrix.
+
+Solver options (step size, number of samples, horizon, seeds) are *not* part of
+the setting: they are arguments of the solver that uses them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+PARTITION_KINDS = ("blocks", "grid", "random")
+
+
+def _partition_blocks(D: int, C: int) -> tuple[tuple[int, ...], ...]:
+    """S_ℓ = {ℓC, …, ℓC + C − 1} (0-based)."""
+    return tuple(tuple(range(l * C, (l + 1) * C)) for l in range(D // C))
+
+
+def _partition_grid(D: int, C: int) -> tuple[tuple[int, ...], ...]:
+    """Patches on a √D × √D grid (row-major) cut into √C × √C tiles, Figure 1b-(1).
+
+    D = 16, C = 4 gives S_1 = {0, 1, 4, 5}, S_2 = {2, 3, 6, 7}, … (0-based).
+    """
+    H = int(round(D**0.5))
+    t = int(round(C**0.5))
+    if H * H != D or t * t != C or H % t:
+        raise ValueError(
+            f"partition='grid' needs D and C perfect squares with sqrt(C) dividing sqrt(D); got D={D}, C={C}"
+        )
+    sets = []
+    for bi in range(H // t):
+        for bj in range(H // t):
+            sets.append(tuple(sorted((bi * t + a) * H + bj * t + b for a in range(t) for b in range(t))))
+    return tuple(sets)
+
+
+def _partition_random(D: int, C: int, seed: int) -> tuple[tuple[int, ...], ...]:
+    """A seeded random partition: non-contiguous sets as in Figure 1b-(2)."""
+    perm = np.random.default_rng(seed).permutation(D)
+    return tuple(tuple(sorted(int(i) for i in perm[l * C : (l + 1) * C])) for l in range(D // C))
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Parameters of the data distribution (Assumption 1) and model (T) (SPEC §1–§2).
+
+    Args:
+        D: number of patches (tokens); D ≥ 2 and divisible by C.
+        C: size of each set S_ℓ; 2 ≤ C < D.
+        d: patch dimension; ``None`` → D (Simplification 3.1).
+        q: probability that a non-signal patch carries ±w* (q/2 each); ``None`` → C²/D.
+        sigma2: noise variance σ² > 0; ``None`` → 1/d (so ‖ξ‖ ≈ ‖w*‖).
+        p: degree of the activation σ(x) = x^p + νx; odd, ≥ 3.
+        nu: linear part ν > 0 of the activation; ``None`` → 1/d.
+        beta: the fixed diagonal β = σ_A of the attention logits.
+        tau: softmax temperature, S = softmax(A/τ) row-wise (τ = √d is Definition 3.2's 1/√d).
+        partition: ``"blocks"``, ``"grid"``, ``"random"``, or an explicit partition of
+            range(D) into L sets of size C (any iterable of iterables; stored as sorted tuples).
+        partition_seed: seed of the ``"random"`` partition.
+        feature: the unit feature w*: an int k means the basis vector e_k (default e_0,
+            the paper's e_1), or an explicit vector of length d (normalised; must be nonzero).
+
+    Derived: ``L``, ``sets`` (L, C) int array, ``set_of`` (D,) set index of each patch,
+    ``same_set`` (D, D) bool (diagonal included), ``in_set_mask`` / ``cross_set_mask``
+    (D, D) bool off-diagonal masks, ``w_star`` (d,), ``n_in`` = D(C−1), ``n_cross`` = D(D−C).
+
+    Raises:
+        ValueError: naming the parameter and the rule it broke.
+    """
+
+    D: int = 64
+    C: int = 4
+    d: int | None = None
+    q: float | None = None
+    sigma2: float | None = None
+    p: int = 3
+    nu: float | None = None
+    beta: float = 1.0
+    tau: float = 1.0
+    partition: Any = "blocks"
+    partition_seed: int = 0
+    feature: Any = 0
+
+    def __post_init__(self) -> None:
+        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
+        for name in ("D", "C", "p", "partition_seed"):
+            if not _is_int(getattr(self, name)):
+                raise ValueError(f"{name} must be an integer, got {getattr(self, name)!r}")
+            set_(name, int(getattr(self, name)))
+        D, C = self.D, self.C
+        if D < 2:
+            raise ValueError(f"D must be at least 2, got D={D}")
+        if not 2 <= C < D:
+            raise ValueError(f"C must satisfy 2 <= C < D, got C={C}, D={D}")
+        if D % C:
+            raise ValueError(f"C must divide D, got D={D}, C={C}")
+        if self.d is None:
+            set_("d", D)
+        elif not _is_int(self.d) or self.d < 2:
+            raise ValueError(f"d must be an integer >= 2, got d={self.d!r}")
+        set_("d", int(self.d))
+        if self.p < 3 or self.p % 2 == 0:
+            raise ValueError(f"p must be odd and >= 3, got p={self.p}")
+        for name, default in (("q", C * C / D), ("sigma2", 1.0 / self.d), ("nu", 1.0 / self.d)):
+            if getattr(self, name) is None:
+                set_(name, float(default))
+        for name in ("q", "sigma2", "nu", "beta", "tau"):
+            v = getattr(self, name)
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} must be a real number, got {v!r}") from None
+            if not np.isfinite(v):
+                raise ValueError(f"{name} must be finite, got {name}={v}")
+            set_(name, v)
+        if not 0.0 <= self.q <= 1.0:
+            raise ValueError(f"q must lie in [0, 1], got q={self.q}")
+        for name in ("sigma2", "nu", "tau"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be > 0, got {name}={getattr(self, name)}")
+        set_("partition", self._resolve_partition())
+        set_("feature", self._resolve_feature())
+
+    def _resolve_partition(self) -> Any:
+        part, D, C = self.partition, self.D, self.C
+        if isinstance(part, str):
+            if part not in PARTITION_KINDS:
+                raise ValueError(f"partition must be one of {PARTITION_KINDS} or an explicit partition, got {part!r}")
+            # Validate now, so that a bad grid size fails at construction, not at first use.
+            self._build_sets(part)
+            return part
+        try:
+            sets = tuple(tuple(sorted(int(i) for i in S)) for S in part)
+        except TypeError:
+            raise ValueError(f"partition must be a name or an iterable of sets, got {part!r}") from None
+        if len(sets) != D // C or any(len(S) != C for S in sets):
+            raise ValueError(f"partition must consist of D/C={D // C} sets of size C={C}, got sizes {[len(S) for S in sets]}")
+        flat = sorted(i for S in sets for i in S)
+        if flat != list(range(D)):
+            raise ValueError(f"partition must cover each patch 0..{D - 1} exactly once")
+        return tuple(sorted(sets))
+
+    def _resolve_feature(self) -> Any:
+        f = self.feature
+        if _is_int(f):
+            if not 0 <= f < self.d:
+                raise ValueError(f"feature must be a basis index in [0, d={self.d}) or a vector, got {f}")
+            return int(f)
+        try:
+            w = np.asarray(f, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"feature must be a basis index or a vector of length d, got {f!r}") from None
+        if w.shape != (self.d,) or not np.all(np.isfinite(w)) or not np.linalg.norm(w) > 0:
+            raise ValueError(f"feature vector must be finite, nonzero and of length d={self.d}")
+        return tuple(float(x) for x in w / np.linalg.norm(w))
+
+    def _build_sets(self, kind: str) -> tuple[tuple[int, ...], ...]:
+        if kind == "blocks":
+            return _partition_blocks(self.D, self.C)
+        if kind == "grid":
+            return _partition_grid(self.D, self.C)
+        return _partition_random(self.D, self.C, self.partition_seed)
+
+    # ---- derived quantities -------------------------------------------------------
+    @property
+    def L(self) -> int:
+        """Number of sets, D / C."""
+        return self.D // self.C
+
+    @cached_property
+    def sets(self) -> np.ndarray:
+        """(L, C) int array: row ℓ lists the patches of S_ℓ (0-based)."""
+        raw = self._build_sets(self.partition) if isinstance(self.partition, str) else self.partition
+        out = np.array(raw, dtype=np.int64)
+        out.setflags(write=False)
+        return out
+
+    @cached_property
+    def set_of(self) -> np.ndarray:
+        """(D,) int array: the index ℓ of the set containing each patch."""
+        out = np.empty(self.D, dtype=np.int64)
+        for l, S in enumerate(self.sets):
+            out[S] = l
+        out.setflags(write=False)
+        return out
+
+    @cached_property
+    def same_set(self) -> np.ndarray:
+        """(D, D) bool: i and j lie in the same set (diagonal included)."""
+        out = self.set_of[:, None] == self.set_of[None, :]
+        out.setflags(write=False)
+        return out
+
+    @cached_property
+    def in_set_mask(self) -> np.ndarray:
+        """(D, D) bool: off-diagonal entries of A inside a set (they share γ; D(C−1) of them)."""
+        out = self.same_set & ~np.eye(self.D, dtype=bool)
+        out.setflags(write=False)
+        return out
+
+    @cached_property
+    def cross_set_mask(self) -> np.ndarray:
+        """(D, D) bool: entries of A across sets (they share ρ; D(D−C) of them)."""
+        out = ~self.same_set
+        out.setflags(write=False)
+        return out
+
+    @property
+    def n_in(self) -> int:
+        """Number of in-set off-diagonal entries, D(C−1)."""
+        return self.D * (self.C - 1)
+
+    @property
+    def n_cross(self) -> int:
+        """Number of cross-set entries, D(D−C)."""
+        return self.D * (self.D - self.C)
+
+    @cached_property
+    def w_star(self) -> np.ndarray:
+        """(d,) the unit feature w*."""
+        if isinstance(self.feature, int):
+            w = np.zeros(self.d)
+            w[self.feature] = 1.0
+        else:
+            w = np.array(self.feature, dtype=float)
+        w.setflags(write=False)
+        return w
+
+    @property
+    def alpha0(self) -> float:
+        """α(0) = ν^{1/(p−1)}, the idealized initialisation (Parametrization 3.1)."""
+        return self.nu ** (1.0 / (self.p - 1))
+
+    def replace(self, **changes: Any) -> "Setting":
+        """A new validated Setting with some fields changed.
+
+        Derived defaults (d, q, σ², ν given as ``None``) are recomputed only when passed
+        explicitly as ``None``; otherwise the resolved values are kept.
+        """
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved fields, JSON/CSV friendly (an explicit partition becomes a list of lists)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if not isinstance(out["partition"], str):
+            out["partition"] = [list(S) for S in out["partition"]]
+        if isinstance(out["feature"], tuple):
+            out["feature"] = list(out["feature"])
+        return out
+
+    def __str__(self) -> str:
+        part = self.partition if isinstance(self.partition, str) else "explicit"
+        return (
+            f"Setting(D={self.D}, C={self.C}, d={self.d}, q={self.q:g}, sigma2={self.sigma2:g}, p={self.p}, "
+            f"nu={self.nu:g}, beta={self.beta:g}, tau={self.tau:g}, partition={part})"
+        )
+
+
+def _field_names() -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(Setting))
+
+
+SETTING_FIELDS = _field_names()

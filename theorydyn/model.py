@@ -1,0 +1,117 @@
+"""Model (T): the simplified one-layer ViT of Section 3 with positional attention.
+
+    F_{A,v}(X) = Σ_{i=1}^{D} σ(h_i),   h_i = Σ_j S_ij ⟨v, X_j⟩,   S = row-softmax(A / τ),
+    σ(x) = x^p + ν x.
+
+The attention logits A (D, D) do not depend on the input (positional attention), so S is
+computed once per batch and h = U Sᵀ with U = X v: two BLAS products. Trainable are the
+off-diagonal entries of A (the diagonal stays at β) and v (d,).
+
+Loss: logistic, ℓ(m) = log(1 + e^{−m}); empirical risk (E) = mean of ℓ(y F(X)) (SPEC §2).
+With c_n = ℓ'(y_n F_n) y_n = −y_n / (1 + e^{y_n F_n}) and u_nj = ⟨v, X_nj⟩:
+    ∂/∂A_ik = Σ_n c_n σ'(h_ni) (1/τ) S_ik (u_nk − h_ni)     (i ≠ k; zero on the diagonal)
+    ∇_v     = Σ_n c_n Σ_i σ'(h_ni) Σ_j S_ij X_nj
+(divided by N, or weighted by sample weights for exact expectations).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+from .setting import Setting
+
+
+def activation(s: Setting, x: np.ndarray) -> np.ndarray:
+    """σ(x) = x^p + ν x (Assumption 2)."""
+    return x**s.p + s.nu * x
+
+
+def activation_grad(s: Setting, x: np.ndarray) -> np.ndarray:
+    """σ'(x) = p x^{p−1} + ν."""
+    return s.p * x ** (s.p - 1) + s.nu
+
+
+def softmax_rows(M: np.ndarray) -> np.ndarray:
+    """Row-wise softmax, the row maximum subtracted first (rows sum to 1).  M: (..., D, D)."""
+    E = np.exp(M - M.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=-1, keepdims=True)
+
+
+def attention(s: Setting, A: np.ndarray) -> np.ndarray:
+    """S = row-softmax(A / τ).  A: (D, D) → S: (D, D)."""
+    return softmax_rows(np.asarray(A, dtype=np.float64) / s.tau)
+
+
+def symmetric_attention(s: Setting, gamma: float, rho: float) -> np.ndarray:
+    """The three-value form of Lemma 4.1: A_ii = β, A_ij = γ in-set, A_ij = ρ across sets.  → (D, D)."""
+    A = np.where(s.same_set, gamma, rho).astype(np.float64)
+    np.fill_diagonal(A, s.beta)
+    return A
+
+
+def _hidden(s: Setting, A: np.ndarray, v: np.ndarray, X: np.ndarray):
+    X = np.asarray(X)
+    U = (X @ np.asarray(v, dtype=X.dtype)).astype(np.float64, copy=False)  # (N, D): u_nj = ⟨v, X_nj⟩
+    S = attention(s, A)
+    H = U @ S.T  # h_ni = Σ_j S_ij u_nj
+    return U, S, H
+
+
+def forward(s: Setting, A: np.ndarray, v: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """F_{A,v}(X).  A: (D, D), v: (d,), X: (N, D, d) → F: (N,)."""
+    _, _, H = _hidden(s, A, v, X)
+    return activation(s, H).sum(axis=1)
+
+
+def logistic_loss(margin: np.ndarray) -> np.ndarray:
+    """ℓ(m) = log(1 + e^{−m}), computed with logaddexp (no overflow for large |m|)."""
+    return np.logaddexp(0.0, -np.asarray(margin, dtype=np.float64))
+
+
+def _weights(N: int, weights: np.ndarray | None) -> np.ndarray:
+    if weights is None:
+        return np.full(N, 1.0 / N)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (N,) or np.any(w < 0) or not w.sum() > 0:
+        raise ValueError("weights must be a non-negative (N,) array with a positive sum")
+    return w / w.sum()
+
+
+def risk(s: Setting, A: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray,
+         weights: np.ndarray | None = None) -> float:
+    """Empirical risk (E): the (weighted) mean of ℓ(y F(X)).  y: (N,) in {−1, +1}."""
+    F = forward(s, A, v, X)
+    return float(_weights(len(F), weights) @ logistic_loss(np.asarray(y, float) * F))
+
+
+def risk_and_grad(s: Setting, A: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray,
+                  weights: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray]:
+    """Risk (E) and its analytic gradient in the off-diagonal of A and in v (SPEC §2).
+
+    Args:
+        A: (D, D) logits (the diagonal is used as given; its gradient is reported as 0).
+        v: (d,) value vector.
+        X: (N, D, d) patches (float64 or float32; products with X run in X's dtype).
+        y: (N,) labels in {−1, +1}.
+        weights: optional (N,) non-negative sample weights (normalised to sum 1), e.g. the
+            probabilities of an exhaustive enumeration; ``None`` means the plain mean.
+
+    Returns:
+        risk (float), grad_A (D, D) with a zero diagonal, grad_v (d,).
+    """
+    X = np.asarray(X)
+    y = np.asarray(y, dtype=np.float64)
+    U, S, H = _hidden(s, A, v, X)
+    F = activation(s, H).sum(axis=1)
+    margin = y * F
+    w = _weights(len(F), weights)
+    r = float(w @ logistic_loss(margin))
+    c = -w * y * expit(-margin)  # (N,) dℓ/dF, weighted
+    G = c[:, None] * activation_grad(s, H)  # (N, D): ∂risk/∂h_ni
+    dS = G.T @ U  # ∂risk/∂S_ij = Σ_n G_ni u_nj
+    grad_A = S * (dS - (S * dS).sum(axis=1, keepdims=True)) / s.tau  # softmax backward
+    np.fill_diagonal(grad_A, 0.0)
+    dU = G @ S  # ∂risk/∂u_nj = Σ_i G_ni S_ij
+    grad_v = np.tensordot(dU.astype(X.dtype, copy=False), X, axes=([0, 1], [0, 1])).astype(np.float64)
+    return r, grad_A, grad_v

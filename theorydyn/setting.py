@@ -61,7 +61,7 @@ class Setting:
         D: number of patches (tokens); D ≥ 2 and divisible by C.
         C: size of each set S_ℓ; 2 ≤ C < D.
         d: patch dimension; ``None`` → D (Simplification 3.1).
-        q: probability that a non-signal patch carries ±w* (q/2 each); ``None`` → C²/D.
+        q: probability that a non-signal patch carries ±w* (q/2 each); ``None`` → min(1, C²/D).
         sigma2: noise variance σ² > 0; ``None`` → 1/d (so ‖ξ‖ ≈ ‖w*‖).
         p: degree of the activation σ(x) = x^p + νx; odd, ≥ 3.
         nu: linear part ν > 0 of the activation; ``None`` → 1/d.
@@ -114,7 +114,7 @@ class Setting:
         set_("d", int(self.d))
         if self.p < 3 or self.p % 2 == 0:
             raise ValueError(f"p must be odd and >= 3, got p={self.p}")
-        for name, default in (("q", C * C / D), ("sigma2", 1.0 / self.d), ("nu", 1.0 / self.d)):
+        for name, default in (("q", min(1.0, C * C / D)), ("sigma2", 1.0 / self.d), ("nu", 1.0 / self.d)):
             if getattr(self, name) is None:
                 set_(name, float(default))
         for name in ("q", "sigma2", "nu", "beta", "tau"):

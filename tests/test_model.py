@@ -1,0 +1,114 @@
+"""Model (T): gradients against finite differences, softmax, invariances (SPEC §2)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra.numpy import arrays
+
+from theorydyn import Setting, data, model
+
+
+def _problem(D=8, C=2, d=5, N=40, seed=0, tau=1.0):
+    s = Setting(D=D, C=C, d=d, tau=tau)
+    b = data.sample(s, N, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    A = rng.normal(scale=0.4, size=(D, D))
+    np.fill_diagonal(A, s.beta)
+    v = rng.normal(scale=0.6, size=d)
+    return s, b, A, v
+
+
+@pytest.mark.parametrize("tau", [1.0, 2.5])
+def test_gradients_match_central_differences(tau):
+    s, b, A, v = _problem(tau=tau)
+    w = np.random.default_rng(5).random(len(b.y))
+    for weights in (None, w):
+        r, gA, gv = model.risk_and_grad(s, A, v, b.X, b.y, weights=weights)
+        assert r == pytest.approx(model.risk(s, A, v, b.X, b.y, weights=weights))
+        h = 1e-6
+        num_A = np.zeros_like(A)
+        for i in range(s.D):
+            for k in range(s.D):
+                if i == k:
+                    continue
+                Ap, Am = A.copy(), A.copy()
+                Ap[i, k] += h
+                Am[i, k] -= h
+                num_A[i, k] = (model.risk(s, Ap, v, b.X, b.y, weights) - model.risk(s, Am, v, b.X, b.y, weights)) / (2 * h)
+        num_v = np.array([
+            (model.risk(s, A, v + h * e, b.X, b.y, weights) - model.risk(s, A, v - h * e, b.X, b.y, weights)) / (2 * h)
+            for e in np.eye(s.d)
+        ])
+        np.testing.assert_allclose(gA, num_A, atol=1e-8, rtol=1e-5)
+        np.testing.assert_allclose(gv, num_v, atol=1e-8, rtol=1e-5)
+        assert np.all(np.diag(gA) == 0)
+
+
+def test_forward_against_explicit_loops():
+    s, b, A, v = _problem(D=6, C=3, d=4, N=5)
+    S = model.attention(s, A)
+    F = []
+    for X in b.X:
+        h = [sum(S[i, j] * (v @ X[j]) for j in range(s.D)) for i in range(s.D)]
+        F.append(sum(x**3 + s.nu * x for x in h))
+    np.testing.assert_allclose(model.forward(s, A, v, b.X), F, rtol=1e-12)
+
+
+@settings(max_examples=50, deadline=None)
+@given(M=arrays(np.float64, (5, 5), elements=st.floats(-700, 700)))
+def test_softmax_rows_sum_to_one_without_overflow(M):
+    S = model.softmax_rows(M)
+    assert np.all(np.isfinite(S)) and np.all(S >= 0)
+    np.testing.assert_allclose(S.sum(axis=1), 1.0, rtol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_permutation_equivariance(seed):
+    """Permuting the patches, A's rows and columns and the sets together leaves F unchanged,
+    and the gradients move with the permutation."""
+    s, b, A, v = _problem(D=8, C=2, d=4, N=10, seed=seed % 1000)
+    perm = np.random.default_rng(seed).permutation(s.D)
+    sp = s.replace(partition=[[int(np.where(perm == i)[0][0]) for i in S] for S in s.sets])
+    Xp, Ap = b.X[:, perm], A[np.ix_(perm, perm)]
+    np.testing.assert_allclose(model.forward(sp, Ap, v, Xp), model.forward(s, A, v, b.X), rtol=1e-10)
+    r, gA, gv = model.risk_and_grad(s, A, v, b.X, b.y)
+    rp, gAp, gvp = model.risk_and_grad(sp, Ap, v, Xp, b.y)
+    assert rp == pytest.approx(r, rel=1e-12)
+    np.testing.assert_allclose(gAp, gA[np.ix_(perm, perm)], atol=1e-14, rtol=1e-9)
+    np.testing.assert_allclose(gvp, gv, atol=1e-14, rtol=1e-9)
+    # the sets moved with the patches: patch perm[j] of X is patch j of Xp
+    inv = np.argsort(perm)
+    assert (sp.same_set[np.ix_(inv, inv)] == s.same_set).all()
+
+
+def test_symmetric_attention_and_odd_symmetry():
+    s = Setting(D=8, C=2)
+    A = model.symmetric_attention(s, 0.3, -0.1)
+    assert np.all(np.diag(A) == s.beta) and np.all(A[s.in_set_mask] == 0.3) and np.all(A[s.cross_set_mask] == -0.1)
+    b = data.sample(s, 20, seed=0)
+    v = np.random.default_rng(0).normal(size=s.d)
+    # σ odd ⇒ F(−X) = −F(X): flipping every sign flips the output (why SPEC takes y = +1)
+    np.testing.assert_allclose(model.forward(s, A, v, -b.X), -model.forward(s, A, v, b.X), rtol=1e-12)
+
+
+def test_float32_storage_matches_float64():
+    s, b, A, v = _problem(D=8, C=2, d=8, N=200)
+    r64, gA64, gv64 = model.risk_and_grad(s, A, v, b.X, b.y)
+    r32, gA32, gv32 = model.risk_and_grad(s, A, v, b.X.astype(np.float32), b.y)
+    assert r32 == pytest.approx(r64, rel=1e-5)
+    np.testing.assert_allclose(gA32, gA64, atol=1e-6)
+    np.testing.assert_allclose(gv32, gv64, atol=1e-5)
+
+
+def test_logistic_loss_is_stable():
+    m = np.array([-1e4, -30.0, 0.0, 30.0, 1e4])
+    out = model.logistic_loss(m)
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(out, [1e4, 30.0 + np.log1p(np.exp(-30.0)), np.log(2), np.log1p(np.exp(-30.0)), 0.0])
+
+
+def test_bad_weights_rejected():
+    s, b, A, v = _problem(N=4)
+    with pytest.raises(ValueError, match="weights"):
+        model.risk_and_grad(s, A, v, b.X, b.y, weights=np.array([1.0, -1.0, 0.0, 0.0]))

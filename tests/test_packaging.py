@@ -1,0 +1,37 @@
+"""The README's commands and .ci/run agree; every CLI exits 2 on a bad Setting."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _readme_commands():
+    head = (ROOT / "README.md").read_text().splitlines()[:20]
+    return [line.strip() for line in head if line.startswith("    ") and "pip install" in line]
+
+
+def test_readme_opens_with_the_two_commands():
+    cmds = _readme_commands()
+    assert len(cmds) >= 2
+    assert "python -m theorydyn.scan --D 64 --C 4" in cmds[0]
+    assert "pytest" in cmds[1]
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert _readme_commands()[1] in [line.strip() for line in ci]
+
+
+def test_setting_cli_error_exits_2():
+    code = (
+        "import argparse, sys; from theorydyn.cli import add_setting_arguments, setting_from_args;"
+        "p = argparse.ArgumentParser(); add_setting_arguments(p); setting_from_args(p.parse_args(sys.argv[1:]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, "--D", "10", "--C", "4"], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "C must divide D" in out.stderr and "Traceback" not in out.stderr

@@ -183,9 +183,19 @@ def run_scan(spec: ScanSpec, *, results_dir: str | Path = RESULTS_DIR, workers: 
         pending = {}
         cancelled = False
         try:
-            for p in todo:
-                pending[handle.executor.submit(execute_point, p.runner, p.setting, p.options, p.seed)] = p
-            slots = max(workers, 1) if not scheduler else len(pending)
+            # A bounded window of submitted points: the in-process executor then saves each
+            # point before starting the next, and a pool never holds more than it can run soon.
+            slots = len(todo) if scheduler else max(workers, 1)
+            window = len(todo) if scheduler else (1 if workers == 0 else 2 * workers)
+            queue = iter(todo)
+
+            def refill() -> None:
+                for p in queue:
+                    pending[handle.executor.submit(execute_point, p.runner, p.setting, p.options, p.seed)] = p
+                    if len(pending) >= window:
+                        break
+
+            refill()
             bar.update(min(len(pending), slots))
             while pending:
                 done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
@@ -195,16 +205,12 @@ def run_scan(spec: ScanSpec, *, results_dir: str | Path = RESULTS_DIR, workers: 
                     try:
                         out = fut.result()
                     except BrokenProcessPool:
-                        outcome.lost = len(pending) + 1
-                        pending.clear()
-                        bar.close()
-                        print(f"{PROG}: a worker process died (killed, or out of memory); {outcome.lost} point(s) "
-                              f"not computed. Rerun the same command to resume.", file=sys.stderr)
-                        break
+                        raise
                     except Exception as e:  # noqa: BLE001 — a bug in one point must not lose the others
                         outcome.failed.append((p.key, f"{type(e).__name__}: {e}"))
                         bar.failed += 1
                         bar.update(min(len(pending), slots), f"FAILED {where}: {type(e).__name__}: {e}")
+                        refill()
                         continue
                     _save_outputs(traj_dir, p.key, out)
                     store.append(_row(p, out))
@@ -213,6 +219,14 @@ def run_scan(spec: ScanSpec, *, results_dir: str | Path = RESULTS_DIR, workers: 
                     t2 = out.get("T2")
                     bar.update(min(len(pending), slots), f"{where} T2={_fmt(t2) if t2 is not None else '—'} "
                                              f"({out.get('wall_s', 0):.1f} s)")
+                refill()
+        except BrokenProcessPool:
+            # Raised by result() or by submit() once a worker died; the rows saved so far stand.
+            pending.clear()
+            outcome.lost = len(todo) - outcome.computed - len(outcome.failed)
+            bar.close()
+            print(f"{PROG}: a worker process died (killed, or out of memory); {outcome.lost} point(s) "
+                  f"not computed. Rerun the same command to resume.", file=sys.stderr)
         except KeyboardInterrupt:
             cancelled = True
             bar.close()
@@ -400,7 +414,8 @@ def spec_from_args(args: argparse.Namespace) -> ScanSpec:
             spec.axes[k] = vals
         else:
             spec.base[k] = vals[0]
-        if args.spec or k not in ("D", "C"):
+        is_default = not args.spec and k == "seed" and vals == list(DEFAULT_SEEDS)
+        if (args.spec or k not in ("D", "C")) and not is_default:
             tokens.append("sim" if k == "simulate" else _token(k.replace("_", ""), vals))
     if "eta" in given and not (spec.base.get("simulate") or spec.base.get("method") == "gd"
                                or "simulate" in spec.axes or "method" in spec.axes):

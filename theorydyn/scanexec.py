@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import multiprocessing
 import os
+import socket
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any, Callable
@@ -66,7 +67,10 @@ class ExecutorHandle:
 
     def close(self, cancel: bool = False) -> None:
         try:
-            self.executor.shutdown(wait=not cancel, cancel_futures=cancel)
+            try:
+                self.executor.shutdown(wait=not cancel, cancel_futures=cancel)
+            except TypeError:  # dask's ClientExecutor.shutdown has no cancel_futures
+                self.executor.shutdown(wait=not cancel)
         finally:
             if self._closer is not None:
                 self._closer()
@@ -80,6 +84,13 @@ def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHan
         except ImportError:
             fail("--scheduler needs dask.distributed, which is not installed: pip install 'theorydyn[dask]' "
                  "(or pip install distributed)")
+        if scheduler.startswith("tcp://"):
+            # A refused or unroutable address fails here at once, not after Client's timeout.
+            host, _, port = scheduler[len("tcp://"):].rpartition(":")
+            try:
+                socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+            except (OSError, ValueError) as e:
+                fail(f"--scheduler: cannot connect to {scheduler!r}: {e}")
         try:
             client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError, ValueError) as e:

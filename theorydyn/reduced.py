@@ -1,0 +1,541 @@
+"""The idealized dynamics in (α, γ, ρ): the reduced risk, its gradient, GD and gradient flow (SPEC §3).
+
+By Lemmas 4.1 and 4.2, population GD from the idealized initialisation (Parametrization 3.1)
+keeps A_ii = β, A_ij = γ (same set), A_ij = ρ (different sets) and v = α w*. The population
+risk there, ℓ_red(α, γ, ρ), is an expectation over the count vectors of the L − 1 random sets
+(SPEC §3); this module evaluates it
+
+* by Monte Carlo (``method="mc"``): a fixed, seeded *bank* of count vectors drawn directly
+  (O(L) per sample, never D-length vectors), with the standard error of the estimate;
+* exactly (``method="exact"``): the L − 1 random sets are i.i.d. over K = (C+1)(C+2)/2 count
+  types, so the expectation is a finite sum over the C(L−1+K−1, K−1) multisets of types,
+  weighted by multinomial probabilities (refused beyond ``max_terms``).
+
+Both share one Numba kernel (:mod:`theorydyn.reduced_kernels`) that tabulates a set's
+contribution per (type, T) and makes each sample a few table lookups.
+
+Dynamics (SPEC §3), with the per-entry updates of the full model:
+
+    GD   (``method="gd"``):   α ← α − η ∂ℓ/∂α,  γ ← γ − η ∂ℓ/∂γ / (D(C−1)),  ρ ← ρ − η ∂ℓ/∂ρ / (D(D−C));
+    flow (``method="flow"``): the same right-hand side in time s = η·t, integrated by a stiff
+                              scipy solver (LSODA by default) on a fixed bank (common random numbers).
+
+Phases (Section 4.1): see :func:`theorydyn.reduced_phases.detect_phases`.
+
+CLI: ``python -m theorydyn.reduced --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import reduced_kernels as rk
+from .reduced_phases import detect_phases
+from .setting import Setting
+
+__all__ = ["Bank", "Estimate", "make_bank", "mc_set_counts", "bank_from_set_counts", "population_risk",
+           "integrate", "detect_phases", "softmax_values", "forward_counts", "COLUMNS", "main"]
+
+#: Columns of a trajectory returned by :func:`integrate`.
+COLUMNS = ["s", "step", "alpha", "gamma", "rho", "Lambda", "Gamma", "Xi", "risk", "err_y", "err_f"]
+
+#: Default cap on the number of multisets of count types for ``method="exact"`` (≈ 1 s per evaluation).
+MAX_TERMS = 2_000_000
+
+_SOLVERS = ("LSODA", "BDF", "Radau", "RK45")
+
+
+# ---- the bank of samples ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Bank:
+    """Samples of the reduced expectation, stored by count type (y = +1; signal set included).
+
+    Attributes:
+        kind: ``"mc"`` or ``"exact"``.
+        counts: (M, K) int16 — per sample, how many sets have each count type
+            (types from :func:`theorydyn.reduced_kernels.count_types`; type 0 = (C, 0, 0)).
+        tidx: (M,) index of each sample's T = Σ_m s_m into ``Tvals``.
+        Tvals: (n_T,) float64, the distinct values of T.
+        fval: (M,) float64, the labelling function f = Σ_m Thr(s_m).
+        weights: (M,) float64 summing to 1 (probabilities, or multiplicities / N after merging
+            identical Monte Carlo samples).
+        n_samples: N, the number of Monte Carlo draws (0 for exact).
+        amb_f: Pr[f = 0] under the bank's weights (the ambiguous points, excluded from err_f).
+    """
+
+    kind: str
+    counts: np.ndarray
+    tidx: np.ndarray
+    Tvals: np.ndarray
+    fval: np.ndarray
+    weights: np.ndarray
+    n_samples: int
+    amb_f: float
+    plus: np.ndarray = field(repr=False, default=None)
+    minus: np.ndarray = field(repr=False, default=None)
+    zero: np.ndarray = field(repr=False, default=None)
+
+    def __len__(self) -> int:
+        return len(self.weights)
+
+
+def _threshold(C: int, sm: np.ndarray) -> np.ndarray:
+    return np.where(np.abs(sm) > 0.9 * C, sm, 0).astype(np.float64)
+
+
+def mc_set_counts(s: Setting, n_samples: int, seed: int = 0) -> np.ndarray:
+    """Draw the count vectors of N samples directly (SPEC §3): (N, L, 3) int64, columns (n⁺, n⁻, n⁰).
+
+    Set 0 is the signal set, (C, 0, 0) (y = +1); sets 1..L−1 are i.i.d. Multinomial(C; q/2, q/2, 1−q).
+    """
+    if n_samples < 2:
+        raise ValueError(f"n_samples must be >= 2 (a standard error needs two samples), got {n_samples}")
+    rng = np.random.default_rng(seed)
+    q = s.q
+    out = np.empty((n_samples, s.L, 3), dtype=np.int64)
+    out[:, 0] = (s.C, 0, 0)
+    out[:, 1:] = rng.multinomial(s.C, [q / 2, q / 2, 1.0 - q], size=(n_samples, s.L - 1))
+    return out
+
+
+def _finish_bank(s: Setting, kind: str, counts: np.ndarray, weights: np.ndarray, n_samples: int) -> Bank:
+    plus, minus, zero = rk.count_types(s.C)
+    sm = plus - minus
+    T = counts.astype(np.int64) @ sm
+    f = counts.astype(np.float64) @ _threshold(s.C, sm)
+    Tvals, tidx = np.unique(T, return_inverse=True)
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    return Bank(kind=kind, counts=np.ascontiguousarray(counts, dtype=np.int16), tidx=tidx.astype(np.int64).ravel(),
+                Tvals=Tvals.astype(np.float64), fval=f, weights=weights, n_samples=int(n_samples),
+                amb_f=float(weights[f == 0].sum()), plus=plus, minus=minus, zero=zero)
+
+
+def bank_from_set_counts(s: Setting, set_counts: np.ndarray, merge: bool = True) -> Bank:
+    """A Monte Carlo bank from explicit count vectors ``set_counts`` (N, L, 3) (signal set included).
+
+    ``merge=True`` merges identical samples (same histogram of types) into one row with weight
+    multiplicity / N: the same estimate, fewer rows.
+    """
+    set_counts = np.asarray(set_counts)
+    N, L, _ = set_counts.shape
+    plus, minus, _ = rk.count_types(s.C)
+    index = np.full((s.C + 1, s.C + 1), -1, dtype=np.int64)
+    index[plus, minus] = np.arange(len(plus))
+    types = index[set_counts[:, :, 0], set_counts[:, :, 1]]  # (N, L)
+    K = len(plus)
+    counts = np.bincount((np.arange(N)[:, None] * K + types).ravel(), minlength=N * K).reshape(N, K)
+    if merge:
+        counts, mult = np.unique(counts, axis=0, return_counts=True)
+        weights = mult / N
+    else:
+        weights = np.full(N, 1.0 / N)
+    return _finish_bank(s, "mc", counts, weights, N)
+
+
+def n_exact_terms(s: Setting) -> int:
+    """Number of multisets of count types of the L − 1 random sets (types of zero probability dropped)."""
+    K = int(np.count_nonzero(rk.type_probabilities(s.C, s.q) > 0))
+    return math.comb(s.L - 1 + K - 1, K - 1)
+
+
+def make_bank(s: Setting, expectation: str = "mc", n_samples: int = 4000, seed: int = 0,
+              max_terms: int = MAX_TERMS, merge: bool = True) -> Bank:
+    """The samples of the reduced expectation: Monte Carlo (``"mc"``) or exhaustive (``"exact"``).
+
+    Raises:
+        ValueError: ``expectation="exact"`` with more than ``max_terms`` multisets of count types.
+    """
+    if expectation == "mc":
+        return bank_from_set_counts(s, mc_set_counts(s, n_samples, seed), merge=merge)
+    if expectation != "exact":
+        raise ValueError(f"expectation must be 'mc' or 'exact', got {expectation!r}")
+    prob = rk.type_probabilities(s.C, s.q)
+    pos = np.flatnonzero(prob > 0)
+    M = n_exact_terms(s)
+    if M > max_terms:
+        raise ValueError(
+            f"exact expectation needs {M:,} multisets of count types (L-1={s.L - 1} sets over {len(pos)} types "
+            f"at D={s.D}, C={s.C}), above the limit max_terms={max_terms:,}; use Monte Carlo (method/expectation "
+            f"'mc') or raise max_terms")
+    sub = np.zeros((M, len(pos)), dtype=np.int16)
+    logw = np.empty(M)
+    m = rk.enumerate_multisets(s.L - 1, np.log(prob[pos]), sub, logw)
+    assert m == M
+    K = len(prob)
+    counts = np.zeros((M, K), dtype=np.int16)
+    counts[:, pos] = sub
+    counts[:, 0] += 1  # the signal set, type (C, 0, 0)
+    w = np.exp(logw)
+    return _finish_bank(s, "exact", counts, w / w.sum(), 0)
+
+
+# ---- evaluation -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Estimate:
+    """The reduced population risk at one point (α, γ, ρ) (SPEC §3).
+
+    Attributes:
+        risk: ℓ_red(α, γ, ρ) = E ℓ(y F(X)).
+        grad: (3,) (∂ℓ_red/∂α, ∂ℓ_red/∂γ, ∂ℓ_red/∂ρ) of the reduced function itself (not per entry).
+        risk_stderr, grad_stderr: Monte Carlo standard errors (0 when exact).
+        err_y: Pr[y F ≤ 0]; err_f: Pr[f F ≤ 0 | f ≠ 0]; amb_f: Pr[f = 0].
+        Lambda, Gamma, Xi: the softmax values (diagonal, in-set, cross-set).
+        method: ``"exact"`` or ``"mc"``; n_terms: rows of the bank (multisets or distinct samples).
+    """
+
+    risk: float
+    grad: np.ndarray
+    risk_stderr: float
+    grad_stderr: np.ndarray
+    err_y: float
+    err_f: float
+    amb_f: float
+    Lambda: float
+    Gamma: float
+    Xi: float
+    method: str
+    n_terms: int
+
+
+class _Evaluator:
+    """Evaluates ℓ_red and its gradient on a fixed bank, reusing the table buffer."""
+
+    def __init__(self, s: Setting, bank: Bank):
+        self.s, self.bank = s, bank
+        self.tab = np.empty((len(bank.plus), len(bank.Tvals), 4))
+        self.out = np.empty(rk.N_OUT)
+        self.args = (float(s.beta), float(s.tau), int(s.p), float(s.nu), int(s.C), int(s.D), bank.plus, bank.minus,
+                     bank.zero, bank.Tvals, bank.counts, bank.tidx, bank.fval, bank.weights)
+
+    def raw(self, alpha: float, gamma: float, rho: float) -> np.ndarray:
+        rk.evaluate(float(alpha), float(gamma), float(rho), *self.args, self.tab, self.out)
+        return self.out
+
+    def finite(self) -> bool:
+        o = self.out
+        return bool(o[10] == 0.0 and np.all(np.isfinite(o[:5])))
+
+    def estimate(self, alpha: float, gamma: float, rho: float) -> Estimate:
+        o = self.raw(alpha, gamma, rho).copy()
+        s, b = self.s, self.bank
+        if o[10] > 0:  # F overflowed for some sample
+            o[:8] = np.nan
+        if b.kind == "mc":
+            N = b.n_samples
+            var = np.maximum(o[[1, 5, 6, 7]] - o[[0, 2, 3, 4]] ** 2, 0.0) * N / (N - 1)
+            se = np.sqrt(var / N)
+        else:
+            se = np.zeros(4)
+        lam, gam, xi = softmax_values(s, gamma, rho)
+        mass = 1.0 - b.amb_f
+        return Estimate(risk=float(o[0]), grad=o[2:5].copy(), risk_stderr=float(se[0]), grad_stderr=se[1:].copy(),
+                        err_y=float(o[8]), err_f=float(o[9] / mass) if mass > 0 else float("nan"),
+                        amb_f=float(b.amb_f), Lambda=lam, Gamma=gam, Xi=xi, method=b.kind, n_terms=len(b))
+
+
+def softmax_values(s: Setting, gamma: float, rho: float) -> tuple[float, float, float]:
+    """(Λ, Γ, Ξ) at the symmetric point; Λ + (C−1)Γ + (D−C)Ξ = 1."""
+    return tuple(float(x) for x in rk.softmax3(s.beta / s.tau, gamma / s.tau, rho / s.tau, s.C, s.D))
+
+
+def population_risk(s: Setting, alpha: float, gamma: float, rho: float, method: str = "exact",
+                    n_samples: int = 100_000, seed: int = 0, max_terms: int = MAX_TERMS,
+                    bank: Bank | None = None) -> Estimate:
+    """ℓ_red(α, γ, ρ) and its gradient, exactly or by Monte Carlo (SPEC §3).
+
+    Args:
+        method: ``"exact"`` (finite sum over multisets of count types; ValueError beyond
+            ``max_terms``) or ``"mc"`` (``n_samples`` count vectors drawn with ``seed``).
+        bank: reuse a bank from :func:`make_bank` (then ``method``, ``n_samples``, ``seed`` are ignored).
+    """
+    if method not in ("exact", "mc"):
+        raise ValueError(f"method must be 'exact' or 'mc', got {method!r}")
+    for name, v in (("alpha", alpha), ("gamma", gamma), ("rho", rho)):
+        if not np.isfinite(v):
+            raise ValueError(f"{name} must be finite, got {v}")
+    if bank is None:
+        bank = make_bank(s, method, n_samples=n_samples, seed=seed, max_terms=max_terms)
+    return _Evaluator(s, bank).estimate(alpha, gamma, rho)
+
+
+def forward_counts(s: Setting, alpha: float, gamma: float, rho: float, z: np.ndarray) -> np.ndarray:
+    """F at the symmetric point from the feature values z: (N, D) in {−1, 0, +1} → (N,), O(L) per sample
+    through the (type, T) tables of the Numba kernel (any labels: no y = +1 convention needed)."""
+    z = np.asarray(z)
+    zs = z[:, s.sets]  # (N, L, C)
+    nc = np.stack([(zs == 1).sum(2), (zs == -1).sum(2), (zs == 0).sum(2)], axis=-1)
+    plus, minus, zero = rk.count_types(s.C)
+    index = np.full((s.C + 1, s.C + 1), -1, dtype=np.int64)
+    index[plus, minus] = np.arange(len(plus))
+    types = index[nc[..., 0], nc[..., 1]]
+    K = len(plus)
+    counts = np.zeros((len(z), K), dtype=np.int64)
+    np.add.at(counts, (np.repeat(np.arange(len(z)), s.L), types.ravel()), 1)
+    T = counts @ (plus - minus)
+    Tvals, tidx = np.unique(T, return_inverse=True)
+    tab = np.empty((K, len(Tvals), 4))
+    rk.build_table(float(alpha), float(gamma), float(rho), float(s.beta), float(s.tau), int(s.p), float(s.nu),
+                   int(s.C), int(s.D), plus, minus, zero, Tvals.astype(np.float64), tab)
+    return np.einsum("nk,nk->n", counts, tab[:, tidx.ravel(), 0].T)
+
+
+# ---- dynamics ---------------------------------------------------------------------------------
+
+class _Diverged(Exception):
+    pass
+
+
+class _Progress:
+    def __init__(self, enabled: bool, label: str, total: float):
+        self.enabled, self.label, self.total = enabled, label, total
+        self.last = 0.0
+
+    def __call__(self, s: float, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if force or now - self.last > 1.0:
+            self.last = now
+            print(f"\r[{self.label}] s = {s:.4g} / {self.total:.4g}", end="", file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self.enabled:
+            print(file=sys.stderr, flush=True)
+
+
+def _check_positive(name, v, integer=False):
+    if integer and (not isinstance(v, (int, np.integer)) or isinstance(v, bool)):
+        raise ValueError(f"{name} must be an integer, got {v!r}")
+    if not (np.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be > 0 and finite, got {v}")
+
+
+def _row(ev: _Evaluator, s_val: float, step: float, th) -> dict | None:
+    e = ev.estimate(*th)
+    if not (np.isfinite(e.risk) and np.all(np.isfinite(e.grad))):
+        return None
+    return dict(s=s_val, step=step, alpha=float(th[0]), gamma=float(th[1]), rho=float(th[2]), Lambda=e.Lambda,
+                Gamma=e.Gamma, Xi=e.Xi, risk=e.risk, err_y=e.err_y, err_f=e.err_f)
+
+
+def integrate(s: Setting, method: str = "flow", *, eta: float = 1.0, steps: int | None = None,
+              s_max: float | None = None, n_samples: int = 4000, seed: int = 0, expectation: str = "mc",
+              n_points: int = 200, s_min: float | None = None, solver: str = "LSODA", rtol: float = 1e-7,
+              atol: float = 1e-10, init: tuple[float, float, float] | None = None, max_terms: int = MAX_TERMS,
+              err_tol: float = 0.02, progress: bool = False, bank: Bank | None = None) -> pd.DataFrame:
+    """Population GD (``method="gd"``) or gradient flow (``method="flow"``) of ℓ_red from the idealized init.
+
+    Args:
+        s: the setting. Start (Parametrization 3.1): α = ν^{1/(p−1)}, γ = ρ = 0, unless ``init``.
+        method: ``"gd"``: the paper's recursion with per-entry updates, ``steps`` steps of size
+            ``eta`` (s = η·step; ``steps`` defaults to ⌈s_max/η⌉). ``"flow"``: dθ/ds = −(∂ℓ/∂α,
+            ∂ℓ/∂γ/(D(C−1)), ∂ℓ/∂ρ/(D(D−C))) up to ``s_max`` (default 1e5, or η·steps) with the scipy
+            solver ``solver`` (LSODA, BDF, Radau; RK45 for non-stiff checks), tolerances rtol/atol.
+        expectation: ``"mc"`` (a fixed bank of ``n_samples`` count vectors drawn with ``seed``:
+            common random numbers, so the right-hand side is a smooth deterministic function) or
+            ``"exact"`` (small L only).
+        n_points: rows of the trajectory: s = 0 and ``n_points − 1`` log-spaced values from ``s_min``
+            (default min(η, s_max/100) for gd, min(0.01, s_max/100) for flow) to the end; for gd the
+            grid is rounded to whole steps.
+        err_tol: tolerance of T2 in the phase summary.
+        progress: print a progress line on stderr.
+
+    Returns:
+        DataFrame with columns :data:`COLUMNS` (s, step, α, γ, ρ, Λ, Γ, Ξ, risk, err_y, err_f);
+        ``attrs``: ``phases`` (:func:`detect_phases`), ``status`` (``"ok"`` or where it diverged /
+        failed; the rows before are kept), ``setting`` (``s.to_dict()``), ``options``.
+    """
+    if method not in ("flow", "gd"):
+        raise ValueError(f"method must be 'flow' or 'gd', got {method!r}")
+    if solver not in _SOLVERS:
+        raise ValueError(f"solver must be one of {_SOLVERS}, got {solver!r}")
+    _check_positive("eta", eta)
+    if steps is not None:
+        _check_positive("steps", steps, integer=True)
+    if s_max is not None:
+        _check_positive("s_max", s_max)
+    _check_positive("n_points", n_points, integer=True)
+    if n_points < 2:
+        raise ValueError(f"n_points must be >= 2, got {n_points}")
+    if method == "gd":
+        if steps is None:
+            steps = int(math.ceil((s_max if s_max is not None else 1e5) / eta))
+        s_end = eta * steps
+    else:
+        s_end = s_max if s_max is not None else (eta * steps if steps is not None else 1e5)
+    if bank is None:
+        bank = make_bank(s, expectation, n_samples=n_samples, seed=seed, max_terms=max_terms)
+    ev = _Evaluator(s, bank)
+    th0 = np.array(init if init is not None else (s.alpha0, 0.0, 0.0), dtype=np.float64)
+    options = dict(method=method, eta=eta, steps=steps, s_max=s_end, n_samples=n_samples if bank.kind == "mc" else None,
+                   seed=seed if bank.kind == "mc" else None, expectation=bank.kind, n_points=n_points,
+                   solver=solver if method == "flow" else None, rtol=rtol if method == "flow" else None,
+                   atol=atol if method == "flow" else None, init=[float(x) for x in th0], err_tol=err_tol)
+    prog = _Progress(progress, f"reduced {method}", s_end)
+    if method == "gd":
+        rows, status = _run_gd(s, ev, th0, eta, steps, n_points, s_min, prog)
+    else:
+        rows, status = _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, prog)
+    prog(rows[-1]["s"] if rows else 0.0, force=True)
+    prog.done()
+    traj = pd.DataFrame(rows, columns=COLUMNS)
+    traj.attrs["status"] = status
+    traj.attrs["setting"] = s.to_dict()
+    traj.attrs["options"] = options
+    traj.attrs["phases"] = detect_phases(traj, err_tol=err_tol, setting=s)
+    return traj
+
+
+def _log_grid(lo: float, hi: float, n: int) -> np.ndarray:
+    return np.concatenate([[0.0], np.geomspace(lo, hi, n - 1)]) if n > 1 else np.array([0.0])
+
+
+def _run_gd(s, ev, th, eta, steps, n_points, s_min, prog):
+    lo = max(1.0, (s_min if s_min is not None else min(eta, eta * steps / 100)) / eta)
+    grid = np.unique(np.rint(_log_grid(min(lo, steps), steps, n_points)).astype(np.int64))
+    rows, cur = [], 0
+    th = th.copy()
+    args = ev.args
+    for target in grid:
+        n = int(target - cur)
+        if n > 0:
+            done = rk.gd_run(th, float(eta), float(s.n_in), float(s.n_cross), n, *args, ev.tab, ev.out)
+            cur += done
+            if done < n:
+                return rows, f"diverged (non-finite risk) at step {cur} / s={cur * eta:.6g}"
+        row = _row(ev, cur * eta, float(cur), th)
+        if row is None:
+            return rows, f"diverged (non-finite risk) at step {cur} / s={cur * eta:.6g}"
+        rows.append(row)
+        prog(cur * eta)
+    return rows, "ok"
+
+
+def _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, prog):
+    from scipy import integrate as si
+
+    scale = np.array([1.0, 1.0 / s.n_in, 1.0 / s.n_cross])
+
+    def rhs(t, th):
+        o = ev.raw(th[0], th[1], th[2])
+        if not ev.finite():
+            raise _Diverged(t)
+        return -o[2:5] * scale
+
+    lo = s_min if s_min is not None else min(0.01, s_end / 100)
+    grid = _log_grid(min(lo, s_end), s_end, n_points)
+    rows = []
+    row = _row(ev, 0.0, 0.0, th0)
+    if row is None:
+        return rows, "diverged (non-finite risk) at s=0"
+    rows.append(row)
+    gi = 1
+    try:
+        ode = getattr(si, solver)(rhs, 0.0, th0.copy(), s_end, rtol=rtol, atol=atol)
+        while gi < len(grid):
+            ode.step()
+            if ode.status == "failed":
+                return rows, f"solver {solver} failed at s={ode.t:.6g}: {ode.message}"
+            if gi < len(grid) and grid[gi] <= ode.t:
+                dense = ode.dense_output()
+                while gi < len(grid) and grid[gi] <= ode.t:
+                    row = _row(ev, float(grid[gi]), float(grid[gi] / eta), dense(grid[gi]))
+                    if row is None:
+                        return rows, f"diverged (non-finite risk) at s={grid[gi]:.6g}"
+                    rows.append(row)
+                    gi += 1
+            prog(ode.t)
+            if ode.status == "finished":
+                break
+    except _Diverged as e:
+        return rows, f"diverged (non-finite risk) at s={e.args[0]:.6g}"
+    return rows, "ok"
+
+
+# ---- CLI --------------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m theorydyn.reduced``: integrate, print the phase summary, write CSV and PNG."""
+    from .cli import add_setting_arguments, positive, setting_from_args
+    from .cli import fail as _fail
+
+    prog = "python -m theorydyn.reduced"
+    fail = lambda msg: _fail(msg, prog=prog)  # noqa: E731
+    ap = argparse.ArgumentParser(prog=prog,
+                                 description="Idealized dynamics of (alpha, gamma, rho) (SPEC §3): phases I-III.")
+    add_setting_arguments(ap)
+    g = ap.add_argument_group("solver")
+    g.add_argument("--method", choices=("flow", "gd"), default="flow", help="gradient flow in s = eta*t, or the GD recursion")
+    g.add_argument("--eta", type=positive(float, "--eta"), default=1.0, help="GD step (s = eta*step)")
+    g.add_argument("--steps", type=positive(int, "--steps"), default=None, help="GD steps (default s_max/eta)")
+    g.add_argument("--s-max", type=positive(float, "--s-max"), default=2e4, help="final time s (default %(default)g)")
+    g.add_argument("--n-samples", type=positive(int, "--n-samples"), default=4000, help="Monte Carlo bank size")
+    g.add_argument("--seed", type=int, default=0, help="seed of the Monte Carlo bank")
+    g.add_argument("--expectation", choices=("mc", "exact"), default="mc")
+    g.add_argument("--n-points", type=positive(int, "--n-points"), default=200, help="rows of the trajectory")
+    g.add_argument("--solver", choices=_SOLVERS, default="LSODA")
+    g.add_argument("--err-tol", type=positive(float, "--err-tol"), default=0.02, help="T2 tolerance on err_f")
+    g.add_argument("--out", type=Path, default=Path("out/reduced"), help="output folder (default %(default)s)")
+    g.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    args = ap.parse_args(argv)
+    s = setting_from_args(args)
+    if args.n_samples < 2:
+        fail("--n-samples: must be >= 2 (a standard error needs two samples)")
+    if args.n_points < 2:
+        fail("--n-points: must be >= 2")
+    if args.err_tol >= 1:
+        fail(f"--err-tol: must be < 1, got {args.err_tol}")
+    try:
+        traj = integrate(s, args.method, eta=args.eta, steps=args.steps,
+                         s_max=args.s_max if (args.method == "flow" or args.steps is None) else None,
+                         n_samples=args.n_samples, seed=args.seed, expectation=args.expectation,
+                         n_points=args.n_points, solver=args.solver, err_tol=args.err_tol, progress=True)
+    except ValueError as e:
+        fail(str(e))
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        fail(f"--out: cannot create folder {args.out}: {e}")
+    stem = f"reduced_{args.method}_D{s.D}_C{s.C}"
+    csv = args.out / f"{stem}.csv"
+    traj.to_csv(csv, index=False)
+    print(f"setting: {s}")
+    print(f"status: {traj.attrs['status']}")
+    print(format_phases(traj.attrs["phases"]))
+    print(f"trajectory: {csv}")
+    if not args.no_plot:
+        from .reduced_plot import plot_trajectory
+
+        png = args.out / f"{stem}.png"
+        plot_trajectory(traj, png)
+        print(f"plot: {png}")
+    return 0
+
+
+def format_phases(ph: dict) -> str:
+    """A human-readable phase summary (one line per quantity)."""
+    def f(v):
+        if v is None:
+            return "not reached"
+        if isinstance(v, (bool, np.bool_)):
+            return str(bool(v))
+        return f"{v:.4g}"
+
+    lines = ["phases (times in s = eta*t):"]
+    for k, v in ph.items():
+        lines.append(f"  {k:16s} {f(v)}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -104,45 +104,74 @@ def risk_and_grad_v(s: Setting, S: np.ndarray, v: np.ndarray, X: np.ndarray, y: 
     return r, np.einsum("nj,njk->k", G @ S, X)
 
 
+def descend(obj: Callable[[list[np.ndarray]], tuple[float, list[np.ndarray]]], params: list[np.ndarray],
+            eta: float, steps: int) -> tuple[list[np.ndarray], float, int]:
+    """GD with step η, halved (up to 40 times) whenever a step would raise the risk or leave the
+    finite range: with the cubic activation a fixed large step can jump to |v| ~ 1e100 in a few
+    steps once margins grow, so each step is accepted only if the risk does not increase.
+    Stops early when no halving decreases the risk (a numerical stationary point) or the risk is 0.
+
+    ``obj(params)`` → (risk, grads). Returns (params, final risk, steps taken).
+    """
+    r, grads = obj(params)
+    t = 0
+    for t in range(1, steps + 1):
+        step = eta
+        for _ in range(40):
+            trial = [p - step * g for p, g in zip(params, grads)]
+            with np.errstate(over="ignore", invalid="ignore"):
+                r2, g2 = obj(trial)
+            if np.isfinite(r2) and r2 <= r and all(np.all(np.isfinite(g)) for g in g2):
+                break
+            step *= 0.5
+        else:
+            return params, r, t - 1
+        params, r, grads = trial, r2, g2
+        if r == 0.0:
+            break
+    return params, r, t
+
+
 def fit_v(s: Setting, A: np.ndarray, X: np.ndarray, y: np.ndarray, omega: float = 1e-3, eta: float = 10.0,
           steps: int = 300, seed: int = 0, method: str = "gd") -> np.ndarray:
-    """Train ṽ alone with Â frozen, from ṽ(0) ~ N(0, ω² I_d) (Section 5, fine-tuning).
+    """Train ṽ alone with Â frozen, from ṽ(0) ~ N(0, ω² I_d) (Section 5, fine-tuning (Ẽ)).
 
-    method ``"gd"``: ``steps`` GD steps of size η (the paper's algorithm); ``"lbfgs"``: scipy
-    L-BFGS with at most ``steps`` iterations. A non-finite risk stops GD at that step (the last
-    finite ṽ is kept). Returns ṽ: (d,).
+    method ``"gd"``: ``steps`` GD steps of size η, safeguarded by :func:`descend`;
+    ``"lbfgs"``: scipy L-BFGS with at most ``steps`` iterations. Returns ṽ: (d,).
     """
     S = model.attention(s, A)
     v = np.random.default_rng(seed).normal(0.0, omega, size=s.d)
     X = np.asarray(X, dtype=np.float64)
     if method == "lbfgs":
-        res = minimize(lambda w: risk_and_grad_v(s, S, w, X, y), v, jac=True, method="L-BFGS-B",
-                       options={"maxiter": steps})
+        with np.errstate(over="ignore", invalid="ignore"):
+            res = minimize(lambda w: risk_and_grad_v(s, S, w, X, y), v, jac=True, method="L-BFGS-B",
+                           options={"maxiter": steps})
         return res.x
     if method != "gd":
         raise ValueError(f"method must be 'gd' or 'lbfgs', got {method!r}")
-    for _ in range(steps):
-        r, g = risk_and_grad_v(s, S, v, X, y)
-        w = v - eta * g
-        if not (np.isfinite(r) and np.all(np.isfinite(w))):
-            break
-        v = w
-    return v
+
+    def obj(p):
+        r, g = risk_and_grad_v(s, S, p[0], X, y)
+        return r, [g]
+
+    return descend(obj, [v], eta, steps)[0][0]
 
 
 def fit_scratch(s: Setting, X: np.ndarray, y: np.ndarray, omega: float = 1e-3, eta: float = 10.0,
                 steps: int = 1200, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Train A (off-diagonal) and v together by GD on the Ñ samples from the realistic initialisation
-    (the same algorithm as upstream pre-training, but with only the downstream data).  → (A, v)."""
+    """Train A (off-diagonal) and v together on the Ñ samples from the realistic initialisation
+    (the upstream algorithm with only the downstream data), by the safeguarded GD of
+    :func:`descend`.  → (A, v)."""
     rng = np.random.default_rng(seed)
     A = init_attention(s, omega, rng)
     v = rng.normal(0.0, omega, size=s.d)
-    for _ in range(steps):
-        r, gA, gv = model.risk_and_grad(s, A, v, X, y)
-        A2, v2 = A - eta * gA, v - eta * gv
-        if not (np.isfinite(r) and np.all(np.isfinite(A2)) and np.all(np.isfinite(v2))):
-            break
-        A, v = A2, v2
+    X = np.asarray(X, dtype=np.float64)
+
+    def obj(p):
+        r, gA, gv = model.risk_and_grad(s, p[0], p[1], X, y)
+        return r, [gA, gv]
+
+    A, v = descend(obj, [A, v], eta, steps)[0]
     return A, v
 
 
@@ -162,7 +191,10 @@ class TestSet:
 
 
 def accuracies(F: np.ndarray, test: TestSet) -> dict[str, float]:
-    """acc_f = 1 − Pr[f F ≤ 0 | f ≠ 0] (Theorem 5.1's quantity) and acc_y = Pr[y F > 0]."""
+    """acc_f = 1 − Pr[f F ≤ 0 | f ≠ 0] (Theorem 5.1's quantity) and acc_y = Pr[y F > 0].
+
+    A non-finite output (overflow of σ, inf − inf) counts as an error, never as a success."""
+    F = np.where(np.isfinite(F), F, 0.0)
     e = data.errors(F, test.y, test.f)
     return {"acc_f": 1.0 - e["err_f"], "acc_y": 1.0 - e["err_y"]}
 
@@ -182,6 +214,11 @@ class TransferOptions:
     method: str = "gd"
     logreg_max_N: int = 4096
     scratch_max_N: int = 1024
+
+
+def _forward(s: Setting, A: np.ndarray, v: np.ndarray, X: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return model.forward(s, A, v, X)
 
 
 def _progress(msg: str) -> None:
@@ -207,12 +244,10 @@ def transfer_curves(s: Setting, attentions: dict[str, np.ndarray], opts: Transfe
             tr = data.sample(sd, N, seed=1000 * seed + N)
             for name, A in attentions.items():
                 v = fit_v(sd, A, tr.X, tr.y, opts.omega, opts.eta, opts.steps_v, seed=seed, method=opts.method)
-                rows.append(dict(method=name, N_tilde=N, seed=seed,
-                                 **accuracies(model.forward(sd, A, v, test.X), test)))
+                rows.append(dict(method=name, N_tilde=N, seed=seed, **accuracies(_forward(sd, A, v, test.X), test)))
             if "scratch" in baselines and N <= opts.scratch_max_N:
                 A, v = fit_scratch(sd, tr.X, tr.y, opts.omega, opts.eta, opts.steps_scratch, seed=seed)
-                rows.append(dict(method="scratch", N_tilde=N, seed=seed,
-                                 **accuracies(model.forward(sd, A, v, test.X), test)))
+                rows.append(dict(method="scratch", N_tilde=N, seed=seed, **accuracies(_forward(sd, A, v, test.X), test)))
             if "logreg" in baselines and N <= opts.logreg_max_N:
                 lr = fit_logreg_cv(tr.X, tr.y, seed=seed)
                 rows.append(dict(method="logreg", N_tilde=N, seed=seed, **accuracies(lr.decision(test.X), test)))

@@ -131,8 +131,9 @@ def test_saved_grids_expand():
 def test_default_scan_and_its_name():
     spec = spec_from_args(build_parser().parse_args(["--D", "64", "--C", "4"]))
     assert spec.name == "D64_C4"
-    assert spec.axes == {"q": [0.2, 0.25, 0.3], "seed": [0, 1]}
-    assert len(spec.expand()) == 6
+    assert spec.axes == {"q": [0.15, 0.2, 0.25, 0.3, 0.35], "seed": [0, 1, 2]}
+    assert len(spec.expand()) == 15
+    assert ScanSpec.from_toml(ROOT / "scans" / "default.toml").expand() == spec.expand()  # the saved copy
     other = spec_from_args(build_parser().parse_args(["--D", "16", "32", "--C", "4", "--s-max", "1e5"]))
     assert other.name == "D16-32_C4_smax100000" and other.axes["D"] == [16, 32] and "q" not in other.axes
 
@@ -206,7 +207,7 @@ def test_kill_minus_9_mid_scan_then_resume(tmp_path):
     args = ["--D", "16", "--C", "4", "--q", "0.1", "0.2", "0.3", "--seeds", "0", "1", "--workers", "0"]
     first = _cli(tmp_path, *args, SCAN_FAKE_KILL_AT=3, SCAN_FAKE_MARKER=tmp_path / "killed")
     assert first.returncode == -9, first.stderr
-    res = tmp_path / "res" / "D16_C4_q0.1-0.2-0.3.csv"
+    res = tmp_path / "res" / "D16_C4_q0.1-0.2-0.3_seed0-1.csv"
     assert len(_lines(res)) == 1 + 2  # the two finished points, nothing of the third
     second = _cli(tmp_path, *args)
     assert second.returncode == 0, second.stderr
@@ -224,11 +225,11 @@ def test_worker_process_killed_loses_only_points_in_flight(tmp_path):
     assert "worker process died" in first.stderr and "Rerun" in first.stderr
     res = next((tmp_path / "res").glob("*.csv"))
     n_first = len(_lines(res)) - 1
-    assert 1 <= n_first <= 7
+    assert 1 <= n_first <= 11
     second = _cli(tmp_path, *args)
     assert second.returncode == 0, second.stderr
     keys = [ln.split(",")[0] for ln in _lines(res)[1:]]
-    assert len(keys) == 8 and len(set(keys)) == 8
+    assert len(keys) == 12 and len(set(keys)) == 12  # 4 q × the 3 default seeds, each once
 
 
 def test_invalid_axis_value_exits_2_naming_it_before_any_work(tmp_path):

@@ -16,7 +16,7 @@ exponents when D is scanned; overlaid trajectories).
 Examples::
 
     python -m theorydyn.scan --D 64 --C 4                       # the default scan (SPEC §9)
-    python -m theorydyn.scan --D 16 32 64 --C 4 --seeds 0 1     # phase scaling in D
+    python -m theorydyn.scan --D 32 64 128 256 --C 4 --s-max 3e5   # phase scaling in D
     python -m theorydyn.scan --spec scans/scaling_D.toml --workers 4
     python -m theorydyn.scan --D 64 --C 4 --scheduler tcp://10.0.0.5:8786
 
@@ -47,8 +47,8 @@ from .scangrid import DEFAULT_RUNNER, OPTION_DEFAULTS, Point, ScanError, ScanSpe
 PROG = "python -m theorydyn.scan"
 RESULTS_DIR = Path("scans/results")
 #: The default scan around SPEC §9: q at these multiples of C²/D (Assumption 2's q = poly(C)/D).
-DEFAULT_Q_FACTORS = (0.8, 1.0, 1.2)
-DEFAULT_SEEDS = (0, 1)
+DEFAULT_Q_FACTORS = (0.6, 0.8, 1.0, 1.2, 1.4)
+DEFAULT_SEEDS = (0, 1, 2)
 SUMMARY_COLUMNS = ("T0", "T1", "T1_mass", "T2", "plateau_alpha", "plateau_err", "final_risk", "final_err_f",
                    "lemma43_ratio", "gamma_ge_rho", "sim_association", "sim_err_f", "wall_s", "status")
 
@@ -296,15 +296,18 @@ def make_plots(spec: ScanSpec, df: pd.DataFrame, results_dir: Path) -> tuple[lis
         p, exps = scanplots.plot_scaling(df, Path(f"{base}_scaling_D.png"), title=f"{spec.name}: scaling with D")
         paths += p
         exps = {k: v for k, v in exps.items() if k in ("T1", "T2")}
-    trajs = {}
+    trajs, groups = {}, {}
+    scanned = spec.scanned_axes()
     for _, r in df.iterrows():
         f = base / f"{r['key']}.csv"
         if f.exists():
             label = " ".join(f"{a}={_fmt(r[a])}" for a in spec.axes if a in r) or r["key"][:8]
             trajs[label] = pd.read_csv(f)
+            groups[label] = " ".join(f"{a}={_fmt(r[a])}" for a in scanned if a in r) or label
     if trajs:
-        paths += scanplots.plot_trajectories(trajs, Path(f"{base}_trajectories.png"),
-                                             title=f"{spec.name}: reduced trajectories")
+        paths += scanplots.plot_trajectories(trajs, Path(f"{base}_trajectories.png"), groups=groups,
+                                             title=f"{spec.name}: reduced trajectories (colour: "
+                                                   f"{', '.join(scanned) or 'point'})")
     return paths, exps
 
 
@@ -326,8 +329,8 @@ def _safe_name(name: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, conflict_handler="resolve",
-                                 epilog="With only --D/--C: q in {0.8, 1, 1.2}·C²/D (when one size) × seeds {0, 1}, "
-                                        "reduced gradient flow to s = 2·10⁴ with 3000 Monte Carlo samples.")
+                                 epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) × seeds {0, 1, 2}, "
+                                        "reduced gradient flow to s = 5·10⁴ with 4000 Monte Carlo samples.")
     ap.add_argument("--spec", help="a saved grid, scans/NAME.toml (flags given as well override its entries)")
     ap.add_argument("--name", help="scan name (default: derived from the spec or the flags)")
     add_setting_arguments(ap)
@@ -335,17 +338,17 @@ def build_parser() -> argparse.ArgumentParser:
     g = ap.add_argument_group("scan axes (lists)")
     g.add_argument("--D", type=int, nargs="+", default=None, help="number(s) of patches (default 64)")
     g.add_argument("--C", type=int, nargs="+", default=None, help="set size(s) (default 4)")
-    g.add_argument("--q", type=float, nargs="+", default=None, help="q value(s) (default: 0.8, 1, 1.2 × C²/D)")
+    g.add_argument("--q", type=float, nargs="+", default=None, help="q value(s) (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D)")
     g.add_argument("--tau", type=float, nargs="+", default=None, help="softmax temperature(s) (default 1)")
     g.add_argument("--eta", type=float, nargs="+", default=None,
                    help="GD step(s) η: reduced --method gd and the simulator (default 10)")
     g.add_argument("--N", type=int, nargs="+", default=None, help="simulator sample size(s) (default 16384)")
-    g.add_argument("--seeds", type=int, nargs="+", default=None, help="seeds (default 0 1)")
+    g.add_argument("--seeds", type=int, nargs="+", default=None, help="seeds (default 0 1 2)")
     o = ap.add_argument_group("solver options")
     o.add_argument("--method", choices=("flow", "gd"), default=None, help="reduced dynamics: gradient flow or GD")
-    o.add_argument("--s-max", type=positive(float, "--s-max"), default=None, help="horizon in s = η·t (default 2e4)")
+    o.add_argument("--s-max", type=positive(float, "--s-max"), default=None, help="horizon in s = η·t (default 5e4)")
     o.add_argument("--n-samples", type=positive(int, "--n-samples"), default=None,
-                   help="Monte Carlo count samples (default 3000)")
+                   help="Monte Carlo count samples (default 4000)")
     o.add_argument("--expectation", choices=("mc", "exact"), default=None, help="Monte Carlo or exact (small L)")
     o.add_argument("--n-points", type=positive(int, "--n-points"), default=None, help="trajectory points (default 200)")
     o.add_argument("--simulate", action="store_true", default=None, help="also run the finite-sample simulator")

@@ -47,10 +47,10 @@ DEFAULT_RUNNER = "theorydyn.scanpoint:run_point"
 OPTION_DEFAULTS: dict[str, Any] = {
     # reduced (α, γ, ρ) dynamics (Lemmas 4.1–4.3)
     "method": "flow",        # "flow" (gradient flow in s = ηt) or "gd" (the paper's recursion)
-    "s_max": 2.0e4,          # horizon in s = η·t
-    "n_samples": 3000,       # Monte Carlo count samples (common random numbers)
+    "s_max": 5.0e4,          # horizon in s = η·t
+    "n_samples": 4000,       # Monte Carlo count samples (common random numbers)
     "expectation": "mc",     # "mc" or "exact" (small L only)
-    "n_points": 200,         # log-spaced trajectory points
+    "n_points": 400,         # log-spaced trajectory points (phase times resolved to ≈4%)
     "eta": 10.0,             # GD step η: the reduced recursion (method="gd") and the simulator
     "steps": 0,              # reduced GD steps; 0 → ceil(s_max / η)
     # finite-sample simulator (Theorem 4.2, SPEC §4)

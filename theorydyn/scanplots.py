@@ -104,19 +104,30 @@ def plot_scaling(df: pd.DataFrame, path: Path, axis: str = "D", title: str = "")
 
 
 def plot_trajectories(trajs: dict[str, pd.DataFrame], path: Path, title: str = "",
-                      phases: dict[str, dict] | None = None) -> list[Path]:
-    """α, γ, ρ, risk and error against f (log s) of every trajectory, overlaid."""
+                      groups: dict[str, str] | None = None) -> list[Path]:
+    """α, γ, ρ, risk and error against f (log s) of every trajectory, overlaid.
+
+    ``groups`` maps a trajectory's label to its group (e.g. ``"q=0.25"``): one colour and one
+    legend entry per group, so seeds of the same setting share a colour.
+    """
     cols = [("alpha", "α"), ("gamma", "γ"), ("rho", "ρ"), ("risk", "risk"), ("err_f", "error vs f")]
     fig, axes = plt.subplots(1, len(cols), figsize=(3.2 * len(cols), 3.2))
     cmap = plt.get_cmap("viridis")
-    n = max(len(trajs), 1)
-    for i, (label, tr) in enumerate(trajs.items()):
-        color = cmap(i / max(n - 1, 1))
+    groups = groups or {label: label for label in trajs}
+    order = list(dict.fromkeys(groups[label] for label in trajs))
+    n = max(len(order), 1)
+    labelled: set[str] = set()
+    for label, tr in trajs.items():
+        g = groups[label]
+        color = cmap(order.index(g) / max(n - 1, 1))
         s = tr["s"].to_numpy(float)
         keep = s > 0
         for ax, (c, name) in zip(axes, cols):
             if c in tr.columns:
-                ax.plot(s[keep], tr[c].to_numpy(float)[keep], color=color, lw=1.2, label=label if ax is axes[0] else None)
+                first = ax is axes[0] and g not in labelled
+                ax.plot(s[keep], tr[c].to_numpy(float)[keep], color=color, lw=1.1, alpha=0.85,
+                        label=g if first else None)
+        labelled.add(g)
     for ax, (c, name) in zip(axes, cols):
         ax.set_xscale("log")
         ax.set_xlabel("s = η·t")
@@ -124,7 +135,7 @@ def plot_trajectories(trajs: dict[str, pd.DataFrame], path: Path, title: str = "
         ax.grid(True, alpha=0.3)
         if c in ("risk", "err_f"):
             ax.set_yscale("log")
-    if len(trajs) <= 12:
+    if n <= 12:
         axes[0].legend(fontsize=6)
     fig.suptitle(title or "trajectories of the reduced dynamics (Lemmas 4.1–4.3)")
     fig.tight_layout()

@@ -60,6 +60,9 @@ def run_point(s: Setting, options: dict[str, Any], seed: int) -> dict[str, Any]:
     phases = dict(traj.attrs.get("phases") or {})
     for k in REDUCED_FIELDS:
         out[k] = _scalar(phases.get(k))
+    for k, v in phases.items():  # whatever else the phase detector reports, after the fixed ones
+        if k not in out and _scalar(v) is not None:
+            out[k] = _scalar(v)
     if out["gamma_ge_rho"] is None and {"gamma", "rho"} <= set(traj.columns):
         out["gamma_ge_rho"] = bool(np.all(traj["gamma"].to_numpy() >= traj["rho"].to_numpy()))
     if len(traj):

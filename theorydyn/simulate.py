@@ -1,0 +1,536 @@
+"""Gradient descent on N samples with the full D×D attention (Theorem 4.2, SPEC §4).
+
+Model (T) with trainable off-diagonal Â (the diagonal stays at β) and v̂ ∈ R^d, trained by
+plain GD on the empirical risk (E) from the realistic initialisation
+
+    Â_ij ~ N(0, ω²) (i ≠ j),  Â_ii = β,  v̂ ~ N(0, ω² I_d),
+    Â ← Â − η ∂(E)/∂Â,  v̂ ← v̂ − η ∇_v (E),   time s = η · step (comparable with the reduced flow).
+
+The step itself is :class:`theorydyn.gdkernel.FusedModel` (one pass over X: (N, D, d) per
+step, float32 or float64 storage, never copied). Every ``record_every`` steps the trajectory
+records (columns; aliases for :func:`theorydyn.reduced.detect_phases` in brackets):
+
+    step, s, eta, v_wstar = ⟨v̂, w*⟩ [alpha], cos_v = cos(v̂, w*), v_norm,
+    in_mean [gamma], in_std, cross_mean [rho], cross_std, cross_absmax  (entries of Â, SPEC §4),
+    row_spread_max   max over rows i of (max − min) of row i's in-set off-diagonal entries,
+    row_in_max, row_in_median   max / median over rows of the row's in-set mean (Lemma 4.1's
+                     three-value form says all rows are equal; finite samples break it),
+    association      fraction of rows i whose C largest entries (diagonal included) are
+                     exactly i's set (Definition 2.2),
+    train_risk, train_err, test_err_y [err_y], test_err_f [err_f], test_amb_f.
+
+Seeds: ``seed`` → ``np.random.SeedSequence(seed).spawn(3)`` = (training data, test data,
+initialisation). Same seed → bit-identical trajectory.
+
+CLI: ``python -m theorydyn.simulate --out DIR`` writes ``trajectory.csv``, ``summary.json``
+and ``figure4.png`` (the set mask, the learned Â, test error and cos(v̂, w*) against steps).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import data
+from .gdkernel import FusedModel
+from .setting import Setting
+
+__all__ = [
+    "SimResult", "simulate", "simulate_replicas", "init_params", "attention_stats", "association",
+    "row_in_means", "symmetry_breaking", "phases", "compare_with_reduced", "plot_figure4",
+    "plot_comparison", "main",
+]
+
+#: Error tolerance defining T2 (SPEC §3: "population error against f below 2%").
+ERR_TOL = 0.02
+
+
+@dataclass
+class SimResult:
+    """Outcome of one GD run.
+
+    Attributes:
+        trajectory: tidy DataFrame (one row per recorded step; see module docstring), with
+            ``attrs["phases"]``, ``attrs["setting"]``, ``attrs["options"]``, ``attrs["status"]``.
+        A: (D, D) final Â (last finite one if the run diverged).
+        v: (d,) final v̂.
+        status: ``"ok"`` or ``"diverged (non-finite …) at step k"``.
+        diverged_step: the step where divergence was detected, else None.
+        seconds: wall time of the run.
+    """
+
+    trajectory: pd.DataFrame
+    A: np.ndarray
+    v: np.ndarray
+    status: str
+    diverged_step: int | None = None
+    seconds: float = 0.0
+    setting: Setting | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def phases(self) -> dict[str, Any]:
+        return self.trajectory.attrs.get("phases", {})
+
+
+# ---------------------------------------------------------------------------------------------
+# Measurements of Â and v̂
+# ---------------------------------------------------------------------------------------------
+def association(s: Setting, A: np.ndarray) -> float:
+    """Patch association (Definition 2.2): the fraction of rows i whose C largest entries of
+    row i of A (diagonal included) are exactly i's set S(i).
+
+    Row i is associated iff min_{j ∈ S(i)} A_ij > max_{j ∉ S(i)} A_ij: this is the same as
+    "the top C are S(i)" when there are no ties, and a tie across the boundary (where the top C
+    is not determined) counts as not associated.  A: (D, D).
+    """
+    A = np.asarray(A, dtype=float)
+    inside = np.where(s.same_set, A, np.inf).min(axis=1)
+    outside = np.where(s.same_set, -np.inf, A).max(axis=1)
+    return float(np.mean(inside > outside))
+
+
+def row_in_means(s: Setting, A: np.ndarray) -> np.ndarray:
+    """(D,) the mean of row i's in-set off-diagonal entries, mean_{j ∈ S(i), j ≠ i} A_ij."""
+    A = np.asarray(A, dtype=float)
+    return np.where(s.in_set_mask, A, 0.0).sum(axis=1) / (s.C - 1)
+
+
+def attention_stats(s: Setting, A: np.ndarray, v: np.ndarray) -> dict[str, float]:
+    """The per-record measurements of Â and v̂ (see the module docstring).  A: (D, D), v: (d,)."""
+    A = np.asarray(A, dtype=float)
+    v = np.asarray(v, dtype=float)
+    w = s.w_star
+    a_in, a_cross = A[s.in_set_mask], A[s.cross_set_mask]
+    vw = float(v @ w)
+    vn = float(np.linalg.norm(v))
+    in_rows = np.where(s.in_set_mask, A, np.nan)
+    spread = np.nanmax(in_rows, axis=1) - np.nanmin(in_rows, axis=1)
+    rim = row_in_means(s, A)
+    return {
+        "v_wstar": vw, "cos_v": vw / vn if vn > 0 else 0.0, "v_norm": vn,
+        "in_mean": float(a_in.mean()), "in_std": float(a_in.std()),
+        "cross_mean": float(a_cross.mean()), "cross_std": float(a_cross.std()),
+        "cross_absmax": float(np.abs(a_cross).max()),
+        "row_spread_max": float(spread.max()),
+        "row_in_max": float(rim.max()), "row_in_median": float(np.median(rim)),
+        "association": association(s, A),
+    }
+
+
+def symmetry_breaking(s: Setting, A: np.ndarray) -> dict[str, float]:
+    """How far Â is from Lemma 4.1's three-value form, row by row inside each set.
+
+    For each set S_ℓ take the C row means m_i = mean_{j∈S_ℓ, j≠i} Â_ij (i ∈ S_ℓ). Returns
+        ratio_max_to_median_row: max_i m_i / median_i m_i over all D rows;
+        set_top_over_rest_median: median over sets of  max_{i∈S_ℓ} m_i / median of the other C−1;
+        frac_sets_top_gt_2x_rest: fraction of sets whose top row exceeds twice every other row;
+        top_row_share: mean over sets of max_i m_i / Σ_i m_i (1/C under the symmetric form).
+    Ratios are NaN where the denominator is not positive.
+    """
+    m = row_in_means(s, A)[s.sets]  # (L, C)
+    med = float(np.median(m))
+    top = m.max(axis=1)
+    rest = np.sort(m, axis=1)[:, :-1]
+    rest_med = np.median(rest, axis=1)
+    with np.errstate(all="ignore"):
+        ratios = np.where(rest_med > 0, top / rest_med, np.nan)
+        share = np.where(m.sum(axis=1) > 0, top / m.sum(axis=1), np.nan)
+    return {
+        "ratio_max_to_median_row": float(m.max() / med) if med > 0 else float("nan"),
+        "set_top_over_rest_median": float(np.nanmedian(ratios)) if np.isfinite(ratios).any() else float("nan"),
+        "frac_sets_top_gt_2x_rest": float(np.mean(top > 2 * rest.max(axis=1))) if (rest > 0).all() else
+        float(np.mean((top > 2 * rest.max(axis=1)) & (rest.max(axis=1) > 0))),
+        "top_row_share": float(np.nanmean(share)) if np.isfinite(share).any() else float("nan"),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Phases
+# ---------------------------------------------------------------------------------------------
+def _first(mask: np.ndarray, values: np.ndarray):
+    idx = np.flatnonzero(mask)
+    return None if idx.size == 0 else values[idx[0]].item()
+
+
+def own_phases(traj: pd.DataFrame, tol: float = ERR_TOL) -> dict[str, Any]:
+    """Phase times of a recorded run (SPEC §3 definitions, finite-sample versions; s-units and steps).
+
+    T0: first s where ⟨v̂,w*⟩ is within 10% of its plateau (the plateau = the largest value
+        before T1, or over the whole run if T1 is not reached).
+    T1: first s where the in-set mean exceeds max_t |cross-set mean| (the paper's definition).
+    T1_mean_gt_maxabs_cross_step: first step where the in-set mean exceeds the current
+        max_ij |cross-set Â_ij| (entrywise: every cross entry is below the average in-set one).
+    association_0.9_step, err_below_2pct_step (test error against f, or against y when f is
+    undefined), T2 = s at that step; association_peak and its step.
+    """
+    t = traj
+    step, s = t["step"].to_numpy(), t["s"].to_numpy()
+    out: dict[str, Any] = {}
+    T1 = _first(t["in_mean"].to_numpy() > np.abs(t["cross_mean"].to_numpy()).max(), s)
+    out["T1"] = T1
+    before = s <= T1 if T1 is not None else np.ones(len(s), bool)
+    alpha = t["v_wstar"].to_numpy()
+    plateau = float(np.max(alpha[before])) if before.any() else float("nan")
+    out["alpha_plateau"] = plateau
+    out["T0"] = _first(alpha >= 0.9 * plateau, s) if plateau > 0 else None
+    out["T0_step"] = _first(alpha >= 0.9 * plateau, step) if plateau > 0 else None
+    out["T1_step"] = _first(t["in_mean"].to_numpy() > np.abs(t["cross_mean"].to_numpy()).max(), step)
+    out["T1_mean_gt_maxabs_cross_step"] = _first(t["in_mean"].to_numpy() > t["cross_absmax"].to_numpy(), step)
+    out["association_0.9_step"] = _first(t["association"].to_numpy() >= 0.9, step)
+    err = t["test_err_f"].to_numpy()
+    if np.all(np.isnan(err)):
+        err = t["test_err_y"].to_numpy()
+    out["err_below_2pct_step"] = _first(err < tol, step)
+    out["T2"] = _first(err < tol, s)
+    k = int(np.argmax(t["association"].to_numpy()))
+    out["association_peak"] = float(t["association"].iloc[k])
+    out["association_peak_step"] = int(step[k])
+    k = int(np.argmin(t["cos_v"].to_numpy()[1:])) + 1 if len(t) > 1 else 0
+    out["cos_v_min_after_start"] = float(t["cos_v"].iloc[k])
+    out["cos_v_min_step"] = int(step[k])
+    return out
+
+
+def phases(traj: pd.DataFrame, tol: float = ERR_TOL) -> dict[str, Any]:
+    """:func:`theorydyn.reduced.detect_phases` where it exists (the same definitions as for the
+    reduced solver), completed by :func:`own_phases` (finite-sample keys)."""
+    out = own_phases(traj, tol)
+    try:
+        from .reduced import detect_phases  # written by another engineer; optional here
+    except Exception:  # noqa: BLE001 — absent or broken: the own definitions stand alone
+        return out
+    try:
+        red = detect_phases(traj)
+    except Exception as e:  # noqa: BLE001
+        out["detect_phases_error"] = f"{type(e).__name__}: {e}"
+        return out
+    merged = dict(out)
+    merged.update({k: (v.item() if isinstance(v, np.generic) else v) for k, v in dict(red).items()})
+    return merged
+
+
+# ---------------------------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------------------------
+def init_params(s: Setting, omega: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Realistic initialisation (SPEC §4): Â_ij ~ N(0, ω²) off the diagonal, Â_ii = β, v̂ ~ N(0, ω² I_d)."""
+    A = rng.normal(0.0, omega, size=(s.D, s.D))
+    np.fill_diagonal(A, s.beta)
+    v = rng.normal(0.0, omega, size=s.d)
+    return A, v
+
+
+def _as_data(s: Setting, given, what: str):
+    """(X, y, weights, f) from a user-given (X, y) or (X, y, weights); f is None (undefined)."""
+    if len(given) not in (2, 3):
+        raise ValueError(f"{what} must be (X, y) or (X, y, weights)")
+    X, y = given[0], np.asarray(given[1])
+    w = given[2] if len(given) == 3 else None
+    X = np.asarray(X)
+    if X.ndim != 3 or X.shape[1:] != (s.D, s.d):
+        raise ValueError(f"{what}: X must have shape (N, D={s.D}, d={s.d}), got {X.shape}")
+    if y.shape != (X.shape[0],) or not np.all(np.isin(y, (-1, 1))):
+        raise ValueError(f"{what}: y must be an (N,) array of ±1")
+    return X, y, w, None
+
+
+def _check_options(N, eta, steps, omega, record_every, dtype, n_test):
+    if not (isinstance(N, (int, np.integer)) and N >= 1):
+        raise ValueError(f"N must be an integer >= 1, got {N!r}")
+    etas = np.atleast_1d(np.asarray(eta, dtype=float))
+    if not (np.all(np.isfinite(etas)) and np.all(etas > 0)):
+        raise ValueError(f"eta must be finite and > 0, got {eta!r}")
+    if not (isinstance(steps, (int, np.integer)) and steps >= 0):
+        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
+    if not (np.isfinite(omega) and omega >= 0):
+        raise ValueError(f"omega must be finite and >= 0, got {omega!r}")
+    if not (isinstance(record_every, (int, np.integer)) and record_every >= 1):
+        raise ValueError(f"record_every must be an integer >= 1, got {record_every!r}")
+    if np.dtype(dtype) not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
+    if not (isinstance(n_test, (int, np.integer)) and n_test >= 1):
+        raise ValueError(f"n_test must be an integer >= 1, got {n_test!r}")
+
+
+def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] = 10.0, steps: int = 1200,
+                      omega: float = 1e-3, seed: int = 0, record_every: int = 50, dtype: str = "float64",
+                      n_test: int = 8192, train=None, test=None, A0=None, v0=None, progress: bool = False,
+                      replicas: int | None = None, init_seeds: Sequence[int] | None = None) -> list[SimResult]:
+    """R runs sharing one X in one pass per step (U = X V with V: (d, R)).
+
+    Replica r uses the training/test data of ``seed``, the learning rate ``eta[r]`` (a scalar
+    is shared) and the initialisation of ``init_seeds[r]`` (default seed, seed+1, …); a
+    replica with init seed equal to ``seed`` starts where :func:`simulate` with that seed does.
+    ``A0`` (D, D) or (R, D, D) and ``v0`` (d,) or (d, R) fix the initialisation instead.
+    A replica that diverges stops there; the others go on. See :func:`simulate` for the rest.
+    """
+    etas = np.atleast_1d(np.asarray(eta, dtype=float))
+    R = replicas if replicas is not None else (len(init_seeds) if init_seeds is not None else len(etas))
+    if not (isinstance(R, (int, np.integer)) and R >= 1):
+        raise ValueError(f"replicas must be an integer >= 1, got {R!r}")
+    if etas.size == 1:
+        etas = np.full(R, etas[0])
+    if etas.size != R:
+        raise ValueError(f"eta must be a scalar or have one value per replica ({R}), got {etas.size}")
+    if init_seeds is None:
+        init_seeds = [seed + r for r in range(R)]
+    if len(init_seeds) != R:
+        raise ValueError(f"init_seeds must have one seed per replica ({R}), got {len(init_seeds)}")
+    _check_options(N, etas, steps, omega, record_every, dtype, n_test)
+    dtype = np.dtype(dtype)
+    t_start = time.perf_counter()
+    ss_train, ss_test, _ = np.random.SeedSequence(seed).spawn(3)
+
+    # ---- data (X is generated straight into its storage dtype and never copied)
+    if train is None:
+        b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dtype)
+        X, y, w_train = b.X, b.y, None
+        del b
+    else:
+        X, y, w_train, _ = _as_data(s, train, "train")
+    if test is None:
+        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dtype)
+        Xt, yt, ft = bt.X, bt.y, data.labelling_from_z(s, bt.z)
+        del bt
+    else:
+        Xt, yt, _, ft = _as_data(s, test, "test")
+    model = FusedModel(X, y, s.p, s.nu, s.tau, weights=w_train)
+    tmodel = FusedModel(Xt, None, s.p, s.nu, s.tau)
+    yt = np.asarray(yt, dtype=float)
+
+    # ---- initialisation
+    A = np.empty((R, s.D, s.D))
+    V = np.empty((s.d, R))
+    for r in range(R):
+        A_r, v_r = init_params(s, omega, np.random.default_rng(np.random.SeedSequence(init_seeds[r]).spawn(3)[2]))
+        A[r], V[:, r] = A_r, v_r
+    if A0 is not None:
+        A0 = np.asarray(A0, dtype=float)
+        A[...] = A0 if A0.ndim == 3 else A0[None]
+        if A.shape != (R, s.D, s.D):
+            raise ValueError(f"A0 must have shape (D, D) or (R, D, D) with D={s.D}")
+    if v0 is not None:
+        v0 = np.asarray(v0, dtype=float)
+        V[...] = v0 if v0.ndim == 2 else v0[:, None]
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(V))):
+        raise ValueError("A0 and v0 must be finite")
+    diag = np.arange(s.D)
+    A[:, diag, diag] = s.beta  # the diagonal is not trained (SPEC §2)
+
+    rows: list[list[dict[str, Any]]] = [[] for _ in range(R)]
+    alive = np.ones(R, bool)
+    status = ["ok"] * R
+    div_step: list[int | None] = [None] * R
+    last = [(A[r].copy(), V[:, r].copy()) for r in range(R)]
+
+    def record(t: int, risk: np.ndarray, err: np.ndarray) -> None:
+        idx = np.flatnonzero(alive)
+        F = tmodel.forward(A[idx], V[:, idx])
+        for col, r in enumerate(idx):
+            Fr = F[:, col]
+            row = {"step": t, "s": float(etas[r] * t), "eta": float(etas[r])}
+            row.update(attention_stats(s, A[r], V[:, r]))
+            row["train_risk"] = float(risk[r])
+            row["train_err"] = float(err[r])
+            if ft is None:
+                row.update(test_err_y=float(np.mean(yt * Fr <= 0)), test_err_f=float("nan"), test_amb_f=float("nan"))
+            else:
+                e = data.errors(Fr, yt, ft)
+                row.update(test_err_y=e["err_y"], test_err_f=e["err_f"], test_amb_f=e["amb_f"])
+            rows[r].append(row)
+        if progress:
+            r0 = idx[0] if idx.size else 0
+            last_row = rows[r0][-1] if rows[r0] else {}
+            print(f"simulate: step {t}/{steps}  risk {last_row.get('train_risk', float('nan')):.4g}  "
+                  f"test err {last_row.get('test_err_y', float('nan')):.4f}  "
+                  f"association {last_row.get('association', float('nan')):.3f}  "
+                  f"({time.perf_counter() - t_start:.0f} s)", file=sys.stderr, flush=True)
+
+    for t in range(steps + 1):
+        idx = np.flatnonzero(alive)
+        if idx.size == 0:
+            break
+        risk = np.full(R, np.nan)
+        err = np.full(R, np.nan)
+        gA = np.zeros_like(A)
+        gV = np.zeros_like(V)
+        risk[idx], err[idx], gA[idx], gV[:, idx] = model.risk_grad(A[idx], V[:, idx])
+        for r in idx:
+            if not (np.isfinite(risk[r]) and np.all(np.isfinite(gA[r])) and np.all(np.isfinite(gV[:, r]))):
+                alive[r] = False
+                div_step[r] = t
+                status[r] = f"diverged (non-finite risk or gradient) at step {t}"
+        if t % record_every == 0 or t == steps:
+            if alive.any():
+                record(t, risk, err)
+        if t == steps:
+            break
+        for r in np.flatnonzero(alive):
+            last[r] = (A[r].copy(), V[:, r].copy())
+            A[r] -= etas[r] * gA[r]
+            V[:, r] -= etas[r] * gV[:, r]
+            if not (np.all(np.isfinite(A[r])) and np.all(np.isfinite(V[:, r]))):
+                alive[r] = False
+                div_step[r] = t + 1
+                status[r] = f"diverged (non-finite parameters) at step {t + 1}"
+        for r in np.flatnonzero(~alive):  # keep dead replicas harmless in the shared pass
+            A[r], V[:, r] = last[r]
+
+    seconds = time.perf_counter() - t_start
+    results = []
+    cols = ["step", "s", "eta", "v_wstar", "cos_v", "v_norm", "in_mean", "in_std", "cross_mean", "cross_std",
+            "cross_absmax", "row_spread_max", "row_in_max", "row_in_median", "association", "train_risk",
+            "train_err", "test_err_y", "test_err_f", "test_amb_f"]
+    for r in range(R):
+        traj = pd.DataFrame(rows[r], columns=cols)
+        traj["alpha"], traj["gamma"], traj["rho"] = traj["v_wstar"], traj["in_mean"], traj["cross_mean"]
+        traj["err_y"], traj["err_f"] = traj["test_err_y"], traj["test_err_f"]
+        options = dict(N=int(X.shape[0]), eta=float(etas[r]), steps=int(steps), omega=float(omega), seed=int(seed),
+                       init_seed=int(init_seeds[r]), record_every=int(record_every), dtype=dtype.name,
+                       n_test=int(Xt.shape[0]), explicit_train=train is not None, explicit_test=test is not None,
+                       explicit_init=A0 is not None or v0 is not None, replicas=R)
+        traj.attrs["setting"] = s.to_dict()
+        traj.attrs["options"] = options
+        traj.attrs["status"] = status[r]
+        traj.attrs["phases"] = phases(traj) if len(traj) else {}
+        Af, vf = (A[r].copy(), V[:, r].copy()) if div_step[r] is None else last[r]
+        results.append(SimResult(traj, Af, vf, status[r], div_step[r], seconds, s, options))
+    return results
+
+
+def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, omega: float = 1e-3,
+             seed: int = 0, record_every: int = 50, dtype: str = "float64", n_test: int = 8192,
+             train=None, test=None, A0=None, v0=None, progress: bool = False, replicas: int | None = None):
+    """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; SPEC §4).
+
+    Args:
+        s: the setting.
+        N: training samples (ignored when ``train`` is given).
+        eta: step size η (s = η·step).
+        steps: number of GD steps.
+        omega: initialisation scale ω.
+        seed: seeds data (train, test) and initialisation.
+        record_every: record every k steps (and steps 0 and ``steps``).
+        dtype: storage of X, ``"float64"`` or ``"float32"`` (arithmetic is float64 either way).
+        n_test: fresh test samples (ignored when ``test`` is given).
+        train, test: optional explicit ``(X, y)`` (or ``(X, y, weights)`` for train) — e.g. SPEC §7's
+            Gaussian data, or an exhaustive enumeration with its probabilities. With an explicit
+            test set, f is undefined: ``test_err_f`` is NaN and ``test_err_y`` is against the given y.
+        A0, v0: optional initialisation (D, D) and (d,); the diagonal of A0 is set to β.
+        progress: a progress line on stderr at every record.
+        replicas: if given, run that many initialisations (seeds seed, seed+1, …) on the same data
+            in one pass and return a list (see :func:`simulate_replicas`).
+
+    Returns:
+        :class:`SimResult` (a list of them with ``replicas``).
+
+    Raises:
+        ValueError: naming a bad option.
+    """
+    if replicas is not None:
+        return simulate_replicas(s, N, eta, steps, omega, seed, record_every, dtype, n_test, train, test,
+                                 A0, v0, progress, replicas=replicas)
+    return simulate_replicas(s, N, eta, steps, omega, seed, record_every, dtype, n_test, train, test,
+                             A0, v0, progress, init_seeds=[seed])[0]
+
+
+def compare_with_reduced(*args, **kwargs):
+    """See :func:`theorydyn.simcompare.compare_with_reduced`."""
+    from .simcompare import compare_with_reduced as f
+
+    return f(*args, **kwargs)
+
+
+def plot_figure4(res: SimResult, s: Setting, path) -> Path:
+    """See :func:`theorydyn.simplots.plot_figure4`."""
+    from .simplots import plot_figure4 as f
+
+    return f(res, s, path)
+
+
+def plot_comparison(*args, **kwargs) -> Path:
+    """See :func:`theorydyn.simplots.plot_comparison`."""
+    from .simplots import plot_comparison as f
+
+    return f(*args, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------------------------
+def _json_default(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def summary(res: SimResult, s: Setting) -> dict[str, Any]:
+    """The numbers a reader wants from one run: phases, final errors, symmetry breaking."""
+    t = res.trajectory
+    fin = t.iloc[-1].to_dict() if len(t) else {}
+    return {
+        "status": res.status, "seconds": res.seconds, "setting": s.to_dict(), "options": res.options,
+        "phases": res.phases,
+        "final": {k: fin.get(k) for k in ("step", "v_wstar", "cos_v", "in_mean", "cross_mean", "association",
+                                          "train_risk", "test_err_y", "test_err_f")},
+        "symmetry_breaking_final": symmetry_breaking(s, res.A),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .cli import add_setting_arguments, fail, positive, setting_from_args
+
+    ap = argparse.ArgumentParser(prog="python -m theorydyn.simulate",
+                                 description="GD on N samples with the full D×D attention (Theorem 4.2); "
+                                             "writes trajectory.csv, summary.json and figure4.png.")
+    add_setting_arguments(ap)
+    g = ap.add_argument_group("simulation")
+    g.add_argument("--N", type=positive(int, "N"), default=16384, help="training samples (default %(default)s)")
+    g.add_argument("--eta", type=positive(float, "eta"), default=10.0, help="step size (default %(default)s)")
+    g.add_argument("--steps", type=positive(int, "steps", allow_zero=True), default=1200, help="GD steps")
+    g.add_argument("--omega", type=positive(float, "omega", allow_zero=True), default=1e-3, help="init scale ω")
+    g.add_argument("--seed", type=int, default=0, help="seed of data and initialisation")
+    g.add_argument("--record-every", type=positive(int, "record-every"), default=10, help="record every k steps")
+    g.add_argument("--dtype", choices=("float64", "float32"), default="float32", help="storage of X")
+    g.add_argument("--n-test", type=positive(int, "n-test"), default=8192, help="fresh test samples")
+    g.add_argument("--out", default="simulate_out", help="output directory (default %(default)s)")
+    g.add_argument("--quiet", action="store_true", help="no progress line")
+    args = ap.parse_args(argv)
+    s = setting_from_args(args)
+    if not math.isfinite(args.eta):
+        fail(f"eta must be finite, got {args.eta}")
+    if not math.isfinite(args.omega):
+        fail(f"omega must be finite, got {args.omega}")
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        fail(f"out: cannot create directory {out}: {e.strerror}")
+    res = simulate(s, N=args.N, eta=args.eta, steps=args.steps, omega=args.omega, seed=args.seed,
+                   record_every=args.record_every, dtype=args.dtype, n_test=args.n_test, progress=not args.quiet)
+    res.trajectory.to_csv(out / "trajectory.csv", index=False)
+    (out / "summary.json").write_text(json.dumps(summary(res, s), indent=2, default=_json_default))
+    plot_figure4(res, s, out / "figure4.png")
+    print(f"{res.status}; {len(res.trajectory)} records in {res.seconds:.1f} s -> {out}/trajectory.csv, "
+          f"summary.json, figure4.png")
+    ph = res.phases
+    print("phases: " + ", ".join(f"{k}={ph.get(k)}" for k in (
+        "T0_step", "T1_mean_gt_maxabs_cross_step", "association_0.9_step", "err_below_2pct_step",
+        "association_peak", "cos_v_min_after_start", "cos_v_min_step")))
+    return 0 if res.status == "ok" else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

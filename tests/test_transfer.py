@@ -106,6 +106,7 @@ def test_samples_to_target_interpolates_in_log_n_and_slopes_recover_a_power_law(
     assert (t[t.method == "flat"]["N_target"] == 8).all() and t[t.method == "flat"]["at_smallest"].all()
     assert t[t.method == "never"]["N_target"].isna().all() and not t[t.method == "never"]["reached"].any()
     sl = tr.loglog_slopes(t).set_index("method")
+    assert sl.loc["never", "n_unreached"] == 3
     assert sl.loc["power", "slope"] == pytest.approx(1.0)
     assert sl.loc["flat", "slope"] == pytest.approx(0.0, abs=1e-12)
     assert np.isnan(sl.loc["never", "slope"])

@@ -71,9 +71,10 @@ def init_attention(s: Setting, omega: float, rng: np.random.Generator) -> np.nda
     return A
 
 
-def oracle_attention(s: Setting, gamma: float = 4.0) -> np.ndarray:
-    """The block attention of Lemma 4.1 with in-set logit γ and cross-set logit 0 (a reference Â)."""
-    return model.symmetric_attention(s, gamma, 0.0)
+def oracle_attention(s: Setting, gap: float = 10.0) -> np.ndarray:
+    """A reference block Â (Lemma 4.1's form): in-set logits γ = β (equal to the diagonal, so each
+    patch averages its whole set) and cross-set logits ρ = β − gap; S_ij ≈ 1/C in-set."""
+    return model.symmetric_attention(s, s.beta, s.beta - gap)
 
 
 def pretrain(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, omega: float = 1e-3,
@@ -289,13 +290,16 @@ def samples_to_target(summary: pd.DataFrame, target: float = 0.9, column: str = 
 
 
 def loglog_slopes(target_df: pd.DataFrame) -> pd.DataFrame:
-    """Least-squares slope of log Ñ_target against log D per method (where ≥ 2 D's reached it).
-    A slope near 0 is polylog-like (Theorem 5.1); a clearly positive one is D^{Ω(1)} (Theorem 5.2)."""
+    """Least-squares slope of log Ñ_target against log D per (target, method), over the D's where the
+    target was reached (NaN with fewer than two). A slope near 0 is polylog-like (Theorem 5.1); a
+    clearly positive one is D^{Ω(1)} (Theorem 5.2). ``n_unreached`` counts the D's where even the
+    largest Ñ fell short (their need is larger than any Ñ tried, so the slope understates it)."""
     rows = []
-    for method, g in target_df.groupby("method", sort=True):
-        g = g[g["reached"]]
-        slope = float(np.polyfit(np.log(g["D"]), np.log(g["N_target"]), 1)[0]) if g["D"].nunique() >= 2 else np.nan
-        rows.append(dict(method=method, slope=slope, n_D=int(g["D"].nunique())))
+    for (target, method), g in target_df.groupby(["target", "method"], sort=True):
+        r = g[g["reached"]]
+        slope = float(np.polyfit(np.log(r["D"]), np.log(r["N_target"]), 1)[0]) if r["D"].nunique() >= 2 else np.nan
+        rows.append(dict(target=target, method=method, slope=slope, n_D=int(r["D"].nunique()),
+                         n_unreached=int((~g["reached"]).sum())))
     return pd.DataFrame(rows)
 
 
@@ -335,10 +339,13 @@ def plot_curves(summary: pd.DataFrame, path: str | Path, column: str = "acc_f", 
     return path
 
 
-def plot_samples_to_target(target_df: pd.DataFrame, path: str | Path) -> Path:
-    """Ñ needed for the target accuracy against D, log-log; methods that never reached it are drawn
-    as open markers at the largest Ñ tried, with an arrow (a lower bound)."""
+def plot_samples_to_target(target_df: pd.DataFrame, path: str | Path, target: float | None = None) -> Path:
+    """Ñ needed for the target accuracy against D, log-log (the first target in the table unless
+    given); methods that never reached it are drawn as open triangles at the largest Ñ tried
+    (a lower bound on their need)."""
     plt = _pyplot()
+    target = float(target_df["target"].iloc[0]) if target is None else target
+    target_df = target_df[np.isclose(target_df["target"], target)]
     fig, ax = plt.subplots(figsize=(5.2, 4.0))
     for i, (method, g) in enumerate(target_df.groupby("method", sort=True)):
         g = g.sort_values("D")
@@ -352,7 +359,7 @@ def plot_samples_to_target(target_df: pd.DataFrame, path: str | Path) -> Path:
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xlabel("D (number of patches)")
-    ax.set_ylabel(f"Ñ for accuracy ≥ {target_df['target'].iloc[0]:g}")
+    ax.set_ylabel(f"Ñ for accuracy ≥ {target:g}")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -364,21 +371,24 @@ def plot_samples_to_target(target_df: pd.DataFrame, path: str | Path) -> Path:
 
 # ---- the whole experiment ----------------------------------------------------------------------
 def setting_at(s: Setting, D: int) -> Setting:
-    """``s`` at another D with the SPEC defaults that scale with D (d = D, q = C²/D, σ² = ν = 1/d)
-    unless ``s`` departed from them."""
-    base = Setting(D=s.D, C=s.C, partition=s.partition if isinstance(s.partition, str) else "blocks")
-    kw = {}
-    for name in ("d", "q", "sigma2", "nu"):
-        kw[name] = None if getattr(s, name) == getattr(base, name) else getattr(s, name)
-    return Setting(D=D, C=s.C, p=s.p, beta=s.beta, tau=s.tau,
-                   partition=s.partition if isinstance(s.partition, str) else "blocks",
+    """``s`` at another number of patches D: "the same settings" — q, ν, β, τ, p and C kept; d = D and
+    σ² = 1/d re-derived when ``s`` used those defaults (Simplification 3.1, ‖ξ‖ ≈ ‖w*‖). An explicit
+    partition cannot move to another D, so it becomes ``"blocks"``.
+
+    q is kept (not rescaled to C²/D) so that only D changes across a scan: at D = 16 the default
+    C²/D would give q = 1 (every patch a ±w*), a different problem.
+    """
+    kw = dict(d=None if s.d == s.D else s.d, sigma2=None if s.sigma2 == 1.0 / s.d else s.sigma2)
+    part = s.partition if isinstance(s.partition, str) else "blocks"
+    return Setting(D=D, C=s.C, q=s.q, p=s.p, nu=s.nu, beta=s.beta, tau=s.tau, partition=part,
                    partition_seed=s.partition_seed, **kw)
 
 
 def run(s: Setting, Ds: Iterable[int] = (16, 32, 64), opts: TransferOptions = TransferOptions(),
         upstream_N: int = 16384, upstream_steps: int = 1200, upstream_eta: float = 10.0,
         methods: Sequence[str] = ("pretrained", "init", "other-partition", "scratch", "logreg"),
-        target: float = 0.9, out: str | Path | None = None, progress: Callable[[str], None] | None = _progress):
+        targets: Sequence[float] = (0.9, 0.95), out: str | Path | None = None,
+        progress: Callable[[str], None] | None = _progress):
     """Pre-train upstream at each D, then the transfer curves and the Ñ-to-target table.
 
     Returns (raw, summary, target_df, slopes, upstream) DataFrames; with ``out`` writes
@@ -414,7 +424,7 @@ def run(s: Setting, Ds: Iterable[int] = (16, 32, 64), opts: TransferOptions = Tr
         raws.append(transfer_curves(sD, attn, opts, baselines=baselines, progress=progress))
     raw = pd.concat(raws, ignore_index=True)
     summary = summarize(raw)
-    tgt = samples_to_target(summary, target)
+    tgt = pd.concat([samples_to_target(summary, t) for t in targets], ignore_index=True)
     slopes = loglog_slopes(tgt)
     upstream = pd.DataFrame(ups)
     if out is not None:
@@ -423,7 +433,7 @@ def run(s: Setting, Ds: Iterable[int] = (16, 32, 64), opts: TransferOptions = Tr
         for name, df in (("raw", raw), ("summary", summary), ("target", tgt), ("slopes", slopes),
                          ("upstream", upstream)):
             df.to_csv(out / f"transfer_{name}.csv", index=False)
-        plot_curves(summary, out / "transfer_curves.png", target=target)
+        plot_curves(summary, out / "transfer_curves.png", target=targets[0])
         plot_samples_to_target(tgt, out / "transfer_target.png")
     return raw, summary, tgt, slopes, upstream
 
@@ -463,7 +473,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--method", choices=("gd", "lbfgs"), default="gd", help="optimiser of ṽ")
     ap.add_argument("--methods", default="pretrained,init,other-partition,scratch,logreg",
                     help=f"comma-separated subset of {','.join(METHODS)}")
-    ap.add_argument("--target", type=float, default=0.9, help="target accuracy (0 < target < 1)")
+    ap.add_argument("--target", default="0.9,0.95", help="target accuracies, comma-separated (each in (0, 1); "
+                    "the first is plotted)")
     ap.add_argument("--out", default="results/transfer", help="output folder (CSV + PNG)")
     args = ap.parse_args(argv)
     cfg = dict(FULL if args.full else QUICK)
@@ -473,8 +484,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for k, a in (("N_test", "N_test"), ("upstream_N", "upstream_N"), ("upstream_steps", "upstream_steps")):
         if getattr(args, a) is not None:
             cfg[k] = getattr(args, a)
-    if not 0 < args.target < 1:
-        fail(f"--target: must lie strictly between 0 and 1, got {args.target}")
+    try:
+        targets = tuple(float(x) for x in args.target.split(",") if x.strip())
+    except ValueError:
+        fail(f"--target: expected comma-separated numbers, got {args.target!r}")
+    if not targets or not all(0 < x < 1 for x in targets):
+        fail(f"--target: each must lie strictly between 0 and 1, got {args.target!r}")
     methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
@@ -492,7 +507,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            logreg_max_N=cfg["logreg_max_N"], scratch_max_N=cfg["scratch_max_N"])
     raw, summary, tgt, slopes, upstream = run(s, cfg["Ds"], opts, upstream_N=cfg["upstream_N"],
                                               upstream_steps=cfg["upstream_steps"], upstream_eta=args.eta,
-                                              methods=methods, target=args.target, out=args.out)
+                                              methods=methods, targets=targets, out=args.out)
     with pd.option_context("display.width", 160, "display.max_rows", 200):
         print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         print(tgt.to_string(index=False))

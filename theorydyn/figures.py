@@ -141,7 +141,7 @@ def _simulated(quick: bool):
     from .simulate import simulate
 
     if quick:
-        s, kw = Setting(D=32, C=4), dict(N=8192, eta=10.0, steps=400, record_every=20)
+        s, kw = Setting(D=32, C=4), dict(N=16384, eta=10.0, steps=300, record_every=20)
     else:
         s, kw = Setting(D=64, C=4, q=0.25), dict(N=16384, eta=10.0, steps=1200, record_every=50)
     key = (s.D, tuple(sorted(kw.items())))
@@ -169,18 +169,20 @@ def fig_attention(out: Path, quick: bool) -> list[Path]:
     off = A.copy()
     np.fill_diagonal(off, np.nan)  # the diagonal is the fixed β, not learned
     assoc = topc_association(s, A)
-    fig, ax = plt.subplots(1, 3, figsize=(12, 3.9), gridspec_kw=dict(width_ratios=[1, 1.2, 1]))
+    fig, ax = plt.subplots(1, 3, figsize=(14, 4.4), layout="constrained", gridspec_kw=dict(width_ratios=[1, 1.2, 1.1]))
     ax[0].imshow(s.same_set, cmap="Greys", interpolation="nearest")
     ax[0].set_title(f"set mask: i, j in the same S_ℓ (C={s.C})")
     lim = np.nanmax(np.abs(off))
     im = ax[1].imshow(off, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
-    fig.colorbar(im, ax=ax[1], fraction=0.046)
+    fig.colorbar(im, ax=ax[1], shrink=0.9)
     ax[1].set_title("learned Â (off-diagonal)")
     vals_in = A[s.in_set_mask]
     vals_x = A[s.cross_set_mask]
     ax[2].hist(vals_x, bins=60, alpha=0.7, label=f"cross-set ({vals_x.size})", color="tab:gray", log=True)
     ax[2].hist(vals_in, bins=30, alpha=0.8, label=f"in-set ({vals_in.size})", color="tab:red", log=True)
     ax[2].set_title(f"entries of Â; patch association {assoc.mean():.2f}")
+    ax[2].set_xlabel("Â_ij")
+    ax[2].set_ylabel("count")
     ax[2].legend(fontsize=8)
     for a in ax[:2]:
         a.set_xlabel("j")

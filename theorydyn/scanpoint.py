@@ -102,10 +102,13 @@ def _simulate(s: Setting, options: dict[str, Any], seed: int):
             out[f"sim_{k}"] = v
     if len(traj):
         last = traj.iloc[-1]
-        for col in ("association", "train_risk", "err_y", "err_f", "cos_v"):
-            if col in traj.columns:
+        for name, cols in (("association", ("association",)), ("train_risk", ("train_risk",)),
+                           ("err_y", ("test_err_y", "err_y")), ("err_f", ("test_err_f", "err_f")),
+                           ("cos_v", ("cos_v",))):
+            col = next((c for c in cols if c in traj.columns), None)
+            if col is not None:
                 val = float(last[col])
-                out[f"sim_{col}" if col != "association" else "sim_association"] = val if math.isfinite(val) else None
+                out[f"sim_{name}"] = val if math.isfinite(val) else None
     out["sim_status"] = str(getattr(res, "status", traj.attrs.get("status", "ok")))
     out["sim_wall_s"] = time.perf_counter() - t
     out["_trajectory"] = traj

@@ -134,7 +134,12 @@ def bank_from_set_counts(s: Setting, set_counts: np.ndarray, merge: bool = True)
     K = len(plus)
     counts = np.bincount((np.arange(N)[:, None] * K + types).ravel(), minlength=N * K).reshape(N, K)
     if merge:
-        counts, mult = np.unique(counts, axis=0, return_counts=True)
+        if (L + 1) ** K < 2**63:  # a histogram is a K-digit number in base L + 1: sort keys, not rows
+            key = counts @ ((L + 1) ** np.arange(K, dtype=np.int64))
+            _, first, mult = np.unique(key, return_index=True, return_counts=True)
+            counts = counts[first]
+        else:
+            counts, mult = np.unique(counts, axis=0, return_counts=True)
         weights = mult / N
     else:
         weights = np.full(N, 1.0 / N)

@@ -14,7 +14,8 @@ Definitions:
 * **T0** (end of Event I: α has grown while A barely moved). With g(s) = d ln α / d ln s (on the
   recorded points with s > 0, by finite differences in ln s), T0 is the first recorded s after the
   peak of g at which g falls below ``rate_frac`` (default 0.1) of its peak value — α has stopped
-  growing on the log-time scale. ``None`` if α never grows (g ≤ 0 throughout) or never settles.
+  growing on the log-time scale. ``None`` if α never grows (ln(max α / α(first s > 0)) ≤ 0.05)
+  or never settles. In SPEC §9's regime α(T0) is ≈ 96% of its plateau.
 * **T1** (the paper's definition): the first recorded s with γ(s) > max_t |ρ(t)|, the maximum over
   the whole recorded trajectory.
 * **T1_mass**: the first recorded s at which the in-set attention mass Λ + (C−1)Γ reaches 1/2.
@@ -74,16 +75,17 @@ def _setting_from_attrs(traj: pd.DataFrame):
         return None
 
 
-def detect_t0(s: np.ndarray, alpha: np.ndarray, rate_frac: float = 0.1) -> tuple[float | None, int | None]:
+def detect_t0(s: np.ndarray, alpha: np.ndarray, rate_frac: float = 0.1,
+              min_growth: float = 0.05) -> tuple[float | None, int | None]:
     """T0 and its row index: see the module docstring."""
     pos = np.flatnonzero((s > 0) & (alpha > 0))
     if len(pos) < 3:
         return None, None
     ls, la = np.log(s[pos]), np.log(alpha[pos])
+    if not la.max() - la[0] > min_growth:  # α never grew: no phase I
+        return None, None
     g = np.gradient(la, ls)
     k = int(np.argmax(g))
-    if not g[k] > 0:
-        return None, None
     after = np.flatnonzero(g[k:] < rate_frac * g[k])
     if not len(after):
         return None, None

@@ -1,0 +1,196 @@
+"""The reduced dynamics (SPEC §3): GD recursion vs flow, against the full model's GD, Lemma 4.3's
+γ ≥ ρ along the recursion, divergence handling, phase detection, the SPEC §9 regime and the CLI."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from theorydyn import Setting, model
+from theorydyn.reduced import COLUMNS, detect_phases, integrate, main, make_bank, population_risk
+from theorydyn.reduced_phases import detect_t0
+
+from test_reduced import _enumerate_full  # noqa: E402  (tests/ is on sys.path under pytest)
+
+
+def test_gd_recursion_equals_full_model_population_gd():
+    """Three steps of population GD on the full D×D model (exhaustive enumeration, D=6, C=2) land on
+    the reduced recursion's (α, γ, ρ), and A keeps its three-value form, v ∈ span(w*) (Lemmas 4.1–4.2)."""
+    s = Setting(D=6, C=2, q=0.5, nu=0.1)
+    z, y, w = _enumerate_full(s)
+    from theorydyn import data
+
+    X = data.embed(s, z)
+    eta = 3.0
+    traj = integrate(s, "gd", eta=eta, steps=3, expectation="exact", n_points=4)
+    A = model.symmetric_attention(s, 0.0, 0.0)
+    v = s.alpha0 * s.w_star
+    for k in range(1, 4):
+        _, gA, gv = model.risk_and_grad(s, A, v, X, y, weights=w)
+        A = A - eta * gA
+        v = v - eta * gv
+        row = traj[traj.step == k].iloc[0]
+        np.testing.assert_allclose(A[s.in_set_mask], row.gamma, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(A[s.cross_set_mask], row.rho, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(v, row.alpha * s.w_star, rtol=1e-10, atol=1e-14)
+        assert np.all(np.diag(A) == s.beta)
+    assert traj.attrs["status"] == "ok"
+
+
+def test_trajectory_format():
+    s = Setting(D=8, C=2, q=0.4, p=3, nu=0.125)
+    for method, kw in (("flow", dict(s_max=50.0)), ("gd", dict(eta=0.5, steps=100))):
+        tr = integrate(s, method, expectation="exact", n_points=30, **kw)
+        assert list(tr.columns) == COLUMNS
+        assert tr.s.iloc[0] == 0 and tr.s.is_monotonic_increasing and tr.s.iloc[-1] == pytest.approx(50.0)
+        ls = np.log(tr.s.iloc[1:].to_numpy())
+        assert np.ptp(np.diff(ls)) < 0.5 * np.mean(np.diff(ls)) + (0.7 if method == "gd" else 0)  # log-spaced
+        assert tr.attrs["status"] == "ok" and tr.attrs["setting"] == s.to_dict()
+        assert tr.attrs["options"]["method"] == method
+        np.testing.assert_allclose(tr.step, tr.s / tr.attrs["options"]["eta"])
+        assert set(["T0", "T1", "T1_mass", "T2", "lemma43_ratio", "gamma_ge_rho", "plateau_alpha", "plateau_risk",
+                    "plateau_err", "final_risk", "final_err_y", "final_err_f"]) <= set(tr.attrs["phases"])
+        # the recorded risk is the reduced risk at the recorded point
+        r = tr.iloc[-1]
+        assert population_risk(s, r.alpha, r.gamma, r.rho).risk == pytest.approx(r.risk, rel=1e-12)
+
+
+def test_gd_small_eta_converges_to_flow():
+    """GD with step η differs from the flow by O(η): halving η halves the gap."""
+    s = Setting(D=8, C=2, q=0.4, p=3, nu=0.125)
+    bank = make_bank(s, "exact")
+    fl = integrate(s, "flow", s_max=40.0, bank=bank, rtol=1e-10, atol=1e-13, n_points=20)
+    gaps = []
+    for eta in (0.04, 0.02, 0.01):
+        gd = integrate(s, "gd", eta=eta, steps=int(round(40.0 / eta)), bank=bank, n_points=20)
+        end = gd.iloc[-1]
+        gaps.append(np.abs(np.array([end.alpha, end.gamma, end.rho]) - fl.iloc[-1][["alpha", "gamma", "rho"]].to_numpy(float)))
+    gaps = np.array(gaps)
+    assert gaps[-1, 0] < 2e-3 * abs(fl.iloc[-1].alpha - s.alpha0)  # close, relative to how far α moved
+    np.testing.assert_allclose(gaps[:-1, 0] / gaps[1:, 0], 2.0, rtol=0.15)  # first order in η
+
+
+@settings(max_examples=10, deadline=None)
+@given(DC=st.sampled_from([(12, 2), (16, 2), (16, 4), (32, 2)]), qf=st.floats(0.05, 0.5), nuD=st.floats(0.5, 2.0),
+       beta=st.floats(0.5, 2.0), eta=st.floats(0.1, 2.0), tau=st.floats(1.0, 2.0))
+def test_gamma_stays_above_rho_along_the_recursion(DC, qf, nuD, beta, eta, tau):
+    """Lemma 4.3: from γ = ρ = 0, γ(t) ≥ ρ(t) at every step of population GD (exact expectation),
+    in the paper's regime: q ≤ C²/(2D), ν = Θ(1/D), β > 0.
+
+    Outside it the lemma can fail (test_gamma_below_rho_outside_the_regime); β = γ = ρ is a
+    stationary point (test_uniform_attention_is_stationary_in_gamma_rho)."""
+    D, C = DC
+    s = Setting(D=D, C=C, q=qf * C * C / D, nu=nuD / D, beta=beta, tau=tau)
+    tr = integrate(s, "gd", eta=eta, steps=300, expectation="exact", n_points=300)
+    assert tr.attrs["status"] == "ok"
+    assert tr.attrs["phases"]["gamma_ge_rho"]
+    assert np.all(tr.gamma.to_numpy() >= tr.rho.to_numpy())
+    assert np.all(np.diff(tr.gamma.to_numpy()) >= 0)  # γ's increment is positive
+
+
+def test_gamma_below_rho_outside_the_regime():
+    """A measured limit of Lemma 4.3: at small D with q = C²/D = 1 (every patch carries ±w*),
+    γ decreases and ρ increases from the start, so patch association does not hold."""
+    s = Setting(D=16, C=4, q=1.0)
+    tr = integrate(s, "gd", eta=1.0, steps=200, expectation="exact", n_points=20)
+    assert tr.attrs["phases"]["gamma_ge_rho"] is False
+    assert tr.gamma.iloc[-1] < 0 < tr.rho.iloc[-1]
+
+
+def test_uniform_attention_is_stationary_in_gamma_rho():
+    """β = γ = ρ makes S uniform: h_i = αT/D for all i and ∂ℓ/∂γ = ∂ℓ/∂ρ = 0 exactly (so with β = 0
+    the recursion never leaves γ = ρ = 0 and γ ≥ ρ is decided by rounding)."""
+    s = Setting(D=12, C=3, q=0.5, beta=0.4)
+    e = population_risk(s, 1.3, 0.4, 0.4)
+    assert abs(e.grad[0]) > 1e-3
+    assert np.all(np.abs(e.grad[1:]) < 1e-15)
+    assert np.all(np.abs(population_risk(s, 1.3, 0.5, 0.4).grad[1:]) > 1e-6)
+
+
+@settings(max_examples=10, deadline=None)
+@given(alpha=st.floats(0.1, 3.0), gamma=st.floats(-1.0, 3.0), rho=st.floats(-1.0, 1.0))
+def test_one_small_gd_step_follows_the_flow_direction(alpha, gamma, rho):
+    """From any start, 50 GD steps of η = 1e-3 agree with the flow to s = 0.05 up to O(η·s)."""
+    s = Setting(D=6, C=2, q=0.5, nu=0.1)
+    bank = make_bank(s, "exact")
+    init = (alpha, gamma, rho)
+    fl = integrate(s, "flow", s_max=0.05, init=init, bank=bank, rtol=1e-11, atol=1e-14, n_points=3)
+    gd = integrate(s, "gd", eta=1e-3, steps=50, init=init, bank=bank, n_points=3)
+    a, b = fl.iloc[-1], gd.iloc[-1]
+    move = np.abs(np.array([a.alpha - alpha, a.gamma - gamma, a.rho - rho]))
+    gap = np.abs(np.array([a.alpha - b.alpha, a.gamma - b.gamma, a.rho - b.rho]))
+    assert np.all(gap <= 0.05 * move + 1e-12)
+
+
+def test_divergence_stops_and_keeps_the_trajectory():
+    s = Setting(D=8, C=2, q=0.4, nu=0.125)
+    tr = integrate(s, "gd", eta=1e4, steps=1000, expectation="exact", n_points=100)
+    st_ = tr.attrs["status"]
+    assert st_.startswith("diverged (non-finite risk) at step") and "s=" in st_
+    assert 1 <= len(tr) < 100 and np.all(np.isfinite(tr[["alpha", "risk"]].to_numpy()))
+    k = int(st_.split("step ")[1].split(" ")[0])
+    assert tr.step.iloc[-1] < k
+
+
+def test_bad_options_are_named():
+    s = Setting(D=8, C=2)
+    for kw, word in ((dict(method="euler"), "method"), (dict(eta=0.0), "eta"), (dict(steps=2.5, method="gd"), "steps"),
+                     (dict(s_max=-1.0), "s_max"), (dict(n_points=1), "n_points"), (dict(solver="Euler"), "solver"),
+                     (dict(expectation="both"), "expectation")):
+        with pytest.raises(ValueError, match=word):
+            integrate(s, **kw)
+
+
+def test_detect_phases_on_a_synthetic_trajectory():
+    s = np.concatenate([[0.0], np.geomspace(0.01, 1e4, 400)])
+    alpha = 0.1 + 3.0 / (1 + (20.0 / np.maximum(s, 1e-9)) ** 3)  # rises around s = 20, flat after ~100
+    gamma = np.where(s > 1000, (s - 1000) / 1000, 0.0) + 1e-5 * s
+    rho = -1e-6 * s  # max |ρ| = 0.01 at the end
+    err = np.where(s < 3000, 0.12, 0.005)
+    traj = pd.DataFrame(dict(s=s, alpha=alpha, gamma=gamma, rho=rho, err_f=err))
+    ph = detect_phases(traj, err_tol=0.02)
+    assert 30 < ph["T0"] < 150 and ph["plateau_alpha"] > 0.9 * 3.1
+    # T1: first γ > 0.01, i.e. 1e-5 s + (s − 1000)/1000 > 0.01
+    assert ph["T1"] == pytest.approx(s[np.argmax(gamma > 0.01)]) and 900 < ph["T1"] < 1100
+    assert ph["T2"] == pytest.approx(s[np.argmax(s >= 3000)])
+    assert ph["T1_mass"] is None and ph["plateau_risk"] is None  # no Λ, Γ, risk columns, no setting
+    assert ph["gamma_ge_rho"] is True
+    assert ph["lemma43_ratio"] == pytest.approx(10.0, rel=1e-6)  # Δγ/|Δρ| = 1e-5/1e-6 in phase II
+    traj.loc[5, "gamma"] = -1.0
+    assert detect_phases(traj)["gamma_ge_rho"] is False
+    with pytest.raises(ValueError, match="err_f"):
+        detect_phases(traj.drop(columns="err_f"))
+    assert detect_t0(s, np.full_like(s, 0.5))[0] is None  # α that never grows has no phase I
+
+
+@pytest.mark.slow
+def test_spec9_regime_shows_three_phases():
+    """SPEC §9: α plateaus (risk ≈ 0.387, error ≈ 12%), then γ grows and the error falls below 2%."""
+    s = Setting(D=64, C=4, q=0.25, p=3, nu=1 / 64, beta=1.0, tau=1.0)
+    tr = integrate(s, "flow", s_max=2e4, n_samples=4000, seed=0, n_points=120)
+    ph = tr.attrs["phases"]
+    assert tr.attrs["status"] == "ok"
+    assert 20 < ph["T0"] < 200 and 3.5 < ph["plateau_alpha"] < 4.1
+    assert ph["plateau_risk"] == pytest.approx(0.387, abs=0.01) and ph["plateau_err"] == pytest.approx(0.12, abs=0.02)
+    assert ph["T0"] < ph["T1"] <= ph["T1_mass"] and ph["T1"] < ph["T2"] < 2e4
+    assert ph["gamma_ge_rho"] and ph["lemma43_ratio"] > 1
+    assert ph["final_err_f"] < 0.01 and ph["final_risk"] < 0.05
+    mid = tr[(tr.s > 2 * ph["T0"]) & (tr.s < ph["T1"] / 5)]
+    assert np.ptp(mid.alpha) < 0.02 * ph["plateau_alpha"]  # α frozen in phase II
+
+
+def test_cli_runs_and_rejects_bad_values(tmp_path, capsys):
+    assert main(["--D", "8", "--C", "2", "--q", "0.4", "--expectation", "exact", "--s-max", "30", "--n-points", "40",
+                 "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "T0" in out and "status: ok" in out
+    csv = tmp_path / "reduced_flow_D8_C2.csv"
+    assert list(pd.read_csv(csv).columns) == COLUMNS
+    assert (tmp_path / "reduced_flow_D8_C2.png").stat().st_size > 10_000
+    for argv, word in ((["--D", "10", "--C", "4"], "C must divide D"), (["--eta", "-1"], "--eta"),
+                       (["--n-samples", "1"], "--n-samples"), (["--expectation", "exact"], "max_terms"),
+                       (["--q", "2"], "q must lie")):
+        with pytest.raises(SystemExit) as e:
+            main(argv + ["--out", str(tmp_path), "--no-plot"])
+        assert e.value.code == 2
+        assert word in capsys.readouterr().err

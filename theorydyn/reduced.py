@@ -490,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--n-points", type=positive(int, "--n-points"), default=200, help="rows of the trajectory")
     g.add_argument("--solver", choices=_SOLVERS, default="LSODA")
     g.add_argument("--err-tol", type=positive(float, "--err-tol"), default=0.02, help="T2 tolerance on err_f")
-    g.add_argument("--out", type=Path, default=Path("out/reduced"), help="output folder (default %(default)s)")
+    g.add_argument("--out", type=Path, default=Path("runs/reduced"), help="output folder (default %(default)s)")
     g.add_argument("--no-plot", action="store_true", help="skip the PNG")
     args = ap.parse_args(argv)
     s = setting_from_args(args)

@@ -297,8 +297,9 @@ def reference_numpy(alpha, gamma, rho, beta, tau, p, nu, C, D, set_counts, weigh
         uc = (Lc - Gc) * z + (Gc - Xc) * sm + Xc * T
         ur = (Lr - Gr) * z + (Gr - Xr) * sm + Xr * T
         h = alpha * u
-        ds = p * h ** (p - 1) + nu
-        sig = n * (h**p + nu * h)
+        hp1 = h ** (p - 1)
+        ds = p * hp1 + nu
+        sig = n * (hp1 * h + nu * h)
         F += sig.sum(axis=1)
         Fabs += np.abs(sig).sum(axis=1)
         nd = n * ds

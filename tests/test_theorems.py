@@ -205,3 +205,13 @@ def test_figure_2_check_trains_on_gaussian_data_without_block_structure():
     assert err.measured < 0.3  # it did learn something (chance is 0.5) …
     assert "block attention and v = w err" in err.note  # … and the note carries the reference errors
     assert np.isnan(res.trajectory["test_err_f"]).all()  # explicit test data: f undefined in the simulator
+
+
+def test_theorems_cli_cheap_checks_and_bad_input(capsys, tmp_path):
+    out = tmp_path / "c.csv"
+    assert th.main(["--D", "16", "--only", "3.2", "--out", str(out)]) == 0
+    assert "Theorem 3.2" in out.read_text()
+    for argv, word in ((["--only", "3.3"], "--only"), (["--D", "30"], "C must divide D")):
+        with pytest.raises(SystemExit) as e:
+            th.main(argv)
+        assert e.value.code == 2 and word in capsys.readouterr().err

@@ -475,7 +475,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help=f"comma-separated subset of {','.join(METHODS)}")
     ap.add_argument("--target", default="0.9,0.95", help="target accuracies, comma-separated (each in (0, 1); "
                     "the first is plotted)")
-    ap.add_argument("--out", default="results/transfer", help="output folder (CSV + PNG)")
+    ap.add_argument("--out", default="runs/transfer", help="output folder (CSV + PNG; default runs/transfer)")
     args = ap.parse_args(argv)
     cfg = dict(FULL if args.full else QUICK)
     for k in ("Ds", "Ns", "seeds"):

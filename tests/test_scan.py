@@ -315,3 +315,19 @@ def test_real_runner_rows_are_reproducible_and_complete(tmp_path):
         traj = pd.read_csv(tmp_path / "a" / "tiny" / f"{row['key']}.csv")
         assert traj["risk"].iloc[-1] == pytest.approx(row["final_risk"], rel=1e-12)
         assert row["min_gamma_minus_rho"] == pytest.approx((traj["gamma"] - traj["rho"]).min(), rel=1e-12, abs=1e-300)
+
+
+def test_flags_override_a_saved_grid_and_name_it():
+    spec = spec_from_args(build_parser().parse_args(["--spec", str(ROOT / "scans" / "default.toml"), "--q", "0.25",
+                                                     "--s-max", "1e4"]))
+    assert spec.name == "default_q0.25_smax10000"
+    assert "q" not in spec.axes and spec.base["q"] == 0.25 and spec.base["s_max"] == 1e4
+    assert [p.seed for p in spec.expand()] == [0, 1, 2]
+
+
+def test_flags_that_cannot_act_are_refused(capsys):
+    for argv, msg in ((["--eta", "1", "5"], "--eta: has no effect"), (["--N", "100"], "--N: is the simulator"),
+                      (["--seeds", "-1"], "seed must be an integer >= 0")):
+        with pytest.raises(SystemExit) as e:
+            run_scan(spec_from_args(build_parser().parse_args(argv)), progress=False, plots=False)
+        assert e.value.code == 2 and msg in capsys.readouterr().err

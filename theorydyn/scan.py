@@ -350,7 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--n-samples", type=positive(int, "--n-samples"), default=None,
                    help="Monte Carlo count samples (default 4000)")
     o.add_argument("--expectation", choices=("mc", "exact"), default=None, help="Monte Carlo or exact (small L)")
-    o.add_argument("--n-points", type=positive(int, "--n-points"), default=None, help="trajectory points (default 200)")
+    o.add_argument("--n-points", type=positive(int, "--n-points"), default=None, help="trajectory points (default 400)")
     o.add_argument("--simulate", action="store_true", default=None, help="also run the finite-sample simulator")
     o.add_argument("--sim-steps", type=positive(int, "--sim-steps"), default=None, help="simulator GD steps (1200)")
     o.add_argument("--omega", type=positive(float, "--omega"), default=None, help="simulator init scale ω (1e-3)")

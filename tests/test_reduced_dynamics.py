@@ -194,3 +194,15 @@ def test_cli_runs_and_rejects_bad_values(tmp_path, capsys):
             main(argv + ["--out", str(tmp_path), "--no-plot"])
         assert e.value.code == 2
         assert word in capsys.readouterr().err
+
+
+def test_explicit_time_grid_for_comparisons():
+    """``s_grid`` records gd and flow at the same times (gd rounds to whole steps)."""
+    s = Setting(D=8, C=2, q=0.4, nu=0.125)
+    grid = [0.0, 0.5, 2.0, 7.5, 20.0]
+    gd = integrate(s, "gd", eta=0.5, s_grid=grid, expectation="exact")
+    fl = integrate(s, "flow", s_grid=gd.s.to_numpy(), expectation="exact")
+    np.testing.assert_array_equal(gd.s, grid)
+    np.testing.assert_array_equal(fl.s, grid)
+    np.testing.assert_array_equal(gd.step, [0, 1, 4, 15, 40])
+    assert np.max(np.abs(gd.alpha - fl.alpha)) < 0.05 * np.ptp(fl.alpha)

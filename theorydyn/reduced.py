@@ -70,6 +70,8 @@ class Bank:
             identical Monte Carlo samples).
         n_samples: N, the number of Monte Carlo draws (0 for exact).
         amb_f: Pr[f = 0] under the bank's weights (the ambiguous points, excluded from err_f).
+        row_ptr, nz_type, nz_count: ``counts`` in compressed rows (what the kernel reads).
+        plus, minus, zero: (K,) the count types.
     """
 
     kind: str
@@ -80,6 +82,9 @@ class Bank:
     weights: np.ndarray
     n_samples: int
     amb_f: float
+    row_ptr: np.ndarray = field(repr=False, default=None)
+    nz_type: np.ndarray = field(repr=False, default=None)
+    nz_count: np.ndarray = field(repr=False, default=None)
     plus: np.ndarray = field(repr=False, default=None)
     minus: np.ndarray = field(repr=False, default=None)
     zero: np.ndarray = field(repr=False, default=None)
@@ -114,9 +119,12 @@ def _finish_bank(s: Setting, kind: str, counts: np.ndarray, weights: np.ndarray,
     f = counts.astype(np.float64) @ _threshold(s.C, sm)
     Tvals, tidx = np.unique(T, return_inverse=True)
     weights = np.ascontiguousarray(weights, dtype=np.float64)
+    rows, cols = np.nonzero(counts)  # row-major order
+    row_ptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(counts)))]).astype(np.int64)
     return Bank(kind=kind, counts=np.ascontiguousarray(counts, dtype=np.int16), tidx=tidx.astype(np.int64).ravel(),
                 Tvals=Tvals.astype(np.float64), fval=f, weights=weights, n_samples=int(n_samples),
-                amb_f=float(weights[f == 0].sum()), plus=plus, minus=minus, zero=zero)
+                amb_f=float(weights[f == 0].sum()), row_ptr=row_ptr, nz_type=cols.astype(np.int64),
+                nz_count=counts[rows, cols].astype(np.float64), plus=plus, minus=minus, zero=zero)
 
 
 def bank_from_set_counts(s: Setting, set_counts: np.ndarray, merge: bool = True) -> Bank:
@@ -220,7 +228,8 @@ class _Evaluator:
         self.tab = np.empty((len(bank.plus), len(bank.Tvals), 4))
         self.out = np.empty(rk.N_OUT)
         self.args = (float(s.beta), float(s.tau), int(s.p), float(s.nu), int(s.C), int(s.D), bank.plus, bank.minus,
-                     bank.zero, bank.Tvals, bank.counts, bank.tidx, bank.fval, bank.weights)
+                     bank.zero, bank.Tvals, bank.row_ptr, bank.nz_type, bank.nz_count, bank.tidx, bank.fval,
+                     bank.weights)
 
     def raw(self, alpha: float, gamma: float, rho: float) -> np.ndarray:
         rk.evaluate(float(alpha), float(gamma), float(rho), *self.args, self.tab, self.out)
@@ -337,7 +346,8 @@ def integrate(s: Setting, method: str = "flow", *, eta: float = 1.0, steps: int 
               s_max: float | None = None, n_samples: int = 4000, seed: int = 0, expectation: str = "mc",
               n_points: int = 200, s_min: float | None = None, solver: str = "LSODA", rtol: float = 1e-7,
               atol: float = 1e-10, init: tuple[float, float, float] | None = None, max_terms: int = MAX_TERMS,
-              err_tol: float = 0.02, progress: bool = False, bank: Bank | None = None) -> pd.DataFrame:
+              err_tol: float = 0.02, progress: bool = False, bank: Bank | None = None,
+              s_grid=None) -> pd.DataFrame:
     """Population GD (``method="gd"``) or gradient flow (``method="flow"``) of ℓ_red from the idealized init.
 
     Args:
@@ -353,6 +363,9 @@ def integrate(s: Setting, method: str = "flow", *, eta: float = 1.0, steps: int 
             (default min(η, s_max/100) for gd, min(0.01, s_max/100) for flow) to the end; for gd the
             grid is rounded to whole steps.
         err_tol: tolerance of T2 in the phase summary.
+        s_grid: explicit increasing times s ≥ 0 to record instead of the log grid (gd rounds them
+            to whole steps; the end of the run is max(s_grid) unless s_max/steps say otherwise).
+        bank: reuse a bank from :func:`make_bank` (then expectation/n_samples/seed are not used).
         progress: print a progress line on stderr.
 
     Returns:
@@ -372,6 +385,12 @@ def integrate(s: Setting, method: str = "flow", *, eta: float = 1.0, steps: int 
     _check_positive("n_points", n_points, integer=True)
     if n_points < 2:
         raise ValueError(f"n_points must be >= 2, got {n_points}")
+    if s_grid is not None:
+        s_grid = np.unique(np.asarray(s_grid, dtype=np.float64))
+        if len(s_grid) == 0 or not np.all(np.isfinite(s_grid)) or s_grid[0] < 0:
+            raise ValueError("s_grid must be a non-empty array of finite times >= 0")
+        if s_max is None and steps is None:
+            s_max = float(s_grid[-1])
     if method == "gd":
         if steps is None:
             steps = int(math.ceil((s_max if s_max is not None else 1e5) / eta))
@@ -388,9 +407,9 @@ def integrate(s: Setting, method: str = "flow", *, eta: float = 1.0, steps: int 
                    atol=atol if method == "flow" else None, init=[float(x) for x in th0], err_tol=err_tol)
     prog = _Progress(progress, f"reduced {method}", s_end)
     if method == "gd":
-        rows, status = _run_gd(s, ev, th0, eta, steps, n_points, s_min, prog)
+        rows, status = _run_gd(s, ev, th0, eta, steps, n_points, s_min, prog, s_grid)
     else:
-        rows, status = _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, prog)
+        rows, status = _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, prog, s_grid)
     prog(rows[-1]["s"] if rows else 0.0, force=True)
     prog.done()
     traj = pd.DataFrame(rows, columns=COLUMNS)
@@ -405,9 +424,13 @@ def _log_grid(lo: float, hi: float, n: int) -> np.ndarray:
     return np.concatenate([[0.0], np.geomspace(lo, hi, n - 1)]) if n > 1 else np.array([0.0])
 
 
-def _run_gd(s, ev, th, eta, steps, n_points, s_min, prog):
-    lo = max(1.0, (s_min if s_min is not None else min(eta, eta * steps / 100)) / eta)
-    grid = np.unique(np.rint(_log_grid(min(lo, steps), steps, n_points)).astype(np.int64))
+def _run_gd(s, ev, th, eta, steps, n_points, s_min, prog, s_grid=None):
+    if s_grid is None:
+        lo = max(1.0, (s_min if s_min is not None else min(eta, eta * steps / 100)) / eta)
+        grid = np.unique(np.rint(_log_grid(min(lo, steps), steps, n_points)).astype(np.int64))
+    else:
+        grid = np.unique(np.rint(s_grid / eta).astype(np.int64))
+        grid = grid[grid <= steps]
     rows, cur = [], 0
     th = th.copy()
     args = ev.args
@@ -426,7 +449,7 @@ def _run_gd(s, ev, th, eta, steps, n_points, s_min, prog):
     return rows, "ok"
 
 
-def _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, prog):
+def _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, prog, s_grid=None):
     from scipy import integrate as si
 
     scale = np.array([1.0, 1.0 / s.n_in, 1.0 / s.n_cross])
@@ -437,14 +460,19 @@ def _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, prog)
             raise _Diverged(t)
         return -o[2:5] * scale
 
-    lo = s_min if s_min is not None else min(0.01, s_end / 100)
-    grid = _log_grid(min(lo, s_end), s_end, n_points)
+    if s_grid is None:
+        lo = s_min if s_min is not None else min(0.01, s_end / 100)
+        grid = _log_grid(min(lo, s_end), s_end, n_points)
+    else:
+        grid = s_grid[s_grid <= s_end]
     rows = []
-    row = _row(ev, 0.0, 0.0, th0)
-    if row is None:
-        return rows, "diverged (non-finite risk) at s=0"
-    rows.append(row)
-    gi = 1
+    gi = 0
+    while gi < len(grid) and grid[gi] == 0.0:
+        row = _row(ev, 0.0, 0.0, th0)
+        if row is None:
+            return rows, "diverged (non-finite risk) at s=0"
+        rows.append(row)
+        gi += 1
     try:
         ode = getattr(si, solver)(rhs, 0.0, th0.copy(), s_end, rtol=rtol, atol=atol)
         while gi < len(grid):

@@ -13,7 +13,8 @@ with the row-softmax values Λ, Γ, Ξ of logits b = β/τ, c = γ/τ, r = ρ/τ
 K = (C+1)(C+2)/2 *types*. The contribution of a set of type k to F — and to ∂F/∂α, ∂F/∂c,
 ∂F/∂r — depends on the sample only through (k, T), both integers. So for each (α, γ, ρ)
 :func:`build_table` fills a (K, n_T, 4) table once, and a sample (stored as its histogram of
-types, ``counts`` (M, K), signal set included) costs a handful of lookups:
+types, ``counts`` (M, K), signal set included, passed to the kernel in compressed rows so that
+only the types present are visited) costs a handful of lookups:
 
     F = Σ_k counts_k · tab[k, T, 0],    ∂F/∂θ = Σ_k counts_k · tab[k, T, 1..3].
 
@@ -127,7 +128,7 @@ def _logistic(F: float) -> tuple[float, float]:
 
 
 @njit(cache=True)
-def accumulate(tab, counts, tidx, fval, weights, out):
+def accumulate(tab, row_ptr, nz_type, nz_count, tidx, fval, weights, out):
     """Weighted sums over a bank of samples, written to ``out`` (N_OUT,):
 
     0 Σw ℓ, 1 Σw ℓ², 2–4 Σw ℓ'·∂F/∂(α, c, r), 5–7 Σw (ℓ'·∂F/∂(α, c, r))²,
@@ -136,14 +137,16 @@ def accumulate(tab, counts, tidx, fval, weights, out):
 
     Args:
         tab: (K, n_T, 4) from :func:`build_table`.
-        counts: (M, K) histogram of set types per sample (signal set included).
+        row_ptr, nz_type, nz_count: the (M, K) histogram of set types per sample (signal set
+            included) in compressed rows: sample n has ``nz_count[j]`` sets of type ``nz_type[j]``
+            for j in [row_ptr[n], row_ptr[n+1]) (only the types present: a few of the K).
         tidx: (M,) index of each sample's T into the table's T axis.
         fval: (M,) labelling function f of each sample (y = +1).
         weights: (M,) sample weights summing to 1.
     """
     for j in range(N_OUT):
         out[j] = 0.0
-    M, K = counts.shape
+    M = tidx.shape[0]
     for n in range(M):
         t = tidx[n]
         F = 0.0
@@ -151,14 +154,15 @@ def accumulate(tab, counts, tidx, fval, weights, out):
         gA = 0.0
         gC = 0.0
         gR = 0.0
-        for k in range(K):
-            c = counts[n, k]
-            if c != 0:
-                F += c * tab[k, t, 0]
-                Fabs += c * abs(tab[k, t, 0])
-                gA += c * tab[k, t, 1]
-                gC += c * tab[k, t, 2]
-                gR += c * tab[k, t, 3]
+        for j in range(row_ptr[n], row_ptr[n + 1]):
+            k = nz_type[j]
+            c = nz_count[j]
+            v = tab[k, t, 0]
+            F += c * v
+            Fabs += c * abs(v)
+            gA += c * tab[k, t, 1]
+            gC += c * tab[k, t, 2]
+            gR += c * tab[k, t, 3]
         w = weights[n]
         if not math.isfinite(F):
             out[10] += w
@@ -186,12 +190,12 @@ def accumulate(tab, counts, tidx, fval, weights, out):
 
 
 @njit(cache=True)
-def evaluate(alpha, gamma, rho, beta, tau, p, nu, C, D, plus, minus, zero, Tvals, counts, tidx, fval, weights,
-             tab, out):
+def evaluate(alpha, gamma, rho, beta, tau, p, nu, C, D, plus, minus, zero, Tvals, row_ptr, nz_type, nz_count, tidx,
+             fval, weights, tab, out):
     """Table + accumulate; ``out`` as in :func:`accumulate` with 2–7 already in (α, γ, ρ):
     the c- and r-derivatives are divided by τ (∂/∂γ = (1/τ)∂/∂c)."""
     build_table(alpha, gamma, rho, beta, tau, p, nu, C, D, plus, minus, zero, Tvals, tab)
-    accumulate(tab, counts, tidx, fval, weights, out)
+    accumulate(tab, row_ptr, nz_type, nz_count, tidx, fval, weights, out)
     out[3] /= tau
     out[4] /= tau
     out[6] /= tau * tau
@@ -199,8 +203,8 @@ def evaluate(alpha, gamma, rho, beta, tau, p, nu, C, D, plus, minus, zero, Tvals
 
 
 @njit(cache=True)
-def gd_run(theta, eta, n_in, n_cross, n_steps, beta, tau, p, nu, C, D, plus, minus, zero, Tvals, counts, tidx,
-           fval, weights, tab, out):
+def gd_run(theta, eta, n_in, n_cross, n_steps, beta, tau, p, nu, C, D, plus, minus, zero, Tvals, row_ptr, nz_type,
+           nz_count, tidx, fval, weights, tab, out):
     """``n_steps`` steps of the paper's recursion (SPEC §3), updating ``theta`` = (α, γ, ρ) in place:
 
         α ← α − η ∂ℓ_red/∂α,  γ ← γ − η ∂ℓ_red/∂γ / (D(C−1)),  ρ ← ρ − η ∂ℓ_red/∂ρ / (D(D−C)).
@@ -210,8 +214,8 @@ def gd_run(theta, eta, n_in, n_cross, n_steps, beta, tau, p, nu, C, D, plus, min
     was not finite (divergence) and ``theta`` is left at that state.
     """
     for i in range(n_steps):
-        evaluate(theta[0], theta[1], theta[2], beta, tau, p, nu, C, D, plus, minus, zero, Tvals, counts, tidx,
-                 fval, weights, tab, out)
+        evaluate(theta[0], theta[1], theta[2], beta, tau, p, nu, C, D, plus, minus, zero, Tvals, row_ptr, nz_type,
+                 nz_count, tidx, fval, weights, tab, out)
         if not (out[10] == 0.0 and math.isfinite(out[0]) and math.isfinite(out[2]) and math.isfinite(out[3])
                 and math.isfinite(out[4])):
             return i

@@ -20,7 +20,15 @@ Dynamics (SPEC §3), with the per-entry updates of the full model:
     flow (``method="flow"``): the same right-hand side in time s = η·t, integrated by a stiff
                               scipy solver (LSODA by default) on a fixed bank (common random numbers).
 
-Phases (Section 4.1): see :func:`theorydyn.reduced_phases.detect_phases`.
+Errors (same convention as :func:`theorydyn.data.errors`): err_y = Pr[y F ≤ 0];
+err_f = Pr[f F ≤ 0 | f ≠ 0], with f = Σ_m Thr(s_m), Thr(z) = z if |z| > 0.9 C else 0; the mass
+amb_f = Pr[f = 0] (a random set mirroring the signal set) is excluded and reported. A sample whose
+F is zero by symmetry (e.g. T = 0 at γ = ρ = 0) counts as F = 0 (an error), not as the sign of
+its rounding residue.
+
+Phases (Section 4.1): see :func:`theorydyn.reduced_phases.detect_phases`. Measured limit of
+Lemma 4.3: γ ≥ ρ holds from the idealized init for q ≤ C²/(2D) in every case tried, but fails at
+small D with large q (e.g. D=16, C=4, q=1; D=24, C=4, q=2/3), where γ decreases.
 
 CLI: ``python -m theorydyn.reduced --help``.
 """
@@ -41,7 +49,7 @@ from . import reduced_kernels as rk
 from .reduced_phases import detect_phases
 from .setting import Setting
 
-__all__ = ["Bank", "Estimate", "make_bank", "mc_set_counts", "bank_from_set_counts", "population_risk",
+__all__ = ["Bank", "Estimate", "make_bank", "mc_set_counts", "bank_from_set_counts", "n_exact_terms", "population_risk",
            "integrate", "detect_phases", "softmax_values", "forward_counts", "COLUMNS", "main"]
 
 #: Columns of a trajectory returned by :func:`integrate`.

@@ -8,6 +8,7 @@ plots) can be tested in milliseconds. Environment variables steer crash tests:
     SCAN_FAKE_MARKER=path     …only while this file does not exist (it is created just before)
     SCAN_FAKE_SLEEP=seconds   sleep in every call
     SCAN_FAKE_FAIL_Q=q        raise ValueError for that q
+    SCAN_FAKE_PIDS=dir        write this process's id into dir (one file per process)
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def _bump_counter() -> int:
 
 def fake_point(s, options, seed):
     n = _bump_counter()
+    if os.environ.get("SCAN_FAKE_PIDS"):
+        open(os.path.join(os.environ["SCAN_FAKE_PIDS"], str(os.getpid())), "w").close()
     kill_at = int(os.environ.get("SCAN_FAKE_KILL_AT", "0") or 0)
     marker = os.environ.get("SCAN_FAKE_MARKER")
     if kill_at and n == kill_at and marker and not os.path.exists(marker):

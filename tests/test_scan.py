@@ -232,6 +232,39 @@ def test_worker_process_killed_loses_only_points_in_flight(tmp_path):
     assert len(keys) == 12 and len(set(keys)) == 12  # 4 q × the 3 default seeds, each once
 
 
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc (Linux)")
+def test_workers_exit_when_the_driver_is_killed(tmp_path):
+    """kill -9 of the driver must not leave its worker processes running (or waiting) forever."""
+    import signal
+    import time
+
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    cmd = [sys.executable, "-m", "theorydyn.scan", "--runner", FAKE, "--results-dir", str(tmp_path / "res"),
+           "--no-plots", "--quiet", "--D", "16", "--C", "4", "--q", "0.1", "0.2", "0.3", "--workers", "2"]
+    driver = subprocess.Popen(cmd, cwd=ROOT, env=_env(tmp_path, SCAN_FAKE_SLEEP=3, SCAN_FAKE_PIDS=pids),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    workers = [int(p.name) for p in pids.iterdir()]
+    assert len(workers) == 2
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    deadline = time.monotonic() + 15
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(w) for w in workers)
+
+
 def test_invalid_axis_value_exits_2_naming_it_before_any_work(tmp_path):
     r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.2", "1.5")
     assert r.returncode == 2

@@ -16,6 +16,7 @@ import importlib
 import multiprocessing
 import os
 import socket
+import threading
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any, Callable
@@ -43,6 +44,23 @@ def execute_point(runner: str, setting, options: dict[str, Any], seed: int) -> d
     out = dict(fn(setting, options, seed))
     out["wall_s"] = time.perf_counter() - t
     return out
+
+
+def _exit_with_parent(parent_pid: int, every_s: float = 0.5) -> None:
+    """Worker initializer: leave as soon as the scan's driver is gone.
+
+    A driver killed with SIGKILL cannot tell its pool to stop; its workers would finish their
+    point (whose row the dead driver can no longer save) and then wait forever on the queue.
+    A daemon thread notices the re-parenting and ends the worker instead.
+    """
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent_pid:
+                os._exit(1)
+            time.sleep(every_s)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 class InlineExecutor(Executor):
@@ -103,7 +121,8 @@ def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHan
     saved = {k: os.environ.get(k) for k in _THREAD_VARS}
     for k in _THREAD_VARS:
         os.environ.setdefault(k, "1")
-    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_exit_with_parent, initargs=(os.getpid(),))
 
     def restore() -> None:
         for k, v in saved.items():

@@ -321,10 +321,10 @@ def test_cli_bad_values_exit_2_naming_the_rule(argv, word, capsys, tmp_path):
 
 def test_cli_writes_trajectory_summary_and_figure(tmp_path):
     rc = main(["--D", "8", "--C", "2", "--N", "256", "--eta", "1", "--steps", "12", "--record-every", "4",
-               "--n-test", "128", "--out", str(tmp_path), "--quiet"])
+               "--n-test", "128", "--dense-until", "2", "--out", str(tmp_path), "--quiet"])
     assert rc == 0
     t = pd.read_csv(tmp_path / "trajectory.csv")
-    assert list(t["step"]) == [0, 4, 8, 12]
+    assert list(t["step"]) == [0, 1, 2, 4, 8, 12]
     for col in ("s", "v_wstar", "cos_v", "in_mean", "in_std", "cross_mean", "cross_std", "cross_absmax",
                 "row_spread_max", "association", "train_risk", "test_err_y", "test_err_f", "alpha", "gamma",
                 "rho", "err_y", "err_f"):

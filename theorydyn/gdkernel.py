@@ -132,11 +132,20 @@ def _xV(x, V, UT):
                 UT[r, j] = acc[r]
 
 
+#: Samples per sub-block in the replica kernel: their U, dU (and X rows) stay in cache while each
+#: replica's S, Sᵀ and ∂S partial (3 D² floats) are walked once per sub-block, not once per sample.
+SUB = 16
+
+
 @numba.njit(cache=True, fastmath=False, parallel=True)
 def _fused_many(X, y, w, uw, S, ST, V, p, nu, block, out_dS, out_gV, out_lw):
-    """R replicas sharing X: the products with X_n run over all replicas at once (U = X_n V;
-    Gv += X_nᵀ dU), so X_n is loaded once for all of them.  S, ST (R, D, D); V (d, R);
-    partials out_dS (nb, R, D, D), out_gV (nb, R, d), out_lw (nb, R, 2)."""
+    """R replicas sharing X.  S, ST (R, D, D); V (d, R); partials per block out_dS (nb, R, D, D),
+    out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]).
+
+    For R > 1 the products with X run over all replicas at once (U = X_n V; G_v += X_nᵀ dU), so
+    each X_n is loaded from memory once for all of them; the D×D work is done replica by
+    replica over a sub-block of SUB samples, so that replica's matrices stay in cache.
+    """
     N, D, d = X.shape
     R = V.shape[1]
     nb = out_dS.shape[0]
@@ -148,56 +157,60 @@ def _fused_many(X, y, w, uw, S, ST, V, p, nu, block, out_dS, out_gV, out_lw):
         dS[:, :, :] = 0.0
         gV[:, :] = 0.0
         out_lw[bi, :, :] = 0.0
-        UT = np.empty((R, D))
-        dUT = np.empty((R, D))
+        UT = np.empty((SUB, R, D))
+        dUT = np.empty((SUB, R, D))
         dU = np.empty((D, R))
         h = np.empty(D)
         g = np.empty(D)
-        for a in range(a0, a1):
-            x = X[a]
-            _xV(x, V, UT)
-            wa = uw if w.shape[0] == 0 else w[a]
+        for c0 in range(a0, a1, SUB):
+            c1 = min(a1, c0 + SUB)
+            for a in range(c0, c1):
+                _xV(X[a], V, UT[a - c0])
             for r in range(R):
-                u = UT[r]
-                du = dUT[r]
-                h[:] = 0.0
-                for j in range(D):
-                    uj = u[j]
-                    for i in range(D):
-                        h[i] += ST[r, j, i] * uj
-                F = 0.0
-                for i in range(D):
-                    F += _pow_int(h[i], p) + nu * h[i]
-                m = y[a] * F
-                lo, sig = _loss_and_dloss(m, wa)
-                out_lw[bi, r, 0] += lo
-                if not m > 0:  # a NaN margin counts as wrong
-                    out_lw[bi, r, 1] += wa
-                c = -y[a] * sig
-                for i in range(D):
-                    g[i] = c * (p * _pow_int(h[i], p - 1) + nu)
-                du[:] = 0.0
-                for i in range(D):
-                    gi = g[i]
+                for a in range(c0, c1):
+                    u = UT[a - c0, r]
+                    du = dUT[a - c0, r]
+                    wa = uw if w.shape[0] == 0 else w[a]
+                    h[:] = 0.0
                     for j in range(D):
-                        dS[r, i, j] += gi * u[j]
-                        du[j] += gi * S[r, i, j]
-            if R == 1:
-                du = dUT[0]
-                gv = gV[0]
-                for j in range(D):
-                    duj = du[j]
-                    for k in range(d):
-                        gv[k] += duj * x[j, k]
-            else:
-                for j in range(D):
-                    for r in range(R):
-                        dU[j, r] = dUT[r, j]
-                for j in range(D):
-                    for k in range(d):
-                        xjk = x[j, k]
+                        uj = u[j]
+                        for i in range(D):
+                            h[i] += ST[r, j, i] * uj
+                    F = 0.0
+                    for i in range(D):
+                        F += _pow_int(h[i], p) + nu * h[i]
+                    m = y[a] * F
+                    lo, sig = _loss_and_dloss(m, wa)
+                    out_lw[bi, r, 0] += lo
+                    if not m > 0:  # a NaN margin counts as wrong
+                        out_lw[bi, r, 1] += wa
+                    c = -y[a] * sig
+                    for i in range(D):
+                        g[i] = c * (p * _pow_int(h[i], p - 1) + nu)
+                    du[:] = 0.0
+                    for i in range(D):
+                        gi = g[i]
+                        for j in range(D):
+                            dS[r, i, j] += gi * u[j]
+                            du[j] += gi * S[r, i, j]
+            for a in range(c0, c1):
+                x = X[a]
+                if R == 1:
+                    du = dUT[a - c0, 0]
+                    gv = gV[0]
+                    for j in range(D):
+                        duj = du[j]
+                        for k in range(d):
+                            gv[k] += duj * x[j, k]
+                else:
+                    for j in range(D):
                         for r in range(R):
-                            gV[r, k] += xjk * dU[j, r]
+                            dU[j, r] = dUT[a - c0, r, j]
+                    for j in range(D):
+                        for k in range(d):
+                            xjk = x[j, k]
+                            for r in range(R):
+                                gV[r, k] += xjk * dU[j, r]
 
 
 @numba.njit(cache=True, fastmath=False, parallel=True)

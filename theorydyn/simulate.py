@@ -265,7 +265,8 @@ def _check_options(N, eta, steps, omega, record_every, dtype, n_test):
 def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] = 10.0, steps: int = 1200,
                       omega: float = 1e-3, seed: int = 0, record_every: int = 50, dtype: str = "float64",
                       n_test: int = 8192, train=None, test=None, A0=None, v0=None, progress: bool = False,
-                      replicas: int | None = None, init_seeds: Sequence[int] | None = None) -> list[SimResult]:
+                      replicas: int | None = None, init_seeds: Sequence[int] | None = None,
+                      dense_until: int = 0) -> list[SimResult]:
     """R runs sharing one X in one pass per step (U = X V with V: (d, R)).
 
     Replica r uses the training/test data of ``seed``, the learning rate ``eta[r]`` (a scalar
@@ -370,7 +371,7 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
                 alive[r] = False
                 div_step[r] = t
                 status[r] = f"diverged (non-finite risk or gradient) at step {t}"
-        if t % record_every == 0 or t == steps:
+        if t % record_every == 0 or t == steps or t <= dense_until:
             if alive.any():
                 record(t, risk, err)
         if t == steps:
@@ -398,7 +399,7 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
         options = dict(N=int(X.shape[0]), eta=float(etas[r]), steps=int(steps), omega=float(omega), seed=int(seed),
                        init_seed=int(init_seeds[r]), record_every=int(record_every), dtype=dtype.name,
                        n_test=int(Xt.shape[0]), explicit_train=train is not None, explicit_test=test is not None,
-                       explicit_init=A0 is not None or v0 is not None, replicas=R)
+                       explicit_init=A0 is not None or v0 is not None, replicas=R, dense_until=int(dense_until))
         traj.attrs["setting"] = s.to_dict()
         traj.attrs["options"] = options
         traj.attrs["status"] = status[r]
@@ -410,7 +411,8 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
 
 def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, omega: float = 1e-3,
              seed: int = 0, record_every: int = 50, dtype: str = "float64", n_test: int = 8192,
-             train=None, test=None, A0=None, v0=None, progress: bool = False, replicas: int | None = None):
+             train=None, test=None, A0=None, v0=None, progress: bool = False, replicas: int | None = None,
+             dense_until: int = 0):
     """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; SPEC §4).
 
     Args:
@@ -430,6 +432,7 @@ def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, o
         progress: a progress line on stderr at every record.
         replicas: if given, run that many initialisations (seeds seed, seed+1, …) on the same data
             in one pass and return a list (see :func:`simulate_replicas`).
+        dense_until: also record every step up to this one (phase I is over in a few steps).
 
     Returns:
         :class:`SimResult` (a list of them with ``replicas``).
@@ -439,9 +442,9 @@ def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, o
     """
     if replicas is not None:
         return simulate_replicas(s, N, eta, steps, omega, seed, record_every, dtype, n_test, train, test,
-                                 A0, v0, progress, replicas=replicas)
+                                 A0, v0, progress, replicas=replicas, dense_until=dense_until)
     return simulate_replicas(s, N, eta, steps, omega, seed, record_every, dtype, n_test, train, test,
-                             A0, v0, progress, init_seeds=[seed])[0]
+                             A0, v0, progress, init_seeds=[seed], dense_until=dense_until)[0]
 
 
 def compare_with_reduced(*args, **kwargs):
@@ -505,6 +508,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     g.add_argument("--record-every", type=positive(int, "record-every"), default=10, help="record every k steps")
     g.add_argument("--dtype", choices=("float64", "float32"), default="float32", help="storage of X")
     g.add_argument("--n-test", type=positive(int, "n-test"), default=8192, help="fresh test samples")
+    g.add_argument("--dense-until", type=positive(int, "dense-until", allow_zero=True), default=40,
+                   help="also record every step up to this one (default %(default)s: resolves phase I)")
     g.add_argument("--out", default="simulate_out", help="output directory (default %(default)s)")
     g.add_argument("--quiet", action="store_true", help="no progress line")
     args = ap.parse_args(argv)
@@ -519,7 +524,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         fail(f"out: cannot create directory {out}: {e.strerror}")
     res = simulate(s, N=args.N, eta=args.eta, steps=args.steps, omega=args.omega, seed=args.seed,
-                   record_every=args.record_every, dtype=args.dtype, n_test=args.n_test, progress=not args.quiet)
+                   record_every=args.record_every, dtype=args.dtype, n_test=args.n_test, progress=not args.quiet,
+                   dense_until=args.dense_until)
     res.trajectory.to_csv(out / "trajectory.csv", index=False)
     (out / "summary.json").write_text(json.dumps(summary(res, s), indent=2, default=_json_default))
     plot_figure4(res, s, out / "figure4.png")

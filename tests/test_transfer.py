@@ -132,3 +132,20 @@ def test_cli_rejects_bad_input_with_exit_2(argv, word, capsys):
         tr.main(argv)
     assert e.value.code == 2
     assert word in capsys.readouterr().err
+
+
+def test_run_end_to_end_writes_tables_and_reuses_the_cached_upstream_attention(tmp_path):
+    s = Setting(D=16, C=4, q=0.25, nu=1 / 64)
+    opts = tr.TransferOptions(Ns=(8, 16), seeds=1, N_test=256, steps_v=20, steps_scratch=10)
+    kw = dict(Ds=(8, 16), opts=opts, upstream_N=256, upstream_steps=5, methods=("pretrained", "init", "other-partition"),
+              out=tmp_path, progress=None)
+    raw, summary, tgt, slopes, up = tr.run(Setting(D=8, C=2, q=0.25, nu=1 / 64), **kw)
+    assert not up["cached"].any() and (up["status"] == "ok").all()
+    for name in ("raw", "summary", "target", "slopes", "upstream"):
+        assert (tmp_path / f"transfer_{name}.csv").exists()
+    assert (tmp_path / "transfer_curves.png").exists() and (tmp_path / "transfer_target.png").exists()
+    assert set(raw["D"]) == {8, 16} and set(raw["method"]) == {"pretrained", "init", "other-partition"}
+    raw2, *_, up2 = tr.run(Setting(D=8, C=2, q=0.25, nu=1 / 64), **kw)
+    assert up2["cached"].all()
+    pd.testing.assert_frame_equal(raw, raw2)
+    assert s.q == tr.setting_at(Setting(D=8, C=2, q=0.25, nu=1 / 64), 16).q  # q, ν kept across D

@@ -384,38 +384,66 @@ def setting_at(s: Setting, D: int) -> Setting:
                    partition_seed=s.partition_seed, **kw)
 
 
+def _cache_key(s: Setting, N: int, steps: int, eta: float, omega: float, seed: int) -> str:
+    part = s.partition if isinstance(s.partition, str) else "explicit"
+    return (f"upstream_D{s.D}_C{s.C}_d{s.d}_q{s.q:g}_nu{s.nu:g}_beta{s.beta:g}_tau{s.tau:g}_{part}{s.partition_seed}"
+            f"_feat{s.feature if isinstance(s.feature, int) else 'vec'}_N{N}_steps{steps}_eta{eta:g}_omega{omega:g}_seed{seed}.npz")
+
+
+def pretrained_attention(s: Setting, N: int, steps: int, eta: float, omega: float, seed: int = 0,
+                         cache: str | Path | None = None) -> tuple[np.ndarray, dict]:
+    """Â pre-trained upstream (:func:`pretrain`), read from / written to ``cache`` (an .npz per
+    setting and options) so that the downstream experiment can be re-run without pre-training.
+    Returns (Â, info) with info: status, steps, test_err_f, association (own sets), wall_s, cached."""
+    from .theorems import association
+
+    path = Path(cache) / _cache_key(s, N, steps, eta, omega, seed) if cache is not None else None
+    if path is not None and path.exists():
+        z = np.load(path, allow_pickle=False)
+        info = {k: z[k].item() for k in z.files if k != "A"}
+        info["cached"] = True
+        return np.array(z["A"]), info
+    t = time.perf_counter()
+    res = pretrain(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed)
+    last = res.trajectory.iloc[-1]
+    info = dict(status=str(res.status), steps=int(last["step"]), test_err_f=float(last.get("test_err_f", np.nan)),
+                association=association(s, res.A), wall_s=time.perf_counter() - t)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, A=res.A, **{k: np.asarray(v) for k, v in info.items()})
+    info["cached"] = False
+    return res.A, info
+
+
 def run(s: Setting, Ds: Iterable[int] = (16, 32, 64), opts: TransferOptions = TransferOptions(),
         upstream_N: int = 16384, upstream_steps: int = 1200, upstream_eta: float = 10.0,
         methods: Sequence[str] = ("pretrained", "init", "other-partition", "scratch", "logreg"),
         targets: Sequence[float] = (0.9, 0.95), out: str | Path | None = None,
-        progress: Callable[[str], None] | None = _progress):
-    """Pre-train upstream at each D, then the transfer curves and the Ñ-to-target table.
+        progress: Callable[[str], None] | None = _progress, cache: str | Path | None = None):
+    """Pre-train upstream at each D (or read Â from ``cache``, default ``out/upstream_cache``), then
+    the transfer curves and the Ñ-to-target table.
 
-    Returns (raw, summary, target_df, slopes, upstream) DataFrames; with ``out`` writes
-    ``transfer_raw.csv``, ``transfer_summary.csv``, ``transfer_target.csv``, ``transfer_slopes.csv``,
-    ``transfer_upstream.csv``, ``transfer_curves.png`` and ``transfer_target.png`` there.
+    Returns (raw, summary, target_df, slopes, upstream) DataFrames; with ``out`` writes them (see
+    :func:`report`) and ``transfer_upstream.csv`` there.
     """
+    if cache is None and out is not None:
+        cache = Path(out) / "upstream_cache"
     raws, ups = [], []
     for D in Ds:
         sD = setting_at(s, D)
         attn: dict[str, np.ndarray] = {}
-        for name, part in (("pretrained", sD.partition), ("other-partition", "random")):
+        for name in ("pretrained", "other-partition"):
             if name not in methods:
                 continue
-            up_s = sD if name == "pretrained" else sD.replace(partition=part, partition_seed=sD.partition_seed + 1)
-            t = time.perf_counter()
-            res = pretrain(up_s, N=upstream_N, eta=upstream_eta, steps=upstream_steps, omega=opts.omega, seed=0)
-            from .theorems import association
-
-            last = res.trajectory.iloc[-1]
-            ups.append(dict(D=D, method=name, status=str(res.status), steps=int(last["step"]),
-                            test_err_f=float(last.get("test_err_f", np.nan)),
-                            association_own=association(up_s, res.A), association_blocks=association(sD, res.A),
-                            wall_s=time.perf_counter() - t))
+            up_s = sD if name == "pretrained" else sD.replace(partition="random", partition_seed=sD.partition_seed + 1)
+            A, info = pretrained_attention(up_s, upstream_N, upstream_steps, upstream_eta, opts.omega, 0, cache)
+            info = dict(D=D, method=name, association_blocks=association_of(sD, A), **info)
+            ups.append(info)
             if progress:
-                progress(f"upstream D={D} {name}: status {res.status}, association (own sets) "
-                         f"{ups[-1]['association_own']:.2f}, err_f {ups[-1]['test_err_f']:.3f}, {ups[-1]['wall_s']:.0f} s")
-            attn[name] = res.A
+                progress(f"upstream D={D} {name}: status {info['status']}, association (own sets) "
+                         f"{info['association']:.2f}, with the downstream sets {info['association_blocks']:.2f}, "
+                         f"err_f {info['test_err_f']:.3f}, {info['wall_s']:.0f} s{' (cached)' if info['cached'] else ''}")
+            attn[name] = A
         if "init" in methods:
             attn["init"] = init_attention(sD, opts.omega, np.random.default_rng(12345))
         if "oracle" in methods:
@@ -423,19 +451,35 @@ def run(s: Setting, Ds: Iterable[int] = (16, 32, 64), opts: TransferOptions = Tr
         baselines = [m for m in ("scratch", "logreg") if m in methods]
         raws.append(transfer_curves(sD, attn, opts, baselines=baselines, progress=progress))
     raw = pd.concat(raws, ignore_index=True)
+    upstream = pd.DataFrame(ups)
+    summary, tgt, slopes = report(raw, out, targets)
+    if out is not None:
+        upstream.to_csv(Path(out) / "transfer_upstream.csv", index=False)
+    return raw, summary, tgt, slopes, upstream
+
+
+def association_of(s: Setting, A: np.ndarray) -> float:
+    """Definition 2.2's association of Â with the sets of ``s``."""
+    from .theorems import association
+
+    return association(s, A)
+
+
+def report(raw: pd.DataFrame, out: str | Path | None = None, targets: Sequence[float] = (0.9, 0.95)):
+    """From the tidy per-seed table (possibly several runs concatenated): the summary, the Ñ-to-target
+    table and the log-log slopes; with ``out`` writes ``transfer_raw.csv``, ``transfer_summary.csv``,
+    ``transfer_target.csv``, ``transfer_slopes.csv``, ``transfer_curves.png``, ``transfer_target.png``."""
     summary = summarize(raw)
     tgt = pd.concat([samples_to_target(summary, t) for t in targets], ignore_index=True)
     slopes = loglog_slopes(tgt)
-    upstream = pd.DataFrame(ups)
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        for name, df in (("raw", raw), ("summary", summary), ("target", tgt), ("slopes", slopes),
-                         ("upstream", upstream)):
+        for name, df in (("raw", raw), ("summary", summary), ("target", tgt), ("slopes", slopes)):
             df.to_csv(out / f"transfer_{name}.csv", index=False)
         plot_curves(summary, out / "transfer_curves.png", target=targets[0])
         plot_samples_to_target(tgt, out / "transfer_target.png")
-    return raw, summary, tgt, slopes, upstream
+    return summary, tgt, slopes
 
 
 # ---- CLI -------------------------------------------------------------------------------------
@@ -476,6 +520,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--target", default="0.9,0.95", help="target accuracies, comma-separated (each in (0, 1); "
                     "the first is plotted)")
     ap.add_argument("--out", default="runs/transfer", help="output folder (CSV + PNG; default runs/transfer)")
+    ap.add_argument("--cache", default=None, help="folder of pre-trained Â (.npz; default OUT/upstream_cache)")
     args = ap.parse_args(argv)
     cfg = dict(FULL if args.full else QUICK)
     for k in ("Ds", "Ns", "seeds"):
@@ -507,7 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            logreg_max_N=cfg["logreg_max_N"], scratch_max_N=cfg["scratch_max_N"])
     raw, summary, tgt, slopes, upstream = run(s, cfg["Ds"], opts, upstream_N=cfg["upstream_N"],
                                               upstream_steps=cfg["upstream_steps"], upstream_eta=args.eta,
-                                              methods=methods, targets=targets, out=args.out)
+                                              methods=methods, targets=targets, out=args.out, cache=args.cache)
     with pd.option_context("display.width", 160, "display.max_rows", 200):
         print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         print(tgt.to_string(index=False))

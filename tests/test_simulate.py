@@ -268,14 +268,16 @@ def test_population_gd_keeps_the_three_value_form(alpha, gamma, rho):
 
 
 @pytest.mark.slow
-def test_large_N_tracks_the_reduced_dynamics():
+def test_large_N_tracks_the_reduced_dynamics(tmp_path):
     """Semi-realistic comparison (SPEC §4): with the idealized init, the simulator's (α, γ, ρ) tend
     to the reduced trajectory as N grows (finite-sample error ~ N^{-1/2})."""
     from theorydyn.simcompare import compare_with_reduced
 
     s = Setting(D=8, C=2)
     tab, curves = compare_with_reduced(s, Ns=(256, 16384), eta=2.0, steps=60, seeds=(0, 1), n_test=2048,
-                                       record_every=5)
+                                       record_every=5, plot=tmp_path / "gap.png")
+    assert (tmp_path / "gap.png").read_bytes()[:4] == b"\x89PNG"
+    assert set(curves) == {"reduced", "N=256", "N=16384"}
     g = tab.groupby("N").mean(numeric_only=True)
     for col in ("gap_alpha", "gap_gamma", "gap_rho"):
         assert g.loc[16384, col] < 0.5 * g.loc[256, col], col

@@ -65,7 +65,8 @@ def compare_with_reduced(s: Setting, Ns: Sequence[int] = (1024, 4096, 16384, 655
                          steps: int = 200, seeds: Sequence[int] = (0,), init: str = "idealized",
                          omega: float = 1e-3, dtype: str = "float64", record_every: int | None = None,
                          n_test: int = 8192, reduced_method: str = "gd", expectation: str = "auto",
-                         n_samples: int = 20000, reduced: pd.DataFrame | None = None, progress: bool = False):
+                         n_samples: int = 20000, reduced: pd.DataFrame | None = None, progress: bool = False,
+                         plot=None):
     """Simulator against the reduced dynamics for N in ``Ns``: the gap must shrink as N grows.
 
     Args:
@@ -78,6 +79,7 @@ def compare_with_reduced(s: Setting, Ns: Sequence[int] = (1024, 4096, 16384, 655
         reduced_method: ``"gd"`` (same recursion) or ``"flow"``; ``reduced``: a precomputed
             reduced trajectory (columns s, alpha, gamma, rho, err_f) to use instead.
         expectation, n_samples: how the reduced model takes the population expectation.
+        plot: if a path, also draw the gap against N and the curves there (PNG).
 
     Returns:
         (table, curves): table with columns N, seed, gap_alpha, gap_gamma, gap_rho, gap_err_f,
@@ -101,4 +103,9 @@ def compare_with_reduced(s: Setting, Ns: Sequence[int] = (1024, 4096, 16384, 655
             if k == 0:
                 t = res.trajectory.copy()
                 curves[f"N={N}"] = t
-    return pd.DataFrame(rows), curves
+    table = pd.DataFrame(rows)
+    if plot is not None:
+        from .simplots import plot_comparison
+
+        plot_comparison(table, plot, curves)
+    return table, curves

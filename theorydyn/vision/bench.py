@@ -1,0 +1,132 @@
+"""``python -m theorydyn.vision.bench`` — training throughput, positional against vanilla attention.
+
+Images per second of one full training step (forward, backward, AdamW update; bf16 autocast on
+CUDA) of two ViTs of equal size that differ only in the attention, at batch 128 and 1024 on
+32×32×3 inputs. Positional attention computes its ``H`` score matrices ``(D, D)`` once per batch
+from ``P`` and skips, per image, the ``Q``/``K`` projections (``2E²`` of the ``6E²`` multiply-adds
+per token with MLP width ``E``) and the ``QKᵀ`` product; the ratio positional/vanilla is printed
+for each batch size. Vanilla attention uses PyTorch's fused ``scaled_dot_product_attention``, the
+strongest plain reference. On a GPU the paper's ViT (width 384, 7 layers, 12 heads) is timed;
+on a CPU a narrower one (``--width 96 --depth 2``) with few steps, unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import pandas as pd
+
+
+def step_rate(model, batch: int, steps: int, warmup: int, device) -> float:
+    """Images per second of ``steps`` timed training steps after ``warmup`` untimed ones."""
+    import torch
+    import torch.nn.functional as F
+
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    g = torch.Generator(device=device).manual_seed(0)
+    x = torch.randn(batch, 3, 32, 32, device=device, generator=g)
+    y = torch.randint(0, 10, (batch,), device=device, generator=g)
+    amp = device.type == "cuda"
+
+    def one():
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            loss = F.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    for _ in range(warmup):
+        one()
+    if amp:
+        torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        one()
+    if amp:
+        torch.cuda.synchronize()
+    return steps * batch / (time.perf_counter() - t0)
+
+
+def main(argv=None) -> int:
+    from ..cli import positive
+
+    p = argparse.ArgumentParser(prog="python -m theorydyn.vision.bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present")
+    p.add_argument("--batches", default="128,1024", help="comma-separated batch sizes")
+    p.add_argument("--width", type=positive(int, "--width"), default=None, help="default 384 on cuda, 96 on cpu")
+    p.add_argument("--depth", type=positive(int, "--depth"), default=None, help="default 7 on cuda, 2 on cpu")
+    p.add_argument("--heads", type=positive(int, "--heads"), default=None, help="default 12 on cuda, 4 on cpu")
+    p.add_argument("--patch", type=positive(int, "--patch"), default=4)
+    p.add_argument("--steps", type=positive(int, "--steps"), default=None, help="timed steps (default 30 cuda, 2 cpu)")
+    p.add_argument("--warmup", type=positive(int, "--warmup", allow_zero=True), default=None)
+    p.add_argument("--repeats", type=positive(int, "--repeats"), default=None,
+                   help="alternate the two models this many times, keep each one's best (default 3 cuda, 2 cpu)")
+    p.add_argument("--compile", action="store_true", help="torch.compile both models")
+    p.add_argument("--out", default=None, help="also write the table to this CSV")
+    args = p.parse_args(argv)
+
+    from ..cli import fail
+
+    prog = p.prog
+    try:
+        import torch
+    except ImportError:
+        fail("torch is missing: install the vision extra (pip install torch==2.13.0 scikit-learn)", prog)
+    from .model import ViT, ViTConfig
+
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    if device.type == "cuda" and not torch.cuda.is_available():
+        fail("--device: cuda requested but no CUDA device is available", prog)
+    gpu = device.type == "cuda"
+    try:
+        batches = [int(b) for b in args.batches.split(",")]
+        assert all(b > 0 for b in batches)
+    except (ValueError, AssertionError):
+        fail(f"--batches: must be positive integers separated by commas, got {args.batches!r}", prog)
+    width, depth = args.width or (384 if gpu else 96), args.depth or (7 if gpu else 2)
+    heads = args.heads or (12 if gpu else 4)
+    if width % heads:
+        fail(f"--heads: must divide --width {width}, got {heads}", prog)
+    if 32 % args.patch:
+        fail(f"--patch: must divide the image size 32, got {args.patch}", prog)
+    steps, warmup = args.steps or (30 if gpu else 2), args.warmup if args.warmup is not None else (10 if gpu else 1)
+    repeats = args.repeats or (3 if gpu else 2)
+    if gpu:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    name = torch.cuda.get_device_name(device) if gpu else f"CPU, {torch.get_num_threads()} threads"
+    print(f"device: {name}; ViT width {width}, depth {depth}, heads {heads}, MLP {width}, patch {args.patch} "
+          f"({(32 // args.patch) ** 2} tokens); {steps} timed steps after {warmup}, best of {repeats}", file=sys.stderr)
+    rows = []
+    for batch in batches:
+        models = {}
+        for att in ("positional", "vanilla"):
+            torch.manual_seed(0)
+            m = ViT(ViTConfig(width=width, depth=depth, heads=heads, mlp=width, patch=args.patch, attention=att)).to(device)
+            models[att] = torch.compile(m) if args.compile else m
+        best = {att: 0.0 for att in models}
+        for r in range(repeats):  # alternate, so that drifts of a shared machine hit both alike
+            for att, m in models.items():
+                best[att] = max(best[att], step_rate(m, batch, steps, warmup if r == 0 else 0, device))
+                print(f"\rbatch {batch} repeat {r + 1}/{repeats} {att}: {best[att]:,.0f} img/s   ",
+                      end="", file=sys.stderr, flush=True)
+        print(file=sys.stderr)
+        for att in models:
+            rows.append(dict(device=name, batch=batch, attention=att, images_per_s=best[att],
+                             ms_per_step=1e3 * batch / best[att], ratio_vs_vanilla=best[att] / best["vanilla"]))
+        del models
+        if gpu:
+            torch.cuda.empty_cache()
+    df = pd.DataFrame(rows)
+    print(df.drop(columns="device").to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
+    for batch in batches:
+        r = df[(df.batch == batch) & (df.attention == "positional")].ratio_vs_vanilla.item()
+        print(f"batch {batch}: positional/vanilla images per second = {r:.2f}x")
+    if args.out:
+        df.to_csv(args.out, index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -115,7 +115,13 @@ def _flow_vs_gd(s: Setting, n_samples: int, seed: int, quick: bool) -> list[Chec
 def theorem_checks(s: Setting, quick: bool = False) -> list[Check]:
     from .theorems import run_all
 
-    return list(run_all(s, quick=quick))
+    def say(msg: str) -> None:
+        print(f"[verify] theorems: {msg} …", file=sys.stderr, flush=True)
+
+    try:
+        return list(run_all(s, quick=quick, progress=say))
+    except TypeError:  # a run_all without a progress hook
+        return list(run_all(s, quick=quick))
 
 
 SOURCES: dict[str, tuple[str, Callable[..., list[Check]]]] = {

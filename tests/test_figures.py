@@ -10,6 +10,7 @@ from theorydyn import Setting, figures, scanplots
 from theorydyn.figures import REGISTRY, Figure, main, topc_association
 
 
+@pytest.mark.slow
 def test_registry_covers_the_required_figures_with_claims():
     for name in ("phases", "attention", "scaling", "figure4", "transfer", "vision"):
         fig = REGISTRY[name]
@@ -38,6 +39,7 @@ def _synthetic_scan():
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_scan_plots_render_to_nonempty_files(tmp_path):
     df = _synthetic_scan()
     (p,) = scanplots.plot_phase_times(df, "D", tmp_path / "t.png")

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -218,6 +219,7 @@ def test_kill_minus_9_mid_scan_then_resume(tmp_path):
     assert (tmp_path / "counter").stat().st_size == 3 + 4  # 3 calls, then only the 4 missing ones
 
 
+@pytest.mark.slow
 def test_worker_process_killed_loses_only_points_in_flight(tmp_path):
     args = ["--D", "16", "--C", "4", "--q", "0.1", "0.2", "0.3", "0.4", "--workers", "2"]
     first = _cli(tmp_path, *args, SCAN_FAKE_KILL_AT=4, SCAN_FAKE_MARKER=tmp_path / "killed")
@@ -240,6 +242,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc (Linux)")
 def test_workers_exit_when_the_driver_is_killed(tmp_path):
     """kill -9 of the driver must not leave its worker processes running (or waiting) forever."""
@@ -285,6 +288,7 @@ def test_a_failing_point_is_reported_not_stored_and_retried(tmp_path, monkeypatc
     assert len(ResultStore(tmp_path / "D16_C4_q0.1-0.2_seed0.csv")) == 2
 
 
+@pytest.mark.slow
 def test_same_seeds_same_rows_and_force_recomputes(tmp_path):
     spec = lambda: ScanSpec("det", base={"D": 16, "C": 4, "s_max": 1e4}, axes={"q": [0.1, 0.3], "seed": [0, 1]},  # noqa: E731
                             runner=FAKE)
@@ -318,6 +322,7 @@ def test_scheduler_that_cannot_be_reached_exits_2(tmp_path):
     assert r.returncode == 2 and "--scheduler" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_plots_and_summary_with_a_D_axis(tmp_path, capsys):
     out = run_scan(ScanSpec("scal", base={"C": 4, "s_max": 1e6}, axes={"D": [16, 32, 64], "seed": [0, 1]}, runner=FAKE),
                    results_dir=tmp_path, workers=0, progress=False)
@@ -331,6 +336,7 @@ def test_plots_and_summary_with_a_D_axis(tmp_path, capsys):
 
 
 # ---- the real runner at a tiny size -----------------------------------------------------------------
+@pytest.mark.slow
 def test_real_runner_rows_are_reproducible_and_complete(tmp_path):
     spec = lambda: ScanSpec("tiny", base={"D": 8, "C": 2, "s_max": 2e3, "n_samples": 300, "n_points": 60},  # noqa: E731
                             axes={"q": [0.3, 0.5], "seed": [0, 1]})
@@ -364,3 +370,19 @@ def test_flags_that_cannot_act_are_refused(capsys):
         with pytest.raises(SystemExit) as e:
             run_scan(spec_from_args(build_parser().parse_args(argv)), progress=False, plots=False)
         assert e.value.code == 2 and msg in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_simulate_option_adds_the_finite_sample_columns(tmp_path):
+    spec = ScanSpec("sim", base={"D": 8, "C": 2, "s_max": 200.0, "n_samples": 200, "n_points": 40, "simulate": True,
+                                 "N": 256, "sim_steps": 20, "record_every": 5, "eta": 10.0}, axes={"seed": [0]})
+    out = run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False, summary=False)
+    row = out.frame.iloc[0]
+    assert out.exit_code == 0
+    for col in ("sim_association", "sim_err_f", "sim_status", "sim_wall_s", "T2"):
+        assert col in out.frame.columns, col
+    assert 0.0 <= row["sim_association"] <= 1.0
+    A = np.load(tmp_path / "sim" / f"{row['key']}_A.npy")
+    assert A.shape == (8, 8)
+    sim = pd.read_csv(tmp_path / "sim" / f"{row['key']}_sim.csv")
+    assert sim["step"].iloc[-1] == 20

@@ -118,10 +118,10 @@ def theorem_checks(s: Setting, quick: bool = False) -> list[Check]:
     def say(msg: str) -> None:
         print(f"[verify] theorems: {msg} …", file=sys.stderr, flush=True)
 
-    try:
-        return list(run_all(s, quick=quick, progress=say))
-    except TypeError:  # a run_all without a progress hook
-        return list(run_all(s, quick=quick))
+    import inspect
+
+    hook = {"progress": say} if "progress" in inspect.signature(run_all).parameters else {}
+    return list(run_all(s, quick=quick, **hook))
 
 
 SOURCES: dict[str, tuple[str, Callable[..., list[Check]]]] = {

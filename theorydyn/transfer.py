@@ -233,8 +233,10 @@ def transfer_curves(s: Setting, attentions: dict[str, np.ndarray], opts: Transfe
     """Accuracy against Ñ for each frozen Â in ``attentions`` and each baseline, on the downstream
     task of ``s`` (the *upstream* setting; the downstream one is :func:`downstream_setting`).
 
-    Each (method, Ñ, seed) draws its own Ñ training samples (seed-dependent) and ṽ(0); all are
-    tested on one fresh test set. Returns a tidy DataFrame: D, method, N_tilde, seed, acc_f, acc_y.
+    Repeat k at size Ñ trains every method on the same Ñ samples (seed 1000·k + Ñ) with ṽ(0) from
+    seed k; all are tested on one fresh test set (seed ``test_seed``), so the error bars are the
+    spread over training samples and initialisations. Returns a tidy DataFrame: D, method, N_tilde,
+    seed, acc_f, acc_y.
     """
     sd = downstream_setting(s)
     test = TestSet.draw(sd, opts.N_test, seed=test_seed)
@@ -270,7 +272,8 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
 def samples_to_target(summary: pd.DataFrame, target: float = 0.9, column: str = "acc_f_mean") -> pd.DataFrame:
     """The Ñ each method needs for a mean accuracy ≥ ``target``: the first crossing of the mean curve,
     interpolated linearly in log Ñ. ``reached`` is False (and N_target NaN) when the largest Ñ tried
-    falls short; ``N_max`` is that largest Ñ (a lower bound on the need)."""
+    falls short; ``N_max`` is that largest Ñ (a lower bound on the need). ``at_smallest``: reached
+    already at the smallest Ñ, so N_target = Ñ_min is an upper bound on the need."""
     rows = []
     for (D, method), g in summary.groupby(["D", "method"], sort=True):
         g = g.sort_values("N_tilde")

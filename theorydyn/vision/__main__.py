@@ -22,7 +22,7 @@ def fail(message: str):
     _cli_fail(message, PROG)
 
 DEFAULTS = {
-    # 8×8 digits: a ViT sized for 16 patches of 2×2 pixels (measured: ≥ 95% test accuracy)
+    # 8×8 digits, no upsampling: 16 patches of 2×2 pixels (measured, seed 0: positional 96.4%, vanilla 96.2%)
     "digits": dict(width=128, depth=2, heads=4, mlp=256, patch=2, epochs=60, batch_size=64, lr=2e-3, warmup=3.0),
     # 32×32 images: the paper's small ViT (SPEC §8) and its 300 epochs at batch 128
     "cifar": dict(width=384, depth=7, heads=12, mlp=384, patch=4, epochs=300, batch_size=128, lr=1e-3, warmup=5.0),

@@ -12,6 +12,8 @@ order of the maps are moved back to the original image's coordinates.
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -63,12 +65,12 @@ def plot_maps(P: torch.Tensor, path, title: str, perm=None, s: int | None = None
     if perm is not None:
         sigma = induced_patch_permutation(g, perm, s // patch)
         panels = [("as learned (permuted positions)", M), ("after π_s⁻¹", unpermute_similarity(M, sigma))]
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 5), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 6), squeeze=False)
     for ax, (name, A) in zip(axes[0], panels):
         ax.imshow(mosaic(A), cmap="viridis", interpolation="nearest")
         ax.set_title(name, fontsize=10)
         ax.axis("off")
-    fig.suptitle(title, fontsize=11)
+    fig.suptitle(textwrap.fill(title, 45 * len(panels)), fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

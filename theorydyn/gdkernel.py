@@ -140,7 +140,7 @@ SUB = 16
 @numba.njit(cache=True, fastmath=False, parallel=True)
 def _fused_many(X, y, w, uw, S, ST, V, p, nu, block, out_dS, out_gV, out_lw):
     """R replicas sharing X.  S, ST (R, D, D); V (d, R); partials per block out_dS (nb, R, D, D),
-    out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]).
+    out_gV (nb, d, R), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]).
 
     For R > 1 the products with X run over all replicas at once (U = X_n V; G_v += X_nᵀ dU), so
     each X_n is loaded from memory once for all of them; the D×D work is done replica by
@@ -197,7 +197,7 @@ def _fused_many(X, y, w, uw, S, ST, V, p, nu, block, out_dS, out_gV, out_lw):
                 x = X[a]
                 if R == 1:
                     du = dUT[a - c0, 0]
-                    gv = gV[0]
+                    gv = gV.reshape(d)  # (d, 1) → (d,): a contiguous view
                     for j in range(D):
                         duj = du[j]
                         for k in range(d):
@@ -210,7 +210,7 @@ def _fused_many(X, y, w, uw, S, ST, V, p, nu, block, out_dS, out_gV, out_lw):
                         for k in range(d):
                             xjk = x[j, k]
                             for r in range(R):
-                                gV[r, k] += xjk * dU[j, r]
+                                gV[k, r] += xjk * dU[j, r]
 
 
 @numba.njit(cache=True, fastmath=False, parallel=True)
@@ -290,12 +290,12 @@ class FusedModel:
         ST = np.ascontiguousarray(S.transpose(0, 2, 1))
         with np.errstate(all="ignore"):  # divergence is detected by the caller, not warned about
             dS = np.empty((self.nb, R, D, D))
-            gVb = np.empty((self.nb, R, self.d))
+            gVb = np.empty((self.nb, self.d, R))
             lw = np.empty((self.nb, R, 2))
             _fused_many(self.X, self.y, self.w, 1.0 / self.N, S, ST, V, self.p, self.nu, self.block, dS, gVb, lw)
             # partials added in block order: independent of threads and scheduling
             dS_sum = dS.sum(axis=0)
-            gV = np.ascontiguousarray(gVb.sum(axis=0).T)
+            gV = gVb.sum(axis=0)
             risk, err = lw[:, :, 0].sum(axis=0), lw[:, :, 1].sum(axis=0)
             gA = softmax_backward(S, dS_sum, self.tau)
         return risk, err, gA, gV

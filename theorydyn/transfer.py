@@ -344,27 +344,31 @@ def plot_curves(summary: pd.DataFrame, path: str | Path, column: str = "acc_f", 
 
 def plot_samples_to_target(target_df: pd.DataFrame, path: str | Path, target: float | None = None) -> Path:
     """Ñ needed for the target accuracy against D, log-log (the first target in the table unless
-    given); methods that never reached it are drawn as open triangles at the largest Ñ tried
-    (a lower bound on their need)."""
+    given). Filled circles: interpolated crossing; filled ▼: reached already at the smallest Ñ (an
+    upper bound); open ▲ at the largest Ñ tried: never reached (a lower bound). Methods are shifted
+    slightly along D so that equal values stay visible."""
     plt = _pyplot()
     target = float(target_df["target"].iloc[0]) if target is None else target
     target_df = target_df[np.isclose(target_df["target"], target)]
-    fig, ax = plt.subplots(figsize=(5.2, 4.0))
-    for i, (method, g) in enumerate(target_df.groupby("method", sort=True)):
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    groups = list(target_df.groupby("method", sort=True))
+    for i, (method, g) in enumerate(groups):
         g = g.sort_values("D")
         color = f"C{i}"
-        r = g[g["reached"]]
-        ax.plot(r["D"], r["N_target"], marker="o", color=color, label=method)
-        u = g[~g["reached"]]
-        if len(u):
-            ax.scatter(u["D"], u["N_max"], marker="^", facecolors="none", edgecolors=color,
-                       label=f"{method} (not reached: > Ñ max)")
+        x = g["D"].to_numpy(float) * 2.0 ** (0.05 * (i - (len(groups) - 1) / 2))
+        reached, small = g["reached"].to_numpy(bool), g["at_smallest"].to_numpy(bool)
+        y = np.where(reached, g["N_target"], g["N_max"])
+        ax.plot(x[reached], y[reached], color=color, label=method)
+        ax.scatter(x[reached & ~small], y[reached & ~small], marker="o", color=color)
+        ax.scatter(x[small], y[small], marker="v", color=color)
+        ax.scatter(x[~reached], y[~reached], marker="^", facecolors="none", edgecolors=color)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xlabel("D (number of patches)")
     ax.set_ylabel(f"Ñ for accuracy ≥ {target:g}")
+    ax.set_title("● crossing   ▼ reached at the smallest Ñ   △ not reached (> largest Ñ)", fontsize=8)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=120)

@@ -335,3 +335,28 @@ def test_cli_writes_trajectory_summary_and_figure(tmp_path):
     assert summ["status"] == "ok" and "phases" in summ and "symmetry_breaking_final" in summ
     png = (tmp_path / "figure4.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_own_phases_on_a_hand_built_trajectory():
+    from theorydyn.simulate import own_phases
+
+    step = np.arange(0, 100, 10)
+    t = pd.DataFrame(dict(
+        step=step, s=2.0 * step,
+        v_wstar=[0.0, 3.0, 3.7, 4.0, 3.9, 3.5, 3.0, 2.8, 2.7, 2.7],
+        cos_v=[0.1, 0.99, 0.95, 0.9, 0.85, 0.88, 0.93, 0.96, 0.95, 0.95],
+        in_mean=[0.0, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 1.2, 1.3, 1.4],
+        cross_mean=[0.0, -0.01, -0.02, -0.04, -0.06, -0.08, -0.1, -0.1, -0.1, -0.1],
+        cross_absmax=[0.01, 0.05, 0.1, 0.15, 0.3, 0.4, 0.5, 0.5, 0.5, 0.5],
+        association=[0.0, 0.1, 0.3, 0.5, 0.8, 0.95, 1.0, 0.9, 0.9, 0.9],
+        test_err_y=[0.5, 0.15, 0.15, 0.14, 0.12, 0.08, 0.04, 0.025, 0.019, 0.01],
+        test_err_f=[0.5, 0.15, 0.15, 0.14, 0.12, 0.08, 0.03, 0.019, 0.015, 0.01],
+    ))
+    ph = own_phases(t)
+    assert ph["T1"] == 80.0 and ph["T1_step"] == 40  # first in-set mean strictly above max_t |cross mean| = 0.1
+    assert ph["T0_step"] == 20 and ph["alpha_plateau"] == 4.0
+    assert ph["T1_mean_gt_maxabs_cross_step"] == 50  # 0.5 > 0.4
+    assert ph["association_0.9_step"] == 50 and ph["association_peak"] == 1.0 and ph["association_peak_step"] == 60
+    assert ph["err_below_2pct_step"] == 70 and ph["T2"] == 140.0
+    assert ph["cos_v_min_step"] == 40 and ph["cos_v_min_after_start"] == 0.85
+    assert ph["cos_v_peak_before_min"] == 0.99 and ph["cos_v_max_after_min_step"] == 70

@@ -148,8 +148,7 @@ def symmetry_breaking(s: Setting, A: np.ndarray) -> dict[str, float]:
     return {
         "ratio_max_to_median_row": float(m.max() / med) if med > 0 else float("nan"),
         "set_top_over_rest_median": float(np.nanmedian(ratios)) if np.isfinite(ratios).any() else float("nan"),
-        "frac_sets_top_gt_2x_rest": float(np.mean(top > 2 * rest.max(axis=1))) if (rest > 0).all() else
-        float(np.mean((top > 2 * rest.max(axis=1)) & (rest.max(axis=1) > 0))),
+        "frac_sets_top_gt_2x_rest": float(np.mean((top > 2 * rest.max(axis=1)) & (rest.max(axis=1) > 0))),
         "top_row_share": float(np.nanmean(share)) if np.isfinite(share).any() else float("nan"),
     }
 
@@ -171,7 +170,8 @@ def own_phases(traj: pd.DataFrame, tol: float = ERR_TOL) -> dict[str, Any]:
     T1_mean_gt_maxabs_cross_step: first step where the in-set mean exceeds the current
         max_ij |cross-set Â_ij| (entrywise: every cross entry is below the average in-set one).
     association_0.9_step, err_below_2pct_step (test error against f, or against y when f is
-    undefined), T2 = s at that step; association_peak and its step.
+    undefined), T2 = s at that step; association_peak and its step; the dip of cos(v̂, w*):
+    its minimum after step 0, the peak before it and the recovery after it.
     """
     t = traj
     step, s = t["step"].to_numpy(), t["s"].to_numpy()
@@ -198,6 +198,11 @@ def own_phases(traj: pd.DataFrame, tol: float = ERR_TOL) -> dict[str, Any]:
     k = int(np.argmin(t["cos_v"].to_numpy()[1:])) + 1 if len(t) > 1 else 0
     out["cos_v_min_after_start"] = float(t["cos_v"].iloc[k])
     out["cos_v_min_step"] = int(step[k])
+    # the phase-II dip of cos(v̂, w*): its peak before the minimum and its recovery after it
+    out["cos_v_peak_before_min"] = float(t["cos_v"].iloc[1:k + 1].max()) if k >= 1 else float("nan")
+    j = k + int(np.argmax(t["cos_v"].to_numpy()[k:]))
+    out["cos_v_max_after_min"] = float(t["cos_v"].iloc[j])
+    out["cos_v_max_after_min_step"] = int(step[j])
     return out
 
 

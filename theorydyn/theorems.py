@@ -153,6 +153,7 @@ def check_theorem_3_1(s: Setting, N_fit: int = 200_000, N_test: int = 200_000, N
     errs = {}
     errs["oracle sum_j <w*, X_j>"] = best_phi_error(z1.sum(1), f1, z2.sum(1), f2)
     half = N_fit // 2
+    # Fitted to sign f (the target of Theorem 3.1); the rare f = 0 samples get label +1.
     lr = fit_logreg(z1[:half].astype(float), np.sign(f1[:half]) + (f1[:half] == 0), lam)
     errs["logistic regression on <w*, X_j>"] = best_phi_error(lr.decision(z1[half:].astype(float)), f1[half:],
                                                               lr.decision(z2.astype(float)), f2)

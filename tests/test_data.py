@@ -97,3 +97,32 @@ def test_gaussian_cnn_data():
     f = sum(sum(X[:, i, 0] for i in S) ** 3 for S in s.sets)  # the CNN written out by hand
     np.testing.assert_array_equal(y, np.where(f >= 0, 1, -1))
     assert 0.4 < (y == 1).mean() < 0.6
+
+
+@pytest.mark.parametrize("kw", [dict(D=6, C=2, q=0.4), dict(D=6, C=3, q=1.0), dict(D=4, C=2, q=0.0)])
+def test_enumerate_population_against_itertools(kw):
+    import itertools
+    import math
+
+    s = Setting(**kw)
+    pz = {1: s.q / 2, -1: s.q / 2, 0: 1 - s.q}
+    expect = {}
+    for y in (1, -1):
+        for l in range(s.L):
+            others = [j for j in range(s.D) if s.set_of[j] != l]
+            for deltas in itertools.product((1, -1, 0), repeat=len(others)):
+                w = 0.5 / s.L * math.prod(pz[d] for d in deltas)
+                if w > 0:
+                    z = [y] * s.D
+                    for j, d in zip(others, deltas):
+                        z[j] = d
+                    expect[(y, tuple(z))] = expect.get((y, tuple(z)), 0.0) + w
+    z, y, w = data.enumerate_population(s)
+    got = {}
+    for zi, yi, wi in zip(z.tolist(), y.tolist(), w.tolist()):
+        got[(yi, tuple(zi))] = got.get((yi, tuple(zi)), 0.0) + wi
+    assert got.keys() == expect.keys()
+    assert all(abs(got[k] - expect[k]) < 1e-15 for k in got)
+    assert w.sum() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="max_points"):
+        data.enumerate_population(Setting(D=16, C=2), max_points=1000)

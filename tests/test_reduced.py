@@ -23,21 +23,7 @@ POINTS = [(0.9, 0.3, -0.1), (1.7, -0.4, 0.25), (0.3, 2.0, -1.0)]
 
 def _enumerate_full(s: Setting):
     """Every data point of Assumption 1 without noise: z (M, D), y (M,), probability (M,)."""
-    pz = {1: s.q / 2, -1: s.q / 2, 0: 1 - s.q}
-    zs, ys, ws = [], [], []
-    for y in (1, -1):
-        for sig in range(s.L):
-            others = [j for j in range(s.D) if s.set_of[j] != sig]
-            for deltas in itertools.product((1, -1, 0), repeat=len(others)):
-                w = 0.5 / s.L * math.prod(pz[d] for d in deltas)
-                if w == 0:
-                    continue
-                z = np.full(s.D, y, dtype=np.int8)
-                z[others] = deltas
-                zs.append(z)
-                ys.append(y)
-                ws.append(w)
-    return np.array(zs), np.array(ys, dtype=np.int8), np.array(ws)
+    return data.enumerate_population(s)
 
 
 @pytest.mark.parametrize("kw", [dict(D=6, C=2, q=0.4), dict(D=4, C=2, q=0.5, p=5, tau=0.7, beta=0.3),

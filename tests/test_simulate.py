@@ -26,23 +26,9 @@ def _problem(D=6, C=2, d=4, N=50, seed=0, tau=1.0, dtype=np.float64):
 
 
 def enumeration(s: Setting):
-    """Every noiseless data point of Assumption 1 with its probability: y, the signal set and the
-    z-values of the other patches run over all possibilities (X_j = z_j w*)."""
-    others = s.D - s.C
-    pz = {1: s.q / 2, -1: s.q / 2, 0: 1 - s.q}
-    Z, W, Y = [], [], []
-    for y in (-1, 1):
-        for l in range(s.L):
-            rest = [j for j in range(s.D) if s.set_of[j] != l]
-            for vals in itertools.product((-1, 0, 1), repeat=others):
-                z = np.empty(s.D, dtype=np.int8)
-                z[s.sets[l]] = y
-                z[rest] = vals
-                Z.append(z)
-                Y.append(y)
-                W.append(0.5 / s.L * np.prod([pz[x] for x in vals]))
-    Z = np.array(Z)
-    return data.embed(s, Z), np.array(Y, dtype=np.int8), np.array(W)
+    """Every noiseless data point of Assumption 1 with its probability (X_j = z_j w*)."""
+    z, y, w = data.enumerate_population(s)
+    return data.embed(s, z), y, w
 
 
 # ---- the fused step ---------------------------------------------------------------------------

@@ -171,3 +171,38 @@ def cnn_labelling(s: Setting, X: np.ndarray, w: np.ndarray | None = None) -> np.
     w = s.w_star if w is None else np.asarray(w, dtype=float)
     proj = np.asarray(X, dtype=np.float64) @ w  # (N, D)
     return (proj[:, s.sets].sum(axis=2) ** 3).sum(axis=1)
+
+
+def enumerate_population(s: Setting, max_points: int = 2_000_000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every noiseless data point of Assumption 1 with its probability (exact expectations).
+
+    y, the signal set and the values δ_j ∈ {+1, −1, 0} of the D − C other patches run over all
+    2·L·3^{D−C} possibilities; points of probability 0 (q ∈ {0, 1}) are dropped. Together with
+    ``embed(s, z)`` (X_j = z_j w*) and the weights, the (weighted) empirical risk *is* the
+    population risk at any v ∈ span(w*), where the noise drops out (Lemma 4.2, SPEC §3).
+
+    Returns:
+        z: (M, D) int8, y: (M,) int8, weights: (M,) probabilities summing to 1.
+
+    Raises:
+        ValueError: when 2·L·3^{D−C} exceeds ``max_points``.
+    """
+    M = 2 * s.L * 3 ** (s.D - s.C)
+    if M > max_points:
+        raise ValueError(f"exhaustive enumeration needs 2*L*3^(D-C) = {M} points > max_points={max_points}; "
+                         "use a smaller D - C")
+    others = s.D - s.C
+    deltas = np.array(np.meshgrid(*([[1, -1, 0]] * others), indexing="ij"), dtype=np.int8).reshape(others, -1).T
+    p_delta = np.prod(np.choose(deltas + 1, [s.q / 2, 1 - s.q, s.q / 2]), axis=1) if others else np.ones(1)
+    zs, ys, ws = [], [], []
+    for y in (1, -1):
+        for l in range(s.L):
+            z = np.empty((len(deltas), s.D), dtype=np.int8)
+            z[:, s.sets[l]] = y
+            z[:, s.set_of != l] = deltas
+            zs.append(z)
+            ys.append(np.full(len(deltas), y, dtype=np.int8))
+            ws.append(p_delta * 0.5 / s.L)
+    z, y, w = np.concatenate(zs), np.concatenate(ys), np.concatenate(ws)
+    keep = w > 0
+    return z[keep], y[keep], w[keep]

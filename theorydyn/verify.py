@@ -171,7 +171,8 @@ def format_table(df: pd.DataFrame) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     add_setting_arguments(ap)
-    ap.add_argument("--quick", action="store_true", help="smaller samples (a couple of minutes at D=64)")
+    ap.add_argument("--quick", action="store_true", help="smaller samples and the quick theorem checks (a couple of minutes at D=64); "
+                         "without it the theorem checks pre-train at full size (N=16384, 1200 GD steps: tens of minutes)")
     ap.add_argument("--only", nargs="+", choices=sorted(SOURCES), help="run only these sources of checks")
     ap.add_argument("--s-max", type=positive(float, "--s-max"), default=None,
                     help="horizon of the reduced flow (default 2e4·max(1, D/64)^1.5)")

@@ -268,6 +268,10 @@ def available(fig: Figure) -> str | None:
     return None
 
 
+#: The committed full-size Figure 4 (made by the simulator's CLI, not by this module: ~4 minutes).
+FULL_FIGURE4 = "figure4-D64-N16384-1500steps.png"
+
+
 def readme(out: Path, made: dict[str, list[Path]] | None = None) -> str:
     lines = ["# Figures", "",
              "Every figure here is computed by theorydyn; the committed PNGs are the `--quick` versions "
@@ -284,6 +288,10 @@ def readme(out: Path, made: dict[str, list[Path]] | None = None) -> str:
                      f"{fig.claim} |")
     lines += ["", "Scan plots (phase times against the scanned axis, T1/T2 scaling in D, overlaid trajectories) are "
                   "written next to each scan's results in `scans/results/` by `python -m theorydyn.scan`.", ""]
+    if (out / FULL_FIGURE4).exists():
+        lines += [f"`{FULL_FIGURE4}` is the full-size run of SPEC §9 (D = 64, C = 4, q = 0.25, N = 16384, "
+                  "η = 10, ω = 10⁻³, X in float32, seed 0), made by `python -m theorydyn.simulate --steps 1500 "
+                  "--out runs/d64` (about 4 minutes on 2 cores), which writes it as `runs/d64/figure4.png`.", ""]
     return "\n".join(lines)
 
 

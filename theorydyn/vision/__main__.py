@@ -55,7 +55,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-download", action="store_true", help="never try the network")
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present")
     p.add_argument("--compile", action="store_true", help="torch.compile the network")
-    p.add_argument("--threads", type=positive(int, "--threads"), default=None, help="CPU threads of torch")
+    p.add_argument("--threads", type=positive(int, "--threads"), default=None, help="CPU threads of torch (CPU results are bit-identical for the same seed *and* the same thread "
+                        "count: reductions are split by thread; default torch's choice)")
     p.add_argument("--out", default=None, help="output folder (default runs/vision/<dataset>-<experiment>)")
     p.add_argument("--resume", action="store_true", help="continue the runs in --out from their checkpoints")
     return p

@@ -91,3 +91,15 @@ def test_phases_figure_end_to_end(tmp_path):
         f = tmp_path / f"phases.{ext}"
         assert f.exists() and f.stat().st_size > 10_000
     assert "phases.png" in (tmp_path / "README.md").read_text()
+
+
+def test_semirealistic_figure_renders(tmp_path, monkeypatch):
+    """The semi-realistic figure end to end, at two small N (the registered sizes take ~10 s)."""
+    from theorydyn import simcompare
+
+    real = simcompare.compare_with_reduced
+    monkeypatch.setattr(simcompare, "compare_with_reduced",
+                        lambda s, **kw: real(s, **{**kw, "Ns": (256, 2048), "seeds": (0,), "steps": 40}))
+    paths = REGISTRY["semirealistic"].make(tmp_path, True)
+    assert [p.suffix for p in paths] == [".png", ".pdf"]
+    assert all(p.stat().st_size > 5000 for p in paths)

@@ -112,3 +112,23 @@ def test_bad_weights_rejected():
     s, b, A, v = _problem(N=4)
     with pytest.raises(ValueError, match="weights"):
         model.risk_and_grad(s, A, v, b.X, b.y, weights=np.array([1.0, -1.0, 0.0, 0.0]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), alpha=st.floats(0.05, 2.0), gamma=st.floats(-2, 2), rho=st.floats(-2, 2))
+def test_value_gradient_stays_in_span_of_w_star(seed, alpha, gamma, rho):
+    """Lemma 4.2's mechanism: at v = α w* the output ignores the noise (ξ ⟂ w*), so the noise enters
+    ∇_v only linearly and cancels between a sample and its mirror (ξ → −ξ, same z and y). With every
+    sample mirrored, the population-style gradient lies exactly in span(w*); without the mirror it does not."""
+    s = Setting(D=8, C=2, d=6, feature=2)
+    b = data.sample(s, 30, seed=seed)
+    noise = b.X - b.z[..., None] * s.w_star
+    X = np.concatenate([b.X, b.z[..., None] * s.w_star - noise])
+    y = np.concatenate([b.y, b.y])
+    A = model.symmetric_attention(s, gamma, rho)
+    v = alpha * s.w_star
+    _, _, gv = model.risk_and_grad(s, A, v, X, y)
+    off = gv - (gv @ s.w_star) * s.w_star
+    assert np.linalg.norm(off) <= 1e-12 * max(1.0, np.linalg.norm(gv))
+    _, _, gv_half = model.risk_and_grad(s, A, v, b.X, b.y)
+    assert np.linalg.norm(gv_half - (gv_half @ s.w_star) * s.w_star) > 1e-6 * np.linalg.norm(gv_half)

@@ -35,3 +35,9 @@ def test_setting_cli_error_exits_2():
     out = subprocess.run([sys.executable, "-c", code, "--D", "10", "--C", "4"], capture_output=True, text=True)
     assert out.returncode == 2
     assert "C must divide D" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_error_messages_name_the_command():
+    out = subprocess.run([sys.executable, "-m", "theorydyn.reduced", "--tau", "-1"], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines()[-1] == "python -m theorydyn.reduced: error: tau must be > 0, got tau=-1.0"

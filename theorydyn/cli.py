@@ -11,14 +11,26 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 from .setting import Setting
 
 
+def _prog() -> str:
+    """``python -m theorydyn.X`` for a module run with -m (argv[0] is then its file path)."""
+    path = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path("theorydyn")
+    parts = path.with_suffix("").parts
+    if path.suffix == ".py" and "theorydyn" in parts:
+        mod = parts[len(parts) - 1 - parts[::-1].index("theorydyn"):]
+        mod = mod[:-1] if mod[-1] == "__main__" else mod
+        return "python -m " + ".".join(mod)
+    return path.name
+
+
 def fail(message: str, prog: str | None = None) -> NoReturn:
     """Print ``prog: error: message`` to stderr and exit with status 2."""
-    prog = prog or (sys.argv[0].rsplit("/", 1)[-1] if sys.argv and sys.argv[0] else "theorydyn")
+    prog = prog or _prog()
     print(f"{prog}: error: {message}", file=sys.stderr)
     raise SystemExit(2)
 

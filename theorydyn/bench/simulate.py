@@ -37,7 +37,7 @@ def _torch_step(torch, Xt, yt, A_np, v_np, p, nu, tau):
     F = (H**p + nu * H).sum(dim=1)
     risk = torch.nn.functional.softplus(-yt * F).mean()
     risk.backward()
-    return float(risk), A.grad.numpy(), v.grad.numpy()
+    return float(risk.detach()), A.grad.numpy(), v.grad.numpy()
 
 
 _MEMORY_SCRIPT = r"""

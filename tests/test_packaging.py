@@ -41,3 +41,16 @@ def test_error_messages_name_the_command():
     out = subprocess.run([sys.executable, "-m", "theorydyn.reduced", "--tau", "-1"], capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines()[-1] == "python -m theorydyn.reduced: error: tau must be > 0, got tau=-1.0"
+
+
+def test_ci_installs_the_optional_extras():
+    """The vision and Dask tests import-or-skip so that a core-only install can run the rest; under
+    CI the extras are installed, so none of them may skip there."""
+    import importlib
+    import os
+
+    if os.environ.get("CI"):
+        for mod in ("torch", "sklearn", "distributed"):
+            importlib.import_module(mod)
+    else:
+        pytest.importorskip("torch")

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from theorydyn import Setting, figures, scanplots
-from theorydyn.figures import REGISTRY, Figure, main, topc_association
+from theorydyn.figures import REGISTRY, Figure, main
+from theorydyn.model import association_rows
 
 
 @pytest.mark.slow
@@ -54,19 +55,19 @@ def test_scan_plots_render_to_nonempty_files(tmp_path):
     assert paths[0].read_bytes()[:4] == b"%PDF"
 
 
-def test_topc_association_against_its_definition():
+def test_association_rows_against_its_definition():
     s = Setting(D=12, C=3)
     A = np.where(s.same_set, 2.0, 0.0) + np.eye(12)
-    assert topc_association(s, A).all()
+    assert association_rows(s, A).all()
     B = A.copy()
     B[4, 11] = 5.0  # row 4's top-3 now holds a patch of another set
-    got = topc_association(s, B)
+    got = association_rows(s, B)
     assert not got[4] and got[np.arange(12) != 4].all()
     perm = np.random.default_rng(0).permutation(12)  # a permuted partition with its permuted matrix
     sp = Setting(D=12, C=3, partition=[perm[S] for S in s.sets])
     Ap = np.empty_like(A)
     Ap[np.ix_(perm, perm)] = A
-    assert topc_association(sp, Ap).all()
+    assert association_rows(sp, Ap).all()
 
 
 def test_unknown_figure_exits_2(capsys):

@@ -1,6 +1,5 @@
 """The README's commands and .ci/run agree; every CLI exits 2 on a bad Setting."""
 
-import re
 import subprocess
 import sys
 from pathlib import Path

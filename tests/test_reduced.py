@@ -6,7 +6,6 @@ the full model's per-entry gradient; Monte Carlo against exact; the O(L) count-b
 model.forward on explicit (noisy) X; the plain NumPy reference against the Numba tables.
 """
 
-import itertools
 import math
 
 import numpy as np

@@ -7,7 +7,6 @@ tests run the real default runner at a tiny size.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from hypothesis import strategies as st
 from theorydyn import Setting
 from theorydyn.resultstore import ResultStore
 from theorydyn.scan import main, run_scan, spec_from_args, build_parser
-from theorydyn.scangrid import OPTION_DEFAULTS, Point, ScanError, ScanSpec, normalize_options, point_key
+from theorydyn.scangrid import ScanError, ScanSpec, normalize_options, point_key
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "scan_fake:fake_point"

@@ -29,6 +29,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .cli import fail  # noqa: E402
+from .model import association_rows  # noqa: E402
 from .setting import Setting  # noqa: E402
 
 PROG = "python -m theorydyn.figures"
@@ -155,12 +156,6 @@ def _simulated(quick: bool):
     return _SIM_CACHE[key]
 
 
-def topc_association(s: Setting, A: np.ndarray) -> np.ndarray:
-    """(D,) bool: row i's C largest entries (diagonal included) are exactly i's set (Definition 2.2)."""
-    top = np.argsort(-A, axis=1, kind="stable")[:, : s.C]
-    return np.array([set(top[i]) == set(s.sets[s.set_of[i]]) for i in range(s.D)])
-
-
 @register("attention", "Learned attention Â against the set mask (Figure 4 style)",
           "Theorem 4.2 / Definition 2.2: after GD on N samples from a random init, Â's large entries sit on the "
           "sets S_ℓ (patch association), though the sets are never given to the model.",
@@ -170,7 +165,7 @@ def fig_attention(out: Path, quick: bool) -> list[Path]:
     A = np.array(res.A, dtype=float)
     off = A.copy()
     np.fill_diagonal(off, np.nan)  # the diagonal is the fixed β, not learned
-    assoc = topc_association(s, A)
+    assoc = association_rows(s, A)
     fig, ax = plt.subplots(1, 3, figsize=(14, 4.4), layout="constrained", gridspec_kw=dict(width_ratios=[1, 1.2, 1.1]))
     ax[0].imshow(s.same_set, cmap="Greys", interpolation="nearest")
     ax[0].set_title(f"set mask: i, j in the same S_ℓ (C={s.C})")

@@ -115,3 +115,22 @@ def risk_and_grad(s: Setting, A: np.ndarray, v: np.ndarray, X: np.ndarray, y: np
     dU = G @ S  # ∂risk/∂u_nj = Σ_i G_ni S_ij
     grad_v = np.tensordot(dU.astype(X.dtype, copy=False), X, axes=([0, 1], [0, 1])).astype(np.float64)
     return r, grad_A, grad_v
+
+
+def association_rows(s: Setting, M: np.ndarray) -> np.ndarray:
+    """Patch association per row (Definition 2.2): row i of M (D, D), diagonal included, has its
+    C largest entries exactly on i's set S(i).  → (D,) bool.
+
+    Row i counts iff min_{j∈S(i)} M_ij > max_{j∉S(i)} M_ij: the same as "Top_C = S(i)" without
+    ties; a tie across the boundary (where Top_C is not determined) counts as not associated.
+    Applies to the attention logits Â and to a positional Gram matrix PᵀP alike.
+    """
+    M = np.asarray(M, dtype=np.float64)
+    inside = np.where(s.same_set, M, np.inf).min(axis=1)
+    outside = np.where(s.same_set, -np.inf, M).max(axis=1)
+    return inside > outside
+
+
+def association(s: Setting, M: np.ndarray) -> float:
+    """The fraction of rows with patch association (Definition 2.2; see :func:`association_rows`)."""
+    return float(np.mean(association_rows(s, M)))

@@ -42,7 +42,7 @@ import pandas as pd
 
 from .cli import add_setting_arguments, fail, positive
 from .resultstore import ResultStore, atomic_write_text
-from .scangrid import DEFAULT_RUNNER, OPTION_DEFAULTS, Point, ScanError, ScanSpec
+from .scangrid import DEFAULT_RUNNER, Point, ScanError, ScanSpec
 
 PROG = "python -m theorydyn.scan"
 RESULTS_DIR = Path("scans/results")

@@ -11,7 +11,7 @@ the setting: they are arguments of the solver that uses them.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 

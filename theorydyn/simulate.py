@@ -42,6 +42,7 @@ import pandas as pd
 
 from . import data
 from .gdkernel import FusedModel
+from .model import association  # Definition 2.2 (re-exported: part of this module's API)
 from .setting import Setting
 
 __all__ = [
@@ -85,20 +86,6 @@ class SimResult:
 # ---------------------------------------------------------------------------------------------
 # Measurements of Â and v̂
 # ---------------------------------------------------------------------------------------------
-def association(s: Setting, A: np.ndarray) -> float:
-    """Patch association (Definition 2.2): the fraction of rows i whose C largest entries of
-    row i of A (diagonal included) are exactly i's set S(i).
-
-    Row i is associated iff min_{j ∈ S(i)} A_ij > max_{j ∉ S(i)} A_ij: this is the same as
-    "the top C are S(i)" when there are no ties, and a tie across the boundary (where the top C
-    is not determined) counts as not associated.  A: (D, D).
-    """
-    A = np.asarray(A, dtype=float)
-    inside = np.where(s.same_set, A, np.inf).min(axis=1)
-    outside = np.where(s.same_set, -np.inf, A).max(axis=1)
-    return float(np.mean(inside > outside))
-
-
 def row_in_means(s: Setting, A: np.ndarray) -> np.ndarray:
     """(D,) the mean of row i's in-set off-diagonal entries, mean_{j ∈ S(i), j ≠ i} A_ij."""
     A = np.asarray(A, dtype=float)

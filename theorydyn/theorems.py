@@ -30,6 +30,7 @@ from scipy.signal import convolve2d
 from . import data, model
 from .checks import Check
 from .logreg import fit_logreg
+from .model import association  # Definition 2.2 (re-exported: part of this module's API)
 from .setting import Setting
 
 THEOREM_3_1_BOUND = 1.0 / 8.0
@@ -42,17 +43,6 @@ def topc_sets(s: Setting, M: np.ndarray, exclude_diagonal: bool = False) -> np.n
     if exclude_diagonal:
         np.fill_diagonal(M, -np.inf)
     return np.argsort(-M, axis=1, kind="stable")[:, : s.C]
-
-
-def association(s: Setting, M: np.ndarray) -> float:
-    """Fraction of rows i with Top_C{M_ij}_{j=1..D} = S(i) (Definition 2.2; diagonal included).
-
-    Robust to ties: row i counts only when min_{j∈S(i)} M_ij > max_{j∉S(i)} M_ij.
-    """
-    M = np.asarray(M, dtype=np.float64)
-    inside = np.where(s.same_set, M, np.inf).min(axis=1)
-    outside = np.where(s.same_set, -np.inf, M).max(axis=1)
-    return float(np.mean(inside > outside))
 
 
 def offdiag_topc_miss(s: Setting, M: np.ndarray) -> float:

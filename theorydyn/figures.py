@@ -244,16 +244,12 @@ def fig_vision(out: Path, quick: bool) -> list[Path]:
     import torch
 
     from .vision.data import load
-    from .vision.experiments import RunSpec, run
-    from .vision.model import ViTConfig
-    from .vision.train import TrainConfig
+    from .vision.experiments import RunSpec, preset_configs, run
 
     torch.set_num_threads(2)
     data = load("digits", download=False)  # scikit-learn's bundled digits: no network
-    # the vision CLI's digits size (16 patches of 2×2 pixels); fewer epochs when quick
-    vit = ViTConfig(image_size=8, patch=2, channels=data.channels, classes=data.classes, width=128, depth=2,
-                    heads=4, mlp=256, attention="positional")
-    tcfg = TrainConfig(epochs=15 if quick else 60, batch_size=64, lr=2e-3, warmup_epochs=3.0, seed=0)
+    # the vision CLI's digits preset (16 patches of 2×2 pixels); fewer epochs when quick
+    vit, tcfg = preset_configs(data, **({"epochs": 15} if quick else {}))
     work = Path("runs/figures") / ("vision_quick" if quick else "vision")
     spec = RunSpec("vit", "positional", None, 0, vit.patch)
     row = run(spec, data, vit, tcfg, work, resume=True, perm_seed=0)
@@ -272,15 +268,11 @@ def fig_vision_compare(out: Path, quick: bool) -> list[Path]:
     import torch
 
     from .vision.data import load
-    from .vision.experiments import compare
-    from .vision.model import ViTConfig
-    from .vision.train import TrainConfig
+    from .vision.experiments import compare, preset_configs
 
     torch.set_num_threads(1)  # bit-identical reruns need a fixed thread count
     data = load("digits", download=False)
-    vit = ViTConfig(image_size=8, patch=2, channels=data.channels, classes=data.classes, width=128, depth=2,
-                    heads=4, mlp=256)
-    tcfg = TrainConfig(epochs=60, batch_size=64, lr=2e-3, warmup_epochs=3.0, seed=0)
+    vit, tcfg = preset_configs(data)
     work = Path("runs/figures") / ("vision_compare_quick" if quick else "vision_compare")
     work.mkdir(parents=True, exist_ok=True)
     df = compare(data, vit, tcfg, work, seeds=(0, 1) if quick else (0, 1, 2, 3, 4), resume=True, perm_seed=0)

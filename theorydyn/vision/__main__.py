@@ -21,12 +21,6 @@ PROG = "python -m theorydyn.vision"
 def fail(message: str):
     _cli_fail(message, PROG)
 
-DEFAULTS = {
-    # 8×8 digits, no upsampling: 16 patches of 2×2 pixels (measured, seed 0: positional 96.4%, vanilla 96.2%)
-    "digits": dict(width=128, depth=2, heads=4, mlp=256, patch=2, epochs=60, batch_size=64, lr=2e-3, warmup=3.0),
-    # 32×32 images: the paper's small ViT (SPEC §8) and its 300 epochs at batch 128
-    "cifar": dict(width=384, depth=7, heads=12, mlp=384, patch=4, epochs=300, batch_size=128, lr=1e-3, warmup=5.0),
-}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -69,11 +63,11 @@ def main(argv=None) -> int:
     except ImportError:
         fail("torch is missing: install the vision extra (pip install torch==2.13.0 scikit-learn)")
     from .data import DataError, load
-    from .experiments import RunSpec, compare, demo, grid_sizes, permuted, run
+    from .experiments import PRESETS, RunSpec, compare, demo, grid_sizes, permuted, run
     from .model import ViTConfig
     from .train import Diverged, TrainConfig
 
-    d = DEFAULTS["digits" if args.dataset == "digits" else "cifar"]
+    d = PRESETS["digits" if args.dataset == "digits" else "cifar"]
     image_size = 8 if args.dataset == "digits" else 32
     pick = {k: getattr(args, k) if getattr(args, k, None) is not None else d[k] for k in d if k != "warmup"}
     warmup = args.warmup if args.warmup is not None else d["warmup"]

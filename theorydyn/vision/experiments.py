@@ -32,6 +32,27 @@ from .model import ViTConfig, build_model  # noqa: E402
 from .train import TrainConfig, train  # noqa: E402
 
 
+#: Network size and schedule per dataset kind, shared by the CLI and the figures.
+PRESETS = {
+    # 8×8 digits, no upsampling: 16 patches of 2×2 pixels (measured, seed 0: positional 96.4%, vanilla 96.2%)
+    "digits": dict(width=128, depth=2, heads=4, mlp=256, patch=2, epochs=60, batch_size=64, lr=2e-3, warmup=3.0),
+    # 32×32 images: the paper's small ViT (SPEC §8) and its 300 epochs at batch 128
+    "cifar": dict(width=384, depth=7, heads=12, mlp=384, patch=4, epochs=300, batch_size=128, lr=1e-3, warmup=5.0),
+}
+
+
+def preset_configs(data: ImageData, attention: str = "positional", seed: int = 0,
+                   **overrides) -> tuple[ViTConfig, TrainConfig]:
+    """The ViT and training configuration of :data:`PRESETS` for ``data`` (digits or 32×32 images);
+    ``overrides`` replace preset entries (e.g. ``epochs=15``)."""
+    d = {**PRESETS["digits" if data.name == "digits" else "cifar"], **overrides}
+    vit = ViTConfig(image_size=data.image_size, patch=d["patch"], channels=data.channels, classes=data.classes,
+                    width=d["width"], depth=d["depth"], heads=d["heads"], mlp=d["mlp"], attention=attention)
+    tcfg = TrainConfig(epochs=d["epochs"], batch_size=d["batch_size"], lr=d["lr"], warmup_epochs=d["warmup"],
+                       seed=seed)
+    return vit, tcfg
+
+
 @dataclasses.dataclass(frozen=True)
 class RunSpec:
     model: str

@@ -1,44 +1,132 @@
-"""The record of one numerical check of a claim of the paper.
+"""The record of one numerical check of a claim of the paper: one row of the ledger.
 
-Every check in theorydyn (``theorems``, ``reduced``, ``simulate``, ``transfer``) returns
-:class:`Check` records; ``python -m theorydyn.verify`` collects them into one table.
+Every check in theorydyn returns :class:`Check` records; ``python -m theorydyn.verify``
+collects them into one table with the columns :data:`LEDGER_COLUMNS`.
+
+A verdict is one of :class:`Verdict`:
+
+* ``PASS`` / ``FAIL``: the claim's own experiment, inside the claim's assumptions, measured
+  against a threshold the claim implies. A FAIL is a check that could have passed and did not.
+* ``DEVIATES``: a reproducible disagreement with the paper's text; the note says what and why.
+* ``OUT_OF_SCOPE``: the claim's assumption does not hold at this setting; the note names it.
+* ``INFO``: a diagnostic the paper does not claim (solver consistency, scalings, …).
+
+Every measured number that depends on randomness carries a 95% interval over seeds
+(:func:`mean_ci`); an exact computation has ``ci_low == ci_high == measured``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from enum import Enum
+from typing import Any, Sequence
+
+import numpy as np
+
+LEDGER_COLUMNS = ["claim", "quantity", "measured", "ci_low", "ci_high", "threshold", "verdict", "note",
+                  "route", "params"]
+
+
+class Verdict(str, Enum):
+    """The five verdicts of the ledger (module docstring)."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    DEVIATES = "DEVIATES"
+    OUT_OF_SCOPE = "OUT_OF_SCOPE"
+    INFO = "INFO"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and two-sided Student-t confidence interval of the mean over independent seeds.
+
+    Args:
+        values: (n,) one measurement per seed; non-finite entries are an error, not dropped.
+        level: confidence level.
+
+    Returns:
+        (mean, low, high). With one value the interval is (nan, nan): a single seed carries no
+        uncertainty estimate, and the ledger shows that rather than a zero-width interval.
+    """
+    from scipy.stats import t as student_t
+
+    x = np.asarray(values, dtype=float).ravel()
+    if x.size == 0:
+        raise ValueError("mean_ci needs at least one value")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"mean_ci got non-finite values: {x.tolist()}")
+    m = float(x.mean())
+    if x.size == 1:
+        return m, math.nan, math.nan
+    half = float(student_t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    return m, m - half, m + half
 
 
 @dataclass(frozen=True)
 class Check:
-    """One claim checked at one size.
+    """One claim checked at one size: one row of the ledger.
 
     Attributes:
         claim: where the claim is stated, e.g. ``"Theorem 3.1"``, ``"Lemma 4.3"``, ``"Definition 2.2"``.
         quantity: what was measured, in words, e.g. ``"min over GLMs of Pr[f g <= 0]"``.
-        measured: the measured value.
+        measured: the measured value (the mean over seeds when random).
         threshold: the value it is compared with, in words or as a number, e.g. ``">= 0.125"``.
-        passed: whether the measured value satisfies the claim.
+        verdict: a :class:`Verdict`; ``True``/``False`` are accepted for PASS/FAIL.
         params: the parameters of the measurement (setting, N, seeds …).
-        note: anything a reader must know to interpret the verdict.
+        note: what a reader must know to interpret the verdict (required for DEVIATES and
+            OUT_OF_SCOPE: what disagrees and why / which assumption fails).
+        ci_low, ci_high: 95% interval of ``measured`` over seeds; equal to ``measured`` for an
+            exact computation; nan when not estimated (a single seed).
+        route: the independent route that the formula behind the number was tested against
+            (exhaustive enumeration, finite differences, sympy, a second implementation).
     """
 
     claim: str
     quantity: str
     measured: float
     threshold: str
-    passed: bool
+    verdict: Verdict | bool
     params: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    route: str = ""
+
+    def __post_init__(self) -> None:
+        v = self.verdict
+        if isinstance(v, (bool, np.bool_)):
+            v = Verdict.PASS if v else Verdict.FAIL
+        object.__setattr__(self, "verdict", Verdict(v))
+        if self.verdict in (Verdict.DEVIATES, Verdict.OUT_OF_SCOPE) and not self.note:
+            raise ValueError(f"a {self.verdict} row needs a note saying why ({self.claim}: {self.quantity})")
+
+    @classmethod
+    def exact(cls, claim: str, quantity: str, value: float, threshold: str, verdict: Verdict | bool,
+              **kw: Any) -> "Check":
+        """A row for an exact (non-random) computation: the interval is the value itself."""
+        return cls(claim, quantity, float(value), threshold, verdict, ci_low=float(value), ci_high=float(value), **kw)
+
+    @classmethod
+    def over_seeds(cls, claim: str, quantity: str, values: Sequence[float], threshold: str,
+                   verdict: Verdict | bool, **kw: Any) -> "Check":
+        """A row whose number is the mean over seeds of ``values``, with its 95% t-interval."""
+        m, lo, hi = mean_ci(values)
+        params = dict(kw.pop("params", {}))
+        params.setdefault("seeds", len(values))
+        return cls(claim, quantity, m, threshold, verdict, params=params, ci_low=lo, ci_high=hi, **kw)
 
     @property
-    def verdict(self) -> str:
-        return "PASS" if self.passed else "FAIL"
+    def passed(self) -> bool:
+        """True unless the verdict is FAIL (DEVIATES / OUT_OF_SCOPE / INFO are results, not failures)."""
+        return self.verdict is not Verdict.FAIL
 
     def row(self) -> dict[str, Any]:
-        """A flat dict for a pandas row (params rendered as text)."""
+        """A flat dict for a pandas row, in :data:`LEDGER_COLUMNS` order (params rendered as text)."""
         out = asdict(self)
-        out["verdict"] = self.verdict
+        out["verdict"] = str(self.verdict)
         out["params"] = ", ".join(f"{k}={v}" for k, v in self.params.items())
-        return out
+        return {k: out[k] for k in LEDGER_COLUMNS}

@@ -1,4 +1,4 @@
-"""The sampler of Assumption 1, the labelling function f and SPEC §7's data."""
+"""The sampler of Assumption 1, the labelling function f and docs/theory.md §7's data."""
 
 import numpy as np
 import pytest
@@ -52,7 +52,7 @@ def test_noise_statistics_and_rates():
     assert var == pytest.approx(s.sigma2, rel=0.02)
     assert abs(b.y.mean()) < 0.03
     assert np.bincount(b.signal, minlength=s.L).min() > 20000 / s.L * 0.9
-    # the rare all-(−y) case has probability ≈ (L−1)(q/2)^C per data point (SPEC §1)
+    # the rare all-(−y) case has probability ≈ (L−1)(q/2)^C per data point (docs/theory.md §1)
     f = data.labelling_from_z(s, b.z)
     expect = (s.L - 1) * (s.q / 2) ** s.C
     assert abs((b.y * f <= 0).mean() - expect) < 4 * np.sqrt(expect / 20000) + 1e-3

@@ -1,4 +1,4 @@
-"""Model (T): gradients against finite differences, softmax, invariances (SPEC §2)."""
+"""Model (T): gradients against finite differences, softmax, invariances (docs/theory.md §2)."""
 
 import numpy as np
 import pytest

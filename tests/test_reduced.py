@@ -1,4 +1,4 @@
-"""The reduced risk ℓ_red(α, γ, ρ) against independent routes (SPEC §3, Lemmas 4.1–4.2).
+"""The reduced risk ℓ_red(α, γ, ρ) against independent routes (docs/theory.md §3, Lemmas 4.1–4.2).
 
 Routes: central finite differences of the reduced risk; exhaustive enumeration of the full
 D×D model (T) at tiny sizes (theorydyn.model on explicit X = z w*, weights = probabilities);
@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from theorydyn import Setting, data, model
-from theorydyn import reduced_kernels as rk
+from theorydyn.reduced import _kernels as rk
 from theorydyn.reduced import (bank_from_set_counts, forward_counts, make_bank, mc_set_counts, n_exact_terms,
-                               population_risk, softmax_values)
+                               population_risk)
+from theorydyn.model import softmax_values
 
 POINTS = [(0.9, 0.3, -0.1), (1.7, -0.4, 0.25), (0.3, 2.0, -1.0)]
 
@@ -41,7 +42,7 @@ def test_exact_reduced_matches_exhaustive_full_model(kw):
         est = population_risk(s, alpha, gamma, rho, method="exact")
         assert est.risk == pytest.approx(r, rel=1e-11, abs=1e-14)
         assert est.risk_stderr == 0.0
-        # per-entry gradient = reduced gradient / number of entries sharing the value (SPEC §3)
+        # per-entry gradient = reduced gradient / number of entries sharing the value (docs/theory.md §3)
         gin, gcr = gA[s.in_set_mask], gA[s.cross_set_mask]
         np.testing.assert_allclose(gin, est.grad[1] / s.n_in, rtol=1e-9, atol=1e-15)
         np.testing.assert_allclose(gcr, est.grad[2] / s.n_cross, rtol=1e-9, atol=1e-15)
@@ -174,3 +175,6 @@ def test_softmax_values_sum_to_one(gamma, rho, beta, tau, LC):
     S = model.attention(s, model.symmetric_attention(s, gamma, rho))
     np.testing.assert_allclose([S[0, 0], S[s.in_set_mask][0], S[s.cross_set_mask][0]], [lam, gam, xi],
                                rtol=1e-9, atol=1e-300)
+    # the Numba kernel's own copy of the formula (it cannot call NumPy code) is the same function
+    np.testing.assert_allclose(rk.softmax3(s.beta / s.tau, gamma / s.tau, rho / s.tau, C, s.D), [lam, gam, xi],
+                               rtol=1e-12, atol=1e-300)

@@ -1,4 +1,4 @@
-"""Setting: defaults of SPEC §1, derived quantities, and validation messages that name the rule."""
+"""Setting: defaults of docs/theory.md §1, derived quantities, and validation messages that name the rule."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The finite-sample simulator (Theorem 4.2, SPEC §4): the fused step against independent routes,
+"""The finite-sample simulator (Theorem 4.2, docs/theory.md §4): the fused step against independent routes,
 reproducibility, divergence, float32 storage, the reduced dynamics as N → ∞, invariances, CLI."""
 
 import itertools
@@ -10,8 +10,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from theorydyn import Setting, data, model
-from theorydyn.gdkernel import FusedModel, risk_and_grad
-from theorydyn.simulate import (association, attention_stats, main, simulate, simulate_replicas,
+from theorydyn.simulate._kernel import FusedModel, risk_and_grad
+from theorydyn.model import association
+from theorydyn.phases import detect_phases
+from theorydyn.result import Status
+from theorydyn.simulate.__main__ import main
+from theorydyn.simulate import (attention_stats, plot_comparison, simulate, simulate_replicas,
                                 symmetry_breaking)
 
 
@@ -112,9 +116,11 @@ def test_attention_stats_and_symmetry_breaking():
     s = Setting(D=8, C=4, d=3)
     A = model.symmetric_attention(s, 0.3, -0.05)
     st_ = attention_stats(s, A, np.array([2.0, 0.0, 0.0]))
-    assert st_["in_mean"] == pytest.approx(0.3) and st_["in_std"] == pytest.approx(0, abs=1e-15)
-    assert st_["cross_mean"] == pytest.approx(-0.05) and st_["cross_absmax"] == pytest.approx(0.05)
-    assert st_["row_spread_max"] == 0 and st_["association"] == 1 and st_["cos_v"] == 1 and st_["v_wstar"] == 2
+    assert st_["gamma"] == pytest.approx(0.3) and st_["in_std"] == pytest.approx(0, abs=1e-15)
+    assert st_["rho"] == pytest.approx(-0.05) and st_["cross_absmax"] == pytest.approx(0.05)
+    assert st_["row_spread_max"] == 0 and st_["association"] == 1 and st_["cos_v"] == 1 and st_["alpha"] == 2
+    lam, gam, _ = model.softmax_values(s, 0.3, -0.05)  # the three-value form: in_mass = Λ + (C−1)Γ
+    assert st_["in_mass"] == pytest.approx(lam + (s.C - 1) * gam, rel=1e-12)
     sb = symmetry_breaking(s, A)
     assert sb["ratio_max_to_median_row"] == pytest.approx(1) and sb["top_row_share"] == pytest.approx(0.25)
     A[0, 1:4] = 3.0  # one query row per set takes large in-set logits
@@ -130,7 +136,7 @@ def test_attention_stats_and_symmetry_breaking():
 
 
 # ---- the run -------------------------------------------------------------------------------------
-SMALL = dict(N=1024, eta=1.0, steps=60, record_every=10, n_test=512)
+SMALL = dict(N=1024, eta=1.0, steps=60, record_every=10, n_test=512, dense_until=0)
 
 
 def test_same_seed_is_bit_identical_and_seeds_differ():
@@ -138,7 +144,7 @@ def test_same_seed_is_bit_identical_and_seeds_differ():
     a, b = simulate(s, seed=3, **SMALL), simulate(s, seed=3, **SMALL)
     pd.testing.assert_frame_equal(a.trajectory, b.trajectory, check_exact=True)
     assert np.array_equal(a.A, b.A) and np.array_equal(a.v, b.v)
-    assert a.status == "ok" and list(a.trajectory["step"]) == [0, 10, 20, 30, 40, 50, 60]
+    assert a.ok and list(a.trajectory["step"]) == [0, 10, 20, 30, 40, 50, 60]
     c = simulate(s, seed=4, **SMALL)
     assert not np.array_equal(a.v, c.v)
     ra = simulate_replicas(s, seed=3, replicas=2, **SMALL)
@@ -160,7 +166,7 @@ def test_replicas_equal_separate_runs():
         assert reps[r].trajectory["eta"].iloc[0] == eta
         np.testing.assert_allclose(reps[r].A, one.A, rtol=1e-9, atol=1e-13)
         np.testing.assert_allclose(reps[r].v, one.v, rtol=1e-9, atol=1e-13)
-        np.testing.assert_allclose(reps[r].trajectory["train_risk"], one.trajectory["train_risk"], rtol=1e-10)
+        np.testing.assert_allclose(reps[r].trajectory["risk"], one.trajectory["risk"], rtol=1e-10)
 
 
 def test_float32_storage_tracks_float64():
@@ -170,9 +176,9 @@ def test_float32_storage_tracks_float64():
     kw = dict(N=2048, eta=1.0, steps=300, record_every=50, n_test=1024, seed=2)
     r64, r32 = simulate(s, dtype="float64", **kw), simulate(s, dtype="float32", **kw)
     assert r64.options["dtype"] == "float64" and r32.options["dtype"] == "float32"
-    for col in ("v_wstar", "cos_v", "in_mean", "cross_mean", "train_risk"):
+    for col in ("alpha", "cos_v", "gamma", "rho", "risk"):
         np.testing.assert_allclose(r32.trajectory[col], r64.trajectory[col], rtol=1e-5, atol=1e-7, err_msg=col)
-    assert np.abs(r32.trajectory["test_err_y"] - r64.trajectory["test_err_y"]).max() <= 2 / 1024
+    assert np.abs(r32.trajectory["err_y"] - r64.trajectory["err_y"]).max() <= 2 / 1024
     assert not np.array_equal(r32.v, r64.v)  # the storage really differed
 
 
@@ -180,16 +186,15 @@ def test_divergence_stops_at_its_step_and_keeps_the_trajectory():
     s = Setting(D=8, C=2)
     kw = dict(N=256, eta=300.0, record_every=1, n_test=128, seed=0)
     res = simulate(s, steps=100, **kw)
-    k = res.diverged_step
+    k = res.stopped_step
     assert k is not None and 0 < k < 100
-    assert res.status.startswith("diverged") and res.status.endswith(f"at step {k}")
-    assert res.trajectory.attrs["status"] == res.status
+    assert res.status is Status.DIVERGED and res.message.endswith(f"at step {k}") and res.stopped_step == k
     assert list(res.trajectory["step"]) == list(range(k))  # every step before k, none after
     assert np.all(np.isfinite(res.A)) and np.all(np.isfinite(res.v))
-    assert np.all(np.isfinite(res.trajectory["train_risk"]))
+    assert np.all(np.isfinite(res.trajectory["risk"]))
     # the same run stopped just before is healthy and ends where the diverged run kept its parameters
     ok = simulate(s, steps=k - 1, **kw)
-    assert ok.status == "ok"
+    assert ok.status is Status.OK
     np.testing.assert_array_equal(ok.v, res.v)
 
 
@@ -199,9 +204,9 @@ def test_explicit_gaussian_data_has_no_f():
     Xt, yt = data.sample_gaussian_cnn(s, 128, seed=1)
     res = simulate(s, eta=0.5, steps=20, record_every=10, train=(X, y), test=(Xt, yt))
     t = res.trajectory
-    assert t["test_err_f"].isna().all() and t["test_err_y"].notna().all()
+    assert t["err_f"].isna().all() and t["err_y"].notna().all()
     F = model.forward(s, res.A, res.v, Xt)
-    assert t["test_err_y"].iloc[-1] == pytest.approx(np.mean(yt * F <= 0))
+    assert t["err_y"].iloc[-1] == pytest.approx(np.mean(yt * F <= 0))
     assert res.options["N"] == 256 and res.options["n_test"] == 128
 
 
@@ -225,15 +230,16 @@ def test_population_gd_by_enumeration_is_the_reduced_recursion():
     eta, steps = 2.0, 40
     res = simulate(s, eta=eta, steps=steps, record_every=1, train=(X, y, w), test=(X, y),
                    A0=model.symmetric_attention(s, 0.0, 0.0), v0=s.alpha0 * s.w_star)
-    red = reduced.integrate(s, method="gd", eta=eta, steps=steps, expectation="exact", n_points=steps + 1)
+    red = reduced.integrate(s, method="gd", eta=eta, steps=steps, expectation="exact", n_points=steps + 1).trajectory
     t = res.trajectory.set_index("step")
     for _, row in red.iterrows():
         k = int(round(row["step"]))
-        assert t.loc[k, "v_wstar"] == pytest.approx(row["alpha"], rel=1e-9)
-        assert t.loc[k, "in_mean"] == pytest.approx(row["gamma"], rel=1e-8, abs=1e-13)
-        assert t.loc[k, "cross_mean"] == pytest.approx(row["rho"], rel=1e-8, abs=1e-13)
-        assert t.loc[k, "train_risk"] == pytest.approx(row["risk"], rel=1e-10)
-    assert t["in_mean"].iloc[-1] > 1e-3  # γ really moved
+        assert t.loc[k, "alpha"] == pytest.approx(row["alpha"], rel=1e-9)
+        assert t.loc[k, "gamma"] == pytest.approx(row["gamma"], rel=1e-8, abs=1e-13)
+        assert t.loc[k, "rho"] == pytest.approx(row["rho"], rel=1e-8, abs=1e-13)
+        assert t.loc[k, "risk"] == pytest.approx(row["risk"], rel=1e-10)
+        assert t.loc[k, "in_mass"] == pytest.approx(row["in_mass"], rel=1e-8)  # same schema, same meaning
+    assert t["gamma"].iloc[-1] > 1e-3  # γ really moved
 
 
 @settings(max_examples=6, deadline=None)
@@ -255,14 +261,15 @@ def test_population_gd_keeps_the_three_value_form(alpha, gamma, rho):
 
 @pytest.mark.slow
 def test_large_N_tracks_the_reduced_dynamics(tmp_path):
-    """Semi-realistic comparison (SPEC §4): with the idealized init, the simulator's (α, γ, ρ) tend
+    """Semi-realistic comparison (docs/theory.md §4): with the idealized init, the simulator's (α, γ, ρ) tend
     to the reduced trajectory as N grows (finite-sample error ~ N^{-1/2})."""
-    from theorydyn.simcompare import compare_with_reduced
+    from theorydyn.claims.semirealistic import compare_with_reduced
 
     s = Setting(D=8, C=2)
     tab, curves = compare_with_reduced(s, Ns=(256, 16384), eta=2.0, steps=60, seeds=(0, 1), n_test=2048,
-                                       record_every=5, plot=tmp_path / "gap.png")
-    assert (tmp_path / "gap.png").read_bytes()[:4] == b"\x89PNG"
+                                       record_every=5)
+    fig = plot_comparison(tab, curves)
+    assert len(fig.axes) == 4 and fig.axes[0].get_xscale() == "log"
     assert set(curves) == {"reduced", "N=256", "N=16384"}
     g = tab.groupby("N").mean(numeric_only=True)
     for col in ("gap_alpha", "gap_gamma", "gap_rho"):
@@ -291,7 +298,7 @@ def test_gd_is_equivariant_under_a_permutation_of_the_patches(seed):
                   A0=A0[np.ix_(perm, perm)], v0=v0, **kw)
     np.testing.assert_allclose(rp.A, r.A[np.ix_(perm, perm)], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(rp.v, r.v, rtol=1e-9, atol=1e-12)
-    for col in ("in_mean", "cross_mean", "association", "train_risk", "test_err_y"):
+    for col in ("gamma", "rho", "association", "risk", "err_y"):
         np.testing.assert_allclose(rp.trajectory[col], r.trajectory[col], rtol=1e-9, atol=1e-12, err_msg=col)
 
 
@@ -313,8 +320,8 @@ def test_cli_writes_trajectory_summary_and_figure(tmp_path):
     assert rc == 0
     t = pd.read_csv(tmp_path / "trajectory.csv")
     assert list(t["step"]) == [0, 1, 2, 4, 8, 12]
-    for col in ("s", "v_wstar", "cos_v", "in_mean", "in_std", "cross_mean", "cross_std", "cross_absmax",
-                "row_spread_max", "association", "train_risk", "test_err_y", "test_err_f", "alpha", "gamma",
+    for col in ("s", "alpha", "cos_v", "gamma", "in_std", "rho", "cross_std", "cross_absmax", "in_mass",
+                "row_spread_max", "association", "risk", "err_y", "err_f", "amb_f",
                 "rho", "err_y", "err_f"):
         assert col in t
     summ = json.loads((tmp_path / "summary.json").read_text())
@@ -323,26 +330,28 @@ def test_cli_writes_trajectory_summary_and_figure(tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 
-def test_own_phases_on_a_hand_built_trajectory():
-    from theorydyn.simulate import own_phases
-
-    step = np.arange(0, 100, 10)
+def test_simulator_phases_on_a_hand_built_trajectory():
+    """The one phase detector on a simulator-shaped trajectory whose crossings are known by hand."""
     t = pd.DataFrame(dict(
-        step=step, s=2.0 * step,
-        v_wstar=[0.0, 3.0, 3.7, 4.0, 3.9, 3.5, 3.0, 2.8, 2.7, 2.7],
-        cos_v=[0.1, 0.99, 0.95, 0.9, 0.85, 0.88, 0.93, 0.96, 0.95, 0.95],
-        in_mean=[0.0, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 1.2, 1.3, 1.4],
-        cross_mean=[0.0, -0.01, -0.02, -0.04, -0.06, -0.08, -0.1, -0.1, -0.1, -0.1],
-        cross_absmax=[0.01, 0.05, 0.1, 0.15, 0.3, 0.4, 0.5, 0.5, 0.5, 0.5],
-        association=[0.0, 0.1, 0.3, 0.5, 0.8, 0.95, 1.0, 0.9, 0.9, 0.9],
-        test_err_y=[0.5, 0.15, 0.15, 0.14, 0.12, 0.08, 0.04, 0.025, 0.019, 0.01],
-        test_err_f=[0.5, 0.15, 0.15, 0.14, 0.12, 0.08, 0.03, 0.019, 0.015, 0.01],
+        step=np.arange(0, 100, 10), s=np.arange(0, 100, 10) * 2.0,
+        alpha=[0.0, 3.0, 3.7, 4.0, 3.9, 3.5, 3.0, 2.8, 2.7, 2.7],
+        cos_v=[0.1, 0.99, 0.95, 0.9, 0.85, 0.9, 0.95, 0.97, 0.96, 0.96],
+        gamma=[0.0, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 1.2, 1.3, 1.4],
+        rho=[0.0, -0.01, -0.02, -0.04, -0.06, -0.08, -0.1, -0.1, -0.1, -0.1],
+        cross_absmax=[0.003, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.5, 0.5, 0.5],
+        association=[0.0, 0.1, 0.2, 0.4, 0.8, 0.95, 1.0, 0.9, 0.9, 0.9],
+        err_y=[0.5, 0.15, 0.15, 0.14, 0.12, 0.08, 0.04, 0.025, 0.019, 0.01],
+        err_f=[0.5, 0.15, 0.15, 0.14, 0.12, 0.08, 0.03, 0.019, 0.015, 0.01],
     ))
-    ph = own_phases(t)
-    assert ph["T1"] == 80.0 and ph["T1_step"] == 40  # first in-set mean strictly above max_t |cross mean| = 0.1
-    assert ph["T0_step"] == 20 and ph["alpha_plateau"] == 4.0
-    assert ph["T1_mean_gt_maxabs_cross_step"] == 50  # 0.5 > 0.4
-    assert ph["association_0.9_step"] == 50 and ph["association_peak"] == 1.0 and ph["association_peak_step"] == 60
-    assert ph["err_below_2pct_step"] == 70 and ph["T2"] == 140.0
-    assert ph["cos_v_min_step"] == 40 and ph["cos_v_min_after_start"] == 0.85
-    assert ph["cos_v_peak_before_min"] == 0.99 and ph["cos_v_max_after_min_step"] == 70
+    ph = detect_phases(t)
+    # T1: γ crosses max_t |ρ| = 0.1 at the record s = 60 exactly (γ = 0.1 there is not > 0.1):
+    # interpolated between s = 60 (0.1) and s = 80 (0.2)
+    assert ph.T1 == pytest.approx(60.0) and ph.plateau_alpha == 4.0
+    assert ph.T0 == pytest.approx(20 + 20 * (3.6 - 3.0) / 0.7)  # α crosses 0.9·4 between s = 20 and 40
+    # γ − cross_absmax: −0.1 at s = 80, +0.1 at s = 100 → crossing at 90
+    assert ph.T1_entrywise == pytest.approx(90.0)
+    assert ph.T_assoc == pytest.approx(80 + 20 * (0.9 - 0.8) / 0.15) and ph.assoc_peak == 1.0 and ph.assoc_peak_s == 120
+    assert ph.T2 == pytest.approx(120 + 20 * (0.03 - 0.02) / 0.011)  # err_f crosses 2% between s = 120 and 140
+    assert ph.cos_v_min == 0.85 and ph.cos_v_min_s == 80.0
+    assert ph.cos_v_peak_before_min == 0.99 and ph.cos_v_max_after_min_s == 140.0
+    assert ph.in_steps(2.0)["T1"] == pytest.approx(30.0)

@@ -1,4 +1,4 @@
-"""Theorem checks (SPEC §4, §6, §7): independent routes and expected verdicts at small sizes."""
+"""Theorem checks (docs/theory.md §4, §6, §7): independent routes and expected verdicts at small sizes."""
 
 import itertools
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from theorydyn import Setting, data, model
-from theorydyn import theorems as th
+from theorydyn.claims import theorems as th
 
 
 # ---- Definition 2.2 --------------------------------------------------------------------------
@@ -153,7 +153,7 @@ def test_labels_are_consistent_with_f(seed, DC, q):
 # ---- GD-based checks (theorydyn.simulate) --------------------------------------------------------
 @pytest.mark.slow
 def test_theorem_4_2_check_passes_after_training_and_fails_at_initialisation():
-    # D = 32 with q, ν of SPEC §9 (the prototype: error < 2% by step ≈180 at N = 16384)
+    # D = 32 with q, ν of docs/theory.md §9 (the prototype: error < 2% by step ≈180 at N = 16384)
     s = Setting(D=32, C=4, q=0.25, nu=1 / 64)
     checks, res = th.check_theorem_4(s, N=8192, steps=200, N_test=4096)
     assert [c.passed for c in checks] == [True, True], [c.row() for c in checks]

@@ -1,12 +1,12 @@
-"""Transfer (Theorems 5.1, 5.2; SPEC §5) and the logistic-regression baseline."""
+"""Transfer (Theorems 5.1, 5.2; docs/theory.md §5) and the logistic-regression baseline."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from theorydyn import Setting, data, model
-from theorydyn import transfer as tr
-from theorydyn.logreg import fit_logreg, fit_logreg_cv, objective
+from theorydyn.transfer import run as tr
+from theorydyn.transfer.logreg import fit_logreg, fit_logreg_cv, objective
 
 
 def test_logreg_gradient_matches_central_differences():

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from theorydyn import Setting, verify
-from theorydyn.checks import Check
+from theorydyn.claims.check import Check
 
 
 @pytest.mark.slow
@@ -20,10 +20,10 @@ def test_verify_prints_the_table_and_writes_csv(tmp_path, capsys):
     assert list(df.columns) == verify.COLUMNS
     lemma = df[df["claim"] == "Lemma 4.3"]
     assert len(lemma) == 2 and set(lemma["verdict"]) <= {"PASS", "FAIL"}
-    # γ ≥ ρ all along at D=32 (SPEC §9's family): a PASS whose measured margin is ≥ 0
+    # γ ≥ ρ all along at D=32 (docs/theory.md §9's family): a PASS whose measured margin is ≥ 0
     row = lemma[lemma["quantity"].str.startswith("min over t")].iloc[0]
     assert row["verdict"] == "PASS" and row["measured"] >= 0
-    assert {"Section 4.1, Event III", "SPEC §3 (discrete GD vs flow)"} <= set(df["claim"])
+    assert {"Section 4.1, Event III", "docs/theory.md §3 (discrete GD vs flow)"} <= set(df["claim"])
     assert code == (1 if (df["verdict"] == "FAIL").any() else 0)
 
 

@@ -10,6 +10,8 @@ status 2, like argparse itself.
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -46,8 +48,8 @@ def _partition_arg(text: str):
 
 
 def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int = 4) -> None:
-    """Add the flags of every Setting field (SPEC §1) to ``parser``."""
-    g = parser.add_argument_group("setting (SPEC §1)")
+    """Add the flags of every Setting field (docs/theory.md §1) to ``parser``."""
+    g = parser.add_argument_group("setting (docs/theory.md §1)")
     g.add_argument("--D", type=int, default=D, help="number of patches (default %(default)s)")
     g.add_argument("--C", type=int, default=C, help="size of each set S_l (default %(default)s)")
     g.add_argument("--d", type=int, default=None, help="patch dimension (default D)")
@@ -74,16 +76,51 @@ def setting_from_args(args: argparse.Namespace, **overrides) -> Setting:
         fail(str(e))
 
 
-def positive(kind=float, name: str = "value", allow_zero: bool = False):
-    """argparse ``type=`` converter that rejects non-positive numbers with a named rule."""
+def positive(kind=float, name: str = "value", allow_zero: bool = False, below: float | None = None):
+    """argparse ``type=`` converter: a finite number > 0 (≥ 0 with ``allow_zero``; < ``below`` if given).
+
+    nan and ±inf are refused, so no flag can carry them past parsing; the message names the flag.
+    """
+    name = name if name.startswith("--") else f"--{name}"
 
     def conv(text: str):
         try:
             v = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a {kind.__name__}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"{name} must be a{'n integer' if kind is int else ' number'}, "
+                                             f"got {text!r}") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"{name} must be finite, got {text}")
         if v < 0 or (v == 0 and not allow_zero):
             raise argparse.ArgumentTypeError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {text}")
+        if below is not None and v >= below:
+            raise argparse.ArgumentTypeError(f"{name} must be < {below:g}, got {text}")
         return v
 
     return conv
+
+
+def add_common_arguments(parser: argparse.ArgumentParser, *, seed: int | None = 0, out: str | None = None,
+                         quiet: bool = True) -> None:
+    """The flags every run CLI spells the same way: ``--seed`` (one integer ≥ 0), ``--out`` (a
+    folder, proven writable before any work by :func:`output_dir`) and ``--quiet`` (no progress bar)."""
+    if seed is not None:
+        parser.add_argument("--seed", type=positive(int, "--seed", allow_zero=True), default=seed,
+                            help="random seed, an integer >= 0 (default %(default)s); same seed, same numbers")
+    if out is not None:
+        parser.add_argument("--out", type=Path, default=Path(out), help="output folder (default %(default)s)")
+    if quiet:
+        parser.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+
+
+def output_dir(path: Path | str, flag: str = "--out") -> Path:
+    """Create ``path`` (a folder) and prove it writable, before any work; exit 2 naming ``flag`` if not."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".theorydyn-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        fail(f"{flag}: cannot write to folder {str(path)!r}: {e.strerror or e}")
+    return path

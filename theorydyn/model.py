@@ -50,6 +50,19 @@ def symmetric_attention(s: Setting, gamma: float, rho: float) -> np.ndarray:
     return A
 
 
+def softmax_values(s: Setting, gamma: float, rho: float) -> tuple[float, float, float]:
+    """(Λ, Γ, Ξ): one row of S = softmax(A/τ) at the three-value form of Lemma 4.1 (docs/theory.md §3).
+
+    With logits b = β/τ (once), c = γ/τ (C−1 times), r = ρ/τ (D−C times) and
+    Z = e^b + (C−1)e^c + (D−C)e^r: Λ = e^b/Z, Γ = e^c/Z, Ξ = e^r/Z, so Λ + (C−1)Γ + (D−C)Ξ = 1.
+    """
+    b, c, r = s.beta / s.tau, gamma / s.tau, rho / s.tau
+    mx = max(b, c, r)
+    eb, ec, er = np.exp(b - mx), np.exp(c - mx), np.exp(r - mx)
+    Z = eb + (s.C - 1) * ec + (s.D - s.C) * er
+    return float(eb / Z), float(ec / Z), float(er / Z)
+
+
 def _hidden(s: Setting, A: np.ndarray, v: np.ndarray, X: np.ndarray):
     X = np.asarray(X)
     U = (X @ np.asarray(v, dtype=X.dtype)).astype(np.float64, copy=False)  # (N, D): u_nj = ⟨v, X_nj⟩

@@ -33,7 +33,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from .checks import Check
+from .claims.check import Check
 from .cli import add_setting_arguments, positive, setting_from_args
 from .setting import Setting
 
@@ -113,7 +113,7 @@ def _flow_vs_gd(s: Setting, n_samples: int, seed: int, quick: bool) -> list[Chec
 
 
 def theorem_checks(s: Setting, quick: bool = False) -> list[Check]:
-    from .theorems import run_all
+    from .claims.theorems import run_all
 
     def say(msg: str) -> None:
         print(f"[verify] theorems: {msg} …", file=sys.stderr, flush=True)

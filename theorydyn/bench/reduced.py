@@ -1,8 +1,8 @@
 """Benchmark of the reduced solver (SPEC §3): ``python -m theorydyn.bench reduced``.
 
 1. Monte Carlo risk-and-gradient of ℓ_red at D = 64, C = 4 (SPEC §9 setting) on 10⁵ count samples:
-   the Numba kernel (tables over (count type, T), :mod:`theorydyn.reduced_kernels`) against
-   :func:`theorydyn.reduced_kernels.reference_numpy`, a plain vectorised NumPy evaluation of the
+   the Numba kernel (tables over (count type, T), :mod:`theorydyn.reduced._kernels`) against
+   :func:`theorydyn.reduced._kernels.reference_numpy`, a plain vectorised NumPy evaluation of the
    same formula per sample and per set, on the *same* samples, in the same run; the results are
    checked to agree before the ratio is printed. Two Numba figures: one row per sample (the
    like-for-like ratio) and with identical samples merged (what ``integrate`` uses).
@@ -24,8 +24,8 @@ from . import best_time
 
 def run(argv: list[str] | None = None) -> int:
     from ..cli import positive
-    from ..reduced import _Evaluator, bank_from_set_counts, integrate, mc_set_counts
-    from ..reduced_kernels import reference_numpy
+    from ..reduced.solve import _Evaluator, bank_from_set_counts, integrate, mc_set_counts
+    from ..reduced._kernels import reference_numpy
     from ..setting import Setting
 
     ap = argparse.ArgumentParser(prog="python -m theorydyn.bench reduced")

@@ -79,7 +79,7 @@ def memory_run(D: int = 128, N: int = 65536, steps: int = 2, n_test: int = 1024)
 def run(argv: list[str] | None = None) -> int:
     from ..cli import positive
     from ..data import sample
-    from ..gdkernel import FusedModel
+    from ..simulate._kernel import FusedModel
     from ..setting import Setting
 
     ap = argparse.ArgumentParser(prog="python -m theorydyn.bench simulate")

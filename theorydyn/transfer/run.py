@@ -35,10 +35,10 @@ import pandas as pd
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from . import data, model
-from .cli import add_setting_arguments, fail, positive, setting_from_args
+from .. import data, model
+from ..cli import add_setting_arguments, fail, positive, setting_from_args
 from .logreg import fit_logreg_cv
-from .setting import Setting
+from ..setting import Setting
 
 METHODS = ("pretrained", "init", "other-partition", "scratch", "logreg", "oracle")
 
@@ -83,7 +83,7 @@ def pretrain(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, o
 
     Returns the simulate result (``res.A`` is the Â to transfer; ``res.trajectory`` the record).
     """
-    from .simulate import simulate  # imported here: the simulator is a heavier module
+    from ..simulate import simulate  # imported here: the simulator is a heavier module
 
     return simulate(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=max(1, steps // 4),
                     dtype=dtype)
@@ -402,7 +402,7 @@ def pretrained_attention(s: Setting, N: int, steps: int, eta: float, omega: floa
     """Â pre-trained upstream (:func:`pretrain`), read from / written to ``cache`` (an .npz per
     setting and options) so that the downstream experiment can be re-run without pre-training.
     Returns (Â, info) with info: status, steps, test_err_f, association (own sets), wall_s, cached."""
-    from .theorems import association
+    from ..model import association
 
     path = Path(cache) / _cache_key(s, N, steps, eta, omega, seed) if cache is not None else None
     if path is not None and path.exists():
@@ -467,7 +467,7 @@ def run(s: Setting, Ds: Iterable[int] = (16, 32, 64), opts: TransferOptions = Tr
 
 def association_of(s: Setting, A: np.ndarray) -> float:
     """Definition 2.2's association of Â with the sets of ``s``."""
-    from .theorems import association
+    from ..model import association
 
     return association(s, A)
 

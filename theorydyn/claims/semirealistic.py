@@ -1,4 +1,4 @@
-"""The semi-realistic comparison (SPEC §4): finite-sample GD against the reduced dynamics.
+"""The semi-realistic comparison (docs/theory.md §4): finite-sample GD against the reduced dynamics.
 
 By Lemmas 4.1–4.2 population GD from the idealized init (Parametrization 3.1: Â off-diagonal
 0, v = α(0) w*) stays in the three-value form and is *exactly* the reduced recursion in
@@ -18,11 +18,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from . import model
-from .setting import Setting
-from .simulate import simulate
+from .. import model, reduced
+from ..setting import Setting
+from ..simulate import simulate
 
-QUANTITIES = (("alpha", "v_wstar"), ("gamma", "in_mean"), ("rho", "cross_mean"), ("err_f", "test_err_f"))
+#: The compared columns: the two solvers share the trajectory schema, so no renaming.
+QUANTITIES = ("alpha", "gamma", "rho", "err_f")
 
 
 def reduced_trajectory(s: Setting, eta: float, steps: int, method: str = "gd", expectation: str = "auto",
@@ -33,17 +34,16 @@ def reduced_trajectory(s: Setting, eta: float, steps: int, method: str = "gd", e
     error alone); ``"flow"``: gradient flow (adds the O(η) discretisation gap).
     ``expectation="auto"``: the exact finite sum when it is small enough, else Monte Carlo.
     """
-    from . import reduced
-
     kw = dict(s_max=eta * steps, n_points=n_points)
     if method == "gd":
         kw.update(eta=eta, steps=steps)
     if expectation == "auto":
         try:
-            return reduced.integrate(s, method=method, expectation="exact", **kw)
+            return reduced.integrate(s, method=method, expectation="exact", **kw).trajectory
         except ValueError:
             expectation = "mc"
-    return reduced.integrate(s, method=method, expectation=expectation, n_samples=n_samples, seed=seed, **kw)
+    return reduced.integrate(s, method=method, expectation=expectation, n_samples=n_samples, seed=seed,
+                             **kw).trajectory
 
 
 def gaps(sim: pd.DataFrame, red: pd.DataFrame) -> dict[str, float]:
@@ -53,11 +53,11 @@ def gaps(sim: pd.DataFrame, red: pd.DataFrame) -> dict[str, float]:
     s_red = red["s"].to_numpy(float)
     keep = s_sim <= s_red.max() + 1e-12
     out = {}
-    for red_col, sim_col in QUANTITIES:
-        a = sim[sim_col].to_numpy(float)[keep]
-        b = np.interp(s_sim[keep], s_red, red[red_col].to_numpy(float))
+    for col in QUANTITIES:
+        a = sim[col].to_numpy(float)[keep]
+        b = np.interp(s_sim[keep], s_red, red[col].to_numpy(float))
         d = np.abs(a - b)
-        out[f"gap_{red_col}"] = float(np.nanmax(d)) if np.isfinite(d).any() else float("nan")
+        out[f"gap_{col}"] = float(np.nanmax(d)) if np.isfinite(d).any() else float("nan")
     return out
 
 
@@ -65,8 +65,8 @@ def compare_with_reduced(s: Setting, Ns: Sequence[int] = (1024, 4096, 16384, 655
                          steps: int = 200, seeds: Sequence[int] = (0,), init: str = "idealized",
                          omega: float = 1e-3, dtype: str = "float64", record_every: int | None = None,
                          n_test: int = 8192, reduced_method: str = "gd", expectation: str = "auto",
-                         n_samples: int = 20000, reduced: pd.DataFrame | None = None, progress: bool = False,
-                         plot=None):
+                         n_samples: int = 20000, reduced_traj: pd.DataFrame | None = None,
+                         progress: bool = False):
     """Simulator against the reduced dynamics for N in ``Ns``: the gap must shrink as N grows.
 
     Args:
@@ -75,11 +75,10 @@ def compare_with_reduced(s: Setting, Ns: Sequence[int] = (1024, 4096, 16384, 655
         eta, steps: GD step size and steps (s = η·step up to η·steps).
         seeds: data/initialisation seeds of the simulator (one row per N and seed).
         init: ``"idealized"`` (A0 = symmetric_attention(s, 0, 0), v0 = α(0) w*: like for like with
-            the reduced model) or ``"realistic"`` (SPEC §4's random init with scale ω).
-        reduced_method: ``"gd"`` (same recursion) or ``"flow"``; ``reduced``: a precomputed
+            the reduced model) or ``"realistic"`` (docs/theory.md §4's random init with scale ω).
+        reduced_method: ``"gd"`` (same recursion) or ``"flow"``; ``reduced_traj``: a precomputed
             reduced trajectory (columns s, alpha, gamma, rho, err_f) to use instead.
         expectation, n_samples: how the reduced model takes the population expectation.
-        plot: if a path, also draw the gap against N and the curves there (PNG).
 
     Returns:
         (table, curves): table with columns N, seed, gap_alpha, gap_gamma, gap_rho, gap_err_f,
@@ -87,25 +86,19 @@ def compare_with_reduced(s: Setting, Ns: Sequence[int] = (1024, 4096, 16384, 655
     """
     if init not in ("idealized", "realistic"):
         raise ValueError(f"init must be 'idealized' or 'realistic', got {init!r}")
-    if reduced is None:
-        reduced = reduced_trajectory(s, eta, steps, reduced_method, expectation, n_samples)
+    red = reduced_traj if reduced_traj is not None else reduced_trajectory(s, eta, steps, reduced_method,
+                                                                             expectation, n_samples)
     record_every = record_every or max(1, steps // 50)
     kw = dict(eta=eta, steps=steps, omega=omega, record_every=record_every, dtype=dtype, n_test=n_test,
               progress=progress)
     if init == "idealized":
         kw.update(A0=model.symmetric_attention(s, 0.0, 0.0), v0=s.alpha0 * np.asarray(s.w_star))
-    rows, curves = [], {"reduced": reduced}
+    rows, curves = [], {"reduced": red}
     for N in Ns:
         for k, seed in enumerate(seeds):
             res = simulate(s, N=int(N), seed=int(seed), **kw)
-            g = gaps(res.trajectory, reduced)
-            rows.append(dict(N=int(N), seed=int(seed), **g, seconds=res.seconds, status=res.status))
+            g = gaps(res.trajectory, red)
+            rows.append(dict(N=int(N), seed=int(seed), **g, seconds=res.seconds, status=str(res.status)))
             if k == 0:
-                t = res.trajectory.copy()
-                curves[f"N={N}"] = t
-    table = pd.DataFrame(rows)
-    if plot is not None:
-        from .simplots import plot_comparison
-
-        plot_comparison(table, plot, curves)
-    return table, curves
+                curves[f"N={N}"] = res.trajectory.copy()
+    return pd.DataFrame(rows), curves

@@ -11,7 +11,7 @@ risk there, ℓ_red(α, γ, ρ), is an expectation over the count vectors of the
   types, so the expectation is a finite sum over the C(L−1+K−1, K−1) multisets of types,
   weighted by multinomial probabilities (refused beyond ``max_terms``).
 
-Both share one Numba kernel (:mod:`theorydyn.reduced_kernels`) that tabulates a set's
+Both share one Numba kernel (:mod:`theorydyn.reduced._kernels`) that tabulates a set's
 contribution per (type, T) and makes each sample a few table lookups.
 
 Dynamics (SPEC §3), with the per-entry updates of the full model:
@@ -26,7 +26,7 @@ amb_f = Pr[f = 0] (a random set mirroring the signal set) is excluded and report
 F is zero by symmetry (e.g. T = 0 at γ = ρ = 0) counts as F = 0 (an error), not as the sign of
 its rounding residue.
 
-Phases (Section 4.1): see :func:`theorydyn.reduced_phases.detect_phases`. Measured limit of
+Phases (Section 4.1): see :func:`theorydyn.phases.detect_phases`. Measured limit of
 Lemma 4.3: γ ≥ ρ holds from the idealized init for q ≤ C²/(2D) in every case tried, but fails at
 small D with large q (e.g. D=16, C=4, q=1; D=24, C=4, q=2/3), where γ decreases.
 
@@ -35,30 +35,35 @@ CLI: ``python -m theorydyn.reduced --help``.
 
 from __future__ import annotations
 
-import argparse
+import bisect
 import math
-import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import integrate as si
+from scipy.optimize import brentq
 
-from . import reduced_kernels as rk
-from .reduced_phases import detect_phases
-from .setting import Setting
+from .._progress import progress_bar
+from ..model import softmax_values
+from ..phases import ERR_TOL, Phases, detect_phases
+from ..result import Result, Status
+from ..setting import Setting
+from . import _kernels as rk
 
 __all__ = ["Bank", "Estimate", "make_bank", "mc_set_counts", "bank_from_set_counts", "n_exact_terms", "population_risk",
-           "integrate", "detect_phases", "softmax_values", "forward_counts", "COLUMNS", "main"]
+           "integrate", "forward_counts", "COLUMNS", "SOLVERS"]
 
-#: Columns of a trajectory returned by :func:`integrate`.
-COLUMNS = ["s", "step", "alpha", "gamma", "rho", "Lambda", "Gamma", "Xi", "risk", "err_y", "err_f"]
+#: Columns of a trajectory returned by :func:`integrate`: the common schema of
+#: :data:`theorydyn.result.CORE_COLUMNS`, then the softmax values of the three-value form.
+COLUMNS = ["s", "step", "alpha", "gamma", "rho", "in_mass", "association", "risk", "err_y", "err_f", "amb_f",
+           "Lambda", "Gamma", "Xi"]
 
 #: Default cap on the number of multisets of count types for ``method="exact"`` (≈ 1 s per evaluation).
 MAX_TERMS = 2_000_000
 
-_SOLVERS = ("LSODA", "BDF", "Radau", "RK45")
+SOLVERS = ("LSODA", "BDF", "Radau", "RK45")
 
 
 # ---- the bank of samples ----------------------------------------------------------------------
@@ -70,7 +75,7 @@ class Bank:
     Attributes:
         kind: ``"mc"`` or ``"exact"``.
         counts: (M, K) int16 — per sample, how many sets have each count type
-            (types from :func:`theorydyn.reduced_kernels.count_types`; type 0 = (C, 0, 0)).
+            (types from :func:`theorydyn.reduced._kernels.count_types`; type 0 = (C, 0, 0)).
         tidx: (M,) index of each sample's T = Σ_m s_m into ``Tvals``.
         Tvals: (n_T,) float64, the distinct values of T.
         fval: (M,) float64, the labelling function f = Σ_m Thr(s_m).
@@ -265,11 +270,6 @@ class _Evaluator:
                         amb_f=float(b.amb_f), Lambda=lam, Gamma=gam, Xi=xi, method=b.kind, n_terms=len(b))
 
 
-def softmax_values(s: Setting, gamma: float, rho: float) -> tuple[float, float, float]:
-    """(Λ, Γ, Ξ) at the symmetric point; Λ + (C−1)Γ + (D−C)Ξ = 1."""
-    return tuple(float(x) for x in rk.softmax3(s.beta / s.tau, gamma / s.tau, rho / s.tau, s.C, s.D))
-
-
 def population_risk(s: Setting, alpha: float, gamma: float, rho: float, method: str = "exact",
                     n_samples: int = 100_000, seed: int = 0, max_terms: int = MAX_TERMS,
                     bank: Bank | None = None) -> Estimate:
@@ -317,24 +317,6 @@ class _Diverged(Exception):
     pass
 
 
-class _Progress:
-    def __init__(self, enabled: bool, label: str, total: float):
-        self.enabled, self.label, self.total = enabled, label, total
-        self.last = 0.0
-
-    def __call__(self, s: float, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if force or now - self.last > 1.0:
-            self.last = now
-            print(f"\r[{self.label}] s = {s:.4g} / {self.total:.4g}", end="", file=sys.stderr, flush=True)
-
-    def done(self) -> None:
-        if self.enabled:
-            print(file=sys.stderr, flush=True)
-
-
 def _check_positive(name, v, integer=False):
     if integer and (not isinstance(v, (int, np.integer)) or isinstance(v, bool)):
         raise ValueError(f"{name} must be an integer, got {v!r}")
@@ -343,19 +325,24 @@ def _check_positive(name, v, integer=False):
 
 
 def _row(ev: _Evaluator, s_val: float, step: float, th) -> dict | None:
+    """One trajectory row at θ = (α, γ, ρ), or None where the risk is not finite."""
     e = ev.estimate(*th)
     if not (np.isfinite(e.risk) and np.all(np.isfinite(e.grad))):
         return None
-    return dict(s=s_val, step=step, alpha=float(th[0]), gamma=float(th[1]), rho=float(th[2]), Lambda=e.Lambda,
-                Gamma=e.Gamma, Xi=e.Xi, risk=e.risk, err_y=e.err_y, err_f=e.err_f)
+    s = ev.s
+    # Definition 2.2 at the three-value form: row i's C largest entries are its set iff min(β, γ) > ρ
+    assoc = 1.0 if min(s.beta, float(th[1])) > float(th[2]) else 0.0
+    return dict(s=s_val, step=step, alpha=float(th[0]), gamma=float(th[1]), rho=float(th[2]),
+                in_mass=e.Lambda + (s.C - 1) * e.Gamma, association=assoc, risk=e.risk, err_y=e.err_y,
+                err_f=e.err_f, amb_f=e.amb_f, Lambda=e.Lambda, Gamma=e.Gamma, Xi=e.Xi)
 
 
 def integrate(s: Setting, method: str = "flow", *, eta: float = 1.0, steps: int | None = None,
               s_max: float | None = None, n_samples: int = 4000, seed: int = 0, expectation: str = "mc",
               n_points: int = 200, s_min: float | None = None, solver: str = "LSODA", rtol: float = 1e-7,
               atol: float = 1e-10, init: tuple[float, float, float] | None = None, max_terms: int = MAX_TERMS,
-              err_tol: float = 0.02, progress: bool = False, bank: Bank | None = None,
-              s_grid=None) -> pd.DataFrame:
+              err_tol: float = ERR_TOL, progress: bool = False, bank: Bank | None = None,
+              s_grid=None) -> Result:
     """Population GD (``method="gd"``) or gradient flow (``method="flow"``) of ℓ_red from the idealized init.
 
     Args:
@@ -374,17 +361,21 @@ def integrate(s: Setting, method: str = "flow", *, eta: float = 1.0, steps: int 
         s_grid: explicit increasing times s ≥ 0 to record instead of the log grid (gd rounds them
             to whole steps; the end of the run is max(s_grid) unless s_max/steps say otherwise).
         bank: reuse a bank from :func:`make_bank` (then expectation/n_samples/seed are not used).
-        progress: print a progress line on stderr.
+        progress: a progress bar on stderr.
 
     Returns:
-        DataFrame with columns :data:`COLUMNS` (s, step, α, γ, ρ, Λ, Γ, Ξ, risk, err_y, err_f);
-        ``attrs``: ``phases`` (:func:`detect_phases`), ``status`` (``"ok"`` or where it diverged /
-        failed; the rows before are kept), ``setting`` (``s.to_dict()``), ``options``.
+        :class:`~theorydyn.result.Result` with ``solver="reduced"``: the trajectory has the
+        columns :data:`COLUMNS`; ``phases`` from :func:`theorydyn.phases.detect_phases`, whose
+        crossing times the flow refines through its dense output (independent of the output
+        grid); ``status`` DIVERGED / FAILED with the rows before kept.
+
+    Raises:
+        ValueError: naming a bad option.
     """
     if method not in ("flow", "gd"):
         raise ValueError(f"method must be 'flow' or 'gd', got {method!r}")
-    if solver not in _SOLVERS:
-        raise ValueError(f"solver must be one of {_SOLVERS}, got {solver!r}")
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
     _check_positive("eta", eta)
     if steps is not None:
         _check_positive("steps", steps, integer=True)
@@ -393,6 +384,8 @@ def integrate(s: Setting, method: str = "flow", *, eta: float = 1.0, steps: int 
     _check_positive("n_points", n_points, integer=True)
     if n_points < 2:
         raise ValueError(f"n_points must be >= 2, got {n_points}")
+    if not (0.0 < err_tol < 1.0):
+        raise ValueError(f"err_tol must be in (0, 1), got {err_tol}")
     if s_grid is not None:
         s_grid = np.unique(np.asarray(s_grid, dtype=np.float64))
         if len(s_grid) == 0 or not np.all(np.isfinite(s_grid)) or s_grid[0] < 0:
@@ -405,6 +398,7 @@ def integrate(s: Setting, method: str = "flow", *, eta: float = 1.0, steps: int 
         s_end = eta * steps
     else:
         s_end = s_max if s_max is not None else (eta * steps if steps is not None else 1e5)
+    t_start = time.perf_counter()
     if bank is None:
         bank = make_bank(s, expectation, n_samples=n_samples, seed=seed, max_terms=max_terms)
     ev = _Evaluator(s, bank)
@@ -413,26 +407,33 @@ def integrate(s: Setting, method: str = "flow", *, eta: float = 1.0, steps: int 
                    seed=seed if bank.kind == "mc" else None, expectation=bank.kind, n_points=n_points,
                    solver=solver if method == "flow" else None, rtol=rtol if method == "flow" else None,
                    atol=atol if method == "flow" else None, init=[float(x) for x in th0], err_tol=err_tol)
-    prog = _Progress(progress, f"reduced {method}", s_end)
-    if method == "gd":
-        rows, status = _run_gd(s, ev, th0, eta, steps, n_points, s_min, prog, s_grid)
-    else:
-        rows, status = _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, prog, s_grid)
-    prog(rows[-1]["s"] if rows else 0.0, force=True)
-    prog.done()
-    traj = pd.DataFrame(rows, columns=COLUMNS)
-    traj.attrs["status"] = status
-    traj.attrs["setting"] = s.to_dict()
-    traj.attrs["options"] = options
-    traj.attrs["phases"] = detect_phases(traj, err_tol=err_tol, setting=s)
-    return traj
+    bar = progress_bar(progress, total=s_end, desc=f"reduced {method}", unit="s")
+    refine = None
+    # overflow of e^{...} in far-off regions is detected and reported as divergence, not printed
+    with bar, np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if method == "gd":
+            rows, run = _run_gd(s, ev, th0, eta, steps, n_points, s_min, bar, s_grid)
+        else:
+            rows, run, dense = _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, bar, s_grid)
+            refine = _flow_refiner(s, ev, dense)
+        traj = pd.DataFrame(rows, columns=COLUMNS)
+        phases = detect_phases(traj, err_tol=err_tol, refine=refine) if len(traj) else Phases(err_tol=err_tol)
+    status, message, stopped = run
+    return Result("reduced", s, traj, phases, status, message, stopped, options, time.perf_counter() - t_start)
 
 
 def _log_grid(lo: float, hi: float, n: int) -> np.ndarray:
     return np.concatenate([[0.0], np.geomspace(lo, hi, n - 1)]) if n > 1 else np.array([0.0])
 
 
-def _run_gd(s, ev, th, eta, steps, n_points, s_min, prog, s_grid=None):
+_OK = (Status.OK, "", None)
+
+
+def _diverged(where: str, step: float | None):
+    return Status.DIVERGED, f"diverged (non-finite risk) at {where}", step
+
+
+def _run_gd(s, ev, th, eta, steps, n_points, s_min, bar, s_grid=None):
     if s_grid is None:
         lo = max(1.0, (s_min if s_min is not None else min(eta, eta * steps / 100)) / eta)
         grid = np.unique(np.rint(_log_grid(min(lo, steps), steps, n_points)).astype(np.int64))
@@ -448,19 +449,68 @@ def _run_gd(s, ev, th, eta, steps, n_points, s_min, prog, s_grid=None):
             done = rk.gd_run(th, float(eta), float(s.n_in), float(s.n_cross), n, *args, ev.tab, ev.out)
             cur += done
             if done < n:
-                return rows, f"diverged (non-finite risk) at step {cur} / s={cur * eta:.6g}"
+                return rows, _diverged(f"step {cur} (s={cur * eta:.6g})", cur)
         row = _row(ev, cur * eta, float(cur), th)
         if row is None:
-            return rows, f"diverged (non-finite risk) at step {cur} / s={cur * eta:.6g}"
+            return rows, _diverged(f"step {cur} (s={cur * eta:.6g})", cur)
         rows.append(row)
-        prog(cur * eta)
-    return rows, "ok"
+        bar.update(cur * eta - bar.n)
+    return rows, _OK
 
 
-def _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, prog, s_grid=None):
-    from scipy import integrate as si
+class _Dense:
+    """The flow's state θ(s) between records: the solver's dense output, step by step."""
 
+    def __init__(self):
+        self.t_hi: list[float] = []
+        self.pieces: list = []
+
+    def add(self, t_hi: float, piece) -> None:
+        self.t_hi.append(t_hi)
+        self.pieces.append(piece)
+
+    def __call__(self, t: float) -> np.ndarray:
+        k = min(bisect.bisect_left(self.t_hi, t), len(self.pieces) - 1)
+        return self.pieces[k](t)
+
+
+def _flow_refiner(s: Setting, ev: _Evaluator, dense: _Dense):
+    """``refine(column, s_lo, s_hi, level, rising)`` for :func:`detect_phases`: the crossing from the
+    dense output — Brent's method for the smooth columns, bisection for the errors (a finite bank
+    makes them step functions of s, whose first jump below the level is found to 1e-9 relative)."""
+    def value(name: str, t: float) -> float:
+        th = dense(t)
+        if name in ("alpha", "gamma", "rho"):
+            return float(th["alpha gamma rho".split().index(name)])
+        row = _row(ev, t, t, th)
+        return float("nan") if row is None else float(row[name])
+
+    def refine(name: str, lo: float, hi: float, level: float, rising: bool) -> float:
+        if not dense.pieces:
+            return hi
+        sign = 1.0 if rising else -1.0
+        g = lambda t: sign * (value(name, t) - level)  # noqa: E731 — crossing where g turns positive
+        glo, ghi = g(lo), g(hi)
+        if not (glo <= 0 < ghi):
+            return hi
+        if name in ("err_y", "err_f", "association"):
+            for _ in range(60):
+                mid = 0.5 * (lo + hi)
+                if g(mid) > 0:
+                    hi = mid
+                else:
+                    lo = mid
+                if hi - lo <= 1e-9 * hi:
+                    break
+            return hi
+        return float(brentq(g, lo, hi, xtol=1e-12, rtol=1e-10))
+
+    return refine
+
+
+def _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, bar, s_grid=None):
     scale = np.array([1.0, 1.0 / s.n_in, 1.0 / s.n_cross])
+    dense = _Dense()
 
     def rhs(t, th):
         o = ev.raw(th[0], th[1], th[2])
@@ -478,7 +528,7 @@ def _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, prog,
     while gi < len(grid) and grid[gi] == 0.0:
         row = _row(ev, 0.0, 0.0, th0)
         if row is None:
-            return rows, "diverged (non-finite risk) at s=0"
+            return rows, _diverged("s=0", 0.0), dense
         rows.append(row)
         gi += 1
     try:
@@ -486,97 +536,18 @@ def _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, prog,
         while gi < len(grid):
             ode.step()
             if ode.status == "failed":
-                return rows, f"solver {solver} failed at s={ode.t:.6g}: {ode.message}"
-            if gi < len(grid) and grid[gi] <= ode.t:
-                dense = ode.dense_output()
-                while gi < len(grid) and grid[gi] <= ode.t:
-                    row = _row(ev, float(grid[gi]), float(grid[gi] / eta), dense(grid[gi]))
-                    if row is None:
-                        return rows, f"diverged (non-finite risk) at s={grid[gi]:.6g}"
-                    rows.append(row)
-                    gi += 1
-            prog(ode.t)
+                return rows, (Status.FAILED, f"solver {solver} failed at s={ode.t:.6g}: {ode.message}",
+                              ode.t / eta), dense
+            dense.add(ode.t, ode.dense_output())
+            while gi < len(grid) and grid[gi] <= ode.t:
+                row = _row(ev, float(grid[gi]), float(grid[gi] / eta), dense(grid[gi]))
+                if row is None:
+                    return rows, _diverged(f"s={grid[gi]:.6g}", grid[gi] / eta), dense
+                rows.append(row)
+                gi += 1
+            bar.update(min(ode.t, s_end) - bar.n)
             if ode.status == "finished":
                 break
     except _Diverged as e:
-        return rows, f"diverged (non-finite risk) at s={e.args[0]:.6g}"
-    return rows, "ok"
-
-
-# ---- CLI --------------------------------------------------------------------------------------
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m theorydyn.reduced``: integrate, print the phase summary, write CSV and PNG."""
-    from .cli import add_setting_arguments, positive, setting_from_args
-    from .cli import fail as _fail
-
-    prog = "python -m theorydyn.reduced"
-    fail = lambda msg: _fail(msg, prog=prog)  # noqa: E731
-    ap = argparse.ArgumentParser(prog=prog,
-                                 description="Idealized dynamics of (alpha, gamma, rho) (SPEC §3): phases I-III.")
-    add_setting_arguments(ap)
-    g = ap.add_argument_group("solver")
-    g.add_argument("--method", choices=("flow", "gd"), default="flow", help="gradient flow in s = eta*t, or the GD recursion")
-    g.add_argument("--eta", type=positive(float, "--eta"), default=1.0, help="GD step (s = eta*step)")
-    g.add_argument("--steps", type=positive(int, "--steps"), default=None, help="GD steps (default s_max/eta)")
-    g.add_argument("--s-max", type=positive(float, "--s-max"), default=2e4, help="final time s (default %(default)g)")
-    g.add_argument("--n-samples", type=positive(int, "--n-samples"), default=4000, help="Monte Carlo bank size")
-    g.add_argument("--seed", type=int, default=0, help="seed of the Monte Carlo bank")
-    g.add_argument("--expectation", choices=("mc", "exact"), default="mc")
-    g.add_argument("--n-points", type=positive(int, "--n-points"), default=200, help="rows of the trajectory")
-    g.add_argument("--solver", choices=_SOLVERS, default="LSODA")
-    g.add_argument("--err-tol", type=positive(float, "--err-tol"), default=0.02, help="T2 tolerance on err_f")
-    g.add_argument("--out", type=Path, default=Path("runs/reduced"), help="output folder (default %(default)s)")
-    g.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    args = ap.parse_args(argv)
-    s = setting_from_args(args)
-    if args.n_samples < 2:
-        fail("--n-samples: must be >= 2 (a standard error needs two samples)")
-    if args.n_points < 2:
-        fail("--n-points: must be >= 2")
-    if args.err_tol >= 1:
-        fail(f"--err-tol: must be < 1, got {args.err_tol}")
-    try:
-        traj = integrate(s, args.method, eta=args.eta, steps=args.steps,
-                         s_max=args.s_max if (args.method == "flow" or args.steps is None) else None,
-                         n_samples=args.n_samples, seed=args.seed, expectation=args.expectation,
-                         n_points=args.n_points, solver=args.solver, err_tol=args.err_tol, progress=True)
-    except ValueError as e:
-        fail(str(e))
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        fail(f"--out: cannot create folder {args.out}: {e}")
-    stem = f"reduced_{args.method}_D{s.D}_C{s.C}"
-    csv = args.out / f"{stem}.csv"
-    traj.to_csv(csv, index=False)
-    print(f"setting: {s}")
-    print(f"status: {traj.attrs['status']}")
-    print(format_phases(traj.attrs["phases"]))
-    print(f"trajectory: {csv}")
-    if not args.no_plot:
-        from .reduced_plot import plot_trajectory
-
-        png = args.out / f"{stem}.png"
-        plot_trajectory(traj, png)
-        print(f"plot: {png}")
-    return 0
-
-
-def format_phases(ph: dict) -> str:
-    """A human-readable phase summary (one line per quantity)."""
-    def f(v):
-        if v is None:
-            return "not reached"
-        if isinstance(v, (bool, np.bool_)):
-            return str(bool(v))
-        return f"{v:.4g}"
-
-    lines = ["phases (times in s = eta*t):"]
-    for k, v in ph.items():
-        lines.append(f"  {k:16s} {f(v)}")
-    return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        return rows, _diverged(f"s={e.args[0]:.6g}", e.args[0] / eta), dense
+    return rows, _OK, dense

@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .setting import SETTING_FIELDS, Setting
+from ..setting import SETTING_FIELDS, Setting
 
-DEFAULT_RUNNER = "theorydyn.scanpoint:run_point"
+DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 
 #: Solver options of a point, with their defaults (SPEC §9's regime).
 OPTION_DEFAULTS: dict[str, Any] = {

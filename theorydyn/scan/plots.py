@@ -1,62 +1,39 @@
 """Pictures of a scan: phase times against a scanned axis, T1/T2 scaling in D, trajectories.
 
-Phase times are those of Section 4.1 (SPEC §3): T0 (end of Event I), T1 (γ(T1) > max_t |ρ(t)|),
-T1_mass (in-set attention mass Λ + (C−1)Γ reaches ½) and T2 (error against f < 2%).
-The scaling fit is least squares of log T = a + b log D over the seed-means of each D, so the
-slope b is the exponent in T ∝ D^b.
+Phase times are those of Section 4.1 (docs/theory.md §3, :mod:`theorydyn.phases`): T0 (end of
+Event I), T1 (γ(T1) > max_t |ρ(t)|), T1_mass (in-set attention mass reaches ½) and T2 (error
+against f < 2%). The scaling fit is least squares of log T = a + b log D over every seed's point,
+with a 95% Student-t interval on the slope b (the exponent in T ∝ D^b); where one power law does
+not hold, the local slopes between neighbouring D say so.
+
+Each function draws into a given ``ax`` (a new figure when None) and returns the Figure.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Iterable
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from ..plotting import axes_or_new
+from ..stats import fit_power_law_ci
 
 PHASES = ("T0", "T1", "T1_mass", "T2")
 _STYLE = {"T0": ("tab:blue", "o"), "T1": ("tab:orange", "s"), "T1_mass": ("tab:olive", "^"), "T2": ("tab:red", "D")}
 
 
-def _save(fig, path: Path, dpi: int = 110) -> list[Path]:
-    """PNG (and PDF when asked by the suffix list) with the Agg backend."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi, bbox_inches="tight")
-    plt.close(fig)
-    return [path]
+def local_slopes(x: Iterable[float], y: Iterable[float]) -> list[tuple[float, float, float]]:
+    """(x_i, x_{i+1}, d log y / d log x) between neighbouring x of the means of y."""
+    m = pd.Series(np.asarray(list(y), float)).groupby(np.asarray(list(x), float)).mean().dropna()
+    xs, ys = m.index.to_numpy(float), m.to_numpy(float)
+    return [(xs[i], xs[i + 1], float(np.log(ys[i + 1] / ys[i]) / np.log(xs[i + 1] / xs[i])))
+            for i in range(len(xs) - 1) if ys[i] > 0 and ys[i + 1] > 0]
 
 
-def fit_power_law(x: Iterable[float], y: Iterable[float]) -> tuple[float, float] | None:
-    """(exponent b, prefactor e^a) of y ≈ e^a x^b by least squares in log-log; None if < 2 points."""
-    x, y = np.asarray(list(x), float), np.asarray(list(y), float)
-    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
-    if len(np.unique(x[ok])) < 2:
-        return None
-    b, a = np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)
-    return float(b), float(np.exp(a))
-
-
-def scaling_exponents(df: pd.DataFrame, axis: str = "D", phases: Iterable[str] = ("T1", "T2")) -> dict[str, float | None]:
-    """Fitted exponent of each phase time against ``axis`` (seed-means per value)."""
-    out: dict[str, float | None] = {}
-    for ph in phases:
-        if ph not in df.columns:
-            out[ph] = None
-            continue
-        m = df.groupby(axis)[ph].mean()
-        fit = fit_power_law(m.index.to_numpy(float), m.to_numpy(float))
-        out[ph] = None if fit is None else fit[0]
-    return out
-
-
-def plot_phase_times(df: pd.DataFrame, axis: str, path: Path, title: str = "") -> list[Path]:
+def plot_phase_times(df: pd.DataFrame, axis: str, ax=None, title: str = ""):
     """T0, T1, T1_mass, T2 against ``axis``: each seed as a dot, the seed-mean as a line."""
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = axes_or_new(ax, figsize=(6, 4))
     for ph in PHASES:
         if ph not in df.columns or df[ph].isna().all():
             continue
@@ -72,13 +49,15 @@ def plot_phase_times(df: pd.DataFrame, axis: str, path: Path, title: str = "") -
     ax.set_title(title or f"phase times against {axis} (Section 4.1)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return fig
 
 
-def plot_scaling(df: pd.DataFrame, path: Path, axis: str = "D", title: str = "") -> tuple[list[Path], dict]:
-    """log-log T1 and T2 against D with the fitted power laws; returns (paths, exponents)."""
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    exps: dict[str, float | None] = {}
+def plot_scaling(df: pd.DataFrame, axis: str = "D", ax=None, title: str = "") -> tuple[object, dict]:
+    """log-log T0, T1, T2 against D with the fitted power laws (exponent and its 95% interval
+    over all seeds' points in the legend) and the local slopes between neighbouring D written
+    at the segment midpoints. Returns (Figure, {phase: fit dict of :func:`fit_power_law_ci` or None})."""
+    fig, ax = axes_or_new(ax, figsize=(6, 4.2))
+    exps: dict[str, dict | None] = {}
     for ph in ("T0", "T1", "T2"):
         if ph not in df.columns or df[ph].isna().all():
             exps[ph] = None
@@ -86,32 +65,36 @@ def plot_scaling(df: pd.DataFrame, path: Path, axis: str = "D", title: str = "")
         color, marker = _STYLE[ph]
         m = df.groupby(axis)[ph].mean()
         ax.scatter(df[axis], df[ph], color=color, marker=marker, alpha=0.4, s=16)
-        fit = fit_power_law(m.index.to_numpy(float), m.to_numpy(float))
-        exps[ph] = None if fit is None else fit[0]
-        label = ph if fit is None else f"{ph} ∝ {axis}^{fit[0]:.2f}"
+        fit = fit_power_law_ci(df[axis], df[ph])
+        exps[ph] = fit
+        label = ph if fit is None else f"{ph} ∝ {axis}^{fit['b']:.2f} [{fit['b_low']:.2f}, {fit['b_high']:.2f}]"
         ax.plot(m.index, m.to_numpy(), color=color, marker=marker, ls="none", label=label)
         if fit is not None:
             xs = np.geomspace(m.index.min(), m.index.max(), 50)
-            ax.plot(xs, fit[1] * xs ** fit[0], color=color, ls="--", lw=1)
+            ax.plot(xs, fit["prefactor"] * xs ** fit["b"], color=color, ls="--", lw=1)
+        for x0, x1, sl in local_slopes(df[axis], df[ph]):
+            xm = np.sqrt(x0 * x1)
+            ax.annotate(f"{sl:.2f}", (xm, np.interp(np.log(xm), np.log(m.index.to_numpy(float)), m.to_numpy(float))),
+                        color=color, fontsize=7, xytext=(0, 5), textcoords="offset points", ha="center")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(axis)
     ax.set_ylabel("phase time s = η·t")
-    ax.set_title(title or f"phase scaling with {axis} (fitted exponents)")
+    ax.set_title(title or f"phase scaling with {axis}: fitted exponent [95% CI]; local slopes at midpoints")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    return _save(fig, path), exps
+    return fig, exps
 
 
-def plot_trajectories(trajs: dict[str, pd.DataFrame], path: Path, title: str = "",
-                      groups: dict[str, str] | None = None) -> list[Path]:
+def plot_trajectories(trajs: dict[str, pd.DataFrame], axes=None, title: str = "",
+                      groups: dict[str, str] | None = None):
     """α, γ, ρ, risk and error against f (log s) of every trajectory, overlaid.
 
     ``groups`` maps a trajectory's label to its group (e.g. ``"q=0.25"``): one colour and one
     legend entry per group, so seeds of the same setting share a colour.
     """
     cols = [("alpha", "α"), ("gamma", "γ"), ("rho", "ρ"), ("risk", "risk"), ("err_f", "error vs f")]
-    fig, axes = plt.subplots(1, len(cols), figsize=(3.2 * len(cols), 3.2))
+    fig, axes = axes_or_new(axes, 1, len(cols), figsize=(3.2 * len(cols), 3.2))
     cmap = plt.get_cmap("viridis")
     groups = groups or {label: label for label in trajs}
     order = list(dict.fromkeys(groups[label] for label in trajs))
@@ -138,5 +121,4 @@ def plot_trajectories(trajs: dict[str, pd.DataFrame], path: Path, title: str = "
     if n <= 12:
         axes[0].legend(fontsize=6)
     fig.suptitle(title or "trajectories of the reduced dynamics (Lemmas 4.1–4.3)")
-    fig.tight_layout()
-    return _save(fig, path)
+    return fig

@@ -12,7 +12,7 @@ A verdict is one of :class:`Verdict`:
 * ``INFO``: a diagnostic the paper does not claim (solver consistency, scalings, …).
 
 Every measured number that depends on randomness carries a 95% interval over seeds
-(:func:`mean_ci`); an exact computation has ``ci_low == ci_high == measured``.
+(:func:`theorydyn.stats.mean_ci`); an exact computation has ``ci_low == ci_high == measured``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from enum import Enum
 from typing import Any, Sequence
 
 import numpy as np
+
+from ..stats import mean_ci
 
 LEDGER_COLUMNS = ["claim", "quantity", "measured", "ci_low", "ci_high", "threshold", "verdict", "note",
                   "route", "params"]
@@ -39,31 +41,6 @@ class Verdict(str, Enum):
 
     def __str__(self) -> str:
         return self.value
-
-
-def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and two-sided Student-t confidence interval of the mean over independent seeds.
-
-    Args:
-        values: (n,) one measurement per seed; non-finite entries are an error, not dropped.
-        level: confidence level.
-
-    Returns:
-        (mean, low, high). With one value the interval is (nan, nan): a single seed carries no
-        uncertainty estimate, and the ledger shows that rather than a zero-width interval.
-    """
-    from scipy.stats import t as student_t
-
-    x = np.asarray(values, dtype=float).ravel()
-    if x.size == 0:
-        raise ValueError("mean_ci needs at least one value")
-    if not np.all(np.isfinite(x)):
-        raise ValueError(f"mean_ci got non-finite values: {x.tolist()}")
-    m = float(x.mean())
-    if x.size == 1:
-        return m, math.nan, math.nan
-    half = float(student_t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
-    return m, m - half, m + half
 
 
 @dataclass(frozen=True)

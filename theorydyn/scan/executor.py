@@ -21,7 +21,7 @@ import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any, Callable
 
-from .cli import fail
+from .grid import ScanError
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 
@@ -95,12 +95,12 @@ class ExecutorHandle:
 
 
 def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHandle:
-    """The executor of a scan (module docstring); exits 2 on a scheduler it cannot use."""
+    """The executor of a scan (module docstring); raises ScanError for a scheduler it cannot use."""
     if scheduler:
         try:
             from distributed import Client
         except ImportError:
-            fail("--scheduler needs dask.distributed, which is not installed: pip install 'theorydyn[dask]' "
+            raise ScanError("--scheduler needs dask.distributed, which is not installed: pip install 'theorydyn[dask]' "
                  "(or pip install distributed)")
         if scheduler.startswith("tcp://"):
             # A refused or unroutable address fails here at once, not after Client's timeout.
@@ -108,11 +108,11 @@ def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHan
             try:
                 socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
             except (OSError, ValueError) as e:
-                fail(f"--scheduler: cannot connect to {scheduler!r}: {e}")
+                raise ScanError(f"--scheduler: cannot connect to {scheduler!r}: {e}")
         try:
             client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError, ValueError) as e:
-            fail(f"--scheduler: cannot connect to {scheduler!r}: {e}")
+            raise ScanError(f"--scheduler: cannot connect to {scheduler!r}: {e}")
         return ExecutorHandle(client.get_executor(), f"dask {scheduler}", client.close)
     if workers == 0:
         return ExecutorHandle(InlineExecutor(), "in-process")

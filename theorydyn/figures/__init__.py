@@ -1,0 +1,212 @@
+"""Every figure of theorydyn, recomputed: a registry of (compute, draw) pairs.
+
+Each registered :class:`Figure` has ``compute(quick) -> data`` (the toolkit's own solvers, a scan,
+the transfer experiment …) and ``draw(data, axes=None) -> matplotlib Figure`` (into the given axes,
+or a new figure). In a notebook::
+
+    from theorydyn import figures
+    fig = figures.REGISTRY["phases"]
+    data = fig.compute(quick=True)
+    fig.draw(data, axes=my_axes)          # or: fig.draw(data) for a new figure
+
+:func:`make` computes, draws and writes ``out/NAME.png`` and ``.pdf``; ``python -m
+theorydyn.figures`` does it for any or all figures and regenerates ``figures/README.md`` (each
+figure, the command that remakes it and the claim it supports). ``quick`` uses smaller sizes (the
+committed PNGs are the quick versions). Scans behind a figure go through
+:func:`theorydyn.scan.run_scan`, so their points are cached in ``scans/results/``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..claims.semirealistic import compare_with_reduced
+from ..plotting import save
+from ..reduced import integrate, plot_trajectory
+from ..scan import ScanSpec, run_scan
+from ..scan.plots import plot_phase_times, plot_scaling
+from ..setting import Setting
+from ..simulate import plot_attention, plot_comparison, plot_figure4, simulate
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One registered figure: what it shows, the claim it supports, how to compute and draw it."""
+
+    name: str
+    title: str
+    claim: str
+    requires: tuple[str, ...]
+    compute: Callable[[bool], Any]
+    draw: Callable[..., Any]
+
+
+REGISTRY: dict[str, Figure] = {}
+
+
+def register(name: str, title: str, claim: str, requires: tuple[str, ...], draw: Callable[..., Any]):
+    """Decorator registering ``compute(quick) -> data`` with its ``draw(data, axes=None) -> Figure``."""
+    def deco(compute: Callable[[bool], Any]):
+        REGISTRY[name] = Figure(name, title, claim, requires, compute, draw)
+        return compute
+
+    return deco
+
+
+def make(name: str, out: Path, quick: bool) -> list[Path]:
+    """Compute, draw and write ``out/NAME.png`` and ``out/NAME.pdf``; returns the paths."""
+    fig = REGISTRY[name]
+    drawn = fig.draw(fig.compute(quick))
+    out = Path(out)
+    paths = [save(drawn, out / f"{name}.png", close=False), save(drawn, out / f"{name}.pdf")]
+    return paths
+
+
+# ---- the reduced dynamics ------------------------------------------------------------------------
+def _draw_phases(res, axes=None):
+    ph = res.phases
+    fmt = lambda v: "—" if v is None else f"{v:.3g}"  # noqa: E731
+    return plot_trajectory(res, axes=axes, title=f"reduced gradient flow, D=64, C=4, q=0.25: T0={fmt(ph.T0)}, "
+                                                  f"T1={fmt(ph.T1)}, T2={fmt(ph.T2)}")
+
+
+@register("phases", "The three phases of the idealized dynamics at D=64, C=4 (docs/theory.md §9)",
+          "Section 4.1 (Events I–III) and Lemma 4.3: α rises and the risk plateaus at a GLM-like error (T0); "
+          "γ then overtakes max|ρ| (T1) with γ ≥ ρ throughout; the error falls below 2% (T2).",
+          ("theorydyn.reduced",), _draw_phases)
+def fig_phases(quick: bool):
+    return integrate(Setting(D=64, C=4, q=0.25), method="flow", s_max=3e4, n_samples=2000 if quick else 4000,
+                     seed=0, n_points=400)
+
+
+def _scan(name: str, base: dict, axes: dict):
+    return run_scan(ScanSpec(name, base=base, axes=axes), workers=2, progress=True, plots=False, summary=False)
+
+
+def _draw_scaling(frame, axes=None):
+    fig, exps = plot_scaling(frame, ax=axes, title="phase scaling with D (C=4, q=C²/D)")
+    print("[figures] scaling exponents: " + ", ".join(f"{k} ∝ D^{v['b']:.2f} [{v['b_low']:.2f}, {v['b_high']:.2f}]"
+                                                      for k, v in exps.items() if v is not None), file=sys.stderr)
+    return fig
+
+
+@register("scaling", "Phase times T0, T1, T2 against D (log-log, fitted exponents with 95% CIs, local slopes)",
+          "Section 4.1 / Lemma 4.3: per-entry gradients of A are O(1/D) of α's, so phase II lengthens with D; "
+          "the exponents (and the local slopes, since one power law does not hold) measure how (q = C²/D).",
+          ("theorydyn.reduced",), _draw_scaling)
+def fig_scaling(quick: bool):
+    Ds = [32, 64, 128] if quick else [32, 64, 128, 256]
+    return _scan("figure_scaling" + ("_quick" if quick else ""),
+                 {"C": 4, "s_max": 1e5 if quick else 3e5, "n_samples": 2000 if quick else 4000},
+                 {"D": Ds, "seed": [0, 1, 2]}).frame
+
+
+def _draw_qscan(frame, axes=None):
+    return plot_phase_times(frame, "q", ax=axes, title="phase times against q (D=64, C=4)")
+
+
+@register("qscan", "Phase times against q at D=64, C=4 (the default scan)",
+          "Assumption 2 (q = poly(C)/D): more spurious ±w* patches make the GLM plateau worse and phase II longer.",
+          ("theorydyn.reduced",), _draw_qscan)
+def fig_qscan(quick: bool):
+    return _scan("figure_qscan" + ("_quick" if quick else ""), {"D": 64, "C": 4, "n_samples": 2000 if quick else 4000},
+                 {"q": [0.15, 0.2, 0.25, 0.3, 0.35], "seed": [0] if quick else [0, 1, 2]}).frame
+
+
+# ---- the finite-sample simulator ----------------------------------------------------------------
+_SIM_CACHE: dict[tuple, object] = {}
+
+
+def simulated(quick: bool):
+    """One realistic GD run (Theorem 4.2), shared by the figures that show it."""
+    if quick:
+        # docs/theory.md §9's D = 32 run keeps q = 0.25 and ν = 1/64 (D = 32's own default q = 1/2 has a
+        # GLM plateau that lasts beyond 300 steps, and diverges at η = 10 near step 376)
+        s, kw = Setting(D=32, C=4, q=0.25, nu=1 / 64), dict(N=16384, eta=10.0, steps=300, record_every=10)
+    else:
+        s, kw = Setting(D=64, C=4, q=0.25), dict(N=16384, eta=10.0, steps=1200, record_every=50)
+    key = (s.D, tuple(sorted(kw.items())))
+    if key not in _SIM_CACHE:
+        t = time.perf_counter()
+        _SIM_CACHE[key] = simulate(s, omega=1e-3, seed=0, **kw)
+        print(f"[figures] simulated D={s.D}, N={kw['N']}, {kw['steps']} steps in {time.perf_counter() - t:.0f} s",
+              file=sys.stderr)
+    return _SIM_CACHE[key]
+
+
+def _draw_attention(res, axes=None):
+    return plot_attention(res, axes=axes)
+
+
+def _draw_figure4(res, axes=None):
+    return plot_figure4(res, axes=axes)
+
+
+register("attention", "Learned attention Â against the set mask (Figure 4 style)",
+         "Theorem 4.2 / Definition 2.2: after GD on N samples from a random init, Â's large entries sit on the "
+         "sets S_ℓ (patch association), though the sets are never given to the model.",
+         ("theorydyn.simulate",), _draw_attention)(simulated)
+register("figure4", "The simulator's Figure 4: mask, learned Â, test error and cos(v̂, w*) against steps",
+         "Theorem 4.2 (realistic dynamics): patch association and generalization at the end of training.",
+         ("theorydyn.simulate",), _draw_figure4)(simulated)
+
+
+def _draw_semirealistic(data, axes=None):
+    gaps, curves = data
+    return plot_comparison(gaps, curves, axes=axes)
+
+
+@register("semirealistic", "Finite-sample GD against the reduced dynamics: the gap against N",
+          "Theorem 4.2's proof (the semi-realistic process): GD on N samples from the idealized init tracks "
+          "population GD in (α, γ, ρ), with a gap that shrinks as N grows.",
+          ("theorydyn.simulate", "theorydyn.reduced"), _draw_semirealistic)
+def fig_semirealistic(quick: bool):
+    Ns, seeds = ((256, 1024, 4096, 16384), (0, 1)) if quick else ((256, 1024, 4096, 16384, 65536), (0, 1, 2))
+    return compare_with_reduced(Setting(D=8, C=2), Ns=Ns, eta=2.0, steps=150, seeds=seeds, n_test=4096,
+                                record_every=5)
+
+
+# ---- driver -----------------------------------------------------------------------------------------
+def available(fig: Figure) -> str | None:
+    """None when the figure can be made, else why not."""
+    for mod in fig.requires:
+        try:
+            importlib.import_module(mod)
+        except ImportError as e:
+            return f"needs {mod} ({e})"
+    return None
+
+
+#: The committed full-size Figure 4 (made by the simulator's CLI, not by this module: ~4 minutes).
+FULL_FIGURE4 = "figure4-D64-N16384-1500steps.png"
+
+
+def readme(out: Path) -> str:
+    """The text of ``figures/README.md``: each figure, its files, the command that remakes it, its claim."""
+    lines = ["# Figures", "",
+             "Every figure here is computed by theorydyn; the committed PNGs are the `--quick` versions "
+             "(PDFs are written next to them but not committed).",
+             "Regenerate all of them with `python -m theorydyn.figures all --quick` "
+             "(or without `--quick` for the sizes of docs/theory.md §9), one with `python -m theorydyn.figures NAME`.", "",
+             "| figure | files | command | claim it supports |", "|---|---|---|---|"]
+    for fig in REGISTRY.values():
+        longer = [o for o in REGISTRY if o != fig.name and o.startswith(fig.name)]  # "vision" vs "vision_compare"
+        files = sorted(p.name for p in out.glob(f"{fig.name}*.png")
+                       if not any(p.name.startswith(o) for o in longer)) if out.exists() else []
+        if fig.name == "transfer":
+            files = sorted(p.name for p in out.glob("transfer_*.png"))
+        shown = ", ".join(f"[`{f}`]({f})" for f in files) or "(not made yet: " + (available(fig) or "run the command") + ")"
+        lines.append(f"| **{fig.name}**: {fig.title} | {shown} | `python -m theorydyn.figures {fig.name} --quick` | "
+                     f"{fig.claim} |")
+    lines += ["", "Scan plots (phase times against the scanned axis, T1/T2 scaling in D, overlaid trajectories) are "
+                  "written next to each scan's results in `scans/results/` by `python -m theorydyn.scan`.", ""]
+    if (out / FULL_FIGURE4).exists():
+        lines += [f"`{FULL_FIGURE4}` is the full-size run of docs/theory.md §9 (D = 64, C = 4, q = 0.25, N = 16384, "
+                  "η = 10, ω = 10⁻³, X in float32, seed 0), made by `python -m theorydyn.simulate --steps 1500 "
+                  "--out runs/d64` (minutes on 2 cores), which writes it as `runs/d64/figure4.png`.", ""]
+    return "\n".join(lines)

@@ -1,0 +1,66 @@
+"""``python -m theorydyn.figures [NAME…|all] [--out figures] [--quick] [--list]``: every figure, recomputed.
+
+Exit status 0 when every asked figure was made, 1 when one failed (the others are still made),
+2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from ..cli import fail, output_dir  # noqa: E402
+from . import REGISTRY, available, make, readme  # noqa: E402
+
+PROG = "python -m theorydyn.figures"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=PROG, description="Every figure of theorydyn, recomputed into --out.")
+    ap.add_argument("names", nargs="*", default=["all"], help=f"figures to make: all or any of {', '.join(REGISTRY)}")
+    ap.add_argument("--out", default="figures", help="output folder (default %(default)s)")
+    ap.add_argument("--quick", action="store_true", help="small sizes (what is committed)")
+    ap.add_argument("--list", action="store_true", help="list the figures and whether each can be made")
+    args = ap.parse_args(argv)
+    names = list(REGISTRY) if (not args.names or "all" in args.names) else args.names
+    bad = [n for n in names if n not in REGISTRY]
+    if bad:
+        fail(f"names: unknown figure(s) {bad}; known: all, {', '.join(REGISTRY)}", PROG)
+    out = output_dir(args.out)
+    if args.list:
+        for fig in REGISTRY.values():
+            why = available(fig)
+            print(f"{fig.name:10s} {'ready' if why is None else 'skipped: ' + why}  — {fig.title}")
+        return 0
+    made: dict[str, list[Path]] = {}
+    failed = []
+    for name in names:
+        fig = REGISTRY[name]
+        why = available(fig)
+        if why is not None:
+            print(f"[figures] {name}: skipped, {why}", file=sys.stderr)
+            continue
+        t = time.perf_counter()
+        print(f"[figures] {name} …", file=sys.stderr, flush=True)
+        try:
+            made[name] = make(name, out, args.quick)
+        except Exception as e:  # noqa: BLE001 — one broken figure must not stop the others
+            failed.append(name)
+            print(f"[figures] {name}: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
+            traceback.print_exc(limit=3, file=sys.stderr)
+            continue
+        print(f"[figures] {name}: {', '.join(str(p) for p in made[name])} ({time.perf_counter() - t:.0f} s)",
+              file=sys.stderr)
+    (out / "README.md").write_text(readme(out))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""``python -m theorydyn.reduced``: integrate the idealized dynamics, print the phases, write CSV and PNG.
+
+Exit status: 0 on success, 1 when the run diverged or the ODE solver failed (the trajectory up
+to there is written all the same), 2 on bad input (nothing is computed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from ..cli import add_common_arguments, add_setting_arguments, fail, output_dir, positive, setting_from_args  # noqa: E402
+from ..phases import ERR_TOL  # noqa: E402
+from ..plotting import save  # noqa: E402
+from .plot import plot_trajectory  # noqa: E402
+from .solve import SOLVERS, integrate, n_exact_terms, MAX_TERMS  # noqa: E402
+
+PROG = "python -m theorydyn.reduced"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=PROG, description="Idealized dynamics of (alpha, gamma, rho) "
+                                 "(Lemmas 4.1-4.3, docs/theory.md §3): phases I-III.")
+    add_setting_arguments(ap)
+    g = ap.add_argument_group("solver")
+    g.add_argument("--method", choices=("flow", "gd"), default="flow", help="gradient flow in s = eta*t, or the GD recursion")
+    g.add_argument("--eta", type=positive(float, "--eta"), default=1.0, help="GD step (s = eta*step)")
+    g.add_argument("--steps", type=positive(int, "--steps"), default=None, help="GD steps (default s_max/eta)")
+    g.add_argument("--s-max", type=positive(float, "--s-max"), default=2e4, help="final time s (default %(default)g)")
+    g.add_argument("--n-samples", type=positive(int, "--n-samples"), default=4000, help="Monte Carlo bank size")
+    g.add_argument("--expectation", choices=("mc", "exact"), default="mc")
+    g.add_argument("--n-points", type=positive(int, "--n-points"), default=200, help="rows of the trajectory")
+    g.add_argument("--solver", choices=SOLVERS, default="LSODA")
+    g.add_argument("--err-tol", type=positive(float, "--err-tol", below=1.0), default=ERR_TOL,
+                   help="T2 tolerance on err_f, in (0, 1) (default %(default)s)")
+    g.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    g.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
+    add_common_arguments(ap, seed=0, out="runs/reduced")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    s = setting_from_args(args)
+    if args.n_samples < 2:
+        fail("--n-samples: must be >= 2 (a standard error needs two samples)", PROG)
+    if args.n_points < 2:
+        fail("--n-points: must be >= 2", PROG)
+    if args.method == "gd" and args.steps is None and args.s_max / args.eta > 1e9:
+        fail(f"--s-max / --eta: {args.s_max / args.eta:.3g} GD steps is more than 1e9", PROG)
+    if args.expectation == "exact" and n_exact_terms(s) > MAX_TERMS:
+        fail(f"--expectation exact: {n_exact_terms(s):.3g} multisets of count types at D={s.D}, C={s.C} "
+             f"(the limit is {MAX_TERMS:.3g}); use --expectation mc", PROG)
+    out = output_dir(args.out)
+    try:
+        res = integrate(s, args.method, eta=args.eta, steps=args.steps,
+                        s_max=args.s_max if (args.method == "flow" or args.steps is None) else None,
+                        n_samples=args.n_samples, seed=args.seed, expectation=args.expectation,
+                        n_points=args.n_points, solver=args.solver, err_tol=args.err_tol, progress=not args.quiet)
+    except ValueError as e:
+        fail(str(e), PROG)
+    stem = f"reduced_{args.method}_D{s.D}_C{s.C}"
+    csv = out / f"{stem}.csv"
+    res.trajectory.to_csv(csv, index=False)
+    (out / f"{stem}.json").write_text(json.dumps(res.summary(), indent=2, default=str))
+    print(f"setting: {s}")
+    print(f"status: {res.status}{' — ' + res.message if res.message else ''}")
+    print(format_phases(res.phases.as_dict()))
+    print(f"trajectory: {csv}")
+    if not args.no_plot and len(res.trajectory):
+        png = save(plot_trajectory(res), out / f"{stem}.png")
+        print(f"plot: {png}")
+    return 0 if res.ok else 1
+
+
+def format_phases(ph: dict) -> str:
+    """A human-readable phase summary (one line per quantity; times in s)."""
+    def f(v):
+        if v is None:
+            return "not reached"
+        if isinstance(v, bool):
+            return str(v)
+        return f"{v:.4g}"
+
+    return "\n".join(["phases (times in s = eta*t):"] + [f"  {k:22s} {f(v)}" for k, v in ph.items()])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

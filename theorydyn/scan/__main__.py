@@ -1,0 +1,161 @@
+"""``python -m theorydyn.scan``: the command line of :mod:`theorydyn.scan` (see its docstring).
+
+Exit status: 0 all points done; 1 some point failed or a worker died (rerun to resume);
+2 bad input (nothing computed); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import sys
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from ..cli import add_setting_arguments, fail, output_dir, positive  # noqa: E402
+from .grid import ScanError, ScanSpec  # noqa: E402
+from .run import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR, check_runner, run_scan  # noqa: E402
+
+def _token(name: str, vals: list[Any]) -> str:
+    def one(v: Any) -> str:
+        return re.sub(r"e\+?0*(\d)", r"e\1", f"{v:g}") if isinstance(v, float) else str(v)
+
+    return name + "-".join(one(v) for v in vals)
+
+
+def _safe_name(name: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-") or "scan"
+    if len(name) > 90:
+        name = name[:80] + "_" + hashlib.sha256(name.encode()).hexdigest()[:8]
+    return name
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=PROG, description="Where do the phases of Section 4.1 hold, and when? A resumable scan.",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, conflict_handler="resolve",
+                                 epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) × seeds {0, 1, 2}, "
+                                        "reduced gradient flow to s = 5·10⁴ with 4000 Monte Carlo samples.")
+    ap.add_argument("--spec", help="a saved grid, scans/NAME.toml (flags given as well override its entries)")
+    ap.add_argument("--name", help="scan name (default: derived from the spec or the flags)")
+    add_setting_arguments(ap)
+    # The axes that take lists replace their single-valued counterparts.
+    g = ap.add_argument_group("scan axes (lists)")
+    g.add_argument("--D", type=int, nargs="+", default=None, help="number(s) of patches (default 64)")
+    g.add_argument("--C", type=int, nargs="+", default=None, help="set size(s) (default 4)")
+    g.add_argument("--q", type=float, nargs="+", default=None, help="q value(s) (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D)")
+    g.add_argument("--tau", type=float, nargs="+", default=None, help="softmax temperature(s) (default 1)")
+    g.add_argument("--eta", type=float, nargs="+", default=None,
+                   help="GD step(s) η: reduced --method gd and the simulator (default 10)")
+    g.add_argument("--N", type=int, nargs="+", default=None, help="simulator sample size(s) (default 16384)")
+    g.add_argument("--seeds", type=int, nargs="+", default=None, help="seeds (default 0 1 2)")
+    o = ap.add_argument_group("solver options")
+    o.add_argument("--method", choices=("flow", "gd"), default=None, help="reduced dynamics: gradient flow or GD")
+    o.add_argument("--s-max", type=positive(float, "--s-max"), default=None, help="horizon in s = η·t (default 5e4)")
+    o.add_argument("--n-samples", type=positive(int, "--n-samples"), default=None,
+                   help="Monte Carlo count samples (default 4000)")
+    o.add_argument("--expectation", choices=("mc", "exact"), default=None, help="Monte Carlo or exact (small L)")
+    o.add_argument("--n-points", type=positive(int, "--n-points"), default=None, help="trajectory points (default 400)")
+    o.add_argument("--simulate", action="store_true", default=None, help="also run the finite-sample simulator")
+    o.add_argument("--sim-steps", type=positive(int, "--sim-steps"), default=None, help="simulator GD steps (1200)")
+    o.add_argument("--omega", type=positive(float, "--omega"), default=None, help="simulator init scale ω (1e-3)")
+    o.add_argument("--dtype", choices=("float64", "float32"), default=None, help="simulator dtype of X")
+    r = ap.add_argument_group("running")
+    r.add_argument("--workers", type=positive(int, "--workers", allow_zero=True), default=2,
+                   help="local worker processes; 0 runs in this process (default 2)")
+    r.add_argument("--scheduler", help="run on a Dask cluster, e.g. tcp://HOST:8786 (needs the dask extra)")
+    r.add_argument("--force", action="store_true", help="recompute points already in the results")
+    r.add_argument("--results-dir", default=str(RESULTS_DIR), help="where results go (default %(default)s)")
+    r.add_argument("--no-plots", action="store_true", help="skip the plots")
+    r.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    r.add_argument("--runner", default=None, help="advanced: 'module:function' computing one point")
+    return ap
+
+
+_LIST_FLAGS = {"D": "D", "C": "C", "q": "q", "tau": "tau", "eta": "eta", "N": "N", "seeds": "seed"}
+_SINGLE_SETTING = {"d": None, "sigma2": None, "p": 3, "nu": None, "beta": 1.0, "partition": "blocks",
+                   "partition_seed": 0}
+_OPTION_FLAGS = ("method", "s_max", "n_samples", "expectation", "n_points", "simulate", "sim_steps", "omega", "dtype")
+
+
+def spec_from_args(args: argparse.Namespace) -> ScanSpec:
+    """The scan the flags describe (on top of ``--spec`` when given)."""
+    if args.spec:
+        spec = ScanSpec.from_toml(args.spec)
+        tokens = [spec.name]
+    else:
+        spec = ScanSpec(name="", base={}, axes={})
+        tokens = []
+    given: dict[str, Any] = {}
+    for flag, axis in _LIST_FLAGS.items():
+        vals = getattr(args, flag)
+        if vals is not None:
+            given[axis] = list(dict.fromkeys(vals))  # keep order, drop repeats
+    for k, default in _SINGLE_SETTING.items():
+        v = getattr(args, k)
+        if v != default:
+            given[k] = [v]
+    for k in _OPTION_FLAGS:
+        v = getattr(args, k)
+        if v is not None:
+            given[k] = [v]
+    if not args.spec:
+        # The default scan around docs/theory.md §9.
+        D = given.get("D", [64])
+        C = given.get("C", [4])
+        given.setdefault("D", D)
+        given.setdefault("C", C)
+        name_tokens = [_token("D", D), _token("C", C)]
+        if "q" not in given and len(D) == 1 and len(C) == 1:
+            qs = sorted({round(min(1.0, f * C[0] ** 2 / D[0]), 6) for f in DEFAULT_Q_FACTORS})
+            spec.axes["q"] = qs
+        if "seed" not in given:
+            spec.axes["seed"] = list(DEFAULT_SEEDS)
+        tokens = name_tokens
+    for k, vals in given.items():
+        spec.base.pop(k, None)
+        spec.axes.pop(k, None)
+        if len(vals) > 1 or k == "seed":
+            spec.axes[k] = vals
+        else:
+            spec.base[k] = vals[0]
+        is_default = not args.spec and k == "seed" and vals == list(DEFAULT_SEEDS)
+        if (args.spec or k not in ("D", "C")) and not is_default:
+            tokens.append("sim" if k == "simulate" else _token(k.replace("_", ""), vals))
+    if "eta" in given and not (spec.base.get("simulate") or spec.base.get("method") == "gd"
+                               or "simulate" in spec.axes or "method" in spec.axes):
+        raise ScanError("--eta: has no effect on the reduced gradient flow; add --simulate or --method gd")
+    if "N" in given and not (spec.base.get("simulate") or "simulate" in spec.axes):
+        raise ScanError("--N: is the simulator's sample size; add --simulate")
+    if "seed" in spec.axes:  # seeds vary fastest: the table reads one setting after the other
+        spec.axes["seed"] = spec.axes.pop("seed")
+    if args.runner:
+        spec.runner = args.runner
+    spec.name = _safe_name(args.name or "_".join(tokens))
+    return spec
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        spec = spec_from_args(args)
+        spec.expand()  # every point valid before any work
+        check_runner(spec)
+    except ScanError as e:
+        fail(str(e), PROG)
+    output_dir(args.results_dir, "--results-dir")
+    try:
+        outcome = run_scan(spec, results_dir=args.results_dir, workers=args.workers, scheduler=args.scheduler,
+                           force=args.force, progress=not args.quiet, plots=not args.no_plots)
+    except ScanError as e:
+        fail(str(e), PROG)
+    except KeyboardInterrupt:
+        return 130
+    return outcome.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

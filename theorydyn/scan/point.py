@@ -1,0 +1,95 @@
+"""What one scan point computes: the reduced dynamics and, when asked, the finite-sample run.
+
+A *runner* is any importable function ``runner(s: Setting, options: dict, seed: int) -> dict``
+returning the point's results as a flat dict of scalars; it may add
+``"trajectories": {suffix: DataFrame}`` and ``"arrays": {suffix: ndarray}``, which the scan
+saves as ``scans/results/<scan>/<key><suffix>.csv`` / ``.npy``. The default runner,
+:func:`run_point`, integrates the idealized dynamics in (α, γ, ρ) (Lemmas 4.1–4.3, docs/theory.md §3) and
+reports the phases of Section 4.1: T0 (end of Event I), T1 (γ(T1) > max_t |ρ(t)|) and the
+attention-mass-½ time, T2 (error against f below 2%), the plateau after Event I, the final
+risk and errors, the Lemma 4.3 increment ratio and whether γ(t) ≥ ρ(t) held all along. With
+``simulate`` on it also runs GD on N samples from a small random init (Theorem 4.2, docs/theory.md §4)
+and adds the same phase columns (prefix ``sim_``), the final patch association (Definition 2.2)
+and errors. A diverged run leaves its phase columns empty.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from ..reduced import integrate
+from ..result import Result
+from ..setting import Setting
+from ..simulate import simulate
+
+#: Row columns of the reduced run, in order (None where a phase is not reached); the same names,
+#: prefixed ``sim_``, for the finite-sample run: both come from the one detector of theorydyn.phases.
+REDUCED_FIELDS = ("T0", "T1", "T1_mass", "T2", "T_assoc", "plateau_alpha", "plateau_risk", "plateau_err",
+                  "final_risk", "final_err_y", "final_err_f", "lemma43_ratio", "gamma_ge_rho", "min_gap_after_start")
+
+
+def _scalar(v: Any) -> Any:
+    """numpy scalars → Python; anything that is not a scalar is dropped (None)."""
+    if v is None:
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v) if math.isfinite(v) else None
+    if isinstance(v, str):
+        return v
+    return None
+
+
+def phase_fields(res: Result, prefix: str = "") -> dict[str, Any]:
+    """The phase columns of a scan row; all empty (None) for a run that did not finish: a diverged
+    trajectory has no meaningful phase times, and a row must not pretend it has."""
+    ph = res.phases.as_dict()
+    out = {f"{prefix}{k}": (_scalar(ph.get(k)) if res.ok else None) for k in REDUCED_FIELDS}
+    out.update({f"{prefix}{k}": (_scalar(v) if res.ok else None) for k, v in ph.items()
+                if f"{prefix}{k}" not in out and _scalar(v) is not None})
+    out[f"{prefix}status"] = str(res.status)
+    out[f"{prefix}message"] = res.message
+    return out
+
+
+def run_point(s: Setting, options: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The default runner (module docstring); ``options`` as normalised by the scan grid."""
+    kw: dict[str, Any] = dict(method=options["method"], s_max=options["s_max"], seed=seed,
+                              expectation=options["expectation"], n_points=options["n_points"])
+    if options["expectation"] == "mc":
+        kw["n_samples"] = options["n_samples"]
+    if options["method"] == "gd":
+        kw["eta"] = options["eta"]
+        kw["steps"] = options["steps"]
+    res = integrate(s, **kw)
+    traj = res.trajectory
+    out = phase_fields(res)
+    if len(traj):
+        out["final_alpha"] = float(traj["alpha"].iloc[-1])
+        out["final_gamma"] = float(traj["gamma"].iloc[-1])
+        out["final_rho"] = float(traj["rho"].iloc[-1])
+        out["s_reached"] = float(traj["s"].iloc[-1])
+    out["reduced_wall_s"] = res.seconds
+    trajectories = {"": traj}
+    arrays: dict[str, np.ndarray] = {}
+    if options.get("simulate"):
+        sim = simulate(s, N=options["N"], eta=options["eta"], steps=options["sim_steps"], omega=options["omega"],
+                       seed=seed, record_every=options["record_every"], dtype=options["dtype"])
+        out.update(phase_fields(sim, "sim_"))
+        if len(sim.trajectory):
+            last = sim.trajectory.iloc[-1]
+            for col in ("association", "risk", "err_y", "err_f", "cos_v"):
+                out[f"sim_final_{col}"] = _scalar(float(last[col]))
+        out["sim_wall_s"] = sim.seconds
+        trajectories["_sim"] = sim.trajectory
+        arrays["_A"], arrays["_v"] = np.asarray(sim.A), np.asarray(sim.v)
+    out["trajectories"] = trajectories
+    out["arrays"] = arrays
+    return out

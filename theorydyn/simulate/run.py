@@ -1,0 +1,335 @@
+"""Gradient descent on N samples with the full D×D attention (Theorem 4.2, SPEC §4).
+
+Model (T) with trainable off-diagonal Â (the diagonal stays at β) and v̂ ∈ R^d, trained by
+plain GD on the empirical risk (E) from the realistic initialisation
+
+    Â_ij ~ N(0, ω²) (i ≠ j),  Â_ii = β,  v̂ ~ N(0, ω² I_d),
+    Â ← Â − η ∂(E)/∂Â,  v̂ ← v̂ − η ∇_v (E),   time s = η · step (comparable with the reduced flow).
+
+The step itself is the private fused kernel (one pass over X: (N, D, d) per step, float32 or
+float64 storage, never copied). Every ``record_every`` steps the trajectory records the common
+schema of :mod:`theorydyn.result` (α = ⟨v̂, w*⟩; γ, ρ = means of Â's in-set / cross-set
+off-diagonal entries; in_mass = mean in-set attention mass of S = softmax(Â/τ); association
+(Definition 2.2); risk = empirical training risk; err_y, err_f, amb_f on fresh test samples),
+then the simulator's own columns (docs/theory.md §4):
+
+    eta, cos_v = cos(v̂, w*), v_norm, in_std, cross_std, cross_absmax,
+    row_spread_max   max over rows i of (max − min) of row i's in-set off-diagonal entries,
+    row_in_max, row_in_median   max / median over rows of the row's in-set mean (Lemma 4.1's
+                     three-value form says all rows are equal; finite samples break it),
+    train_err        training error Pr[y F ≤ 0] on the N samples.
+
+Seeds: ``seed`` → ``np.random.SeedSequence(seed).spawn(3)`` = (training data, test data,
+initialisation). Same seed → bit-identical trajectory.
+
+CLI: ``python -m theorydyn.simulate --out DIR`` writes ``trajectory.csv``, ``summary.json``
+and ``figure4.png`` (the set mask, the learned Â, test error and cos(v̂, w*) against steps).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .. import data
+from .._progress import progress_bar
+from ..model import association, attention
+from ..phases import ERR_TOL, Phases, detect_phases
+from ..result import CORE_COLUMNS, Result, Status
+from ..setting import Setting
+from ._kernel import FusedModel
+
+__all__ = ["simulate", "simulate_replicas", "init_params", "attention_stats", "row_in_means", "symmetry_breaking",
+           "COLUMNS"]
+
+#: Columns of a simulator trajectory: the common schema, then the simulator's own.
+COLUMNS = list(CORE_COLUMNS) + ["eta", "cos_v", "v_norm", "in_std", "cross_std", "cross_absmax", "row_spread_max",
+                                "row_in_max", "row_in_median", "train_err"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Measurements of Â and v̂
+# ---------------------------------------------------------------------------------------------
+def row_in_means(s: Setting, A: np.ndarray) -> np.ndarray:
+    """(D,) the mean of row i's in-set off-diagonal entries, mean_{j ∈ S(i), j ≠ i} A_ij."""
+    A = np.asarray(A, dtype=float)
+    return np.where(s.in_set_mask, A, 0.0).sum(axis=1) / (s.C - 1)
+
+
+def attention_stats(s: Setting, A: np.ndarray, v: np.ndarray) -> dict[str, float]:
+    """The per-record measurements of Â and v̂ (see the module docstring).  A: (D, D), v: (d,)."""
+    A = np.asarray(A, dtype=float)
+    v = np.asarray(v, dtype=float)
+    w = s.w_star
+    a_in, a_cross = A[s.in_set_mask], A[s.cross_set_mask]
+    vw = float(v @ w)
+    vn = float(np.linalg.norm(v))
+    in_rows = np.where(s.in_set_mask, A, np.nan)
+    spread = np.nanmax(in_rows, axis=1) - np.nanmin(in_rows, axis=1)
+    rim = row_in_means(s, A)
+    S = attention(s, A)
+    return {
+        "alpha": vw, "cos_v": vw / vn if vn > 0 else 0.0, "v_norm": vn,
+        "gamma": float(a_in.mean()), "in_std": float(a_in.std()),
+        "rho": float(a_cross.mean()), "cross_std": float(a_cross.std()),
+        "in_mass": float(np.where(s.same_set, S, 0.0).sum(axis=1).mean()),
+        "cross_absmax": float(np.abs(a_cross).max()),
+        "row_spread_max": float(spread.max()),
+        "row_in_max": float(rim.max()), "row_in_median": float(np.median(rim)),
+        "association": association(s, A),
+    }
+
+
+def symmetry_breaking(s: Setting, A: np.ndarray) -> dict[str, float]:
+    """How far Â is from Lemma 4.1's three-value form, row by row inside each set.
+
+    For each set S_ℓ take the C row means m_i = mean_{j∈S_ℓ, j≠i} Â_ij (i ∈ S_ℓ). Returns
+        ratio_max_to_median_row: max_i m_i / median_i m_i over all D rows;
+        set_top_over_rest_median: median over sets of  max_{i∈S_ℓ} m_i / median of the other C−1;
+        frac_sets_top_gt_2x_rest: fraction of sets whose top row exceeds twice every other row;
+        top_row_share: mean over sets of max_i m_i / Σ_i m_i (1/C under the symmetric form).
+    Ratios are NaN where the denominator is not positive.
+    """
+    m = row_in_means(s, A)[s.sets]  # (L, C)
+    med = float(np.median(m))
+    top = m.max(axis=1)
+    rest = np.sort(m, axis=1)[:, :-1]
+    rest_med = np.median(rest, axis=1)
+    with np.errstate(all="ignore"):
+        ratios = np.where(rest_med > 0, top / rest_med, np.nan)
+        share = np.where(m.sum(axis=1) > 0, top / m.sum(axis=1), np.nan)
+    return {
+        "ratio_max_to_median_row": float(m.max() / med) if med > 0 else float("nan"),
+        "set_top_over_rest_median": float(np.nanmedian(ratios)) if np.isfinite(ratios).any() else float("nan"),
+        "frac_sets_top_gt_2x_rest": float(np.mean((top > 2 * rest.max(axis=1)) & (rest.max(axis=1) > 0))),
+        "top_row_share": float(np.nanmean(share)) if np.isfinite(share).any() else float("nan"),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------------------------
+def init_params(s: Setting, omega: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Realistic initialisation (SPEC §4): Â_ij ~ N(0, ω²) off the diagonal, Â_ii = β, v̂ ~ N(0, ω² I_d)."""
+    A = rng.normal(0.0, omega, size=(s.D, s.D))
+    np.fill_diagonal(A, s.beta)
+    v = rng.normal(0.0, omega, size=s.d)
+    return A, v
+
+
+def _as_data(s: Setting, given, what: str):
+    """(X, y, weights, f) from a user-given (X, y) or (X, y, weights); f is None (undefined)."""
+    if len(given) not in (2, 3):
+        raise ValueError(f"{what} must be (X, y) or (X, y, weights)")
+    X, y = given[0], np.asarray(given[1])
+    w = given[2] if len(given) == 3 else None
+    X = np.asarray(X)
+    if X.ndim != 3 or X.shape[1:] != (s.D, s.d):
+        raise ValueError(f"{what}: X must have shape (N, D={s.D}, d={s.d}), got {X.shape}")
+    if y.shape != (X.shape[0],) or not np.all(np.isin(y, (-1, 1))):
+        raise ValueError(f"{what}: y must be an (N,) array of ±1")
+    return X, y, w, None
+
+
+def _check_options(N, eta, steps, omega, record_every, dtype, n_test):
+    if not (isinstance(N, (int, np.integer)) and N >= 1):
+        raise ValueError(f"N must be an integer >= 1, got {N!r}")
+    etas = np.atleast_1d(np.asarray(eta, dtype=float))
+    if not (np.all(np.isfinite(etas)) and np.all(etas > 0)):
+        raise ValueError(f"eta must be finite and > 0, got {eta!r}")
+    if not (isinstance(steps, (int, np.integer)) and steps >= 0):
+        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
+    if not (np.isfinite(omega) and omega >= 0):
+        raise ValueError(f"omega must be finite and >= 0, got {omega!r}")
+    if not (isinstance(record_every, (int, np.integer)) and record_every >= 1):
+        raise ValueError(f"record_every must be an integer >= 1, got {record_every!r}")
+    if np.dtype(dtype) not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
+    if not (isinstance(n_test, (int, np.integer)) and n_test >= 1):
+        raise ValueError(f"n_test must be an integer >= 1, got {n_test!r}")
+
+
+def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] = 10.0, steps: int = 1200,
+                      omega: float = 1e-3, seed: int = 0, record_every: int = 10, dtype: str = "float64",
+                      n_test: int = 8192, train=None, test=None, A0=None, v0=None, progress: bool = False,
+                      replicas: int | None = None, init_seeds: Sequence[int] | None = None,
+                      dense_until: int = 40, err_tol: float = ERR_TOL) -> list[Result]:
+    """R runs sharing one X in one pass per step (U = X V with V: (d, R)).
+
+    Replica r uses the training/test data of ``seed``, the learning rate ``eta[r]`` (a scalar
+    is shared) and the initialisation of ``init_seeds[r]`` (default seed, seed+1, …); a
+    replica with init seed equal to ``seed`` starts where :func:`simulate` with that seed does.
+    ``A0`` (D, D) or (R, D, D) and ``v0`` (d,) or (d, R) fix the initialisation instead.
+    A replica that diverges stops there; the others go on. See :func:`simulate` for the rest.
+    """
+    etas = np.atleast_1d(np.asarray(eta, dtype=float))
+    R = replicas if replicas is not None else (len(init_seeds) if init_seeds is not None else len(etas))
+    if not (isinstance(R, (int, np.integer)) and R >= 1):
+        raise ValueError(f"replicas must be an integer >= 1, got {R!r}")
+    if etas.size == 1:
+        etas = np.full(R, etas[0])
+    if etas.size != R:
+        raise ValueError(f"eta must be a scalar or have one value per replica ({R}), got {etas.size}")
+    if init_seeds is None:
+        init_seeds = [seed + r for r in range(R)]
+    if len(init_seeds) != R:
+        raise ValueError(f"init_seeds must have one seed per replica ({R}), got {len(init_seeds)}")
+    _check_options(N, etas, steps, omega, record_every, dtype, n_test)
+    dtype = np.dtype(dtype)
+    t_start = time.perf_counter()
+    ss_train, ss_test, _ = np.random.SeedSequence(seed).spawn(3)
+
+    # ---- data (X is generated straight into its storage dtype and never copied)
+    if train is None:
+        b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dtype)
+        X, y, w_train = b.X, b.y, None
+        del b
+    else:
+        X, y, w_train, _ = _as_data(s, train, "train")
+    if test is None:
+        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dtype)
+        Xt, yt, ft = bt.X, bt.y, data.labelling_from_z(s, bt.z)
+        del bt
+    else:
+        Xt, yt, _, ft = _as_data(s, test, "test")
+    model = FusedModel(X, y, s.p, s.nu, s.tau, weights=w_train)
+    tmodel = FusedModel(Xt, None, s.p, s.nu, s.tau)
+    yt = np.asarray(yt, dtype=float)
+
+    # ---- initialisation
+    A = np.empty((R, s.D, s.D))
+    V = np.empty((s.d, R))
+    for r in range(R):
+        A_r, v_r = init_params(s, omega, np.random.default_rng(np.random.SeedSequence(init_seeds[r]).spawn(3)[2]))
+        A[r], V[:, r] = A_r, v_r
+    if A0 is not None:
+        A0 = np.asarray(A0, dtype=float)
+        A[...] = A0 if A0.ndim == 3 else A0[None]
+        if A.shape != (R, s.D, s.D):
+            raise ValueError(f"A0 must have shape (D, D) or (R, D, D) with D={s.D}")
+    if v0 is not None:
+        v0 = np.asarray(v0, dtype=float)
+        V[...] = v0 if v0.ndim == 2 else v0[:, None]
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(V))):
+        raise ValueError("A0 and v0 must be finite")
+    diag = np.arange(s.D)
+    A[:, diag, diag] = s.beta  # the diagonal is not trained (SPEC §2)
+
+    rows: list[list[dict[str, Any]]] = [[] for _ in range(R)]
+    alive = np.ones(R, bool)
+    status = [Status.OK] * R
+    message = [""] * R
+    div_step: list[int | None] = [None] * R
+    last = [(A[r].copy(), V[:, r].copy()) for r in range(R)]
+
+    def record(t: int, risk: np.ndarray, err: np.ndarray) -> None:
+        idx = np.flatnonzero(alive)
+        F = tmodel.forward(A[idx], V[:, idx])
+        for col, r in enumerate(idx):
+            Fr = F[:, col]
+            row = {"step": t, "s": float(etas[r] * t), "eta": float(etas[r])}
+            row.update(attention_stats(s, A[r], V[:, r]))
+            row["risk"] = float(risk[r])
+            row["train_err"] = float(err[r])
+            if ft is None:
+                row.update(err_y=float(np.mean(yt * Fr <= 0)), err_f=float("nan"), amb_f=float("nan"))
+            else:
+                row.update(data.errors(Fr, yt, ft))
+            rows[r].append(row)
+        r0 = idx[0] if idx.size else 0
+        if rows[r0]:
+            bar.set_postfix(risk=f"{rows[r0][-1]['risk']:.4g}", err=f"{rows[r0][-1]['err_y']:.4f}",
+                            assoc=f"{rows[r0][-1]['association']:.2f}", refresh=False)
+
+    bar = progress_bar(progress, total=steps, desc="simulate", unit="step")
+    # a non-finite risk or parameter is caught below and reported as divergence, not printed
+    with bar, np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for t in range(steps + 1):
+            idx = np.flatnonzero(alive)
+            if idx.size == 0:
+                break
+            risk = np.full(R, np.nan)
+            err = np.full(R, np.nan)
+            gA = np.zeros_like(A)
+            gV = np.zeros_like(V)
+            risk[idx], err[idx], gA[idx], gV[:, idx] = model.risk_grad(A[idx], V[:, idx])
+            for r in idx:
+                if not (np.isfinite(risk[r]) and np.all(np.isfinite(gA[r])) and np.all(np.isfinite(gV[:, r]))):
+                    alive[r] = False
+                    div_step[r] = t
+                    status[r] = Status.DIVERGED
+                    message[r] = f"diverged (non-finite risk or gradient) at step {t}"
+            if t % record_every == 0 or t == steps or t <= dense_until:
+                if alive.any():
+                    record(t, risk, err)
+            if t == steps:
+                break
+            for r in np.flatnonzero(alive):
+                last[r] = (A[r].copy(), V[:, r].copy())
+                A[r] -= etas[r] * gA[r]
+                V[:, r] -= etas[r] * gV[:, r]
+                if not (np.all(np.isfinite(A[r])) and np.all(np.isfinite(V[:, r]))):
+                    alive[r] = False
+                    div_step[r] = t + 1
+                    status[r] = Status.DIVERGED
+                    message[r] = f"diverged (non-finite parameters) at step {t + 1}"
+            for r in np.flatnonzero(~alive):  # keep dead replicas harmless in the shared pass
+                A[r], V[:, r] = last[r]
+            bar.update(1)
+
+    seconds = time.perf_counter() - t_start
+    results = []
+    for r in range(R):
+        traj = pd.DataFrame(rows[r], columns=COLUMNS)
+        options = dict(N=int(X.shape[0]), eta=float(etas[r]), steps=int(steps), omega=float(omega), seed=int(seed),
+                       init_seed=int(init_seeds[r]), record_every=int(record_every), dtype=dtype.name,
+                       n_test=int(Xt.shape[0]), explicit_train=train is not None, explicit_test=test is not None,
+                       explicit_init=A0 is not None or v0 is not None, replicas=R, dense_until=int(dense_until),
+                       err_tol=err_tol)
+        ph = detect_phases(traj, err_tol=err_tol) if len(traj) else Phases(err_tol=err_tol)
+        Af, vf = (A[r].copy(), V[:, r].copy()) if div_step[r] is None else last[r]
+        results.append(Result("simulate", s, traj, ph, status[r], message[r], div_step[r], options, seconds, Af, vf))
+    return results
+
+
+def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, omega: float = 1e-3,
+             seed: int = 0, record_every: int = 10, dtype: str = "float64", n_test: int = 8192,
+             train=None, test=None, A0=None, v0=None, progress: bool = False, replicas: int | None = None,
+             dense_until: int = 40, err_tol: float = ERR_TOL):
+    """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; SPEC §4).
+
+    Args:
+        s: the setting.
+        N: training samples (ignored when ``train`` is given).
+        eta: step size η (s = η·step).
+        steps: number of GD steps.
+        omega: initialisation scale ω.
+        seed: seeds data (train, test) and initialisation.
+        record_every: record every k steps (and steps 0 and ``steps``).
+        dtype: storage of X, ``"float64"`` or ``"float32"`` (arithmetic is float64 either way).
+        n_test: fresh test samples (ignored when ``test`` is given).
+        train, test: optional explicit ``(X, y)`` (or ``(X, y, weights)`` for train) — e.g. SPEC §7's
+            Gaussian data, or an exhaustive enumeration with its probabilities. With an explicit
+            test set, f is undefined: ``test_err_f`` is NaN and ``test_err_y`` is against the given y.
+        A0, v0: optional initialisation (D, D) and (d,); the diagonal of A0 is set to β.
+        progress: a progress line on stderr at every record.
+        replicas: if given, run that many initialisations (seeds seed, seed+1, …) on the same data
+            in one pass and return a list (see :func:`simulate_replicas`).
+        dense_until: also record every step up to this one (phase I is over in a few steps).
+        err_tol: tolerance of T2 in the phase summary.
+
+    Returns:
+        :class:`~theorydyn.result.Result` with ``solver="simulate"`` (a list of them with
+        ``replicas``); ``A_final`` / ``v_final`` hold the last finite Â and v̂.
+
+    Raises:
+        ValueError: naming a bad option.
+    """
+    if replicas is not None:
+        return simulate_replicas(s, N, eta, steps, omega, seed, record_every, dtype, n_test, train, test,
+                                 A0, v0, progress, replicas=replicas, dense_until=dense_until, err_tol=err_tol)
+    return simulate_replicas(s, N, eta, steps, omega, seed, record_every, dtype, n_test, train, test,
+                             A0, v0, progress, init_seeds=[seed], dense_until=dense_until, err_tol=err_tol)[0]

@@ -10,7 +10,7 @@ and differentiates. The results are compared with
   shown to be rejected);
 * the O(L) formula h = α[(Λ−Γ)z + (Γ−Ξ)s_m + ΞT] against the definition h_i = Σ_j S_ij α z_j
   (symbolic identity on concrete count vectors);
-* the Numba kernel's per-set table (``reduced_kernels.build_table``: F, ∂F/∂α, ∂F/∂c, ∂F/∂r) and
+* the Numba kernel's per-set table (``reduced._kernels.build_table``: F, ∂F/∂α, ∂F/∂c, ∂F/∂r) and
   ``reduced.forward_counts``;
 * ``reduced.population_risk(..., method="exact")``: the risk and (∂/∂α, ∂/∂γ, ∂/∂ρ) with the 1/τ;
 * the full D×D model's per-entry gradient (``model.risk_and_grad`` on the exhaustively enumerated
@@ -32,7 +32,7 @@ sp = pytest.importorskip("sympy")  # a declared dependency: CI installs it, so t
 mpmath = pytest.importorskip("mpmath")  # sympy's own dependency
 
 from theorydyn import Setting, data, model  # noqa: E402
-from theorydyn import reduced_kernels as rk  # noqa: E402
+from theorydyn.reduced import _kernels as rk  # noqa: E402
 from theorydyn.reduced import forward_counts, population_risk  # noqa: E402
 
 RTOL = 1e-10

@@ -141,6 +141,26 @@ def test_block_contrast():
         f2.block_contrast(s, np.zeros((4, 4)))
 
 
+def test_set_rows_accepts_any_set_and_association_only_the_own():
+    s = S16
+    own = s.same_set.astype(float) + 0.1 * np.eye(16)
+    assert f2.set_rows(s, own).all() and model.association(s, own) == 1.0
+    # row i attends uniformly to the set after its own (a cyclic shift of the sets)
+    shifted = np.zeros((16, 16))
+    for i in range(16):
+        shifted[i, s.sets[(s.set_of[i] + 1) % s.L]] = 1.0
+    assert f2.set_rows(s, shifted).all() and model.association(s, shifted) == 0.0
+    # Top-C spread over two sets, and a tie at the C-th place: no set
+    mixed = shifted.copy()
+    mixed[0, s.sets[(s.set_of[0] + 1) % s.L][0]] = 0.0
+    mixed[0, s.sets[(s.set_of[0] + 2) % s.L][0]] = 1.0
+    tie = shifted.copy()
+    tie[1, s.sets[(s.set_of[1] + 2) % s.L][0]] = 1.0
+    rows = f2.set_rows(s, mixed)
+    assert not rows[0] and rows[1:].all()
+    assert not f2.set_rows(s, tie)[1]
+
+
 def _verdicts(err, assoc, gain):
     return [c.verdict for c in f2.verdict_rows(S16, err, assoc, gain)]
 

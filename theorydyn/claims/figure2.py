@@ -91,6 +91,25 @@ def chance_association(s: Setting) -> float:
     return 1.0 / math.comb(s.D - 1, s.C - 1)
 
 
+def set_rows(s: Setting, M: np.ndarray) -> np.ndarray:
+    """Rows whose C largest entries (diagonal included) form *some* set S_ℓ, not necessarily the
+    row's own: (D,) bool. Definition 2.2 asks for the own set; this weaker form is what a
+    readout Σ_i σ(h_i) needs, since f = Σ_ℓ φ(X_{S_ℓ}) is served by any assignment of rows to sets.
+    A tie at the C-th place counts as no set (as in :func:`theorydyn.model.association_rows`).
+    """
+    M = np.asarray(M, dtype=np.float64)
+    if M.shape != (s.D, s.D):
+        raise ValueError(f"M must have shape (D, D) = ({s.D}, {s.D}), got {M.shape}")
+    sets = {tuple(int(i) for i in S) for S in s.sets}
+    order = np.argsort(-M, axis=1, kind="stable")
+    out = np.zeros(s.D, dtype=bool)
+    for i in range(s.D):
+        top = order[i, : s.C]
+        if M[i, top[-1]] > M[i, order[i, s.C]]:
+            out[i] = tuple(sorted(int(j) for j in top)) in sets
+    return out
+
+
 def block_contrast(s: Setting, M: np.ndarray) -> float:
     """Standardised in-set minus cross-set contrast of a (D, D) matrix, diagonal excluded:
 
@@ -224,6 +243,7 @@ class Result:
         logits: (D, D) the learned logits entering the softmax.
         assoc, assoc_init, assoc_logits: Definition 2.2 on gram, gram_init, logits.
         contrast, contrast_init, contrast_logits: :func:`block_contrast` of the same three.
+        some_set_logits: fraction of rows of the logits whose Top-C is some set (:func:`set_rows`).
         moved: ‖gram − gram_init‖_F / ‖gram_init‖_F, how far training moved the Gram.
         linear_err: test error of sign Σ_j ⟨w*, X_j⟩, the uniform-attention (GLM) plateau.
         params: sizes and hyper-parameters.
@@ -246,6 +266,7 @@ class Result:
     contrast: float
     contrast_init: float
     contrast_logits: float
+    some_set_logits: float
     moved: float
     linear_err: float
     params: dict[str, Any] = field(default_factory=dict)
@@ -331,6 +352,7 @@ def train(s: Setting, kind: str, N: int, steps: int, seed: int, *, N_test: int =
                   assoc=association(s, gram), assoc_init=association(s, gram_init),
                   assoc_logits=association(s, logits), contrast=block_contrast(s, gram),
                   contrast_init=block_contrast(s, gram_init), contrast_logits=block_contrast(s, logits),
+                  some_set_logits=float(np.mean(set_rows(s, logits))),
                   moved=float(np.linalg.norm(gram - gram_init) / np.linalg.norm(gram_init)),
                   linear_err=linear_err, params=params)
 
@@ -474,6 +496,15 @@ def checks(quick: bool = True, seeds: Iterable[int] = range(5), progress: Callab
         Verdict.INFO, params=params,
         note=f"the baseline of the learned value; block contrast z {np.mean(vals(pos, 'contrast_init')):.2f}",
         route="chance 1/binom(D-1,C-1) checked by Monte Carlo in tests"))
+    for kind, rs in (("positional logits (P^T W_Q)(P^T W_K)^T", pos), ("model (T)'s A_hat", tee)):
+        if rs:
+            rows.append(Check.over_seeds(
+                "Figure 2", f"rows of the {kind} whose Top-C is some set S_l (own or not)",
+                vals(rs, "some_set_logits"), "none (diagnostic)", Verdict.INFO, params=params,
+                note=(f"per seed {per_seed(vals(rs, 'some_set_logits'))}; a readout sum_i sigma(h_i) fits f with any "
+                      "assignment of rows to sets, so the scores may group patches by set without each row "
+                      "choosing its own set (Definition 2.2)"),
+                route="set_rows tested on exact block and permuted-block matrices"))
     if tee:
         rows.append(Check.over_seeds(
             "Figure 2 (model (T))", "test error of model (T) trained the same way", vals(tee, "final_err"),
@@ -529,7 +560,7 @@ def plot_structure(ax, s: Setting, results: dict[str, list[Result]]) -> None:
     plot_curve(ax, results, "contrast_curve", "block contrast z (in-set − cross-set)/std")
     ax.axhline(block_contrast(s, s.same_set.astype(float)), color="k", ls="--", lw=1, label="perfect blocks")
     ax.axhline(0.0, color="k", ls=":", lw=1, label="random (expectation)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="center left")
 
 
 def plot_association(ax, s: Setting, results: dict[str, list[Result]]) -> None:
@@ -632,7 +663,8 @@ def main(argv: list[str] | None = None) -> int:
     for kind, rs in res.items():
         for r in rs:
             print(f"{kind:10s} seed {r.seed}: err {r.final_err:.4f}  assoc {r.assoc:.4f}  "
-                  f"assoc_logits {r.assoc_logits:.4f}  assoc_init {r.assoc_init:.4f}  plateau {r.linear_err:.4f}")
+                  f"assoc_logits {r.assoc_logits:.4f}  assoc_init {r.assoc_init:.4f}  z {r.contrast:.3f}  "
+                  f"z_init {r.contrast_init:.3f}  some_set_logits {r.some_set_logits:.4f}  plateau {r.linear_err:.4f}")
     df = pd.DataFrame([c.row() for c in checks(s=s, seeds=range(args.seeds), results=res)])
     with pd.option_context("display.width", 250, "display.max_colwidth", 90):
         print(df[["claim", "quantity", "measured", "ci_low", "ci_high", "verdict", "note"]].to_string(index=False))

@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from theorydyn import model  # noqa: E402
-from theorydyn.checks import Verdict  # noqa: E402
+from theorydyn.claims.check import Verdict  # noqa: E402
 from theorydyn.claims import figure2 as f2  # noqa: E402
 from theorydyn.setting import Setting  # noqa: E402
 

@@ -66,7 +66,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .. import data
-from ..checks import Check, Verdict
+from .check import Check, Verdict
 from ..model import association
 from ..setting import Setting
 
@@ -529,7 +529,7 @@ def plot_curve(ax, results: dict[str, list[Result]], attr: str = "test_err", yla
     """A recorded curve (``attr`` of :class:`Result`: test_err, train_loss, assoc_curve,
     contrast_curve) against Adam steps: the mean over seeds, a band (``"minmax"`` over seeds or
     ``"ci"``, the 95% t-interval), one line per kind."""
-    from ..checks import mean_ci
+    from ..stats import mean_ci
 
     for kind, rs in results.items():
         steps = rs[0].steps

@@ -303,15 +303,17 @@ def vit_batch_memory(batch: int, width: int = 384, depth: int = 7, heads: int = 
                      patch: int = 4, image_size: int = 32, channels: int = 3, itemsize: int = 4) -> MemoryEstimate:
     """One training step of :class:`theorydyn.vision.model.ViT` on a batch: input and saved activations.
 
-    With T = (image_size / patch)² tokens, each block keeps for the backward pass about
-    T·(12·width + 3·mlp) values (norms, q, k, v, outputs, residuals, the MLP's hidden layer
-    before and after its activation) and 3·heads·T² (scores, softmax, their product's input),
-    in ``itemsize`` bytes; times ``depth``, plus the input batch (batch, channels, size, size).
-    Parameters and optimizer state (independent of the batch) are left out.
+    With T = (image_size / patch)² tokens, each block keeps for the backward pass
+    T·(8·width + 2·mlp) values (norms, q, k, v, outputs, residuals, the MLP's hidden layer
+    before and after its activation) and 2·heads·T² (scores and softmax), in ``itemsize`` bytes;
+    times ``depth``, plus the input batch (batch, channels, size, size). Measured against the
+    tensors autograd saves (tests/test_resources.py) this is 1.1–1.8× of them, the rest being
+    the transients of the backward pass. Parameters and optimizer state (independent of the
+    batch) are left out; on a GPU compare with the device's free memory (``available=``).
     """
     mlp = width if mlp is None else mlp
     T = (image_size // patch) ** 2
-    per_image = depth * (T * (12 * width + 3 * mlp) + 3 * heads * T * T) + 2 * T * width
+    per_image = depth * (T * (8 * width + 2 * mlp) + 2 * heads * T * T) + 2 * T * width
     return MemoryEstimate(f"ViT step (batch={batch})", (
         Term(f"input batch ({batch}, {channels}, {image_size}, {image_size}) float32",
              batch * channels * image_size * image_size * 4, {"batch": batch}),

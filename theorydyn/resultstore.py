@@ -228,16 +228,18 @@ class ResultStore:
         return header
 
     def _row_problem(self, row: dict[str, str]) -> str | None:
+        if self.validate is not None:  # first: a stale row is reported as stale, whatever else it holds
+            try:
+                why = self.validate(row)
+            except Exception as e:  # noqa: BLE001 — a validator's bug must not make loading raise
+                why = f"invalid: {type(e).__name__}: {e}"
+            if why:
+                return why
         for c, kind in self.kinds.items():
             if c in row:
                 why = kind_problem(kind, row[c])
                 if why:
                     return f"unparsable: {c}={row[c][:40]!r} {why}"
-        if self.validate is not None:
-            try:
-                return self.validate(row)
-            except Exception as e:  # noqa: BLE001 — a validator's bug must not make loading raise
-                return f"invalid: {type(e).__name__}: {e}"
         return None
 
     def load(self) -> "ResultStore":
@@ -337,6 +339,10 @@ class ResultStore:
             raise ValueError(f"row {text_row[KEY][:16]} would be rejected on reading: {why}")
         new_cols = [k for k in row if k not in self.columns]
         if not self.path.exists() or new_cols:
+            # A rewrite replaces the file: read it again first, so that a line this object has not
+            # seen (another writer, a hand edit) is checked and kept or moved aside, never lost.
+            self.load()
+            new_cols = [k for k in row if k not in self.columns]
             if not self.columns:
                 self.columns = [KEY] + [k for k in row if k != KEY]
             else:
@@ -352,6 +358,8 @@ class ResultStore:
 
     def remove(self, keys: Iterable[str]) -> int:
         """Forget the rows of ``keys`` (``--force``); atomic rewrite. Returns how many went."""
+        keys = list(keys)
+        self.load()  # as in append: the rewrite must not lose lines this object has not seen
         gone = [k for k in keys if k in self.rows]
         for k in gone:
             del self.rows[k]

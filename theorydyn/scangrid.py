@@ -496,10 +496,13 @@ def row_problem(row: dict[str, str]) -> str | None:
     parameters do not parse; ``key mismatch``: its key is not the hash of its own parameters,
     runner and numerics version (a garbage or hand-edited line).
     """
-    version = row.get("numerics_version", "")
-    if version != str(NUMERICS_VERSION):
-        return (f"stale: numerics_version={version or 'absent'}, current {NUMERICS_VERSION} "
-                f"(recomputed under the new key)")
+    version = row.get("numerics_version")
+    if version is None or version == "":
+        return f"stale: numerics_version=absent, current {NUMERICS_VERSION} (written before the salt; recomputed)"
+    if not _INT_TEXT.fullmatch(version):
+        return f"invalid: numerics_version={version[:20]!r} is not an integer"
+    if int(version) != NUMERICS_VERSION:
+        return f"stale: numerics_version={int(version)}, current {NUMERICS_VERSION} (recomputed under the new key)"
     try:
         setting = {k: _parse_param(k, row[k]) for k in SETTING_FIELDS}
         options = {k: _parse_param(k, row[k]) for k in OPTION_DEFAULTS if row.get(k, "") != ""}

@@ -22,7 +22,8 @@ and a line is *rejected* when
 
 Rejected lines are appended to ``<name>.rejected.csv`` (columns ``rejected_at, reason, line``;
 the raw line, undecodable bytes as ``\\xNN``) *before* the results file is rewritten without
-them, so no line is ever lost, and the load emits **one** :class:`RejectedRowsWarning` with the
+them (a crash between the two can leave a line in both files, never in neither), so no line is
+ever lost, and the load emits **one** :class:`RejectedRowsWarning` with the
 count per reason (also in ``store.rejected`` / ``store.rejected_reasons``). A rejected line is
 checked before de-duplication, so it can never replace a valid row of the same key; of two
 *valid* rows with the same key the later one stands (a recomputation). No content of the file

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from theorydyn import scangrid
 from theorydyn.resultstore import RejectedRowsWarning, ResultStore, StoreError, _cell, _line
-from theorydyn.scangrid import (NUMERICS_VERSION, SCAN_KINDS, ScanError, ScanSpec, load_spec_file, open_store,
+from theorydyn.scangrid import (NUMERICS_VERSION, SCAN_KINDS, SCAN_TEXT_COLUMNS, ScanError, ScanSpec, load_spec_file, open_store,
                                 row_problem, validate_points)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +90,7 @@ _garbage = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(st.one_of(st.tuples(st.just("row"), st.integers(0, len(_POINTS) - 1), st.floats(0, 1e6)),
                               st.tuples(st.just("garbage"), _garbage)), max_size=25),
        torn=st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")))
@@ -382,3 +382,43 @@ def test_memory_is_refused_up_front_naming_the_parameter_and_force_overrides():
 def test_the_saved_grids_pass_validation():
     for path in sorted((ROOT / "scans").glob("*.toml")):
         validate_points(ScanSpec.from_toml(path).expand(), available=8 * GiB)
+
+
+def test_a_rejected_file_that_cannot_be_written_leaves_the_results_file_as_it_was(tmp_path):
+    path, lines = _written(tmp_path)
+    with open(path, "a") as fh:
+        fh.write("junk\n")
+    before = path.read_bytes()
+    (tmp_path / "r.rejected.csv").mkdir()
+    with pytest.raises(StoreError, match="cannot be moved"):
+        open_store(path)
+    assert path.read_bytes() == before
+
+
+# ---- the rows a scan really writes pass the checks (else they would be recomputed forever) --------------------
+def test_rows_written_by_a_scan_validate(tmp_path):
+    from theorydyn.scan import run_scan
+
+    spec = ScanSpec("w", base={"D": 16, "C": 4, "s_max": 1e4}, axes={"q": [0.1, 0.3], "seed": [0, 1]},
+                    runner="scan_fake:fake_point")
+    run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False, summary=False)
+    got, msg = _load_with_warning(tmp_path / "w.csv")
+    assert len(got) == 4 and msg is None
+
+
+@pytest.mark.slow
+def test_rows_of_the_real_runner_validate(tmp_path):
+    from theorydyn.scan import run_scan
+
+    spec = ScanSpec("real", base={"D": 8, "C": 2, "s_max": 200.0, "n_samples": 200, "n_points": 40, "N": 256,
+                                  "sim_steps": 20, "record_every": 5},
+                    axes={"simulate": [False, True], "method": ["flow", "gd"], "seed": [0]})
+    out = run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False, summary=False)
+    assert out.exit_code == 0
+    got, msg = _load_with_warning(tmp_path / "real.csv")
+    assert len(got) == 4 and msg is None, msg
+    # every column is declared (a new output column must get a kind here: this fails until it does)
+    assert set(got.columns) - set(SCAN_KINDS) == set(SCAN_TEXT_COLUMNS)
+    df = got.frame()
+    assert all(pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c]) or df[c].isna().any()
+               for c in df.columns if c in SCAN_KINDS)

@@ -29,7 +29,8 @@ checked before de-duplication, so it can never replace a valid row of the same k
 *valid* rows with the same key the later one stands (a recomputation). No content of the file
 can make loading raise; only a file that cannot be a results file at all (a directory, an
 unreadable file, a first line that is not a header with a ``key`` column) raises
-:class:`StoreError`, a ``ValueError`` naming the path, before anything is touched.
+:class:`StoreError`, a ``ValueError`` naming the path, before anything is touched; so does a
+rejected file that cannot be written (the results file is then left as it was).
 
 Only one process writes a given store at a time (the scan's driver); workers return their
 rows to it. Values must not contain newlines (they are replaced by spaces).
@@ -277,7 +278,11 @@ class ResultStore:
         if rejected or self.compacted:
             self.dropped = len(rejected) + self.compacted
             self._reject(rejected)
-            self._rewrite()
+            try:
+                self._rewrite()
+            except OSError as e:  # e.g. a read-only directory: the file stays as it was
+                raise StoreError(f"cannot rewrite results file {str(self.path)!r} without its "
+                                 f"{len(rejected)} rejected line(s): {e.strerror or e}") from None
         return self
 
     def _reject(self, rejected: list[tuple[str, bytes]]) -> None:
@@ -286,11 +291,16 @@ class ResultStore:
             return
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         rp = self.rejected_path
-        head = "" if rp.exists() and rp.stat().st_size > 0 else _line(REJECTED_COLUMNS)
+        head = "" if rp.is_file() and rp.stat().st_size > 0 else _line(REJECTED_COLUMNS)
         body = "".join(_line((now, why, raw.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")))
                        for why, raw in rejected)
-        rp.parent.mkdir(parents=True, exist_ok=True)
-        _append_durably(rp, (head + body).encode("utf-8", "backslashreplace"))
+        try:
+            if rp.is_dir():
+                raise IsADirectoryError(21, "is a directory")
+            _append_durably(rp, (head + body).encode("utf-8", "backslashreplace"))
+        except OSError as e:  # then the results file is not rewritten either: nothing is lost
+            raise StoreError(f"{len(rejected)} line(s) of {str(self.path)!r} cannot be trusted and cannot be moved "
+                             f"to {str(rp)!r}: {e.strerror or e}") from None
         self.rejected = len(rejected)
         self.rejected_reasons = Counter(why.split(":")[0].split(" (")[0] for why, _ in rejected)
         if self.warn:

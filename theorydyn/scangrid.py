@@ -462,9 +462,17 @@ SCAN_KINDS: dict[str, str] = {
                           "plateau_err_y", "final_risk", "final_err_y", "final_err_f", "lemma43_ratio",
                           "lemma43_ratio_total", "max_abs_rho", "min_gamma_minus_rho", "final_alpha", "final_gamma",
                           "final_rho", "s_reached", "reduced_wall_s", "wall_s", "sim_association", "sim_train_risk",
-                          "sim_err_y", "sim_err_f", "sim_cos_v", "sim_wall_s", "sim_T0", "sim_T1", "sim_T2")},
-    "gamma_ge_rho": "bool",
+                          "sim_err_y", "sim_err_f", "sim_cos_v", "sim_wall_s", "sim_T0", "sim_T1", "sim_T2",
+                          "sim_alpha_plateau", "sim_T0_step", "sim_T1_step", "sim_T1_mean_gt_maxabs_cross_step",
+                          "sim_association_peak", "sim_association_peak_step", "sim_cos_v_min_after_start",
+                          "sim_cos_v_min_step", "sim_cos_v_peak_before_min", "sim_cos_v_max_after_min",
+                          "sim_cos_v_max_after_min_step", "sim_T1_mass", "sim_lemma43_ratio",
+                          "sim_lemma43_ratio_total", "sim_max_abs_rho", "sim_plateau_alpha", "sim_plateau_err",
+                          "sim_plateau_err_y", "sim_final_err_y", "sim_final_err_f")},
+    "gamma_ge_rho": "bool", "sim_gamma_ge_rho": "bool",
 }
+#: Text columns of the default runner's rows (not checked beyond the key's hash).
+SCAN_TEXT_COLUMNS = ("key", "partition", "feature", "method", "expectation", "dtype", "runner", "status", "sim_status")
 
 _INT_TEXT = re.compile(r"[+-]?\d+")
 

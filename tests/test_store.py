@@ -16,10 +16,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from theorydyn import scangrid
-from theorydyn.resultstore import RejectedRowsWarning, ResultStore, StoreError, _cell, _line
-from theorydyn.scangrid import (NUMERICS_VERSION, SCAN_KINDS, SCAN_TEXT_COLUMNS, ScanError, ScanSpec, load_spec_file, open_store,
-                                row_problem, validate_points)
+# The scan modules are theorydyn/scangrid.py and theorydyn/resultstore.py on this branch and
+# theorydyn/scan/grid.py and theorydyn/scan/store.py in the package layout: import either.
+try:
+    from theorydyn.scan import grid as scangrid
+    from theorydyn.scan import store as resultstore
+except ImportError:
+    from theorydyn import resultstore, scangrid
+
+NUMERICS_VERSION, SCAN_KINDS, SCAN_TEXT_COLUMNS = scangrid.NUMERICS_VERSION, scangrid.SCAN_KINDS, scangrid.SCAN_TEXT_COLUMNS
+ScanError, ScanSpec, load_spec_file, open_store = (scangrid.ScanError, scangrid.ScanSpec, scangrid.load_spec_file,
+                                                   scangrid.open_store)
+row_problem, validate_points = scangrid.row_problem, scangrid.validate_points
+RejectedRowsWarning, ResultStore, StoreError = (resultstore.RejectedRowsWarning, resultstore.ResultStore,
+                                                resultstore.StoreError)
+_cell, _line = resultstore._cell, resultstore._line
 
 ROOT = Path(__file__).resolve().parents[1]
 GiB = 1 << 30

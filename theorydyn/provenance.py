@@ -97,7 +97,11 @@ def library_versions() -> dict[str, str | None]:
 def provenance(root: str | None = None) -> dict[str, Any]:
     """The provenance of a result computed now (module docstring)."""
     from . import __version__
-    from .scangrid import NUMERICS_VERSION
+
+    try:  # theorydyn/scan/grid.py, or theorydyn/scangrid.py before the package layout
+        from .scan.grid import NUMERICS_VERSION
+    except ImportError:
+        from .scangrid import NUMERICS_VERSION
 
     commit, dirty = git_state(root)
     out: dict[str, Any] = {"theorydyn_version": __version__, "git_commit": commit, "git_dirty": dirty,

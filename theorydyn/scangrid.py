@@ -52,25 +52,11 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .setting import SETTING_FIELDS, Setting
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .resources import MemoryEstimate
-    from .resultstore import ResultStore
-
 DEFAULT_RUNNER = "theorydyn.scanpoint:run_point"
-
-#: Version of the numerics behind a scan point, part of every key (module docstring).
-#: CHANGE IT (add 1) WHENEVER A CHANGE OF THE CODE CAN CHANGE THE NUMBERS OF A POINT — the reduced
-#: solver, its bank or kernels, the phase detector, the simulator, the data sampler, a default
-#: that is not part of the key. Then no row of older numerics is ever reused: the new keys miss
-#: them, so the points are recomputed, and loading moves the old rows to ``<name>.rejected.csv``
-#: (reason ``stale``) — kept aside, not deleted, so that old and new numbers can be compared,
-#: and not left in the results file, where a reader of the CSV would mix them with current ones.
-#: History: 1 — first salted key (rows without ``numerics_version`` predate it and are stale).
-NUMERICS_VERSION = 1
 
 #: Solver options of a point, with their defaults (SPEC §9's regime).
 OPTION_DEFAULTS: dict[str, Any] = {
@@ -95,6 +81,16 @@ _FLOAT_OPTIONS = ("s_max", "eta", "omega")
 _INT_OPTIONS = ("n_samples", "n_points", "steps", "N", "sim_steps", "record_every")
 _CHOICES = {"method": ("flow", "gd"), "expectation": ("mc", "exact"), "dtype": ("float64", "float32")}
 AXIS_NAMES = tuple(SETTING_FIELDS) + tuple(OPTION_DEFAULTS) + ("seed",)
+
+#: Version of the numerics behind a scan point, part of every key (module docstring).
+#: CHANGE IT (add 1) WHENEVER A CHANGE OF THE CODE CAN CHANGE THE NUMBERS OF A POINT — the reduced
+#: solver, its bank or kernels, the phase detector, the simulator, the data sampler, a default
+#: that is not part of the key. Then no row of older numerics is ever reused: the new keys miss
+#: them, so the points are recomputed, and loading moves the old rows to ``<name>.rejected.csv``
+#: (reason ``stale``) — kept aside, not deleted, so that old and new numbers can be compared,
+#: and not left in the results file, where a reader of the CSV would mix them with current ones.
+#: History: 1 — first salted key (rows without ``numerics_version`` predate it and are stale).
+NUMERICS_VERSION = 1
 
 
 class ScanError(ValueError):
@@ -385,7 +381,7 @@ def load_spec_file(path: str | Path) -> dict[str, Any]:
 # ---- points that cannot be computed -------------------------------------------------------------------
 def point_memory(p: Point) -> "MemoryEstimate | None":
     """Peak memory of one point of the default runner (reduced bank, plus the simulator when on)."""
-    from . import resources
+    from theorydyn import resources  # absolute: this module moves into theorydyn/scan/
 
     if p.runner != DEFAULT_RUNNER:
         return None  # a custom runner's needs are its own
@@ -418,7 +414,7 @@ def validate_points(points: list[Point], *, force: bool = False, available: int 
         ScanError: listing every such point (the first 8 and a count) with the parameter,
             the estimate and the limit.
     """
-    from . import resources
+    from theorydyn import resources
 
     if concurrent < 1:
         raise ValueError(f"concurrent must be >= 1, got concurrent={concurrent}")
@@ -432,7 +428,7 @@ def validate_points(points: list[Point], *, force: bool = False, available: int 
         where = ", ".join(f"{k}={v}" for k, v in p.axes.items()) or f"D={p.setting.D}, C={p.setting.C}"
         if p.options["expectation"] == "exact":
             if max_terms is None:
-                from .reduced import MAX_TERMS as max_terms  # noqa: N811 — the solver's own limit
+                from theorydyn.reduced import MAX_TERMS as max_terms  # noqa: N811 — the solver's own limit
             M = resources.n_exact_terms(p.setting.D, p.setting.C, p.setting.q)
             if M > max_terms:
                 problems.append(f"expectation='exact' needs {M:,} multisets of count types at D={p.setting.D}, "
@@ -529,6 +525,9 @@ def row_problem(row: dict[str, str]) -> str | None:
 
 def open_store(path: str | Path, warn: bool = True) -> "ResultStore":
     """The results file of a scan, with every row checked on loading (:func:`row_problem`, SCAN_KINDS)."""
-    from .resultstore import ResultStore
+    try:  # the store sits next to this module: theorydyn/scan/store.py, or theorydyn/resultstore.py before
+        from .store import ResultStore
+    except ImportError:
+        from .resultstore import ResultStore
 
     return ResultStore(path, validate=row_problem, kinds=SCAN_KINDS, warn=warn)

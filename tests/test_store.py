@@ -429,7 +429,8 @@ def test_rows_of_the_real_runner_validate(tmp_path):
     got, msg = _load_with_warning(tmp_path / "real.csv")
     assert len(got) == 4 and msg is None, msg
     # every column is declared (a new output column must get a kind here: this fails until it does)
-    assert set(got.columns) - set(SCAN_KINDS) == set(SCAN_TEXT_COLUMNS)
+    assert set(got.columns) - set(SCAN_KINDS) - set(SCAN_TEXT_COLUMNS) == set()
+    assert {"key", "runner", "status", "method"} <= set(got.columns) - set(SCAN_KINDS)
     df = got.frame()
     assert all(pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c]) or df[c].isna().any()
                for c in df.columns if c in SCAN_KINDS)

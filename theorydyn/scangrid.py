@@ -464,11 +464,18 @@ SCAN_KINDS: dict[str, str] = {
                           "sim_cos_v_min_step", "sim_cos_v_peak_before_min", "sim_cos_v_max_after_min",
                           "sim_cos_v_max_after_min_step", "sim_T1_mass", "sim_lemma43_ratio",
                           "sim_lemma43_ratio_total", "sim_max_abs_rho", "sim_plateau_alpha", "sim_plateau_err",
-                          "sim_plateau_err_y", "sim_final_err_y", "sim_final_err_f")},
+                          "sim_plateau_err_y", "sim_final_err_y", "sim_final_err_f",
+                          # the names of the package layout's shared phase detector (theorydyn/phases.py)
+                          "T_assoc", "min_gap_after_start", "err_tol", "assoc_peak", "assoc_peak_s",
+                          "sim_T_assoc", "sim_plateau_risk", "sim_final_risk", "sim_min_gap_after_start",
+                          "sim_err_tol", "sim_assoc_peak", "sim_assoc_peak_s", "sim_cos_v_min", "sim_cos_v_min_s",
+                          "sim_cos_v_max_after_min_s", "sim_final_alpha", "sim_final_association",
+                          "sim_final_cos_v")},
     "gamma_ge_rho": "bool", "sim_gamma_ge_rho": "bool",
 }
 #: Text columns of the default runner's rows (not checked beyond the key's hash).
-SCAN_TEXT_COLUMNS = ("key", "partition", "feature", "method", "expectation", "dtype", "runner", "status", "sim_status")
+SCAN_TEXT_COLUMNS = ("key", "partition", "feature", "method", "expectation", "dtype", "runner", "status", "sim_status",
+                     "message", "sim_message")
 
 _INT_TEXT = re.compile(r"[+-]?\d+")
 

@@ -203,7 +203,7 @@ def test_non_utf8_and_crlf_lines(tmp_path):
     assert len(got) == 3 and got.rejected == 2 and "not UTF-8" in msg and "carriage return" in msg
     rej = got.rejected_path.read_text()
     assert "\\xff\\xfe" in rej  # the raw bytes, readable
-    path.write_text("\r\n".join(lines) + "\r\n")  # a whole file with Windows line ends is fine
+    path.write_text("\ufeff" + "\r\n".join(lines) + "\r\n")  # a spreadsheet's save: BOM and CRLF are fine
     got, msg = _load_with_warning(path)
     assert len(got) == 3 and msg is None
 

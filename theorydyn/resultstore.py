@@ -219,7 +219,7 @@ class ResultStore:
         if b"\x00" in raw:
             raise StoreError(f"{what}: its first line holds NUL bytes{hint}")
         try:
-            text = raw.decode("utf-8").rstrip("\r")
+            text = raw.decode("utf-8-sig").rstrip("\r")  # a byte-order mark (a spreadsheet's save) is fine
             header = next(csv.reader([text], strict=True))
         except (UnicodeDecodeError, csv.Error, StopIteration):
             raise StoreError(f"{what}: its first line is not a UTF-8 CSV header{hint}") from None

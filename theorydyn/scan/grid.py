@@ -6,12 +6,18 @@ validated :class:`~theorydyn.setting.Setting`, a dict of solver options and a se
 key is the sha256 of the canonical JSON of everything that determines its numbers::
 
     key = sha256(json({"setting": s.to_dict(), "options": options, "seed": seed,
-                       "runner": "module:function"}, sort_keys, no spaces))
+                       "runner": "module:function", "numerics": NUMERICS_VERSION},
+                      sort_keys, no spaces))
 
 so the key changes with any parameter and is identical across runs, processes and machines
 (the JSON of a float is its shortest round-trip repr). Options that cannot affect the numbers
 (e.g. the simulator's N when ``simulate`` is off) are dropped before hashing, so that a point
-is never computed twice under two names.
+is never computed twice under two names. ``NUMERICS_VERSION`` salts the key with the version of
+the code's numerics: raising it makes every point a new key, so that rows computed by older
+numerics are recomputed rather than reused (and moved aside on loading, see :func:`row_problem`).
+
+Every row carries its parameters, ``runner`` and ``numerics_version``, so that loading can check
+that its key is the hash of its own parameters (:func:`row_problem`, used by :func:`open_store`).
 
 Saved grids are TOML files (``scans/NAME.toml``)::
 
@@ -25,7 +31,15 @@ Saved grids are TOML files (``scans/NAME.toml``)::
     [options]                        # solver options (OPTION_DEFAULTS)
     s_max = 2e4
 
-An axis may name a Setting field, a solver option or ``seed``.
+An axis may name a Setting field, a solver option or ``seed``; its value is a list of values or a
+single value (so an explicit partition or feature vector as an axis value is one more list
+level: ``feature = [[1.0, 0.0]]``). The file is checked against a
+typed schema before anything runs (:meth:`ScanSpec.from_toml`): UTF-8 TOML, only these four
+tables and the keys ``name`` and ``runner``, each key known and in its table, each value of its
+type (an axis value may be a single value or a list of them), no key both fixed and scanned.
+:func:`validate_points` then refuses, before any work, points that cannot be computed: an
+exact expectation over more multisets than the solver allows, or a point whose memory estimate
+(:mod:`theorydyn.resources`) exceeds the memory available.
 """
 
 from __future__ import annotations
@@ -34,6 +48,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +82,16 @@ _INT_OPTIONS = ("n_samples", "n_points", "steps", "N", "sim_steps", "record_ever
 _CHOICES = {"method": ("flow", "gd"), "expectation": ("mc", "exact"), "dtype": ("float64", "float32")}
 AXIS_NAMES = tuple(SETTING_FIELDS) + tuple(OPTION_DEFAULTS) + ("seed",)
 
+#: Version of the numerics behind a scan point, part of every key (module docstring).
+#: CHANGE IT (add 1) WHENEVER A CHANGE OF THE CODE CAN CHANGE THE NUMBERS OF A POINT — the reduced
+#: solver, its bank or kernels, the phase detector, the simulator, the data sampler, a default
+#: that is not part of the key. Then no row of older numerics is ever reused: the new keys miss
+#: them, so the points are recomputed, and loading moves the old rows to ``<name>.rejected.csv``
+#: (reason ``stale``) — kept aside, not deleted, so that old and new numbers can be compared,
+#: and not left in the results file, where a reader of the CSV would mix them with current ones.
+#: History: 1 — first salted key (rows without ``numerics_version`` predate it and are stale).
+NUMERICS_VERSION = 1
+
 
 class ScanError(ValueError):
     """A scan that cannot run; the message names the parameter and the rule it broke."""
@@ -93,6 +118,8 @@ class Point:
             out[k] = v if isinstance(v, (str, int, float)) else json.dumps(v)
         out.update(self.options)
         out["seed"] = self.seed
+        out["runner"] = self.runner
+        out["numerics_version"] = NUMERICS_VERSION
         return out
 
 
@@ -102,8 +129,12 @@ def canonical_json(obj: Any) -> str:
 
 
 def point_key(s: Setting, options: dict[str, Any], seed: int, runner: str = DEFAULT_RUNNER) -> str:
-    """sha256 hex digest of the point's full parameters (module docstring)."""
-    payload = {"setting": s.to_dict(), "options": normalize_options(options), "seed": int(seed), "runner": runner}
+    """sha256 hex digest of the point's full parameters and NUMERICS_VERSION (module docstring)."""
+    return _key(s.to_dict(), normalize_options(options), int(seed), runner, NUMERICS_VERSION)
+
+
+def _key(setting: dict[str, Any], options: dict[str, Any], seed: int, runner: str, numerics: int) -> str:
+    payload = {"setting": setting, "options": options, "seed": seed, "runner": runner, "numerics": numerics}
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
@@ -168,23 +199,14 @@ class ScanSpec:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> "ScanSpec":
-        """Read a saved grid (module docstring); ScanError naming what is wrong."""
-        path = Path(path)
-        try:
-            raw = tomllib.loads(path.read_text())
-        except FileNotFoundError:
-            raise ScanError(f"--spec: no such file {str(path)!r}") from None
-        except tomllib.TOMLDecodeError as e:
-            raise ScanError(f"--spec: {path} is not valid TOML: {e}") from None
-        unknown = sorted(set(raw) - {"name", "setting", "axes", "options", "runner"})
-        if unknown:
-            raise ScanError(f"--spec: unknown top-level key(s) {unknown} in {path}; use name, setting, axes, options")
-        base = {**raw.get("setting", {}), **raw.get("options", {})}
-        axes = {}
-        for k, v in raw.get("axes", {}).items():
-            axes[k] = list(v) if isinstance(v, list) else [v]
-        return cls(name=str(raw.get("name", path.stem)), base=base, axes=axes,
-                   runner=str(raw.get("runner", DEFAULT_RUNNER)))
+        """Read a saved grid (module docstring), checked against the schema before use.
+
+        Raises:
+            ScanError: naming the file and what is wrong: missing, a directory, unreadable,
+                not UTF-8, not TOML, an unknown or misplaced key, a value of the wrong type,
+                a key both fixed and scanned.
+        """
+        return cls(**load_spec_file(path))
 
     def scanned_axes(self) -> list[str]:
         """The axes with more than one value, seeds excluded."""
@@ -232,3 +254,287 @@ class ScanSpec:
             head = problems[:8] + ([f"… and {len(problems) - 8} more"] if len(problems) > 8 else [])
             raise ScanError("invalid scan value(s):\n  " + "\n  ".join(head))
         return points
+
+
+# ---- spec files -------------------------------------------------------------------------------------
+_INT_FIELDS = ("D", "C", "d", "p", "partition_seed")
+_REAL_FIELDS = ("q", "sigma2", "nu", "beta", "tau")
+_TOP_KEYS = ("name", "runner", "setting", "axes", "options")
+_RUNNER_RE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+_NAME_RE = re.compile(r"[A-Za-z0-9._+-]{1,120}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def value_type_problem(name: str, v: Any) -> str | None:
+    """What is wrong with the *type* of a value of parameter ``name`` (Setting field, option, seed), or None.
+
+    Integers for D, C, d, p, partition_seed, seed and the integer options (an integral float
+    such as 4e3 is accepted for options, as ``normalize_options`` does); real numbers for q, σ²,
+    ν, β, τ and the real options; true/false for ``simulate``; text for the choices;
+    ``partition`` a name or a list of lists of integers; ``feature`` an integer or a list of numbers.
+    """
+    if name in _INT_FIELDS or name == "seed":
+        return None if _is_int(v) else "an integer"
+    if name in _INT_OPTIONS:
+        return None if _is_int(v) or (isinstance(v, float) and v.is_integer()) else "an integer"
+    if name in _REAL_FIELDS or name in _FLOAT_OPTIONS:
+        return None if _is_real(v) else "a number"
+    if name == "simulate":
+        return None if isinstance(v, bool) else "true or false"
+    if name in _CHOICES:
+        return None if isinstance(v, str) else f"one of {list(_CHOICES[name])} (text)"
+    if name == "partition":
+        ok = isinstance(v, str) or (isinstance(v, list) and all(isinstance(S, list) and all(_is_int(i) for i in S)
+                                                                 for S in v))
+        return None if ok else f"one of {list(('blocks', 'grid', 'random'))} or a list of lists of patch indices"
+    if name == "feature":
+        return None if _is_int(v) or (isinstance(v, list) and all(_is_real(x) for x in v)) else \
+            "a basis index (integer) or a list of numbers"
+    return None
+
+
+def _section(raw: dict[str, Any], table: str, allowed: tuple[str, ...], where: str) -> dict[str, Any]:
+    sec = raw.get(table, {})
+    if not isinstance(sec, dict):
+        raise ScanError(f"--spec: [{table}] must be a table (lines 'name = value' under '[{table}]'), "
+                        f"got {table} = {sec!r} in {where}")
+    problems = []
+    for k, v in sec.items():
+        if k not in allowed:
+            if k == "seed":
+                hint = "seeds go in [axes] as a list, e.g. seed = [0, 1]"
+            elif k in SETTING_FIELDS:
+                hint = f"{k} is a Setting field: put it in [setting] (or [axes])"
+            elif k in OPTION_DEFAULTS:
+                hint = f"{k} is a solver option: put it in [options] (or [axes])"
+            else:
+                hint = f"known here: {', '.join(allowed)}"
+            problems.append(f"unknown key {table}.{k} ({hint})")
+            continue
+        values = v if table == "axes" and isinstance(v, list) else [v]
+        if table == "axes" and isinstance(v, list) and not v:
+            problems.append(f"axes.{k} has no values")
+        for x in values:
+            why = value_type_problem(k, x)
+            if why:
+                problems.append(f"{table}.{k} must be {why}, got {x!r} ({type(x).__name__})")
+                break
+    if problems:
+        raise ScanError(f"--spec: {where}: " + "; ".join(problems))
+    return sec
+
+
+def load_spec_file(path: str | Path) -> dict[str, Any]:
+    """Read and check a spec file (module docstring): the keyword arguments of :class:`ScanSpec`.
+
+    Raises:
+        ScanError: the file and what is wrong (see :meth:`ScanSpec.from_toml`).
+    """
+    path = Path(path)
+    where = str(path)
+    if path.is_dir():
+        raise ScanError(f"--spec: {where!r} is a directory, not a spec file (scans/NAME.toml)")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ScanError(f"--spec: no such file {where!r}") from None
+    except OSError as e:
+        raise ScanError(f"--spec: cannot read {where!r}: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ScanError(f"--spec: {where} is not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScanError(f"--spec: {where} is not valid TOML: {e}") from None
+    unknown = [k for k in raw if k not in _TOP_KEYS]
+    if unknown:
+        raise ScanError(f"--spec: unknown top-level key(s) {unknown} in {where}; use name, runner and the tables "
+                        f"[setting], [axes], [options]")
+    name = raw.get("name", path.stem)
+    if not (isinstance(name, str) and _NAME_RE.fullmatch(name)):
+        raise ScanError(f"--spec: name must be text of letters, digits and . _ + - (it names the results file), "
+                        f"got name = {name!r} in {where}")
+    runner = raw.get("runner", DEFAULT_RUNNER)
+    if not (isinstance(runner, str) and _RUNNER_RE.fullmatch(runner)):
+        raise ScanError(f"--spec: runner must look like 'module:function', got runner = {runner!r} in {where}")
+    setting = _section(raw, "setting", SETTING_FIELDS, where)
+    options = _section(raw, "options", tuple(OPTION_DEFAULTS), where)
+    axes_raw = _section(raw, "axes", AXIS_NAMES, where)
+    both = sorted((set(setting) | set(options)) & set(axes_raw))
+    if both:
+        raise ScanError(f"--spec: {both} both fixed ([setting]/[options]) and scanned ([axes]) in {where}; keep one")
+    axes = {}
+    for k, v in axes_raw.items():  # a list is the axis' values (so one explicit vector is [[...]]); else one value
+        axes[k] = list(v) if isinstance(v, list) else [v]
+    return dict(name=name, base={**setting, **options}, axes=axes, runner=runner)
+
+
+# ---- points that cannot be computed -------------------------------------------------------------------
+def point_memory(p: Point) -> "MemoryEstimate | None":
+    """Peak memory of one point of the default runner (reduced bank, plus the simulator when on)."""
+    from theorydyn import resources  # absolute: this module moves into theorydyn/scan/
+
+    if p.runner != DEFAULT_RUNNER:
+        return None  # a custom runner's needs are its own
+    s, o = p.setting, p.options
+    if o["expectation"] == "exact":
+        est = resources.reduced_memory(s.D, s.C, s.q, expectation="exact")
+    else:
+        est = resources.reduced_memory(s.D, s.C, s.q, n_samples=o["n_samples"])
+    if o.get("simulate"):
+        # scanpoint runs simulate() with its default n_test
+        est = est + resources.simulate_memory(s.D, s.C, s.d, N=o["N"], n_test=_SIM_N_TEST, dtype=o["dtype"])
+    return est
+
+
+#: The simulator's default test-set size, which scanpoint uses (theorydyn.simulate.simulate(n_test=8192)).
+_SIM_N_TEST = 8192
+
+
+def validate_points(points: list[Point], *, force: bool = False, available: int | None = None,
+                    concurrent: int = 1, max_terms: int | None = None) -> None:
+    """Refuse, before any work, the points the default runner cannot compute.
+
+    * ``expectation = "exact"`` with more multisets of count types than ``max_terms``
+      (default :data:`theorydyn.reduced.MAX_TERMS`): the solver would refuse it at run time;
+    * a point whose memory estimate (:func:`point_memory`) exceeds the memory available
+      (``available`` bytes, default :func:`theorydyn.resources.available_memory`) divided by
+      ``concurrent`` (points computed at the same time, e.g. the number of workers) — unless ``force``.
+
+    Raises:
+        ScanError: listing every such point (the first 8 and a count) with the parameter,
+            the estimate and the limit.
+    """
+    from theorydyn import resources
+
+    if concurrent < 1:
+        raise ValueError(f"concurrent must be >= 1, got concurrent={concurrent}")
+    if available is None and not force:
+        available, _ = resources.available_memory()
+    limit = None if available is None else available // concurrent
+    problems: list[str] = []
+    for p in points:
+        if p.runner != DEFAULT_RUNNER:
+            continue
+        where = ", ".join(f"{k}={v}" for k, v in p.axes.items()) or f"D={p.setting.D}, C={p.setting.C}"
+        if p.options["expectation"] == "exact":
+            if max_terms is None:
+                from theorydyn.reduced import MAX_TERMS as max_terms  # noqa: N811 — the solver's own limit
+            M = resources.n_exact_terms(p.setting.D, p.setting.C, p.setting.q)
+            if M > max_terms:
+                problems.append(f"expectation='exact' needs {M:,} multisets of count types at D={p.setting.D}, "
+                                f"C={p.setting.C}, q={p.setting.q:g}, above the solver's limit {max_terms:,}; "
+                                f"use expectation='mc' (at {where})")
+                continue
+        if limit is None or force:
+            continue
+        try:
+            resources.check_memory(point_memory(p), available=limit,
+                                   force_name="force (--force-memory)" if concurrent == 1 else
+                                   f"force (--force-memory), or use fewer than {concurrent} workers")
+        except resources.ResourceError as e:
+            problems.append(f"{e} (at {where})")
+    if problems:
+        uniq = list(dict.fromkeys(problems))
+        head = uniq[:8] + ([f"… and {len(uniq) - 8} more"] if len(uniq) > 8 else [])
+        raise ScanError(f"{len(uniq)} scan point(s) cannot be computed:\n  " + "\n  ".join(head))
+
+
+# ---- rows of the results file ---------------------------------------------------------------------------
+#: Kinds of the result columns (resultstore): a row whose value does not parse is rejected on loading.
+SCAN_KINDS: dict[str, str] = {
+    **{k: "num" for k in _INT_FIELDS + _REAL_FIELDS + _FLOAT_OPTIONS + _INT_OPTIONS},
+    "simulate": "bool", "seed": "num", "numerics_version": "num",
+    **{k: "num" for k in ("T0", "T1", "T1_mass", "T2", "plateau_alpha", "plateau_risk", "plateau_err",
+                          "plateau_err_y", "final_risk", "final_err_y", "final_err_f", "lemma43_ratio",
+                          "lemma43_ratio_total", "max_abs_rho", "min_gamma_minus_rho", "final_alpha", "final_gamma",
+                          "final_rho", "s_reached", "reduced_wall_s", "wall_s", "sim_association", "sim_train_risk",
+                          "sim_err_y", "sim_err_f", "sim_cos_v", "sim_wall_s", "sim_T0", "sim_T1", "sim_T2",
+                          "sim_alpha_plateau", "sim_T0_step", "sim_T1_step", "sim_T1_mean_gt_maxabs_cross_step",
+                          "sim_association_peak", "sim_association_peak_step", "sim_cos_v_min_after_start",
+                          "sim_cos_v_min_step", "sim_cos_v_peak_before_min", "sim_cos_v_max_after_min",
+                          "sim_cos_v_max_after_min_step", "sim_T1_mass", "sim_lemma43_ratio",
+                          "sim_lemma43_ratio_total", "sim_max_abs_rho", "sim_plateau_alpha", "sim_plateau_err",
+                          "sim_plateau_err_y", "sim_final_err_y", "sim_final_err_f",
+                          # the names of the package layout's shared phase detector (theorydyn/phases.py)
+                          "T_assoc", "min_gap_after_start", "err_tol", "assoc_peak", "assoc_peak_s",
+                          "sim_T_assoc", "sim_plateau_risk", "sim_final_risk", "sim_min_gap_after_start",
+                          "sim_err_tol", "sim_assoc_peak", "sim_assoc_peak_s", "sim_cos_v_min", "sim_cos_v_min_s",
+                          "sim_cos_v_max_after_min_s", "sim_final_alpha", "sim_final_association",
+                          "sim_final_cos_v")},
+    "gamma_ge_rho": "bool", "sim_gamma_ge_rho": "bool",
+}
+#: Text columns of the default runner's rows (not checked beyond the key's hash).
+SCAN_TEXT_COLUMNS = ("key", "partition", "feature", "method", "expectation", "dtype", "runner", "status", "sim_status",
+                     "message", "sim_message")
+
+_INT_TEXT = re.compile(r"[+-]?\d+")
+
+
+def _parse_param(name: str, text: str) -> Any:
+    """The value a row's text stands for (the inverse of the store's writing of Point.params())."""
+    if name in _INT_FIELDS or name in _INT_OPTIONS or name == "seed":
+        if not _INT_TEXT.fullmatch(text):
+            raise ValueError(f"{name}={text!r} is not an integer")
+        return int(text)
+    if name in _REAL_FIELDS or name in _FLOAT_OPTIONS:
+        v = float(text)
+        return v
+    if name == "simulate":
+        if text not in ("True", "False"):
+            raise ValueError(f"simulate={text!r} is not True/False")
+        return text == "True"
+    if name == "partition":
+        return json.loads(text) if text.startswith("[") else text
+    if name == "feature":
+        return int(text) if _INT_TEXT.fullmatch(text) else json.loads(text)
+    return text
+
+
+def row_problem(row: dict[str, str]) -> str | None:
+    """Why a results row (text by column) cannot be trusted, or None; a ``validate`` for the store.
+
+    ``stale``: written by other numerics (no or another ``numerics_version``); ``invalid``: its
+    parameters do not parse; ``key mismatch``: its key is not the hash of its own parameters,
+    runner and numerics version (a garbage or hand-edited line).
+    """
+    version = row.get("numerics_version")
+    if version is None or version == "":
+        return f"stale: numerics_version=absent, current {NUMERICS_VERSION} (written before the salt; recomputed)"
+    if not _INT_TEXT.fullmatch(version):
+        return f"invalid: numerics_version={version[:20]!r} is not an integer"
+    if int(version) != NUMERICS_VERSION:
+        return f"stale: numerics_version={int(version)}, current {NUMERICS_VERSION} (recomputed under the new key)"
+    try:
+        setting = {k: _parse_param(k, row[k]) for k in SETTING_FIELDS}
+        options = {k: _parse_param(k, row[k]) for k in OPTION_DEFAULTS if row.get(k, "") != ""}
+        seed = _parse_param("seed", row["seed"])
+        runner = row["runner"]
+        options = normalize_options(options)
+        key = _key(setting, options, seed, runner, NUMERICS_VERSION)
+    except KeyError as e:
+        return f"invalid: no column {e.args[0]!r}"
+    except (ValueError, TypeError) as e:  # ScanError and JSON errors are ValueErrors
+        return f"invalid: {e}"
+    if key != row.get("key"):
+        return "key mismatch: the key is not the hash of the row's parameters"
+    return None
+
+
+def open_store(path: str | Path, warn: bool = True) -> "ResultStore":
+    """The results file of a scan, with every row checked on loading (:func:`row_problem`, SCAN_KINDS)."""
+    try:  # the store sits next to this module: theorydyn/scan/store.py, or theorydyn/resultstore.py before
+        from .store import ResultStore
+    except ImportError:
+        from .resultstore import ResultStore
+
+    return ResultStore(path, validate=row_problem, kinds=SCAN_KINDS, warn=warn)

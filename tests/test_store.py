@@ -1,0 +1,436 @@
+"""The results store reads back exactly its valid rows, whatever else the file holds; spec files
+and uncomputable points are refused up front with the parameter named; NUMERICS_VERSION salts keys.
+
+Rows here are real scan rows (parameters of expanded points, key = their hash) with made-up
+results: the store's checks are about the file, not the physics.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+# The scan modules are theorydyn/scangrid.py and theorydyn/resultstore.py on this branch and
+# theorydyn/scan/grid.py and theorydyn/scan/store.py in the package layout: import either.
+try:
+    from theorydyn.scan import grid as scangrid
+    from theorydyn.scan import store as resultstore
+except ImportError:
+    from theorydyn import resultstore, scangrid
+
+NUMERICS_VERSION, SCAN_KINDS, SCAN_TEXT_COLUMNS = scangrid.NUMERICS_VERSION, scangrid.SCAN_KINDS, scangrid.SCAN_TEXT_COLUMNS
+ScanError, ScanSpec, load_spec_file, open_store = (scangrid.ScanError, scangrid.ScanSpec, scangrid.load_spec_file,
+                                                   scangrid.open_store)
+row_problem, validate_points = scangrid.row_problem, scangrid.validate_points
+RejectedRowsWarning, ResultStore, StoreError = (resultstore.RejectedRowsWarning, resultstore.ResultStore,
+                                                resultstore.StoreError)
+_cell, _line = resultstore._cell, resultstore._line
+
+ROOT = Path(__file__).resolve().parents[1]
+GiB = 1 << 30
+
+_POINTS = ScanSpec("t", base={"D": 16, "C": 4, "s_max": 100.0},
+                   axes={"q": [0.1, 0.25], "method": ["flow", "gd"], "seed": [0, 1, 2]}).expand()
+_ODD_POINTS = ScanSpec("odd", base={"D": 6, "C": 2, "simulate": True, "dtype": "float32", "N": 300},
+                       axes={"partition": [[[0, 3], [1, 4], [2, 5]], "random"], "feature": [1, [0.6, 0.8, 0, 0, 0, 0]],
+                             "expectation": ["mc", "exact"]}).expand()
+
+
+def _row(p, t1: float = 1.5, status: str = "ok, fine") -> dict:
+    return {"key": p.key, **p.params(), "T1": t1, "T2": None, "gamma_ge_rho": True, "status": status}
+
+
+def _store(path: Path) -> ResultStore:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RejectedRowsWarning)
+        return open_store(path)
+
+
+def _content(row: dict) -> dict:
+    return {k: v for k, v in row.items() if v != ""}
+
+
+def test_row_of_every_kind_of_point_validates_against_its_own_key(tmp_path):
+    st_ = open_store(tmp_path / "r.csv")
+    for p in _POINTS + _ODD_POINTS:
+        st_.append(_row(p))
+    again = open_store(tmp_path / "r.csv")
+    assert again.rejected == 0 and len(again) == len(_POINTS) + len(_ODD_POINTS)
+    assert all(row_problem(r) is None for r in again.rows.values())
+    assert not again.rejected_path.exists()
+
+
+# ---- the property: valid rows plus any garbage read back as the valid rows -------------------------------
+def _mutants(store: ResultStore, key: str, other_key: str) -> list[str]:
+    """Lines that look like rows of ``key`` but are not valid rows."""
+    row = dict(store.rows[key])
+    cols = store.columns
+
+    def line(**changes) -> str:
+        return _line([{**row, **changes}.get(c, "") for c in cols]).rstrip("\n")
+
+    whole = line()
+    return [
+        line(key=other_key if other_key != key else "f" * 64),  # another key on this row's parameters
+        line(key=other_key, q="0.7"),                           # an existing key, other parameters
+        line(status="ok\x00"),                                  # a NUL byte
+        line(T1="abc"),                                          # T1 does not parse
+        line(T1="1.5e"),
+        whole[: len(whole) // 2],                                # cut
+        whole + ",extra",                                        # wrong field count
+        line(numerics_version=str(NUMERICS_VERSION + 7)),        # stale
+        whole[:-1],                                              # unterminated quote (status is quoted)
+        line(key=""),                                            # empty key
+    ]
+
+
+_garbage = st.one_of(
+    st.binary(max_size=80).map(lambda b: b.replace(b"\n", b" ")),
+    st.text(alphabet=st.sampled_from(list(',"\r\x00abc01.e-\u00e9\ud7ff ')), max_size=60).map(
+        lambda t: t.encode("utf-8", "surrogatepass").replace(b"\n", b" ")),
+    st.tuples(st.integers(0, len(_POINTS) - 1), st.integers(0, len(_POINTS) - 1), st.integers(0, 9)).map(
+        lambda t: ("mutant",) + t),
+    st.just(b"\xff\xfe not utf-8"),
+    st.just("header"),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(st.one_of(st.tuples(st.just("row"), st.integers(0, len(_POINTS) - 1), st.floats(0, 1e6)),
+                              st.tuples(st.just("garbage"), _garbage)), max_size=25),
+       torn=st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")))
+def test_any_garbage_reads_back_exactly_the_valid_rows(tmp_path_factory, ops, torn):
+    path = tmp_path_factory.mktemp("prop") / "r.csv"
+    store = open_store(path)
+    store.append(_row(_POINTS[0]))  # the header exists from here on
+    expected = {_POINTS[0].key: _row(_POINTS[0])}
+    n_garbage = 0
+    for op in ops:
+        if op[0] == "row":
+            p = _POINTS[op[1]]
+            store.append(_row(p, t1=op[2]))
+            expected[p.key] = _row(p, t1=op[2])  # a valid recomputation replaces the earlier row
+            continue
+        g = op[1]
+        if g == "header":
+            g = _line(store.columns).rstrip("\n").encode()
+        elif isinstance(g, tuple):
+            p, other = _POINTS[g[1]], _POINTS[g[2]]
+            if p.key not in store:
+                continue
+            g = _mutants(store, p.key, other.key)[g[3]].encode("utf-8")
+        with open(path, "ab") as fh:
+            fh.write(g + b"\n")
+        n_garbage += 1
+    with open(path, "ab") as fh:
+        fh.write(torn)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = open_store(path)  # never raises
+    assert {k: _content(r) for k, r in got.rows.items()} == \
+        {k: _content({c: _cell(v) for c, v in r.items()}) for k, r in expected.items()}
+    # every bad line went to the rejected file: at this load, or at the one an append with a new
+    # column does before rewriting the file
+    n_bad = n_garbage + bool(torn)
+    warned = [w for w in caught if issubclass(w.category, RejectedRowsWarning)]
+    assert len(warned) == (1 if got.rejected else 0)
+    if got.rejected:
+        assert f"{got.rejected} line(s) moved to" in str(warned[0].message)
+    if n_bad:
+        rej = pd.read_csv(got.rejected_path, dtype=str, keep_default_na=False)
+        assert list(rej.columns) == ["rejected_at", "reason", "line"] and len(rej) == n_bad
+    else:
+        assert not got.rejected_path.exists()
+    again = open_store(path)  # the file now holds exactly the valid rows
+    assert again.rejected == 0 and again.rows == got.rows
+    df = again.frame()
+    assert pd.api.types.is_float_dtype(df["T1"]) and df.groupby("q")["T1"].mean().notna().all()
+
+
+# ---- every kind of bad file, by name ---------------------------------------------------------------------
+def _written(tmp_path, n=3) -> tuple[Path, list[str]]:
+    path = tmp_path / "r.csv"
+    st_ = open_store(path)
+    for p in _POINTS[:n]:
+        st_.append(_row(p))
+    return path, path.read_text().splitlines()
+
+
+def _load_with_warning(path: Path) -> tuple[ResultStore, str | None]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = open_store(path)
+    msgs = [str(w.message) for w in caught if issubclass(w.category, RejectedRowsWarning)]
+    assert len(msgs) <= 1
+    return got, (msgs[0] if msgs else None)
+
+
+@pytest.mark.parametrize("bad,reason", [
+    (lambda lines: lines[1].replace("1.5", "oops"), "unparsable"),
+    (lambda lines: lines[1][:-1], "not one CSV record"),  # an unterminated quote in the last field
+    (lambda lines: lines[1] + "\x00\x00", "NUL byte"),
+    (lambda lines: "\x00" * 40, "NUL byte"),
+    (lambda lines: lines[1] + ",1", "wrong field count"),
+    (lambda lines: "a,b", "wrong field count"),
+    (lambda lines: lines[0], "repeated header"),
+    (lambda lines: "", "blank line"),
+    (lambda lines: lines[1].replace(lines[1].split(",")[0], lines[2].split(",")[0]), "key mismatch"),
+    (lambda lines: ",".join("x" for _ in lines[0].split(",")), "invalid"),
+    (lambda lines: lines[1].replace(",0.1,", ",0.7,", 1), "key mismatch"),  # a parameter edited, key kept
+])
+def test_each_bad_line_is_moved_aside_with_its_reason(tmp_path, bad, reason):
+    path, lines = _written(tmp_path)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(bad(lines) + "\n")
+    got, msg = _load_with_warning(path)
+    assert len(got) == 3 and got.rejected == 1 and reason in msg, msg
+    assert got.rejected_reasons == {reason: 1}
+    assert path.read_text().splitlines() == lines  # the valid rows, untouched, and only them
+
+
+def test_non_utf8_and_crlf_lines(tmp_path):
+    path, lines = _written(tmp_path)
+    with open(path, "ab") as fh:
+        fh.write(b"\xff\xfe" + lines[1].encode() + b"\n")
+        fh.write(b"x\rx\n")
+    got, msg = _load_with_warning(path)
+    assert len(got) == 3 and got.rejected == 2 and "not UTF-8" in msg and "carriage return" in msg
+    rej = got.rejected_path.read_text()
+    assert "\\xff\\xfe" in rej  # the raw bytes, readable
+    path.write_text("\ufeff" + "\r\n".join(lines) + "\r\n")  # a spreadsheet's save: BOM and CRLF are fine
+    got, msg = _load_with_warning(path)
+    assert len(got) == 3 and msg is None
+
+
+def test_a_garbage_line_with_an_existing_key_never_replaces_the_valid_row(tmp_path):
+    """The issue's case: right number of commas, an existing key, garbage values; appended after the row."""
+    path, lines = _written(tmp_path)
+    n = len(lines[0].split(","))
+    key = lines[2].split(",")[0]
+    with open(path, "a") as fh:
+        fh.write(",".join([key] + ["garbage"] * (n - 1)) + "\n")
+        fh.write(lines[2].replace("1.5", "2.5") + "\n")  # a recomputation: well formed, its own key
+    got, msg = _load_with_warning(path)
+    assert got.rejected == 1 and "1 invalid" in msg
+    assert got.rows[key]["T1"] == "2.5"  # the later *valid* row (a recomputation) stands; the garbage never
+    df = got.frame()
+    assert pd.api.types.is_float_dtype(df["T1"]) and df["T1"].mean() > 0  # the summary's mean works
+
+
+def test_empty_header_only_torn_header_and_files_that_are_not_results(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_bytes(b"")
+    assert len(open_store(p)) == 0
+    open_store(p).append(_row(_POINTS[0]))
+    assert len(open_store(p)) == 1
+    header = p.read_text().splitlines()[0]
+    p.write_text(header + "\n")
+    assert len(open_store(p)) == 0 and open_store(p).rejected == 0
+    p.write_text(header[:20])  # a header torn by a power cut: nothing was ever stored
+    got, msg = _load_with_warning(p)
+    assert len(got) == 0 and "torn" in msg and not p.exists()
+    for content, what in ((b"a,b,c\n1,2,3\n", "no 'key' column"), (b"\xff\xfekey\n", "not a UTF-8 CSV header"),
+                          (b"key,\x00\n", "NUL"), (b"key,a,a\n", "repeated column"), (b'key,"a\n', "not a UTF-8 CSV")):
+        p.write_bytes(content)
+        with pytest.raises(StoreError, match=what) as e:
+            open_store(p)
+        assert "r.csv" in str(e.value) and isinstance(e.value, ValueError)
+        assert p.read_bytes() == content  # untouched
+    with pytest.raises(StoreError, match="is a directory"):
+        open_store(tmp_path)
+
+
+def test_append_refuses_a_row_that_loading_would_reject(tmp_path):
+    st_ = open_store(tmp_path / "r.csv")
+    bad = _row(_POINTS[0])
+    bad["q"] = 0.9  # parameters that do not hash to the key
+    with pytest.raises(ValueError, match="key mismatch"):
+        st_.append(bad)
+    with pytest.raises(ValueError, match="T1='x' is not a number"):
+        st_.append(_row(_POINTS[0], t1="x"))
+    with pytest.raises(ValueError, match="non-empty 'key'"):
+        st_.append({"key": "", "a": 1})
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_generic_store_checks_declared_kinds_only(tmp_path):
+    path = tmp_path / "g.csv"
+    st_ = ResultStore(path, kinds={"x": "num", "ok": "bool"})
+    st_.append({"key": "a", "x": 1.0, "ok": True, "note": "3"})
+    with open(path, "a") as fh:
+        fh.write("b,nan?,True,4\nc,2,yes,5\nd,-inf,False,text\n")
+    got, = [ResultStore(path, kinds={"x": "num", "ok": "bool"}, warn=False)]
+    assert sorted(got.rows) == ["a", "d"] and got.rejected == 2
+    with pytest.raises(ValueError, match="unknown kind"):
+        ResultStore(path, kinds={"x": "number"})
+
+
+# ---- NUMERICS_VERSION ------------------------------------------------------------------------------------
+def test_numerics_version_salts_the_key_and_older_rows_are_moved_aside(tmp_path, monkeypatch):
+    path, _ = _written(tmp_path)
+    old_keys = [p.key for p in _POINTS[:3]]
+    monkeypatch.setattr(scangrid, "NUMERICS_VERSION", NUMERICS_VERSION + 1)
+    new_keys = [p.key for p in _POINTS[:3]]
+    assert set(old_keys).isdisjoint(new_keys)  # the new code never looks the old rows up
+    got, msg = _load_with_warning(path)
+    assert len(got) == 0 and got.rejected_reasons == {"stale": 3} and "3 stale" in msg
+    rej = pd.read_csv(got.rejected_path, dtype=str)
+    assert rej["reason"].str.startswith(f"stale: numerics_version={NUMERICS_VERSION}, current").all()
+    assert all(k in rej["line"].str.cat() for k in old_keys)  # kept aside, whole, for comparison
+
+
+def test_rows_written_before_the_salt_are_stale(tmp_path):
+    path = tmp_path / "old.csv"
+    path.write_text("key,D,C,q,seed,T1\n" + "ab" * 32 + ",16,4,0.25,0,12.5\n")
+    got, msg = _load_with_warning(path)
+    assert len(got) == 0 and "stale" in msg and "numerics_version=absent" in got.rejected_path.read_text()
+
+
+def test_scan_kinds_cover_the_parameters():
+    for k in ("D", "q", "s_max", "n_samples", "seed", "T1", "numerics_version"):
+        assert SCAN_KINDS[k] == "num"
+    assert SCAN_KINDS["simulate"] == "bool" and SCAN_KINDS["gamma_ge_rho"] == "bool"
+
+
+# ---- spec files --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("content,message", [
+    ("setting = 5\n", "[setting] must be a table"),
+    ("axes = [1, 2]\n", "[axes] must be a table"),
+    ("[setting]\nDD = 64\n", "unknown key setting.DD"),
+    ("[setting]\nseed = 1\n", "seeds go in [axes]"),
+    ("[options]\nD = 64\n", "D is a Setting field"),
+    ("[setting]\ns_max = 1.0\n", "s_max is a solver option"),
+    ("[axes]\nfoo = [1]\n", "unknown key axes.foo"),
+    ("[setting]\nD = \"64\"\n", "setting.D must be an integer, got '64' (str)"),
+    ("[setting]\nD = 64.0\n", "setting.D must be an integer"),
+    ("[setting]\nq = true\n", "setting.q must be a number, got True (bool)"),
+    ("[options]\nsimulate = \"yes\"\n", "options.simulate must be true or false"),
+    ("[options]\nn_samples = 4.5\n", "options.n_samples must be an integer"),
+    ("[options]\nmethod = 1\n", "options.method must be one of"),
+    ("[axes]\nq = [0.1, \"x\"]\n", "axes.q must be a number, got 'x'"),
+    ("[axes]\nq = []\n", "axes.q has no values"),
+    ("[setting]\npartition = [1, 2]\n", "setting.partition must be one of"),
+    ("[setting]\nq = 0.2\n[axes]\nq = [0.1]\n", "both fixed"),
+    ("name = \"../x\"\n", "name must be text of letters"),
+    ("name = 3\n", "name must be text"),
+    ("runner = \"nocolon\"\n", "runner must look like 'module:function'"),
+    ("color = 1\n", "unknown top-level key(s) ['color']"),
+    ("[setting\n", "is not valid TOML"),
+])
+def test_bad_spec_files_are_named(tmp_path, content, message):
+    f = tmp_path / "s.toml"
+    f.write_text(content, encoding="utf-8")
+    with pytest.raises(ScanError) as e:
+        ScanSpec.from_toml(f)
+    assert message in str(e.value) and str(e.value).startswith("--spec:")
+
+
+def test_spec_files_that_are_not_files_or_not_text(tmp_path):
+    with pytest.raises(ScanError, match="is a directory"):
+        ScanSpec.from_toml(tmp_path)
+    with pytest.raises(ScanError, match="no such file"):
+        ScanSpec.from_toml(tmp_path / "missing.toml")
+    f = tmp_path / "latin1.toml"
+    f.write_bytes('name = "caf\xe9"\n'.encode("latin-1"))
+    with pytest.raises(ScanError, match=r"not UTF-8 text \(byte 11"):
+        ScanSpec.from_toml(f)
+    f.write_bytes(b"\x00\x01\x02")
+    with pytest.raises(ScanError, match="not valid TOML"):
+        ScanSpec.from_toml(f)
+    if os.geteuid() != 0:  # root reads anything
+        f.write_text("")
+        f.chmod(0)
+        with pytest.raises(ScanError, match="cannot read"):
+            ScanSpec.from_toml(f)
+
+
+def test_good_spec_files_load(tmp_path):
+    f = tmp_path / "ok.toml"
+    f.write_bytes("\ufeff# BOM and comments are fine\n[setting]\nD = 6\nC = 2\nfeature = [1.0, 0, 0, 0, 0, 0]\n"
+                  "[axes]\nq = 0.5\npartition = [[[0, 1], [2, 3], [4, 5]], \"random\"]\nseed = [0, 1]\n"
+                  "[options]\nn_samples = 4e3\n".encode("utf-8"))
+    spec = ScanSpec.from_toml(f)
+    assert spec.name == "ok" and spec.axes["q"] == [0.5] and len(spec.expand()) == 4
+    (tmp_path / "empty.toml").write_text("")
+    assert ScanSpec.from_toml(tmp_path / "empty.toml").expand()[0].setting.D == 64
+    for path in sorted((ROOT / "scans").glob("*.toml")):
+        assert load_spec_file(path)["name"] == path.stem
+
+
+# ---- points that cannot be computed ------------------------------------------------------------------------
+def test_exact_expectation_beyond_the_solver_limit_is_refused_up_front():
+    pts = ScanSpec("t", base={"C": 4, "expectation": "exact"}, axes={"D": [16, 256]}).expand()
+    with pytest.raises(ScanError) as e:
+        validate_points(pts, available=64 * GiB)
+    msg = str(e.value)
+    assert "1 scan point(s)" in msg and "expectation='exact' needs" in msg and "D=256" in msg and "use expectation='mc'" in msg
+    validate_points(pts[:1], available=64 * GiB)
+
+
+def test_memory_is_refused_up_front_naming_the_parameter_and_force_overrides():
+    big = ScanSpec("t", base={"D": 64, "C": 4, "simulate": True}, axes={"N": [1024, 10**12]}).expand()
+    with pytest.raises(ScanError, match=r"N=1000000000000, D=64, d=64: .* more than the 64.0 GiB .*at N=1000000000000"):
+        validate_points(big, available=64 * GiB)
+    validate_points(big, available=64 * GiB, force=True)
+    huge_mc = ScanSpec("t", base={"D": 64, "C": 4, "n_samples": 10**12}).expand()
+    with pytest.raises(ScanError, match="n_samples=1000000000000"):
+        validate_points(huge_mc, available=64 * GiB)
+    # four workers share the memory: a point that fits alone does not fit four times
+    one = ScanSpec("t", base={"D": 64, "C": 4, "simulate": True, "N": 600_000}).expand()  # ≈ 19 GiB
+    validate_points(one, available=32 * GiB)
+    with pytest.raises(ScanError, match="8.0 GiB .* fewer than 4 workers"):
+        validate_points(one, available=32 * GiB, concurrent=4)
+    custom = ScanSpec("t", base={"D": 64, "C": 4, "n_samples": 10**12}, runner="scan_fake:fake_point").expand()
+    validate_points(custom, available=64 * GiB)  # a custom runner's needs are its own
+
+
+def test_the_saved_grids_pass_validation():
+    for path in sorted((ROOT / "scans").glob("*.toml")):
+        validate_points(ScanSpec.from_toml(path).expand(), available=8 * GiB)
+
+
+def test_a_rejected_file_that_cannot_be_written_leaves_the_results_file_as_it_was(tmp_path):
+    path, lines = _written(tmp_path)
+    with open(path, "a") as fh:
+        fh.write("junk\n")
+    before = path.read_bytes()
+    (tmp_path / "r.rejected.csv").mkdir()
+    with pytest.raises(StoreError, match="cannot be moved"):
+        open_store(path)
+    assert path.read_bytes() == before
+
+
+# ---- the rows a scan really writes pass the checks (else they would be recomputed forever) --------------------
+def test_rows_written_by_a_scan_validate(tmp_path):
+    from theorydyn.scan import run_scan
+
+    spec = ScanSpec("w", base={"D": 16, "C": 4, "s_max": 1e4}, axes={"q": [0.1, 0.3], "seed": [0, 1]},
+                    runner="scan_fake:fake_point")
+    run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False, summary=False)
+    got, msg = _load_with_warning(tmp_path / "w.csv")
+    assert len(got) == 4 and msg is None
+
+
+@pytest.mark.slow
+def test_rows_of_the_real_runner_validate(tmp_path):
+    from theorydyn.scan import run_scan
+
+    spec = ScanSpec("real", base={"D": 8, "C": 2, "s_max": 200.0, "n_samples": 200, "n_points": 40, "N": 256,
+                                  "sim_steps": 20, "record_every": 5},
+                    axes={"simulate": [False, True], "method": ["flow", "gd"], "seed": [0]})
+    out = run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False, summary=False)
+    assert out.exit_code == 0
+    got, msg = _load_with_warning(tmp_path / "real.csv")
+    assert len(got) == 4 and msg is None, msg
+    # every column is declared (a new output column must get a kind here: this fails until it does)
+    assert set(got.columns) - set(SCAN_KINDS) - set(SCAN_TEXT_COLUMNS) == set()
+    assert {"key", "runner", "status", "method"} <= set(got.columns) - set(SCAN_KINDS)
+    df = got.frame()
+    assert all(pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c]) or df[c].isna().any()
+               for c in df.columns if c in SCAN_KINDS)

@@ -1,0 +1,137 @@
+"""Where a result came from: code version, commit, library versions, time — on every output.
+
+:func:`provenance` returns a flat dict (JSON and CSV friendly)::
+
+    theorydyn_version  the package version (theorydyn.__version__)
+    git_commit         the commit of the checkout the package is imported from, or None
+    git_dirty          True when tracked files differ from that commit, None when unknown
+    numerics_version   theorydyn.scangrid.NUMERICS_VERSION (the salt of the scan keys)
+    python, numpy, scipy, numba, pandas, torch   versions (None when not installed)
+    platform           e.g. "Linux-x86_64" (operating system and machine only)
+    created_utc        ISO 8601 time in UTC, seconds
+
+It holds no host name, user name, path or command line (no personal data). The commit is read
+only when the package lives directly in a git work tree (``<root>/theorydyn`` with
+``<root>/.git``), so an installed copy inside some other repository never reports that
+repository's commit; reading it runs ``git`` once per process with a short timeout and never
+fails (None when git or the repository is missing). Library versions come from the imported
+module when it is imported, else from the installed distribution's metadata, so torch is
+never imported just to learn its version.
+
+:func:`attach_to_frame` adds it to a DataFrame (one constant column per entry, prefixed, and
+``df.attrs["provenance"]``); :func:`attach_to_json` nests it under ``"provenance"``.
+"""
+
+from __future__ import annotations
+
+import functools
+import platform
+import subprocess
+import sys
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["provenance", "git_state", "library_versions", "attach_to_frame", "attach_to_json", "LIBRARIES", "PREFIX"]
+
+#: Libraries whose versions are recorded (module name → distribution name).
+LIBRARIES = {"numpy": "numpy", "scipy": "scipy", "numba": "numba", "pandas": "pandas", "torch": "torch"}
+#: Column prefix used by :func:`attach_to_frame`.
+PREFIX = "prov_"
+_GIT_TIMEOUT_S = 3.0
+
+
+def _package_root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess | None:
+    try:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              timeout=_GIT_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def git_state(root: str | None = None) -> tuple[str | None, bool | None]:
+    """(commit, dirty) of the work tree at ``root`` (default: the one holding this package).
+
+    (None, None) outside a git work tree or without git; dirty is None when it cannot be told.
+    Cached per process: results name the code they were computed with at start-up.
+    """
+    r = Path(root) if root is not None else _package_root()
+    if not (r / ".git").exists():  # a directory, or a file in a linked worktree
+        return None, None
+    head = _git(r, "rev-parse", "--verify", "--quiet", "HEAD")
+    if head is None or head.returncode != 0 or not head.stdout.strip():
+        return None, None
+    commit = head.stdout.strip()
+    status = _git(r, "status", "--porcelain", "--untracked-files=no")
+    dirty = None if status is None or status.returncode != 0 else bool(status.stdout.strip())
+    return commit, dirty
+
+
+def _version(module: str, dist: str) -> str | None:
+    mod = sys.modules.get(module)
+    v = getattr(mod, "__version__", None) if mod is not None else None
+    if v is not None:
+        return str(v)
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def library_versions() -> dict[str, str | None]:
+    """python and LIBRARIES versions; a library not installed is None (never imported here)."""
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for module, dist in LIBRARIES.items():
+        out[module] = _version(module, dist)
+    return out
+
+
+def provenance(root: str | None = None) -> dict[str, Any]:
+    """The provenance of a result computed now (module docstring)."""
+    from . import __version__
+
+    try:  # theorydyn/scan/grid.py, or theorydyn/scangrid.py before the package layout
+        from .scan.grid import NUMERICS_VERSION
+    except ImportError:
+        from .scangrid import NUMERICS_VERSION
+
+    commit, dirty = git_state(root)
+    out: dict[str, Any] = {"theorydyn_version": __version__, "git_commit": commit, "git_dirty": dirty,
+                           "numerics_version": NUMERICS_VERSION}
+    out.update(library_versions())
+    out["platform"] = f"{platform.system()}-{platform.machine()}"
+    out["created_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return out
+
+
+def attach_to_frame(df: pd.DataFrame, prov: dict[str, Any] | None = None, prefix: str = PREFIX) -> pd.DataFrame:
+    """A copy of ``df`` with one constant column ``prefix + name`` per provenance entry, and
+    ``attrs["provenance"]``. Columns of that name already present are overwritten."""
+    prov = provenance() if prov is None else dict(prov)
+    out = df.copy()
+    for k, v in prov.items():
+        out[prefix + k] = pd.Series([v] * len(out), index=out.index, dtype=object)
+    out.attrs["provenance"] = prov
+    return out
+
+
+def attach_to_json(obj: dict[str, Any], prov: dict[str, Any] | None = None, key: str = "provenance") -> dict[str, Any]:
+    """A copy of the JSON-ready dict ``obj`` with the provenance under ``key``.
+
+    Raises:
+        ValueError: ``obj`` already holds ``key`` with something else.
+    """
+    if not isinstance(obj, dict):
+        raise ValueError(f"obj must be a dict, got {type(obj).__name__}")
+    prov = provenance() if prov is None else dict(prov)
+    if key in obj and obj[key] != prov:
+        raise ValueError(f"key {key!r} is already used in obj; pass another key")
+    return {**obj, key: prov}

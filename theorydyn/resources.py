@@ -1,0 +1,322 @@
+"""What a computation will need, against what the machine has: refuse before any work.
+
+Each ``*_memory`` function returns a :class:`MemoryEstimate`: the arrays that dominate the peak
+resident memory of one run, each a :class:`Term` with its formula in bytes and the parameters it
+grows with. :func:`check_memory` compares the total with :func:`available_memory` and raises
+:class:`ResourceError` (a ``ValueError``) naming the parameter of the largest term, the estimate
+and the limit, unless ``force`` is set. The estimates are upper estimates of the *peak* (the
+arrays alive at the same time, plus the temporaries of the step that allocates most); the tests
+check each array term against ``nbytes`` of the real array and each total against the peak that
+``tracemalloc`` measures at small sizes (the estimate lies between the measured peak and a small
+multiple of it).
+
+Shapes (docs/theory.md §1–§4): X: (N, D, d); the attention logits A: (D, D); the Monte Carlo
+count vectors: (n_samples, L, 3) int64 with L = D/C; the exact expectation's multisets of count
+types: M = C(L − 1 + K − 1, K − 1) rows over K = (C+1)(C+2)/2 types (fewer types when q ∈ {0, 1}).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ResourceError", "Term", "MemoryEstimate", "available_memory", "check_memory", "format_bytes",
+           "parse_bytes", "n_count_types", "n_exact_terms", "reduced_memory", "sample_memory", "simulate_memory",
+           "theorem_3_2_memory", "vit_batch_memory", "MEMORY_ENV"]
+
+#: Environment variable that sets the memory limit (bytes, or with a K/M/G/T suffix, powers of 1024).
+MEMORY_ENV = "THEORYDYN_MEMORY_LIMIT"
+
+_F64, _I64, _I16, _I8, _BOOL = 8, 8, 2, 1, 1
+#: data.sample draws the noise in chunks of this many float64 elements (theorydyn.data._CHUNK_ELEMS).
+_CHUNK_ELEMS = 1 << 22
+#: gdkernel: at most this many blocks of samples, each of at least MIN_BLOCK samples.
+_MAX_BLOCKS, _MIN_BLOCK = 64, 64
+
+
+#: Small arrays and buffers not modelled term by term (a fixed allowance in every estimate).
+_SMALL_BYTES = 1 << 20
+
+
+class ResourceError(ValueError):
+    """A run that would not fit: names the parameter, the estimate and the limit."""
+
+
+@dataclass(frozen=True)
+class Term:
+    """One array (or group of arrays) of an estimate: ``nbytes`` and the parameters it grows with."""
+
+    what: str
+    nbytes: int
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """The peak memory of one run, as a sum of :class:`Term` s."""
+
+    task: str
+    terms: tuple[Term, ...]
+
+    @property
+    def total(self) -> int:
+        return int(sum(t.nbytes for t in self.terms))
+
+    @property
+    def largest(self) -> Term:
+        return max(self.terms, key=lambda t: t.nbytes)
+
+    def __add__(self, other: "MemoryEstimate") -> "MemoryEstimate":
+        return MemoryEstimate(f"{self.task} + {other.task}", self.terms + other.terms)
+
+    def describe(self) -> str:
+        """``task ≈ total: term (bytes), …`` with the three largest terms."""
+        top = sorted(self.terms, key=lambda t: -t.nbytes)[:3]
+        return f"{self.task} needs ≈ {format_bytes(self.total)} (" + "; ".join(
+            f"{t.what}: {format_bytes(t.nbytes)}" for t in top) + ")"
+
+
+def format_bytes(n: float) -> str:
+    """1536 → '1.5 KiB' (powers of 1024)."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PiB"  # pragma: no cover
+
+
+def parse_bytes(text: str | int, name: str = MEMORY_ENV) -> int:
+    """'8G', '512M', '1.5T', '123456' → bytes (K/M/G/T = powers of 1024, optional 'iB'/'B').
+
+    Raises:
+        ValueError: naming ``name``, for anything else or a value <= 0.
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        value = text
+    else:
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([KMGTP]?)(?:i?B)?\s*", str(text), re.I)
+        if not m:
+            raise ValueError(f"{name} must be a number of bytes, optionally with K, M, G or T, got {text!r}")
+        value = int(float(m.group(1)) * 1024 ** "BKMGTP".index(m.group(2).upper() or "B"))
+    if value <= 0:
+        raise ValueError(f"{name} must be > 0 bytes, got {text!r}")
+    return value
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        text = Path(path).read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def available_memory() -> tuple[int | None, str]:
+    """(bytes a new run may use, where that number comes from), the tightest of:
+
+    ``$THEORYDYN_MEMORY_LIMIT`` (when set it alone decides), ``MemAvailable`` of /proc/meminfo,
+    the cgroup limit minus usage (v2 ``memory.max``/``memory.current``, v1
+    ``memory.limit_in_bytes``/``memory.usage_in_bytes``), else free physical pages.
+    (None, reason) when nothing can be read. Only local files are read; it never fails.
+    """
+    env = os.environ.get(MEMORY_ENV)
+    if env:
+        return parse_bytes(env), f"${MEMORY_ENV}"
+    found: list[tuple[int, str]] = []
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                found.append((int(line.split()[1]) * 1024, "MemAvailable"))
+                break
+    except (OSError, ValueError, IndexError):
+        pass
+    for limit, usage, label in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current", "cgroup memory.max"),
+                                ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                 "/sys/fs/cgroup/memory/memory.usage_in_bytes", "cgroup memory limit")):
+        lim, used = _read_int(limit), _read_int(usage)
+        if lim is not None and lim < 1 << 60:  # v1 reports "no limit" as a huge number
+            found.append((max(lim - (used or 0), 0), label))
+    if not found:
+        try:
+            found.append((os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "free physical pages"))
+        except (ValueError, OSError, AttributeError):
+            return None, "unknown (no /proc/meminfo, cgroup or sysconf)"
+    return min(found)
+
+
+def check_memory(estimate: MemoryEstimate, *, force: bool = False, available: int | None = None,
+                 force_name: str = "force") -> MemoryEstimate:
+    """Raise :class:`ResourceError` when ``estimate.total`` exceeds the available memory.
+
+    Args:
+        estimate: from one of the ``*_memory`` functions (or a sum of them).
+        force: skip the refusal (the caller takes the risk of running out of memory).
+        available: the limit in bytes (default: :func:`available_memory`; no check when unknown).
+        force_name: how the caller spells the override, quoted in the message (e.g. ``--force``).
+
+    Returns the estimate, so that a caller can log it.
+    """
+    if force:
+        return estimate
+    source = "given limit"
+    if available is None:
+        available, source = available_memory()
+        if available is None:
+            return estimate
+    if estimate.total > available:
+        big = estimate.largest
+        named = ", ".join(f"{k}={v}" for k, v in big.params.items()) or "the setting"
+        raise ResourceError(
+            f"{named}: {estimate.describe()}, more than the {format_bytes(available)} of memory available "
+            f"({source}); lower {' or '.join(big.params) or 'the size'}, or pass {force_name} to run anyway")
+    return estimate
+
+
+_SMALL = Term("small arrays and buffers", _SMALL_BYTES)
+
+
+# ---- exact expectation ------------------------------------------------------------------------
+def n_count_types(C: int, q: float) -> int:
+    """Count types (n⁺, n⁻, n⁰) of a set of size C with nonzero probability under q (as computed in float)."""
+    n = 0
+    for a in range(C, -1, -1):
+        for b in range(C - a + 1):
+            c = C - a - b
+            if math.comb(C, a) * math.comb(C - a, b) * (q / 2) ** (a + b) * (1 - q) ** c > 0:
+                n += 1
+    return n
+
+
+def n_exact_terms(D: int, C: int, q: float) -> int:
+    """Multisets of count types of the L − 1 random sets: C(L − 1 + K' − 1, K' − 1), K' = n_count_types."""
+    k = n_count_types(C, q)
+    return math.comb(D // C - 1 + k - 1, k - 1)
+
+
+# ---- the reduced dynamics ------------------------------------------------------------------------
+def reduced_memory(D: int, C: int, q: float, n_samples: int = 4000, expectation: str = "mc") -> MemoryEstimate:
+    """Peak of building the bank of :func:`theorydyn.reduced.make_bank` (the integration itself is small).
+
+    Monte Carlo: the count vectors (n_samples, L, 3) int64 and the multinomial draw into them
+    (n_samples, L − 1, 3) int64, then the per-set types (n_samples, L) int64 twice and the
+    histogram (n_samples, K) int64 with its compressed copies. Exact: M multisets, each row
+    K int16 counts, the compressed rows (≤ min(K, L) nonzeros, int64 + float64) and four
+    float64/int64 vectors.
+    """
+    L, K = D // C, (C + 1) * (C + 2) // 2
+    if expectation == "exact":
+        M = n_exact_terms(D, C, q)
+        nnz = M * min(K, L)
+        return MemoryEstimate("reduced exact expectation", (
+            Term(f"{M:,} multisets × {K} count types (int16, 2 copies) + int64/float64 copies", M * K * (2 * _I16 + 2 * _F64),
+                 {"D": D, "C": C}),
+            Term("compressed rows (int64 + int64 + float64 per nonzero)", 3 * _F64 * nnz, {"D": D, "C": C}),
+            Term("weights, T, f, index vectors", 6 * _F64 * M, {"D": D, "C": C}),
+            _SMALL,
+        ))
+    N = int(n_samples)
+    return MemoryEstimate("reduced Monte Carlo bank", (
+        Term(f"count vectors ({N}, L={L}, 3) int64", N * L * 3 * _I64, {"n_samples": N}),
+        Term(f"multinomial draw ({N}, {L - 1}, 3) int64 / per-set types ({N}, {L}) int64 ×2",
+             N * max((L - 1) * 3, 2 * L) * _I64, {"n_samples": N}),
+        Term(f"type histogram ({N}, K={K}) int64 and its copies", 3 * N * K * _I64, {"n_samples": N}),
+        Term("per-sample vectors", 6 * N * _F64, {"n_samples": N}),
+        _SMALL,
+    ))
+
+
+# ---- data and the finite-sample simulator ----------------------------------------------------------
+def sample_memory(D: int, C: int, d: int | None, N: int, itemsize: int = 8, label: str = "N") -> MemoryEstimate:
+    """:func:`theorydyn.data.sample` of N samples: X (N, D, d) plus the larger of its temporaries.
+
+    X is the one array that stays; before it, the feature coefficients need u (N, D) float64,
+    z (N, D) int8 and three (N, D) boolean masks; while X fills, a noise chunk of
+    ≤ 2^22 float64 elements and its projection (two chunks).
+    """
+    d = D if d is None else d
+    chunk = min(N * D * d, max(D * d, _CHUNK_ELEMS // (D * d) * D * d))
+    return MemoryEstimate(f"data ({label}={N})", (
+        Term(f"X ({N}, {D}, {d}) {itemsize * 8}-bit floats", N * D * d * itemsize, {label: N, "D": D, "d": d}),
+        Term(f"feature coefficients u, z, masks ({N}, {D})", N * D * (_F64 + _I8 + 4 * _BOOL) + 3 * N * _F64,
+             {label: N, "D": D}),
+        Term("noise chunks (float64, 2 live)", 2 * chunk * _F64, {"D": D, "d": d}),
+        _SMALL,
+    ))
+
+
+def simulate_memory(D: int, C: int, d: int | None = None, N: int = 16384, n_test: int = 8192, dtype: str = "float64",
+                    replicas: int = 1) -> MemoryEstimate:
+    """Peak of :func:`theorydyn.simulate.simulate`: the training and test X, and the D × D arrays.
+
+    Training X (N, D, d) and test X (n_test, D, d) in ``dtype``; the logits A and their copies
+    (A, its gradient, the last good A, S, Sᵀ, the summed and the backward D × D arrays: 8 per
+    replica) and the per-block partial gradients (nb, R, D, D) float64 with
+    nb = ⌈N / max(64, ⌈N/64⌉)⌉ ≤ 64; the Setting's four (D, D) boolean masks; the test labels'
+    float copies of z (2 × n_test × D float64).
+    """
+    d = D if d is None else d
+    itemsize = 4 if str(dtype) == "float32" else 8
+    block = max(_MIN_BLOCK, -(-N // _MAX_BLOCKS))
+    nb = -(-N // block)
+    R = int(replicas)
+    train = sample_memory(D, C, d, N, itemsize, "N")
+    test = sample_memory(D, C, d, n_test, itemsize, "n_test")
+    # X of both stay; the sampling temporaries of one draw at a time (the larger of the two)
+    temps = max((train.terms[1:], test.terms[1:]), key=lambda ts: sum(t.nbytes for t in ts))
+    extra = (
+        train.terms[0],
+        test.terms[0],
+        *temps,
+        Term(f"(D, D) float64 arrays: logits, gradients, softmax ({8 * R} of them)", 8 * R * D * D * _F64, {"D": D}),
+        Term(f"per-block partial gradients ({nb}, {R}, D, D) float64", nb * R * D * D * _F64, {"D": D, "N": N}),
+        Term("(D, D) boolean masks of the Setting (4)", 4 * D * D * _BOOL, {"D": D}),
+        Term(f"test labels: z as float64 twice ({n_test}, {D})", 2 * n_test * D * _F64, {"n_test": n_test, "D": D}),
+        Term("per-sample vectors (labels, weights, outputs)", 4 * (N + n_test) * _F64, {"N": N, "n_test": n_test}),
+    )
+    return MemoryEstimate("simulate", extra + (_SMALL,))
+
+
+def theorem_3_2_memory(D: int, C: int, d: int | None = None, N: int = 20_000) -> MemoryEstimate:
+    """:func:`theorydyn.theorems.check_theorem_3_2`: N samples and a dozen D × D float64 matrices.
+
+    The construction holds B, G, the eigenvectors, P, P⁻¹, W_Q, W_K and the Gram and logits
+    matrices (≈ 12 live D × D float64 arrays with LAPACK work space), the boolean masks, and
+    the N samples of :func:`sample_memory` plus their float64 projections (N, D) for f.
+    """
+    d = D if d is None else d
+    data = sample_memory(D, C, d, N, 8, "N")
+    return MemoryEstimate("Theorem 3.2 check", data.terms[:-1] + (
+        Term("D × D float64 matrices of the construction (12)", 12 * D * D * _F64, {"D": D}),
+        Term("(D, D) boolean masks of the Setting (4)", 4 * D * D * _BOOL, {"D": D}),
+        Term(f"projections ⟨w*, X_j⟩ and labels ({N}, {D}) float64 ×3", 3 * N * D * _F64, {"N": N, "D": D}),
+        _SMALL,
+    ))
+
+
+# ---- the vision benchmark ---------------------------------------------------------------------------
+def vit_batch_memory(batch: int, width: int = 384, depth: int = 7, heads: int = 12, mlp: int | None = None,
+                     patch: int = 4, image_size: int = 32, channels: int = 3, itemsize: int = 4) -> MemoryEstimate:
+    """One training step of :class:`theorydyn.vision.model.ViT` on a batch: input and saved activations.
+
+    With T = (image_size / patch)² tokens, each block keeps for the backward pass
+    T·(8·width + 2·mlp) values (norms, q, k, v, outputs, residuals, the MLP's hidden layer
+    before and after its activation) and 2·heads·T² (scores and softmax), in ``itemsize`` bytes;
+    times ``depth``, plus the input batch (batch, channels, size, size). Measured against the
+    tensors autograd saves (tests/test_resources.py) this is 1.1–1.8× of them, the rest being
+    the transients of the backward pass. Parameters and optimizer state (independent of the
+    batch) are left out; on a GPU compare with the device's free memory (``available=``).
+    """
+    mlp = width if mlp is None else mlp
+    T = (image_size // patch) ** 2
+    per_image = depth * (T * (8 * width + 2 * mlp) + 2 * heads * T * T) + 2 * T * width
+    return MemoryEstimate(f"ViT step (batch={batch})", (
+        Term(f"input batch ({batch}, {channels}, {image_size}, {image_size}) float32",
+             batch * channels * image_size * image_size * 4, {"batch": batch}),
+        Term(f"saved activations ({depth} blocks, {T} tokens, width {width})", batch * per_image * itemsize,
+             {"batch": batch}),
+    ))

@@ -20,10 +20,7 @@ import scipy
 from theorydyn import __version__
 from theorydyn import provenance as P
 
-try:  # theorydyn/scan/grid.py in the package layout, theorydyn/scangrid.py before
-    from theorydyn.scan.grid import NUMERICS_VERSION
-except ImportError:
-    from theorydyn.scangrid import NUMERICS_VERSION
+from theorydyn.provenance import NUMERICS_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 GIT = shutil.which("git")

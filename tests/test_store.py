@@ -16,13 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-# The scan modules are theorydyn/scangrid.py and theorydyn/resultstore.py on this branch and
-# theorydyn/scan/grid.py and theorydyn/scan/store.py in the package layout: import either.
-try:
-    from theorydyn.scan import grid as scangrid
-    from theorydyn.scan import store as resultstore
-except ImportError:
-    from theorydyn import resultstore, scangrid
+
+
+from theorydyn.scan import grid as scangrid
+from theorydyn.scan import store as resultstore
 
 NUMERICS_VERSION, SCAN_KINDS, SCAN_TEXT_COLUMNS = scangrid.NUMERICS_VERSION, scangrid.SCAN_KINDS, scangrid.SCAN_TEXT_COLUMNS
 ScanError, ScanSpec, load_spec_file, open_store = (scangrid.ScanError, scangrid.ScanSpec, scangrid.load_spec_file,

@@ -5,7 +5,7 @@
     theorydyn_version  the package version (theorydyn.__version__)
     git_commit         the commit of the checkout the package is imported from, or None
     git_dirty          True when tracked files differ from that commit, None when unknown
-    numerics_version   theorydyn.scangrid.NUMERICS_VERSION (the salt of the scan keys)
+    numerics_version   :data:`NUMERICS_VERSION` (the salt of the scan keys)
     python, numpy, scipy, numba, pandas, torch   versions (None when not installed)
     platform           e.g. "Linux-x86_64" (operating system and machine only)
     created_utc        ISO 8601 time in UTC, seconds
@@ -34,6 +34,18 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from . import __version__
+
+#: Version of the numerics behind a scan point, part of every key (module docstring).
+#: CHANGE IT (add 1) WHENEVER A CHANGE OF THE CODE CAN CHANGE THE NUMBERS OF A POINT — the reduced
+#: solver, its bank or kernels, the phase detector, the simulator, the data sampler, a default
+#: that is not part of the key. Then no row of older numerics is ever reused: the new keys miss
+#: them, so the points are recomputed, and loading moves the old rows to ``<name>.rejected.csv``
+#: (reason ``stale``) — kept aside, not deleted, so that old and new numbers can be compared,
+#: and not left in the results file, where a reader of the CSV would mix them with current ones.
+#: History: 1 — first salted key (rows without ``numerics_version`` predate it and are stale).
+NUMERICS_VERSION = 1
 
 __all__ = ["provenance", "git_state", "library_versions", "attach_to_frame", "attach_to_json", "LIBRARIES", "PREFIX"]
 
@@ -96,13 +108,6 @@ def library_versions() -> dict[str, str | None]:
 
 def provenance(root: str | None = None) -> dict[str, Any]:
     """The provenance of a result computed now (module docstring)."""
-    from . import __version__
-
-    try:  # theorydyn/scan/grid.py, or theorydyn/scangrid.py before the package layout
-        from .scan.grid import NUMERICS_VERSION
-    except ImportError:
-        from .scangrid import NUMERICS_VERSION
-
     commit, dirty = git_state(root)
     out: dict[str, Any] = {"theorydyn_version": __version__, "git_commit": commit, "git_dirty": dirty,
                            "numerics_version": NUMERICS_VERSION}

@@ -17,6 +17,7 @@ matplotlib.use("Agg")
 from ..cli import add_common_arguments, add_setting_arguments, fail, output_dir, positive, setting_from_args  # noqa: E402
 from ..phases import ERR_TOL  # noqa: E402
 from ..plotting import save  # noqa: E402
+from ..resources import ResourceError, check_memory, reduced_memory  # noqa: E402
 from .plot import plot_trajectory  # noqa: E402
 from .solve import SOLVERS, integrate, n_exact_terms, MAX_TERMS  # noqa: E402
 
@@ -56,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.expectation == "exact" and n_exact_terms(s) > MAX_TERMS:
         fail(f"--expectation exact: {n_exact_terms(s):.3g} multisets of count types at D={s.D}, C={s.C} "
              f"(the limit is {MAX_TERMS:.3g}); use --expectation mc", PROG)
+    try:
+        check_memory(reduced_memory(s.D, s.C, s.q, args.n_samples, args.expectation), force=args.force,
+                     force_name="--force")
+    except ResourceError as e:
+        fail(str(e), PROG)
     out = output_dir(args.out)
     try:
         res = integrate(s, args.method, eta=args.eta, steps=args.steps,

@@ -10,6 +10,7 @@ import argparse
 import hashlib
 import re
 import sys
+import warnings
 from typing import Any
 
 import matplotlib
@@ -17,7 +18,8 @@ import matplotlib
 matplotlib.use("Agg")
 
 from ..cli import add_setting_arguments, fail, output_dir, positive  # noqa: E402
-from .grid import ScanError, ScanSpec  # noqa: E402
+from .grid import ScanError, ScanSpec, validate_points  # noqa: E402
+from .store import RejectedRowsWarning  # noqa: E402
 from .run import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR, check_runner, run_scan  # noqa: E402
 
 def _token(name: str, vals: list[Any]) -> str:
@@ -68,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local worker processes; 0 runs in this process (default 2)")
     r.add_argument("--scheduler", help="run on a Dask cluster, e.g. tcp://HOST:8786 (needs the dask extra)")
     r.add_argument("--force", action="store_true", help="recompute points already in the results")
+    r.add_argument("--force-memory", action="store_true",
+                   help="run points whose memory estimate exceeds the machine's available memory")
     r.add_argument("--results-dir", default=str(RESULTS_DIR), help="where results go (default %(default)s)")
     r.add_argument("--no-plots", action="store_true", help="skip the plots")
     r.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
@@ -142,18 +146,25 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         spec = spec_from_args(args)
-        spec.expand()  # every point valid before any work
+        validate_points(spec.expand(), force=args.force_memory,  # every point computable before any work
+                        concurrent=1 if args.scheduler else max(args.workers, 1))
         check_runner(spec)
     except ScanError as e:
         fail(str(e), PROG)
     output_dir(args.results_dir, "--results-dir")
     try:
-        outcome = run_scan(spec, results_dir=args.results_dir, workers=args.workers, scheduler=args.scheduler,
-                           force=args.force, progress=not args.quiet, plots=not args.no_plots)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RejectedRowsWarning)
+            outcome = run_scan(spec, results_dir=args.results_dir, workers=args.workers, scheduler=args.scheduler,
+                               force=args.force, force_memory=args.force_memory, progress=not args.quiet,
+                               plots=not args.no_plots)
     except ScanError as e:
         fail(str(e), PROG)
     except KeyboardInterrupt:
         return 130
+    for w in caught:
+        if issubclass(w.category, RejectedRowsWarning):
+            print(f"{PROG}: warning: {w.message}", file=sys.stderr)
     return outcome.exit_code
 
 

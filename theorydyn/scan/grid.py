@@ -54,6 +54,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import resources
+from ..reduced import MAX_TERMS
+from .store import ResultStore
 from ..setting import SETTING_FIELDS, Setting
 
 DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
@@ -82,15 +85,7 @@ _INT_OPTIONS = ("n_samples", "n_points", "steps", "N", "sim_steps", "record_ever
 _CHOICES = {"method": ("flow", "gd"), "expectation": ("mc", "exact"), "dtype": ("float64", "float32")}
 AXIS_NAMES = tuple(SETTING_FIELDS) + tuple(OPTION_DEFAULTS) + ("seed",)
 
-#: Version of the numerics behind a scan point, part of every key (module docstring).
-#: CHANGE IT (add 1) WHENEVER A CHANGE OF THE CODE CAN CHANGE THE NUMBERS OF A POINT — the reduced
-#: solver, its bank or kernels, the phase detector, the simulator, the data sampler, a default
-#: that is not part of the key. Then no row of older numerics is ever reused: the new keys miss
-#: them, so the points are recomputed, and loading moves the old rows to ``<name>.rejected.csv``
-#: (reason ``stale``) — kept aside, not deleted, so that old and new numbers can be compared,
-#: and not left in the results file, where a reader of the CSV would mix them with current ones.
-#: History: 1 — first salted key (rows without ``numerics_version`` predate it and are stale).
-NUMERICS_VERSION = 1
+from ..provenance import NUMERICS_VERSION  # noqa: E402 — the salt of every scan key (documented there)
 
 
 class ScanError(ValueError):
@@ -379,9 +374,8 @@ def load_spec_file(path: str | Path) -> dict[str, Any]:
 
 
 # ---- points that cannot be computed -------------------------------------------------------------------
-def point_memory(p: Point) -> "MemoryEstimate | None":
+def point_memory(p: Point) -> "resources.MemoryEstimate | None":
     """Peak memory of one point of the default runner (reduced bank, plus the simulator when on)."""
-    from theorydyn import resources  # absolute: this module moves into theorydyn/scan/
 
     if p.runner != DEFAULT_RUNNER:
         return None  # a custom runner's needs are its own
@@ -414,8 +408,6 @@ def validate_points(points: list[Point], *, force: bool = False, available: int 
         ScanError: listing every such point (the first 8 and a count) with the parameter,
             the estimate and the limit.
     """
-    from theorydyn import resources
-
     if concurrent < 1:
         raise ValueError(f"concurrent must be >= 1, got concurrent={concurrent}")
     if available is None and not force:
@@ -428,7 +420,7 @@ def validate_points(points: list[Point], *, force: bool = False, available: int 
         where = ", ".join(f"{k}={v}" for k, v in p.axes.items()) or f"D={p.setting.D}, C={p.setting.C}"
         if p.options["expectation"] == "exact":
             if max_terms is None:
-                from theorydyn.reduced import MAX_TERMS as max_terms  # noqa: N811 — the solver's own limit
+                max_terms = MAX_TERMS  # the solver's own limit
             M = resources.n_exact_terms(p.setting.D, p.setting.C, p.setting.q)
             if M > max_terms:
                 problems.append(f"expectation='exact' needs {M:,} multisets of count types at D={p.setting.D}, "
@@ -532,9 +524,4 @@ def row_problem(row: dict[str, str]) -> str | None:
 
 def open_store(path: str | Path, warn: bool = True) -> "ResultStore":
     """The results file of a scan, with every row checked on loading (:func:`row_problem`, SCAN_KINDS)."""
-    try:  # the store sits next to this module: theorydyn/scan/store.py, or theorydyn/resultstore.py before
-        from .store import ResultStore
-    except ImportError:
-        from .resultstore import ResultStore
-
     return ResultStore(path, validate=row_problem, kinds=SCAN_KINDS, warn=warn)

@@ -42,8 +42,9 @@ from ..plotting import save
 from ..stats import mean_ci
 from . import plots as scanplots
 from .executor import execute_point, load_runner, make_executor
-from .grid import DEFAULT_RUNNER, Point, ScanError, ScanSpec
-from .store import ResultStore, atomic_write_text
+from ..provenance import provenance
+from .grid import DEFAULT_RUNNER, Point, ScanError, ScanSpec, open_store, validate_points
+from .store import StoreError, atomic_write_text
 
 PROG = "python -m theorydyn.scan"
 RESULTS_DIR = Path("scans/results")
@@ -130,17 +131,30 @@ def check_runner(spec: ScanSpec) -> None:
 
 
 def run_scan(spec: ScanSpec, *, results_dir: str | Path = RESULTS_DIR, workers: int = 2, scheduler: str | None = None,
-             force: bool = False, progress: bool = True, plots: bool = True, summary: bool = True) -> ScanOutcome:
+             force: bool = False, force_memory: bool = False, progress: bool = True, plots: bool = True,
+             summary: bool = True) -> ScanOutcome:
     """Run (or resume) a scan; see the module docstring.
 
+    Every point is checked before any work (:func:`~theorydyn.scan.grid.validate_points`: the exact
+    expectation's size, the memory estimate against the machine's, unless ``force_memory``). The
+    results file is read through the checked store: rows that do not parse, whose key does not
+    match their own parameters, or that come from older numerics are moved to
+    ``<name>.rejected.csv`` (a :class:`~theorydyn.scan.store.RejectedRowsWarning` gives the count)
+    and their points are computed again. Each new row carries its provenance (``prov_*`` columns).
+
     Raises:
-        ScanError: before any work, for a grid or runner that cannot be run.
+        ScanError: before any work, for a grid, runner or results file that cannot be used.
     """
     t_start = time.perf_counter()
     points = spec.expand()
     check_runner(spec)
+    validate_points(points, force=force_memory, concurrent=1 if scheduler else max(workers, 1))
     results_dir = Path(results_dir)
-    store = ResultStore(results_dir / f"{spec.name}.csv")
+    try:
+        store = open_store(results_dir / f"{spec.name}.csv")
+    except StoreError as e:
+        raise ScanError(f"--results-dir: {e}") from None
+    prov = {f"prov_{k}": v for k, v in provenance().items()}
     traj_dir = results_dir / spec.name
     if force:
         store.remove(p.key for p in points)
@@ -186,7 +200,13 @@ def run_scan(spec: ScanSpec, *, results_dir: str | Path = RESULTS_DIR, workers: 
                         refill()
                         continue
                     _save_outputs(traj_dir, p.key, out)
-                    store.append(_row(p, out))
+                    try:
+                        store.append({**_row(p, out), **prov})
+                    except ValueError as e:  # a runner's row the store would reject on reading
+                        outcome.failed.append((p.key, f"row not stored: {e}"))
+                        bar.failed += 1
+                        refill()
+                        continue
                     outcome.computed += 1
                     bar.done += 1
                     t2 = out.get("T2")

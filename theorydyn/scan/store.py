@@ -18,7 +18,7 @@ and a line is *rejected* when
   ``"bool"`` ``True``/``False`` or empty) — so a summary can never meet text in a number column;
 * the caller's ``validate(row)`` returns a reason (the scan's validator checks that the key is
   the hash of the row's own parameters and that the row was written by the current numerics:
-  :func:`theorydyn.scangrid.row_problem`).
+  :func:`theorydyn.scan.grid.row_problem`).
 
 Rejected lines are appended to ``<name>.rejected.csv`` (columns ``rejected_at, reason, line``;
 the raw line, undecodable bytes as ``\\xNN``) *before* the results file is rewritten without

@@ -61,13 +61,14 @@ def test_external_sources_are_called_when_present(monkeypatch):
 
     calls = []
     with_s = SimpleNamespace(checks=lambda s, quick=False: calls.append(("s", s.D, quick)) or [])
-    without_s = SimpleNamespace(checks=lambda quick=False: calls.append(("q", quick)) or [])
+    without_s = SimpleNamespace(checks=lambda quick=True, seeds=range(5), s=None: calls.append(("q", quick, s)) or [])
     monkeypatch.setitem(sys.modules, "fake_with_s", with_s)
     monkeypatch.setitem(sys.modules, "fake_without_s", without_s)
     monkeypatch.setitem(sys.modules, "fake_no_checks", SimpleNamespace())
     s = Setting(D=8, C=2)
     assert verify._external("fake_with_s")(s, quick=True) == [] and calls[-1] == ("s", 8, True)
-    assert verify._external("fake_without_s")(s, quick=True) == [] and calls[-1] == ("q", True)
+    # quick first and an optional s (the Figure 2 source's signature): the source keeps its own sizes
+    assert verify._external("fake_without_s")(s, quick=False) == [] and calls[-1] == ("q", False, None)
     with pytest.raises(ImportError, match="no checks"):
         verify._external("fake_no_checks")(s)
     with pytest.raises(ImportError, match="not installed"):

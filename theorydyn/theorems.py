@@ -1,20 +1,26 @@
-"""Numerical checks of the paper's theorems (SPEC §4, §6, §7), each returning :class:`Check` records.
+"""Numerical checks of the paper's theorems (docs/theory.md §4, §6), each returning :class:`Check` records.
 
 * Theorem 3.1 — a generalized linear model g(X) = φ(Σ_j ⟨w_j, X_j⟩) errs: Pr[f g ≤ 0] ≥ 1/8.
-  Checked on the strongest such models we can fit: (a) a logistic regression on the flattened
-  X (learned projection, then the best φ for it: per-bin majority of sign f in quantile bins);
-  (b) the same on z_j = ⟨w*, X_j⟩ (WLOG: components of w_j ⟂ w* only add Gaussian noise that is
-  independent of (y, z), which cannot lower the Bayes error of any φ); (c) the oracle projection
-  Σ_j ⟨w*, X_j⟩, whose best-φ error is also computed *exactly* by dynamic programming over the
-  L − 1 random sets (:func:`glm_oracle_error_exact`).
-* Theorem 3.2 — an explicit one-layer transformer that fits f while the Top-C of its positional
-  Gram matrix PᵀP misses every S_ℓ (:func:`construct_theorem_3_2`, verified, not assumed).
-* Theorems 4.1 / 4.2 — patch association (Definition 2.2) and small test error at the end of GD,
-  idealized initialisation on many samples (a proxy of (P)) and realistic initialisation.
-* Lemma 4.1 — the symmetry deviation of Â along the realistic run (in-set and cross-set spreads
-  relative to the in-set/cross-set gap, and the row-level breaking inside each set).
-* Figure 2 (SPEC §7) — on Gaussian patches labelled by a CNN, model (T) reaches low test error
-  without learning the block structure.
+  Judged inside its scope (:func:`theorem_3_1_scope`, from Assumption 2: q(D − C) > C, q ≤ 1/2,
+  L ≥ 4), else OUT_OF_SCOPE. Measured: (a) the oracle projection Σ_j ⟨w*, X_j⟩, whose best-φ error
+  is computed *exactly* (:func:`glm_oracle_error_exact`: the law of the L − 1 i.i.d. random sets
+  as a convolution power, by DFT or set by set); (b) fitted GLMs over seeds: a logistic regression
+  on z_j = ⟨w*, X_j⟩ (WLOG: components of w_j ⟂ w* only add Gaussian noise that is independent of
+  (y, z), which cannot lower the Bayes error of any φ) and on the flattened X, then the best φ
+  (per-bin majority of sign f). (c) A scan over D ∈ {64, 128, 256}, C ∈ {4, 8, 16}
+  (:func:`theorem_3_1_scan`, figure :func:`plot_theorem_3_1_scan`): the exact error is a function
+  of x = q(D − C)/C² and crosses 1/8 at x* ≈ 0.75, so the bound fails inside the scope for
+  C < q(D − C) < 0.75 C² — a DEVIATES row.
+* Theorem 3.2 — an explicit one-layer transformer whose positional Gram matrix PᵀP has no patch
+  association (:func:`construct_theorem_3_2`), fed to model (T)'s own forward and to the
+  association code that judges trained models (:func:`check_theorem_3_2`).
+* Theorem 4.2 — patch association (Definition 2.2) and small test error at the end of realistic
+  GD, over seeds (:func:`check_theorem_4_seeds`).
+* Lemma 4.1 — exact on the enumerated population (:func:`check_lemma_4_1_population`); at finite N
+  the symmetry break is a diagnostic (INFO) measured against N with its exponent
+  (:func:`check_lemma_4_1_scaling`).
+* Figure 2 (docs/theory.md §7) — :func:`check_figure_2` (the ledger takes Figure 2 from
+  ``theorydyn.claims.figure2``).
 
 Shapes: X: (N, D, d), A: (D, D), v: (d,), P: (D, D) (column i = positional encoding p_i).
 """
@@ -344,6 +350,7 @@ def check_theorem_3_1(s: Setting, N_fit: int = 100_000, N_test: int = 100_000, N
     """
     scope = theorem_3_1_scope(s)
     params = dict(D=s.D, C=s.C, q=round(s.q, 6))
+    crossing: dict[str, float] = {}
 
     def judge(ok: bool, what: str) -> tuple[Verdict, str]:
         if scope:
@@ -351,7 +358,8 @@ def check_theorem_3_1(s: Setting, N_fit: int = 100_000, N_test: int = 100_000, N
         if ok:
             return Verdict.PASS, what
         x = s.q * (s.D - s.C) / s.C**2
-        xs = glm_crossing(s, n_grid=24)["x_star"]
+        crossing.update(crossing or glm_crossing(s, n_grid=24))
+        xs = crossing["x_star"]
         return Verdict.DEVIATES, (f"the bound fails inside Assumption 2: q(D-C)/C^2 = {x:.3g} is below this (D, C)'s "
                                   f"crossing x* = {xs:.3g} of the exact best-GLM error through 1/8 (the bound needs "
                                   f"q(D-C) >~ 0.75 C^2, see the scan rows). {what}")
@@ -376,7 +384,8 @@ def check_theorem_3_1(s: Setting, N_fit: int = 100_000, N_test: int = 100_000, N
                         "a fitted error bounds the best GLM's from above")
         checks.append(Check.over_seeds("Theorem 3.1", f"Pr[f g <= 0 | f != 0], g = best phi of {name}", vals,
                                        ">= 0.125", v, params=p_fit, note=note,
-                                       route="logistic regression: gradient vs finite differences (tests/test_transfer.py)"))
+                                       route="logistic regression gradient vs central differences "
+                                             "(tests/test_transfer.py::test_logreg_gradient_matches_central_differences)"))
     if scan:
         cross = _crossings()
         for C, g in cross.groupby("C"):
@@ -395,7 +404,8 @@ def check_theorem_3_1(s: Setting, N_fit: int = 100_000, N_test: int = 100_000, N
                 note=(f"the bound fails inside Assumption 2 wherever C < q(D-C) < x* C^2 (x* ~ 0.75 measured): "
                       f"'q = poly(C)/D' needs poly(C) >~ 0.75 C^2. {listing}. "
                       "Figure: figures/theorem31_glm.png (python -m theorydyn.theorems --figure31)"),
-                route="crossing by Brent's method on the exact FFT route (tests/test_theorems.py)"))
+                route="Brent's method on the exact FFT route "
+                      "(tests/test_theorems.py::test_glm_crossing_is_where_the_exact_error_meets_one_eighth)"))
     return checks
 
 
@@ -508,14 +518,15 @@ def check_theorem_3_2(s: Setting, N: int = 5_000, seeds: int = 5, seed: int = 0,
     # literal: Top-C over j = 1..D (diagonal included) disjoint from S(i), for every tie-break
     cth = -np.sort(-G, axis=1)[:, s.C - 1]
     literal = float(np.mean(cth > np.where(s.same_set, G, -np.inf).max(axis=1)))
-    route_fwd = "model.forward / risk_and_grad vs finite differences and exhaustive enumeration (tests/test_model.py)"
+    route_fwd = "model.forward vs explicit loops (tests/test_model.py::test_forward_against_explicit_loops)"
     return [
         Check.over_seeds("Theorem 3.2", "Pr[f F <= 0 | f != 0], F = model (T) forward with the construction's P, W_Q, W_K, v",
                          errs, f"<= {err_tol} (d^-omega(1))", bool(hi <= err_tol), params=params,
                          note=f"sigma(x) = x^{s.p} + nu x of model (T); Pr[f = 0] = {np.mean(amb):.4f}", route=route_fwd),
         Check.exact("Theorem 3.2", "fraction of rows i whose off-diagonal Top-C of <p_i, p_j> misses S(i)", miss, "== 1",
                     miss == 1.0, params=params, note="Gram matrix computed from the construction's P",
-                    route="brute-force Top-C over tie-breaks (tests/test_theorems.py::test_theorem_3_2_*)"),
+                    route="brute-force Top-C over tie-breaks (tests/test_theorems.py::"
+                          "test_theorem_3_2_construction_fits_f_without_positional_association)"),
         Check.exact("Theorem 3.2", "patch association of P^T P (Definition 2.2, model.association_rows, fraction of rows)",
                     float(np.mean(assoc_rows)), "== 0", not assoc_rows.any(), params=params,
                     route="brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)"),
@@ -533,7 +544,7 @@ def check_theorem_3_2(s: Setting, N: int = 5_000, seeds: int = 5, seed: int = 0,
 
 # ---- realistic and idealized GD (Theorems 4.1, 4.2; Lemma 4.1; Figure 2) ---------------------
 def _simulate(s: Setting, **kw):
-    from .simulate import simulate  # the full-matrix GD simulator (SPEC §4)
+    from .simulate import simulate  # the full-matrix GD simulator (docs/theory.md §4)
 
     return simulate(s, **kw)
 
@@ -697,7 +708,8 @@ def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
         out.append(Check.over_seeds("Lemma 4.1 (finite N)", f"exponent b of {what} of A_hat ~ N^b (realistic GD)", slopes,
                                     "INFO (0: no approach to the symmetric form)", Verdict.INFO, params=params,
                                     note=f"mean over seeds: {listing}",
-                                    route="least-squares slope in log-log, one fit per seed"))
+                                    route="slope recovery on planted power laws "
+                                          "(tests/test_theorems.py::test_lemma_4_1_scaling_recovers_a_planted_exponent)"))
         big = runs[runs["N"] == Ns[-1]][col].to_list()
         if col == "in_rel_std" and "association" in runs:
             am = runs.groupby("N")["association"].mean()
@@ -745,8 +757,8 @@ def check_lemma_4_1_population(s: Setting, D: int = 6, C: int = 2, q: float = 0.
     return [
         Check.exact("Lemma 4.1", "max over GD on (P) of (in-set or cross-set spread of A) / |gamma - rho|", worst_A,
                     f"<= {tol:g}", worst_A <= tol, params=params, note=note,
-                    route="exact population by enumeration (data.enumerate_population vs Monte Carlo, tests/test_data.py); "
-                          "gradients vs finite differences (tests/test_model.py)"),
+                    route="enumeration vs itertools (tests/test_data.py::test_enumerate_population_against_itertools); "
+                          "gradients vs central differences (tests/test_model.py::test_gradients_match_central_differences)"),
     ]
 
 
@@ -780,7 +792,8 @@ def check_theorem_4_seeds(s: Setting, N: int = 8192, steps: int = 200, seeds: in
     v2 = Verdict.OUT_OF_SCOPE if scope else bool(hi <= err_tol)
     if scope:
         note = f"out of scope: {scope}; {note}"
-    route = "association: brute-force Top-C (tests/test_theorems.py); GD step: gradients vs finite differences (tests/test_model.py)"
+    route = ("association vs brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c); "
+             "GD step: gradients vs central differences (tests/test_model.py::test_gradients_match_central_differences)")
     return [
         Check.over_seeds("Theorem 4.2 (1)", "patch association of A_hat (Definition 2.2, fraction of rows)", assoc,
                          "== 1 (all rows, every seed)", v1, params=params, note=note, route=route),
@@ -792,7 +805,7 @@ def check_theorem_4_seeds(s: Setting, N: int = 8192, steps: int = 200, seeds: in
 def check_figure_2(s: Setting, N: int = 8192, eta: float = 1.0, steps: int = 600, omega: float = 1e-3,
                    seed: int = 0, N_test: int = 8192, err_tol: float = 0.05, assoc_tol: float = 0.25,
                    dtype: str = "float32") -> tuple[list[Check], Any]:
-    """The negative example (Figure 2, SPEC §7): Gaussian patches, y = sign f_CNN.
+    """The negative example (Figure 2, docs/theory.md §7): Gaussian patches, y = sign f_CNN.
 
     Trains model (T) realistically (``simulate`` with explicit train/test data) and reports
     (a) the test error against y — the paper: low; (b) the association of the learned Â — the paper:
@@ -835,7 +848,7 @@ def run_all(s: Setting, quick: bool = True, progress=None, seeds: int = 5) -> li
     Theorems 3.1 and 3.2 at ``s``; Lemma 4.1 on the exactly enumerated population, and its
     finite-N break against N ∈ {2^11, …, 2^15} at D = 16 (q, ν kept: :func:`theorydyn.transfer.setting_at`);
     Theorem 4.2 at D = min(D, 32) (N = 16384, 250 steps; at N = 8192 one seed in five loses a row of
-    association late in the run, a finite-N effect, see the Lemma 4.1 association row) in quick mode, at ``s`` with SPEC §9's sizes
+    association late in the run, a finite-N effect, see the Lemma 4.1 association row) in quick mode, at ``s`` with docs/theory.md §9's sizes
     (N = 16384, 1200 steps) otherwise. Figure 2 is checked by ``theorydyn.claims.figure2``, the
     idealized dynamics (Theorem 4.1, Lemma 4.3) by the reduced flow in ``theorydyn.verify``.
     """
@@ -871,7 +884,7 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m theorydyn.theorems",
                                  description="Numerical checks of Theorems 3.1, 3.2, 4.1, 4.2, Lemma 4.1 and "
-                                             "Figure 2 (quick by default; --full for SPEC §9 sizes).")
+                                             "Figure 2 (quick by default; --full for docs/theory.md §9 sizes).")
     add_setting_arguments(ap)
     ap.add_argument("--full", action="store_true", help="GD checks at the given D with N=16384, 1200 steps")
     ap.add_argument("--only", default="", help="comma-separated subset of 3.1,3.2 (the cheap checks alone)")

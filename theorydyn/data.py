@@ -1,9 +1,9 @@
-"""The data: the sampler of Assumption 1, the labelling function f, and SPEC §7's Gaussian data.
+"""The data: the sampler of Assumption 1, the labelling function f, and docs/theory.md §7's Gaussian data.
 
 Shapes: a data point is stored patch-major, ``X[n, j, :]`` = patch X_j of sample n, so a
 batch is ``X: (N, D, d)``; labels ``y: (N,)`` in {−1, +1}.
 
-Assumption 1 (SPEC §1), with unit feature w* and noise orthogonal to it:
+Assumption 1 (docs/theory.md §1), with unit feature w* and noise orthogonal to it:
     signal set ℓ(X) ~ Unif[L]; for j ∈ S_ℓ(X): X_j = y w* + ξ_j;
     other patches: X_j = δ_j w* + ξ_j, δ_j = ±1 w.p. q/2 each, 0 w.p. 1 − q;
     ξ_j ~ N(0, σ² (I_d − w* w*ᵀ)).
@@ -75,7 +75,7 @@ def embed(s: Setting, z: np.ndarray, noise: np.ndarray | None = None, dtype=np.f
 
 
 def sample(s: Setting, N: int, seed: int | np.random.Generator = 0, dtype=np.float64) -> Batch:
-    """Draw N i.i.d. samples of Assumption 1 (SPEC §1).
+    """Draw N i.i.d. samples of Assumption 1 (docs/theory.md §1).
 
     The Gaussian noise is always drawn in float64 from ``np.random.default_rng(seed)`` and cast
     chunk by chunk, so the same seed gives the same data up to rounding in float32 and float64,
@@ -152,7 +152,7 @@ def errors(F: np.ndarray, y: np.ndarray, f: np.ndarray, weights: np.ndarray | No
 
 def sample_gaussian_cnn(s: Setting, N: int, seed: int | np.random.Generator = 0, dtype=np.float64,
                         w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The negative example of Figure 2 (SPEC §7).
+    """The negative example of Figure 2 (docs/theory.md §7).
 
     X_j ~ N(0, I_d) i.i.d.; y = sign f_CNN(X) with f_CNN(X) = Σ_ℓ (Σ_{i∈S_ℓ} ⟨w, X_i⟩)³, a
     one-hidden-layer CNN with cubic activation and one shared filter w (default w*).
@@ -179,7 +179,7 @@ def enumerate_population(s: Setting, max_points: int = 2_000_000) -> tuple[np.nd
     y, the signal set and the values δ_j ∈ {+1, −1, 0} of the D − C other patches run over all
     2·L·3^{D−C} possibilities; points of probability 0 (q ∈ {0, 1}) are dropped. Together with
     ``embed(s, z)`` (X_j = z_j w*) and the weights, the (weighted) empirical risk *is* the
-    population risk at any v ∈ span(w*), where the noise drops out (Lemma 4.2, SPEC §3).
+    population risk at any v ∈ span(w*), where the noise drops out (Lemma 4.2, docs/theory.md §3).
 
     Returns:
         z: (M, D) int8, y: (M,) int8, weights: (M,) probabilities summing to 1.

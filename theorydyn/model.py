@@ -7,7 +7,7 @@ The attention logits A (D, D) do not depend on the input (positional attention),
 computed once per batch and h = U Sᵀ with U = X v: two BLAS products. Trainable are the
 off-diagonal entries of A (the diagonal stays at β) and v (d,).
 
-Loss: logistic, ℓ(m) = log(1 + e^{−m}); empirical risk (E) = mean of ℓ(y F(X)) (SPEC §2).
+Loss: logistic, ℓ(m) = log(1 + e^{−m}); empirical risk (E) = mean of ℓ(y F(X)) (docs/theory.md §2).
 With c_n = ℓ'(y_n F_n) y_n = −y_n / (1 + e^{y_n F_n}) and u_nj = ⟨v, X_nj⟩:
     ∂/∂A_ik = Σ_n c_n σ'(h_ni) (1/τ) S_ik (u_nk − h_ni)     (i ≠ k; zero on the diagonal)
     ∇_v     = Σ_n c_n Σ_i σ'(h_ni) Σ_j S_ij X_nj
@@ -100,7 +100,7 @@ def risk(s: Setting, A: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray,
 
 def risk_and_grad(s: Setting, A: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray,
                   weights: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray]:
-    """Risk (E) and its analytic gradient in the off-diagonal of A and in v (SPEC §2).
+    """Risk (E) and its analytic gradient in the off-diagonal of A and in v (docs/theory.md §2).
 
     Args:
         A: (D, D) logits (the diagonal is used as given; its gradient is reported as 0).

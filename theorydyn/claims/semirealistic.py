@@ -2,7 +2,7 @@
 
 By Lemmas 4.1–4.2 population GD from the idealized init (Parametrization 3.1: Â off-diagonal
 0, v = α(0) w*) stays in the three-value form and is *exactly* the reduced recursion in
-(α, γ, ρ) (SPEC §3). GD on N samples replaces the population by an empirical mean, so its
+(α, γ, ρ) (docs/theory.md §3). GD on N samples replaces the population by an empirical mean, so its
 (⟨v̂,w*⟩, in-set mean of Â, cross-set mean of Â, error) must approach the reduced trajectory
 at the same time s = η·t as N grows (sampling error O(N^{-1/2})).
 

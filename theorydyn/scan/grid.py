@@ -22,7 +22,7 @@ that its key is the hash of its own parameters (:func:`row_problem`, used by :fu
 Saved grids are TOML files (``scans/NAME.toml``)::
 
     name = "default"                 # optional; else the file's stem
-    [setting]                        # fixed Setting fields (SPEC §1); absent → Setting defaults
+    [setting]                        # fixed Setting fields (docs/theory.md §1); absent → Setting defaults
     D = 64
     C = 4
     [axes]                           # lists; the grid is their product, in this order
@@ -61,7 +61,7 @@ from ..setting import SETTING_FIELDS, Setting
 
 DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 
-#: Solver options of a point, with their defaults (SPEC §9's regime).
+#: Solver options of a point, with their defaults (docs/theory.md §9's regime).
 OPTION_DEFAULTS: dict[str, Any] = {
     # reduced (α, γ, ρ) dynamics (Lemmas 4.1–4.3)
     "method": "flow",        # "flow" (gradient flow in s = ηt) or "gd" (the paper's recursion)
@@ -71,7 +71,7 @@ OPTION_DEFAULTS: dict[str, Any] = {
     "n_points": 400,         # log-spaced trajectory points (phase times resolved to ≈4%)
     "eta": 10.0,             # GD step η: the reduced recursion (method="gd") and the simulator
     "steps": 0,              # reduced GD steps; 0 → ceil(s_max / η)
-    # finite-sample simulator (Theorem 4.2, SPEC §4)
+    # finite-sample simulator (Theorem 4.2, docs/theory.md §4)
     "simulate": False,
     "N": 16384,
     "sim_steps": 1200,

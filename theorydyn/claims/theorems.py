@@ -406,7 +406,7 @@ def check_theorem_3_1(s: Setting, N_fit: int = 100_000, N_test: int = 100_000, N
                 params=dict(C=int(C), D=list(SCAN_31_D)),
                 note=(f"the bound fails inside Assumption 2 wherever C < q(D-C) < x* C^2 (x* ~ 0.75 measured): "
                       f"'q = poly(C)/D' needs poly(C) >~ 0.75 C^2. {listing}. "
-                      "Figure: figures/theorem31_glm.png (python -m theorydyn.theorems --figure31)"),
+                      "Figure: figures/theorem31.png (python -m theorydyn.figures theorem31)"),
                 route="Brent's method on the exact FFT route "
                       "(tests/test_theorems.py::test_glm_crossing_is_where_the_exact_error_meets_one_eighth)"))
     return checks

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..claims.semirealistic import compare_with_reduced
+from ..claims.theorems import plot_theorem_3_1_scan, theorem_3_1_scan
 from ..plotting import save
 from ..reduced import integrate, plot_trajectory
 from ..scan import ScanSpec, run_scan
@@ -169,6 +170,40 @@ def fig_semirealistic(quick: bool):
     Ns, seeds = ((256, 1024, 4096, 16384), (0, 1)) if quick else ((256, 1024, 4096, 16384, 65536), (0, 1, 2))
     return compare_with_reduced(Setting(D=8, C=2), Ns=Ns, eta=2.0, steps=150, seeds=seeds, n_test=4096,
                                 record_every=5)
+
+
+# ---- the claims outside the dynamics ----------------------------------------------------------------
+def _draw_theorem31(data, axes=None):
+    from ..plotting import axes_or_new
+
+    fig, ax = axes_or_new(axes, figsize=(7.5, 4.8))
+    plot_theorem_3_1_scan(ax, *data)
+    return fig
+
+
+@register("theorem31", "Theorem 3.1: the exact best-GLM error against q(D−C)/C² for D ∈ {64, 128, 256}, C ∈ {4, 8, 16}",
+          "Theorem 3.1 (a GLM errs with probability ≥ 1/8) holds only once q(D−C) ≳ 0.75·C²: the exact error "
+          "collapses on q(D−C)/C² and crosses 1/8 there (the ledger's DEVIATES row); dotted: q(D−C) = C.",
+          ("theorydyn.claims.theorems",), _draw_theorem31)
+def fig_theorem31(quick: bool):
+    return theorem_3_1_scan()
+
+
+def _draw_figure2(results, axes=None):
+    from ..claims.figure2 import make_figure
+
+    return make_figure(results)
+
+
+@register("figure2", "Figure 2: a positional-attention ViT with learned P on Gaussian CNN-labelled data, 5 seeds",
+          "Figure 2 / Section 3: low test error is reached, and the learned PᵀP shows no patch association "
+          "(Definition 2.2) at the paper's training length — but it is not unstructured: same-set encodings "
+          "grow more similar (the ledger's DEVIATES row).",
+          ("torch", "theorydyn.claims.figure2"), _draw_figure2)
+def fig_figure2(quick: bool):
+    from ..claims.figure2 import figure2_setting, run  # torch: the vision extra, imported only here
+
+    return run(figure2_setting(), seeds=range(5), quick=quick)
 
 
 # ---- driver -----------------------------------------------------------------------------------------

@@ -282,7 +282,8 @@ def simulate_memory(D: int, C: int, d: int | None = None, N: int = 16384, n_test
 
 
 def theorem_3_2_memory(D: int, C: int, d: int | None = None, N: int = 20_000) -> MemoryEstimate:
-    """:func:`theorydyn.theorems.check_theorem_3_2`: N samples and a dozen D × D float64 matrices.
+    """:func:`theorydyn.claims.theorems.check_theorem_3_2`: N samples (two seeds' worth at the
+    hand-over between seeds) and a dozen D × D float64 matrices.
 
     The construction holds B, G, the eigenvectors, P, P⁻¹, W_Q, W_K and the Gram and logits
     matrices (≈ 12 live D × D float64 arrays with LAPACK work space), the boolean masks, and
@@ -291,6 +292,8 @@ def theorem_3_2_memory(D: int, C: int, d: int | None = None, N: int = 20_000) ->
     d = D if d is None else d
     data = sample_memory(D, C, d, N, 8, "N")
     return MemoryEstimate("Theorem 3.2 check", data.terms[:-1] + (
+        # the check loops over seeds: the previous seed's X is alive while the next one is drawn
+        Term(f"the previous seed's X ({N}, {D}, {d}) float64", N * D * d * _F64, {"N": N, "D": D, "d": d}),
         Term("D × D float64 matrices of the construction (12)", 12 * D * D * _F64, {"D": D}),
         Term("(D, D) boolean masks of the Setting (4)", 4 * D * D * _BOOL, {"D": D}),
         Term(f"projections ⟨w*, X_j⟩ and labels ({N}, {D}) float64 ×3", 3 * N * D * _F64, {"N": N, "D": D}),

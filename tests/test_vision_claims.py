@@ -1,9 +1,7 @@
 """Ledger rows of Section 6 (theorydyn/claims/vision.py): verdicts flip with their inputs; the
 distance profile against a per-pair loop; the whole path on a tiny configuration."""
 
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,13 +10,7 @@ torch = pytest.importorskip("torch")
 
 from theorydyn.checks import Verdict  # noqa: E402
 
-# theorydyn/claims/ has no __init__.py on this branch yet: import the module by its path
-_spec = importlib.util.spec_from_file_location(
-    "theorydyn.claims.vision", Path(__file__).parents[1] / "theorydyn" / "claims" / "vision.py",
-    submodule_search_locations=None)
-cv = importlib.util.module_from_spec(_spec)
-cv.__package__ = "theorydyn.claims"
-_spec.loader.exec_module(cv)
+from theorydyn.claims import vision as cv  # noqa: E402
 
 from theorydyn.vision.maps import cosine_similarity, distance_profile, grid_distance  # noqa: E402
 
@@ -81,12 +73,12 @@ def test_checks_end_to_end_on_a_tiny_configuration(tmp_path, monkeypatch):
     d = load("digits")
     d.x_train, d.y_train = d.x_train[:128], d.y_train[:128]
     d.x_test, d.y_test = d.x_test[:64], d.y_test[:64]
-    tiny = dict(epochs=1, robust=dict(width=16, depth=1, heads=2, mlp=16, epochs=1))
-    monkeypatch.setattr(cv, "QUICK", tiny)
     from theorydyn.vision import experiments
 
+    monkeypatch.setattr(cv, "QUICK", dict(epochs=1))
+
     monkeypatch.setitem(experiments.PRESETS, "digits", dict(experiments.PRESETS["digits"], width=16, depth=1, heads=2,
-                                                            mlp=16, batch_size=64))
+                                                            mlp=16, batch_size=64, epochs=1))
     said = []
     rows = cv.checks(quick=True, seeds=(0, 1), progress=said.append, root=tmp_path, data=d)
     assert [r.claim for r in rows] == ["Section 6, Figures 6/7", "Section 6, Figure 5a", "Section 6, Figure 1a"]
@@ -99,3 +91,21 @@ def test_checks_end_to_end_on_a_tiny_configuration(tmp_path, monkeypatch):
     again = cv.checks(quick=True, seeds=(0, 1), root=tmp_path, data=d)
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     assert [r.measured for r in again] == [r.measured for r in rows]
+
+
+@pytest.mark.slow
+def test_figures_cli_writes_the_three_pngs_from_the_cache(tmp_path, monkeypatch):
+    from theorydyn.vision import experiments, figs
+
+    monkeypatch.setitem(experiments.PRESETS, "digits", dict(experiments.PRESETS["digits"], width=16, depth=1, heads=2,
+                                                            mlp=16, epochs=1, batch_size=256))
+    argv = ["all", "--out", str(tmp_path / "fig"), "--seeds", "2", "--threads", "1", "--root", str(tmp_path / "runs")]
+    assert figs.main(argv) == 0
+    for name in ("vision_pos_similarity.png", "vision_compare.png", "vision_permuted.png"):
+        assert (tmp_path / "fig" / name).read_bytes()[:4] == b"\x89PNG"
+    runs = sorted(p.name for p in (tmp_path / "runs").iterdir() if p.is_dir())
+    # 2 attentions × 2 seeds; then the permuted ViT and the CNN on original and permuted images × 2 seeds
+    # (the unpermuted ViT runs of the permutation figure are the positional runs above, from the cache)
+    assert len(runs) == 4 + 6
+    assert figs.main(argv) == 0  # everything cached now
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir() if p.is_dir()) == runs

@@ -105,4 +105,4 @@ def test_demo_honours_attention_and_robustness_writes_drops(tmp_path, capsys):
     s = pd.read_csv(out / "summary.csv")
     assert sorted(zip(s.model, s.permuted)) == [("cnn", False), ("cnn", True), ("vit", False), ("vit", True)]
     assert (out / "robustness.png").exists()
-    assert "accuracy drop under π_1" in capsys.readouterr().out
+    assert "accuracy drop under π_2" in capsys.readouterr().out

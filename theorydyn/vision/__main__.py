@@ -131,8 +131,7 @@ def main(argv=None) -> int:
             vit2 = dataclasses.replace(vit, patch=2)
             df = permuted(data, vit2, tcfg, out, models=models, seed=args.seed, patch=2, **common)
         elif experiment == "robustness":
-            # digits: pixel-level π_1 and a patch-1 ViT (tiles of 2+ pixels do not hurt a CNN on 8×8 images)
-            s_r, p_r = (s or 1, 1) if args.dataset == "digits" else (s or 4, pick["patch"])
+            s_r, p_r = s or pick["patch"], pick["patch"]  # default: tiles of one ViT patch
             if s_r % p_r:
                 fail(f"--shuffle-grid: tiles of {s_r} pixels must hold whole ViT patches of {p_r} pixels")
             cnn = "cnn" if args.dataset == "digits" else "resnet18"

@@ -40,6 +40,8 @@ def test_robustness_verdict_pass_deviates_fail():
 def test_decay_verdict_needs_contrast_above_zero_and_init():
     assert cv.decay_check([0.3, 0.35, 0.32], [0.01, -0.02, 0.0]).verdict is Verdict.PASS
     assert cv.decay_check([0.01, -0.03, 0.02], [0.0, 0.0, 0.0]).verdict is Verdict.FAIL
+    rising = cv.decay_check([-0.2, -0.25, -0.22], [0.0, 0.01, -0.01])
+    assert rising.verdict is Verdict.DEVIATES and "RISES" in rising.note
     # above zero but not above what the untrained encodings already show
     assert cv.decay_check([0.10, 0.11, 0.12], [0.2, 0.2, 0.2]).verdict is Verdict.FAIL
 

@@ -27,3 +27,25 @@ def test_bench_bad_input_exits_2(argv, needle, capsys):
     with pytest.raises(SystemExit) as e:
         main(["--device", "cpu", *argv])
     assert e.value.code == 2 and needle in capsys.readouterr().err
+
+
+def test_smoke_runs_the_accelerated_training_path_on_cpu(tmp_path, capsys):
+    """--smoke goes through train() with bf16 autocast on (the CUDA switch) and writes its CSV."""
+    torch.set_num_threads(1)
+    csv = tmp_path / "smoke.csv"
+    argv = ["--smoke", "--device", "cpu", "--width", "16", "--depth", "1", "--heads", "2", "--batches", "32",
+            "--smoke-images", "64", "--out", str(csv)]
+    assert main(argv) == 0
+    import pandas as pd
+
+    df = pd.read_csv(csv)
+    assert df.attention.tolist() == ["positional", "vanilla"]
+    assert (df.images_per_s > 0).all() and (df.peak_memory_mb > 0).all() and (df.amp == "bf16").all()
+    assert df.train_loss.between(0, 10).all() and df.test_acc.between(0, 1).all()
+    assert list(tmp_path.iterdir()) == [csv]  # the run folders were temporary
+
+
+def test_smoke_refuses_a_batch_larger_than_the_images(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--smoke", "--device", "cpu", "--batches", "64", "--smoke-images", "32"])
+    assert e.value.code == 2 and "--batches" in capsys.readouterr().err

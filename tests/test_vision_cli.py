@@ -88,3 +88,21 @@ def test_digits_compare_and_permuted_experiments_write_their_plots(tmp_path, cap
     assert sorted(set(s.grid)) == [2, 4, 8] and set(s.model) == {"vit", "cnn"}
     assert (out / "permuted.png").exists() and (out / "vit-positional-s2-seed0" / "pos_similarity.png").exists()
     assert "final_test_acc" in capsys.readouterr().out
+
+
+def test_compare_refuses_attention_with_exit_2(capsys):
+    code, err = exit_code(["digits", "--experiment", "compare", "--attention", "vanilla"], capsys)
+    assert code == 2 and "--attention" in err
+
+
+@pytest.mark.slow
+def test_demo_honours_attention_and_robustness_writes_drops(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert main(["digits", "--attention", "vanilla", "--epochs", "1", "--out", str(out), *TINY]) == 0
+    assert pd.read_csv(out / "summary.csv").attention.tolist() == ["vanilla"]
+    out = tmp_path / "rob"
+    assert main(["digits", "--experiment", "robustness", "--seeds", "1", "--epochs", "1", "--out", str(out), *TINY]) == 0
+    s = pd.read_csv(out / "summary.csv")
+    assert sorted(zip(s.model, s.permuted)) == [("cnn", False), ("cnn", True), ("vit", False), ("vit", True)]
+    assert (out / "robustness.png").exists()
+    assert "accuracy drop under π_2" in capsys.readouterr().out

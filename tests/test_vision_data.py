@@ -155,3 +155,16 @@ def test_unknown_dataset_and_non_directory():
         load("mnist")
     with pytest.raises(DataError, match="not a directory"):
         load("cifar10", __file__)
+
+
+def test_synthetic_images_are_seeded_and_labelled_by_their_bright_band():
+    from theorydyn.vision.data import synthetic
+
+    a = synthetic(40, 10, seed=3)
+    b = synthetic(40, 10, seed=3)
+    assert torch.equal(a.x_train, b.x_train) and a.x_train.shape == (40, 3, 32, 32) and a.x_train.dtype == torch.uint8
+    band = torch.arange(32) * 10 // 32
+    means = torch.stack([a.x_train[:, :, band == k].float().mean((1, 2, 3)) for k in range(10)], 1)
+    assert torch.equal(means.argmax(1), a.y_train)
+    with pytest.raises(ValueError, match="image_size"):
+        synthetic(4, 4, image_size=8, classes=10)

@@ -105,3 +105,33 @@ def test_plot_maps_writes_pngs(tmp_path):
     plot_maps(P, tmp_path / "b.png", "permuted", perm=grid_permutation(8, 4, 0), s=4, patch=2)
     for f in ("a.png", "b.png"):
         assert (tmp_path / f).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_random_affine_is_the_identity_at_zero_and_reproducible():
+    from theorydyn.vision.augment import random_affine
+
+    x = torch.randint(0, 256, (5, 1, 8, 8), dtype=torch.uint8)
+    g = torch.Generator().manual_seed(0)
+    assert torch.allclose(random_affine(x, 0.0, 0.0, 0.0, g), x.float(), atol=1e-3)
+    a = random_affine(x, 0.5, 10.0, 0.1, torch.Generator().manual_seed(1))
+    b = random_affine(x, 0.5, 10.0, 0.1, torch.Generator().manual_seed(1))
+    assert torch.equal(a, b) and not torch.allclose(a, x.float(), atol=1.0)
+    # a pure shift of at most half a pixel moves the centre of mass of a centred blob by at most that
+    blob = torch.zeros(200, 1, 8, 8)
+    blob[:, :, 3:5, 3:5] = 255
+    y = random_affine(blob, 0.5, 0.0, 0.0, torch.Generator().manual_seed(2))
+    cols = torch.arange(8.0)
+    com = (y.sum(2).squeeze(1) * cols).sum(1) / y.sum((1, 2, 3))
+    assert (com - 3.5).abs().max() <= 0.5 + 1e-4 and (com - 3.5).abs().max() > 0.3
+
+
+def test_mosaic_keeps_values_and_similarity_figure_has_a_labelled_colorbar():
+    from theorydyn.vision.maps import cosine_similarity, mosaic, similarity_figure
+
+    C = cosine_similarity(torch.randn(16, 8))
+    big = mosaic(C)
+    assert big.shape == (19, 19) and np.nanmax(big) == pytest.approx(1.0) and np.isnan(big[4, 0])
+    assert np.allclose(big[:4, :4], C[0].reshape(4, 4))  # no per-map rescaling
+    fig = similarity_figure(C, C, {"a": np.ones((3, 3)), "b": np.zeros((2, 3))}, "t")
+    labels = [ax.get_ylabel() for ax in fig.axes]
+    assert "cosine similarity of positional encodings" in labels

@@ -92,3 +92,21 @@ def test_divergence_stops_at_the_step_and_keeps_the_history(small_digits, tmp_pa
     with pytest.raises(Diverged, match="step 1 "):
         train(fresh(), bad, TrainConfig(epochs=2, batch_size=64), tmp_path, progress=False)
     assert len(pd.read_csv(tmp_path / "history.csv")) == 1
+
+
+def test_amp_switch_runs_bf16_autocast_on_cpu_and_matches_fp32_loosely(small_digits, tmp_path):
+    """The accelerated path (amp=True) is the CUDA one minus the device: it must train on a CPU too."""
+    cfg = TrainConfig(epochs=1, batch_size=64, seed=0)
+    h32 = train(fresh(), small_digits, cfg, tmp_path / "fp32", progress=False)
+    h16 = train(fresh(), small_digits, dataclasses.replace(cfg, amp=True), tmp_path / "bf16", progress=False)
+    assert h32.train_loss.iloc[0] != h16.train_loss.iloc[0]  # the switch did something
+    assert abs(h32.train_loss.iloc[0] - h16.train_loss.iloc[0]) < 0.05
+
+
+def test_augmentation_switches_change_the_batches(small_digits, tmp_path):
+    cfg = TrainConfig(epochs=1, batch_size=64, seed=0, pad=0, label_smoothing=0.0)
+    base = train(fresh(), small_digits, cfg, tmp_path / "a", progress=False).train_loss.iloc[0]
+    same = train(fresh(), small_digits, cfg, tmp_path / "b", progress=False).train_loss.iloc[0]
+    aff = train(fresh(), small_digits, dataclasses.replace(cfg, affine=(0.5, 10.0, 0.1)), tmp_path / "c",
+                progress=False).train_loss.iloc[0]
+    assert base == same and aff != base

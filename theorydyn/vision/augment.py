@@ -30,3 +30,23 @@ def random_crop_flip(x: torch.Tensor, pad: int, flip: bool, gen: torch.Generator
         mask = torch.rand(B, generator=gen, device=dev) < 0.5
         x = torch.where(mask[:, None, None, None], x.flip(-1), x)
     return x.contiguous()
+
+
+def random_affine(x: torch.Tensor, shift: float, rotate: float, scale: float, gen: torch.Generator) -> torch.Tensor:
+    """A small random affine map per image, sampled bilinearly with zero fill: float ``(B, c, n, n)``.
+
+    Image ``b`` is rotated by ``a_b`` degrees, scaled by ``1 + z_b`` and translated by ``(u_b, v_b)``
+    pixels, with ``a_b ~ U[−rotate, rotate]``, ``z_b ~ U[−scale, scale]``, ``u_b, v_b ~ U[−shift, shift]``.
+    Unlike a crop, sub-pixel shifts and small rotations keep an 8×8 digit recognisable (a whole-pixel
+    shift moves an eighth of it). The values stay on the input's scale (0…255 for uint8 input).
+    """
+    B, c, H, W = x.shape
+    u = torch.rand(B, 4, generator=gen, device=x.device) * 2 - 1
+    a = u[:, 0] * (rotate * torch.pi / 180)
+    z = 1 + u[:, 1] * scale
+    cos, sin = torch.cos(a) / z, torch.sin(a) / z
+    # affine_grid maps output to input coordinates in [-1, 1]: a shift of t pixels is 2t/n there
+    theta = torch.stack([torch.stack([cos, -sin, u[:, 2] * (2 * shift / W)], 1),
+                         torch.stack([sin, cos, u[:, 3] * (2 * shift / H)], 1)], 1)
+    grid = F.affine_grid(theta, (B, c, H, W), align_corners=False)
+    return F.grid_sample(x.float(), grid, mode="bilinear", padding_mode="zeros", align_corners=False)

@@ -90,8 +90,17 @@ class ImageData:
         return self.x_train.shape[1]
 
     def to(self, device) -> "ImageData":
+        """Move the four tensors to ``device``: host → GPU copies go through pinned memory and
+        ``non_blocking`` (page-locked staging lets the copy overlap; one sync at the end)."""
+        device = torch.device(device)
+        fast = device.type == "cuda"
         for k in ("x_train", "y_train", "x_test", "y_test"):
-            setattr(self, k, getattr(self, k).to(device))
+            t = getattr(self, k)
+            if fast and t.device.type == "cpu":
+                t = t.pin_memory()
+            setattr(self, k, t.to(device, non_blocking=fast))
+        if fast:
+            torch.cuda.synchronize(device)
         return self
 
     def normalize(self, x: torch.Tensor) -> torch.Tensor:
@@ -192,6 +201,23 @@ def read_digits(test_fraction: float = 0.25, seed: int = 0):
     y = d.target.astype(np.int64)
     xtr, xte, ytr, yte = train_test_split(x, y, test_size=test_fraction, random_state=seed, stratify=y)
     return xtr, ytr, xte, yte
+
+
+def synthetic(n_train: int, n_test: int, image_size: int = 32, channels: int = 3, classes: int = 10,
+              seed: int = 0, device="cpu") -> ImageData:
+    """Random uint8 images ``(N, channels, n, n)`` whose label is the brightest of ``classes``
+    horizontal bands (learnable, so a working training step lowers the loss); for the benchmark."""
+    if min(n_train, n_test, image_size, channels, classes) < 1 or image_size < classes:
+        raise ValueError(f"synthetic: sizes must be >= 1 and image_size >= classes, got n_train={n_train}, "
+                         f"n_test={n_test}, image_size={image_size}, channels={channels}, classes={classes}")
+    g = torch.Generator().manual_seed(seed)
+    n = n_train + n_test
+    y = torch.randint(0, classes, (n,), generator=g)
+    x = torch.randint(0, 160, (n, channels, image_size, image_size), generator=g, dtype=torch.uint8)
+    band = (torch.arange(image_size) * classes // image_size)  # (n,) band of each row
+    x = torch.where((band[None, :] == y[:, None])[:, None, :, None], x + 80, x)
+    return ImageData("synthetic", x[:n_train], y[:n_train], x[n_train:], y[n_train:], classes=classes,
+                     mean=(0.5,) * channels, std=(0.25,) * channels, flip=False, pad=0).to(device)
 
 
 def load(name: str, data_dir: str | Path | None = None, device="cpu", download: bool = True) -> ImageData:

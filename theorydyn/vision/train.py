@@ -2,7 +2,8 @@
 
 AdamW (weight decay on matrices only), learning rate ``lr·t/T_w`` for the first ``T_w`` steps and
 ``lr·½(1 + cos(π (t−T_w)/(T−T_w)))`` after, cross-entropy with label smoothing, bf16 autocast on
-CUDA, optional ``torch.compile``. Every epoch: augment on the device (crop + flip), apply the
+CUDA, optional ``torch.compile``. Every epoch: augment on the device (crop + flip, each optional:
+a 1-pixel shift of an 8×8 digit moves an eighth of the image and costs accuracy), apply the
 grid permutation π_s *after* augmentation (and identically to the test images), write a
 checkpoint and one CSV row (train loss, test accuracy, learning rate, images/s).
 
@@ -28,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .augment import random_crop_flip
+from .augment import random_affine, random_crop_flip
 from .data import ImageData
 from .grid import permute_tiles
 
@@ -44,6 +45,10 @@ class TrainConfig:
     seed: int = 0
     shuffle_grid: int | None = None  # tile side s of π_s; None: no permutation
     compile: bool = False
+    pad: int | None = None  # random-crop padding in pixels; None: the dataset's (0: no crop)
+    flip: bool | None = None  # horizontal flips; None: the dataset's
+    affine: tuple[float, float, float] | None = None  # (shift px, rotation deg, scale) of random_affine
+    amp: bool | None = None  # bf16 autocast; None: on for CUDA only (True on a CPU runs the same code path)
 
 
 class Diverged(RuntimeError):
@@ -75,19 +80,32 @@ def prepare(data: ImageData, x: torch.Tensor, perm, s: int | None) -> torch.Tens
     return data.normalize(x)
 
 
+def use_amp(cfg: TrainConfig, device: torch.device) -> bool:
+    """The one switch of the accelerated path: bf16 autocast (default: on CUDA only)."""
+    return device.type == "cuda" if cfg.amp is None else bool(cfg.amp)
+
+
+def sync(device: torch.device) -> None:
+    """Wait for queued device work (timings); a no-op on a CPU."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 @torch.no_grad()
-def evaluate(model: nn.Module, data: ImageData, perm=None, s: int | None = None, batch: int = 1000) -> float:
+def evaluate(model: nn.Module, data: ImageData, perm=None, s: int | None = None, batch: int = 1000,
+             amp: bool | None = None) -> float:
     """Test accuracy with π_s applied to the test images exactly as to the training images."""
     was = model.training
     model.eval()
-    correct = 0
-    amp = data.x_test.device.type == "cuda"
+    correct = torch.zeros((), dtype=torch.long, device=data.x_test.device)
+    dev = data.x_test.device
+    amp = dev.type == "cuda" if amp is None else amp
     for i in range(0, len(data.x_test), batch):
         x = prepare(data, data.x_test[i : i + batch], perm, s)
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-            correct += (model(x).argmax(1) == data.y_test[i : i + batch]).sum().item()
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=amp):
+            correct += (model(x).argmax(1) == data.y_test[i : i + batch]).sum()
     model.train(was)
-    return correct / len(data.x_test)
+    return correct.item() / len(data.x_test)  # one host sync per evaluation
 
 
 def _progress(tag: str, epoch: int, epochs: int, step: int, steps: int, loss: float, ips: float) -> None:
@@ -139,14 +157,15 @@ def train(
     if steps == 0:
         raise ValueError(f"batch size {cfg.batch_size} exceeds the {n} training images")
     total, warm = cfg.epochs * steps, max(1, round(cfg.warmup_epochs * steps))
-    amp = device.type == "cuda"
+    amp = use_amp(cfg, device)
+    pad = data.pad if cfg.pad is None else cfg.pad
+    flip = data.flip if cfg.flip is None else cfg.flip
     model.train()
     for epoch in range(start, cfg.epochs if stop_after is None else min(cfg.epochs, stop_after)):
         gen = epoch_generator(cfg.seed, epoch, device)
         order = torch.randperm(n, generator=gen, device=device)
         loss_sum = torch.zeros((), device=device)
-        if amp:
-            torch.cuda.synchronize()
+        sync(device)
         t0 = time.perf_counter()
         for i in range(steps):
             t = epoch * steps + i
@@ -154,16 +173,18 @@ def train(
             for g in opt.param_groups:
                 g["lr"] = lr
             idx = order[i * cfg.batch_size : (i + 1) * cfg.batch_size]
-            x = random_crop_flip(data.x_train[idx], data.pad, data.flip, gen)
+            x = random_crop_flip(data.x_train[idx], pad, flip, gen)
+            if cfg.affine is not None:
+                x = random_affine(x, *cfg.affine, gen)
             x = prepare(data, x, perm, s)
-            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
                 loss = F.cross_entropy(step_fn(x), data.y_train[idx], label_smoothing=cfg.label_smoothing)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             loss_sum += loss.detach()
             # a host sync per step is free on a CPU; on a GPU check every 20 steps
-            if (not amp or i % 20 == 19) and not torch.isfinite(loss_sum):
+            if (device.type != "cuda" or i % 20 == 19) and not torch.isfinite(loss_sum):
                 history.append(dict(epoch=epoch + 1, train_loss=float("nan"), test_acc=float("nan"), lr=lr,
                                     images_per_s=float("nan"), seconds=time.perf_counter() - t0))
                 pd.DataFrame(history).to_csv(out / "history.csv", index=False)
@@ -171,8 +192,7 @@ def train(
                                f"stopped there, history so far in {out / 'history.csv'}")
             if progress and (i % 20 == 0 or i == steps - 1):
                 _progress(tag, epoch, cfg.epochs, i + 1, steps, loss.item(), (i + 1) * cfg.batch_size / (time.perf_counter() - t0))
-        if amp:
-            torch.cuda.synchronize()
+        sync(device)
         secs = time.perf_counter() - t0
         train_loss = loss_sum.item() / steps
         row = dict(epoch=epoch + 1, train_loss=train_loss, test_acc=float("nan"), lr=lr,
@@ -181,7 +201,7 @@ def train(
             history.append(row)
             pd.DataFrame(history).to_csv(out / "history.csv", index=False)
             raise Diverged(f"training loss is not finite in epoch {epoch + 1}; stopped there, history so far in {out / 'history.csv'}")
-        row["test_acc"] = evaluate(model, data, perm, s)
+        row["test_acc"] = evaluate(model, data, perm, s, amp=amp)
         history.append(row)
         pd.DataFrame(history).to_csv(out / "history.csv", index=False)
         tmp = ckpt.with_name("checkpoint.pt.tmp")

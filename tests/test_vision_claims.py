@@ -1,0 +1,113 @@
+"""Ledger rows of Section 6 (theorydyn/claims/vision.py): verdicts flip with their inputs; the
+distance profile against a per-pair loop; the whole path on a tiny configuration."""
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from theorydyn.checks import Verdict  # noqa: E402
+
+from theorydyn.claims import vision as cv  # noqa: E402
+
+from theorydyn.vision.maps import cosine_similarity, distance_profile, grid_distance  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def test_accuracy_verdict_flips_with_the_gap():
+    on_par = cv.accuracy_check([0.981, 0.984, 0.979], [0.980, 0.986, 0.978])
+    assert on_par.verdict is Verdict.PASS and on_par.ci_low < on_par.measured < on_par.ci_high
+    apart = cv.accuracy_check([0.93, 0.94, 0.935], [0.98, 0.985, 0.982])
+    assert apart.verdict is Verdict.FAIL and apart.measured == pytest.approx(-0.0473, abs=1e-3)
+    noisy = cv.accuracy_check([0.99, 0.95, 0.99], [0.97, 0.99, 0.96])  # CI straddles the tolerance
+    assert noisy.verdict is Verdict.FAIL
+    assert on_par.route and "per-image loop" in on_par.route
+
+
+def test_robustness_verdict_pass_deviates_fail():
+    vit = [0.002, -0.002, 0.0]
+    assert cv.robustness_check(vit, [0.08, 0.10, 0.09]).verdict is Verdict.PASS
+    dev = cv.robustness_check(vit, [0.004, -0.006, 0.001])
+    assert dev.verdict is Verdict.DEVIATES and "does not degrade" in dev.note
+    assert cv.robustness_check([0.05, 0.06, 0.04], [0.2, 0.2, 0.2]).verdict is Verdict.FAIL
+    row = cv.robustness_check(vit, [0.08, 0.10, 0.09]).row()
+    assert row["measured"] == pytest.approx(np.mean([0.078, 0.102, 0.09]))
+
+
+def test_decay_verdict_needs_contrast_above_zero_and_init():
+    assert cv.decay_check([0.3, 0.35, 0.32], [0.01, -0.02, 0.0]).verdict is Verdict.PASS
+    assert cv.decay_check([0.01, -0.03, 0.02], [0.0, 0.0, 0.0]).verdict is Verdict.FAIL
+    rising = cv.decay_check([-0.2, -0.25, -0.22], [0.0, 0.01, -0.01])
+    assert rising.verdict is Verdict.DEVIATES and "RISES" in rising.note
+    # above zero but not above what the untrained encodings already show
+    assert cv.decay_check([0.10, 0.11, 0.12], [0.2, 0.2, 0.2]).verdict is Verdict.FAIL
+
+
+def test_distance_profile_matches_a_per_pair_loop():
+    rng = np.random.default_rng(0)
+    g = 4
+    C = rng.normal(size=(g * g, g * g))
+    want = np.zeros(g - 1)
+    count = np.zeros(g - 1)
+    for i in range(g * g):
+        for j in range(g * g):
+            k = max(abs(i // g - j // g), abs(i % g - j % g))
+            if k:
+                want[k - 1] += C[i, j]
+                count[k - 1] += 1
+    assert np.allclose(distance_profile(C), want / count)
+    assert grid_distance(3)[0].tolist() == [0, 1, 2, 1, 1, 2, 2, 2, 2]
+    # encodings that are a smooth function of position decay with distance; random ones do not
+    r, c = np.divmod(np.arange(g * g), g)
+    P = np.stack([np.cos(r), np.sin(r), np.cos(c), np.sin(c)], 1) + 0.0
+    rho = distance_profile(cosine_similarity(P))
+    assert rho[0] > rho[-1]
+    assert math.isclose(cosine_similarity(P)[3, 3], 1.0)
+
+
+@pytest.mark.slow
+def test_checks_end_to_end_on_a_tiny_configuration(tmp_path, monkeypatch):
+    from theorydyn.vision.data import load
+
+    d = load("digits")
+    d.x_train, d.y_train = d.x_train[:128], d.y_train[:128]
+    d.x_test, d.y_test = d.x_test[:64], d.y_test[:64]
+    from theorydyn.vision import experiments
+
+    monkeypatch.setattr(cv, "QUICK", dict(epochs=1))
+
+    monkeypatch.setitem(experiments.PRESETS, "digits", dict(experiments.PRESETS["digits"], width=16, depth=1, heads=2,
+                                                            mlp=16, batch_size=64, epochs=1))
+    said = []
+    rows = cv.checks(quick=True, seeds=(0, 1), progress=said.append, root=tmp_path, data=d)
+    assert [r.claim for r in rows] == ["Section 6, Figures 6/7", "Section 6, Figure 5a", "Section 6, Figure 1a"]
+    for r in rows:
+        assert isinstance(r.verdict, Verdict) and r.route and r.params["seeds"] == 2
+        assert np.isfinite(r.measured) and np.isfinite(r.ci_low)
+    assert said
+    # the second call reads every run back from the cache: no new folders, the same numbers
+    before = sorted(p.name for p in tmp_path.iterdir())
+    again = cv.checks(quick=True, seeds=(0, 1), root=tmp_path, data=d)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert [r.measured for r in again] == [r.measured for r in rows]
+
+
+@pytest.mark.slow
+def test_figures_cli_writes_the_three_pngs_from_the_cache(tmp_path, monkeypatch):
+    from theorydyn.vision import experiments, figs
+
+    monkeypatch.setitem(experiments.PRESETS, "digits", dict(experiments.PRESETS["digits"], width=16, depth=1, heads=2,
+                                                            mlp=16, epochs=1, batch_size=256))
+    argv = ["all", "--out", str(tmp_path / "fig"), "--seeds", "2", "--threads", "1", "--root", str(tmp_path / "runs")]
+    assert figs.main(argv) == 0
+    for name in ("vision_pos_similarity.png", "vision_compare.png", "vision_permuted.png"):
+        assert (tmp_path / "fig" / name).read_bytes()[:4] == b"\x89PNG"
+    runs = sorted(p.name for p in (tmp_path / "runs").iterdir() if p.is_dir())
+    # 2 attentions × 2 seeds; then the permuted ViT and the CNN on original and permuted images × 2 seeds
+    # (the unpermuted ViT runs of the permutation figure are the positional runs above, from the cache)
+    assert len(runs) == 4 + 6
+    assert figs.main(argv) == 0  # everything cached now
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir() if p.is_dir()) == runs

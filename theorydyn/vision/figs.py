@@ -1,0 +1,115 @@
+"""``python -m theorydyn.vision.figs {similarity,compare,permuted,all} [--out figures]`` — the three
+Section 6 figures on the bundled digits, from the same cached runs as the ledger rows of
+``theorydyn/claims/vision.py`` (folders keyed by configuration under ``runs/vision/ledger``; a
+missing run is trained, a finished one read back).
+
+* ``similarity`` → ``vision_pos_similarity.png`` (Figure 1a with its quantitative companion):
+  cosine-similarity mosaics of the learned positional encodings, positional and vanilla attention
+  (seed 0), one colour scale with a labelled colorbar, query patches outlined; and the distance
+  profile ρ(k) (mean ± std over seeds) of positional, vanilla and the untrained initialisation.
+* ``compare`` → ``vision_compare.png`` (Figures 6/7): test accuracy and training loss per epoch.
+* ``permuted`` → ``vision_permuted.png`` (Figure 5a, digits form): ViT (patch 2) and small CNN on
+  original and π_2-permuted digits (tiles of one patch), over seeds.
+
+The ``*_figure`` functions return a :class:`matplotlib.figure.Figure` and pick no backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+ROOT = Path("runs/vision/ledger")
+SEEDS = (0, 1, 2)
+
+
+def _preset_runs(data, seeds, root, progress=False) -> dict[str, list[dict]]:
+    from .experiments import RunSpec, cached_run, preset_configs
+
+    vit, tcfg = preset_configs(data)
+    out = {}
+    for att in ("positional", "vanilla"):
+        for seed in seeds:
+            r = cached_run(RunSpec("vit", att, None, seed, vit.patch), data, dataclasses.replace(vit, attention=att),
+                           tcfg, root, progress=progress)
+            out.setdefault(att, []).append(r)
+    return out
+
+
+def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
+    """Figure 1a and the distance profiles from the preset runs of ``seeds``."""
+    from .experiments import initial_pos, load_pos, preset_configs
+    from .maps import cosine_similarity, distance_profile, similarity_figure
+
+    runs = _preset_runs(data, seeds, root)
+    vit, tcfg = preset_configs(data)
+    C = {att: [cosine_similarity(load_pos(r["folder"])) for r in rs] for att, rs in runs.items()}
+    profiles = {"positional attention": np.array([distance_profile(c) for c in C["positional"]]),
+                "vanilla attention": np.array([distance_profile(c) for c in C["vanilla"]]),
+                "untrained initialisation": np.array([distance_profile(cosine_similarity(initial_pos(vit, s)))
+                                                      for s in seeds])}
+    acc = {att: np.mean([r["final_test_acc"] for r in rs]) for att, rs in runs.items()}
+    title = (f"Positional-encoding similarity, ViT on 8×8 digits ({vit.tokens} patches of {vit.patch}×{vit.patch}, "
+             f"width {vit.width}, depth {vit.depth}, {tcfg.epochs} epochs; test accuracy positional "
+             f"{acc['positional']:.3f}, vanilla {acc['vanilla']:.3f}, mean of {len(seeds)} seeds); maps: seed {seeds[0]}")
+    return similarity_figure(C["positional"][0], C["vanilla"][0], profiles, title)
+
+
+def compare_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
+    """Figures 6/7 from the preset runs of ``seeds``."""
+    from .experiments import compare_figure
+
+    runs = _preset_runs(data, seeds, root)
+    hists = {att: [pd.read_csv(Path(r["folder"]) / "history.csv") for r in rs] for att, rs in runs.items()}
+    return compare_figure(hists, "digits")
+
+
+def permuted_figure_digits(data, seeds=SEEDS, root=ROOT, quick: bool = True) -> Figure:
+    """Figure 5a (digits form) from the ledger's robustness runs."""
+    from .experiments import ROBUSTNESS_DIGITS, robustness, robustness_configs, robustness_figure
+
+    vit, tcfg = robustness_configs(data, quick)
+    df = robustness(data, vit, tcfg, root, seeds=seeds, **ROBUSTNESS_DIGITS)
+    s = ROBUSTNESS_DIGITS["s"]
+    return robustness_figure(df, f"Digits, grid permutation π_{s} (Figure 5a form): ViT patch {vit.patch} "
+                                 f"(width {vit.width}, depth {vit.depth}), {tcfg.epochs} epochs, {len(seeds)} seeds")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m theorydyn.vision.figs", description=__doc__.split("\n\n")[0])
+    p.add_argument("which", choices=("similarity", "compare", "permuted", "all"))
+    p.add_argument("--out", default="figures", help="folder of the PNGs")
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--root", default=str(ROOT), help="cache of the training runs (shared with the ledger)")
+    args = p.parse_args(argv)
+    if args.seeds < 2:
+        p.error("--seeds: the bands need at least 2 seeds")
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from .data import load
+
+    data = load("digits", download=False)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    seeds = tuple(range(args.seeds))
+    todo = ("similarity", "compare", "permuted") if args.which == "all" else (args.which,)
+    makers = dict(similarity=(similarity_figure_digits, "vision_pos_similarity.png"),
+                  compare=(compare_figure_digits, "vision_compare.png"),
+                  permuted=(permuted_figure_digits, "vision_permuted.png"))
+    for w in todo:
+        fn, name = makers[w]
+        fn(data, seeds, root=Path(args.root)).savefig(out / name, dpi=130)
+        print(f"wrote {out / name}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from theorydyn.checks import Verdict  # noqa: E402
+from theorydyn.claims.check import Verdict  # noqa: E402
 
 from theorydyn.claims import vision as cv  # noqa: E402
 

@@ -31,7 +31,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..checks import Check, Verdict, mean_ci
+from ..stats import mean_ci
+from .check import Check, Verdict
 
 ACC_TOL = 0.02  # two accuracy points: "on par" in Figures 6/7
 VIT_DROP_TOL = 0.02  # the ViT's drop under π_s: within two points (3 seeds give a wide t-interval)

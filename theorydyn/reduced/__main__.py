@@ -93,7 +93,9 @@ def format_phases(ph: dict) -> str:
             return str(v)
         return f"{v:.4g}"
 
-    return "\n".join(["phases (times in s = eta*t):"] + [f"  {k:22s} {f(v)}" for k, v in ph.items()])
+    # the simulator-only diagnostics (the cos(v̂, w*) dip, the entrywise T1) do not exist here
+    shown = {k: v for k, v in ph.items() if not (v is None and (k.startswith("cos_v") or k == "T1_entrywise"))}
+    return "\n".join(["phases (times in s = eta*t):"] + [f"  {k:22s} {f(v)}" for k, v in shown.items()])
 
 
 if __name__ == "__main__":

@@ -16,12 +16,17 @@ from theorydyn.claims.check import LEDGER_COLUMNS, Check, Verdict
 @pytest.mark.slow
 def test_verify_reduced_ledger_has_intervals_over_seeds(tmp_path, capsys):
     out = tmp_path / "v.csv"
-    code = verify_main(["--D", "32", "--C", "4", "--quick", "--only", "reduced", "--out", str(out)])
+    # D = 32 in docs/theory.md §9's family (q = 1/4, nu = 1/64). (At the default q = C^2/D = 1/2 the exact
+    # initial ratio d gamma / |d rho| is 1.008, and Monte Carlo banks of 1500 samples straddle 1.)
+    code = verify_main(["--D", "32", "--C", "4", "--q", "0.25", "--nu", "0.015625", "--quick", "--only", "reduced",
+                        "--out", str(out)])
     text = capsys.readouterr().out
     header = next(line for line in text.splitlines() if line.strip().startswith("claim"))
     assert header.split()[:3] == ["claim", "quantity", "measured"]
     df = pd.read_csv(out)
-    assert list(df.columns) == LEDGER_COLUMNS
+    # the ledger's columns, then where it came from (theorydyn version, commit, libraries, time)
+    assert list(df.columns[:len(LEDGER_COLUMNS)]) == LEDGER_COLUMNS
+    assert {"prov_theorydyn_version", "prov_git_commit", "prov_numpy", "prov_created_utc"} <= set(df.columns)
     lemma = df[df["claim"] == "Lemma 4.3"]
     assert len(lemma) == 3 and set(lemma["verdict"]) <= {"PASS", "FAIL", "INFO"}
     # every random row: a mean over 5 seeds with a proper interval around it

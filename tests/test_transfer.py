@@ -328,3 +328,28 @@ def test_cli_rejects_bad_input_with_exit_2(argv, word, capsys):
         tr.main(argv)
     assert e.value.code == 2
     assert word in capsys.readouterr().err
+
+
+def _verdicts(needs):
+    raws = []
+    for method, need in needs.items():
+        raw, levels = _synthetic_raw(need, method=method, Ns=tuple(2 ** k for k in range(11)), seeds=5)
+        raws.append(raw)
+    levels = levels.assign(a_star=0.95, init_ceiling=0.9, linear_reference=0.88)
+    summary, tgt, slopes = tr.report(pd.concat(raws, ignore_index=True), levels, None, B=200)
+    rows = tr.checks_from(summary, tgt, slopes, levels, pd.DataFrame(), tr.TransferOptions(), {})
+    return {(r.claim, r.quantity.split("(")[-1].rstrip(")")): r for r in rows}
+
+
+def test_checks_pass_on_the_papers_picture_and_can_fail():
+    flat = lambda D: 1.5 + 0.0 * D  # noqa: E731
+    v = _verdicts({"pretrained": flat, "init": lambda D: 1e6, "scratch": lambda D: 2.0 * D})
+    assert v[("Theorem 5.1", "pre-trained Â, ṽ by GD")].verdict == "PASS"
+    assert v[("Theorem 5.2", "init")].verdict == "PASS"  # never reached: a lower bound
+    assert v[("Theorem 5.2", "init")].ci_high == math.inf
+    s52 = v[("Theorem 5.2", "scratch")]
+    assert s52.verdict == "PASS" and s52.ci_low > 0.5 and s52.measured == pytest.approx(1.0, abs=0.1)
+    # a pre-trained Â that needs D samples fails Theorem 5.1; a baseline as cheap as it fails Theorem 5.2
+    bad = _verdicts({"pretrained": lambda D: 0.5 * D, "scratch": lambda D: 0.5 * D})
+    assert bad[("Theorem 5.1", "pre-trained Â, ṽ by GD")].verdict == "FAIL"
+    assert bad[("Theorem 5.2", "scratch")].verdict == "FAIL"

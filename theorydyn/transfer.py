@@ -257,28 +257,42 @@ def with_count(s: Setting, K: float) -> Setting:
 
 
 # ---- population ceilings (exact up to Monte Carlo over set counts) ------------------------------------
-ALPHAS = tuple(np.geomspace(0.03, 30.0, 49))
+#: The α grid of :func:`ceiling`: wide, because at init h = α(Λ − Ξ) z_i + α Ξ T with Λ − Ξ ≈ (e^β − 1)/D,
+#: so the cubic regime needs α of order D.
+ALPHAS = tuple(np.geomspace(1e-2, 1e4, 97))
+
+
+def tie_tolerance(s: Setting, alpha: float) -> float:
+    """|F| below this is an exact tie up to rounding: D · 1e-10 · σ(α) bounds the rounding error of a
+    sum of D terms of size ≤ σ(α) (|h| ≤ α since rows of S sum to 1 and |z| ≤ 1)."""
+    return 1e-10 * s.D * (alpha**s.p + s.nu * alpha)
 
 
 def ceiling(s: Setting, gamma: float, rho: float, alphas: Sequence[float] = ALPHAS, n_samples: int = 20000,
             seed: int = 0) -> tuple[float, float]:
     """max over α of the population accuracy against f of model (T) with the three-value attention
-    (β, γ, ρ) and v = α w (docs/theory.md §3: with v ∥ w the noise drops out of F exactly, so this is
-    the reduced model's 1 − err_f, by Monte Carlo over ``n_samples`` set-count vectors).
+    (β, γ, ρ) and v = α w, by Monte Carlo over ``n_samples`` draws of the feature values z
+    (docs/theory.md §3: with v ∥ w the noise drops out of F exactly, and F is evaluated in O(L) per
+    sample by ``reduced.forward_counts``). An exact tie F = 0 counts 1/2: an infinitesimal noise
+    component of v breaks it at random (at init, F = 0 whenever Σ_j z_j = 0).
 
     ``gamma = β, rho = β − 10`` is the block attention (a*: the best with patch association);
     ``gamma = rho = 0`` is the expected attention at initialisation. The maximum is over v ∥ w and
-    over the α grid only: an upper reference, not a proof of optimality over all v.
+    over the α grid only: a reference, not a proof of optimality over all v.
     Returns (accuracy, best α)."""
-    from .reduced import make_bank, population_risk
+    from .reduced import forward_counts
 
-    bank = make_bank(s, "mc", n_samples=n_samples, seed=seed)
+    _, _, z = data.sample_z(s, n_samples, np.random.default_rng(seed))
+    f = data.labelling_from_z(s, z)
+    dec = f != 0
+    z, sf = z[dec], np.sign(f[dec])
     best = (-1.0, float("nan"))
     for a in alphas:
-        e = population_risk(s, float(a), float(gamma), float(rho), bank=bank)
-        acc = 1.0 - e.err_f
+        F = forward_counts(s, float(a), float(gamma), float(rho), z)
+        tie = np.abs(F) <= tie_tolerance(s, float(a))
+        acc = float(np.mean(np.where(tie, 0.5, np.sign(F) == sf)))
         if acc > best[0]:
-            best = (float(acc), float(a))
+            best = (acc, float(a))
     return best
 
 
@@ -289,7 +303,7 @@ def block_ceiling(s: Setting, n_samples: int = 20000, seed: int = 0) -> float:
 
 def linear_reference(s: Setting, n_samples: int = 200_000, seed: int = 0) -> float:
     """Population accuracy against f of the symmetric linear rule sign(Σ_j ⟨w, X_j⟩) (the noise is ⟂ w,
-    so this is sign(Σ_j z_j)); a tie counts as an error. Theorem 3.1's kind of classifier."""
+    so this is sign(Σ_j z_j)); a tie counts 1/2 (as in :func:`ceiling`). Theorem 3.1's kind of classifier."""
     rng = np.random.default_rng(seed)
     right = total = 0
     for a in range(0, n_samples, 20000):  # chunks: z is (n, D)
@@ -297,7 +311,7 @@ def linear_reference(s: Setting, n_samples: int = 200_000, seed: int = 0) -> flo
         f = data.labelling_from_z(s, z)
         T = z.astype(np.int64).sum(axis=1)
         dec = f != 0
-        right += int(np.sum(np.sign(T[dec]) == np.sign(f[dec])))
+        right += float(np.sum(np.where(T[dec] == 0, 0.5, np.sign(T[dec]) == np.sign(f[dec]))))
         total += int(dec.sum())
     return right / total
 
@@ -429,8 +443,8 @@ class TransferOptions:
     set Ñ·D·d fits ``budget`` (``budget_scratch`` for scratch, which also trains A), and ``extra``
     grid points after the seed-mean accuracy first reaches the target (the rows beyond are not
     needed for the crossing). count: K = q(D − C) (None: keep q, the old rule). eps: target =
-    a*(D) − eps. sim_max_D / scratch_max_D: ``pretrained-sim`` / ``scratch`` only up to this D (their
-    cost grows like D³). baseline_max_N caps ``init`` and ``other-partition``, whose population
+    a*(D) − eps. sim_max_D / scratch_max_D / logreg_max_D: ``pretrained-sim`` / ``scratch`` /
+    ``logreg`` only up to this D (their cost grows like D³, and D·d features for logreg). baseline_max_N caps ``init`` and ``other-partition``, whose population
     ceiling lies below the target (their rows can only give lower bounds), and ``pretrained-sim``.
     upstream_steps · eta = 2·10⁴ by default: the finite-sample GD runs to the same time s = η·t as
     the reduced flow's horizon at D ≤ 64, so the two pre-trained Â are comparable."""
@@ -447,6 +461,7 @@ class TransferOptions:
     scratch_max_N: int = 1024
     baseline_max_N: int = 256
     scratch_max_D: int = 32
+    logreg_max_D: int = 256
     count: float | None = 8.0
     eps: float = 0.05
     budget: int = 1 << 20
@@ -648,8 +663,9 @@ def run(s: Setting, Ds: Iterable[int] = (16, 32, 64, 128, 256), opts: TransferOp
         ups += up
         test = TestSet.draw(sd, opts.N_test, seed=opts.test_seed)
         for method in methods:
-            if (method in FROZEN and method not in attn) or (method == "scratch" and D > opts.scratch_max_D):
-                continue  # pretrained-sim above sim_max_D, scratch above scratch_max_D
+            if ((method in FROZEN and method not in attn) or (method == "scratch" and D > opts.scratch_max_D)
+                    or (method == "logreg" and D > opts.logreg_max_D)):
+                continue  # pretrained-sim above sim_max_D, scratch / logreg above their max D
             config = _row_config(sd, method, opts, source.get(method, {}))
             n_max = opts.max_N(method, sd)
             after = None  # grid points done since the seed-mean first reached the target
@@ -825,7 +841,7 @@ def describe_slope(r) -> str:
     elif np.isfinite(lo) and np.isfinite(hi):
         est = f"in [{lo:.3g}, {hi:.3g}]"
     else:
-        est = "unbounded (censored)"
+        return "not estimable (censored at every D)"
     return f"{est}, 95% CI [{r['ci_low']:.3g}, {r['ci_high']:.3g}]"
 
 
@@ -855,7 +871,7 @@ def _save(draw: Callable, path: Path, panels: int = 1) -> Path:
     """Draw into a fresh Figure (no pyplot state, no backend choice) and write ``path``."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(4.2 * panels if panels > 1 else 7.4, 3.9 if panels > 1 else 4.8))
+    fig = Figure(figsize=(4.2 * panels if panels > 1 else 8.0, 3.9 if panels > 1 else 6.4))
     axes = fig.subplots(1, panels, squeeze=False, sharey=True)[0]
     draw(list(axes))
     fig.tight_layout()
@@ -883,7 +899,11 @@ def plot_curves(summary: pd.DataFrame, levels: pd.DataFrame, axes: Sequence) -> 
         ax.grid(alpha=0.3)
         ax.set_ylim(0.45, 1.01)
     axes[0].set_ylabel("test accuracy against f")
-    axes[-1].legend(fontsize=7, loc="lower right")
+    handles = {}
+    for ax in axes:  # methods run only at some D (scratch, pretrained-sim) still get a legend entry
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    axes[-1].legend(handles.values(), handles.keys(), fontsize=7, loc="lower right")
 
 
 def plot_samples_to_target(tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = None) -> None:
@@ -925,7 +945,9 @@ def plot_samples_to_target(tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = 
     ax.set_ylabel("Ñ_target (accuracy ≥ a*(D) − ε)")
     ax.set_title("● crossing (95% CI)   ↑ not reached: Ñ_target > Ñ_max   ↓ reached at Ñ_min", fontsize=8)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=6.5, loc="upper left")
+    top = np.nanmax(np.where(np.isfinite(tgt["hi"]), tgt["hi"], tgt["lo"]).astype(float))
+    ax.set_ylim(0.7, max(4.0, top) * 4)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1)
 
 
 # ---- the ledger --------------------------------------------------------------------------------
@@ -936,7 +958,7 @@ SLOPE_51 = 0.5
 
 QUICK = dict(Ds=(16, 32, 64, 128, 256), Ns=tuple(2 ** k for k in range(9)), seeds=5, N_test=4096,
              upstream_N=4096, upstream_steps=2000, logreg_max_N=64, scratch_max_N=256, baseline_max_N=64,
-             budget=1 << 19, budget_scratch=1 << 18, sim_max_D=16, scratch_max_D=16)
+             budget=1 << 19, budget_scratch=1 << 18, sim_max_D=16, scratch_max_D=16, logreg_max_D=64)
 # The sizes of the reported run (pre-trained Â are cached under OUT/upstream_cache).
 FULL = dict(Ds=(16, 32, 64, 128, 256), Ns=tuple(2 ** k for k in range(11)), seeds=5, N_test=8192,
             upstream_N=8192, upstream_steps=2000, logreg_max_N=1024, scratch_max_N=1024, baseline_max_N=256,
@@ -1064,18 +1086,25 @@ def checks_from(summary: pd.DataFrame, tgt: pd.DataFrame, slopes: pd.DataFrame, 
         est = r["slope_low"] if np.isfinite(r["slope_low"]) else r["slope_high"]
         rows.append(Check("Theorem 5.2", f"slope of log Ñ_target on log D ({method})", est, "95% CI > 0 (grows with D)",
                           verdict, params, note=note, ci_low=lo_ci, ci_high=hi_ci))
-    # finite-sample against idealized pre-trained Â, at equal Ñ
+    # finite-sample against idealized pre-trained Â: accuracy at the largest Ñ both ran, and Ñ_target
     both = summary[summary["method"].isin(["pretrained", "pretrained-sim"])]
     piv = both.pivot_table(index=["D", "N_tilde"], columns="method", values="acc_f_mean").dropna()
     if len(piv) and {"pretrained", "pretrained-sim"} <= set(piv.columns):
-        gap = (piv["pretrained-sim"] - piv["pretrained"]).to_numpy()
+        last = piv.groupby(level=0).tail(1)
+        gap = (last["pretrained-sim"] - last["pretrained"]).to_numpy()
         upd = up[up["method"] == "pretrained-sim"] if "method" in up else up.iloc[0:0]
-        rows.append(Check.exact("Theorem 5.1 (cross-check)", "max |acc_f(finite-sample Â) − acc_f(idealized Â)| over "
-                                "shared (D, Ñ)", float(np.max(np.abs(gap))), "INFO (small = the idealized Â stands in)",
-                                Verdict.INFO, params=dict(params, D=sorted(set(piv.index.get_level_values(0)))),
-                                note=f"mean gap {np.mean(gap):+.4f} over {len(gap)} (D, Ñ); finite-sample Â: "
-                                     f"N={opts.upstream_N}, {opts.upstream_steps} GD steps, association "
-                                     + ", ".join(f"{a:.2f}" for a in upd.get("association", []))))
+        sim_t = tgt[tgt["method"] == "pretrained-sim"]
+        rows.append(Check.exact("Theorem 5.1 (cross-check)", "max over D of |acc_f(finite-sample Â) − acc_f(idealized Â)| "
+                                "at the largest shared Ñ", float(np.max(np.abs(gap))),
+                                "INFO (small = the idealized Â stands in)", Verdict.INFO,
+                                params=dict(params, D=sorted(set(last.index.get_level_values(0)))),
+                                note=f"at (D, Ñ) = {[(int(d), int(n)) for d, n in last.index]}: gaps "
+                                     + ", ".join(f"{x:+.4f}" for x in gap) + f". Ñ_target finite-sample: "
+                                     + (table("pretrained-sim") if len(sim_t) else "—") + f"; idealized: "
+                                     f"{table('pretrained')}. Finite-sample pre-training: N={opts.upstream_N}, "
+                                     f"{opts.upstream_steps} GD steps of η={opts.eta}; status / association / upstream "
+                                     "err_f: " + "; ".join(f"D={int(r.D)}: {r.status}, {r.association:.2f}, {r.err_f:.3f}"
+                                                           for r in upd.itertuples())))
     return rows
 
 
@@ -1106,6 +1135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--N-test", type=positive(int, "--N-test"), help="fresh test samples")
     ap.add_argument("--upstream-N", type=positive(int, "--upstream-N"), help="finite-sample pre-training samples")
     ap.add_argument("--upstream-steps", type=positive(int, "--upstream-steps"), help="finite-sample pre-training steps")
+    ap.add_argument("--scratch-max-D", type=positive(int, "--scratch-max-D"), help="train 'scratch' only up to this D")
+    ap.add_argument("--sim-max-D", type=positive(int, "--sim-max-D"), help="finite-sample pre-training only up to this D")
     ap.add_argument("--eta", type=positive(float, "--eta"), default=10.0, help="GD step size (default 10)")
     ap.add_argument("--omega", type=positive(float, "--omega"), default=1e-3, help="initialisation scale ω")
     ap.add_argument("--steps-v", type=positive(int, "--steps-v"), default=300, help="fine-tuning steps for ṽ")
@@ -1120,10 +1151,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     cfg = dict(FULL if args.full else QUICK)
     if args.checks:
         rows = checks(quick=not args.full, progress=_progress, out=args.out)
-        with pd.option_context("display.width", 200, "display.max_colwidth", 400):
-            print(pd.DataFrame([r.row() for r in rows]).to_string(index=False))
+        for r in rows:
+            print(f"{r.claim} | {r.quantity} | {r.measured:.4g} [{r.ci_low:.4g}, {r.ci_high:.4g}] | {r.threshold} | "
+                  f"{r.verdict}\n    {r.note}")
         return 0
-    for k in ("Ds", "Ns", "seeds", "N_test", "upstream_N", "upstream_steps"):
+    for k in ("Ds", "Ns", "seeds", "N_test", "upstream_N", "upstream_steps", "scratch_max_D", "sim_max_D"):
         if getattr(args, k) is not None:
             cfg[k] = getattr(args, k)
     if list(cfg["Ns"]) != sorted(set(cfg["Ns"])):

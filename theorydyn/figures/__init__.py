@@ -206,6 +206,56 @@ def fig_figure2(quick: bool):
     return run(figure2_setting(), seeds=range(5), quick=quick)
 
 
+# ---- transfer ---------------------------------------------------------------------------------------
+_TRANSFER: dict[bool, tuple] = {}
+
+
+def transfer_tables(quick: bool):
+    """The transfer experiment's tables (quick: QUICK sizes, else FULL), resumable under runs/figures/."""
+    if quick not in _TRANSFER:
+        from .. import transfer
+
+        cfg = dict(transfer.QUICK if quick else transfer.FULL)
+        out = Path("runs/figures") / ("transfer_quick" if quick else "transfer")
+        _raw, summary, tgt, slopes, _up = transfer.run(transfer.base_setting(), cfg["Ds"], transfer.options_from(cfg),
+                                                       out=out, progress=None)
+        import pandas as pd
+
+        _TRANSFER[quick] = (summary, tgt, slopes, pd.read_csv(out / "transfer_levels.csv"))
+    return _TRANSFER[quick]
+
+
+def _draw_transfer_target(tables, axes=None):
+    from ..plotting import axes_or_new
+    from ..transfer import plot_samples_to_target
+
+    summary, tgt, slopes, levels = tables
+    fig, ax = axes_or_new(axes, figsize=(8.0, 6.4))
+    plot_samples_to_target(tgt, ax, slopes)
+    return fig
+
+
+def _draw_transfer_curves(tables, axes=None):
+    from ..plotting import axes_or_new
+    from ..transfer import plot_curves
+
+    summary, tgt, slopes, levels = tables
+    n = summary["D"].nunique()
+    fig, ax = axes_or_new(axes, 1, n, figsize=(4.2 * n, 3.9), sharey=True, squeeze=False)
+    plot_curves(summary, levels, list(ax.flat) if hasattr(ax, "flat") else ax)
+    return fig
+
+
+register("transfer_target", "Transfer: the downstream samples Ñ_target needed against D (Theorems 5.1, 5.2)",
+         "Theorem 5.1: with the pre-trained Â, Ñ_target stays at 1–2 samples for D = 16…256 (slope CI below 0.5); "
+         "Theorem 5.2: Â at init, another partition and logistic regression never reach the target (arrows: "
+         "lower bounds, never drawn as values; their accuracy ceilings lie below it).",
+         ("theorydyn.transfer",), _draw_transfer_target)(transfer_tables)
+register("transfer_curves", "Transfer: downstream accuracy against Ñ per D, mean and 95% interval over 5 seeds",
+         "Theorems 5.1, 5.2: the accuracy curves behind Ñ_target; dotted: the target a*(D) − 0.05.",
+         ("theorydyn.transfer",), _draw_transfer_curves)(transfer_tables)
+
+
 # ---- driver -----------------------------------------------------------------------------------------
 def available(fig: Figure) -> str | None:
     """None when the figure can be made, else why not."""

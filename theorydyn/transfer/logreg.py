@@ -73,11 +73,14 @@ def fit_logreg_cv(X: np.ndarray, y: np.ndarray, lambdas=DEFAULT_LAMBDAS, folds: 
     then refit on all of (X, y). The test set is never seen here.
 
     With fewer than 2 samples of each class per fold the split is too small to rank penalties;
-    then the folds shrink to leave-one-out-like splits (``folds = min(folds, N)``).
+    then the folds shrink to leave-one-out-like splits (``folds = min(folds, N)``). With N = 1
+    there is nothing to hold out: the largest λ is used (the tie rule's choice).
     """
     Z = flatten(X) if np.ndim(X) == 3 else np.asarray(X)
     y = np.asarray(y)
     N = len(y)
+    if N < 2:
+        return fit_logreg(Z, y, max(lambdas))
     folds = max(2, min(folds, N))
     order = np.random.default_rng(seed).permutation(N)
     parts = np.array_split(order, folds)

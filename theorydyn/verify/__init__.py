@@ -19,7 +19,7 @@ Sources (:data:`SOURCES`, each imported lazily):
   - INFO: the paper's GD recursion against the flow (solver consistency, exact expectation at
     D = 16: no randomness).
 * ``theorems``: :func:`theorydyn.claims.theorems.run_all` (Theorems 3.1, 3.2, 4.2, Lemma 4.1).
-* ``transfer``: ``theorydyn.transfer.checks`` (Theorems 5.1, 5.2).
+* ``transfer``: ``theorydyn.claims.transfer.checks`` (Theorems 5.1, 5.2).
 * ``figure2``: ``theorydyn.claims.figure2.checks`` (Figure 2).
 * ``vision``: ``theorydyn.claims.vision.checks`` (Section 6).
 
@@ -228,7 +228,7 @@ def _external(module: str, attr: str = "checks") -> Callable[..., list[Check]]:
 SOURCES: dict[str, tuple[str, Callable[..., list[Check]]]] = {
     "reduced": ("theorydyn.reduced", reduced_checks),
     "theorems": ("theorydyn.claims.theorems (run_all)", theorem_checks),
-    "transfer": ("theorydyn.transfer (checks)", _external("theorydyn.transfer")),
+    "transfer": ("theorydyn.claims.transfer (checks)", _external("theorydyn.claims.transfer")),
     "figure2": ("theorydyn.claims.figure2 (checks)", _external("theorydyn.claims.figure2")),
     "vision": ("theorydyn.claims.vision (checks)", _external("theorydyn.claims.vision")),
 }

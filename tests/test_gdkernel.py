@@ -1,5 +1,5 @@
 """The fused step's code paths that the D = 8 tests of test_simulate.py do not reach: a D that is
-not a multiple of the 4-row unrolling, a sub-block tail (N not a multiple of SUB), p ≠ 3 (the
+not a multiple of the 4-row unrolling, a sub-block tail (N not a multiple of the sub-block), p ≠ 3 (the
 generic power), sample weights, several replicas — each against model.risk_and_grad (float64
 math, an independent NumPy route)."""
 
@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from theorydyn import Setting, data, model
-from theorydyn.gdkernel import SUB, FusedModel
+from theorydyn.gdkernel import FusedModel, sub_block
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("D,C,d,p", [(9, 3, 3, 5), (10, 2, 6, 3)])
 def test_fused_kernel_paths_match_model(dtype, D, C, d, p):
     s = Setting(D=D, C=C, d=d, p=p, nu=0.3)
-    N = 3 * SUB + 5
+    N = 3 * sub_block(D, d, np.dtype(dtype).itemsize) + 5
     b = data.sample(s, N, seed=2, dtype=dtype)
     rng = np.random.default_rng(5)
     R = 2

@@ -11,13 +11,13 @@ Shapes: X: (N, D, d) float32 or float64 (never copied); A, S: (R, D, D); V: (d, 
 
 Why this layout: the step is bound by reading X (N·D·d numbers; everything else is N·D), so X
 is streamed from memory once per step. Samples are cut into fixed blocks processed in parallel
-(``prange``), each block into sub-blocks of SUB = 16 samples. Per sub-block: U = X_n v for its
+(``prange``), each block into sub-blocks of about 1 MB of X (:func:`sub_block`). Per sub-block: U = X_n v for its
 samples (the one streaming pass, four rows of X_n per sweep so v is loaded once for four SIMD
 reductions); then the three D×D products are GEMMs over the sub-block (BLAS through ``np.dot``:
 H = U Sᵀ, dU = G S, ∂S += Gᵀ U), with the loss and g = c σ'(H) in between; then ∇_v += X_nᵀ dU_n
-while the sub-block of X (≤ 512 KB at D = d = 64) is still in L2. A per-sample formulation does
-the same D×D work as matrix-vector products, which are bound by loads and stores of D×D
-operands; as GEMMs with 16 rows they run near the FMA peak (measured 3–7× faster per product).
+while the sub-block of X is still in L2. A per-sample formulation does the same D×D work as
+matrix-vector products, bound by loads and stores of D×D operands; as GEMMs with 32–64 rows they
+run near the FMA peak (measured 3–7× faster per product).
 
 All arithmetic is float64 (a float32 X is widened on load), so float32 storage only rounds the
 data. ``fastmath`` is limited to reassociation and contraction ({"reassoc", "contract", "nsz"}):
@@ -105,10 +105,23 @@ def _loss_and_dloss(m, wa):
     return wa * (-m + math.log1p(e)), wa / (1.0 + e)
 
 
-#: Samples per sub-block: their U, G, dU (SUB × D floats each) and X rows (SUB · D · d, ≤ 512 KB at
-#: D = d = 64 in float64) stay in L2 between the two passes over the sub-block, and the three D×D
-#: products are GEMMs with SUB rows (BLAS reaches its peak already at 16 rows).
-SUB = 16
+#: Bytes of X per sub-block: its samples' X rows stay in L2 (≥ 1 MB per core on current x86) between
+#: the first pass (U = X v) and the second (∇_v += Xᵀ dU), and the D×D products are GEMMs with
+#: that many rows. Measured at D = d = 64 (interleaved, 2 cores): 1 MB beats 256 KB and 2 MB.
+SUB_BYTES = 1 << 20
+
+
+#: OpenBLAS runs a GEMM on several threads from M·N·K = 2¹⁸ on; inside a ``prange`` block that would
+#: oversubscribe the cores, so a sub-block keeps sub · D² below it (possible up to D = 255).
+BLAS_SINGLE_THREAD_MNK = 1 << 18
+
+
+def sub_block(D: int, d: int, itemsize: int) -> int:
+    """Samples per sub-block: about SUB_BYTES of X and sub · D² < 2¹⁸, a multiple of 4 in [4, 64]
+    (60 for float32 and 32 for float64 at D = d = 64)."""
+    sub = min(64, SUB_BYTES // (D * d * itemsize), (BLAS_SINGLE_THREAD_MNK - 1) // (D * D))
+    return int(max(4, sub - sub % 4))
+
 
 #: fastmath on the reductions only: reassociation (SIMD sums) and FMA contraction. NaN and Inf stay
 #: honoured ("nnan"/"ninf" are off) because divergence is detected from non-finite values.
@@ -193,11 +206,11 @@ def _to_g(h, c, p, nu):
 
 
 @numba.njit(cache=True, fastmath=_FM, parallel=True)
-def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, out_dS, out_gV, out_lw):
+def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw):
     """R replicas sharing X.  S, ST (R, D, D); VT (R, d); partials per block out_dS (nb, R, D, D),
     out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]).
 
-    Per sub-block of SUB samples: (1) U_r = X_n v_r for every sample and replica (X streamed from
+    Per sub-block of ``sub`` samples (:func:`sub_block`): (1) U_r = X_n v_r for every sample and replica (X streamed from
     memory: the one pass); (2) per replica the three D×D products as GEMMs over the sub-block,
     H = U Sᵀ, dU = G S, ∂S += Gᵀ U, with the loss and g = c σ'(H) in between; (3) ∇_v += X_nᵀ dU_n,
     X_n now read from L2. Every block is single-threaded and its partial sums are reduced in block
@@ -215,9 +228,9 @@ def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, out_dS, out_gV, out_lw):
         dS[:, :, :] = 0.0
         gV[:, :] = 0.0
         lw[:, :] = 0.0
-        U = np.empty((R, SUB, D))
-        for c0 in range(a0, a1, SUB):
-            nc = min(a1, c0 + SUB) - c0
+        U = np.empty((R, sub, D))
+        for c0 in range(a0, a1, sub):
+            nc = min(a1, c0 + sub) - c0
             for b in range(nc):
                 x = X[c0 + b]
                 for r in range(R):
@@ -248,16 +261,16 @@ def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, out_dS, out_gV, out_lw):
 
 
 @numba.njit(cache=True, fastmath=_FM, parallel=True)
-def _forward(X, ST, VT, p, nu, block, F):
+def _forward(X, ST, VT, p, nu, block, sub, F):
     """F_nr = Σ_i σ(h_nir) per replica.  X (N, D, d); ST (R, D, D); VT (R, d); F (N, R)."""
     N, D, d = X.shape
     R = VT.shape[0]
     nb = -(-N // block)
     for bi in prange(nb):
-        U = np.empty((R, SUB, D))
+        U = np.empty((R, sub, D))
         a1 = min(N, (bi + 1) * block)
-        for c0 in range(bi * block, a1, SUB):
-            nc = min(a1, c0 + SUB) - c0
+        for c0 in range(bi * block, a1, sub):
+            nc = min(a1, c0 + sub) - c0
             for b in range(nc):
                 x = X[c0 + b]
                 for r in range(R):
@@ -301,7 +314,8 @@ class FusedModel:
             if w.shape != (self.N,) or np.any(w < 0) or not w.sum() > 0:
                 raise ValueError("weights must be a non-negative (N,) array with a positive sum")
             self.w = np.ascontiguousarray(w / w.sum())
-        self.block = block_size(self.N)
+        self.sub = sub_block(self.D, self.d, X.itemsize)
+        self.block = -(-block_size(self.N) // self.sub) * self.sub  # whole sub-blocks per block
         self.nb = -(-self.N // self.block)
 
     def risk_grad(self, A: np.ndarray, V: np.ndarray):
@@ -325,7 +339,8 @@ class FusedModel:
             gVb = np.empty((self.nb, R, self.d))
             lw = np.empty((self.nb, R, 2))
             VT = np.ascontiguousarray(V.T)
-            _fused_many(self.X, self.y, self.w, 1.0 / self.N, S, ST, VT, self.p, self.nu, self.block, dS, gVb, lw)
+            _fused_many(self.X, self.y, self.w, 1.0 / self.N, S, ST, VT, self.p, self.nu, self.block, self.sub, dS,
+                        gVb, lw)
             # partials added in block order: independent of threads and scheduling
             dS_sum = dS.sum(axis=0)
             gV = np.ascontiguousarray(gVb.sum(axis=0).T)
@@ -341,7 +356,7 @@ class FusedModel:
         ST = np.ascontiguousarray(S.transpose(0, 2, 1))
         F = np.empty((self.N, A.shape[0]))
         with np.errstate(all="ignore"):
-            _forward(self.X, ST, np.ascontiguousarray(V.T), self.p, self.nu, self.block, F)
+            _forward(self.X, ST, np.ascontiguousarray(V.T), self.p, self.nu, self.block, self.sub, F)
         return F
 
 

@@ -9,7 +9,9 @@ shared machine's load hits every contender alike) against
   (b) the same step written with PyTorch CPU autograd at the same dtype (gradients checked to
       agree before any ratio is printed): goal ≥ 2× faster;
   (c) ``simulate()`` per step, on the same data (explicit train/test sets, ``record_every=50``,
-      so its recording and test error are included at their default rate): goal ≤ 1.1× the kernel;
+      so its recording and test error are included at their default rate), against the kernel
+      called the same way (``--sim-steps`` + 1 calls back to back: on a loaded machine the
+      scheduler treats a busy process differently from one that just slept): goal ≤ 1.1×;
 and 8 replicas sharing one X (per-run cost). The machine (CPU model, cores, library versions,
 load average) is printed and written with the table to CSV (``--out``).
 
@@ -164,21 +166,34 @@ def _main_table(args, s, torch) -> pd.DataFrame:
                 return K + 1  # steps + 1 risk-and-gradient evaluations (the last one recorded, not applied)
 
             fns["simulate_step"] = sim
+
+            def fused_seq():  # the kernel as simulate() calls it: K + 1 calls back to back
+                for _ in range(K + 1):
+                    fm.risk_grad(A[None], v[:, None])
+                return K + 1
+
+            fns["fused_back_to_back"] = fused_seq
         fns["replicas"] = lambda: fm.risk_grad(Ar, Vr)
         med = _interleaved(fns, args.repeats, args.settle)
         row = dict(dtype=dtype, N=args.N, D=s.D, d=s.d, X_MiB=b.X.nbytes / 2**20, repeats=args.repeats,
+                   sim_steps=args.sim_steps,
                    fused_ms=1e3 * med["fused"], one_pass_ms=1e3 * med["one_pass"],
                    fused_over_one_pass=med["fused"] / med["one_pass"],
                    X_GB_per_s_fused=b.X.nbytes / med["fused"] / 1e9, X_GB_per_s_one_pass=b.X.nbytes / med["one_pass"] / 1e9)
         if "autograd" in med:
             row.update(autograd_ms=1e3 * med["autograd"], autograd_over_fused=med["autograd"] / med["fused"])
         if "simulate_step" in med:
-            row.update(simulate_step_ms=1e3 * med["simulate_step"], simulate_over_fused=med["simulate_step"] / med["fused"])
+            row.update(simulate_step_ms=1e3 * med["simulate_step"], fused_back_to_back_ms=1e3 * med["fused_back_to_back"],
+                       simulate_over_fused=med["simulate_step"] / med["fused_back_to_back"])
         row.update(replicas=args.replicas, replicas_per_run_ms=1e3 * med["replicas"] / args.replicas,
                    replica_run_over_single=med["replicas"] / args.replicas / med["fused"])
         rows.append(row)
         del b, bt, X2, fm
     return pd.DataFrame(rows)
+
+
+def args_steps(r) -> str:
+    return str(int(r["sim_steps"]) + 1) if "sim_steps" in r and pd.notna(r.get("sim_steps")) else "K + 1"
 
 
 def _print_main(t: pd.DataFrame) -> None:
@@ -189,8 +204,9 @@ def _print_main(t: pd.DataFrame) -> None:
             print(f"    torch autograd {r['autograd_ms']:.1f} ms -> fused is {r['autograd_over_fused']:.2f}x faster "
                   f"(goal >= 2x)")
         if "simulate_step_ms" in r and pd.notna(r.get("simulate_step_ms")):
-            print(f"    simulate() per step {r['simulate_step_ms']:.1f} ms -> {r['simulate_over_fused']:.2f}x the kernel "
-                  f"(goal <= 1.1x)")
+            print(f"    simulate() per step {r['simulate_step_ms']:.1f} ms; the kernel called the same way ({args_steps(r)} "
+                  f"calls back to back) {r['fused_back_to_back_ms']:.1f} ms per call -> {r['simulate_over_fused']:.2f}x "
+                  f"the kernel (goal <= 1.1x)")
         print(f"    {int(r['replicas'])} replicas sharing X: {r['replicas_per_run_ms']:.1f} ms per run "
               f"({r['replica_run_over_single']:.2f}x a single run)")
 

@@ -17,7 +17,8 @@ import pytest
 
 from theorydyn import Setting, data
 from theorydyn import resources as R
-from theorydyn.reduced import make_bank, mc_set_counts
+from theorydyn.reduced import make_bank
+from theorydyn.reduced.solve import mc_type_counts
 from theorydyn.reduced import n_exact_terms as solver_exact_terms
 
 GiB = 1 << 30
@@ -44,9 +45,9 @@ def test_X_term_is_the_nbytes_of_X(D, C, N, dtype):
 
 
 @pytest.mark.parametrize("D,C,N", [(16, 4, 100), (24, 2, 7)])
-def test_count_vector_term_is_the_nbytes_of_the_bank_draw(D, C, N):
+def test_histogram_term_is_the_nbytes_of_the_bank_draw(D, C, N):
     s = Setting(D=D, C=C)
-    assert R.reduced_memory(D, C, s.q, N).terms[0].nbytes == mc_set_counts(s, N, seed=1).nbytes
+    assert R.reduced_memory(D, C, s.q, N).terms[0].nbytes == mc_type_counts(s, N, seed=1).nbytes
 
 
 def test_mask_and_DxD_terms_are_the_nbytes_of_the_masks_and_logits():
@@ -151,7 +152,7 @@ def test_refusal_names_the_parameter_the_estimate_and_the_limit():
     (R.simulate_memory(100_000, 4, N=2), "D=100000"),
     (R.theorem_3_2_memory(100_000, 4), "N=20000, D=100000"),
     (R.vit_batch_memory(100_000_000, 96, 2, 4), "batch=100000000"),
-    (R.reduced_memory(256, 2, 0.0156, expectation="exact"), "D=256, C=2"),
+    (R.reduced_memory(512, 2, 0.0078, expectation="exact"), "D=512, C=2"),
 ])
 def test_the_issue_cases_are_refused_naming_their_parameter(est, named):
     with pytest.raises(R.ResourceError, match=named):

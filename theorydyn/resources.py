@@ -202,30 +202,36 @@ def n_exact_terms(D: int, C: int, q: float) -> int:
 def reduced_memory(D: int, C: int, q: float, n_samples: int = 4000, expectation: str = "mc") -> MemoryEstimate:
     """Peak of building the bank of :func:`theorydyn.reduced.make_bank` (the integration itself is small).
 
-    Monte Carlo: the count vectors (n_samples, L, 3) int64 and the multinomial draw into them
-    (n_samples, L − 1, 3) int64, then the per-set types (n_samples, L) int64 twice and the
-    histogram (n_samples, K) int64 with its compressed copies. Exact: M multisets, each row
-    K int16 counts, the compressed rows (≤ min(K, L) nonzeros, int64 + float64) and four
-    float64/int64 vectors.
+    Monte Carlo: the (n_samples, K) int16 histograms of set types drawn in Numba, their int64 copy
+    and sort keys when identical samples are merged (the peak), and the bank's arrays. Exact: M multisets, each row
+    K int16 counts (two copies), the compressed rows (≤ min(K, L) nonzeros, two int64 each) and
+    six float64/int64 vectors.
     """
     L, K = D // C, (C + 1) * (C + 2) // 2
     if expectation == "exact":
         M = n_exact_terms(D, C, q)
         nnz = M * min(K, L)
         return MemoryEstimate("reduced exact expectation", (
-            Term(f"{M:,} multisets × {K} count types (int16, 2 copies) + int64/float64 copies", M * K * (2 * _I16 + 2 * _F64),
+            Term(f"{M:,} multisets × {K} count types, int16, 2 copies", 2 * M * K * _I16, {"D": D, "C": C}),
+            Term("compressed rows (int64 type and count per nonzero, ≤ min(K, L) nonzeros)", 2 * _I64 * nnz,
                  {"D": D, "C": C}),
-            Term("compressed rows (int64 + int64 + float64 per nonzero)", 3 * _F64 * nnz, {"D": D, "C": C}),
             Term("weights, T, f, index vectors", 6 * _F64 * M, {"D": D, "C": C}),
             _SMALL,
         ))
     N = int(n_samples)
+    # expected number of distinct set types per sample: the signal set's, plus each type that
+    # appears among the L − 1 random sets, whose types are i.i.d. Multinomial(C; q/2, q/2, 1 − q)
+    probs = [math.comb(C, a) * math.comb(C - a, b) * (q / 2) ** (a + b) * (1 - q) ** (C - a - b)
+             for a in range(C + 1) for b in range(C + 1 - a)]
+    nz = 1.0 + sum(1.0 - (1.0 - pk) ** (L - 1) for pk in probs)
     return MemoryEstimate("reduced Monte Carlo bank", (
-        Term(f"count vectors ({N}, L={L}, 3) int64", N * L * 3 * _I64, {"n_samples": N}),
-        Term(f"multinomial draw ({N}, {L - 1}, 3) int64 / per-set types ({N}, {L}) int64 ×2",
-             N * max((L - 1) * 3, 2 * L) * _I64, {"n_samples": N}),
-        Term(f"type histogram ({N}, K={K}) int64 and its copies", 3 * N * K * _I64, {"n_samples": N}),
-        Term("per-sample vectors", 6 * N * _F64, {"n_samples": N}),
+        # the peak is the merge of identical samples; the draw before it (N(L−1) 32-bit uniforms
+        # and the int16 histograms) is smaller
+        Term(f"type histograms ({N}, K={K}) int16", N * K * _I16, {"n_samples": N}),
+        Term(f"merge: the histograms as int64 ({N}, {K}) and their sort keys", N * K * _I64 + 4 * N * _I64,
+             {"n_samples": N}),
+        Term(f"bank arrays of the merged rows (≤ {N}): ≈ {nz:.1f} nonzero types per row and per-row vectors",
+             int(2 * N * nz * _I64) + 5 * N * _F64, {"n_samples": N}),
         _SMALL,
     ))
 

@@ -1,9 +1,14 @@
 """Benchmarks: each measures a theorydyn kernel against a plain reference implementation in the
 same run and prints the ratio (no timings are asserted anywhere).
 
-    python -m theorydyn.bench reduced     # reduced risk-and-gradient (Numba tables vs NumPy), flow wall time
-    python -m theorydyn.bench simulate    # the finite-sample simulator (theorydyn.bench.simulate.run)
+    python -m theorydyn.bench reduced     # reduced risk end to end (sampling included) vs NumPy, flow wall time
+    python -m theorydyn.bench reduced --scaling      # the largest D whose default flow fits a time budget
+    python -m theorydyn.bench simulate    # the simulator step vs one pass over X, torch autograd, simulate()
+    python -m theorydyn.bench simulate --scaling     # step time against N and D; memory per sample
     python -m theorydyn.bench all
+
+Every benchmark prints the machine (:func:`machine_info`) next to its numbers, because the
+numbers are only meaningful with it (and with the load average, which is printed too).
 
 Each benchmark is a module of this package with a function ``run(argv: list[str] | None) -> int``
 (``simulate`` may take no argument).
@@ -11,6 +16,8 @@ Each benchmark is a module of this package with a function ``run(argv: list[str]
 
 from __future__ import annotations
 
+import os
+import platform
 import time
 from typing import Callable
 
@@ -24,3 +31,35 @@ def best_time(fn: Callable[[], object], repeats: int = 5, min_total: float = 0.2
         fn()
         times.append(time.perf_counter() - t0)
     return min(times)
+
+
+def machine_info() -> dict[str, object]:
+    """CPU model, cores usable by this process, thread count of Numba, library versions, load."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    import numba
+    import numpy as np
+
+    info: dict[str, object] = dict(cpu=cpu, cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                   else os.cpu_count(), numba_threads=numba.config.NUMBA_NUM_THREADS,
+                                   python=platform.python_version(), numpy=np.__version__, numba=numba.__version__)
+    try:
+        import torch
+
+        info["torch"] = torch.__version__
+    except ImportError:
+        info["torch"] = "not installed"
+    info["loadavg_1min"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return info
+
+
+def format_machine(info: dict[str, object]) -> str:
+    return ("machine: {cpu}, {cores} cores usable (numba threads {numba_threads}); python {python}, numpy {numpy}, "
+            "numba {numba}, torch {torch}; load average (1 min) {loadavg_1min:.2f}").format(**info)

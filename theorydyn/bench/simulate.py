@@ -1,16 +1,24 @@
-"""Benchmark of the finite-sample simulator's step: ``python -m theorydyn.bench simulate``
+"""Benchmark of the finite-sample simulator: ``python -m theorydyn.bench simulate``
 (also ``python -m theorydyn.bench.simulate``).
 
-One GD step (risk, ∂/∂A, ∇_v) of model (T) at N = 16384, D = d = 64, with X stored in float64
-and in float32, timed in the same run against
-  (a) the same step written with PyTorch CPU autograd at the same dtype (the gradients are
-      checked to agree before any ratio is printed), and
-  (b) the memory floor of the two-pass formulation: two streaming passes over X,
-      U = X v and g = wᵀ X (BLAS; the fused kernel reads X once, so it can beat this floor);
-the three are run round-robin and the median of the repeats is reported (the machine may be
-shared: interleaving exposes all three to the same load). Also: the per-run cost of 8
-replicas sharing one X, and the peak memory of a D = 128, N = 65536 float32 run (a fresh
-process; VmHWM from /proc/self/status and the tracemalloc peak) against the size of X.
+Default run: one GD step (risk, ∂/∂A, ∇_v) of model (T) at N = 16384, D = d = 64, with X stored
+in float64 and in float32, timed round-robin (median of ``--repeats`` interleaved repeats, so a
+shared machine's load hits every contender alike) against
+  (a) one streaming pass over X, U = X v (BLAS gemv at the storage dtype): the physical floor of
+      a step that reads X once — the fused kernel's goal is ≤ 1.3× this;
+  (b) the same step written with PyTorch CPU autograd at the same dtype (gradients checked to
+      agree before any ratio is printed): goal ≥ 2× faster;
+  (c) ``simulate()`` per step, on the same data (explicit train/test sets, ``record_every=50``,
+      so its recording and test error are included at their default rate), against the kernel
+      called the same way (``--sim-steps`` + 1 calls back to back: on a loaded machine the
+      scheduler treats a busy process differently from one that just slept): goal ≤ 1.1×;
+and 8 replicas sharing one X (per-run cost). The machine (CPU model, cores, library versions,
+load average) is printed and written with the table to CSV (``--out``).
+
+``--scaling``: the step time against N (D = d = 64; is it linear?) and against D (N fixed, d = D),
+each next to one pass over X; and the memory of ``simulate()`` per training sample, measured in
+fresh processes at two N (VmHWM), extrapolated to the largest N (and N·D·d) within
+``--memory-budget-gib`` (24 GiB by default).
 """
 
 from __future__ import annotations
@@ -21,8 +29,17 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
+
+from ..cli import positive
+from ..data import sample
+from ..setting import Setting
+from ..simulate import simulate
+from ..simulate._kernel import FusedModel
+from . import format_machine, machine_info
 
 
 def _torch_step(torch, Xt, yt, A_np, v_np, p, nu, tau):
@@ -40,9 +57,37 @@ def _torch_step(torch, Xt, yt, A_np, v_np, p, nu, tau):
     return float(risk.detach()), A.grad.numpy(), v.grad.numpy()
 
 
+def _point(s, rng):
+    """A phase-II-like point (docs/theory.md §9): small off-diagonal logits, v ≈ 3.9 w*."""
+    A = rng.normal(scale=0.05, size=(s.D, s.D))
+    np.fill_diagonal(A, s.beta)
+    v = 3.9 * s.w_star + rng.normal(scale=0.05, size=s.d)
+    return A, v
+
+
+#: Pause before each timed call (s): BLAS and torch worker threads busy-wait for a while after a
+#: call; on a 2-core machine a contender timed right after them shares the cores with spinning
+#: threads (measured: the fused step 1.5x slower right after a NumPy gemv than after a pause).
+SETTLE = 0.2
+
+
+def _interleaved(fns: dict, repeats: int, settle: float = SETTLE) -> dict[str, float]:
+    """Median wall time of each function over ``repeats`` round-robin repeats (after one warm-up);
+    a function returning an int n is timed per unit (wall time / n)."""
+    for f in fns.values():
+        f()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, f in fns.items():
+            time.sleep(settle)
+            t0 = time.perf_counter()
+            n = f()
+            times[k].append((time.perf_counter() - t0) / (n if isinstance(n, int) else 1))
+    return {k: float(np.median(t)) for k, t in times.items()}
+
+
 _MEMORY_SCRIPT = r"""
-import json, sys, tracemalloc
-import numpy as np
+import json, sys
 def hwm():
     for line in open('/proc/self/status'):
         if line.startswith('VmHWM'):
@@ -51,132 +96,264 @@ from theorydyn import Setting
 from theorydyn.simulate import simulate
 simulate(Setting(D=8, C=2), N=64, steps=1, n_test=8, dtype='float32')  # imports and JIT warm-up
 base = hwm()
-tracemalloc.start()
-D, N, steps, n_test = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-res = simulate(Setting(D=D, C=4), N=N, steps=steps, n_test=n_test, dtype='float32', record_every=steps)
-cur, peak = tracemalloc.get_traced_memory()
-print(json.dumps(dict(vmhwm=hwm(), base=base, traced_peak=peak, status=res.status,
-                      seconds=res.seconds)))
+D, N, steps, n_test, dtype = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+res = simulate(Setting(D=D, C=4), N=N, steps=steps, n_test=n_test, dtype=dtype, record_every=steps)
+print(json.dumps(dict(vmhwm=hwm(), base=base, status=str(res.status), seconds=res.seconds)))
 """
 
 
-def memory_run(D: int = 128, N: int = 65536, steps: int = 2, n_test: int = 1024) -> dict:
-    """Peak memory of a float32 simulate() run in a fresh process, against the size of X."""
+def memory_run(D: int = 64, N: int = 16384, steps: int = 2, n_test: int = 1024, dtype: str = "float32") -> dict:
+    """Peak memory (VmHWM) of a ``simulate()`` run in a fresh process, and the bytes of X."""
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, str(D), str(N), str(steps), str(n_test)],
+    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, str(D), str(N), str(steps), str(n_test), dtype],
                          capture_output=True, text=True, env=env, check=True)
     m = json.loads(out.stdout.strip().splitlines()[-1])
-    x_bytes = N * D * D * 4
-    xt_bytes = n_test * D * D * 4
-    m.update(D=D, N=N, n_test=n_test, X_bytes=x_bytes, X_test_bytes=xt_bytes,
-             extra_over_X_and_test=m["vmhwm"] - m["base"] - x_bytes - xt_bytes,
-             ND_float64_bytes=N * D * 8)
+    item = np.dtype(dtype).itemsize
+    m.update(D=D, N=N, n_test=n_test, dtype=dtype, X_bytes=N * D * D * item, growth=m["vmhwm"] - m["base"])
     return m
 
 
-def run(argv: list[str] | None = None) -> int:
-    from ..cli import positive
-    from ..data import sample
-    from ..simulate._kernel import FusedModel
-    from ..setting import Setting
+def memory_scaling(D: int, N1: int, N2: int, budget_gib: float, dtype: str = "float32") -> tuple[pd.DataFrame, dict]:
+    """Bytes per training sample from two fresh-process runs (N1 < N2), and the largest N in the budget.
+
+    per_sample = (VmHWM(N2) − VmHWM(N1)) / (N2 − N1); fixed = VmHWM(N1) − N1 · per_sample (interpreter,
+    libraries, test set); N_max = (budget − fixed) / per_sample.
+    """
+    runs = [memory_run(D=D, N=n, dtype=dtype) for n in (N1, N2)]
+    per = (runs[1]["vmhwm"] - runs[0]["vmhwm"]) / (N2 - N1)
+    fixed = runs[0]["vmhwm"] - N1 * per
+    budget = budget_gib * 2**30
+    n_max = int((budget - fixed) // per)
+    x_per = D * D * np.dtype(dtype).itemsize
+    summary = dict(D=D, d=D, dtype=dtype, bytes_per_sample=per, X_bytes_per_sample=x_per,
+                   per_sample_over_X=per / x_per, fixed_MiB=fixed / 2**20, budget_GiB=budget_gib,
+                   N_max=n_max, NDd_max=n_max * D * D)
+    return pd.DataFrame(runs), summary
+
+
+def _main_table(args, s, torch) -> pd.DataFrame:
+
+    A, v = _point(s, np.random.default_rng(0))
+    rows = []
+    for dtype in args.dtypes:
+        b = sample(s, args.N, seed=1, dtype=dtype)
+        bt = sample(s, args.n_test, seed=2, dtype=dtype)
+        X2 = b.X.reshape(-1, s.d)
+        fm = FusedModel(b.X, b.y, s.p, s.nu, s.tau)
+        Ar = np.repeat(A[None], args.replicas, axis=0)
+        Vr = np.repeat(v[:, None], args.replicas, axis=1)
+        vx = v.astype(dtype)
+        fns = dict(fused=lambda: fm.risk_grad(A[None], v[:, None]), one_pass=lambda: X2 @ vx)
+        if torch is not None:
+            Xt = torch.from_numpy(b.X)  # shares memory with X
+            yt = torch.from_numpy(b.y.astype(dtype))
+            fns["autograd"] = lambda: _torch_step(torch, Xt, yt, A, v, s.p, s.nu, s.tau)
+            r_f, _, gA_f, gv_f = fns["fused"]()
+            r_t, gA_t, gv_t = fns["autograd"]()
+            tol = 1e-9 if dtype == "float64" else 2e-3
+            ok = (abs(r_f[0] - r_t) <= tol * abs(r_t) and np.allclose(gA_f[0], gA_t, rtol=tol, atol=tol * np.abs(gA_t).max())
+                  and np.allclose(gv_f[:, 0], gv_t, rtol=tol, atol=tol * np.abs(gv_t).max()))
+            if not ok:
+                raise RuntimeError(f"fused step and autograd disagree in {dtype}")
+        if not args.no_simulate:
+            K = args.sim_steps
+
+            def sim():
+                res = simulate(s, train=(b.X, b.y), test=(bt.X, bt.y), steps=K, eta=1e-3, A0=A, v0=v,
+                               record_every=50, dtype=dtype)
+                if res.status != "ok":
+                    raise RuntimeError(f"simulate() did not finish: {res.status}")
+                return K + 1  # steps + 1 risk-and-gradient evaluations (the last one recorded, not applied)
+
+            fns["simulate_step"] = sim
+
+            def fused_seq():  # the kernel as simulate() calls it: K + 1 calls back to back
+                for _ in range(K + 1):
+                    fm.risk_grad(A[None], v[:, None])
+                return K + 1
+
+            fns["fused_back_to_back"] = fused_seq
+        fns["replicas"] = lambda: fm.risk_grad(Ar, Vr)
+        med = _interleaved(fns, args.repeats, args.settle)
+        row = dict(dtype=dtype, N=args.N, D=s.D, d=s.d, X_MiB=b.X.nbytes / 2**20, repeats=args.repeats,
+                   sim_steps=args.sim_steps,
+                   fused_ms=1e3 * med["fused"], one_pass_ms=1e3 * med["one_pass"],
+                   fused_over_one_pass=med["fused"] / med["one_pass"],
+                   X_GB_per_s_fused=b.X.nbytes / med["fused"] / 1e9, X_GB_per_s_one_pass=b.X.nbytes / med["one_pass"] / 1e9)
+        if "autograd" in med:
+            row.update(autograd_ms=1e3 * med["autograd"], autograd_over_fused=med["autograd"] / med["fused"])
+        if "simulate_step" in med:
+            row.update(simulate_step_ms=1e3 * med["simulate_step"], fused_back_to_back_ms=1e3 * med["fused_back_to_back"],
+                       simulate_over_fused=med["simulate_step"] / med["fused_back_to_back"])
+        row.update(replicas=args.replicas, replicas_per_run_ms=1e3 * med["replicas"] / args.replicas,
+                   replica_run_over_single=med["replicas"] / args.replicas / med["fused"])
+        rows.append(row)
+        del b, bt, X2, fm
+    return pd.DataFrame(rows)
+
+
+def args_steps(r) -> str:
+    return str(int(r["sim_steps"]) + 1) if "sim_steps" in r and pd.notna(r.get("sim_steps")) else "K + 1"
+
+
+def _print_main(t: pd.DataFrame) -> None:
+    for _, r in t.iterrows():
+        print(f"  {r['dtype']}: fused step {r['fused_ms']:.1f} ms; one pass over X {r['one_pass_ms']:.1f} ms "
+              f"-> {r['fused_over_one_pass']:.2f}x one pass (goal <= 1.3x)")
+        if "autograd_ms" in r and pd.notna(r.get("autograd_ms")):
+            print(f"    torch autograd {r['autograd_ms']:.1f} ms -> fused is {r['autograd_over_fused']:.2f}x faster "
+                  f"(goal >= 2x)")
+        if "simulate_step_ms" in r and pd.notna(r.get("simulate_step_ms")):
+            print(f"    simulate() per step {r['simulate_step_ms']:.1f} ms; the kernel called the same way ({args_steps(r)} "
+                  f"calls back to back) {r['fused_back_to_back_ms']:.1f} ms per call -> {r['simulate_over_fused']:.2f}x "
+                  f"the kernel (goal <= 1.1x)")
+        print(f"    {int(r['replicas'])} replicas sharing X: {r['replicas_per_run_ms']:.1f} ms per run "
+              f"({r['replica_run_over_single']:.2f}x a single run)")
+
+
+def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
+
+    dtype = args.scaling_dtype
+    out = []
+    # ---- against N: one sample at the largest N, views of its first n samples (X is never copied)
+    s = Setting(D=64, C=4)
+    A, v = _point(s, np.random.default_rng(0))
+    Ns = sorted(args.scaling_N)
+    b = sample(s, Ns[-1], seed=1, dtype=dtype)
+    fns = {}
+    for n in Ns:
+        fm = FusedModel(b.X[:n], b.y[:n], s.p, s.nu, s.tau)
+        X2 = b.X[:n].reshape(-1, s.d)
+        fns[f"fused_{n}"] = (lambda fm=fm: fm.risk_grad(A[None], v[:, None]))
+        fns[f"one_{n}"] = (lambda X2=X2, vx=v.astype(dtype): X2 @ vx)
+    med = _interleaved(fns, args.repeats, args.settle)
+    rows = [dict(N=n, D=64, d=64, dtype=dtype, fused_ms=1e3 * med[f"fused_{n}"], one_pass_ms=1e3 * med[f"one_{n}"],
+                 fused_over_one_pass=med[f"fused_{n}"] / med[f"one_{n}"], fused_us_per_sample=1e6 * med[f"fused_{n}"] / n)
+            for n in Ns]
+    tN = pd.DataFrame(rows)
+    slope = float(np.polyfit(np.log(tN.N), np.log(tN.fused_ms), 1)[0]) if len(tN) > 1 else float("nan")
+    print(f"\nstep time against N (D = d = 64, {dtype}, median of {args.repeats}):")
+    print(tN.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    print(f"  log-log slope of the step time in N: {slope:.2f} (1 = linear)")
+    out.append(("scaling_N", tN))
+    del b, fns
+    # ---- against D (d = D): the X terms cost D·d per sample, the D×D products D² per sample
+    rows = []
+    for D in sorted(args.scaling_D):
+        s = Setting(D=D, C=4)
+        A, v = _point(s, np.random.default_rng(0))
+        b = sample(s, args.scaling_N_for_D, seed=1, dtype=dtype)
+        fm = FusedModel(b.X, b.y, s.p, s.nu, s.tau)
+        X2 = b.X.reshape(-1, s.d)
+        vx = v.astype(dtype)
+        med = _interleaved(dict(fused=lambda: fm.risk_grad(A[None], v[:, None]), one=lambda: X2 @ vx), args.repeats,
+                          args.settle)
+        n = args.scaling_N_for_D
+        rows.append(dict(N=n, D=D, d=D, dtype=dtype, fused_ms=1e3 * med["fused"], one_pass_ms=1e3 * med["one"],
+                         fused_over_one_pass=med["fused"] / med["one"],
+                         fused_ns_per_sample_per_D2=1e9 * med["fused"] / n / D**2))
+        del b, fm, X2
+    tD = pd.DataFrame(rows)
+    slope = float(np.polyfit(np.log(tD.D), np.log(tD.fused_ms), 1)[0]) if len(tD) > 1 else float("nan")
+    print(f"\nstep time against D (d = D, N = {args.scaling_N_for_D}, {dtype}, median of {args.repeats}):")
+    print(tD.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    print(f"  log-log slope of the step time in D: {slope:.2f} (2 = proportional to the size of X, N·D·d)")
+    out.append(("scaling_D", tD))
+    # ---- memory per sample
+    if not args.no_memory:
+        runs, m = memory_scaling(64, args.memory_N[0], args.memory_N[1], args.memory_budget_gib, dtype)
+        print(f"\nmemory of simulate() (fresh processes, VmHWM, D = d = 64, {dtype}, n_test = 1024): "
+              f"{m['bytes_per_sample']:.0f} bytes per training sample = {m['per_sample_over_X']:.3f}x the sample's "
+              f"X ({m['X_bytes_per_sample']} bytes); fixed {m['fixed_MiB']:.0f} MiB")
+        print(f"  largest N in {m['budget_GiB']:g} GiB at D = d = 64: N = {m['N_max']:,} (N·D·d = {m['NDd_max']:.3g}); "
+              f"the same N·D·d holds at other D, d since X dominates")
+        out.append(("memory", pd.concat([runs, pd.DataFrame([m])], ignore_index=True)))
+    return out
+
+
+def _parse(argv):
+
+    def ints(name):
+        def conv(text):
+            try:
+                vals = [int(t) for t in text.split(",") if t]
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{name} must be comma-separated integers, got {text!r}") from None
+            if not vals or min(vals) < 1:
+                raise argparse.ArgumentTypeError(f"{name} must be positive integers, got {text!r}")
+            return vals
+        return conv
 
     ap = argparse.ArgumentParser(prog="python -m theorydyn.bench simulate")
     ap.add_argument("--N", type=positive(int, "--N"), default=16384)
     ap.add_argument("--D", type=positive(int, "--D"), default=64)
+    ap.add_argument("--n-test", type=positive(int, "--n-test"), default=8192, help="test samples of the simulate() run")
     ap.add_argument("--repeats", type=positive(int, "--repeats"), default=7)
     ap.add_argument("--replicas", type=positive(int, "--replicas"), default=8)
+    ap.add_argument("--settle", type=positive(float, "--settle", allow_zero=True), default=SETTLE,
+                    help="pause before each timed call, s (default %(default)s: lets spinning BLAS threads sleep)")
+    ap.add_argument("--sim-steps", type=positive(int, "--sim-steps"), default=50,
+                    help="steps of each timed simulate() (default %(default)s: records at 0 and 50, its default rate)")
+    ap.add_argument("--dtypes", default="float64,float32", help="comma-separated storage dtypes")
     ap.add_argument("--no-torch", action="store_true", help="skip the autograd reference")
-    ap.add_argument("--no-memory", action="store_true", help="skip the D=128, N=65536 memory run")
+    ap.add_argument("--no-simulate", action="store_true", help="skip timing simulate() per step")
+    ap.add_argument("--no-memory", action="store_true", help="skip the memory runs of --scaling")
+    ap.add_argument("--scaling", action="store_true", help="step time against N and D, memory per sample")
+    ap.add_argument("--scaling-only", action="store_true", help="only the --scaling part")
+    ap.add_argument("--scaling-N", type=ints("--scaling-N"), default=[4096, 16384, 65536])
+    ap.add_argument("--scaling-D", type=ints("--scaling-D"), default=[16, 32, 64, 128])
+    ap.add_argument("--scaling-N-for-D", type=positive(int, "--scaling-N-for-D"), default=4096)
+    ap.add_argument("--scaling-dtype", choices=("float32", "float64"), default="float32")
+    ap.add_argument("--memory-N", type=ints("--memory-N"), default=[4096, 16384], help="the two N of the memory runs")
+    ap.add_argument("--memory-budget-gib", type=positive(float, "--memory-budget-gib"), default=24.0)
+    ap.add_argument("--out", type=Path, default=Path("bench_results/simulate.csv"),
+                    help="CSV of the main table; scaling tables go next to it (default %(default)s)")
     args = ap.parse_args(argv)
+    args.dtypes = [t.strip() for t in args.dtypes.split(",") if t.strip()]
+    bad = [t for t in args.dtypes if t not in ("float32", "float64")]
+    if bad or not args.dtypes:
+        ap.error(f"--dtypes must list float32 and/or float64, got {bad or args.dtypes}")
+    if len(args.memory_N) != 2 or args.memory_N[0] >= args.memory_N[1]:
+        ap.error(f"--memory-N must be two increasing sizes N1,N2, got {args.memory_N}")
+    if args.N < 2 or args.D < 8 or args.D % 4:
+        ap.error(f"--N must be >= 2 and --D a multiple of 4 (C = 4) >= 8, got N={args.N}, D={args.D}")
+    return args
 
-    s = Setting(D=args.D, C=4)
-    rng = np.random.default_rng(0)
-    A = rng.normal(scale=0.05, size=(s.D, s.D))  # a phase-II-like point (SPEC §9)
-    np.fill_diagonal(A, s.beta)
-    v = 3.9 * s.w_star + rng.normal(scale=0.05, size=s.d)
+
+def run(argv: list[str] | None = None) -> int:
+
+    args = _parse(argv)
+    info = machine_info()
+    print(format_machine(info), flush=True)
     torch = None
     if not args.no_torch:
         try:
             import torch  # noqa: F811 — optional (extra "vision"); imported only here
         except ImportError:
             print("torch not installed: skipping the autograd reference")
-    rows = []
-    for dtype in (np.float64, np.float32):
-        b = sample(s, args.N, seed=1, dtype=dtype)
-        X2 = b.X.reshape(-1, s.d)
-        fm = FusedModel(b.X, b.y, s.p, s.nu, s.tau)
-        Ar = np.repeat(A[None], args.replicas, axis=0)
-        Vr = np.repeat(v[:, None], args.replicas, axis=1)
-        vx = v.astype(dtype)
-        wx = np.ones(X2.shape[0], dtype=dtype)
-
-        def fused():
-            return fm.risk_grad(A[None], v[:, None])
-
-        def floor():
-            X2 @ vx
-            wx @ X2
-
-        def one_pass():
-            X2 @ vx
-
-        def reps():
-            fm.risk_grad(Ar, Vr)
-
-        fns = dict(fused=fused, floor_two_passes=floor, one_pass=one_pass, replicas=reps)
-        if torch is not None:
-            Xt = torch.from_numpy(b.X)  # shares memory with X
-            yt = torch.from_numpy(b.y.astype(dtype))
-            fns["autograd"] = lambda: _torch_step(torch, Xt, yt, A, v, s.p, s.nu, s.tau)
-            r_f, _, gA_f, gv_f = fused()
-            r_t, gA_t, gv_t = fns["autograd"]()
-            tol = 1e-9 if dtype == np.float64 else 2e-3
-            ok = (abs(r_f[0] - r_t) <= tol * abs(r_t) and np.allclose(gA_f[0], gA_t, rtol=tol, atol=tol * np.abs(gA_t).max())
-                  and np.allclose(gv_f[:, 0], gv_t, rtol=tol, atol=tol * np.abs(gv_t).max()))
-            if not ok:
-                print(f"ERROR: fused step and autograd disagree in {np.dtype(dtype).name}", file=sys.stderr)
-                return 1
-        times = {k: [] for k in fns}
-        for f in fns.values():  # warm-up (JIT, caches)
-            f()
-        for _ in range(args.repeats):
-            for k, f in fns.items():
-                t0 = time.perf_counter()
-                f()
-                times[k].append(time.perf_counter() - t0)
-        med = {k: float(np.median(t)) for k, t in times.items()}
-        row = dict(dtype=np.dtype(dtype).name, N=args.N, D=s.D, d=s.d, X_MiB=b.X.nbytes / 2**20,
-                   fused_ms=1e3 * med["fused"], floor_two_passes_ms=1e3 * med["floor_two_passes"],
-                   one_pass_ms=1e3 * med["one_pass"],
-                   replicas=args.replicas, replicas_per_run_ms=1e3 * med["replicas"] / args.replicas)
-        row["fused_over_floor"] = med["fused"] / med["floor_two_passes"]
-        row["replica_run_over_single"] = med["replicas"] / args.replicas / med["fused"]
-        if "autograd" in med:
-            row["autograd_ms"] = 1e3 * med["autograd"]
-            row["speedup_vs_autograd"] = med["autograd"] / med["fused"]
-        rows.append(row)
-        print(json.dumps({k: (round(x, 3) if isinstance(x, float) else x) for k, x in row.items()}), flush=True)
-        del b, X2, fm
-
-    print("\nsimulator step, N={}, D=d={} (median of {} interleaved repeats):".format(args.N, s.D, args.repeats))
-    for r in rows:
-        line = (f"  {r['dtype']}: fused {r['fused_ms']:.1f} ms; two passes over X (floor) {r['floor_two_passes_ms']:.1f} ms"
-                f" -> {r['fused_over_floor']:.2f}x the floor (goal <= 1.5x)")
-        if "autograd_ms" in r:
-            goal = 2.0 if r["dtype"] == "float64" else 1.5
-            line += f"; autograd {r['autograd_ms']:.1f} ms -> {r['speedup_vs_autograd']:.2f}x faster (goal >= {goal}x)"
-        print(line)
-        print(f"    {r['replicas']} replicas sharing X: {r['replicas_per_run_ms']:.1f} ms per run "
-              f"({r['replica_run_over_single']:.2f}x a single run)")
-    if not args.no_memory:
-        m = memory_run()
-        print(f"\npeak memory, float32 run D={m['D']}, N={m['N']} ({m['n_test']} test samples): VmHWM growth "
-              f"{(m['vmhwm'] - m['base']) / 2**30:.3f} GiB; X {m['X_bytes'] / 2**30:.3f} GiB + test X "
-              f"{m['X_test_bytes'] / 2**30:.3f} GiB; the rest {m['extra_over_X_and_test'] / 2**20:.1f} MiB "
-              f"(= {m['extra_over_X_and_test'] / m['ND_float64_bytes']:.1f} x one float64 (N, D) array); "
-              f"tracemalloc peak {m['traced_peak'] / 2**30:.3f} GiB; status {m['status']}")
+    tables: list[tuple[str, pd.DataFrame]] = []
+    if not args.scaling_only:
+        s = Setting(D=args.D, C=4)
+        try:
+            t = _main_table(args, s, torch)
+        except RuntimeError as e:
+            print(f"python -m theorydyn.bench simulate: error: {e}", file=sys.stderr)
+            return 1
+        print(f"\nsimulator step, N={args.N}, D=d={s.D} (median of {args.repeats} interleaved repeats):")
+        _print_main(t)
+        tables.append(("main", t))
+    if args.scaling or args.scaling_only:
+        tables += _scaling(args, info)
+    info_end = machine_info()
+    print(f"\nload average (1 min) at the end: {info_end['loadavg_1min']:.2f}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    for name, t in tables:
+        t = t.assign(**{k: str(v) for k, v in info.items()})
+        path = args.out if name == "main" else args.out.with_name(f"{args.out.stem}_{name}{args.out.suffix}")
+        t.to_csv(path, index=False)
+        print(f"table: {path}")
     return 0
 
 

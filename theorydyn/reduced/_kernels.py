@@ -163,30 +163,34 @@ def accumulate(tab, row_ptr, nz_type, nz_count, tidx, fval, weights, out):
             gA += c * tab[k, t, 1]
             gC += c * tab[k, t, 2]
             gR += c * tab[k, t, 3]
-        w = weights[n]
-        if not math.isfinite(F):
-            out[10] += w
-            continue
-        loss, dl = _logistic(F)
-        out[0] += w * loss
-        out[1] += w * loss * loss
-        a = dl * gA
-        b = dl * gC
-        r = dl * gR
-        out[2] += w * a
-        out[3] += w * b
-        out[4] += w * r
-        out[5] += w * a * a
-        out[6] += w * b * b
-        out[7] += w * r * r
-        # A configuration that mirrors the signal set (T = 0, types in ± pairs) has F = 0 exactly;
-        # the sum above may leave a rounding residue of either sign, so such ties count as F = 0.
-        Fs = 0.0 if abs(F) <= TIE_RTOL * Fabs else F
-        if Fs <= 0.0:
-            out[8] += w
-        f = fval[n]
-        if f != 0.0 and f * Fs <= 0.0:
-            out[9] += w
+        _add_sample(out, weights[n], F, Fabs, gA, gC, gR, fval[n])
+
+
+@njit(cache=True)
+def _add_sample(out, w, F, Fabs, gA, gC, gR, f):
+    """Add one sample of weight w (output F, Σ|terms| Fabs, ∂F/∂(α, c, r), label f) to ``out``."""
+    if not math.isfinite(F):
+        out[10] += w
+        return
+    loss, dl = _logistic(F)
+    out[0] += w * loss
+    out[1] += w * loss * loss
+    a = dl * gA
+    b = dl * gC
+    r = dl * gR
+    out[2] += w * a
+    out[3] += w * b
+    out[4] += w * r
+    out[5] += w * a * a
+    out[6] += w * b * b
+    out[7] += w * r * r
+    # A configuration that mirrors the signal set (T = 0, types in ± pairs) has F = 0 exactly;
+    # the sum above may leave a rounding residue of either sign, so such ties count as F = 0.
+    Fs = 0.0 if abs(F) <= TIE_RTOL * Fabs else F
+    if Fs <= 0.0:
+        out[8] += w
+    if f != 0.0 and f * Fs <= 0.0:
+        out[9] += w
 
 
 @njit(cache=True)
@@ -314,3 +318,187 @@ def reference_numpy(alpha, gamma, rho, beta, tau, p, nu, C, D, set_counts, weigh
     dl = -np.exp(-np.logaddexp(0.0, F))  # −1/(1+e^F)
     grad = np.array([w @ (dl * dA), w @ (dl * dC) / tau, w @ (dl * dR) / tau])
     return float(w @ loss), grad, F, Fabs
+
+
+# ---- Monte Carlo draws and bank construction (SPEC §3: counts are drawn, never D-length vectors) ----
+
+def type_sampler(C: int, q: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The law of one random set's count type, prepared for inverting 32-bit uniforms.
+
+    A uniform is an integer b in [0, 2³²) (u = b · 2⁻³²); the type drawn is ``order[k]`` for the
+    first k with b < cut[k].
+
+    Returns:
+        order: (K,) the types by decreasing probability (ties by index);
+        cut: (K,) uint64, ⌈2³² · cdf_k⌉ with cdf_k the cumulative probability along ``order``
+            (b < cut[k] ⟺ u < cdf_k exactly), and 2³³ from the last type of positive probability
+            on (rounding can never select a type of probability 0). Each type's probability is thus
+            rounded to a multiple of 2⁻³² (≤ 2.4e-10 off: far below any Monte Carlo error);
+        start: (4096,) for b in bucket b >> 20, the first k that can satisfy b < cut[k] (a guide
+            table: the search starts there and, except in the K − 1 buckets holding a cut, stops
+            at once — the result of a search from 0, without its unpredictable branches).
+    """
+    prob = type_probabilities(C, q)
+    order = np.argsort(-prob, kind="stable")
+    cdf = np.cumsum(prob[order])
+    cut = np.ceil(np.minimum(cdf, 1.0) * 2.0**32).astype(np.uint64)
+    last = int(np.flatnonzero(prob[order] > 0)[-1])
+    cut[last:] = np.uint64(2**33)
+    lows = (np.arange(4096, dtype=np.uint64) << np.uint64(20))
+    start = np.searchsorted(cut, lows, side="right")
+    return order.astype(np.int64), cut, start.astype(np.int64)
+
+
+@njit(cache=True, inline="always")
+def _draw_position(raw, i, cut, start):
+    """Position along ``order`` of the type drawn by uniform number i (half i & 1 of word i >> 1)."""
+    wd = raw[i >> 1]
+    b = (wd >> np.uint64(32)) if (i & 1) == 0 else (wd & np.uint64(0xFFFFFFFF))
+    k = start[b >> np.uint64(20)]
+    while b >= cut[k]:
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def draw_type_counts(raw, n_sets, order, cut, start, types_out, counts_out):
+    """Invert uniforms into set types and histogram them per sample.
+
+    Args:
+        raw: (⌈N(L−1)/2⌉,) uint64 raw outputs of the bit generator; each gives two uniforms
+            u = (32-bit half) · 2⁻³² on [0, 1) (high half first), one per random set, in row-major
+            order of (sample, set).
+        n_sets: L − 1, the random sets per sample.
+        order, cut, start: from :func:`type_sampler`.
+        types_out: (N, L−1) int16 or an empty array (types not kept), filled with each random set's
+            type (the Multinomial(C; q/2, q/2, 1−q) type law, see :func:`type_sampler`).
+        counts_out: (N, K) int16, filled with the histogram of types, the signal set (type 0,
+            (C, 0, 0)) included.
+    """
+    N, K = counts_out.shape
+    keep_types = types_out.shape[0] == N and N > 0
+    i = 0
+    for n in range(N):
+        for k in range(K):
+            counts_out[n, k] = 0
+        counts_out[n, 0] = 1
+        for m in range(n_sets):
+            t = order[_draw_position(raw, i, cut, start)]
+            i += 1
+            if keep_types:
+                types_out[n, m] = t
+            counts_out[n, t] += 1
+
+
+@njit(cache=True)
+def bank_arrays(counts, sm, thr, Tmax):
+    """Per-sample T = Σ_k counts_k s_k and f = Σ_k counts_k Thr(s_k), the distinct T, and ``counts``
+    in compressed rows, in two passes over (M, K) ``counts`` (|T| ≤ Tmax). Branch-free inner loops:
+    a row's zero counts are written and then overwritten (the write position advances only on a
+    non-zero count).
+
+    Returns:
+        tidx (M,) int64, Tvals (n_T,) float64 sorted, fval (M,), row_ptr (M+1,), nz_type and nz_count
+        (int16: a bank is read once per evaluation, so its size is its cost).
+    """
+    M, K = counts.shape
+    T = np.empty(M, dtype=np.int64)
+    fval = np.empty(M)
+    row_ptr = np.empty(M + 1, dtype=np.int64)
+    present = np.zeros(2 * Tmax + 1, dtype=np.int64)
+    nnz = 0
+    row_ptr[0] = 0
+    for n in range(M):
+        t = 0
+        f = 0.0
+        for k in range(K):
+            c = counts[n, k]
+            t += c * sm[k]
+            f += c * thr[k]
+            nnz += c != 0
+        T[n] = t
+        fval[n] = f
+        present[t + Tmax] = 1
+        row_ptr[n + 1] = nnz
+    nz_type = np.empty(nnz + K, dtype=np.int16)  # + K: room for the overwritten tail of the last row
+    nz_count = np.empty(nnz + K, dtype=np.int16)
+    j = 0
+    for n in range(M):
+        for k in range(K):
+            c = counts[n, k]
+            nz_type[j] = k
+            nz_count[j] = c
+            j += c != 0
+    n_T = 0
+    for i in range(present.shape[0]):
+        if present[i]:
+            present[i] = n_T  # now the index of T = i − Tmax in Tvals
+            n_T += 1
+        else:
+            present[i] = -1
+    Tvals = np.empty(n_T)
+    for i in range(present.shape[0]):
+        if present[i] >= 0:
+            Tvals[present[i]] = i - Tmax
+    tidx = np.empty(M, dtype=np.int64)
+    for n in range(M):
+        tidx[n] = present[T[n] + Tmax]
+    return tidx, Tvals, fval, row_ptr, nz_type[:nnz], nz_count[:nnz]
+
+
+def reference_draw_numpy(C: int, L: int, q: float, n_samples: int, seed: int = 0) -> np.ndarray:
+    """Plain NumPy draw of the count vectors (N, L, 3) (n⁺, n⁻, n⁰): set 0 the signal set (C, 0, 0),
+    sets 1..L−1 i.i.d. Multinomial(C; q/2, q/2, 1−q) — the reference route of the benchmark (and
+    theorydyn's own draw before it sampled types by inversion)."""
+    rng = np.random.default_rng(seed)
+    out = np.empty((n_samples, L, 3), dtype=np.int64)
+    out[:, 0] = (C, 0, 0)
+    out[:, 1:] = rng.multinomial(C, [q / 2, q / 2, 1.0 - q], size=(n_samples, L - 1))
+    return out
+
+
+@njit(cache=True)
+def mc_accumulate(raw, n_samples, n_sets, order, cut, start, tab, Tmax, sm, thr, w, hist, out):
+    """Draw ``n_samples`` samples and add them to ``out`` without storing them (one evaluation).
+
+    The draws are those of :func:`draw_type_counts` on the same ``raw`` words (two 32-bit
+    uniforms per word, one per random set; ``n_samples · n_sets`` must be even unless this is the
+    last chunk); each sample's histogram of types (in ``hist`` (K,), signal set included) is
+    evaluated as in :func:`accumulate` with ``tab`` (K, 2·Tmax + 1, 4) built on every
+    T ∈ [−Tmax, Tmax], in the same order of types — so the sums equal those of a bank of the
+    same samples (``merge=False``) bit for bit. ``out`` (N_OUT + 1,): as in :func:`accumulate`,
+    and ``out[N_OUT]`` += Σw [f = 0].
+    """
+    K = hist.shape[0]
+    i = 0
+    for n in range(n_samples):
+        for k in range(K):
+            hist[k] = 0
+        hist[0] = 1
+        for m in range(n_sets):
+            hist[order[_draw_position(raw, i, cut, start)]] += 1
+            i += 1
+        T = 0
+        f = 0.0
+        for k in range(K):
+            c = hist[k]
+            T += c * sm[k]
+            f += c * thr[k]
+        t = T + Tmax
+        F = 0.0
+        Fabs = 0.0
+        gA = 0.0
+        gC = 0.0
+        gR = 0.0
+        for k in range(K):
+            c = hist[k]
+            if c != 0:
+                v = tab[k, t, 0]
+                F += c * v
+                Fabs += c * abs(v)
+                gA += c * tab[k, t, 1]
+                gC += c * tab[k, t, 2]
+                gR += c * tab[k, t, 3]
+        _add_sample(out, w, F, Fabs, gA, gC, gR, f)
+        if f == 0.0:
+            out[N_OUT] += w

@@ -110,34 +110,80 @@ def _threshold(C: int, sm: np.ndarray) -> np.ndarray:
     return np.where(np.abs(sm) > 0.9 * C, sm, 0).astype(np.float64)
 
 
+def _draw_types(s: Setting, n_samples: int, seed: int, keep_types: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The set types of N Monte Carlo samples: (N, L−1) int16 types of the random sets and the
+    (N, K) int16 histogram of types per sample (signal set included).
+
+    One 32-bit uniform per random set, from the raw output of ``np.random.default_rng(seed)``,
+    inverted through the type law Multinomial(C; q/2, q/2, 1−q) in Numba
+    (:func:`theorydyn.reduced_kernels.draw_type_counts`): the law of drawing (n⁺, n⁻, n⁰) directly
+    (to 2⁻³² per type probability), at a fraction of the cost.
+    """
+    if n_samples < 2:
+        raise ValueError(f"n_samples must be >= 2 (a standard error needs two samples), got {n_samples}")
+    order, cut, start = rk.type_sampler(s.C, s.q)
+    n = int(n_samples)
+    raw = np.random.default_rng(seed).bit_generator.random_raw(-(-n * (s.L - 1) // 2))
+    types = np.empty((n, s.L - 1) if keep_types else (0, 0), dtype=np.int16)
+    counts = np.empty((n, len(order)), dtype=np.int16)
+    rk.draw_type_counts(raw, s.L - 1, order, cut, start, types, counts)
+    return types, counts
+
+
 def mc_set_counts(s: Setting, n_samples: int, seed: int = 0) -> np.ndarray:
     """Draw the count vectors of N samples directly (SPEC §3): (N, L, 3) int64, columns (n⁺, n⁻, n⁰).
 
     Set 0 is the signal set, (C, 0, 0) (y = +1); sets 1..L−1 are i.i.d. Multinomial(C; q/2, q/2, 1−q).
+    These are the samples of ``make_bank(s, "mc", n_samples, seed)`` set by set (same seed, same samples).
     """
-    if n_samples < 2:
-        raise ValueError(f"n_samples must be >= 2 (a standard error needs two samples), got {n_samples}")
-    rng = np.random.default_rng(seed)
-    q = s.q
-    out = np.empty((n_samples, s.L, 3), dtype=np.int64)
+    types, _ = _draw_types(s, n_samples, seed)
+    plus, minus, zero = rk.count_types(s.C)
+    out = np.empty((types.shape[0], s.L, 3), dtype=np.int64)
     out[:, 0] = (s.C, 0, 0)
-    out[:, 1:] = rng.multinomial(s.C, [q / 2, q / 2, 1.0 - q], size=(n_samples, s.L - 1))
+    out[:, 1:, 0] = plus[types]
+    out[:, 1:, 1] = minus[types]
+    out[:, 1:, 2] = zero[types]
     return out
+
+
+def mc_type_counts(s: Setting, n_samples: int, seed: int = 0) -> np.ndarray:
+    """The (N, K) int16 histograms of set types of N Monte Carlo samples (signal set included):
+    what a Monte Carlo bank stores; the samples of :func:`mc_set_counts` with the same seed."""
+    return _draw_types(s, n_samples, seed, keep_types=False)[1]
 
 
 def _finish_bank(s: Setting, kind: str, counts: np.ndarray, weights: np.ndarray, n_samples: int) -> Bank:
     plus, minus, zero = rk.count_types(s.C)
     sm = plus - minus
-    T = counts.astype(np.int64) @ sm
-    f = counts.astype(np.float64) @ _threshold(s.C, sm)
-    Tvals, tidx = np.unique(T, return_inverse=True)
+    counts = np.ascontiguousarray(counts, dtype=np.int16)
+    tidx, Tvals, f, row_ptr, nz_type, nz_count = rk.bank_arrays(counts, sm, _threshold(s.C, sm), s.L * s.C)
     weights = np.ascontiguousarray(weights, dtype=np.float64)
-    rows, cols = np.nonzero(counts)  # row-major order
-    row_ptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(counts)))]).astype(np.int64)
-    return Bank(kind=kind, counts=np.ascontiguousarray(counts, dtype=np.int16), tidx=tidx.astype(np.int64).ravel(),
-                Tvals=Tvals.astype(np.float64), fval=f, weights=weights, n_samples=int(n_samples),
-                amb_f=float(weights[f == 0].sum()), row_ptr=row_ptr, nz_type=cols.astype(np.int64),
-                nz_count=counts[rows, cols].astype(np.float64), plus=plus, minus=minus, zero=zero)
+    return Bank(kind=kind, counts=counts, tidx=tidx, Tvals=Tvals, fval=f, weights=weights, n_samples=int(n_samples),
+                amb_f=float(weights[f == 0].sum()), row_ptr=row_ptr, nz_type=nz_type, nz_count=nz_count,
+                plus=plus, minus=minus, zero=zero)
+
+
+def bank_from_type_counts(s: Setting, counts: np.ndarray, merge: bool = True) -> Bank:
+    """A Monte Carlo bank from (N, K) histograms of set types (signal set included), e.g. from
+    :func:`mc_type_counts`.
+
+    ``merge=True`` merges identical samples (same histogram of types) into one row with weight
+    multiplicity / N: the same estimate, fewer rows.
+    """
+    counts = np.asarray(counts)
+    N, K = counts.shape
+    L = s.L
+    if merge:
+        if (L + 1) ** K < 2**63:  # a histogram is a K-digit number in base L + 1: sort keys, not rows
+            key = counts.astype(np.int64) @ ((L + 1) ** np.arange(K, dtype=np.int64))
+            _, first, mult = np.unique(key, return_index=True, return_counts=True)
+            counts = counts[first]
+        else:
+            counts, mult = np.unique(counts, axis=0, return_counts=True)
+        weights = mult / N
+    else:
+        weights = np.full(N, 1.0 / N)
+    return _finish_bank(s, "mc", counts, weights, N)
 
 
 def bank_from_set_counts(s: Setting, set_counts: np.ndarray, merge: bool = True) -> Bank:
@@ -154,17 +200,7 @@ def bank_from_set_counts(s: Setting, set_counts: np.ndarray, merge: bool = True)
     types = index[set_counts[:, :, 0], set_counts[:, :, 1]]  # (N, L)
     K = len(plus)
     counts = np.bincount((np.arange(N)[:, None] * K + types).ravel(), minlength=N * K).reshape(N, K)
-    if merge:
-        if (L + 1) ** K < 2**63:  # a histogram is a K-digit number in base L + 1: sort keys, not rows
-            key = counts @ ((L + 1) ** np.arange(K, dtype=np.int64))
-            _, first, mult = np.unique(key, return_index=True, return_counts=True)
-            counts = counts[first]
-        else:
-            counts, mult = np.unique(counts, axis=0, return_counts=True)
-        weights = mult / N
-    else:
-        weights = np.full(N, 1.0 / N)
-    return _finish_bank(s, "mc", counts, weights, N)
+    return bank_from_type_counts(s, counts, merge=merge)
 
 
 def n_exact_terms(s: Setting) -> int:
@@ -181,7 +217,7 @@ def make_bank(s: Setting, expectation: str = "mc", n_samples: int = 4000, seed: 
         ValueError: ``expectation="exact"`` with more than ``max_terms`` multisets of count types.
     """
     if expectation == "mc":
-        return bank_from_set_counts(s, mc_set_counts(s, n_samples, seed), merge=merge)
+        return bank_from_type_counts(s, mc_type_counts(s, n_samples, seed), merge=merge)
     if expectation != "exact":
         raise ValueError(f"expectation must be 'mc' or 'exact', got {expectation!r}")
     prob = rk.type_probabilities(s.C, s.q)
@@ -253,21 +289,64 @@ class _Evaluator:
         return bool(o[10] == 0.0 and np.all(np.isfinite(o[:5])))
 
     def estimate(self, alpha: float, gamma: float, rho: float) -> Estimate:
+        b = self.bank
         o = self.raw(alpha, gamma, rho).copy()
-        s, b = self.s, self.bank
-        if o[10] > 0:  # F overflowed for some sample
-            o[:8] = np.nan
-        if b.kind == "mc":
-            N = b.n_samples
-            var = np.maximum(o[[1, 5, 6, 7]] - o[[0, 2, 3, 4]] ** 2, 0.0) * N / (N - 1)
-            se = np.sqrt(var / N)
-        else:
-            se = np.zeros(4)
-        lam, gam, xi = softmax_values(s, gamma, rho)
-        mass = 1.0 - b.amb_f
-        return Estimate(risk=float(o[0]), grad=o[2:5].copy(), risk_stderr=float(se[0]), grad_stderr=se[1:].copy(),
-                        err_y=float(o[8]), err_f=float(o[9] / mass) if mass > 0 else float("nan"),
-                        amb_f=float(b.amb_f), Lambda=lam, Gamma=gam, Xi=xi, method=b.kind, n_terms=len(b))
+        return _estimate_from(self.s, o, gamma, rho, b.kind, b.n_samples, b.amb_f, len(b))
+
+
+def _estimate_from(s: Setting, o: np.ndarray, gamma: float, rho: float, kind: str, n_samples: int, amb_f: float,
+                   n_terms: int) -> Estimate:
+    """An :class:`Estimate` from the accumulated sums ``o`` (see :func:`theorydyn.reduced_kernels.accumulate`)."""
+    if o[10] > 0:  # F overflowed for some sample
+        o[:8] = np.nan
+    if kind == "mc":
+        N = n_samples
+        var = np.maximum(o[[1, 5, 6, 7]] - o[[0, 2, 3, 4]] ** 2, 0.0) * N / (N - 1)
+        se = np.sqrt(var / N)
+    else:
+        se = np.zeros(4)
+    lam, gam, xi = softmax_values(s, gamma, rho)
+    mass = 1.0 - amb_f
+    return Estimate(risk=float(o[0]), grad=o[2:5].copy(), risk_stderr=float(se[0]), grad_stderr=se[1:].copy(),
+                    err_y=float(o[8]), err_f=float(o[9] / mass) if mass > 0 else float("nan"),
+                    amb_f=float(amb_f), Lambda=lam, Gamma=gam, Xi=xi, method=kind, n_terms=int(n_terms))
+
+
+#: Samples per chunk of the streaming Monte Carlo evaluation (even: chunks start on a whole raw word;
+#: small: a chunk's raw words, ≤ 8 · 1024 · (L−1) / 2 bytes, are reused heap memory, not fresh pages).
+_MC_CHUNK = 1024
+
+
+def _mc_estimate(s: Setting, alpha: float, gamma: float, rho: float, n_samples: int, seed: int) -> Estimate:
+    """ℓ_red by Monte Carlo without storing the samples: the samples of ``make_bank(s, "mc",
+    n_samples, seed)``, drawn chunk by chunk and evaluated as they are drawn on a table over every
+    T ∈ [−D, D] (:func:`theorydyn.reduced_kernels.mc_accumulate`); risk and gradient sums equal
+    those of the unmerged bank bit for bit. Memory O(chunk + K·D), not O(N·L)."""
+    if n_samples < 2:
+        raise ValueError(f"n_samples must be >= 2 (a standard error needs two samples), got {n_samples}")
+    n = int(n_samples)
+    order, cut, start = rk.type_sampler(s.C, s.q)
+    plus, minus, zero = rk.count_types(s.C)
+    sm = plus - minus
+    Tmax = s.L * s.C
+    tab = np.empty((len(plus), 2 * Tmax + 1, 4))
+    rk.build_table(float(alpha), float(gamma), float(rho), float(s.beta), float(s.tau), int(s.p), float(s.nu),
+                   int(s.C), int(s.D), plus, minus, zero, np.arange(-Tmax, Tmax + 1, dtype=np.float64), tab)
+    out = np.zeros(rk.N_OUT + 1)
+    hist = np.empty(len(plus), dtype=np.int64)
+    bitgen = np.random.default_rng(seed).bit_generator
+    M = s.L - 1
+    thr = _threshold(s.C, sm)
+    for a in range(0, n, _MC_CHUNK):
+        m = min(_MC_CHUNK, n - a)
+        raw = bitgen.random_raw(-(-m * M // 2))
+        rk.mc_accumulate(raw, m, M, order, cut, start, tab, Tmax, sm, thr, 1.0 / n, hist, out)
+    tau = s.tau
+    out[3] /= tau
+    out[4] /= tau
+    out[6] /= tau * tau
+    out[7] /= tau * tau
+    return _estimate_from(s, out[:rk.N_OUT], gamma, rho, "mc", n, float(out[rk.N_OUT]), n)
 
 
 def population_risk(s: Setting, alpha: float, gamma: float, rho: float, method: str = "exact",
@@ -286,6 +365,8 @@ def population_risk(s: Setting, alpha: float, gamma: float, rho: float, method: 
         if not np.isfinite(v):
             raise ValueError(f"{name} must be finite, got {v}")
     if bank is None:
+        if method == "mc":  # one evaluation: stream the samples through the kernel, never store them
+            return _mc_estimate(s, alpha, gamma, rho, n_samples, seed)
         bank = make_bank(s, method, n_samples=n_samples, seed=seed, max_terms=max_terms)
     return _Evaluator(s, bank).estimate(alpha, gamma, rho)
 

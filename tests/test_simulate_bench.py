@@ -1,0 +1,42 @@
+"""The simulator benchmark runs at a tiny size, checks its contenders agree, prints every ratio and
+the machine, and writes its tables (no timing is asserted)."""
+
+import pandas as pd
+import pytest
+
+from theorydyn.bench.__main__ import main
+
+
+def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
+    out = tmp_path / "sim.csv"
+    argv = ["simulate", "--N", "256", "--D", "8", "--n-test", "32", "--repeats", "1", "--sim-steps", "2",
+            "--replicas", "2", "--settle", "0", "--out", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "machine:" in text and "numba" in text
+    for needle in ("x one pass (goal <= 1.3x)", "simulate() per step", "replicas sharing X"):
+        assert needle in text
+    t = pd.read_csv(out)
+    assert list(t.dtype) == ["float64", "float32"]
+    assert (t.fused_ms > 0).all() and (t.one_pass_ms > 0).all() and (t.simulate_step_ms > 0).all()
+    assert {"cpu", "numba", "numpy", "fused_over_one_pass", "simulate_over_fused"} <= set(t.columns)
+
+
+def test_simulate_benchmark_scaling_tables(tmp_path, capsys):
+    out = tmp_path / "sim.csv"
+    argv = ["simulate", "--scaling-only", "--no-memory", "--scaling-N", "64,128", "--scaling-D", "8,16",
+            "--scaling-N-for-D", "64", "--repeats", "1", "--settle", "0", "--out", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "log-log slope of the step time in N" in text and "log-log slope of the step time in D" in text
+    tN = pd.read_csv(tmp_path / "sim_scaling_N.csv")
+    tD = pd.read_csv(tmp_path / "sim_scaling_D.csv")
+    assert list(tN.N) == [64, 128] and list(tD.D) == [8, 16]
+
+
+@pytest.mark.parametrize("argv,needle", [(["--dtypes", "float16"], "--dtypes"), (["--memory-N", "10,5"], "--memory-N"),
+                                         (["--D", "10"], "--D")])
+def test_simulate_benchmark_bad_input_exits_2(argv, needle, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["simulate", *argv])
+    assert e.value.code == 2 and needle in capsys.readouterr().err

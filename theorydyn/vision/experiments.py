@@ -37,9 +37,11 @@ from .train import TrainConfig, train
 
 #: Network size and schedule per dataset kind, shared by the CLI, the figures and the ledger.
 PRESETS = {
-    # 8×8 digits, no upsampling: 16 patches of 2×2 pixels. No label smoothing, no crop (a 1-pixel
-    # shift moves an eighth of a digit), small sub-pixel affine jitter instead: see the report of
-    # issue 12 (docs) for the measurements behind each choice.
+    # 8×8 digits, no upsampling: 16 patches of 2×2 pixels, half the multiply-adds per token of the
+    # former width-128 depth-2 preset. No label smoothing (final train loss stayed at 0.63 with it),
+    # no crop (a 1-pixel shift moves an eighth of a digit; seed 0: 94.0% with it, 97.1% without).
+    # Sub-pixel affine jitter (TrainConfig.affine) was tried: seed 0 positional 97.8%, vanilla 96.7%,
+    # no clear gain, so it stays off. Measured, 3 seeds: positional 97.1%, vanilla 96.3% (< 98%).
     "digits": dict(width=64, depth=4, heads=4, mlp=128, patch=2, epochs=60, batch_size=64, lr=2e-3, warmup=3.0,
                    label_smoothing=0.0, pad=0, affine=None),
     # 32×32 images: the paper's small ViT (docs/theory.md §8) and its 300 epochs at batch 128
@@ -267,10 +269,10 @@ def robustness_figure(df: pd.DataFrame, title: str) -> Figure:
             ax.plot(np.full(len(v), xi), v, "k.", ms=4)
     ax.set_xticks(np.arange(len(models)), [names.get(m, m) for m in models])
     lo = float(df.final_test_acc.min())
-    ax.set_ylim(max(0.0, lo - 0.05), 1.0)
+    ax.set_ylim(max(0.0, lo - 0.05), 1.0 + 0.35 * (1.0 - max(0.0, lo - 0.05)))  # headroom for the legend
     ax.set_ylabel("final test accuracy")
     ax.set_title(textwrap.fill(title, 60), fontsize=9)
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=8, loc="upper center", ncol=2)
     return fig
 
 

@@ -96,18 +96,25 @@ def test_checks_end_to_end_on_a_tiny_configuration(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_figures_cli_writes_the_three_pngs_from_the_cache(tmp_path, monkeypatch):
+def test_the_three_figures_draw_from_the_cache(tmp_path, monkeypatch):
+    from theorydyn.plotting import save
     from theorydyn.vision import experiments, figs
+    from theorydyn.vision.data import load
 
     monkeypatch.setitem(experiments.PRESETS, "digits", dict(experiments.PRESETS["digits"], width=16, depth=1, heads=2,
                                                             mlp=16, epochs=1, batch_size=256))
-    argv = ["all", "--out", str(tmp_path / "fig"), "--seeds", "2", "--threads", "1", "--root", str(tmp_path / "runs")]
-    assert figs.main(argv) == 0
-    for name in ("vision_pos_similarity.png", "vision_compare.png", "vision_permuted.png"):
-        assert (tmp_path / "fig" / name).read_bytes()[:4] == b"\x89PNG"
-    runs = sorted(p.name for p in (tmp_path / "runs").iterdir() if p.is_dir())
+    data, root, seeds = load("digits", download=False), tmp_path / "runs", (0, 1)
+
+    def draw_all():
+        for fn, name in ((figs.similarity_figure_digits, "vision_pos_similarity.png"),
+                         (figs.compare_figure_digits, "vision_compare.png"),
+                         (figs.permuted_figure_digits, "vision_permuted.png")):
+            assert save(fn(data, seeds, root=root), tmp_path / "fig" / name).read_bytes()[:4] == b"\x89PNG"
+
+    draw_all()
+    runs = sorted(p.name for p in root.iterdir() if p.is_dir())
     # 2 attentions × 2 seeds; then the permuted ViT and the CNN on original and permuted images × 2 seeds
     # (the unpermuted ViT runs of the permutation figure are the positional runs above, from the cache)
     assert len(runs) == 4 + 6
-    assert figs.main(argv) == 0  # everything cached now
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir() if p.is_dir()) == runs
+    draw_all()  # everything cached now
+    assert sorted(p.name for p in root.iterdir() if p.is_dir()) == runs

@@ -1,5 +1,5 @@
-"""``python -m theorydyn.vision.figs {similarity,compare,permuted,all} [--out figures]`` — the three
-Section 6 figures on the bundled digits, from the same cached runs as the ledger rows of
+"""The three Section 6 figures on the bundled digits (registered in :mod:`theorydyn.figures` as
+``vision_pos_similarity``, ``vision_compare``, ``vision_permuted``), from the same cached runs as the ledger rows of
 ``theorydyn/claims/vision.py`` (folders keyed by configuration under ``runs/vision/ledger``; a
 missing run is trained, a finished one read back).
 
@@ -16,9 +16,7 @@ The ``*_figure`` functions return a :class:`matplotlib.figure.Figure` and pick n
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -79,37 +77,3 @@ def permuted_figure_digits(data, seeds=SEEDS, root=ROOT, quick: bool = True) -> 
     s = ROBUSTNESS_DIGITS["s"]
     return robustness_figure(df, f"Digits, grid permutation π_{s} (Figure 5a form): ViT patch {vit.patch} "
                                  f"(width {vit.width}, depth {vit.depth}), {tcfg.epochs} epochs, {len(seeds)} seeds")
-
-
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m theorydyn.vision.figs", description=__doc__.split("\n\n")[0])
-    p.add_argument("which", choices=("similarity", "compare", "permuted", "all"))
-    p.add_argument("--out", default="figures", help="folder of the PNGs")
-    p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--root", default=str(ROOT), help="cache of the training runs (shared with the ledger)")
-    args = p.parse_args(argv)
-    if args.seeds < 2:
-        p.error("--seeds: the bands need at least 2 seeds")
-    import torch
-
-    torch.set_num_threads(args.threads)
-    from .data import load
-
-    data = load("digits", download=False)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    seeds = tuple(range(args.seeds))
-    todo = ("similarity", "compare", "permuted") if args.which == "all" else (args.which,)
-    makers = dict(similarity=(similarity_figure_digits, "vision_pos_similarity.png"),
-                  compare=(compare_figure_digits, "vision_compare.png"),
-                  permuted=(permuted_figure_digits, "vision_permuted.png"))
-    for w in todo:
-        fn, name = makers[w]
-        fn(data, seeds, root=Path(args.root)).savefig(out / name, dpi=130)
-        print(f"wrote {out / name}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -53,6 +53,10 @@ __all__ = ["provenance", "git_state", "library_versions", "attach_to_frame", "at
 LIBRARIES = {"numpy": "numpy", "scipy": "scipy", "numba": "numba", "pandas": "pandas", "torch": "torch"}
 #: Column prefix used by :func:`attach_to_frame`.
 PREFIX = "prov_"
+#: The provenance columns a table gets from :func:`attach_to_frame` that hold text (all but the
+#: numerics version), e.g. for a store that checks the kind of every column.
+PROVENANCE_TEXT_COLUMNS = tuple(PREFIX + k for k in ("theorydyn_version", "git_commit", "git_dirty", "python",
+                                                     *LIBRARIES, "platform", "created_utc"))
 _GIT_TIMEOUT_S = 3.0
 
 

@@ -44,6 +44,7 @@ exact expectation over more multisets than the solver allows, or a point whose m
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -85,7 +86,8 @@ _INT_OPTIONS = ("n_samples", "n_points", "steps", "N", "sim_steps", "record_ever
 _CHOICES = {"method": ("flow", "gd"), "expectation": ("mc", "exact"), "dtype": ("float64", "float32")}
 AXIS_NAMES = tuple(SETTING_FIELDS) + tuple(OPTION_DEFAULTS) + ("seed",)
 
-from ..provenance import NUMERICS_VERSION  # noqa: E402 — the salt of every scan key (documented there)
+from ..phases import Phases
+from ..provenance import NUMERICS_VERSION, PROVENANCE_TEXT_COLUMNS  # noqa: E402 — the salt of every scan key (documented there)
 
 
 class ScanError(ValueError):
@@ -446,28 +448,16 @@ def validate_points(points: list[Point], *, force: bool = False, available: int 
 SCAN_KINDS: dict[str, str] = {
     **{k: "num" for k in _INT_FIELDS + _REAL_FIELDS + _FLOAT_OPTIONS + _INT_OPTIONS},
     "simulate": "bool", "seed": "num", "numerics_version": "num",
-    **{k: "num" for k in ("T0", "T1", "T1_mass", "T2", "plateau_alpha", "plateau_risk", "plateau_err",
-                          "plateau_err_y", "final_risk", "final_err_y", "final_err_f", "lemma43_ratio",
-                          "lemma43_ratio_total", "max_abs_rho", "min_gamma_minus_rho", "final_alpha", "final_gamma",
-                          "final_rho", "s_reached", "reduced_wall_s", "wall_s", "sim_association", "sim_train_risk",
-                          "sim_err_y", "sim_err_f", "sim_cos_v", "sim_wall_s", "sim_T0", "sim_T1", "sim_T2",
-                          "sim_alpha_plateau", "sim_T0_step", "sim_T1_step", "sim_T1_mean_gt_maxabs_cross_step",
-                          "sim_association_peak", "sim_association_peak_step", "sim_cos_v_min_after_start",
-                          "sim_cos_v_min_step", "sim_cos_v_peak_before_min", "sim_cos_v_max_after_min",
-                          "sim_cos_v_max_after_min_step", "sim_T1_mass", "sim_lemma43_ratio",
-                          "sim_lemma43_ratio_total", "sim_max_abs_rho", "sim_plateau_alpha", "sim_plateau_err",
-                          "sim_plateau_err_y", "sim_final_err_y", "sim_final_err_f",
-                          # the names of the package layout's shared phase detector (theorydyn/phases.py)
-                          "T_assoc", "min_gap_after_start", "err_tol", "assoc_peak", "assoc_peak_s",
-                          "sim_T_assoc", "sim_plateau_risk", "sim_final_risk", "sim_min_gap_after_start",
-                          "sim_err_tol", "sim_assoc_peak", "sim_assoc_peak_s", "sim_cos_v_min", "sim_cos_v_min_s",
-                          "sim_cos_v_max_after_min_s", "sim_final_alpha", "sim_final_association",
-                          "sim_final_cos_v")},
-    "gamma_ge_rho": "bool", "sim_gamma_ge_rho": "bool",
+    # the phase columns of both solvers come from the one detector: its fields, bare and prefixed sim_
+    **{p + f.name: ("bool" if f.name == "gamma_ge_rho" else "num")
+       for p in ("", "sim_") for f in dataclasses.fields(Phases)},
+    **{k: "num" for k in ("final_gamma", "final_rho", "s_reached", "reduced_wall_s", "wall_s", "sim_wall_s",
+                          "sim_final_association", "sim_final_risk", "sim_final_err_y", "sim_final_err_f",
+                          "sim_final_cos_v", "prov_numerics_version")},
 }
 #: Text columns of the default runner's rows (not checked beyond the key's hash).
 SCAN_TEXT_COLUMNS = ("key", "partition", "feature", "method", "expectation", "dtype", "runner", "status", "sim_status",
-                     "message", "sim_message")
+                     "message", "sim_message") + PROVENANCE_TEXT_COLUMNS
 
 _INT_TEXT = re.compile(r"[+-]?\d+")
 

@@ -77,6 +77,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from .. import data, model
+from ..provenance import NUMERICS_VERSION
 from ..reduced import forward_counts, integrate
 from ..scan.store import ResultStore
 from ..setting import Setting
@@ -316,9 +317,11 @@ def linear_reference(s: Setting, n_samples: int = 200_000, seed: int = 0) -> flo
 
 # ---- pre-trained attentions, cached ------------------------------------------------------------------
 def _setting_tag(s: Setting) -> str:
+    """Names a cached attention: the setting, and the numerics version (so a change of the solvers'
+    numbers never reuses an attention computed by older code)."""
     part = s.partition if isinstance(s.partition, str) else "explicit"
     return (f"D{s.D}_C{s.C}_d{s.d}_q{s.q:.6g}_nu{s.nu:g}_beta{s.beta:g}_tau{s.tau:g}_{part}{s.partition_seed}"
-            f"_feat{s.feature if isinstance(s.feature, int) else 'vec'}")
+            f"_feat{s.feature if isinstance(s.feature, int) else 'vec'}_v{NUMERICS_VERSION}")
 
 
 def _cache_key(s: Setting, N: int, steps: int, eta: float, omega: float, seed: int) -> str:
@@ -344,12 +347,11 @@ def flow_attention(s: Setting, s_max: float | None = None, n_samples: int = 2000
         info["cached"] = True
         return float(info.pop("gamma")), float(info.pop("rho")), info
 
-    traj = integrate(s, method="flow", s_max=s_max, n_samples=n_samples, seed=seed, n_points=40)
-    last = traj.iloc[-1]
-    ph = traj.attrs.get("phases") or {}
+    res = integrate(s, method="flow", s_max=s_max, n_samples=n_samples, seed=seed, n_points=40)
+    last = res.trajectory.iloc[-1]
     info = dict(gamma=float(last["gamma"]), rho=float(last["rho"]), alpha=float(last["alpha"]),
-                err_f=float(last["err_f"]), T2=float(ph.get("T2") if ph.get("T2") is not None else np.nan),
-                status=str(traj.attrs.get("status", "ok")), s_max=float(last["s"]))
+                err_f=float(last["err_f"]), T2=float(res.phases.T2 if res.phases.T2 is not None else np.nan),
+                status=str(res.status), s_max=float(last["s"]))
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(path, **{k: np.asarray(v) for k, v in info.items()})
@@ -371,7 +373,7 @@ def pretrained_attention(s: Setting, N: int, steps: int, eta: float, omega: floa
     t = time.perf_counter()
     res = pretrain(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed)
     last = res.trajectory.iloc[-1]
-    info = dict(status=str(res.status), steps=int(last["step"]), test_err_f=float(last.get("test_err_f", np.nan)),
+    info = dict(status=str(res.status), steps=int(last["step"]), test_err_f=float(last["err_f"]),
                 association=model.association(s, res.A), wall_s=time.perf_counter() - t)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -531,8 +533,10 @@ def compute_row(sd: Setting, method: str, A: np.ndarray | None, N: int, seed: in
 
 
 def row_key(D: int, method: str, N: int, seed: int, config: dict) -> str:
-    """The store key of one result: a hash of everything it depends on."""
-    blob = json.dumps(dict(D=D, method=method, N=N, seed=seed, config=config), sort_keys=True, default=str)
+    """The store key of one result: a hash of everything it depends on, the numerics version included
+    (as for a scan's rows: results of older numerics are recomputed, never reused)."""
+    blob = json.dumps(dict(D=D, method=method, N=N, seed=seed, config=config, numerics=NUMERICS_VERSION),
+                      sort_keys=True, default=str)
     return hashlib.sha1(blob.encode()).hexdigest()[:20]
 
 

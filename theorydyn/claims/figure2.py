@@ -66,9 +66,10 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .. import data
-from .check import Check, Verdict
 from ..model import association
 from ..setting import Setting
+from ..stats import mean_ci
+from .check import Check, Verdict
 
 KINDS = ("positional", "T")
 
@@ -529,8 +530,6 @@ def plot_curve(ax, results: dict[str, list[Result]], attr: str = "test_err", yla
     """A recorded curve (``attr`` of :class:`Result`: test_err, train_loss, assoc_curve,
     contrast_curve) against Adam steps: the mean over seeds, a band (``"minmax"`` over seeds or
     ``"ci"``, the 95% t-interval), one line per kind."""
-    from ..stats import mean_ci
-
     for kind, rs in results.items():
         steps = rs[0].steps
         Y = np.array([getattr(r, attr) for r in rs])

@@ -119,7 +119,7 @@ def decay_check(contrast: Sequence[float], init_contrast: Sequence[float], param
 
 def contrast(C: np.ndarray) -> float:
     """``ρ(1) − ρ(g−1)`` of a similarity matrix ``C: (g², g²)``."""
-    from ..vision.maps import distance_profile
+    from ..vision.maps import distance_profile  # vision needs torch (the vision extra): imported on use only
 
     rho = distance_profile(C)
     return float(rho[0] - rho[-1])
@@ -128,6 +128,8 @@ def contrast(C: np.ndarray) -> float:
 def checks(quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str], None] | None = None,
            root: str | Path = "runs/vision/ledger", data=None) -> list[Check]:
     """The three Section 6 rows on digits (module docstring); ``data`` defaults to the bundled digits."""
+    # torch and theorydyn.vision are the vision extra: imported only when these rows are computed,
+    # so the rest of the ledger runs without them
     import torch
 
     from ..vision.data import load

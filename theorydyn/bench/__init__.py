@@ -63,3 +63,14 @@ def machine_info() -> dict[str, object]:
 def format_machine(info: dict[str, object]) -> str:
     return ("machine: {cpu}, {cores} cores usable (numba threads {numba_threads}); python {python}, numpy {numpy}, "
             "numba {numba}, torch {torch}; load average (1 min) {loadavg_1min:.2f}").format(**info)
+
+
+def write_tables(tables, out, info: dict) -> None:
+    """Write each (name, DataFrame) of a benchmark as CSV with the machine's description in every row:
+    ``out`` for the main table, ``out`` with ``_<name>`` before the suffix for the others."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for name, t in tables:
+        t = t.assign(**{k: str(v) for k, v in info.items()})
+        path = out if name == "main" else out.with_name(f"{out.stem}_{name}{out.suffix}")
+        t.to_csv(path, index=False)
+        print(f"table: {path}")

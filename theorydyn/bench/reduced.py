@@ -35,7 +35,7 @@ from ..cli import positive
 from ..reduced._kernels import reference_draw_numpy, reference_numpy
 from ..reduced.solve import _Evaluator, bank_from_set_counts, integrate, mc_set_counts, population_risk
 from ..setting import Setting
-from . import best_time, format_machine, machine_info
+from . import best_time, format_machine, machine_info, write_tables
 
 POINT = (3.9, 0.5, -0.05)  # a phase-II point of docs/theory.md §9
 
@@ -199,10 +199,5 @@ def run(argv: list[str] | None = None) -> int:
     if args.scaling or args.scaling_only:
         tables.append(("scaling_D", _scaling(args)))
     print(f"load average (1 min) at the end: {machine_info()['loadavg_1min']:.2f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    for name, t in tables:
-        t = t.assign(**{k: str(v) for k, v in info.items()})
-        path = args.out if name == "main" else args.out.with_name(f"{args.out.stem}_{name}{args.out.suffix}")
-        t.to_csv(path, index=False)
-        print(f"table: {path}")
+    write_tables(tables, args.out, info)
     return 0

@@ -39,7 +39,7 @@ from ..data import sample
 from ..setting import Setting
 from ..simulate import simulate
 from ..simulate._kernel import FusedModel
-from . import format_machine, machine_info
+from . import format_machine, machine_info, write_tables
 
 
 def _torch_step(torch, Xt, yt, A_np, v_np, p, nu, tau):
@@ -348,12 +348,7 @@ def run(argv: list[str] | None = None) -> int:
         tables += _scaling(args, info)
     info_end = machine_info()
     print(f"\nload average (1 min) at the end: {info_end['loadavg_1min']:.2f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    for name, t in tables:
-        t = t.assign(**{k: str(v) for k, v in info.items()})
-        path = args.out if name == "main" else args.out.with_name(f"{args.out.stem}_{name}{args.out.suffix}")
-        t.to_csv(path, index=False)
-        print(f"table: {path}")
+    write_tables(tables, args.out, info)
     return 0
 
 

@@ -39,6 +39,9 @@ def test_verify_reduced_ledger_has_intervals_over_seeds(tmp_path, capsys):
     # GD vs flow is solver consistency: INFO, exact expectation
     assert set(df[df["claim"].str.contains("GD vs flow")]["verdict"]) == {"INFO"}
     assert {"Section 4.1, Event III", "Theorem 4.1 (2)"} <= set(df["claim"])
+    # Event III's "alpha increases again": measured from T1 to the end; here it decreases (DEVIATES)
+    a3 = df[df["quantity"].str.startswith("relative change of alpha")].iloc[0]
+    assert a3["verdict"] == ("DEVIATES" if a3["ci_high"] < 0 else "PASS" if a3["ci_low"] > 0 else "INFO")
     assert code == (1 if (df["verdict"] == "FAIL").any() else 0)
 
 

@@ -106,6 +106,12 @@ def reduced_checks(s: Setting, quick: bool = False, s_max: float | None = None, 
         if not math.isfinite(per["final_err_f"][-1]):
             per["final_err_f"][-1] = float(traj["err_f"].iloc[-1])
         per.setdefault("assoc", []).append(model.association(s, model.symmetric_attention(s, g[-1], r[-1])))
+        # Event III: "α(t) increases again until the population risk becomes o(1)". Measured as the
+        # change of α from T1 (γ overtakes max|ρ|) to the end of the run, relative to α(T1).
+        a_all = traj["alpha"].to_numpy(float)
+        T1 = res.phases.T1
+        a_T1 = float(np.interp(T1, sv, a_all)) if T1 is not None else math.nan
+        per.setdefault("alpha_III", []).append((a_all[-1] - a_T1) / a_T1 if T1 is not None else math.nan)
     bad = sorted({x for x in status if x != "ok"})
     note = f"solver: {bad}" if bad else ""
     route_red = ("reduced recursion vs population GD of the full D x D model by exhaustive enumeration "
@@ -149,6 +155,15 @@ def reduced_checks(s: Setting, quick: bool = False, s_max: float | None = None, 
                         lambda v: True, route_ph))
     out.append(over("Section 4.1, Event I", "error against f at T0 (the GLM-like plateau)", "plateau_err",
                     "INFO (Theorem 3.1: a GLM errs >= 1/8)", lambda v: Verdict.INFO, route_ph))
+    def event3(v):
+        lo, hi = mean_ci(v)[1:]
+        return Verdict.PASS if lo > 0 else Verdict.DEVIATES if hi < 0 else Verdict.INFO
+
+    out.append(over("Section 4.1, Event III", "relative change of alpha from T1 to the end of the run, "
+                    "(alpha(end) - alpha(T1)) / alpha(T1)", "alpha_III", "> 0 (the paper: alpha increases again)",
+                    event3, route_red,
+                    "DEVIATES when the 95% interval lies below 0: in the idealized dynamics alpha decreases in phase "
+                    "III while gamma grows (the model lowers the risk through attention, not through alpha)"))
     out.append(over("Theorem 4.1 (1)", "patch association of the final A(gamma, rho) (Definition 2.2, fraction of rows)",
                     "assoc", "== 1 in every seed", lambda v: min(v) == 1.0,
                     "brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)"))

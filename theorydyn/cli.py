@@ -63,7 +63,7 @@ def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int =
     g.add_argument("--C", type=number(int, "--C", low=2, high=D_MAX), default=C,
                    help="size of each set S_l, 2 <= C < D, dividing D (default %(default)s)")
     g.add_argument("--d", type=number(int, "--d", low=2, high=D_MAX), default=None, help="patch dimension (default D)")
-    g.add_argument("--q", type=number(float, "--q", low=0, high=1), default=None,
+    g.add_argument("--q", type=number(float, "--q", low=0, high=1, rule="q must lie in [0, 1]"), default=None,
                    help="probability of ±w* in a random patch, in [0, 1] (default C²/D)")
     g.add_argument("--sigma2", type=positive(float, "--sigma2"), default=None, help="noise variance > 0 (default 1/d)")
     g.add_argument("--p", type=number(int, "--p", low=3), default=3, help="degree of the activation (odd, >= 3)")
@@ -108,32 +108,34 @@ def guard_memory(estimate: MemoryEstimate, *, force: bool = False, prog: str | N
     estimate and the limit; ``force`` (the CLI's ``force_flag``) skips the check.
 
     ``flags`` maps an estimate's parameter names to the flags that set them (default
-    ``--name`` with ``_`` → ``-``).
+    ``--name`` with ``_`` → ``-``; ``None``: a size the CLI fixes itself, not named as a flag).
     """
     flags = flags or {}
     try:
         return check_memory(estimate, force=force, force_name=force_flag)
     except ResourceError as e:
-        names = [flags.get(k, "--" + k.replace("_", "-")) for k in estimate.largest.params]
+        names = [f for k in estimate.largest.params for f in [flags.get(k, "--" + k.replace("_", "-"))] if f]
         fail(f"{'/'.join(names) or 'memory'}: {e}", prog)
 
 
 def number(kind=float, name: str = "value", *, low: float | None = None, high: float | None = None,
-           low_open: bool = False, high_open: bool = False):
+           low_open: bool = False, high_open: bool = False, rule: str | None = None):
     """argparse ``type=`` converter: a finite ``kind`` (int or float) in [low, high] (open ends with
     ``low_open`` / ``high_open``; None: unbounded).
 
     nan, ±inf, overflow (``1e400``), a fraction for an integer flag and an empty string are
-    refused at parse time, and the message names the flag, so a value that cannot be used never
+    refused at parse time, and argparse's message names the flag (``argument --eta: must be > 0,
+    got -1``), so a value that cannot be used never
     reaches the computation. The rule is kept on the converter (``.kind``, ``.low``, ``.high``,
     ``.low_open``, ``.high_open``, ``.flag``) so that tests can derive the invalid values of every
-    flag from the parser itself (tests/test_cli_fuzz.py).
+    flag from the parser itself (tests/test_cli_fuzz.py). ``rule`` words the range in the message
+    (default: ``--flag must be >= low and <= high``).
     """
     name = name if name.startswith("--") else f"--{name}"
     if kind not in (int, float):
         raise ValueError(f"kind must be int or float, got {kind!r}")
 
-    def rule() -> str:
+    def range_text() -> str:
         parts = []
         if low is not None:
             parts.append(f"{'>' if low_open else '>='} {low:g}")
@@ -154,14 +156,14 @@ def number(kind=float, name: str = "value", *, low: float | None = None, high: f
                 if f is not None and math.isfinite(f) and f == int(f) and abs(f) < 2**53:
                     v = int(f)
                 else:
-                    raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}") from None
+                    raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
             else:
-                raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}") from None
+                raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
         if not math.isfinite(v):
-            raise argparse.ArgumentTypeError(f"{name} must be finite, got {text!r}")
+            raise argparse.ArgumentTypeError(f"must be finite, got {text!r}")
         if (low is not None and (v < low or (low_open and v == low))) or \
                 (high is not None and (v > high or (high_open and v == high))):
-            raise argparse.ArgumentTypeError(f"{name} must be {rule()}, got {text}")
+            raise argparse.ArgumentTypeError(f"{rule}, got {text}" if rule else f"must be {range_text()}, got {text}")
         return v
 
     conv.__name__ = f"{kind.__name__}_{name.lstrip('-').replace('-', '_')}"

@@ -123,13 +123,13 @@ def number(kind=float, name: str = "value", *, low: float | None = None, high: f
     """argparse ``type=`` converter: a finite ``kind`` (int or float) in [low, high] (open ends with
     ``low_open`` / ``high_open``; None: unbounded).
 
-    nan, ±inf, overflow (``1e400``), a fraction for an integer flag and an empty string are
-    refused at parse time, and argparse's message names the flag (``argument --eta: must be > 0,
-    got -1``), so a value that cannot be used never
-    reaches the computation. The rule is kept on the converter (``.kind``, ``.low``, ``.high``,
-    ``.low_open``, ``.high_open``, ``.flag``) so that tests can derive the invalid values of every
-    flag from the parser itself (tests/test_cli_fuzz.py). ``rule`` words the range in the message
-    (default: ``--flag must be >= low and <= high``).
+    nan, ±inf, overflow (``1e400``), a fraction for an integer flag (``1e3`` is read as 1000) and
+    an empty string are refused at parse time, and argparse's message names the flag
+    (``argument --eta: must be > 0, got -1``), so a value that cannot be used never reaches the
+    computation. The rule is kept on the converter (``.kind``, ``.low``, ``.high``, ``.low_open``,
+    ``.high_open``, ``.flag``) so that tests derive the invalid values of every flag from the
+    parser itself (tests/test_cli_fuzz.py). ``rule`` words the range in the message (default
+    ``must be >= low and <= high``).
     """
     name = name if name.startswith("--") else f"--{name}"
     if kind not in (int, float):

@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import NoReturn
 
-from .setting import Setting
+from .resources import MemoryEstimate, ResourceError, check_memory
+from .setting import D_MAX, Setting
 
 
 def _prog() -> str:
@@ -48,23 +50,46 @@ def _partition_arg(text: str):
 
 
 def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int = 4) -> None:
-    """Add the flags of every Setting field (docs/theory.md §1) to ``parser``."""
+    """Add the flags of every Setting field (docs/theory.md §1) to ``parser``.
+
+    Each numeric flag is checked at parse time by :func:`number` (finite, integer where it must
+    be, in the range of :class:`~theorydyn.setting.Setting`); the rules that tie fields together
+    (C divides D, p odd, …) are Setting's own, reported by :func:`setting_from_args` under the
+    flag's name.
+    """
     g = parser.add_argument_group("setting (docs/theory.md §1)")
-    g.add_argument("--D", type=int, default=D, help="number of patches (default %(default)s)")
-    g.add_argument("--C", type=int, default=C, help="size of each set S_l (default %(default)s)")
-    g.add_argument("--d", type=int, default=None, help="patch dimension (default D)")
-    g.add_argument("--q", type=float, default=None, help="probability of ±w* in a random patch (default C²/D)")
-    g.add_argument("--sigma2", type=float, default=None, help="noise variance (default 1/d)")
-    g.add_argument("--p", type=int, default=3, help="degree of the activation (odd, >= 3)")
-    g.add_argument("--nu", type=float, default=None, help="linear part of the activation (default 1/d)")
-    g.add_argument("--beta", type=float, default=1.0, help="fixed attention diagonal (default 1)")
-    g.add_argument("--tau", type=float, default=1.0, help="softmax temperature (default 1)")
+    g.add_argument("--D", type=number(int, "--D", low=2, high=D_MAX), default=D,
+                   help=f"number of patches, 2..{D_MAX} (default %(default)s)")
+    g.add_argument("--C", type=number(int, "--C", low=2, high=D_MAX), default=C,
+                   help="size of each set S_l, 2 <= C < D, dividing D (default %(default)s)")
+    g.add_argument("--d", type=number(int, "--d", low=2, high=D_MAX), default=None, help="patch dimension (default D)")
+    g.add_argument("--q", type=number(float, "--q", low=0, high=1, rule="q must lie in [0, 1]"), default=None,
+                   help="probability of ±w* in a random patch, in [0, 1] (default C²/D)")
+    g.add_argument("--sigma2", type=positive(float, "--sigma2"), default=None, help="noise variance > 0 (default 1/d)")
+    g.add_argument("--p", type=number(int, "--p", low=3), default=3, help="degree of the activation (odd, >= 3)")
+    g.add_argument("--nu", type=positive(float, "--nu"), default=None, help="linear part of the activation > 0 (default 1/d)")
+    g.add_argument("--beta", type=number(float, "--beta"), default=1.0, help="fixed attention diagonal (default 1)")
+    g.add_argument("--tau", type=positive(float, "--tau"), default=1.0, help="softmax temperature > 0 (default 1)")
     g.add_argument("--partition", type=_partition_arg, default="blocks", help="blocks | grid | random | '0,1;2,3;…'")
-    g.add_argument("--partition-seed", type=int, default=0, help="seed of the random partition")
+    g.add_argument("--partition-seed", type=number(int, "--partition-seed", low=0), default=0,
+                   help="seed of the random partition, an integer >= 0")
 
 
-def setting_from_args(args: argparse.Namespace, **overrides) -> Setting:
-    """Build a validated Setting from parsed flags; on a rule broken, exit 2 naming it."""
+#: Setting field → the flag that sets it (for messages).
+SETTING_FLAGS = {"D": "--D", "C": "--C", "d": "--d", "q": "--q", "sigma2": "--sigma2", "p": "--p", "nu": "--nu",
+                 "beta": "--beta", "tau": "--tau", "partition": "--partition", "partition_seed": "--partition-seed"}
+
+
+def setting_error_message(e: Exception) -> str:
+    """A Setting's ValueError prefixed with the flag of the field it names first (``--C: C must …``)."""
+    msg = str(e)
+    first = re.split(r"[\s=:,]", msg, maxsplit=1)[0]
+    flag = SETTING_FLAGS.get(first)
+    return f"{flag}: {msg}" if flag else msg
+
+
+def setting_from_args(args: argparse.Namespace, prog: str | None = None, **overrides) -> Setting:
+    """Build a validated Setting from parsed flags; on a rule broken, exit 2 naming its flag."""
     kw = dict(
         D=args.D, C=args.C, d=args.d, q=args.q, sigma2=args.sigma2, p=args.p, nu=args.nu,
         beta=args.beta, tau=args.tau, partition=args.partition, partition_seed=args.partition_seed,
@@ -73,31 +98,86 @@ def setting_from_args(args: argparse.Namespace, **overrides) -> Setting:
     try:
         return Setting(**kw)
     except ValueError as e:
-        fail(str(e))
+        fail(setting_error_message(e), prog)
+
+
+def guard_memory(estimate: MemoryEstimate, *, force: bool = False, prog: str | None = None,
+                 force_flag: str = "--force", flags: dict[str, str] | None = None) -> MemoryEstimate:
+    """:func:`~theorydyn.resources.check_memory` for a CLI: on refusal exit 2 with the message
+    prefixed by the flags of the parameters that drive the largest term (``--n-samples: …``), the
+    estimate and the limit; ``force`` (the CLI's ``force_flag``) skips the check.
+
+    ``flags`` maps an estimate's parameter names to the flags that set them (default
+    ``--name`` with ``_`` → ``-``; ``None``: a size the CLI fixes itself, not named as a flag).
+    """
+    flags = flags or {}
+    try:
+        return check_memory(estimate, force=force, force_name=force_flag)
+    except ResourceError as e:
+        names = [f for k in estimate.largest.params for f in [flags.get(k, "--" + k.replace("_", "-"))] if f]
+        fail(f"{'/'.join(names) or 'memory'}: {e}", prog)
+
+
+def number(kind=float, name: str = "value", *, low: float | None = None, high: float | None = None,
+           low_open: bool = False, high_open: bool = False, rule: str | None = None):
+    """argparse ``type=`` converter: a finite ``kind`` (int or float) in [low, high] (open ends with
+    ``low_open`` / ``high_open``; None: unbounded).
+
+    nan, ±inf, overflow (``1e400``), a fraction for an integer flag (``1e3`` is read as 1000) and
+    an empty string are refused at parse time, and argparse's message names the flag
+    (``argument --eta: must be > 0, got -1``), so a value that cannot be used never reaches the
+    computation. The rule is kept on the converter (``.kind``, ``.low``, ``.high``, ``.low_open``,
+    ``.high_open``, ``.flag``) so that tests derive the invalid values of every flag from the
+    parser itself (tests/test_cli_fuzz.py). ``rule`` words the range in the message (default
+    ``must be >= low and <= high``).
+    """
+    name = name if name.startswith("--") else f"--{name}"
+    if kind not in (int, float):
+        raise ValueError(f"kind must be int or float, got {kind!r}")
+
+    def range_text() -> str:
+        parts = []
+        if low is not None:
+            parts.append(f"{'>' if low_open else '>='} {low:g}")
+        if high is not None:
+            parts.append(f"{'<' if high_open else '<='} {high:g}")
+        return " and ".join(parts)
+
+    def conv(text: str):
+        what = "an integer" if kind is int else "a number"
+        try:
+            v = kind(text)
+        except (ValueError, TypeError, OverflowError):
+            if kind is int:
+                try:  # '1e3' is an integer written as a float: accepted when exactly one (below 2^53)
+                    f = float(text)
+                except (ValueError, TypeError):
+                    f = None
+                if f is not None and math.isfinite(f) and f == int(f) and abs(f) < 2**53:
+                    v = int(f)
+                else:
+                    raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+            else:
+                raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"must be finite, got {text!r}")
+        if (low is not None and (v < low or (low_open and v == low))) or \
+                (high is not None and (v > high or (high_open and v == high))):
+            raise argparse.ArgumentTypeError(f"{rule}, got {text}" if rule else f"must be {range_text()}, got {text}")
+        return v
+
+    conv.__name__ = f"{kind.__name__}_{name.lstrip('-').replace('-', '_')}"
+    conv.kind, conv.flag, conv.low, conv.high, conv.low_open, conv.high_open = kind, name, low, high, low_open, high_open
+    return conv
 
 
 def positive(kind=float, name: str = "value", allow_zero: bool = False, below: float | None = None):
     """argparse ``type=`` converter: a finite number > 0 (≥ 0 with ``allow_zero``; < ``below`` if given).
 
     nan and ±inf are refused, so no flag can carry them past parsing; the message names the flag.
+    (:func:`number` with ``low=0``.)
     """
-    name = name if name.startswith("--") else f"--{name}"
-
-    def conv(text: str):
-        try:
-            v = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a{'n integer' if kind is int else ' number'}, "
-                                             f"got {text!r}") from None
-        if not math.isfinite(v):
-            raise argparse.ArgumentTypeError(f"{name} must be finite, got {text}")
-        if v < 0 or (v == 0 and not allow_zero):
-            raise argparse.ArgumentTypeError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {text}")
-        if below is not None and v >= below:
-            raise argparse.ArgumentTypeError(f"{name} must be < {below:g}, got {text}")
-        return v
-
-    return conv
+    return number(kind, name, low=0, low_open=not allow_zero, high=below, high_open=below is not None)
 
 
 def add_common_arguments(parser: argparse.ArgumentParser, *, seed: int | None = 0, out: str | None = None,

@@ -1,7 +1,7 @@
 """The setting of the paper: one validated, frozen dataclass shared by every entry point.
 
 It holds the parameters of Assumption 1, Assumption 2 and Simplification 3.1
-(SPEC §1) and the derived quantities every module needs: L = D / C, the sets
+(docs/theory.md §1) and the derived quantities every module needs: L = D / C, the sets
 S_1..S_L, and the in-set / cross-set masks of the attention matrix.
 
 Solver options (step size, number of samples, horizon, seeds) are *not* part of
@@ -18,6 +18,14 @@ from typing import Any
 import numpy as np
 
 PARTITION_KINDS = ("blocks", "grid", "random")
+
+#: Largest number of patches D (and patch dimension d) a Setting accepts: 2**16 = 65536.
+#: Why: a Setting builds its partition eagerly (O(D) tuples, so ``Setting(D=10**12)`` would hang
+#: instead of failing), and every computation on the full attention holds D × D arrays; one
+#: float64 D × D array at D = 2**16 is 32 GiB, beyond the machines this toolkit targets, while
+#: the sizes of docs/theory.md §9 (D ≤ 4096) stay well inside. d is capped the same way since
+#: the data X is (N, D, d). Larger runs are refused with a message, not started.
+D_MAX = 2**16
 
 
 def _partition_blocks(D: int, C: int) -> tuple[tuple[int, ...], ...]:
@@ -55,12 +63,12 @@ def _is_int(x: Any) -> bool:
 
 @dataclass(frozen=True)
 class Setting:
-    """Parameters of the data distribution (Assumption 1) and model (T) (SPEC §1–§2).
+    """Parameters of the data distribution (Assumption 1) and model (T) (docs/theory.md §1–§2).
 
     Args:
-        D: number of patches (tokens); D ≥ 2 and divisible by C.
+        D: number of patches (tokens); 2 ≤ D ≤ :data:`D_MAX` = 2¹⁶ and divisible by C.
         C: size of each set S_ℓ; 2 ≤ C < D.
-        d: patch dimension; ``None`` → D (Simplification 3.1).
+        d: patch dimension, 2 ≤ d ≤ :data:`D_MAX`; ``None`` → D (Simplification 3.1).
         q: probability that a non-signal patch carries ±w* (q/2 each); ``None`` → min(1, C²/D).
         sigma2: noise variance σ² > 0; ``None`` → 1/d (so ‖ξ‖ ≈ ‖w*‖).
         p: degree of the activation σ(x) = x^p + νx; odd, ≥ 3.
@@ -69,7 +77,7 @@ class Setting:
         tau: softmax temperature, S = softmax(A/τ) row-wise (τ = √d is Definition 3.2's 1/√d).
         partition: ``"blocks"``, ``"grid"``, ``"random"``, or an explicit partition of
             range(D) into L sets of size C (any iterable of iterables; stored as sorted tuples).
-        partition_seed: seed of the ``"random"`` partition.
+        partition_seed: seed of the ``"random"`` partition, an integer ≥ 0.
         feature: the unit feature w*: an int k means the basis vector e_k (default e_0,
             the paper's e_1), or an explicit vector of length d (normalised; must be nonzero).
 
@@ -103,15 +111,20 @@ class Setting:
         D, C = self.D, self.C
         if D < 2:
             raise ValueError(f"D must be at least 2, got D={D}")
+        if D > D_MAX:
+            raise ValueError(f"D must be at most D_MAX = {D_MAX} (D × D attention arrays; see theorydyn.setting.D_MAX), "
+                             f"got D={D}")
         if not 2 <= C < D:
             raise ValueError(f"C must satisfy 2 <= C < D, got C={C}, D={D}")
         if D % C:
             raise ValueError(f"C must divide D, got D={D}, C={C}")
         if self.d is None:
             set_("d", D)
-        elif not _is_int(self.d) or self.d < 2:
-            raise ValueError(f"d must be an integer >= 2, got d={self.d!r}")
+        elif not _is_int(self.d) or not 2 <= self.d <= D_MAX:
+            raise ValueError(f"d must be an integer in [2, D_MAX = {D_MAX}], got d={self.d!r}")
         set_("d", int(self.d))
+        if self.partition_seed < 0:
+            raise ValueError(f"partition_seed must be >= 0, got partition_seed={self.partition_seed}")
         if self.p < 3 or self.p % 2 == 0:
             raise ValueError(f"p must be odd and >= 3, got p={self.p}")
         for name, default in (("q", min(1.0, C * C / D)), ("sigma2", 1.0 / self.d), ("nu", 1.0 / self.d)):

@@ -34,6 +34,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{usage}\npython -m theorydyn.bench: error: benchmark must be one of {BENCHMARKS + ('all',)}, "
               f"got {which!r}", file=sys.stderr)
         return 2
+    if which == "all" and rest:
+        # 'all' runs each benchmark at its defaults: options would be dropped silently, so they are refused
+        print(f"{usage}\npython -m theorydyn.bench: error: {rest[0]}: 'all' takes no options (each benchmark runs "
+              f"at its defaults); run one benchmark to pass options", file=sys.stderr)
+        return 2
     names = BENCHMARKS if which == "all" else (which,)
     rc = 0
     for name in names:

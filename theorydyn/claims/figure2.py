@@ -639,23 +639,38 @@ def make_figure(results: dict[str, list[Result]], s: Setting | None = None, seed
 
 
 # ---- CLI -----------------------------------------------------------------------------------------
-def main(argv: list[str] | None = None) -> int:
-    """``python -m theorydyn.claims.figure2 [--full] [--seeds N] [--png PATH] [--csv PATH]``."""
+def build_parser():
+    """The flags of ``python -m theorydyn.claims.figure2``."""
     import argparse
-    import sys
 
-    import pandas as pd
+    from ..cli import number
 
     ap = argparse.ArgumentParser(prog="python -m theorydyn.claims.figure2",
                                  description="Figure 2: positional-attention ViT on Gaussian CNN-labelled data.")
     ap.add_argument("--full", action="store_true", help=f"sizes {FULL} instead of {QUICK}")
-    ap.add_argument("--seeds", type=int, default=5, help="number of seeds (>= 2 for an interval)")
-    ap.add_argument("--png", default=None, help="write the figure here")
-    ap.add_argument("--csv", default=None, help="write the ledger rows here")
-    args = ap.parse_args(argv)
-    if args.seeds < 1:
-        print("error: --seeds must be >= 1", file=sys.stderr)
-        return 2
+    ap.add_argument("--seeds", type=number(int, "--seeds", low=1, high=1000), default=5,
+                    help="number of seeds, 1..1000 (>= 2 for an interval; default %(default)s)")
+    ap.add_argument("--png", default=None, help="write the figure here (its folder is proven writable first)")
+    ap.add_argument("--csv", default=None, help="write the ledger rows here (its folder is proven writable first)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m theorydyn.claims.figure2 [--full] [--seeds N] [--png PATH] [--csv PATH]``.
+
+    Bad input exits 2 naming the flag before any training: the seed count, and each output
+    file's folder (created and proven writable).
+    """
+    import sys
+
+    import pandas as pd
+
+    from .theorems import _file_target
+
+    prog = "python -m theorydyn.claims.figure2"
+    args = build_parser().parse_args(argv)
+    csv = _file_target(args.csv, "--csv", prog) if args.csv is not None else None
+    png = _file_target(args.png, "--png", prog) if args.png is not None else None
     s = figure2_setting()
     say = lambda m: print(f"[figure2] {m}", file=sys.stderr, flush=True)  # noqa: E731
     res = run(s, range(args.seeds), quick=not args.full, progress=say)
@@ -667,11 +682,11 @@ def main(argv: list[str] | None = None) -> int:
     df = pd.DataFrame([c.row() for c in checks(s=s, seeds=range(args.seeds), results=res)])
     with pd.option_context("display.width", 250, "display.max_colwidth", 90):
         print(df[["claim", "quantity", "measured", "ci_low", "ci_high", "verdict", "note"]].to_string(index=False))
-    if args.csv:
-        df.to_csv(args.csv, index=False)
-    if args.png:
-        make_figure(res, s).savefig(args.png, dpi=110)
-        print(f"wrote {args.png}")
+    if csv is not None:
+        df.to_csv(csv, index=False)
+    if png is not None:
+        make_figure(res, s).savefig(png, dpi=110)
+        print(f"wrote {png}")
     return 0
 
 

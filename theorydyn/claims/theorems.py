@@ -835,14 +835,53 @@ def run_all(s: Setting, quick: bool = True, progress=None, seeds: int = 5) -> li
 
 
 # ---- CLI ---------------------------------------------------------------------------------------
-def main(argv=None) -> int:
-    """``python -m theorydyn.theorems [--full] [--only ...] [--out FILE.csv]``: the table of checks."""
+def _theorem_3_1_memory(s: Setting, N_fit: int = 100_000, N_test: int = 100_000, N_flat: int = 2_000):
+    """Peak of :func:`check_theorem_3_1` without the scan (one seed at a time), as a
+    :class:`~theorydyn.resources.MemoryEstimate` (docs/theory.md §4).
+
+    The exact route holds ≈ 5 float64 n × n grids, n = 2(L − 1)C + 1 (G, its rfft2, the power,
+    the inverse and its shifted, clipped copies); the fitted GLMs hold z (N, D) int8 of the fit
+    and test draws, their float64 copies, u (N, D) float64 and four (N, D) masks of the draw;
+    the flattened fit holds X (N_flat, D, d) and a test X (min(N_test, 20000), D, d) float64.
+    """
+    from ..resources import MemoryEstimate, Term, sample_memory
+
+    n = 2 * (s.L - 1) * s.C + 1
+    N_big = max(N_fit, N_test)
+    flat = sample_memory(s.D, s.C, s.d, N_flat, 8, "N_flat")
+    n_test_flat = min(N_test, 20_000)
+    return MemoryEstimate("Theorem 3.1 check", (
+        Term(f"exact law: 5 float64 grids ({n}, {n})", 5 * n * n * 8, {"D": s.D}),
+        Term(f"z of the fit and test draws ({N_fit}+{N_test}, {s.D}) int8 and float64 copies",
+             (N_fit + N_test) * s.D * 9, {"D": s.D}),
+        Term(f"draw temporaries u, masks ({N_big}, {s.D})", N_big * s.D * (8 + 4), {"D": s.D}),
+        Term(f"flattened X ({N_flat} + {n_test_flat}, {s.D}, {s.d}) float64", (N_flat + n_test_flat) * s.D * s.d * 8,
+             {"D": s.D, "d": s.d}),
+        *flat.terms[1:],
+    ))
+
+
+def _cli_memory(s: Setting, only: list[str], full: bool):
+    """The largest peak among the checks the CLI will run (they run one after the other)."""
+    from ..resources import simulate_memory, theorem_3_2_memory
+
+    parts = []
+    if not only or "3.1" in only:
+        parts.append(_theorem_3_1_memory(s) if only else
+                     _theorem_3_1_memory(s, *((200_000, 200_000, 8_000) if full else (50_000, 50_000, 2_000))))
+    if not only or "3.2" in only:
+        parts.append(theorem_3_2_memory(s.D, s.C, s.d, N=50_000 if (full and not only) else 5_000))
+    if not only:
+        D = s.D if full else min(s.D, 32)
+        parts.append(simulate_memory(D, s.C, s.d if (full or s.d != s.D) else D, N=16384))
+    return max(parts, key=lambda e: e.total)
+
+
+def build_parser():
+    """The flags of ``python -m theorydyn.theorems`` (shared by the fuzz test of every CLI)."""
     import argparse
-    import sys
 
-    import pandas as pd
-
-    from ..cli import add_setting_arguments, fail, setting_from_args
+    from ..cli import add_setting_arguments
 
     ap = argparse.ArgumentParser(prog="python -m theorydyn.theorems",
                                  description="Numerical checks of Theorems 3.1, 3.2, 4.1, 4.2, Lemma 4.1 and "
@@ -850,23 +889,78 @@ def main(argv=None) -> int:
     add_setting_arguments(ap)
     ap.add_argument("--full", action="store_true", help="GD checks at the given D with N=16384, 1200 steps")
     ap.add_argument("--only", default="", help="comma-separated subset of 3.1,3.2 (the cheap checks alone)")
-    ap.add_argument("--out", default=None, help="write the checks as CSV here")
+    ap.add_argument("--out", default=None, help="write the checks as CSV here (its folder is proven writable first)")
     ap.add_argument("--figure31", nargs="?", const="figures/theorem31_glm.png", default=None, metavar="PNG",
                     help="only draw the Theorem 3.1 scan (exact best-GLM error against q(D-C)/C^2, D in 64..256, "
                          "C in 4..16) to PNG (default figures/theorem31_glm.png) and print the crossings")
+    ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
+    return ap
+
+
+def _file_target(path: str, flag: str, prog: str):
+    """A file the CLI will write: not a folder, its folder created and proven writable (exit 2 if not)."""
+    from pathlib import Path
+
+    from ..cli import fail, output_dir
+
+    p = Path(path)
+    if not str(path).strip():
+        fail(f"{flag}: must be a file path, got {path!r}", prog)
+    if p.is_dir():
+        fail(f"{flag}: {str(p)!r} is a folder; give a file path", prog)
+    output_dir(p.parent, flag)
+    return p
+
+
+def main(argv=None) -> int:
+    """``python -m theorydyn.theorems [--full] [--only ...] [--out FILE.csv]``: the table of checks.
+
+    Every input is checked before any work (exit 2 naming the flag): the setting, ``--only``,
+    flags that would do nothing in the chosen mode, the output folder (created and proven
+    writable), and the memory estimate of the checks against the machine's (``--force`` skips it).
+    """
+    import sys
+
+    import pandas as pd
+
+    from ..cli import SETTING_FLAGS, fail, guard_memory, setting_from_args
+
+    prog = "python -m theorydyn.theorems"
+    ap = build_parser()
     args = ap.parse_args(argv)
-    if args.figure31:
+    if args.figure31 is not None:
+        # the scan has its own fixed sizes: a flag of the checks would do nothing here
+        given = [f for f in ("full", "only", "out", "force") if getattr(args, f) != ap.get_default(f)]
+        given += [flag for k, flag in SETTING_FLAGS.items() if getattr(args, k) != ap.get_default(k)]
+        if given:
+            name = given[0] if given[0].startswith("--") else "--" + given[0]
+            fail(f"{name}: has no effect with --figure31 (the scan runs at its own sizes)", prog)
+        png = _file_target(args.figure31, "--figure31", prog)
         import matplotlib
 
         matplotlib.use("Agg")
-        cross = save_theorem_3_1_figure(args.figure31)
+        cross = save_theorem_3_1_figure(str(png))
         print(cross.to_string(index=False))
-        print(f"wrote {args.figure31}")
+        print(f"wrote {png}")
         return 0
-    s = setting_from_args(args)
+    s = setting_from_args(args, prog)
     only = [x.strip() for x in args.only.split(",") if x.strip()]
-    if any(x not in ("3.1", "3.2") for x in only):
-        fail(f"--only: each entry must be 3.1 or 3.2, got {args.only!r}")
+    if any(x not in ("3.1", "3.2") for x in only) or (args.only.strip() and not only):
+        fail(f"--only: each entry must be 3.1 or 3.2, got {args.only!r}", prog)
+    if only and args.full:
+        fail("--full: has no effect with --only (Theorems 3.1 and 3.2 run at their own sample sizes)", prog)
+    if not only:
+        # run_all moves the setting to smaller D for the GD checks: refuse here what it would refuse there
+        for D2, what in ((16 if not args.full else min(s.D, 32), "Lemma 4.1 scaling"),
+                         (min(s.D, 32) if not args.full else s.D, "Theorem 4.2")):
+            try:
+                setting_at(s, D2)
+            except ValueError as e:
+                fail(f"--C: the {what} checks run at D={D2} ({'--full' if args.full else 'quick'} mode) and the setting "
+                     f"does not move there: {e}; use --only 3.1,3.2 or a C dividing {D2}", prog)
+    guard_memory(_cli_memory(s, only, args.full), force=args.force, prog=prog,
+                 flags={"N": None, "N_flat": None, "n_test": None})  # sample sizes fixed by the mode
+    out = _file_target(args.out, "--out", prog) if args.out is not None else None
     say = lambda m: print(f"[theorems] {m}", file=sys.stderr, flush=True)  # noqa: E731
     if only:
         checks = ((check_theorem_3_1(s, scan=False) if "3.1" in only else [])
@@ -876,9 +970,9 @@ def main(argv=None) -> int:
     df = pd.DataFrame([c.row() for c in checks])
     with pd.option_context("display.width", 200, "display.max_colwidth", 70):
         print(df[["claim", "quantity", "measured", "ci_low", "ci_high", "threshold", "verdict"]].to_string(index=False))
-    if args.out:
-        df.to_csv(args.out, index=False)
-        print(f"wrote {args.out}")
+    if out is not None:
+        df.to_csv(out, index=False)
+        print(f"wrote {out}")
     return 0
 
 

@@ -22,18 +22,35 @@ from . import REGISTRY, available, make, readme  # noqa: E402
 PROG = "python -m theorydyn.figures"
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=PROG, description="Every figure of theorydyn, recomputed into --out.")
     ap.add_argument("names", nargs="*", default=["all"], help=f"figures to make: all or any of {', '.join(REGISTRY)}")
-    ap.add_argument("--out", default="figures", help="output folder (default %(default)s)")
+    ap.add_argument("--out", default="figures", help="output folder, created and proven writable before any work "
+                                                     "(default %(default)s)")
     ap.add_argument("--quick", action="store_true", help="small sizes (what is committed)")
-    ap.add_argument("--list", action="store_true", help="list the figures and whether each can be made")
+    ap.add_argument("--list", action="store_true", help="list the figures and whether each can be made (writes nothing)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Bad input exits 2 before any figure is computed: an unknown name, flags that --list would
+    ignore, an output folder that cannot be created or written."""
+    ap = build_parser()
     args = ap.parse_args(argv)
     names = list(REGISTRY) if (not args.names or "all" in args.names) else args.names
     bad = [n for n in names if n not in REGISTRY]
     if bad:
         fail(f"names: unknown figure(s) {bad}; known: all, {', '.join(REGISTRY)}", PROG)
-    out = output_dir(args.out)
+    if args.list:
+        # --list makes nothing: a flag that would only act on the figures is refused, not dropped
+        for flag, given in (("names", args.names not in ([], ["all"])), ("--quick", args.quick),
+                            ("--out", args.out != ap.get_default("out"))):
+            if given:
+                fail(f"{flag}: has no effect with --list (it lists the figures and makes none)", PROG)
+    else:
+        if not str(args.out).strip():
+            fail("--out: must be a folder path, got ''", PROG)
+        out = output_dir(args.out)
     if args.list:
         for fig in REGISTRY.values():
             why = available(fig)

@@ -14,10 +14,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import add_common_arguments, add_setting_arguments, fail, output_dir, positive, setting_from_args  # noqa: E402
+from ..cli import (add_common_arguments, add_setting_arguments, fail, guard_memory, output_dir, positive,  # noqa: E402
+                   setting_from_args)
 from ..phases import ERR_TOL  # noqa: E402
 from ..plotting import save  # noqa: E402
-from ..resources import ResourceError, check_memory, reduced_memory  # noqa: E402
+from ..resources import reduced_memory  # noqa: E402
 from .plot import plot_trajectory  # noqa: E402
 from .solve import SOLVERS, integrate, n_exact_terms, MAX_TERMS  # noqa: E402
 
@@ -30,13 +31,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_setting_arguments(ap)
     g = ap.add_argument_group("solver")
     g.add_argument("--method", choices=("flow", "gd"), default="flow", help="gradient flow in s = eta*t, or the GD recursion")
-    g.add_argument("--eta", type=positive(float, "--eta"), default=1.0, help="GD step (s = eta*step)")
+    g.add_argument("--eta", type=positive(float, "--eta"), default=None, help="GD step (s = eta*step; default 1)")
     g.add_argument("--steps", type=positive(int, "--steps"), default=None, help="GD steps (default s_max/eta)")
     g.add_argument("--s-max", type=positive(float, "--s-max"), default=2e4, help="final time s (default %(default)g)")
-    g.add_argument("--n-samples", type=positive(int, "--n-samples"), default=4000, help="Monte Carlo bank size")
+    g.add_argument("--n-samples", type=positive(int, "--n-samples"), default=None,
+                   help="Monte Carlo bank size, >= 2 (default 4000; --expectation mc only)")
     g.add_argument("--expectation", choices=("mc", "exact"), default="mc")
     g.add_argument("--n-points", type=positive(int, "--n-points"), default=200, help="rows of the trajectory")
-    g.add_argument("--solver", choices=SOLVERS, default="LSODA")
+    g.add_argument("--solver", choices=SOLVERS, default=None, help="ODE solver of --method flow (default LSODA)")
     g.add_argument("--err-tol", type=positive(float, "--err-tol", below=1.0), default=ERR_TOL,
                    help="T2 tolerance on err_f, in (0, 1) (default %(default)s)")
     g.add_argument("--no-plot", action="store_true", help="skip the PNG")
@@ -47,27 +49,39 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    s = setting_from_args(args)
-    if args.n_samples < 2:
+    # a flag that does nothing in this mode is an error, not silently dropped
+    if args.method == "flow":
+        for flag, v in (("--steps", args.steps), ("--eta", args.eta)):
+            if v is not None:
+                fail(f"{flag}: only used by --method gd (the flow is integrated in s = eta*t up to --s-max)", PROG)
+    elif args.solver is not None:
+        fail("--solver: only used by --method flow (the GD recursion is not an ODE solve)", PROG)
+    if args.expectation == "exact" and args.n_samples is not None:
+        fail("--n-samples: only used by --expectation mc (the exact expectation draws no samples)", PROG)
+    eta = 1.0 if args.eta is None else args.eta
+    n_samples = 4000 if args.n_samples is None else args.n_samples
+    solver = args.solver or "LSODA"
+    s = setting_from_args(args, PROG)
+    if n_samples < 2:
         fail("--n-samples: must be >= 2 (a standard error needs two samples)", PROG)
     if args.n_points < 2:
         fail("--n-points: must be >= 2", PROG)
-    if args.method == "gd" and args.steps is None and args.s_max / args.eta > 1e9:
-        fail(f"--s-max / --eta: {args.s_max / args.eta:.3g} GD steps is more than 1e9", PROG)
+    if args.method == "gd" and args.steps is None and args.s_max / eta > 1e9:
+        fail(f"--s-max / --eta: {args.s_max / eta:.3g} GD steps is more than 1e9", PROG)
+    if args.method == "gd" and args.steps is not None and args.steps > 1e9:
+        fail(f"--steps: {args.steps:.3g} GD steps is more than 1e9", PROG)
+    if args.n_points > 10**7:
+        fail(f"--n-points: {args.n_points} rows is more than 1e7", PROG)
     if args.expectation == "exact" and n_exact_terms(s) > MAX_TERMS:
         fail(f"--expectation exact: {n_exact_terms(s):.3g} multisets of count types at D={s.D}, C={s.C} "
              f"(the limit is {MAX_TERMS:.3g}); use --expectation mc", PROG)
-    try:
-        check_memory(reduced_memory(s.D, s.C, s.q, args.n_samples, args.expectation), force=args.force,
-                     force_name="--force")
-    except ResourceError as e:
-        fail(str(e), PROG)
+    guard_memory(reduced_memory(s.D, s.C, s.q, n_samples, args.expectation), force=args.force, prog=PROG)
     out = output_dir(args.out)
     try:
-        res = integrate(s, args.method, eta=args.eta, steps=args.steps,
+        res = integrate(s, args.method, eta=eta, steps=args.steps,
                         s_max=args.s_max if (args.method == "flow" or args.steps is None) else None,
-                        n_samples=args.n_samples, seed=args.seed, expectation=args.expectation,
-                        n_points=args.n_points, solver=args.solver, err_tol=args.err_tol, progress=not args.quiet)
+                        n_samples=n_samples, seed=args.seed, expectation=args.expectation,
+                        n_points=args.n_points, solver=solver, err_tol=args.err_tol, progress=not args.quiet)
     except ValueError as e:
         fail(str(e), PROG)
     stem = f"reduced_{args.method}_D{s.D}_C{s.C}"

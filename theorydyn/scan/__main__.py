@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import re
 import sys
 import warnings
@@ -17,7 +18,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import add_setting_arguments, fail, output_dir, positive  # noqa: E402
+from ..cli import add_setting_arguments, fail, number, output_dir, positive  # noqa: E402
 from .grid import ScanError, ScanSpec, validate_points  # noqa: E402
 from .store import RejectedRowsWarning  # noqa: E402
 from .run import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR, check_runner, run_scan  # noqa: E402
@@ -46,14 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_setting_arguments(ap)
     # The axes that take lists replace their single-valued counterparts.
     g = ap.add_argument_group("scan axes (lists)")
-    g.add_argument("--D", type=int, nargs="+", default=None, help="number(s) of patches (default 64)")
-    g.add_argument("--C", type=int, nargs="+", default=None, help="set size(s) (default 4)")
-    g.add_argument("--q", type=float, nargs="+", default=None, help="q value(s) (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D)")
-    g.add_argument("--tau", type=float, nargs="+", default=None, help="softmax temperature(s) (default 1)")
-    g.add_argument("--eta", type=float, nargs="+", default=None,
+    g.add_argument("--D", type=number(int, "--D"), nargs="+", default=None, help="number(s) of patches (default 64)")
+    g.add_argument("--C", type=number(int, "--C"), nargs="+", default=None, help="set size(s) (default 4)")
+    g.add_argument("--q", type=number(float, "--q"), nargs="+", default=None, help="q value(s) (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D)")
+    g.add_argument("--tau", type=number(float, "--tau"), nargs="+", default=None, help="softmax temperature(s) (default 1)")
+    g.add_argument("--eta", type=number(float, "--eta"), nargs="+", default=None,
                    help="GD step(s) η: reduced --method gd and the simulator (default 10)")
-    g.add_argument("--N", type=int, nargs="+", default=None, help="simulator sample size(s) (default 16384)")
-    g.add_argument("--seeds", type=int, nargs="+", default=None, help="seeds (default 0 1 2)")
+    g.add_argument("--N", type=number(int, "--N"), nargs="+", default=None, help="simulator sample size(s) (default 16384)")
+    g.add_argument("--seeds", type=number(int, "--seeds"), nargs="+", default=None, help="seeds (default 0 1 2)")
     o = ap.add_argument_group("solver options")
     o.add_argument("--method", choices=("flow", "gd"), default=None, help="reduced dynamics: gradient flow or GD")
     o.add_argument("--s-max", type=positive(float, "--s-max"), default=None, help="horizon in s = η·t (default 5e4)")
@@ -87,8 +88,11 @@ _OPTION_FLAGS = ("method", "s_max", "n_samples", "expectation", "n_points", "sim
 
 def spec_from_args(args: argparse.Namespace) -> ScanSpec:
     """The scan the flags describe (on top of ``--spec`` when given)."""
-    if args.spec:
-        spec = ScanSpec.from_toml(args.spec)
+    if args.spec is not None:
+        try:
+            spec = ScanSpec.from_toml(args.spec)
+        except ScanError as e:
+            raise ScanError(str(e) if str(e).startswith("--spec") else f"--spec: {e}") from None
         tokens = [spec.name]
     else:
         spec = ScanSpec(name="", base={}, axes={})
@@ -142,15 +146,44 @@ def spec_from_args(args: argparse.Namespace) -> ScanSpec:
     return spec
 
 
+#: a grid key → the flag that sets it (for messages that name a key: they name the flag as well)
+_KEY_FLAGS = {"D": "--D", "C": "--C", "q": "--q", "tau": "--tau", "eta": "--eta", "N": "--N", "seed": "--seeds",
+              "d": "--d", "sigma2": "--sigma2", "p": "--p", "nu": "--nu", "beta": "--beta", "partition": "--partition",
+              "partition_seed": "--partition-seed", "s_max": "--s-max", "n_samples": "--n-samples",
+              "n_points": "--n-points", "sim_steps": "--sim-steps", "omega": "--omega", "n_test": "--n-test",
+              "record_every": "--record-every", "expectation": "--expectation", "method": "--method", "dtype": "--dtype"}
+
+
+def _name_flags(message: str, args: argparse.Namespace) -> str:
+    """Prefix a grid's message with the flags of the keys it names (``--D: D must be …``); a value that
+    may have come from the spec file names ``--spec`` as well."""
+    if message.startswith("--"):
+        return message
+    head = message.split("\n", 2)[:2]
+    named = [flag for key, flag in _KEY_FLAGS.items()
+             if any(re.search(rf"(?<![\w.]){re.escape(key)}(=| must)", line) for line in head)]
+    if args.spec is not None:
+        named.append("--spec")
+    return f"{'/'.join(dict.fromkeys(named))}: {message}" if named else message
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Every input is checked before any point runs (exit 2 naming the flag): flags, the spec file,
+    every point of the grid (its setting, options and memory estimate), the runner, the results folder."""
     args = build_parser().parse_args(argv)
+    cores = os.cpu_count() or 1
+    if args.workers > 4 * cores:
+        fail(f"--workers: {args.workers} worker processes on {cores} cores (at most 4 per core: each worker holds "
+             f"a point in memory)", PROG)
+    if args.name is not None and not args.name.strip():
+        fail("--name: must not be empty", PROG)
     try:
         spec = spec_from_args(args)
         validate_points(spec.expand(), force=args.force_memory,  # every point computable before any work
                         concurrent=1 if args.scheduler else max(args.workers, 1))
         check_runner(spec)
     except ScanError as e:
-        fail(str(e), PROG)
+        fail(_name_flags(str(e), args), PROG)
     output_dir(args.results_dir, "--results-dir")
     try:
         with warnings.catch_warnings(record=True) as caught:

@@ -16,9 +16,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import add_common_arguments, add_setting_arguments, fail, output_dir, positive, setting_from_args  # noqa: E402
+from ..cli import (add_common_arguments, add_setting_arguments, fail, guard_memory, output_dir, positive,  # noqa: E402
+                   setting_from_args)
 from ..plotting import save  # noqa: E402
-from ..resources import ResourceError, check_memory, simulate_memory  # noqa: E402
+from ..resources import simulate_memory  # noqa: E402
 from .plot import plot_figure4  # noqa: E402
 from .run import simulate, symmetry_breaking  # noqa: E402
 
@@ -46,12 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    s = setting_from_args(args)
-    try:
-        check_memory(simulate_memory(s.D, s.C, s.d, args.N, args.n_test, args.dtype), force=args.force,
-                     force_name="--force")
-    except ResourceError as e:
-        fail(str(e), PROG)
+    s = setting_from_args(args, PROG)
+    guard_memory(simulate_memory(s.D, s.C, s.d, args.N, args.n_test, args.dtype), force=args.force, prog=PROG)
     out = output_dir(args.out)
     try:
         res = simulate(s, N=args.N, eta=args.eta, steps=args.steps, omega=args.omega, seed=args.seed,

@@ -1,0 +1,432 @@
+"""Every bad input of every CLI is a clear error before any work (issue 11).
+
+For each CLI the flags are read from its own argparse parser (``build_parser()``), so a flag
+added later is covered without touching this file. Each numeric flag must use the checked
+converter of :func:`theorydyn.cli.number` (finite, integer where it must be, its range kept on
+the converter); from that range the test derives the values that must be refused: nan, ±inf,
+1e400, '', text, a fraction for an integer flag, a value just outside the range. A hypothesis
+strategy draws further invalid values of every flag. Then come the rules checked after parsing
+(a Setting's, a flag that does nothing in the chosen mode, output paths that cannot be written,
+memory estimates above ``$THEORYDYN_MEMORY_LIMIT``, invalid ``scan --spec`` files).
+
+Each case calls the CLI's ``main(argv)`` in-process, in an empty temporary working folder
+(the default output folders are relative), and asserts: exit status 2, the flag named in stderr,
+no traceback, nothing written. A case that slips through validation would start the computation:
+an alarm stops it after a few seconds and the case fails. Two subprocess runs check the same end
+to end through ``python -m theorydyn``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import io
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from theorydyn.cli import guard_memory, number, positive
+from theorydyn.resources import MEMORY_ENV, available_memory, reduced_memory
+from theorydyn.setting import D_MAX, Setting
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: CLI → the module whose ``build_parser()`` / ``main(argv)`` it runs
+CLIS = {
+    "reduced": "theorydyn.reduced.__main__",
+    "simulate": "theorydyn.simulate.__main__",
+    "scan": "theorydyn.scan.__main__",
+    "verify": "theorydyn.verify.__main__",
+    "theorems": "theorydyn.claims.theorems",
+    "figure2": "theorydyn.claims.figure2",
+    "figures": "theorydyn.figures.__main__",
+}
+#: prepended to every call: no progress bars, no worker processes (an input that slipped through
+#: must fail by the alarm here, not in a child)
+BASE = {"reduced": ["--quiet", "--no-plot"], "simulate": ["--quiet"], "scan": ["--quiet", "--no-plots", "--workers", "0"]}
+ALARM_S = 8
+#: a small limit, so that the memory guard trips the same way on every machine
+MEMORY_LIMIT = "1G"
+
+COUNTS = {"tried": 0, "clean": 0}
+
+
+class _Alarm(BaseException):
+    """Raised by SIGALRM: the CLI started working on an input it should have refused."""
+
+
+def _on_alarm(signum, frame):
+    raise _Alarm()
+
+
+def _parser(name: str) -> argparse.ArgumentParser:
+    return importlib.import_module(CLIS[name]).build_parser()
+
+
+def call(name: str, argv: list[str]) -> tuple[object, str]:
+    """Run ``main(BASE + argv)`` of CLI ``name`` in an empty temporary cwd: (exit status, stderr).
+
+    The status is the SystemExit code or main's return value; 'alarm' when it ran past
+    ALARM_S seconds; 'exception' (with the traceback in stderr) when anything else escaped;
+    'wrote' (with the listing) when the working folder is not empty afterwards.
+    """
+    main = importlib.import_module(CLIS[name]).main
+    err, out = io.StringIO(), io.StringIO()
+    old_cwd = os.getcwd()
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    with tempfile.TemporaryDirectory() as cwd:
+        os.chdir(cwd)
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+                signal.setitimer(signal.ITIMER_REAL, ALARM_S)
+                try:
+                    code = main(BASE.get(name, []) + argv)
+                except SystemExit as e:
+                    code = e.code
+                finally:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+        except _Alarm:
+            code = "alarm"
+        except BaseException:  # noqa: BLE001 — reported as the failure it is
+            code = "exception"
+            err.write(traceback.format_exc())
+        finally:
+            signal.signal(signal.SIGALRM, old)
+            left = sorted(str(p.relative_to(cwd)) for p in Path(cwd).rglob("*"))
+            os.chdir(old_cwd)
+    if left and code == 2:
+        code = "wrote"
+        err.write(f"\nfiles written: {left}")
+    return code, err.getvalue()
+
+
+def clean(name: str, argv: list[str], flags: tuple[str, ...] | str, also: tuple[str, ...] = ()) -> tuple[bool, str]:
+    """(the case is clean, a description): exit 2, one of ``flags`` and all of ``also`` in stderr,
+    no traceback, nothing written."""
+    flags = (flags,) if isinstance(flags, str) else flags
+    code, err = call(name, argv)
+    ok = code == 2 and any(f in err for f in flags) and all(w in err for w in also) and "Traceback" not in err
+    COUNTS["tried"] += 1
+    COUNTS["clean"] += ok
+    return ok, f"{name} {argv}: exit {code!r}, want 2 naming {flags} {also}; stderr: {err[-600:]!r}"
+
+
+# ---- the flags of every parser ------------------------------------------------------------------
+def numeric_actions(parser: argparse.ArgumentParser):
+    """(flag, action, kind) for every option whose value is a number."""
+    for a in parser._actions:
+        if not a.option_strings:
+            continue
+        kind = getattr(a.type, "kind", None) or (a.type if a.type in (int, float) else None)
+        if kind is not None:
+            yield a.option_strings[-1], a, kind
+
+
+def _fmt(x: float, kind) -> str:
+    return str(int(x)) if kind is int else repr(float(x))
+
+
+def bad_values(action: argparse.Action, kind) -> list[str]:
+    """The values the flag's rule must refuse (see the module docstring)."""
+    t = action.type
+    vals = ["nan", "inf", "-inf", "1e400", "", "abc", "1,5"]
+    if kind is int:
+        vals += ["1.5", "0x10"]
+    low, high = getattr(t, "low", None), getattr(t, "high", None)
+    if low is not None:
+        vals.append(_fmt(low, kind) if t.low_open else _fmt(low - 1 if kind is int else low - 0.5, kind))
+        vals.append(_fmt(low - 10**6, kind))
+    if high is not None:
+        vals.append(_fmt(high, kind) if t.high_open else _fmt(high + 1 if kind is int else high + 0.5, kind))
+        vals.append(str(10**12) if kind is int else "1e300")
+    return vals
+
+
+def _arg(flag: str, value: str) -> list[str]:
+    return [f"{flag}={value}"]  # '=' so that '-inf' or '' is read as the value
+
+
+NUMERIC = [(name, flag, action, kind) for name in CLIS for flag, action, kind in numeric_actions(_parser(name))]
+
+
+def test_every_numeric_flag_has_a_checked_converter():
+    """A bare ``type=int``/``float`` lets nan, inf or any range through: every numeric flag must use
+    :func:`theorydyn.cli.number` (or :func:`~theorydyn.cli.positive`), whose rule the other tests read."""
+    assert len(NUMERIC) > 40  # the enumeration found the flags (not an empty, vacuous pass)
+    bare = [f"{name} {flag}" for name, flag, action, _ in NUMERIC if action.type in (int, float)]
+    assert not bare, f"flags without a checked converter: {bare}"
+    for name in CLIS:
+        for a in _parser(name)._actions:
+            assert a.type is None or callable(a.type)
+
+
+@pytest.mark.parametrize("name", list(CLIS))
+def test_every_invalid_value_of_every_numeric_flag_is_refused_cleanly(name):
+    bad = []
+    for n, flag, action, kind in NUMERIC:
+        if n != name:
+            continue
+        for value in bad_values(action, kind):
+            ok, why = clean(name, _arg(flag, value), action.option_strings)
+            if not ok:
+                bad.append(why)
+    assert not bad, "\n".join(bad)
+
+
+# ---- hypothesis: further invalid values of every numeric flag -------------------------------------
+def _not_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return True
+    return False
+
+
+@st.composite
+def invalid_value(draw, action: argparse.Action, kind) -> str:
+    t = action.type
+    low, high = getattr(t, "low", None), getattr(t, "high", None)
+    options = [
+        st.sampled_from(["nan", "NaN", "-nan", "inf", "+inf", "-inf", "Infinity", "1e400", "-1e999", "", " "]),
+        st.text(alphabet="abcxyz_+-. ,;e", min_size=1, max_size=8).filter(_not_float),
+    ]
+    if kind is int:
+        options.append(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12)
+                       .filter(lambda x: x != int(x)).map(repr))
+    if low is not None:
+        below = (lambda x: not x > low) if t.low_open else (lambda x: not x >= low)
+        options.append((st.integers(max_value=int(math.floor(low))) if kind is int else
+                        st.floats(max_value=float(low), allow_nan=False, allow_infinity=False))
+                       .filter(below).map(lambda x: _fmt(x, kind)))
+    if high is not None:
+        above = (lambda x: not x < high) if t.high_open else (lambda x: not x <= high)
+        options.append((st.integers(min_value=int(math.ceil(high))) if kind is int else
+                        st.floats(min_value=float(high), allow_nan=False, allow_infinity=False))
+                       .filter(above).map(lambda x: _fmt(x, kind)))
+    return draw(st.one_of(options))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_hypothesis_draws_invalid_values_of_every_flag(data):
+    name, flag, action, kind = data.draw(st.sampled_from(NUMERIC), label="flag")
+    value = data.draw(invalid_value(action, kind), label="value")
+    ok, why = clean(name, _arg(flag, value), action.option_strings)
+    assert ok, why
+
+
+# ---- rules checked after parsing ---------------------------------------------------------------------
+@pytest.fixture()
+def blocked(tmp_path):
+    """A path under a regular file: no folder can be created there."""
+    f = tmp_path / "file"
+    f.write_text("")
+    return f / "sub"
+
+
+def _rule_cases(blocked: Path) -> list[tuple[str, list[str], tuple[str, ...]]]:
+    b = str(blocked)
+    return [
+        # the Setting's joint rules, named by flag
+        ("reduced", ["--D", "10", "--C", "4"], ("--C",)),
+        ("reduced", ["--C", "64"], ("--C",)),
+        ("reduced", ["--p", "4"], ("--p",)),
+        ("reduced", ["--partition", "grid", "--D", "8", "--C", "2"], ("--partition",)),
+        ("reduced", ["--partition", "0,1;2"], ("--partition",)),
+        ("reduced", ["--partition", "zigzag"], ("--partition",)),
+        ("reduced", ["--D", "8", "--C", "2", "--partition", "0,1;2,3;4,5;6,6"], ("--partition",)),
+        ("simulate", ["--D", "12", "--C", "8"], ("--C",)),
+        ("verify", ["--d", "1"], ("--d",)),
+        # values the converter cannot know
+        ("reduced", ["--n-samples", "1"], ("--n-samples",)),
+        ("reduced", ["--n-points", "1"], ("--n-points",)),
+        ("reduced", ["--method", "gd", "--eta", "1e-9"], ("--eta",)),
+        ("reduced", ["--method", "gd", "--steps", "10000000000"], ("--steps",)),
+        ("reduced", ["--expectation", "exact", "--D", "4096", "--C", "4"], ("--expectation",)),
+        # a flag that does nothing in the chosen mode
+        ("reduced", ["--steps", "5"], ("--steps",)),
+        ("reduced", ["--eta", "0.5"], ("--eta",)),
+        ("reduced", ["--method", "gd", "--solver", "BDF"], ("--solver",)),
+        ("reduced", ["--expectation", "exact", "--n-samples", "100"], ("--n-samples",)),
+        ("theorems", ["--only", "3.1", "--full"], ("--full",)),
+        ("theorems", ["--figure31", "x.png", "--D", "32"], ("--D",)),
+        ("theorems", ["--figure31", "x.png", "--only", "3.1"], ("--only",)),
+        ("verify", ["--markdown", "l.csv", "--seed", "3"], ("--seed",)),
+        ("verify", ["--only", "transfer", "--s-max", "10"], ("--s-max",)),
+        ("figures", ["--list", "--quick"], ("--quick",)),
+        ("figures", ["--list", "phases"], ("names",)),
+        ("scan", ["--eta", "1"], ("--eta",)),
+        ("scan", ["--N", "100"], ("--N",)),
+        # choices and names
+        ("theorems", ["--only", "3.3"], ("--only",)),
+        ("theorems", ["--only", ","], ("--only",)),
+        ("theorems", ["--D", "96", "--C", "12"], ("--C",)),  # the quick GD checks move to D = 16, 32
+        ("verify", ["--only", "nope"], ("--only",)),
+        ("figures", ["nope"], ("names",)),
+        ("reduced", ["--method", "euler"], ("--method",)),
+        ("simulate", ["--dtype", "float16"], ("--dtype",)),
+        ("scan", ["--runner", "no_such_module_xyz:f"], ("--runner",)),
+        ("scan", ["--workers", "100000"], ("--workers",)),
+        ("scan", ["--name", " "], ("--name",)),
+        # scan grid values (ranges are the grid's), named by flag
+        ("scan", ["--D", "-1"], ("--D",)),
+        ("scan", ["--C", "0"], ("--C",)),
+        ("scan", ["--q", "2"], ("--q",)),
+        ("scan", ["--tau", "0"], ("--tau",)),
+        ("scan", ["--seeds", "-1"], ("--seeds",)),
+        ("scan", ["--N", "0", "--simulate"], ("--N",)),
+        ("scan", ["--eta", "0", "--simulate"], ("--eta",)),
+        ("scan", ["--D", "10", "--C", "4"], ("--C",)),
+        # output locations that cannot be written, refused before any work
+        ("reduced", ["--out", b], ("--out",)),
+        ("simulate", ["--out", b], ("--out",)),
+        ("scan", ["--results-dir", b], ("--results-dir",)),
+        ("verify", ["--out", b + "/ledger.csv"], ("--out",)),
+        ("verify", ["--out", ""], ("--out",)),
+        ("theorems", ["--only", "3.1", "--out", b + "/t.csv"], ("--out",)),
+        ("theorems", ["--figure31", b + "/f.png"], ("--figure31",)),
+        ("figure2", ["--png", b + "/f.png"], ("--png",)),
+        ("figure2", ["--csv", b + "/f.csv"], ("--csv",)),
+        ("figure2", ["--csv", str(blocked.parent.parent)], ("--csv",)),  # a folder, not a file
+        ("figures", ["--out", b], ("--out",)),
+        ("figures", ["--out", ""], ("--out",)),
+    ]
+
+
+def test_rules_checked_after_parsing_are_refused_cleanly(blocked):
+    bad = [why for name, argv, flags in _rule_cases(blocked) for ok, why in [clean(name, argv, flags)] if not ok]
+    assert not bad, "\n".join(bad)
+
+
+MEMORY_CASES = [
+    ("reduced", ["--n-samples", "100000000"], ("--n-samples",)),
+    ("simulate", ["--N", "10000000"], ("--N",)),
+    ("simulate", ["--D", "4096", "--C", "4", "--N", "64", "--n-test", "64"], ("--D",)),
+    ("theorems", ["--D", "65536", "--only", "3.2"], ("--D",)),
+    ("theorems", ["--D", "16384", "--only", "3.1"], ("--D",)),
+    ("theorems", ["--D", "4096"], ("--D",)),
+    ("verify", ["--D", "8192", "--only", "theorems"], ("--D",)),
+    ("verify", ["--n-samples", "100000000", "--only", "reduced"], ("--n-samples",)),
+    ("scan", ["--D", "4096", "--C", "4", "--simulate", "--N", "64"], ("--D",)),
+    ("scan", ["--n-samples", "100000000"], ("--n-samples",)),
+]
+
+
+def test_memory_guard_refuses_with_the_flag_the_estimate_and_the_limit(monkeypatch):
+    monkeypatch.setenv(MEMORY_ENV, MEMORY_LIMIT)
+    assert available_memory() == (2**30, f"${MEMORY_ENV}")  # the guard reads the limit we set
+    bad = []
+    for name, argv, flags in MEMORY_CASES:
+        ok, why = clean(name, argv, flags, also=("1.0 GiB", "force"))  # the limit and the override are quoted
+        if not ok:
+            bad.append(why)
+    assert not bad, "\n".join(bad)
+
+
+def test_guard_memory_names_the_flag_and_force_overrides(monkeypatch, capsys):
+    monkeypatch.setenv(MEMORY_ENV, "1M")
+    est = reduced_memory(64, 4, 0.25, n_samples=10**6)
+    with pytest.raises(SystemExit) as e:
+        guard_memory(est, prog="p")
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.startswith("p: error: --n-samples: n_samples=1000000:") and "1.0 MiB" in err
+    assert guard_memory(est, force=True) is est
+
+
+SPEC_FILES = {
+    "missing.toml": None,
+    "folder.toml": "DIR",
+    "binary.toml": b"\xff\xfe\x00garbage",
+    "not_toml.toml": "[[[",
+    "unknown_key.toml": '[setting]\nD = 64\nfoo = 1\n',
+    "wrong_type.toml": '[setting]\nD = "64"\n',
+    "nan.toml": '[setting]\nD = 64\nC = 4\nq = nan\n',
+    "negative_D.toml": '[setting]\nD = -1\nC = 4\n',
+    "huge_D.toml": '[setting]\nD = 1000000000000\nC = 4\n',
+    "negative_seed.toml": '[setting]\nD = 64\nC = 4\n[axes]\nseed = [-1]\n',
+    "empty_axis.toml": '[setting]\nD = 64\nC = 4\n[axes]\nq = []\n',
+    "setting_not_table.toml": 'setting = 3\n',
+    "bad_option.toml": '[setting]\nD = 64\nC = 4\n[options]\nn_samples = 0\n',
+    "inf_smax.toml": '[setting]\nD = 64\nC = 4\n[options]\ns_max = inf\n',
+}
+
+
+def test_invalid_spec_files_are_refused_cleanly(tmp_path):
+    bad = []
+    for fname, content in SPEC_FILES.items():
+        p = tmp_path / fname
+        if content == "DIR":
+            p.mkdir()
+        elif isinstance(content, bytes):
+            p.write_bytes(content)
+        elif content is not None:
+            p.write_text(content)
+        ok, why = clean("scan", ["--spec", str(p)], ("--spec",))
+        if not ok:
+            bad.append(why)
+    assert not bad, "\n".join(bad)
+
+
+def test_bench_dispatcher_refuses_unknown_benchmarks_and_dropped_options(capsys):
+    from theorydyn.bench.__main__ import main
+
+    assert main(["nope"]) == 2 and "benchmark must be one of" in capsys.readouterr().err
+    assert main(["all", "--D", "10"]) == 2 and "--D: 'all' takes no options" in capsys.readouterr().err
+
+
+# ---- the converter and the Setting cap -------------------------------------------------------------------
+def test_number_converter_rules():
+    conv = number(int, "--n", low=2, high=10)
+    assert conv("3") == 3 and conv("1e1") == 10 and conv("4.0") == 4
+    for text in ("1.5", "nan", "inf", "1e400", "", "x", "1", "11", "1e20"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            conv(text)
+    f = positive(float, "--eta", below=1.0)
+    assert f("0.5") == 0.5
+    for text in ("0", "1", "-0.1", "nan", "-inf"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            f(text)
+    assert (f.kind, f.low, f.low_open, f.high, f.high_open, f.flag) == (float, 0, True, 1.0, True, "--eta")
+
+
+def test_setting_caps_D_and_d_and_keeps_large_sizes_usable():
+    import time
+
+    for kw, word in ((dict(D=10**12), "D must be at most"), (dict(D=D_MAX + 4), "D must be at most"),
+                     (dict(D=64, d=D_MAX + 1), "d must be an integer in"), (dict(partition_seed=-1), "partition_seed")):
+        t = time.perf_counter()
+        with pytest.raises(ValueError, match=word):
+            Setting(**kw)
+        assert time.perf_counter() - t < 1.0  # refused, not built (D = 10**12 used to hang)
+    assert Setting(D=4096, C=16).L == 256 and Setting(D=D_MAX, C=4).L == D_MAX // 4
+
+
+# ---- end to end ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("argv, flag", [
+    (["simulate", "--seed", "-1"], "--seed"),
+    (["theorems", "--D", "65536", "--only", "3.2"], "--D"),
+])
+def test_subprocess_exits_2_without_a_traceback(tmp_path, argv, flag):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **{MEMORY_ENV: MEMORY_LIMIT})
+    out = subprocess.run([sys.executable, "-m", "theorydyn", *argv], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 2, out.stderr
+    assert flag in out.stderr and "Traceback" not in out.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_zz_report_counts(capsys):
+    """Prints how many invalid inputs this module tried in this run and how many were clean."""
+    with capsys.disabled():
+        print(f"\n[cli fuzz] invalid inputs tried: {COUNTS['tried']}, clean: {COUNTS['clean']}")
+    assert COUNTS["clean"] <= COUNTS["tried"]

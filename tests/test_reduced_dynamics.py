@@ -198,7 +198,7 @@ def test_phase_times_do_not_depend_on_the_output_grid():
 
 @pytest.mark.slow
 def test_spec9_regime_shows_three_phases():
-    """docs/theory.md §9: α plateaus (risk ≈ 0.387, error ≈ 12%), then γ grows and the error falls below 2%."""
+    """docs/theory.md §9: α plateaus (risk ≈ 0.39, error ≈ 12%), then γ grows and the error falls below 2%."""
     s = Setting(D=64, C=4, q=0.25, p=3, nu=1 / 64, beta=1.0, tau=1.0)
     res = integrate(s, "flow", s_max=2e4, n_samples=4000, seed=0, n_points=120)
     tr, ph = res.trajectory, res.phases

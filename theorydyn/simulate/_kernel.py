@@ -260,6 +260,139 @@ def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_l
                     _rows_axpy(X[c0 + b], dU[b], gv)
 
 
+# ---- float32 storage: float32 arithmetic on the sample, float64 accumulation over samples --------
+@numba.njit(cache=True, fastmath=_FM)
+def _rows_dot32(x, v, u):
+    """u[j] = ⟨x_j, v⟩ in float32 (x (D, d), v (d,), u (D,) all float32): four rows per sweep, eight
+    SIMD lanes per register instead of four. Each u_j is a sum of d products (relative error a few
+    times d·2⁻²⁴ in the worst case, ~√d·2⁻²⁴ typically)."""
+    D, d = x.shape
+    j = 0
+    while j + 4 <= D:
+        s0 = np.float32(0.0)
+        s1 = np.float32(0.0)
+        s2 = np.float32(0.0)
+        s3 = np.float32(0.0)
+        for k in range(d):
+            vk = v[k]
+            s0 += x[j, k] * vk
+            s1 += x[j + 1, k] * vk
+            s2 += x[j + 2, k] * vk
+            s3 += x[j + 3, k] * vk
+        u[j] = s0
+        u[j + 1] = s1
+        u[j + 2] = s2
+        u[j + 3] = s3
+        j += 4
+    while j < D:
+        s0 = np.float32(0.0)
+        for k in range(d):
+            s0 += x[j, k] * v[k]
+        u[j] = s0
+        j += 1
+
+
+@numba.njit(cache=True, fastmath=_FM)
+def _rows_axpy32(x, du, acc, gv):
+    """gv += xᵀ du for one sample: the D rows summed in float32 into ``acc`` (d,) (D/4 sequential
+    adds per entry), then added to the float64 ``gv`` — so the sum over samples is float64."""
+    D, d = x.shape
+    for k in range(d):
+        acc[k] = 0.0
+    j = 0
+    while j + 4 <= D:
+        d0 = du[j]
+        d1 = du[j + 1]
+        d2 = du[j + 2]
+        d3 = du[j + 3]
+        for k in range(d):
+            acc[k] += (d0 * x[j, k] + d1 * x[j + 1, k]) + (d2 * x[j + 2, k] + d3 * x[j + 3, k])
+        j += 4
+    while j < D:
+        d0 = du[j]
+        for k in range(d):
+            acc[k] += d0 * x[j, k]
+        j += 1
+    for k in range(d):
+        gv[k] += acc[k]
+
+
+@numba.njit(cache=True, fastmath=_FM)
+def _loss_to_g32(h, ya, wa, p, nu):
+    """For one sample's float32 h (D,): F = Σ σ(h_i) and the loss in float64; in place h_i → g_i =
+    c σ'(h_i) rounded to float32. Returns (w ℓ(yF), yF)."""
+    F = 0.0
+    if p == 3:
+        for i in range(h.shape[0]):
+            hi = np.float64(h[i])
+            F += hi * hi * hi + nu * hi
+    else:
+        for i in range(h.shape[0]):
+            hi = np.float64(h[i])
+            F += _pow_int(hi, p) + nu * hi
+    m = ya * F
+    lo, sig = _loss_and_dloss(m, wa)
+    c = -ya * sig
+    if p == 3:
+        for i in range(h.shape[0]):
+            hi = np.float64(h[i])
+            h[i] = c * (3.0 * hi * hi + nu)
+    else:
+        for i in range(h.shape[0]):
+            hi = np.float64(h[i])
+            h[i] = c * (p * _pow_int(hi, p - 1) + nu)
+    return lo, m
+
+
+@numba.njit(cache=True, fastmath=_FM, parallel=True)
+def _fused_many32(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw):
+    """:func:`_fused_many` for float32 X: the same three passes, with S, Sᵀ, v, U, G, dU in float32
+    and the three D×D products as float32 GEMMs (sgemm: twice the SIMD lanes of dgemm, half the
+    bytes). F, the loss and c σ'(h) are formed in float64 per sample; every sum over samples — the
+    sub-block GEMM Gᵀ U (≤ ``sub`` samples) added into the block's float64 ∂S, each sample's xᵀ dU
+    added into the float64 ∇_v, the risk and the error — accumulates in float64. Partials per block,
+    reduced in block order by the caller: bit-identical results whatever the number of threads."""
+    N, D, d = X.shape
+    R = VT.shape[0]
+    nb = out_dS.shape[0]
+    for bi in prange(nb):
+        a0 = bi * block
+        a1 = min(N, a0 + block)
+        dS = out_dS[bi]
+        gV = out_gV[bi]
+        lw = out_lw[bi]
+        dS[:, :, :] = 0.0
+        gV[:, :] = 0.0
+        lw[:, :] = 0.0
+        U = np.empty((R, sub, D), dtype=np.float32)
+        acc = np.empty(d, dtype=np.float32)
+        for c0 in range(a0, a1, sub):
+            nc = min(a1, c0 + sub) - c0
+            for b in range(nc):
+                x = X[c0 + b]
+                for r in range(R):
+                    _rows_dot32(x, VT[r], U[r, b])
+            for r in range(R):
+                Ur = U[r, :nc]
+                G = np.dot(Ur, ST[r])  # H = U Sᵀ (nc, D) float32, turned into g in place
+                for b in range(nc):
+                    a = c0 + b
+                    wa = uw if w.shape[0] == 0 else w[a]
+                    lo, m = _loss_to_g32(G[b], y[a], wa, p, nu)
+                    lw[r, 0] += lo
+                    if not m > 0:  # a NaN margin counts as wrong
+                        lw[r, 1] += wa
+                dU = np.dot(G, S[r])  # (nc, D) float32
+                P = np.dot(G.T, Ur)  # Σ_n g_n u_nᵀ over the sub-block (D, D) float32
+                dSr = dS[r]
+                for i in range(D):
+                    for j in range(D):
+                        dSr[i, j] += P[i, j]
+                gv = gV[r]
+                for b in range(nc):
+                    _rows_axpy32(X[c0 + b], dU[b], acc, gv)
+
+
 @numba.njit(cache=True, fastmath=_FM, parallel=True)
 def _forward(X, ST, VT, p, nu, block, sub, F):
     """F_nr = Σ_i σ(h_nir) per replica.  X (N, D, d); ST (R, D, D); VT (R, d); F (N, R)."""
@@ -339,8 +472,12 @@ class FusedModel:
             gVb = np.empty((self.nb, R, self.d))
             lw = np.empty((self.nb, R, 2))
             VT = np.ascontiguousarray(V.T)
-            _fused_many(self.X, self.y, self.w, 1.0 / self.N, S, ST, VT, self.p, self.nu, self.block, self.sub, dS,
-                        gVb, lw)
+            if self.X.dtype == np.float32:
+                _fused_many32(self.X, self.y, self.w, 1.0 / self.N, S.astype(np.float32), ST.astype(np.float32),
+                              VT.astype(np.float32), self.p, self.nu, self.block, self.sub, dS, gVb, lw)
+            else:
+                _fused_many(self.X, self.y, self.w, 1.0 / self.N, S, ST, VT, self.p, self.nu, self.block, self.sub,
+                            dS, gVb, lw)
             # partials added in block order: independent of threads and scheduling
             dS_sum = dS.sum(axis=0)
             gV = np.ascontiguousarray(gVb.sum(axis=0).T)

@@ -68,15 +68,26 @@ def test_fused_step_matches_model_risk_and_grad_for_every_replica(dtype):
     fm = FusedModel(b.X, b.y, s.p, s.nu, s.tau)
     risk, err, gA, gV = fm.risk_grad(A, V)
     F = fm.forward(A, V)
-    X64 = b.X.astype(np.float64)  # the fused kernel widens float32 on load: compare with float64 math
+    X64 = b.X.astype(np.float64)  # the same (rounded) data in float64 math
     for r in range(R):
         r0, gA0, gv0 = model.risk_and_grad(s, A[r], V[:, r], X64, b.y)
         F0 = model.forward(s, A[r], V[:, r], X64)
-        assert risk[r] == pytest.approx(r0, rel=1e-12)
-        assert err[r] == pytest.approx(np.mean(b.y * F0 <= 0), abs=1e-12)
-        np.testing.assert_allclose(gA[r], gA0, rtol=1e-9, atol=1e-15)
-        np.testing.assert_allclose(gV[:, r], gv0, rtol=1e-9, atol=1e-15)
-        np.testing.assert_allclose(F[:, r], F0, rtol=1e-10, atol=1e-13)
+        if dtype == np.float64:
+            assert risk[r] == pytest.approx(r0, rel=1e-12)
+            assert err[r] == pytest.approx(np.mean(b.y * F0 <= 0), abs=1e-12)
+            np.testing.assert_allclose(gA[r], gA0, rtol=1e-9, atol=1e-15)
+            np.testing.assert_allclose(gV[:, r], gv0, rtol=1e-9, atol=1e-15)
+        else:
+            # float32 X is stepped in float32 arithmetic with float64 accumulation over samples: held
+            # to float32 rounding, 1e-5 norm-wise on the gradients (≈ 200 roundings of 2⁻²⁴ at worst;
+            # measured ≤ 3e-7; see tests/test_gdkernel.py, which also shows this tolerance rejects a
+            # gradient missing one sample) and 1e-6 on the risk
+            assert risk[r] == pytest.approx(r0, rel=1e-6)
+            near0 = np.abs(b.y * F0) <= 1e-4 * np.abs(F0).max()  # margins whose sign float32 may flip
+            assert abs(err[r] - np.mean(b.y * F0 <= 0)) <= np.mean(near0) + 1e-12
+            assert np.linalg.norm(gA[r] - gA0) <= 1e-5 * np.linalg.norm(gA0)
+            assert np.linalg.norm(gV[:, r] - gv0) <= 1e-5 * np.linalg.norm(gv0)
+        np.testing.assert_allclose(F[:, r], F0, rtol=1e-10, atol=1e-13)  # forward: float64 arithmetic
     # one replica alone takes the R = 1 path of the kernel: same numbers
     r1, _, gA1, gV1 = fm.risk_grad(A[1:2], V[:, 1:2])
     np.testing.assert_allclose(gA1[0], gA[1], rtol=1e-12, atol=1e-16)
@@ -170,8 +181,9 @@ def test_replicas_equal_separate_runs():
 
 
 def test_float32_storage_tracks_float64():
-    """Stated tolerance: with X stored in float32 (arithmetic in float64) the recorded trajectory
-    agrees with float64 storage to 1e-5 relative (1e-7 absolute) over a phase-II run."""
+    """Stated tolerance: with X stored in float32 (the step in float32 arithmetic, accumulated over
+    samples in float64) the recorded trajectory agrees with float64 storage to 1e-5 relative
+    (1e-7 absolute) over a phase-II run."""
     s = Setting(D=16, C=4)
     kw = dict(N=2048, eta=1.0, steps=300, record_every=50, n_test=1024, seed=2)
     r64, r32 = simulate(s, dtype="float64", **kw), simulate(s, dtype="float32", **kw)

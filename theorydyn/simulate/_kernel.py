@@ -19,13 +19,22 @@ while the sub-block of X is still in L2. A per-sample formulation does the same 
 matrix-vector products, bound by loads and stores of D×D operands; as GEMMs with 32–64 rows they
 run near the FMA peak (measured 3–7× faster per product).
 
-All arithmetic is float64 (a float32 X is widened on load), so float32 storage only rounds the
-data. ``fastmath`` is limited to reassociation and contraction ({"reassoc", "contract", "nsz"}):
+Arithmetic. Float64 X: all float64, agreeing with :func:`theorydyn.model.risk_and_grad` to 1e-9.
+Float32 X (:func:`_fused_many32`): float32 arithmetic on each sample — U = X_n v, the three D×D
+products as float32 GEMMs (sgemm), ∇_v's xᵀ dU — with float64 accumulation of everything summed
+over samples (∂S per sub-block GEMM, ∇_v per sample, the risk, the error) and F, the loss and
+c σ'(h) formed in float64. In float64 arithmetic the float32 step did ~5 × D·d multiply-adds per
+sample against one for a pass over X and took 1.55–1.65× that pass; in float32 it takes ~1.2–1.5×
+on a loaded 2-core machine (``python -m theorydyn.bench simulate``). The gradient then agrees with
+float64 math to float32 rounding (≤ 3e-7 norm-wise measured; the tests hold it to 1e-5), and GD
+trajectories with float32 X agree with float64 ones to ~4e-7 relative over 300 steps. Float32
+products overflow past ~3e38, so a diverging run shows a non-finite gradient a little sooner.
+``fastmath`` is limited to reassociation and contraction ({"reassoc", "contract", "nsz"}):
 SIMD reductions, while NaN and Inf keep their meaning (divergence is detected from them). Each
 block writes its own partial sums, added in block order afterwards, and a BLAS product of given
 shapes sums in a fixed order. So the result does not depend on the number of threads or their
 scheduling: same inputs → bit-identical outputs on one machine (another CPU or BLAS build may
-round differently, at the 1e-16 level).
+round differently, at the level of the arithmetic's rounding: 1e-16 in float64, 1e-7 in float32).
 """
 
 from __future__ import annotations
@@ -260,6 +269,143 @@ def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_l
                     _rows_axpy(X[c0 + b], dU[b], gv)
 
 
+# ---- float32 storage: float32 arithmetic on the sample, float64 accumulation over samples --------
+@numba.njit(cache=True, fastmath=_FM)
+def _rows_dot32(x, v, u):
+    """u[j] = ⟨x_j, v⟩ in float32 (x (D, d), v (d,), u (D,) all float32): four rows per sweep, eight
+    SIMD lanes per register instead of four. Each u_j is a sum of d products (relative error a few
+    times d·2⁻²⁴ in the worst case, ~√d·2⁻²⁴ typically)."""
+    D, d = x.shape
+    j = 0
+    while j + 4 <= D:
+        s0 = np.float32(0.0)
+        s1 = np.float32(0.0)
+        s2 = np.float32(0.0)
+        s3 = np.float32(0.0)
+        for k in range(d):
+            vk = v[k]
+            s0 += x[j, k] * vk
+            s1 += x[j + 1, k] * vk
+            s2 += x[j + 2, k] * vk
+            s3 += x[j + 3, k] * vk
+        u[j] = s0
+        u[j + 1] = s1
+        u[j + 2] = s2
+        u[j + 3] = s3
+        j += 4
+    while j < D:
+        s0 = np.float32(0.0)
+        for k in range(d):
+            s0 += x[j, k] * v[k]
+        u[j] = s0
+        j += 1
+
+
+@numba.njit(cache=True, fastmath=_FM)
+def _rows_axpy32(x, du, acc, gv):
+    """gv += xᵀ du for one sample: the D rows summed in float32 into ``acc`` (d,) (D/4 sequential
+    adds per entry), then added to the float64 ``gv`` — so the sum over samples is float64."""
+    D, d = x.shape
+    for k in range(d):
+        acc[k] = 0.0
+    j = 0
+    while j + 4 <= D:
+        d0 = du[j]
+        d1 = du[j + 1]
+        d2 = du[j + 2]
+        d3 = du[j + 3]
+        for k in range(d):
+            acc[k] += (d0 * x[j, k] + d1 * x[j + 1, k]) + (d2 * x[j + 2, k] + d3 * x[j + 3, k])
+        j += 4
+    while j < D:
+        d0 = du[j]
+        for k in range(d):
+            acc[k] += d0 * x[j, k]
+        j += 1
+    for k in range(d):
+        gv[k] += acc[k]
+
+
+@numba.njit(cache=True, fastmath=_FM)
+def _loss_to_g32(h, ya, wa, p, nu):
+    """For one sample's float32 h (D,): F = Σ σ(h_i) and the loss in float64; in place h_i → g_i =
+    c σ'(h_i) rounded to float32. Returns (w ℓ(yF), yF)."""
+    F = 0.0
+    if p == 3:
+        for i in range(h.shape[0]):
+            hi = np.float64(h[i])
+            F += hi * hi * hi + nu * hi
+    else:
+        for i in range(h.shape[0]):
+            hi = np.float64(h[i])
+            F += _pow_int(hi, p) + nu * hi
+    m = ya * F
+    lo, sig = _loss_and_dloss(m, wa)
+    c = -ya * sig
+    if p == 3:
+        for i in range(h.shape[0]):
+            hi = np.float64(h[i])
+            h[i] = c * (3.0 * hi * hi + nu)
+    else:
+        for i in range(h.shape[0]):
+            hi = np.float64(h[i])
+            h[i] = c * (p * _pow_int(hi, p - 1) + nu)
+    return lo, m
+
+
+@numba.njit(cache=True, fastmath=_FM, parallel=True)
+def _fused_many32(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw):
+    """:func:`_fused_many` for float32 X: the same three passes, with S, Sᵀ, v, U, G, dU in float32
+    and the three D×D products as float32 GEMMs (sgemm: twice the SIMD lanes of dgemm, half the
+    bytes). F, the loss and c σ'(h) are formed in float64 per sample; every sum over samples — the
+    sub-block GEMM Gᵀ U (≤ ``sub`` samples) added into the block's float64 ∂S, each sample's xᵀ dU
+    added into the float64 ∇_v, the risk and the error — accumulates in float64. Partials per block,
+    reduced in block order by the caller: bit-identical results whatever the number of threads.
+
+    Tried and dropped: software-pipelining U = X v of sub-block k + 1 into the ∇_v loop of sub-block
+    k (so memory and compute overlap) measured 1.3–1.5× slower at sub-blocks of 16–60 samples.
+    """
+    N, D, d = X.shape
+    R = VT.shape[0]
+    nb = out_dS.shape[0]
+    for bi in prange(nb):
+        a0 = bi * block
+        a1 = min(N, a0 + block)
+        dS = out_dS[bi]
+        gV = out_gV[bi]
+        lw = out_lw[bi]
+        dS[:, :, :] = 0.0
+        gV[:, :] = 0.0
+        lw[:, :] = 0.0
+        U = np.empty((R, sub, D), dtype=np.float32)
+        acc = np.empty(d, dtype=np.float32)
+        for c0 in range(a0, a1, sub):
+            nc = min(a1, c0 + sub) - c0
+            for b in range(nc):
+                x = X[c0 + b]
+                for r in range(R):
+                    _rows_dot32(x, VT[r], U[r, b])
+            for r in range(R):
+                Ur = U[r, :nc]
+                G = np.dot(Ur, ST[r])  # H = U Sᵀ (nc, D) float32, turned into g in place
+                for b in range(nc):
+                    a = c0 + b
+                    wa = uw if w.shape[0] == 0 else w[a]
+                    lo, m = _loss_to_g32(G[b], y[a], wa, p, nu)
+                    lw[r, 0] += lo
+                    if not m > 0:  # a NaN margin counts as wrong
+                        lw[r, 1] += wa
+                dU = np.dot(G, S[r])  # (nc, D) float32
+                P = np.dot(G.T, Ur)  # Σ_n g_n u_nᵀ over the sub-block (D, D) float32
+                dSr = dS[r]
+                for i in range(D):
+                    for j in range(D):
+                        dSr[i, j] += P[i, j]
+                gv = gV[r]
+                for b in range(nc):
+                    _rows_axpy32(X[c0 + b], dU[b], acc, gv)
+
+
 @numba.njit(cache=True, fastmath=_FM, parallel=True)
 def _forward(X, ST, VT, p, nu, block, sub, F):
     """F_nr = Σ_i σ(h_nir) per replica.  X (N, D, d); ST (R, D, D); VT (R, d); F (N, R)."""
@@ -339,8 +485,12 @@ class FusedModel:
             gVb = np.empty((self.nb, R, self.d))
             lw = np.empty((self.nb, R, 2))
             VT = np.ascontiguousarray(V.T)
-            _fused_many(self.X, self.y, self.w, 1.0 / self.N, S, ST, VT, self.p, self.nu, self.block, self.sub, dS,
-                        gVb, lw)
+            if self.X.dtype == np.float32:
+                _fused_many32(self.X, self.y, self.w, 1.0 / self.N, S.astype(np.float32), ST.astype(np.float32),
+                              VT.astype(np.float32), self.p, self.nu, self.block, self.sub, dS, gVb, lw)
+            else:
+                _fused_many(self.X, self.y, self.w, 1.0 / self.N, S, ST, VT, self.p, self.nu, self.block, self.sub,
+                            dS, gVb, lw)
             # partials added in block order: independent of threads and scheduling
             dS_sum = dS.sum(axis=0)
             gV = np.ascontiguousarray(gVb.sum(axis=0).T)

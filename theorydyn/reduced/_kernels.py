@@ -1,4 +1,4 @@
-"""Numba kernels of the reduced risk ℓ_red(α, γ, ρ) (SPEC §3, Lemmas 4.1–4.2) and a NumPy reference.
+"""Numba kernels of the reduced risk ℓ_red(α, γ, ρ) (docs/theory.md §3, Lemmas 4.1–4.2) and a NumPy reference.
 
 At the symmetric point A_ii = β, A_ij = γ (same set), A_ij = ρ (different sets), v = α w*,
 the noise drops out of model (T) and, with y = +1 (σ is odd), a patch with feature value
@@ -7,7 +7,7 @@ z ∈ {+1, −1, 0} in set m sees
     h = α u,   u = (Λ − Γ) z + (Γ − Ξ) s_m + Ξ T,   s_m = n⁺_m − n⁻_m,  T = Σ_m s_m,
     F = Σ_m Σ_z n^z_m σ(h),   σ(x) = x^p + ν x,
 
-with the row-softmax values Λ, Γ, Ξ of logits b = β/τ, c = γ/τ, r = ρ/τ (SPEC §3).
+with the row-softmax values Λ, Γ, Ξ of logits b = β/τ, c = γ/τ, r = ρ/τ (docs/theory.md §3).
 
 **Count types.** A set is summarised by its count vector (n⁺, n⁻, n⁰), one of
 K = (C+1)(C+2)/2 *types*. The contribution of a set of type k to F — and to ∂F/∂α, ∂F/∂c,
@@ -18,7 +18,7 @@ only the types present are visited) costs a handful of lookups:
 
     F = Σ_k counts_k · tab[k, T, 0],    ∂F/∂θ = Σ_k counts_k · tab[k, T, 1..3].
 
-Derivatives (SPEC §3): ∂h/∂α = u;
+Derivatives (docs/theory.md §3): ∂h/∂α = u;
 ∂h/∂c = α[(Λ_c − Γ_c) z + (Γ_c − Ξ_c) s_m + Ξ_c T] with
 (Λ_c, Γ_c, Ξ_c) = (−Λ(C−1)Γ, Γ − (C−1)Γ², −Ξ(C−1)Γ), and likewise for r with
 (Λ_r, Γ_r, Ξ_r) = (−Λ(D−C)Ξ, −Γ(D−C)Ξ, Ξ − (D−C)Ξ²); ∂/∂γ = (1/τ)∂/∂c, ∂/∂ρ = (1/τ)∂/∂r.
@@ -209,7 +209,7 @@ def evaluate(alpha, gamma, rho, beta, tau, p, nu, C, D, plus, minus, zero, Tvals
 @njit(cache=True)
 def gd_run(theta, eta, n_in, n_cross, n_steps, beta, tau, p, nu, C, D, plus, minus, zero, Tvals, row_ptr, nz_type,
            nz_count, tidx, fval, weights, tab, out):
-    """``n_steps`` steps of the paper's recursion (SPEC §3), updating ``theta`` = (α, γ, ρ) in place:
+    """``n_steps`` steps of the paper's recursion (docs/theory.md §3), updating ``theta`` = (α, γ, ρ) in place:
 
         α ← α − η ∂ℓ_red/∂α,  γ ← γ − η ∂ℓ_red/∂γ / (D(C−1)),  ρ ← ρ − η ∂ℓ_red/∂ρ / (D(D−C)).
 
@@ -320,7 +320,7 @@ def reference_numpy(alpha, gamma, rho, beta, tau, p, nu, C, D, set_counts, weigh
     return float(w @ loss), grad, F, Fabs
 
 
-# ---- Monte Carlo draws and bank construction (SPEC §3: counts are drawn, never D-length vectors) ----
+# ---- Monte Carlo draws and bank construction (docs/theory.md §3: counts are drawn, never D-length vectors) ----
 
 def type_sampler(C: int, q: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The law of one random set's count type, prepared for inverting 32-bit uniforms.

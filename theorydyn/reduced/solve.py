@@ -1,9 +1,9 @@
-"""The idealized dynamics in (α, γ, ρ): the reduced risk, its gradient, GD and gradient flow (SPEC §3).
+"""The idealized dynamics in (α, γ, ρ): the reduced risk, its gradient, GD and gradient flow (docs/theory.md §3).
 
 By Lemmas 4.1 and 4.2, population GD from the idealized initialisation (Parametrization 3.1)
 keeps A_ii = β, A_ij = γ (same set), A_ij = ρ (different sets) and v = α w*. The population
 risk there, ℓ_red(α, γ, ρ), is an expectation over the count vectors of the L − 1 random sets
-(SPEC §3); this module evaluates it
+(docs/theory.md §3); this module evaluates it
 
 * by Monte Carlo (``method="mc"``): a fixed, seeded *bank* of count vectors drawn directly
   (O(L) per sample, never D-length vectors), with the standard error of the estimate;
@@ -14,7 +14,7 @@ risk there, ℓ_red(α, γ, ρ), is an expectation over the count vectors of the
 Both share one Numba kernel (:mod:`theorydyn.reduced._kernels`) that tabulates a set's
 contribution per (type, T) and makes each sample a few table lookups.
 
-Dynamics (SPEC §3), with the per-entry updates of the full model:
+Dynamics (docs/theory.md §3), with the per-entry updates of the full model:
 
     GD   (``method="gd"``):   α ← α − η ∂ℓ/∂α,  γ ← γ − η ∂ℓ/∂γ / (D(C−1)),  ρ ← ρ − η ∂ℓ/∂ρ / (D(D−C));
     flow (``method="flow"``): the same right-hand side in time s = η·t, integrated by a stiff
@@ -131,7 +131,7 @@ def _draw_types(s: Setting, n_samples: int, seed: int, keep_types: bool = True) 
 
 
 def mc_set_counts(s: Setting, n_samples: int, seed: int = 0) -> np.ndarray:
-    """Draw the count vectors of N samples directly (SPEC §3): (N, L, 3) int64, columns (n⁺, n⁻, n⁰).
+    """Draw the count vectors of N samples directly (docs/theory.md §3): (N, L, 3) int64, columns (n⁺, n⁻, n⁰).
 
     Set 0 is the signal set, (C, 0, 0) (y = +1); sets 1..L−1 are i.i.d. Multinomial(C; q/2, q/2, 1−q).
     These are the samples of ``make_bank(s, "mc", n_samples, seed)`` set by set (same seed, same samples).
@@ -244,7 +244,7 @@ def make_bank(s: Setting, expectation: str = "mc", n_samples: int = 4000, seed: 
 
 @dataclass(frozen=True)
 class Estimate:
-    """The reduced population risk at one point (α, γ, ρ) (SPEC §3).
+    """The reduced population risk at one point (α, γ, ρ) (docs/theory.md §3).
 
     Attributes:
         risk: ℓ_red(α, γ, ρ) = E ℓ(y F(X)).
@@ -352,7 +352,7 @@ def _mc_estimate(s: Setting, alpha: float, gamma: float, rho: float, n_samples: 
 def population_risk(s: Setting, alpha: float, gamma: float, rho: float, method: str = "exact",
                     n_samples: int = 100_000, seed: int = 0, max_terms: int = MAX_TERMS,
                     bank: Bank | None = None) -> Estimate:
-    """ℓ_red(α, γ, ρ) and its gradient, exactly or by Monte Carlo (SPEC §3).
+    """ℓ_red(α, γ, ρ) and its gradient, exactly or by Monte Carlo (docs/theory.md §3).
 
     Args:
         method: ``"exact"`` (finite sum over multisets of count types; ValueError beyond

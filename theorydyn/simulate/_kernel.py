@@ -1,6 +1,6 @@
 """The fused gradient step of model (T) on N samples: X is read from memory once per step.
 
-Risk (E) and its gradient (SPEC §2), for R parameter sets (replicas) sharing one X:
+Risk (E) and its gradient (docs/theory.md §2), for R parameter sets (replicas) sharing one X:
 
     u_nj = ⟨v, X_nj⟩,  h_ni = Σ_j S_ij u_nj,  F_n = Σ_i σ(h_ni),  S = row-softmax(A/τ),
     c_n  = w_n ℓ'(y_n F_n) y_n = −w_n y_n / (1 + e^{y_n F_n}),   g_ni = c_n σ'(h_ni),

@@ -1,4 +1,4 @@
-"""Gradient descent on N samples with the full D×D attention (Theorem 4.2, SPEC §4).
+"""Gradient descent on N samples with the full D×D attention (Theorem 4.2, docs/theory.md §4).
 
 Model (T) with trainable off-diagonal Â (the diagonal stays at β) and v̂ ∈ R^d, trained by
 plain GD on the empirical risk (E) from the realistic initialisation
@@ -113,7 +113,7 @@ def symmetry_breaking(s: Setting, A: np.ndarray) -> dict[str, float]:
 # The run
 # ---------------------------------------------------------------------------------------------
 def init_params(s: Setting, omega: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Realistic initialisation (SPEC §4): Â_ij ~ N(0, ω²) off the diagonal, Â_ii = β, v̂ ~ N(0, ω² I_d)."""
+    """Realistic initialisation (docs/theory.md §4): Â_ij ~ N(0, ω²) off the diagonal, Â_ii = β, v̂ ~ N(0, ω² I_d)."""
     A = rng.normal(0.0, omega, size=(s.D, s.D))
     np.fill_diagonal(A, s.beta)
     v = rng.normal(0.0, omega, size=s.d)
@@ -216,7 +216,7 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
     if not (np.all(np.isfinite(A)) and np.all(np.isfinite(V))):
         raise ValueError("A0 and v0 must be finite")
     diag = np.arange(s.D)
-    A[:, diag, diag] = s.beta  # the diagonal is not trained (SPEC §2)
+    A[:, diag, diag] = s.beta  # the diagonal is not trained (docs/theory.md §2)
 
     rows: list[list[dict[str, Any]]] = [[] for _ in range(R)]
     alive = np.ones(R, bool)
@@ -299,7 +299,7 @@ def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, o
              seed: int = 0, record_every: int = 10, dtype: str = "float64", n_test: int = 8192,
              train=None, test=None, A0=None, v0=None, progress: bool = False, replicas: int | None = None,
              dense_until: int = 40, err_tol: float = ERR_TOL):
-    """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; SPEC §4).
+    """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; docs/theory.md §4).
 
     Args:
         s: the setting.
@@ -309,9 +309,11 @@ def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, o
         omega: initialisation scale ω.
         seed: seeds data (train, test) and initialisation.
         record_every: record every k steps (and steps 0 and ``steps``).
-        dtype: storage of X, ``"float64"`` or ``"float32"`` (arithmetic is float64 either way).
+        dtype: storage of X, ``"float64"`` or ``"float32"`` (float32 storage is stepped in float32
+            arithmetic with float64 accumulation over samples; its trajectories agree with float64
+            storage to ~1e-6 relative).
         n_test: fresh test samples (ignored when ``test`` is given).
-        train, test: optional explicit ``(X, y)`` (or ``(X, y, weights)`` for train) — e.g. SPEC §7's
+        train, test: optional explicit ``(X, y)`` (or ``(X, y, weights)`` for train) — e.g. docs/theory.md §7's
             Gaussian data, or an exhaustive enumeration with its probabilities. With an explicit
             test set, f is undefined: ``test_err_f`` is NaN and ``test_err_y`` is against the given y.
         A0, v0: optional initialisation (D, D) and (d,); the diagonal of A0 is set to β.

@@ -105,7 +105,7 @@ def downstream_feature(s: Setting) -> int | tuple[float, ...]:
 
 
 def downstream_setting(s: Setting) -> Setting:
-    """D̃: the same setting (same sets) with a feature w̃ ⟂ w* (SPEC §5)."""
+    """D̃: the same setting (same sets) with a feature w̃ ⟂ w* (docs/theory.md §5)."""
     return s.replace(feature=downstream_feature(s))
 
 
@@ -136,7 +136,7 @@ def pretrain(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, o
 
 # ---- training of ṽ with Â frozen (the fine-tuning problem (Ẽ)) --------------------------------
 def risk_and_grad_v(s: Setting, S: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
-    """Risk (Ẽ) and ∇_v for a fixed score matrix S = softmax(Â/τ) (SPEC §2, the ∇_v formula).
+    """Risk (Ẽ) and ∇_v for a fixed score matrix S = softmax(Â/τ) (docs/theory.md §2, the ∇_v formula).
 
     The products with X use stacked matmul / einsum rather than one large BLAS call: at the small
     Ñ of fine-tuning a threaded BLAS gemv costs more in thread start-up than in arithmetic.

@@ -1,7 +1,7 @@
 """L2-regularised logistic regression on flattened patches, written with scipy's L-BFGS.
 
 The linear baseline of Theorem 3.1 (a generalized linear model's learned projection) and of
-Theorem 5.2 / SPEC §5 (a classifier without patch-association knowledge). No scikit-learn in
+Theorem 5.2 / docs/theory.md §5 (a classifier without patch-association knowledge). No scikit-learn in
 the core package, so the objective and its gradient are written out:
 
     J(w, b) = (1/N) Σ_n log(1 + exp(−y_n (⟨w, x_n⟩ + b))) + (λ/2) ‖w‖²,

@@ -1,4 +1,4 @@
-"""The grid permutation π_s of permuted CIFAR (SPEC §8, Figure 5).
+"""The grid permutation π_s of permuted CIFAR (docs/theory.md §8, Figure 5).
 
 An image of side ``n`` is cut into ``g² = (n/s)²`` tiles of ``s×s`` pixels, numbered row-major.
 ``π_s`` is one fixed permutation of the tile numbers, drawn from a seed: the permuted image has at

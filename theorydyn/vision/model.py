@@ -1,6 +1,6 @@
 """The networks of Section 6: a ViT with positional or vanilla attention, and CNN baselines.
 
-ViT (SPEC §8). An image ``x: (B, c, H, W)`` is cut into ``D = (H/p)(W/p)`` patches of ``p×p``
+ViT (docs/theory.md §8). An image ``x: (B, c, H, W)`` is cut into ``D = (H/p)(W/p)`` patches of ``p×p``
 pixels, each flattened and embedded linearly: tokens ``X: (B, D, E)``. ``P: (D, E)`` is the learned
 positional encoding (one row per patch position, i.e. the paper's ``P ∈ R^{d×D}`` transposed).
 Each of the ``depth`` pre-LayerNorm blocks is ``x += Attn(LN(x)); x += MLP(LN(x))``; the
@@ -36,7 +36,7 @@ ATTENTIONS = ("positional", "vanilla")
 
 @dataclass(frozen=True)
 class ViTConfig:
-    """Shape of a ViT. Paper (SPEC §8): 7 layers, 12 heads, width 384, MLP 384, patch 4 on 32×32."""
+    """Shape of a ViT. Paper (docs/theory.md §8): 7 layers, 12 heads, width 384, MLP 384, patch 4 on 32×32."""
 
     image_size: int = 32
     patch: int = 4
@@ -118,7 +118,7 @@ class Block(nn.Module):
 
 
 class ViT(nn.Module):
-    """Vision Transformer of SPEC §8: ``(B, c, H, W)`` float images → ``(B, classes)`` logits."""
+    """Vision Transformer of docs/theory.md §8: ``(B, c, H, W)`` float images → ``(B, classes)`` logits."""
 
     def __init__(self, cfg: ViTConfig):
         super().__init__()

@@ -23,7 +23,7 @@ def test_accuracy_verdict_flips_with_the_gap():
     apart = cv.accuracy_check([0.93, 0.94, 0.935], [0.98, 0.985, 0.982])
     assert apart.verdict is Verdict.FAIL and apart.measured == pytest.approx(-0.0473, abs=1e-3)
     noisy = cv.accuracy_check([0.99, 0.95, 0.99], [0.97, 0.99, 0.96])  # CI straddles the tolerance
-    assert noisy.verdict is Verdict.FAIL
+    assert noisy.verdict is Verdict.INFO and "inconclusive" in noisy.note
     assert on_par.route and "per-image loop" in on_par.route
 
 

@@ -211,12 +211,13 @@ _TRANSFER: dict[bool, tuple] = {}
 
 
 def transfer_tables(quick: bool):
-    """The transfer experiment's tables (quick: QUICK sizes, else FULL), resumable under runs/figures/."""
+    """The transfer experiment's tables (quick: QUICK sizes, else FULL): the very rows behind the
+    ledger's Theorem 5.1/5.2 verdicts (the same resumable folder, ``runs/transfer_checks[_quick]``)."""
     if quick not in _TRANSFER:
         from .. import transfer
 
         cfg = dict(transfer.QUICK if quick else transfer.FULL)
-        out = Path("runs/figures") / ("transfer_quick" if quick else "transfer")
+        out = Path("runs") / ("transfer_checks_quick" if quick else "transfer_checks")
         _raw, summary, tgt, slopes, _up = transfer.run(transfer.base_setting(), cfg["Ds"], transfer.options_from(cfg),
                                                        out=out, progress=None)
         import pandas as pd

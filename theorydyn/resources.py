@@ -372,3 +372,18 @@ def transfer_memory(D: int, C: int, d: int | None, q: float, N_test: int, N_trai
         Term(f"outputs of one evaluation ({N}, {D}) float64 ×3", 3 * N * D * _F64, {"N_test": N, "D": D}),
         *train.terms[:-1], attn, _SMALL)))
     return max(phases, key=lambda e: e.total)
+
+
+def vit_train_memory(batch: int, width: int = 384, depth: int = 7, heads: int = 12, mlp: int | None = None,
+                     patch: int = 4, image_size: int = 32, channels: int = 3, classes: int = 10,
+                     itemsize: int = 4) -> MemoryEstimate:
+    """:func:`vit_batch_memory` plus the weights of the ViT: parameters, gradients and AdamW's two
+    moments (4 float32 copies) of ≈ depth·(4·width² + 2·width·mlp) block weights, the patch
+    embedding (channels·patch²·width), the T·width positional encodings and the head (width·classes).
+    A CLI refuses a network whose size alone would not fit (``--width 10**6``) with it."""
+    mlp = width if mlp is None else mlp
+    T = (image_size // patch) ** 2
+    n = depth * (4 * width * width + 2 * width * mlp) + channels * patch * patch * width + T * width + width * classes
+    return vit_batch_memory(batch, width, depth, heads, mlp, patch, image_size, channels, itemsize) + MemoryEstimate(
+        "ViT weights", (Term(f"{n:,} parameters ×4 (weights, gradients, AdamW moments) float32", 16 * n,
+                             {"width": width, "depth": depth}),))

@@ -84,11 +84,19 @@ MEMORY_FLAGS = {"D": "--Ds", "N": "--Ns", "N_test": "--N-test", "upstream_N": "-
 
 
 def _given(argv) -> set[str]:
-    """The options set explicitly on the command line (a second parse with every default suppressed)."""
+    """The options set explicitly on the command line (a second parse with every default suppressed).
+
+    Also refuses ``--flag=--``, which argparse (3.11) reads as an empty list without calling the
+    flag's converter."""
     ap = build_parser()
-    for a in ap._actions:
+    opts = [a for a in ap._actions if a.option_strings]
+    for a in opts:
         a.default = argparse.SUPPRESS
-    return set(vars(ap.parse_args(argv)))
+    ns = vars(ap.parse_args(argv))
+    for a in opts:
+        if a.nargs is None and isinstance(ns.get(a.dest), list) and not ns[a.dest]:
+            ap.error(f"argument {a.option_strings[-1]}: expected one value, got '--'")
+    return {a.dest for a in opts if a.dest in ns}
 
 
 def _output_dirs(paths) -> None:

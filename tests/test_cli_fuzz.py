@@ -360,6 +360,7 @@ def _rule_cases(blocked: Path) -> list[tuple[str, list[str], tuple[str, ...]]]:
         ("transfer", ["--methods", "init", "--upstream-N", "64"], ("--upstream-N",)),
         ("transfer", ["--methods", "logreg", "--cache", "c"], ("--cache",)),
         ("transfer", ["--methods", "logreg", "--steps-v", "3"], ("--steps-v",)),
+        ("transfer", ["--methods", "logreg", "--eta", "3"], ("--eta",)),
         ("transfer", ["--methods", "bogus"], ("--methods",)),
         ("transfer", ["--Ds", "30"], ("--Ds",)),
         ("transfer", ["--Ds", "16", "--count", "100"], ("--count",)),
@@ -565,6 +566,7 @@ def test_setting_caps_D_and_d_and_keeps_large_sizes_usable():
 @pytest.mark.parametrize("argv, flag", [
     (["simulate", "--seed", "-1"], "--seed"),
     (["theorems", "--D", "65536", "--only", "3.2"], "--D"),
+    (["bench", "simulate", "--replicas", "100000000"], "--replicas"),
 ])
 def test_subprocess_exits_2_without_a_traceback(tmp_path, argv, flag):
     env = dict(os.environ, PYTHONPATH=str(ROOT), **{MEMORY_ENV: MEMORY_LIMIT})

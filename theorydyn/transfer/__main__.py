@@ -177,6 +177,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if k in given and not set(methods) & set(FROZEN):
             fail(f"--{k.replace('_', '-')}: only used by the frozen-attention methods ({', '.join(FROZEN)}), "
                  f"which --methods leaves out", PROG)
+    for k in ("eta", "omega"):
+        if k in given and set(methods) <= {"logreg"}:
+            fail(f"--{k}: not used by logreg (L2 logistic regression, λ by cross-validation)", PROG)
     if "cache" in given and not set(methods) & set(CACHED):
         fail(f"--cache: only used by the pre-trained methods ({', '.join(CACHED)}), which --methods leaves out", PROG)
     for k in ("Ds", "Ns", "seeds", "N_test", "upstream_N", "upstream_steps", "scratch_max_D", "sim_max_D"):

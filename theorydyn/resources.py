@@ -26,7 +26,7 @@ from typing import Any
 
 __all__ = ["ResourceError", "Term", "MemoryEstimate", "available_memory", "check_memory", "format_bytes",
            "parse_bytes", "n_count_types", "n_exact_terms", "reduced_memory", "sample_memory", "simulate_memory",
-           "theorem_3_2_memory", "vit_batch_memory", "MEMORY_ENV"]
+           "theorem_3_2_memory", "transfer_memory", "vit_batch_memory", "vit_train_memory", "MEMORY_ENV"]
 
 #: Environment variable that sets the memory limit (bytes, or with a K/M/G/T suffix, powers of 1024).
 MEMORY_ENV = "THEORYDYN_MEMORY_LIMIT"
@@ -329,3 +329,61 @@ def vit_batch_memory(batch: int, width: int = 384, depth: int = 7, heads: int = 
         Term(f"saved activations ({depth} blocks, {T} tokens, width {width})", batch * per_image * itemsize,
              {"batch": batch}),
     ))
+
+
+# ---- the transfer experiment -------------------------------------------------------------------------
+def transfer_memory(D: int, C: int, d: int | None, q: float, N_test: int, N_train: int, *,
+                    ceiling_samples: int = 20000, flow_n_samples: int | None = 2000,
+                    upstream_N: int | None = None) -> MemoryEstimate:
+    """Peak of :func:`theorydyn.transfer.experiment.run` at one D (the D's run one after the other).
+
+    The phases at D run in turn, so the peak is the largest of them (the D × D attentions, ≈ 8
+    float64 matrices, live throughout):
+
+    * the population references (``ceiling``, ``linear_reference``): feature values of
+      ``ceiling_samples`` samples, u (n, D) float64, z (n, D) int8 and three (n, D) boolean masks;
+    * the idealized pre-training (``flow_n_samples`` not None): the reduced Monte Carlo bank
+      (:func:`reduced_memory`);
+    * the finite-sample pre-training (``upstream_N`` not None): :func:`simulate_memory` in float32
+      with its default 8192 test samples;
+    * the rows: the test set in projected form (z, g: (N_test, D) float64, and its draw's
+      u, int8 z and masks) with the (N_test, D) float64 outputs of one evaluation (u, u Sᵀ, σ: 3),
+      and the ``N_train`` downstream samples X: (N_train, D, d) (:func:`sample_memory`).
+    """
+    d = D if d is None else d
+    attn = Term("D × D float64 attentions and scores (≈ 8)", 8 * D * D * _F64, {"D": D})
+    n = int(ceiling_samples)
+    phases = [MemoryEstimate(f"transfer references at D={D}", (
+        Term(f"feature values of {n} samples: u ({n}, {D}) float64, z int8, 3 masks", n * D * (_F64 + _I8 + 3 * _BOOL),
+             {"D": D}), attn, _SMALL))]
+    if flow_n_samples is not None:
+        phases.append(reduced_memory(D, C, q, flow_n_samples) + MemoryEstimate("attentions", (attn,)))
+    if upstream_N is not None:
+        sim = simulate_memory(D, C, d, upstream_N, 8192, "float32")
+        # its N is the upstream sample size (named so that a caller can tell it from the downstream Ñ)
+        terms = tuple(Term(t.what, t.nbytes, {("upstream_N" if k == "N" else k): v for k, v in t.params.items()})
+                      for t in sim.terms)
+        phases.append(MemoryEstimate(f"finite-sample pre-training at D={D}", terms + (attn,)))
+    N = int(N_test)
+    train = sample_memory(D, C, d, N_train, 8, "N")
+    phases.append(MemoryEstimate(f"transfer rows at D={D}", (
+        Term(f"test set z, g ({N}, {D}) float64 and its draw's u, int8 z, masks", N * D * (2 * _F64 + _F64 + _I8 + 3 * _BOOL),
+             {"N_test": N, "D": D}),
+        Term(f"outputs of one evaluation ({N}, {D}) float64 ×3", 3 * N * D * _F64, {"N_test": N, "D": D}),
+        *train.terms[:-1], attn, _SMALL)))
+    return max(phases, key=lambda e: e.total)
+
+
+def vit_train_memory(batch: int, width: int = 384, depth: int = 7, heads: int = 12, mlp: int | None = None,
+                     patch: int = 4, image_size: int = 32, channels: int = 3, classes: int = 10,
+                     itemsize: int = 4) -> MemoryEstimate:
+    """:func:`vit_batch_memory` plus the weights of the ViT: parameters, gradients and AdamW's two
+    moments (4 float32 copies) of ≈ depth·(4·width² + 2·width·mlp) block weights, the patch
+    embedding (channels·patch²·width), the T·width positional encodings and the head (width·classes).
+    A CLI refuses a network whose size alone would not fit (``--width 10**6``) with it."""
+    mlp = width if mlp is None else mlp
+    T = (image_size // patch) ** 2
+    n = depth * (4 * width * width + 2 * width * mlp) + channels * patch * patch * width + T * width + width * classes
+    return vit_batch_memory(batch, width, depth, heads, mlp, patch, image_size, channels, itemsize) + MemoryEstimate(
+        "ViT weights", (Term(f"{n:,} parameters ×4 (weights, gradients, AdamW moments) float32", 16 * n,
+                             {"width": width, "depth": depth}),))

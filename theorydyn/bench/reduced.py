@@ -31,10 +31,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..cli import positive
+from ..cli import fail, guard_memory, number, output_dir, positive
 from ..reduced._kernels import reference_draw_numpy, reference_numpy
 from ..reduced.solve import _Evaluator, bank_from_set_counts, integrate, mc_set_counts, population_risk
-from ..setting import Setting
+from ..resources import MemoryEstimate, Term, reduced_memory
+from ..setting import D_MAX, Setting
 from . import best_time, format_machine, machine_info, write_tables
 
 POINT = (3.9, 0.5, -0.05)  # a phase-II point of docs/theory.md §9
@@ -132,26 +133,98 @@ def _scaling(args) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(argv: list[str] | None = None) -> int:
+PROG = "python -m theorydyn.bench reduced"
+#: flags of the main table / of --scaling (each an error where its part does not run); None in the parser
+_MAIN_FLAGS = ("n_samples", "repeats", "settle", "no_flow")
+_SCALING_FLAGS = ("s_max_exponent", "budget_s", "D_max")
+_DEFAULTS = dict(n_samples=100_000, repeats=7, settle=0.2, s_max=1e5, s_max_exponent=1.5, budget_s=60.0, D_max=65536)
 
-    ap = argparse.ArgumentParser(prog="python -m theorydyn.bench reduced")
-    ap.add_argument("--n-samples", type=positive(int, "--n-samples"), default=100_000)
-    ap.add_argument("--repeats", type=positive(int, "--repeats"), default=7)
-    ap.add_argument("--s-max", type=positive(float, "--s-max"), default=1e5, help="horizon of the timed flow")
-    ap.add_argument("--no-flow", action="store_true", help="skip the flow timing")
-    ap.add_argument("--settle", type=positive(float, "--settle", allow_zero=True), default=0.2,
-                    help="pause before each timed call, s (lets spinning BLAS threads sleep; default %(default)s)")
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=PROG, description="Benchmark of the reduced solver (docs/theory.md §3).")
+    g = ap.add_argument_group("main table (not with --scaling-only)")
+    g.add_argument("--n-samples", type=number(int, "--n-samples", low=2), default=None,
+                   help="Monte Carlo samples, >= 2 (default 100000)")
+    g.add_argument("--repeats", type=number(int, "--repeats", low=1), default=None, help="default 7")
+    g.add_argument("--settle", type=number(float, "--settle", low=0, high=10), default=None,
+                   help="pause before each timed call, 0..10 s (lets spinning BLAS threads sleep; default 0.2)")
+    g.add_argument("--no-flow", action="store_true", help="skip the flow timing")
+    ap.add_argument("--s-max", type=positive(float, "--s-max"), default=None,
+                    help="horizon of the timed flow and of --scaling at D = 64 (default 1e5)")
     ap.add_argument("--scaling", action="store_true", help="the largest D whose default flow fits in --budget-s")
     ap.add_argument("--scaling-only", action="store_true", help="only the --scaling part")
-    ap.add_argument("--s-max-exponent", type=positive(float, "--s-max-exponent", allow_zero=True), default=1.5,
-                    help="--scaling runs to s_max·(D/64)^this (default %(default)s; 0 keeps s_max)")
-    ap.add_argument("--budget-s", type=positive(float, "--budget-s"), default=60.0)
-    ap.add_argument("--D-max", type=positive(int, "--D-max"), default=65536, help="largest D tried by --scaling")
+    g = ap.add_argument_group("--scaling")
+    g.add_argument("--s-max-exponent", type=positive(float, "--s-max-exponent", allow_zero=True), default=None,
+                   help="--scaling runs to s_max·(D/64)^this (default 1.5; 0 keeps s_max)")
+    g.add_argument("--budget-s", type=positive(float, "--budget-s"), default=None, help="default 60")
+    g.add_argument("--D-max", type=number(int, "--D-max", low=64, high=D_MAX), default=None,
+                   help=f"largest D tried by --scaling, 64..{D_MAX} (default 65536)")
+    ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
     ap.add_argument("--out", type=Path, default=Path("bench_results/reduced.csv"),
                     help="CSV of the table (the scaling table goes next to it; default %(default)s)")
-    args = ap.parse_args(argv)
-    if args.n_samples < 2:
-        ap.error(f"--n-samples must be >= 2, got {args.n_samples}")
+    return ap
+
+
+def _given(argv) -> set[str]:
+    """The options set explicitly on the command line (a second parse with every default suppressed).
+
+    Also refuses ``--flag=--``, which argparse (3.11) reads as an empty list without calling the
+    flag's converter."""
+    ap = build_parser()
+    opts = [a for a in ap._actions if a.option_strings]
+    for a in opts:
+        a.default = argparse.SUPPRESS
+    ns = vars(ap.parse_args(argv))
+    for a in opts:
+        if a.nargs is None and isinstance(ns.get(a.dest), list) and not ns[a.dest]:
+            ap.error(f"argument {a.option_strings[-1]}: expected one value, got '--'")
+    return {a.dest for a in opts if a.dest in ns}
+
+
+def _memory(n: int) -> MemoryEstimate:
+    """The main table at D = 64, C = 4: the bank of ``n`` samples (resources.reduced_memory) and the NumPy
+    reference's count vectors (N, L, 3) (int64 twice, their float64 copy) and (N, L) float64 temporaries."""
+    s = Setting(D=64, C=4)
+    return reduced_memory(s.D, s.C, s.q, n) + MemoryEstimate("NumPy reference", (
+        Term(f"count vectors ({n}, {s.L}, 3) int64 ×3 and float64, ~10 ({n}, {s.L}) float64 temporaries",
+             n * s.L * (4 * 3 * 8 + 10 * 8), {"n_samples": n}),))
+
+
+def _parse(argv) -> argparse.Namespace:
+    """Parse and check every input before any work (exit 2 naming the flag)."""
+    args = build_parser().parse_args(argv)
+    given = _given(argv)
+    if args.scaling and args.scaling_only:
+        fail("--scaling: implied by --scaling-only; give one of them", PROG)
+    if args.scaling_only:
+        for k in _MAIN_FLAGS:
+            if k in given:
+                fail(f"--{k.replace('_', '-')}: only used by the main table, which --scaling-only skips", PROG)
+    elif not args.scaling:
+        for k in _SCALING_FLAGS:
+            if k in given:
+                fail(f"--{k.replace('_', '-')}: only used by --scaling / --scaling-only", PROG)
+        if args.no_flow and "s_max" in given:
+            fail("--s-max: only used by the flow timing (which --no-flow skips) and by --scaling", PROG)
+    for k, v in _DEFAULTS.items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
+    if not args.scaling_only:
+        guard_memory(_memory(args.n_samples), force=args.force, prog=PROG)
+    if args.out.is_dir() or not str(args.out).strip():
+        fail(f"--out: must be a CSV file path, got {str(args.out)!r}", PROG)
+    output_dir(args.out.parent, "--out")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m theorydyn.bench.reduced``: :func:`run`."""
+    return run(argv)
+
+
+def run(argv: list[str] | None = None) -> int:
+
+    args = _parse(argv)
 
     info = machine_info()
     print(format_machine(info), flush=True)
@@ -201,3 +274,7 @@ def run(argv: list[str] | None = None) -> int:
     print(f"load average (1 min) at the end: {machine_info()['loadavg_1min']:.2f}")
     write_tables(tables, args.out, info)
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

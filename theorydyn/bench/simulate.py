@@ -34,9 +34,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..cli import positive
+from ..cli import fail, guard_memory, number, output_dir, positive
 from ..data import sample
-from ..setting import Setting
+from ..resources import MemoryEstimate, Term, sample_memory, simulate_memory
+from ..setting import D_MAX, Setting
 from ..simulate import simulate
 from ..simulate._kernel import FusedModel
 from . import format_machine, machine_info, write_tables
@@ -275,53 +276,165 @@ def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
     return out
 
 
-def _parse(argv):
+PROG = "python -m theorydyn.bench simulate"
+#: flags of the main table / of --scaling / of its memory runs (each an error where its part does not run)
+_MAIN_FLAGS = ("N", "D", "n_test", "replicas", "sim_steps", "dtypes", "no_torch", "no_simulate")
+_SCALING_FLAGS = ("no_memory", "scaling_N", "scaling_D", "scaling_N_for_D", "scaling_dtype", "memory_N",
+                  "memory_budget_gib")
+#: the defaults of the flags above (None in the parser, so that a flag given where it does nothing is seen)
+_DEFAULTS = dict(N=16384, D=64, n_test=8192, replicas=8, sim_steps=50, dtypes="float64,float32",
+                 scaling_N=[4096, 16384, 65536], scaling_D=[16, 32, 64, 128], scaling_N_for_D=4096,
+                 scaling_dtype="float32", memory_N=[4096, 16384], memory_budget_gib=24.0)
 
-    def ints(name):
-        def conv(text):
-            try:
-                vals = [int(t) for t in text.split(",") if t]
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"{name} must be comma-separated integers, got {text!r}") from None
-            if not vals or min(vals) < 1:
-                raise argparse.ArgumentTypeError(f"{name} must be positive integers, got {text!r}")
-            return vals
-        return conv
 
-    ap = argparse.ArgumentParser(prog="python -m theorydyn.bench simulate")
-    ap.add_argument("--N", type=positive(int, "--N"), default=16384)
-    ap.add_argument("--D", type=positive(int, "--D"), default=64)
-    ap.add_argument("--n-test", type=positive(int, "--n-test"), default=8192, help="test samples of the simulate() run")
-    ap.add_argument("--repeats", type=positive(int, "--repeats"), default=7)
-    ap.add_argument("--replicas", type=positive(int, "--replicas"), default=8)
-    ap.add_argument("--settle", type=positive(float, "--settle", allow_zero=True), default=SETTLE,
-                    help="pause before each timed call, s (default %(default)s: lets spinning BLAS threads sleep)")
-    ap.add_argument("--sim-steps", type=positive(int, "--sim-steps"), default=50,
-                    help="steps of each timed simulate() (default %(default)s: records at 0 and 50, its default rate)")
-    ap.add_argument("--dtypes", default="float64,float32", help="comma-separated storage dtypes")
-    ap.add_argument("--no-torch", action="store_true", help="skip the autograd reference")
-    ap.add_argument("--no-simulate", action="store_true", help="skip timing simulate() per step")
-    ap.add_argument("--no-memory", action="store_true", help="skip the memory runs of --scaling")
+def _ints(name):
+    """argparse type: comma-separated integers >= 1 (each size a run allocates; the memory guard bounds them)."""
+    def conv(text):
+        try:
+            vals = [int(t) for t in text.split(",") if t.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be comma-separated integers, got {text!r}") from None
+        if not vals or min(vals) < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be positive integers, got {text!r}")
+        return vals
+    return conv
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=PROG, description="Benchmark of the finite-sample simulator's step.")
+    g = ap.add_argument_group("main table (not with --scaling-only)")
+    g.add_argument("--N", type=number(int, "--N", low=2), default=None, help="training samples (default 16384)")
+    g.add_argument("--D", type=number(int, "--D", low=8, high=D_MAX), default=None,
+                   help="patches, a multiple of C = 4 (d = D; default 64)")
+    g.add_argument("--n-test", type=number(int, "--n-test", low=1), default=None,
+                   help="test samples of the timed simulate() run (default 8192)")
+    g.add_argument("--replicas", type=number(int, "--replicas", low=1), default=None,
+                   help="replicas sharing one X (default 8)")
+    g.add_argument("--sim-steps", type=number(int, "--sim-steps", low=1), default=None,
+                   help="steps of each timed simulate() (default 50: records at 0 and 50, its default rate)")
+    g.add_argument("--dtypes", default=None, help="comma-separated storage dtypes (default float64,float32)")
+    g.add_argument("--no-torch", action="store_true", help="skip the autograd reference")
+    g.add_argument("--no-simulate", action="store_true", help="skip timing simulate() per step")
+    ap.add_argument("--repeats", type=number(int, "--repeats", low=1), default=7)
+    ap.add_argument("--settle", type=number(float, "--settle", low=0, high=10), default=SETTLE,
+                    help="pause before each timed call, 0..10 s (default %(default)s: lets spinning BLAS threads sleep)")
     ap.add_argument("--scaling", action="store_true", help="step time against N and D, memory per sample")
     ap.add_argument("--scaling-only", action="store_true", help="only the --scaling part")
-    ap.add_argument("--scaling-N", type=ints("--scaling-N"), default=[4096, 16384, 65536])
-    ap.add_argument("--scaling-D", type=ints("--scaling-D"), default=[16, 32, 64, 128])
-    ap.add_argument("--scaling-N-for-D", type=positive(int, "--scaling-N-for-D"), default=4096)
-    ap.add_argument("--scaling-dtype", choices=("float32", "float64"), default="float32")
-    ap.add_argument("--memory-N", type=ints("--memory-N"), default=[4096, 16384], help="the two N of the memory runs")
-    ap.add_argument("--memory-budget-gib", type=positive(float, "--memory-budget-gib"), default=24.0)
+    g = ap.add_argument_group("--scaling")
+    g.add_argument("--no-memory", action="store_true", help="skip the memory runs of --scaling")
+    g.add_argument("--scaling-N", type=_ints("--scaling-N"), default=None, help="default 4096,16384,65536")
+    g.add_argument("--scaling-D", type=_ints("--scaling-D"), default=None,
+                   help="multiples of 4, >= 8 (default 16,32,64,128)")
+    g.add_argument("--scaling-N-for-D", type=number(int, "--scaling-N-for-D", low=1), default=None,
+                   help="N of the runs against D (default 4096)")
+    g.add_argument("--scaling-dtype", choices=("float32", "float64"), default=None, help="default float32")
+    g.add_argument("--memory-N", type=_ints("--memory-N"), default=None,
+                   help="the two N of the memory runs (default 4096,16384)")
+    g.add_argument("--memory-budget-gib", type=positive(float, "--memory-budget-gib"), default=None,
+                   help="memory budget of the N_max extrapolation, GiB (default 24)")
+    ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
     ap.add_argument("--out", type=Path, default=Path("bench_results/simulate.csv"),
                     help="CSV of the main table; scaling tables go next to it (default %(default)s)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _given(argv) -> set[str]:
+    """The options set explicitly on the command line (a second parse with every default suppressed).
+
+    Also refuses ``--flag=--``, which argparse (3.11) reads as an empty list without calling the
+    flag's converter."""
+    ap = build_parser()
+    opts = [a for a in ap._actions if a.option_strings]
+    for a in opts:
+        a.default = argparse.SUPPRESS
+    ns = vars(ap.parse_args(argv))
+    for a in opts:
+        if a.nargs is None and isinstance(ns.get(a.dest), list) and not ns[a.dest]:
+            ap.error(f"argument {a.option_strings[-1]}: expected one value, got '--'")
+    return {a.dest for a in opts if a.dest in ns}
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _setting(D: int, flag: str) -> Setting:
+    try:
+        return Setting(D=D, C=4)
+    except ValueError as e:
+        fail(f"{flag}: D={D}: {e}", PROG)
+
+
+def _guard(args) -> None:
+    """Refuse (exit 2 naming the flag) a part whose arrays would not fit; the parts run one after the other."""
+    if not args.scaling_only:
+        item = max(np.dtype(t).itemsize for t in args.dtypes)
+        dtype = "float64" if item == 8 else "float32"
+        R, D, N = args.replicas, args.D, args.N
+        nb = -(-N // max(64, -(-N // 64)))  # the kernel's blocks of samples (resources.simulate_memory)
+        est = simulate_memory(D, 4, None, N, 0 if args.no_simulate else args.n_test, dtype) + MemoryEstimate(
+            "replicas", (Term(f"{R} replicas: (R, D, D) logits, gradients and ({nb}, R, D, D) partial gradients",
+                              (8 + nb) * R * D * D * 8, {"replicas": R, "D": D}),))
+        guard_memory(est, force=args.force, prog=PROG, flags={"d": None})
+    if args.scaling or args.scaling_only:
+        item = np.dtype(args.scaling_dtype).itemsize
+        guard_memory(sample_memory(64, 4, 64, max(args.scaling_N), item, "scaling_N"), force=args.force, prog=PROG,
+                     flags={"D": None, "d": None})
+        guard_memory(sample_memory(max(args.scaling_D), 4, max(args.scaling_D), args.scaling_N_for_D, item,
+                                   "scaling_N_for_D"), force=args.force, prog=PROG,
+                     flags={"D": "--scaling-D", "d": None})
+        if not args.no_memory:
+            guard_memory(simulate_memory(64, 4, None, args.memory_N[1], 1024, args.scaling_dtype), force=args.force,
+                         prog=PROG, flags={"N": "--memory-N", "D": None, "d": None, "n_test": None})
+
+
+def _parse(argv):
+    """Parse and check every input before any work (exit 2 naming the flag): flags of a part that does
+    not run, the Setting at each D, the memory of each part, the output folder."""
+    args = build_parser().parse_args(argv)
+    given = _given(argv)
+    if args.scaling and args.scaling_only:
+        fail("--scaling: implied by --scaling-only; give one of them", PROG)
+    if args.scaling_only:
+        for k in _MAIN_FLAGS:
+            if k in given:
+                fail(f"{_flag(k)}: only used by the main table, which --scaling-only skips", PROG)
+    elif not args.scaling:
+        for k in _SCALING_FLAGS:
+            if k in given:
+                fail(f"{_flag(k)}: only used by --scaling / --scaling-only", PROG)
+    if args.no_simulate:
+        for k in ("sim_steps", "n_test"):
+            if k in given:
+                fail(f"{_flag(k)}: only used by the timed simulate() run, which --no-simulate skips", PROG)
+    if args.no_memory:
+        for k in ("memory_N", "memory_budget_gib"):
+            if k in given:
+                fail(f"{_flag(k)}: only used by the memory runs, which --no-memory skips", PROG)
+    for k, v in _DEFAULTS.items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
     args.dtypes = [t.strip() for t in args.dtypes.split(",") if t.strip()]
     bad = [t for t in args.dtypes if t not in ("float32", "float64")]
     if bad or not args.dtypes:
-        ap.error(f"--dtypes must list float32 and/or float64, got {bad or args.dtypes}")
+        fail(f"--dtypes: must list float32 and/or float64, got {bad or args.dtypes}", PROG)
     if len(args.memory_N) != 2 or args.memory_N[0] >= args.memory_N[1]:
-        ap.error(f"--memory-N must be two increasing sizes N1,N2, got {args.memory_N}")
-    if args.N < 2 or args.D < 8 or args.D % 4:
-        ap.error(f"--N must be >= 2 and --D a multiple of 4 (C = 4) >= 8, got N={args.N}, D={args.D}")
+        fail(f"--memory-N: must be two increasing sizes N1,N2, got {args.memory_N}", PROG)
+    if not args.scaling_only:
+        _setting(args.D, "--D")
+    if args.scaling or args.scaling_only:
+        for D in args.scaling_D:
+            _setting(D, "--scaling-D")
+    _guard(args)
+    if args.out.is_dir() or not str(args.out).strip():
+        fail(f"--out: must be a CSV file path, got {str(args.out)!r}", PROG)
+    output_dir(args.out.parent, "--out")
     return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m theorydyn.bench.simulate``: :func:`run`."""
+    return run(argv)
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -355,4 +468,4 @@ def run(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(run())
+    raise SystemExit(main())

@@ -17,9 +17,11 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 
 from ..claims.transfer import checks  # noqa: E402
-from ..cli import add_setting_arguments, fail, output_dir, positive, setting_from_args  # noqa: E402
-from .experiment import (FULL, METHODS, QUICK, _progress, describe_slope, options_from, run, setting_at,  # noqa: E402
-                         with_count)
+from ..cli import (add_setting_arguments, fail, guard_memory, number, output_dir, positive,  # noqa: E402
+                   setting_from_args)
+from ..resources import transfer_memory  # noqa: E402
+from .experiment import (FROZEN, FULL, METHODS, QUICK, _progress, base_setting, describe_slope,  # noqa: E402
+                         downstream_setting, options_from, run, setting_at, with_count)
 
 PROG = "python -m theorydyn.transfer"
 
@@ -34,66 +36,175 @@ def _int_list(text: str) -> tuple[int, ...]:
     return vals
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m theorydyn.transfer",
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=PROG,
                                  description="Transfer with a frozen attention: accuracy against Ñ and Ñ_target against D "
                                              "(Theorems 5.1, 5.2), resumable. Quick by default; --full for the report sizes.")
     add_setting_arguments(ap, D=64, C=4)
     ap.add_argument("--full", action="store_true", help="the sizes of the reported run (FULL)")
-    ap.add_argument("--count", type=positive(float, "--count"), default=8.0,
-                    help="K = q(D − C), kept across D (default 8; --q is then ignored)")
-    ap.add_argument("--keep-q", action="store_true", help="keep --q fixed across D instead (the old, censored rule)")
-    ap.add_argument("--eps", type=positive(float, "--eps"), default=0.05, help="target = a*(D) − eps (default 0.05)")
+    ap.add_argument("--count", type=positive(float, "--count"), default=None,
+                    help="K = q(D − C), kept across D (default 8); not with --keep-q")
+    ap.add_argument("--keep-q", action="store_true", help="keep --q fixed across D instead (the old, censored rule); "
+                    "--q and --D (default q = C²/D) act only with it")
+    ap.add_argument("--eps", type=number(float, "--eps", low=0, high=0.5, low_open=True, high_open=True), default=0.05,
+                    help="target = a*(D) − eps, in (0, 0.5) (default 0.05)")
     ap.add_argument("--Ds", type=_int_list, help="comma-separated D values (each a multiple of C)")
     ap.add_argument("--Ns", type=_int_list, help="comma-separated increasing Ñ grid (default powers of 2 from 1)")
     ap.add_argument("--seeds", type=positive(int, "--seeds"), help="repeats per Ñ")
     ap.add_argument("--N-test", type=positive(int, "--N-test"), help="fresh test samples")
-    ap.add_argument("--upstream-N", type=positive(int, "--upstream-N"), help="finite-sample pre-training samples")
-    ap.add_argument("--upstream-steps", type=positive(int, "--upstream-steps"), help="finite-sample pre-training steps")
+    ap.add_argument("--upstream-N", type=positive(int, "--upstream-N"),
+                    help="finite-sample pre-training samples (method pretrained-sim)")
+    ap.add_argument("--upstream-steps", type=positive(int, "--upstream-steps"),
+                    help="finite-sample pre-training steps (method pretrained-sim)")
     ap.add_argument("--scratch-max-D", type=positive(int, "--scratch-max-D"), help="train 'scratch' only up to this D")
     ap.add_argument("--sim-max-D", type=positive(int, "--sim-max-D"), help="finite-sample pre-training only up to this D")
     ap.add_argument("--eta", type=positive(float, "--eta"), default=10.0, help="GD step size (default 10)")
     ap.add_argument("--omega", type=positive(float, "--omega"), default=1e-3, help="initialisation scale ω")
-    ap.add_argument("--steps-v", type=positive(int, "--steps-v"), default=300, help="fine-tuning steps for ṽ")
-    ap.add_argument("--method", choices=("gd", "lbfgs"), default="gd", help="optimiser of ṽ")
-    ap.add_argument("--methods", default="pretrained,pretrained-sim,init,other-partition,scratch,logreg",
-                    help=f"comma-separated subset of {','.join(METHODS)}")
+    ap.add_argument("--steps-v", type=positive(int, "--steps-v"), default=None,
+                    help="fine-tuning steps for ṽ (default 300; frozen-attention methods)")
+    ap.add_argument("--method", choices=("gd", "lbfgs"), default=None,
+                    help="optimiser of ṽ (default gd; frozen-attention methods)")
+    ap.add_argument("--methods", default=None,
+                    help=f"comma-separated subset of {','.join(METHODS)} (default {','.join(DEFAULT_METHODS)})")
     ap.add_argument("--out", default="runs/transfer", help="output folder (rows, CSVs, PNGs; default runs/transfer); "
                     "rerunning with the same folder resumes")
     ap.add_argument("--cache", default=None, help="folder of pre-trained attentions (.npz; default OUT/upstream_cache)")
-    ap.add_argument("--checks", action="store_true", help="print the ledger rows (Theorems 5.1, 5.2) instead")
+    ap.add_argument("--checks", action="store_true", help="print the ledger rows (Theorems 5.1, 5.2) instead "
+                    "(at the fixed QUICK sizes, FULL with --full; only --full and --out apply)")
+    ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
+    return ap
+
+
+DEFAULT_METHODS = ("pretrained", "pretrained-sim", "init", "other-partition", "scratch", "logreg")
+#: methods that read or write pre-trained attentions in --cache
+CACHED = ("pretrained", "pretrained-sim", "other-partition")
+#: what the memory estimate's parameters are called on this command line
+MEMORY_FLAGS = {"D": "--Ds", "N": "--Ns", "N_test": "--N-test", "upstream_N": "--upstream-N", "d": "--d",
+                "n_samples": None, "n_test": None}
+
+
+def _given(argv) -> set[str]:
+    """The options set explicitly on the command line (a second parse with every default suppressed).
+
+    Also refuses ``--flag=--``, which argparse (3.11) reads as an empty list without calling the
+    flag's converter."""
+    ap = build_parser()
+    opts = [a for a in ap._actions if a.option_strings]
+    for a in opts:
+        a.default = argparse.SUPPRESS
+    ns = vars(ap.parse_args(argv))
+    for a in opts:
+        if a.nargs is None and isinstance(ns.get(a.dest), list) and not ns[a.dest]:
+            ap.error(f"argument {a.option_strings[-1]}: expected one value, got '--'")
+    return {a.dest for a in opts if a.dest in ns}
+
+
+def _output_dirs(paths) -> None:
+    """:func:`~theorydyn.cli.output_dir` for each (path, flag); when one fails, the folders created for the
+    others are removed again (only empty ones, deepest first), so that a refused run leaves nothing."""
+    created: list[Path] = []
+    try:
+        for path, flag in paths:
+            p = Path(path).absolute()
+            created += [q for q in (p, *p.parents) if not q.exists()]
+            output_dir(path, flag)
+    except SystemExit:
+        for q in sorted(set(created), key=lambda q: -len(q.parts)):
+            try:
+                q.rmdir()
+            except OSError:
+                pass
+        raise
+
+
+def memory(base, Ds, opts, methods, rule: str):
+    """The largest :func:`~theorydyn.resources.transfer_memory` over the D's of the run (they run in turn)."""
+    ests = []
+    for D in Ds:
+        s_up = setting_at(base, D, rule)
+        sd = downstream_setting(s_up)
+        run_at = [m for m in methods if not ((m == "scratch" and D > opts.scratch_max_D)
+                                             or (m == "logreg" and D > opts.logreg_max_D)
+                                             or (m == "pretrained-sim" and D > opts.sim_max_D))]
+        n_train = max((opts.max_N(m, sd) for m in run_at), default=min(opts.Ns))
+        sim = "pretrained-sim" in methods and D <= opts.sim_max_D
+        ests.append(transfer_memory(D, s_up.C, s_up.d, s_up.q, opts.N_test, n_train,
+                                    ceiling_samples=opts.ceiling_samples,
+                                    flow_n_samples=opts.flow_n_samples if set(methods) & {"pretrained", "other-partition"}
+                                    else None, upstream_N=opts.upstream_N if sim else None))
+    return max(ests, key=lambda e: e.total)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Every input is checked before any work (exit 2 naming the flag): the setting at each D, flags that
+    do nothing in the chosen mode, the memory of the largest D, then the --out and --cache folders."""
+    ap = build_parser()
     args = ap.parse_args(argv)
+    given = _given(argv)
     cfg = dict(FULL if args.full else QUICK)
-    output_dir(args.out)
     if args.checks:
+        for a in ap._actions:
+            if a.dest in given and a.dest not in ("checks", "full", "out"):
+                fail(f"{a.option_strings[-1]}: has no effect with --checks (the ledger runs at fixed sizes; "
+                     f"only --full and --out apply)", PROG)
+        base, methods = base_setting(), DEFAULT_METHODS  # the methods of claims.transfer.checks
+        guard_memory(memory(base, cfg["Ds"], options_from(cfg), methods, "count"), force=args.force, prog=PROG,
+                     flags=MEMORY_FLAGS)
+        output_dir(args.out)
         rows = checks(quick=not args.full, progress=_progress, out=args.out)
         for r in rows:
             print(f"{r.claim} | {r.quantity} | {r.measured:.4g} [{r.ci_low:.4g}, {r.ci_high:.4g}] | {r.threshold} | "
                   f"{r.verdict}\n    {r.note}")
         return 0
+    methods = tuple(m.strip() for m in (args.methods or ",".join(DEFAULT_METHODS)).split(",") if m.strip())
+    bad = [m for m in methods if m not in METHODS]
+    if bad or not methods:
+        fail(f"--methods: each must be one of {', '.join(METHODS)}, got {args.methods!r}", PROG)
+    # a flag that does nothing in this mode is an error, not silently dropped
+    if args.keep_q and "count" in given:
+        fail("--count: not used with --keep-q (q stays at --q across D)", PROG)
+    if not args.keep_q:
+        if "q" in given:
+            fail("--q: only used with --keep-q (otherwise q = K/(D − C) follows --count)", PROG)
+    if "D" in given and (not args.keep_q or "q" in given):
+        fail("--D: the experiment runs at each D of --Ds; --D only sets the default q = C²/D of --keep-q", PROG)
+    uses = {"upstream_N": "pretrained-sim", "upstream_steps": "pretrained-sim", "sim_max_D": "pretrained-sim",
+            "scratch_max_D": "scratch"}
+    for k, m in uses.items():
+        if k in given and m not in methods:
+            fail(f"--{k.replace('_', '-')}: only used by method {m}, which --methods leaves out", PROG)
+    for k in ("steps_v", "method"):
+        if k in given and not set(methods) & set(FROZEN):
+            fail(f"--{k.replace('_', '-')}: only used by the frozen-attention methods ({', '.join(FROZEN)}), "
+                 f"which --methods leaves out", PROG)
+    for k in ("eta", "omega"):
+        if k in given and set(methods) <= {"logreg"}:
+            fail(f"--{k}: not used by logreg (L2 logistic regression, λ by cross-validation)", PROG)
+    if "cache" in given and not set(methods) & set(CACHED):
+        fail(f"--cache: only used by the pre-trained methods ({', '.join(CACHED)}), which --methods leaves out", PROG)
     for k in ("Ds", "Ns", "seeds", "N_test", "upstream_N", "upstream_steps", "scratch_max_D", "sim_max_D"):
         if getattr(args, k) is not None:
             cfg[k] = getattr(args, k)
     if list(cfg["Ns"]) != sorted(set(cfg["Ns"])):
-        fail(f"--Ns: must be increasing, got {cfg['Ns']}")
-    if not args.eps < 0.5:
-        fail(f"--eps: must lie in (0, 0.5), got {args.eps}")
-    methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
-    bad = [m for m in methods if m not in METHODS]
-    if bad or not methods:
-        fail(f"--methods: each must be one of {', '.join(METHODS)}, got {args.methods!r}")
-    s = setting_from_args(args, nu=args.nu if args.nu is not None else 1 / 64)
-    count = None if args.keep_q else args.count
-    base = with_count(s, count) if count is not None else s
+        fail(f"--Ns: must be increasing, got {cfg['Ns']}", PROG)
+    s = setting_from_args(args, PROG, nu=args.nu if args.nu is not None else 1 / 64)
+    count = None if args.keep_q else (8.0 if args.count is None else args.count)
+    try:
+        base = with_count(s, count) if count is not None else s
+    except ValueError as e:
+        fail(f"--count: K = {count:g} at D={s.D}, C={s.C}: {e}", PROG)
     for D in cfg["Ds"]:
         if D % s.C or D <= s.C:
-            fail(f"--Ds: each D must be a multiple of C={s.C} and larger than it, got D={D}")
+            fail(f"--Ds: each D must be a multiple of C={s.C} and larger than it, got D={D}", PROG)
         try:
             setting_at(base, D, "keep" if count is None else "count")
         except ValueError as e:
-            fail(f"--Ds: D={D}: {e}")
-    opts = options_from(cfg, omega=args.omega, eta=args.eta, steps_v=args.steps_v, method=args.method, count=count,
-                        eps=args.eps)
+            fail(f"--Ds: D={D}: {e}", PROG)
+    opts = options_from(cfg, omega=args.omega, eta=args.eta, steps_v=300 if args.steps_v is None else args.steps_v,
+                        method=args.method or "gd", count=count, eps=args.eps)
+    guard_memory(memory(base, cfg["Ds"], opts, methods, "keep" if count is None else "count"), force=args.force,
+                 prog=PROG, flags=MEMORY_FLAGS)
+    _output_dirs([(args.out, "--out")] + ([(args.cache, "--cache")] if args.cache is not None else []))
     raw, summary, tgt, slopes, upstream = run(s, cfg["Ds"], opts, methods=methods, out=args.out, cache=args.cache)
     levels = pd.read_csv(Path(args.out) / "transfer_levels.csv")
     with pd.option_context("display.width", 200, "display.max_rows", 400):

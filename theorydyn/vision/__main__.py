@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from ..cli import fail as _cli_fail
-from ..cli import positive
+from ..cli import number, output_dir, positive
 
 PROG = "python -m theorydyn.vision"
 
@@ -25,32 +25,36 @@ def fail(message: str):
 
 
 
-def parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("dataset", nargs="?", default="digits", choices=("digits", "cifar10", "cifar100", "svhn"))
     p.add_argument("--experiment", choices=("single", "compare", "permuted", "robustness", "demo"), default=None,
                    help="default: demo for digits, single otherwise")
-    p.add_argument("--model", choices=("vit", "resnet18", "vgg19", "cnn"), default="vit")
+    p.add_argument("--model", choices=("vit", "resnet18", "vgg19", "cnn"), default="vit",
+                   help="the network of --experiment single (the other experiments fix theirs)")
     p.add_argument("--attention", choices=("positional", "vanilla"), default=None,
                    help="default positional (the demo: both); refused by --experiment compare")
     p.add_argument("--shuffle-grid", type=positive(int, "--shuffle-grid"), default=None, metavar="S",
-                   help="permute the S×S tiles with π_S (S must divide the image size)")
+                   help="permute the S×S tiles with π_S (S must divide the image size; single and robustness)")
     p.add_argument("--epochs", type=positive(int, "--epochs"), default=None)
     p.add_argument("--batch-size", type=positive(int, "--batch-size"), default=None)
     p.add_argument("--lr", type=positive(float, "--lr"), default=None)
     p.add_argument("--weight-decay", type=positive(float, "--weight-decay", allow_zero=True), default=0.05)
-    p.add_argument("--warmup", type=positive(float, "--warmup", allow_zero=True), default=None, help="warmup epochs")
-    p.add_argument("--label-smoothing", type=positive(float, "--label-smoothing", allow_zero=True), default=None,
-                   help="default: 0 on digits, 0.1 on 32×32 images")
+    p.add_argument("--warmup", type=number(float, "--warmup", low=0), default=None,
+                   help="warmup epochs, at most --epochs")
+    p.add_argument("--label-smoothing", type=number(float, "--label-smoothing", low=0, high=1, high_open=True),
+                   default=None, help="in [0, 1) (default: 0 on digits, 0.1 on 32×32 images)")
     p.add_argument("--pad", type=positive(int, "--pad", allow_zero=True), default=None,
                    help="random-crop padding (default: 0 on digits, 4 on 32×32 images)")
     g = p.add_argument_group("ViT shape (defaults depend on the dataset)")
     for k in ("width", "depth", "heads", "mlp", "patch"):
         g.add_argument(f"--{k}", type=positive(int, f"--{k}"), default=None)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=number(int, "--seed", low=0, high=SEED_MAX), default=0,
+                   help=f"seed of the initialisation and the data order, 0..{SEED_MAX} (compare, robustness: the first)")
     p.add_argument("--seeds", type=positive(int, "--seeds"), default=3, help="seeds of compare and robustness")
-    p.add_argument("--perm-seed", type=int, default=0, help="seed of the grid permutation π_s")
+    p.add_argument("--perm-seed", type=number(int, "--perm-seed", low=0, high=SEED_MAX), default=0,
+                   help="seed of the grid permutation π_s (where images are permuted)")
     p.add_argument("--data-dir", default=None, help="folder of the official archives (default ./data)")
     p.add_argument("--no-download", action="store_true", help="never try the network")
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present")
@@ -58,19 +62,64 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=positive(int, "--threads"), default=None, help="CPU threads of torch (CPU results are bit-identical for the same seed *and* the same thread "
                         "count: reductions are split by thread; default torch's choice)")
     p.add_argument("--out", default=None, help="output folder (default runs/vision/<dataset>-<experiment>)")
-    p.add_argument("--resume", action="store_true", help="continue the runs in --out from their checkpoints")
+    p.add_argument("--resume", action="store_true", help="continue the runs in --out from their checkpoints "
+                   "(robustness always reuses finished runs)")
+    p.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the device's")
     return p
 
 
+#: the largest seed (numpy's and torch's seeds both accept 0 … 2³² − 1)
+SEED_MAX = 2**32 - 1
+parser = build_parser  # the former name
+
+
+def _given(argv) -> set[str]:
+    """The options set explicitly on the command line (a second parse with every default suppressed).
+
+    Also refuses ``--flag=--``, which argparse (3.11) reads as an empty list without calling the
+    flag's converter."""
+    ap = build_parser()
+    opts = [a for a in ap._actions if a.option_strings]
+    for a in opts:
+        a.default = argparse.SUPPRESS
+    ns = vars(ap.parse_args(argv))
+    for a in opts:
+        if a.nargs is None and isinstance(ns.get(a.dest), list) and not ns[a.dest]:
+            ap.error(f"argument {a.option_strings[-1]}: expected one value, got '--'")
+    return {a.dest for a in opts if a.dest in ns}
+
+
+#: where each flag acts (experiments); given elsewhere it would do nothing, so it is refused
+ONLY_IN = {"model": ("single",), "shuffle_grid": ("single", "robustness"), "seeds": ("compare", "robustness"),
+           "resume": ("single", "compare", "permuted", "demo"), "patch": ("single", "compare", "robustness", "demo")}
+#: image channels and classes per dataset (for the memory estimate, before any data is read)
+SHAPES = {"digits": (1, 10), "cifar10": (3, 10), "cifar100": (3, 100), "svhn": (3, 10)}
+
+
+def _remove_new(folders) -> None:
+    """Remove the folders a refused run created (only empty ones, deepest first)."""
+    for q in sorted(set(folders), key=lambda q: -len(q.parts)):
+        try:
+            q.rmdir()
+        except OSError:
+            pass
+
+
 def main(argv=None) -> int:
-    args = parser().parse_args(argv)
+    """Every input is checked before any training (exit 2 naming the flag): ranges, flags that do
+    nothing in the chosen experiment, shapes, the memory of one training step on the device, --out
+    (created and proven writable before the data is read; removed again if the run is refused)."""
+    args = build_parser().parse_args(argv)
+    given = _given(argv)
     try:
         import torch
     except ImportError:
         fail("torch is missing: install the vision extra (pip install torch==2.13.0 scikit-learn)")
+    from .bench import guard_device_memory
     from .data import DataError, load
     from .experiments import (PRESETS, RunSpec, compare, demo, permuted, robustness, robustness_drops,
                               robustness_figure, run)
+    from ..resources import vit_train_memory
     from .model import ViTConfig
     from .train import Diverged, TrainConfig
 
@@ -81,32 +130,64 @@ def main(argv=None) -> int:
     experiment = args.experiment or ("demo" if args.dataset == "digits" else "single")
     if experiment == "compare" and args.attention is not None:
         fail("--attention: the compare experiment trains both attentions; drop --attention")
-    attention = args.attention or "positional"
     s = args.shuffle_grid
+    # the values first, then whether each flag acts in this experiment
     if s is not None and image_size % s:
         fail(f"--shuffle-grid: the grid size must divide the image size {image_size} of {args.dataset}, got {s}")
     if image_size % pick["patch"]:
         fail(f"--patch: the patch size must divide the image size {image_size}, got {pick['patch']}")
     if pick["width"] % pick["heads"]:
         fail(f"--heads: must divide --width {pick['width']}, got {pick['heads']}")
+    for k, where in ONLY_IN.items():
+        if k in given and experiment not in where:
+            fail(f"--{k.replace('_', '-')}: does nothing in --experiment {experiment} (used by {', '.join(where)})")
+    if "perm_seed" in given and not (experiment in ("permuted", "robustness") or (experiment == "single" and s)):
+        fail("--perm-seed: only used where images are permuted (--shuffle-grid with single; permuted; robustness)")
+    if experiment == "single" and args.model != "vit":
+        for k in ("attention", "width", "depth", "heads", "mlp", "patch"):
+            if k in given:
+                fail(f"--{k}: shapes only the ViT; --model {args.model} has its own architecture")
+    if "warmup" in given and warmup > pick["epochs"]:
+        fail(f"--warmup: {warmup:g} warmup epochs exceed the {pick['epochs']} epochs of training")
+    attention = args.attention or "positional"
     if s is not None and args.model == "vit" and experiment == "single" and s % pick["patch"]:
+        fail(f"--shuffle-grid: tiles of {s} pixels must hold whole ViT patches of {pick['patch']} pixels")
+    if experiment == "robustness" and (s or pick["patch"]) % pick["patch"]:
         fail(f"--shuffle-grid: tiles of {s} pixels must hold whole ViT patches of {pick['patch']} pixels")
     if args.data_dir is not None and not Path(args.data_dir).is_dir():
         fail(f"--data-dir: {args.data_dir} is not an existing directory")
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         fail("--device: cuda requested but no CUDA device is available")
+    channels, classes = SHAPES[args.dataset]
+    if args.model == "vit" or experiment != "single":  # the other networks' sizes are fixed (and small)
+        patch = 2 if experiment == "permuted" else pick["patch"]
+        est = vit_train_memory(pick["batch_size"], pick["width"], pick["depth"], pick["heads"], pick["mlp"], patch,
+                               image_size, channels, classes)
+        guard_device_memory(est, force=args.force, device=torch.device(device), prog=PROG,
+                            flags={"batch": "--batch-size", "width": "--width", "depth": "--depth"})
+    out = Path(args.out if args.out is not None else f"runs/vision/{args.dataset}-{experiment}")
+    if args.out is not None and not args.out.strip():
+        fail("--out: must be a folder path, got ''")
+    new = [q for q in (out.absolute(), *out.absolute().parents) if not q.exists()]
+    output_dir(out, "--out")
+    try:
+        try:
+            data = load(args.dataset, args.data_dir, device=device, download=not args.no_download)
+        except DataError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            _remove_new(new)
+            return 2
+        if pick["batch_size"] > len(data.x_train):
+            fail(f"--batch-size: must not exceed the {len(data.x_train)} training images, got {pick['batch_size']}")
+    except SystemExit:
+        _remove_new(new)
+        raise
     if args.threads:
         torch.set_num_threads(args.threads)
     if device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
-
-    try:
-        data = load(args.dataset, args.data_dir, device=device, download=not args.no_download)
-    except DataError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
     vit = ViTConfig(image_size=image_size, patch=pick["patch"], channels=data.channels, classes=data.classes,
                     width=pick["width"], depth=pick["depth"], heads=pick["heads"], mlp=pick["mlp"],
                     attention=attention)
@@ -114,10 +195,6 @@ def main(argv=None) -> int:
                        warmup_epochs=warmup, label_smoothing=pick["label_smoothing"], seed=args.seed,
                        compile=args.compile, pad=pick["pad"],
                        affine=tuple(pick["affine"]) if pick["affine"] is not None else None)
-    if tcfg.batch_size > len(data.x_train):
-        fail(f"--batch-size: must not exceed the {len(data.x_train)} training images, got {tcfg.batch_size}")
-    out = Path(args.out or f"runs/vision/{args.dataset}-{experiment}")
-    out.mkdir(parents=True, exist_ok=True)
     common = dict(resume=args.resume, perm_seed=args.perm_seed)
     print(f"{args.dataset}: {len(data.x_train)} train / {len(data.x_test)} test images "
           f"{data.channels}×{image_size}×{image_size} on {device}; experiment {experiment}; out {out}", file=sys.stderr)
@@ -131,9 +208,7 @@ def main(argv=None) -> int:
             vit2 = dataclasses.replace(vit, patch=2)
             df = permuted(data, vit2, tcfg, out, models=models, seed=args.seed, patch=2, **common)
         elif experiment == "robustness":
-            s_r, p_r = s or pick["patch"], pick["patch"]  # default: tiles of one ViT patch
-            if s_r % p_r:
-                fail(f"--shuffle-grid: tiles of {s_r} pixels must hold whole ViT patches of {p_r} pixels")
+            s_r, p_r = s or pick["patch"], pick["patch"]  # default: tiles of one ViT patch (checked above)
             cnn = "cnn" if args.dataset == "digits" else "resnet18"
             rows = robustness(data, vit, tcfg, out, seeds=range(args.seed, args.seed + args.seeds), s=s_r, patch=p_r,
                               cnn=cnn, perm_seed=args.perm_seed, progress=True)

@@ -103,20 +103,38 @@ def smoke(device, *, width: int, depth: int, heads: int, patch: int, images: int
     return pd.DataFrame(rows)
 
 
-def main(argv=None) -> int:
-    from ..cli import positive
+PROG = "python -m theorydyn.vision.bench"
 
-    p = argparse.ArgumentParser(prog="python -m theorydyn.vision.bench", description=__doc__.split("\n\n")[0])
+
+def _batches(text: str) -> list[int]:
+    """argparse type: comma-separated batch sizes, integers >= 1 (the memory guard bounds them)."""
+    try:
+        vals = [int(b) for b in text.split(",")]
+    except ValueError:
+        vals = []
+    if not vals or min(vals) < 1:
+        raise argparse.ArgumentTypeError(f"must be positive integers separated by commas, got {text!r}")
+    return vals
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ..cli import number, positive
+
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present")
-    p.add_argument("--batches", default="128,1024", help="comma-separated batch sizes")
+    p.add_argument("--batches", type=_batches, default=[128, 1024],
+                   help="comma-separated batch sizes (default 128,1024; --smoke: one)")
     p.add_argument("--width", type=positive(int, "--width"), default=None, help="default 384 on cuda, 96 on cpu")
     p.add_argument("--depth", type=positive(int, "--depth"), default=None, help="default 7 on cuda, 2 on cpu")
     p.add_argument("--heads", type=positive(int, "--heads"), default=None, help="default 12 on cuda, 4 on cpu")
-    p.add_argument("--patch", type=positive(int, "--patch"), default=4)
-    p.add_argument("--steps", type=positive(int, "--steps"), default=None, help="timed steps (default 30 cuda, 2 cpu)")
-    p.add_argument("--warmup", type=positive(int, "--warmup", allow_zero=True), default=None)
+    p.add_argument("--patch", type=number(int, "--patch", low=1, high=32), default=4, help="divides 32 (default 4)")
+    p.add_argument("--steps", type=positive(int, "--steps"), default=None,
+                   help="timed steps (default 30 cuda, 2 cpu; not with --smoke)")
+    p.add_argument("--warmup", type=positive(int, "--warmup", allow_zero=True), default=None,
+                   help="untimed steps first (default 10 cuda, 1 cpu; not with --smoke)")
     p.add_argument("--repeats", type=positive(int, "--repeats"), default=None,
-                   help="alternate the two models this many times, keep each one's best (default 3 cuda, 2 cpu)")
+                   help="alternate the two models this many times, keep each one's best (default 3 cuda, 2 cpu; "
+                        "not with --smoke)")
     p.add_argument("--compile", action="store_true", help="torch.compile both models")
     p.add_argument("--out", default=None, help="also write the table to this CSV (--smoke: default "
                    "runs/vision/bench-smoke.csv)")
@@ -124,11 +142,78 @@ def main(argv=None) -> int:
                    "synthetic data (module docstring)")
     p.add_argument("--smoke-images", type=positive(int, "--smoke-images"), default=None,
                    help="training images of --smoke (default 50000 on cuda, 512 on cpu)")
+    p.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the device's")
+    return p
+
+
+def _given(argv) -> set[str]:
+    """The options set explicitly on the command line (a second parse with every default suppressed).
+
+    Also refuses ``--flag=--``, which argparse (3.11) reads as an empty list without calling the
+    flag's converter."""
+    ap = build_parser()
+    opts = [a for a in ap._actions if a.option_strings]
+    for a in opts:
+        a.default = argparse.SUPPRESS
+    ns = vars(ap.parse_args(argv))
+    for a in opts:
+        if a.nargs is None and isinstance(ns.get(a.dest), list) and not ns[a.dest]:
+            ap.error(f"argument {a.option_strings[-1]}: expected one value, got '--'")
+    return {a.dest for a in opts if a.dest in ns}
+
+
+def guard_device_memory(est, *, force: bool, device, prog: str, flags: dict[str, str | None]):
+    """:func:`theorydyn.cli.guard_memory` against the memory of ``device``: the free memory of a CUDA
+    device (``torch.cuda.mem_get_info``), else the machine's (``$THEORYDYN_MEMORY_LIMIT`` first)."""
+    from ..cli import fail, guard_memory
+    from ..resources import ResourceError, check_memory
+
+    if device.type != "cuda":
+        return guard_memory(est, force=force, prog=prog, flags=flags)
+    import torch
+
+    free, _ = torch.cuda.mem_get_info(device)
+    try:
+        return check_memory(est, force=force, available=int(free), force_name="--force")
+    except ResourceError as e:
+        names = [f for k in est.largest.params for f in [flags.get(k, "--" + k.replace("_", "-"))] if f]
+        fail(f"{'/'.join(names) or 'memory'}: {e} (free memory of {device})", prog)
+
+
+def _out_path(path, default: str | None, prog: str):
+    """The CSV path of ``--out`` (or ``default``), its folder proven writable before any work; None without one."""
+    from pathlib import Path
+
+    from ..cli import fail, output_dir
+
+    if path is None and default is None:
+        return None
+    out = Path(path if path is not None else default)
+    if not str(path if path is not None else default).strip() or out.is_dir():
+        fail(f"--out: must be a CSV file path, got {str(path)!r}", prog)
+    output_dir(out.parent, "--out")
+    return out
+
+
+def main(argv=None) -> int:
+    """Every input is checked before any model is built (exit 2 naming the flag): shapes, flags that
+    do nothing with or without --smoke, the memory of the largest batch on the device, --out."""
+    p = build_parser()
     args = p.parse_args(argv)
+    given = _given(argv)
 
     from ..cli import fail
+    from ..resources import MemoryEstimate, Term, vit_train_memory
 
-    prog = p.prog
+    prog = PROG
+    if args.smoke:
+        for k in ("steps", "warmup", "repeats"):
+            if k in given:
+                fail(f"--{k}: not used by --smoke (one epoch through the training loop)", prog)
+        if len(args.batches) > 1:
+            fail(f"--batches: --smoke trains at one batch size, got {args.batches}", prog)
+    elif "smoke_images" in given:
+        fail("--smoke-images: only used by --smoke", prog)
     try:
         import torch
     except ImportError:
@@ -139,11 +224,7 @@ def main(argv=None) -> int:
     if device.type == "cuda" and not torch.cuda.is_available():
         fail("--device: cuda requested but no CUDA device is available", prog)
     gpu = device.type == "cuda"
-    try:
-        batches = [int(b) for b in args.batches.split(",")]
-        assert all(b > 0 for b in batches)
-    except (ValueError, AssertionError):
-        fail(f"--batches: must be positive integers separated by commas, got {args.batches!r}", prog)
+    batches = args.batches
     width, depth = args.width or (384 if gpu else 96), args.depth or (7 if gpu else 2)
     heads = args.heads or (12 if gpu else 4)
     if width % heads:
@@ -152,17 +233,27 @@ def main(argv=None) -> int:
         fail(f"--patch: must divide the image size 32, got {args.patch}", prog)
     steps, warmup = args.steps or (30 if gpu else 2), args.warmup if args.warmup is not None else (10 if gpu else 1)
     repeats = args.repeats or (3 if gpu else 2)
-    if gpu:
-        torch.backends.cuda.matmul.allow_tf32 = True
+    flags = {"batch": "--batches", "width": "--width", "depth": "--depth"}
     if args.smoke:
-        from pathlib import Path
-
         images = args.smoke_images or (50_000 if gpu else 512)
         batch = batches[0]
         if batch > images:
             fail(f"--batches: the smoke batch {batch} exceeds --smoke-images {images}", prog)
-        out = Path(args.out or "runs/vision/bench-smoke.csv")
-        out.parent.mkdir(parents=True, exist_ok=True)
+        test = max(batch, images // 10)
+        est = vit_train_memory(batch, width, depth, heads, width, args.patch) + MemoryEstimate("synthetic data", (
+            Term(f"{images} + {test} synthetic images 3×32×32 float32", (images + test) * 3 * 32 * 32 * 4,
+                 {"smoke_images": images}),))
+        guard_device_memory(est, force=args.force, device=device, prog=prog, flags=flags)
+        out = _out_path(args.out, "runs/vision/bench-smoke.csv", prog)
+    else:
+        # the two models of a batch size live together
+        est = vit_train_memory(max(batches), width, depth, heads, width, args.patch)
+        est = est + MemoryEstimate("second model", tuple(t for t in est.terms if "parameters" in t.what))
+        guard_device_memory(est, force=args.force, device=device, prog=prog, flags=flags)
+        out = _out_path(args.out, None, prog)
+    if gpu:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    if args.smoke:
         print(f"smoke: {device}, ViT width {width} depth {depth} heads {heads} patch {args.patch}, one epoch of "
               f"{images} synthetic 32×32×3 images at batch {batch}, bf16 autocast", file=sys.stderr)
         df = smoke(device, width=width, depth=depth, heads=heads, patch=args.patch, images=images, batch=batch,
@@ -199,8 +290,8 @@ def main(argv=None) -> int:
     for batch in batches:
         r = df[(df.batch == batch) & (df.attention == "positional")].ratio_vs_vanilla.item()
         print(f"batch {batch}: positional/vanilla images per second = {r:.2f}x")
-    if args.out:
-        df.to_csv(args.out, index=False)
+    if out is not None:
+        df.to_csv(out, index=False)
     return 0
 
 

@@ -29,7 +29,7 @@ def exit_code(argv, capsys):
     (["cifar10", "--data-dir", "/no/such/dir"], "--data-dir"),
     (["digits", "--shuffle-grid", "3"], "--shuffle-grid: the grid size must divide the image size 8"),
     (["cifar10", "--shuffle-grid", "12"], "must divide the image size 32"),
-    (["cifar10", "--shuffle-grid", "0"], "--shuffle-grid must be > 0"),
+    (["cifar10", "--shuffle-grid", "0"], "--shuffle-grid: must be > 0"),
     (["digits", "--model", "vit", "--shuffle-grid", "2", "--patch", "4", "--experiment", "single"], "whole ViT patches"),
     (["digits", "--patch", "3"], "--patch"),
     (["digits", "--width", "10", "--heads", "3"], "--heads"),

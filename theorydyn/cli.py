@@ -204,3 +204,35 @@ def output_dir(path: Path | str, flag: str = "--out") -> Path:
     except OSError as e:
         fail(f"{flag}: cannot write to folder {str(path)!r}: {e.strerror or e}")
     return path
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """The parser of every theorydyn CLI: argparse's, which also refuses ``--flag=--``.
+
+    Python 3.11's argparse reads ``--flag=--`` as an empty list without calling the flag's
+    converter, so no rule of the flag would ever see it; here it exits 2 naming the flag.
+    """
+
+    def parse_known_args(self, args=None, namespace=None):
+        ns, rest = super().parse_known_args(args, namespace)
+        for a in self._actions:
+            value = getattr(ns, a.dest, None) if a.option_strings and a.nargs in (None, "+") else None
+            if isinstance(value, list) and not value:
+                self.error(f"argument {a.option_strings[-1]}: expected {'one value' if a.nargs is None else 'values'}, "
+                           f"got '--'")
+        return ns, rest
+
+
+def given_flags(parser: argparse.ArgumentParser, argv) -> set[str]:
+    """The destinations of the options set explicitly in ``argv`` (a second parse of ``parser``
+    with every default suppressed), so that a CLI can refuse a flag that does nothing in a mode."""
+    opts = [a for a in parser._actions if a.option_strings]
+    saved = [a.default for a in opts]
+    for a in opts:
+        a.default = argparse.SUPPRESS
+    try:
+        ns = vars(parser.parse_args(argv))
+    finally:
+        for a, d in zip(opts, saved):
+            a.default = d
+    return {a.dest for a in opts if a.dest in ns}

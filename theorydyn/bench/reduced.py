@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..cli import fail, guard_memory, number, output_dir, positive
+from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_dir, positive
 from ..reduced._kernels import reference_draw_numpy, reference_numpy
 from ..reduced.solve import _Evaluator, bank_from_set_counts, integrate, mc_set_counts, population_risk
 from ..resources import MemoryEstimate, Term, reduced_memory
@@ -141,7 +141,7 @@ _DEFAULTS = dict(n_samples=100_000, repeats=7, settle=0.2, s_max=1e5, s_max_expo
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=PROG, description="Benchmark of the reduced solver (docs/theory.md §3).")
+    ap = ArgumentParser(prog=PROG, description="Benchmark of the reduced solver (docs/theory.md §3).")
     g = ap.add_argument_group("main table (not with --scaling-only)")
     g.add_argument("--n-samples", type=number(int, "--n-samples", low=2), default=None,
                    help="Monte Carlo samples, >= 2 (default 100000)")
@@ -165,20 +165,6 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _given(argv) -> set[str]:
-    """The options set explicitly on the command line (a second parse with every default suppressed).
-
-    Also refuses ``--flag=--``, which argparse (3.11) reads as an empty list without calling the
-    flag's converter."""
-    ap = build_parser()
-    opts = [a for a in ap._actions if a.option_strings]
-    for a in opts:
-        a.default = argparse.SUPPRESS
-    ns = vars(ap.parse_args(argv))
-    for a in opts:
-        if a.nargs is None and isinstance(ns.get(a.dest), list) and not ns[a.dest]:
-            ap.error(f"argument {a.option_strings[-1]}: expected one value, got '--'")
-    return {a.dest for a in opts if a.dest in ns}
 
 
 def _memory(n: int) -> MemoryEstimate:
@@ -193,7 +179,7 @@ def _memory(n: int) -> MemoryEstimate:
 def _parse(argv) -> argparse.Namespace:
     """Parse and check every input before any work (exit 2 naming the flag)."""
     args = build_parser().parse_args(argv)
-    given = _given(argv)
+    given = given_flags(build_parser(), argv)
     if args.scaling and args.scaling_only:
         fail("--scaling: implied by --scaling-only; give one of them", PROG)
     if args.scaling_only:

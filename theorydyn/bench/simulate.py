@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..cli import fail, guard_memory, number, output_dir, positive
+from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_dir, positive
 from ..data import sample
 from ..resources import MemoryEstimate, Term, sample_memory, simulate_memory
 from ..setting import D_MAX, Setting
@@ -301,7 +301,7 @@ def _ints(name):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=PROG, description="Benchmark of the finite-sample simulator's step.")
+    ap = ArgumentParser(prog=PROG, description="Benchmark of the finite-sample simulator's step.")
     g = ap.add_argument_group("main table (not with --scaling-only)")
     g.add_argument("--N", type=number(int, "--N", low=2), default=None, help="training samples (default 16384)")
     g.add_argument("--D", type=number(int, "--D", low=8, high=D_MAX), default=None,
@@ -338,20 +338,6 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _given(argv) -> set[str]:
-    """The options set explicitly on the command line (a second parse with every default suppressed).
-
-    Also refuses ``--flag=--``, which argparse (3.11) reads as an empty list without calling the
-    flag's converter."""
-    ap = build_parser()
-    opts = [a for a in ap._actions if a.option_strings]
-    for a in opts:
-        a.default = argparse.SUPPRESS
-    ns = vars(ap.parse_args(argv))
-    for a in opts:
-        if a.nargs is None and isinstance(ns.get(a.dest), list) and not ns[a.dest]:
-            ap.error(f"argument {a.option_strings[-1]}: expected one value, got '--'")
-    return {a.dest for a in opts if a.dest in ns}
 
 
 def _flag(dest: str) -> str:
@@ -392,7 +378,7 @@ def _parse(argv):
     """Parse and check every input before any work (exit 2 naming the flag): flags of a part that does
     not run, the Setting at each D, the memory of each part, the output folder."""
     args = build_parser().parse_args(argv)
-    given = _given(argv)
+    given = given_flags(build_parser(), argv)
     if args.scaling and args.scaling_only:
         fail("--scaling: implied by --scaling-only; give one of them", PROG)
     if args.scaling_only:

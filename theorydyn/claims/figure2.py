@@ -643,9 +643,9 @@ def build_parser():
     """The flags of ``python -m theorydyn.claims.figure2``."""
     import argparse
 
-    from ..cli import number
+    from ..cli import ArgumentParser, number
 
-    ap = argparse.ArgumentParser(prog="python -m theorydyn.claims.figure2",
+    ap = ArgumentParser(prog="python -m theorydyn.claims.figure2",
                                  description="Figure 2: positional-attention ViT on Gaussian CNN-labelled data.")
     ap.add_argument("--full", action="store_true", help=f"sizes {FULL} instead of {QUICK}")
     ap.add_argument("--seeds", type=number(int, "--seeds", low=1, high=1000), default=5,

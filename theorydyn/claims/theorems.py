@@ -881,9 +881,9 @@ def build_parser():
     """The flags of ``python -m theorydyn.theorems`` (shared by the fuzz test of every CLI)."""
     import argparse
 
-    from ..cli import add_setting_arguments
+    from ..cli import ArgumentParser, add_setting_arguments
 
-    ap = argparse.ArgumentParser(prog="python -m theorydyn.theorems",
+    ap = ArgumentParser(prog="python -m theorydyn.theorems",
                                  description="Numerical checks of Theorems 3.1, 3.2, 4.1, 4.2, Lemma 4.1 and "
                                              "Figure 2 (quick by default; --full for docs/theory.md §9 sizes).")
     add_setting_arguments(ap)

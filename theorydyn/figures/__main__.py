@@ -16,14 +16,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import fail, output_dir  # noqa: E402
+from ..cli import ArgumentParser, fail, output_dir  # noqa: E402
 from . import REGISTRY, available, make, readme  # noqa: E402
 
 PROG = "python -m theorydyn.figures"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=PROG, description="Every figure of theorydyn, recomputed into --out.")
+    ap = ArgumentParser(prog=PROG, description="Every figure of theorydyn, recomputed into --out.")
     ap.add_argument("names", nargs="*", default=["all"], help=f"figures to make: all or any of {', '.join(REGISTRY)}")
     ap.add_argument("--out", default="figures", help="output folder, created and proven writable before any work "
                                                      "(default %(default)s)")

@@ -14,8 +14,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import (add_common_arguments, add_setting_arguments, fail, guard_memory, output_dir, positive,  # noqa: E402
-                   setting_from_args)
+from ..cli import (ArgumentParser, add_common_arguments, add_setting_arguments, fail, guard_memory,
+                    output_dir, positive, setting_from_args)  # noqa: E402
 from ..phases import ERR_TOL  # noqa: E402
 from ..plotting import save  # noqa: E402
 from ..resources import reduced_memory  # noqa: E402
@@ -26,7 +26,7 @@ PROG = "python -m theorydyn.reduced"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=PROG, description="Idealized dynamics of (alpha, gamma, rho) "
+    ap = ArgumentParser(prog=PROG, description="Idealized dynamics of (alpha, gamma, rho) "
                                  "(Lemmas 4.1-4.3, docs/theory.md §3): phases I-III.")
     add_setting_arguments(ap)
     g = ap.add_argument_group("solver")

@@ -18,7 +18,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import add_setting_arguments, fail, number, output_dir, positive  # noqa: E402
+from ..cli import ArgumentParser, add_setting_arguments, fail, number, output_dir, positive  # noqa: E402
 from .grid import ScanError, ScanSpec, validate_points  # noqa: E402
 from .store import RejectedRowsWarning  # noqa: E402
 from .run import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR, check_runner, run_scan  # noqa: E402
@@ -38,7 +38,7 @@ def _safe_name(name: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=PROG, description="Where do the phases of Section 4.1 hold, and when? A resumable scan.",
+    ap = ArgumentParser(prog=PROG, description="Where do the phases of Section 4.1 hold, and when? A resumable scan.",
                                  formatter_class=argparse.RawDescriptionHelpFormatter, conflict_handler="resolve",
                                  epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) × seeds {0, 1, 2}, "
                                         "reduced gradient flow to s = 5·10⁴ with 4000 Monte Carlo samples.")

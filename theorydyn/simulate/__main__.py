@@ -16,8 +16,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import (add_common_arguments, add_setting_arguments, fail, guard_memory, output_dir, positive,  # noqa: E402
-                   setting_from_args)
+from ..cli import (ArgumentParser, add_common_arguments, add_setting_arguments, fail, guard_memory,
+                    output_dir, positive, setting_from_args)  # noqa: E402
 from ..plotting import save  # noqa: E402
 from ..resources import simulate_memory  # noqa: E402
 from .plot import plot_figure4  # noqa: E402
@@ -27,7 +27,7 @@ PROG = "python -m theorydyn.simulate"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=PROG, description="GD on N samples with the full D×D attention (Theorem 4.2); "
+    ap = ArgumentParser(prog=PROG, description="GD on N samples with the full D×D attention (Theorem 4.2); "
                                                         "writes trajectory.csv, summary.json and figure4.png.")
     add_setting_arguments(ap)
     g = ap.add_argument_group("simulation")

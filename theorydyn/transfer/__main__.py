@@ -17,8 +17,8 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 
 from ..claims.transfer import checks  # noqa: E402
-from ..cli import (add_setting_arguments, fail, guard_memory, number, output_dir, positive,  # noqa: E402
-                   setting_from_args)
+from ..cli import (ArgumentParser, add_setting_arguments, fail, given_flags, guard_memory, number,
+                    output_dir, positive, setting_from_args)  # noqa: E402
 from ..resources import transfer_memory  # noqa: E402
 from .experiment import (FROZEN, FULL, METHODS, QUICK, _progress, base_setting, describe_slope,  # noqa: E402
                          downstream_setting, options_from, run, setting_at, with_count)
@@ -37,7 +37,7 @@ def _int_list(text: str) -> tuple[int, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=PROG,
+    ap = ArgumentParser(prog=PROG,
                                  description="Transfer with a frozen attention: accuracy against Ñ and Ñ_target against D "
                                              "(Theorems 5.1, 5.2), resumable. Quick by default; --full for the report sizes.")
     add_setting_arguments(ap, D=64, C=4)
@@ -83,20 +83,6 @@ MEMORY_FLAGS = {"D": "--Ds", "N": "--Ns", "N_test": "--N-test", "upstream_N": "-
                 "n_samples": None, "n_test": None}
 
 
-def _given(argv) -> set[str]:
-    """The options set explicitly on the command line (a second parse with every default suppressed).
-
-    Also refuses ``--flag=--``, which argparse (3.11) reads as an empty list without calling the
-    flag's converter."""
-    ap = build_parser()
-    opts = [a for a in ap._actions if a.option_strings]
-    for a in opts:
-        a.default = argparse.SUPPRESS
-    ns = vars(ap.parse_args(argv))
-    for a in opts:
-        if a.nargs is None and isinstance(ns.get(a.dest), list) and not ns[a.dest]:
-            ap.error(f"argument {a.option_strings[-1]}: expected one value, got '--'")
-    return {a.dest for a in opts if a.dest in ns}
 
 
 def _output_dirs(paths) -> None:
@@ -140,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     do nothing in the chosen mode, the memory of the largest D, then the --out and --cache folders."""
     ap = build_parser()
     args = ap.parse_args(argv)
-    given = _given(argv)
+    given = given_flags(build_parser(), argv)
     cfg = dict(FULL if args.full else QUICK)
     if args.checks:
         for a in ap._actions:

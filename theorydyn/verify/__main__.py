@@ -16,14 +16,14 @@ matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
 
-from ..cli import (add_setting_arguments, fail, guard_memory, number, output_dir, positive,  # noqa: E402
-                   setting_from_args)
+from ..cli import (ArgumentParser, add_setting_arguments, fail, guard_memory, number, output_dir,
+                    positive, setting_from_args)  # noqa: E402
 from ..provenance import attach_to_frame, provenance  # noqa: E402
 from . import PROG, SOURCES, collect, default_out, format_markdown, format_table  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=PROG, description="The claims ledger: one verdict per claim of the paper.")
+    ap = ArgumentParser(prog=PROG, description="The claims ledger: one verdict per claim of the paper.")
     add_setting_arguments(ap)
     ap.add_argument("--quick", action="store_true", help="the quick ledger (a few minutes on 2 cores at D=64); without it "
                          "the GD checks run at full size (N=16384, 1200 steps, 5 seeds: hours)")

@@ -14,7 +14,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from ..cli import fail as _cli_fail
+from ..cli import ArgumentParser, fail as _cli_fail, given_flags
 from ..cli import number, output_dir, positive
 
 PROG = "python -m theorydyn.vision"
@@ -26,7 +26,7 @@ def fail(message: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
+    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("dataset", nargs="?", default="digits", choices=("digits", "cifar10", "cifar100", "svhn"))
     p.add_argument("--experiment", choices=("single", "compare", "permuted", "robustness", "demo"), default=None,
@@ -73,20 +73,6 @@ SEED_MAX = 2**32 - 1
 parser = build_parser  # the former name
 
 
-def _given(argv) -> set[str]:
-    """The options set explicitly on the command line (a second parse with every default suppressed).
-
-    Also refuses ``--flag=--``, which argparse (3.11) reads as an empty list without calling the
-    flag's converter."""
-    ap = build_parser()
-    opts = [a for a in ap._actions if a.option_strings]
-    for a in opts:
-        a.default = argparse.SUPPRESS
-    ns = vars(ap.parse_args(argv))
-    for a in opts:
-        if a.nargs is None and isinstance(ns.get(a.dest), list) and not ns[a.dest]:
-            ap.error(f"argument {a.option_strings[-1]}: expected one value, got '--'")
-    return {a.dest for a in opts if a.dest in ns}
 
 
 #: where each flag acts (experiments); given elsewhere it would do nothing, so it is refused
@@ -110,7 +96,7 @@ def main(argv=None) -> int:
     nothing in the chosen experiment, shapes, the memory of one training step on the device, --out
     (created and proven writable before the data is read; removed again if the run is refused)."""
     args = build_parser().parse_args(argv)
-    given = _given(argv)
+    given = given_flags(build_parser(), argv)
     try:
         import torch
     except ImportError:

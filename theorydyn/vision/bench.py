@@ -118,9 +118,9 @@ def _batches(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..cli import number, positive
+    from ..cli import ArgumentParser, given_flags, number, positive
 
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present")
     p.add_argument("--batches", type=_batches, default=[128, 1024],
                    help="comma-separated batch sizes (default 128,1024; --smoke: one)")
@@ -146,20 +146,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _given(argv) -> set[str]:
-    """The options set explicitly on the command line (a second parse with every default suppressed).
-
-    Also refuses ``--flag=--``, which argparse (3.11) reads as an empty list without calling the
-    flag's converter."""
-    ap = build_parser()
-    opts = [a for a in ap._actions if a.option_strings]
-    for a in opts:
-        a.default = argparse.SUPPRESS
-    ns = vars(ap.parse_args(argv))
-    for a in opts:
-        if a.nargs is None and isinstance(ns.get(a.dest), list) and not ns[a.dest]:
-            ap.error(f"argument {a.option_strings[-1]}: expected one value, got '--'")
-    return {a.dest for a in opts if a.dest in ns}
 
 
 def guard_device_memory(est, *, force: bool, device, prog: str, flags: dict[str, str | None]):
@@ -200,7 +186,9 @@ def main(argv=None) -> int:
     do nothing with or without --smoke, the memory of the largest batch on the device, --out."""
     p = build_parser()
     args = p.parse_args(argv)
-    given = _given(argv)
+    from ..cli import given_flags  # the vision extra's CLI: its imports stay with it
+
+    given = given_flags(build_parser(), argv)
 
     from ..cli import fail
     from ..resources import MemoryEstimate, Term, vit_train_memory

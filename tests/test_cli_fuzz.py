@@ -233,28 +233,17 @@ def test_hypothesis_draws_invalid_values_of_every_flag(data):
 
 
 # ---- '--flag=--': argparse (3.11) strips the '--' and hands main an empty list, no converter called ----
-#: CLIs whose parser still lets ``--flag=--`` through. The fix belongs in :mod:`theorydyn.cli` (one parse
-#: helper for every CLI; the CLIs of bench/, transfer and vision refuse it in their own ``_given``):
-#: strict xfail until then, so that the fix shows up as XPASS and the name is removed here.
-DOUBLE_DASH_OPEN: set[str] = set()  # every CLI parses with theorydyn.cli.ArgumentParser, which refuses --flag=--
-
-
 @pytest.mark.parametrize("name", sorted({n for n, *_ in NUMERIC}))  # the CLIs that have numeric flags
 def test_a_double_dash_value_is_refused(name):
+    """``--flag=--``: argparse (3.11) reads an empty list without calling the converter; every CLI
+    parses with theorydyn.cli.ArgumentParser, which refuses it naming the flag."""
     flags = [(flag, action) for n, flag, action, _ in NUMERIC if n == name]
     assert flags
     bad = []
     for flag, action in flags:
-        if name in DOUBLE_DASH_OPEN:  # checked at the parser: running main on [] would start work
-            try:
-                _parser(name).parse_args(_arg(flag, "--"))
-                bad.append(f"{name} {flag}=--: parsed")
-            except SystemExit:
-                pass
-        else:
-            ok, why = clean(name, _arg(flag, "--"), action.option_strings)
-            if not ok:
-                bad.append(why)
+        ok, why = clean(name, _arg(flag, "--"), action.option_strings)
+        if not ok:
+            bad.append(why)
     assert not bad, "\n".join(bad)
 
 

@@ -47,7 +47,7 @@ CLIS = {
     "simulate": "theorydyn.simulate.__main__",
     "scan": "theorydyn.scan.__main__",
     "verify": "theorydyn.verify.__main__",
-    "theorems": "theorydyn.claims.theorems",
+    "theorems": "theorydyn.claims.__main__",
     "figure2": "theorydyn.claims.figure2",
     "figures": "theorydyn.figures.__main__",
     "bench-simulate": "theorydyn.bench.simulate",

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from theorydyn import Setting, data, model
 from theorydyn.claims import theorems as th
+from theorydyn.claims.__main__ import main as theorems_main
 
 
 # ---- Definition 2.2 --------------------------------------------------------------------------
@@ -336,11 +337,11 @@ def test_theorems_cli_cheap_checks_and_bad_input(capsys, tmp_path):
     import pandas as pd
 
     out = tmp_path / "c.csv"
-    assert th.main(["--D", "16", "--only", "3.2", "--out", str(out)]) == 0
+    assert theorems_main(["--D", "16", "--only", "3.2", "--out", str(out)]) == 0
     assert "Theorem 3.2" in out.read_text()
     for argv, word in ((["--only", "3.3"], "--only"), (["--D", "30"], "C must divide D")):
         with pytest.raises(SystemExit) as e:
-            th.main(argv)
+            theorems_main(argv)
         assert e.value.code == 2 and word in capsys.readouterr().err
 
 
@@ -350,7 +351,7 @@ def test_theorems_cli_theorem_3_1_out_of_scope(tmp_path):
     import pandas as pd
 
     out = tmp_path / "c.csv"
-    assert th.main(["--D", "64", "--C", "4", "--q", "0.05", "--only", "3.1", "--out", str(out)]) == 0
+    assert theorems_main(["--D", "64", "--C", "4", "--q", "0.05", "--only", "3.1", "--out", str(out)]) == 0
     df = pd.read_csv(out)
     assert set(df["verdict"]) == {"OUT_OF_SCOPE"} and df["note"].str.contains("more spurious features").all()
 

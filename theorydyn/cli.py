@@ -236,3 +236,15 @@ def given_flags(parser: argparse.ArgumentParser, argv) -> set[str]:
         for a, d in zip(opts, saved):
             a.default = d
     return {a.dest for a in opts if a.dest in ns}
+
+
+def output_file(path: str | Path, flag: str, prog: str | None = None) -> Path:
+    """A file a CLI will write: not blank, not a folder, its folder created and proven writable
+    before any work (exit 2 naming ``flag`` if not)."""
+    p = Path(path)
+    if not str(path).strip():
+        fail(f"{flag}: must be a file path, got {str(path)!r}", prog)
+    if p.is_dir():
+        fail(f"{flag}: {str(p)!r} is a folder; give a file path", prog)
+    output_dir(p.parent, flag)
+    return p

@@ -22,7 +22,10 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # resources sits below setting's users; the Setting is only read here
+    from .setting import Setting
 
 __all__ = ["ResourceError", "Term", "MemoryEstimate", "available_memory", "check_memory", "format_bytes",
            "parse_bytes", "n_count_types", "n_exact_terms", "reduced_memory", "sample_memory", "simulate_memory",
@@ -305,6 +308,48 @@ def theorem_3_2_memory(D: int, C: int, d: int | None = None, N: int = 20_000) ->
         Term(f"projections ⟨w*, X_j⟩ and labels ({N}, {D}) float64 ×3", 3 * N * D * _F64, {"N": N, "D": D}),
         _SMALL,
     ))
+
+
+# ---- the theorem checks -----------------------------------------------------------------------------
+def theorem_3_1_memory(s: "Setting", N_fit: int = 100_000, N_test: int = 100_000, N_flat: int = 2_000):
+    """Peak of :func:`theorydyn.claims.theorems.check_theorem_3_1` without the scan (one seed at a time), as a
+    :class:`~theorydyn.resources.MemoryEstimate` (docs/theory.md §4).
+
+    The exact route holds ≈ 5 float64 n × n grids, n = 2(L − 1)C + 1 (G, its rfft2, the power,
+    the inverse and its shifted, clipped copies); the fitted GLMs hold z (N, D) int8 of the fit
+    and test draws, their float64 copies, u (N, D) float64 and four (N, D) masks of the draw;
+    the flattened fit holds X (N_flat, D, d) and a test X (min(N_test, 20000), D, d) float64.
+    """
+
+    n = 2 * (s.L - 1) * s.C + 1
+    N_big = max(N_fit, N_test)
+    flat = sample_memory(s.D, s.C, s.d, N_flat, 8, "N_flat")
+    n_test_flat = min(N_test, 20_000)
+    return MemoryEstimate("Theorem 3.1 check", (
+        Term(f"exact law: 5 float64 grids ({n}, {n})", 5 * n * n * 8, {"D": s.D}),
+        Term(f"z of the fit and test draws ({N_fit}+{N_test}, {s.D}) int8 and float64 copies",
+             (N_fit + N_test) * s.D * 9, {"D": s.D}),
+        Term(f"draw temporaries u, masks ({N_big}, {s.D})", N_big * s.D * (8 + 4), {"D": s.D}),
+        Term(f"flattened X ({N_flat} + {n_test_flat}, {s.D}, {s.d}) float64", (N_flat + n_test_flat) * s.D * s.d * 8,
+             {"D": s.D, "d": s.d}),
+        *flat.terms[1:],
+    ))
+
+
+def theorems_memory(s: "Setting", only: list[str], full: bool) -> MemoryEstimate:
+    """The largest peak among the theorem checks that ``python -m theorydyn.theorems`` (``only``: a subset
+    of "3.1", "3.2"; ``full``: the full sizes) or the ledger will run (they run one after the other)."""
+
+    parts = []
+    if not only or "3.1" in only:
+        parts.append(theorem_3_1_memory(s) if only else
+                     theorem_3_1_memory(s, *((200_000, 200_000, 8_000) if full else (50_000, 50_000, 2_000))))
+    if not only or "3.2" in only:
+        parts.append(theorem_3_2_memory(s.D, s.C, s.d, N=50_000 if (full and not only) else 5_000))
+    if not only:
+        D = s.D if full else min(s.D, 32)
+        parts.append(simulate_memory(D, s.C, s.d if (full or s.d != s.D) else D, N=16384))
+    return max(parts, key=lambda e: e.total)
 
 
 # ---- the vision benchmark ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@ themselves live in :mod:`theorydyn.claims.theorems`); kept so that the documente
 
 import sys
 
-from .claims.theorems import main
+from .claims.__main__ import main
 
 if __name__ == "__main__":
     sys.exit(main())

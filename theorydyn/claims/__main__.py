@@ -1,8 +1,103 @@
-"""``python -m theorydyn.claims`` (also ``python -m theorydyn.theorems``): the theorem checks."""
+"""``python -m theorydyn.claims`` (also ``python -m theorydyn.theorems``): the theorem checks alone.
+
+Exit status 0 unless a row is FAIL (1); 2 on bad input (before any work).
+"""
+
+from __future__ import annotations
 
 import sys
 
-from .theorems import main
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd  # noqa: E402
+
+from ..cli import (ArgumentParser, SETTING_FLAGS, add_setting_arguments, fail, guard_memory, output_file,  # noqa: E402
+                   setting_from_args)
+from ..resources import theorems_memory  # noqa: E402
+from ..transfer import setting_at  # noqa: E402
+from .theorems import check_theorem_3_1, check_theorem_3_2, run_all, save_theorem_3_1_figure  # noqa: E402
+
+
+
+
+def build_parser():
+    """The flags of ``python -m theorydyn.theorems`` (shared by the fuzz test of every CLI)."""
+
+
+    ap = ArgumentParser(prog="python -m theorydyn.theorems",
+                                 description="Numerical checks of Theorems 3.1, 3.2, 4.1, 4.2, Lemma 4.1 and "
+                                             "Figure 2 (quick by default; --full for docs/theory.md §9 sizes).")
+    add_setting_arguments(ap)
+    ap.add_argument("--full", action="store_true", help="GD checks at the given D with N=16384, 1200 steps")
+    ap.add_argument("--only", default="", help="comma-separated subset of 3.1,3.2 (the cheap checks alone)")
+    ap.add_argument("--out", default=None, help="write the checks as CSV here (its folder is proven writable first)")
+    ap.add_argument("--figure31", nargs="?", const="figures/theorem31_glm.png", default=None, metavar="PNG",
+                    help="only draw the Theorem 3.1 scan (exact best-GLM error against q(D-C)/C^2, D in 64..256, "
+                         "C in 4..16) to PNG (default figures/theorem31_glm.png) and print the crossings")
+    ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
+    return ap
+
+
+def main(argv=None) -> int:
+    """``python -m theorydyn.theorems [--full] [--only ...] [--out FILE.csv]``: the table of checks.
+
+    Every input is checked before any work (exit 2 naming the flag): the setting, ``--only``,
+    flags that would do nothing in the chosen mode, the output folder (created and proven
+    writable), and the memory estimate of the checks against the machine's (``--force`` skips it).
+    """
+
+
+    prog = "python -m theorydyn.theorems"
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if args.figure31 is not None:
+        # the scan has its own fixed sizes: a flag of the checks would do nothing here
+        given = [f for f in ("full", "only", "out", "force") if getattr(args, f) != ap.get_default(f)]
+        given += [flag for k, flag in SETTING_FLAGS.items() if getattr(args, k) != ap.get_default(k)]
+        if given:
+            name = given[0] if given[0].startswith("--") else "--" + given[0]
+            fail(f"{name}: has no effect with --figure31 (the scan runs at its own sizes)", prog)
+        png = output_file(args.figure31, "--figure31", prog)
+
+        matplotlib.use("Agg")
+        cross = save_theorem_3_1_figure(str(png))
+        print(cross.to_string(index=False))
+        print(f"wrote {png}")
+        return 0
+    s = setting_from_args(args, prog)
+    only = [x.strip() for x in args.only.split(",") if x.strip()]
+    if any(x not in ("3.1", "3.2") for x in only) or (args.only.strip() and not only):
+        fail(f"--only: each entry must be 3.1 or 3.2, got {args.only!r}", prog)
+    if only and args.full:
+        fail("--full: has no effect with --only (Theorems 3.1 and 3.2 run at their own sample sizes)", prog)
+    if not only:
+        # run_all moves the setting to smaller D for the GD checks: refuse here what it would refuse there
+        for D2, what in ((16 if not args.full else min(s.D, 32), "Lemma 4.1 scaling"),
+                         (min(s.D, 32) if not args.full else s.D, "Theorem 4.2")):
+            try:
+                setting_at(s, D2)
+            except ValueError as e:
+                fail(f"--C: the {what} checks run at D={D2} ({'--full' if args.full else 'quick'} mode) and the setting "
+                     f"does not move there: {e}; use --only 3.1,3.2 or a C dividing {D2}", prog)
+    guard_memory(theorems_memory(s, only, args.full), force=args.force, prog=prog,
+                 flags={"N": None, "N_flat": None, "n_test": None})  # sample sizes fixed by the mode
+    out = output_file(args.out, "--out", prog) if args.out is not None else None
+    say = lambda m: print(f"[theorems] {m}", file=sys.stderr, flush=True)  # noqa: E731
+    if only:
+        checks = ((check_theorem_3_1(s, scan=False) if "3.1" in only else [])
+                  + (check_theorem_3_2(s) if "3.2" in only else []))
+    else:
+        checks = run_all(s, quick=not args.full, progress=say)
+    df = pd.DataFrame([c.row() for c in checks])
+    with pd.option_context("display.width", 200, "display.max_colwidth", 70):
+        print(df[["claim", "quantity", "measured", "ci_low", "ci_high", "threshold", "verdict"]].to_string(index=False))
+    if out is not None:
+        df.to_csv(out, index=False)
+        print(f"wrote {out}")
+    return 0
+
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -66,6 +66,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .. import data
+from ..cli import ArgumentParser, number, output_file
 from ..model import association
 from ..setting import Setting
 from ..stats import mean_ci
@@ -641,9 +642,6 @@ def make_figure(results: dict[str, list[Result]], s: Setting | None = None, seed
 # ---- CLI -----------------------------------------------------------------------------------------
 def build_parser():
     """The flags of ``python -m theorydyn.claims.figure2``."""
-    import argparse
-
-    from ..cli import ArgumentParser, number
 
     ap = ArgumentParser(prog="python -m theorydyn.claims.figure2",
                                  description="Figure 2: positional-attention ViT on Gaussian CNN-labelled data.")
@@ -665,12 +663,11 @@ def main(argv: list[str] | None = None) -> int:
 
     import pandas as pd
 
-    from .theorems import _file_target
 
     prog = "python -m theorydyn.claims.figure2"
     args = build_parser().parse_args(argv)
-    csv = _file_target(args.csv, "--csv", prog) if args.csv is not None else None
-    png = _file_target(args.png, "--png", prog) if args.png is not None else None
+    csv = output_file(args.csv, "--csv", prog) if args.csv is not None else None
+    png = output_file(args.png, "--png", prog) if args.png is not None else None
     s = figure2_setting()
     say = lambda m: print(f"[figure2] {m}", file=sys.stderr, flush=True)  # noqa: E731
     res = run(s, range(args.seeds), quick=not args.full, progress=say)

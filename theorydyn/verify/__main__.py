@@ -19,6 +19,7 @@ import pandas as pd  # noqa: E402
 from ..cli import (ArgumentParser, add_setting_arguments, fail, guard_memory, number, output_dir,
                     positive, setting_from_args)  # noqa: E402
 from ..provenance import attach_to_frame, provenance  # noqa: E402
+from ..resources import reduced_memory, theorems_memory  # noqa: E402
 from . import PROG, SOURCES, collect, default_out, format_markdown, format_table  # noqa: E402
 
 
@@ -45,14 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _memory(s, quick: bool, only: list[str] | None, n_samples: int | None):
     """The largest peak among the selected sources that run at the setting (they run one after the other)."""
-    from ..claims.theorems import _cli_memory
-    from ..resources import reduced_memory
-
     parts = []
     if not only or "reduced" in only:
         parts.append(reduced_memory(s.D, s.C, s.q, n_samples or (1500 if quick else 4000)))
     if not only or "theorems" in only:
-        parts.append(_cli_memory(s, [], full=not quick))
+        parts.append(theorems_memory(s, [], full=not quick))
     return max(parts, key=lambda e: e.total) if parts else None
 
 

@@ -25,9 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import pandas as pd
+
+from .. import transfer
+from ..claims.figure2 import figure2_setting, make_figure
+from ..claims.figure2 import run as run_figure2
 from ..claims.semirealistic import compare_with_reduced
 from ..claims.theorems import plot_theorem_3_1_scan, theorem_3_1_scan
-from ..plotting import save
+from ..plotting import axes_or_new, save
 from ..reduced import integrate, plot_trajectory
 from ..scan import ScanSpec, run_scan
 from ..scan.plots import plot_phase_times, plot_scaling
@@ -174,8 +179,6 @@ def fig_semirealistic(quick: bool):
 
 # ---- the claims outside the dynamics ----------------------------------------------------------------
 def _draw_theorem31(data, axes=None):
-    from ..plotting import axes_or_new
-
     fig, ax = axes_or_new(axes, figsize=(7.5, 4.8))
     plot_theorem_3_1_scan(ax, *data)
     return fig
@@ -190,8 +193,6 @@ def fig_theorem31(quick: bool):
 
 
 def _draw_figure2(results, axes=None):
-    from ..claims.figure2 import make_figure
-
     return make_figure(results)
 
 
@@ -201,9 +202,7 @@ def _draw_figure2(results, axes=None):
           "grow more similar (the ledger's DEVIATES row).",
           ("torch", "theorydyn.claims.figure2"), _draw_figure2)
 def fig_figure2(quick: bool):
-    from ..claims.figure2 import figure2_setting, run  # torch: the vision extra, imported only here
-
-    return run(figure2_setting(), seeds=range(5), quick=quick)
+    return run_figure2(figure2_setting(), seeds=range(5), quick=quick)  # torch is imported on use
 
 
 # ---- transfer ---------------------------------------------------------------------------------------
@@ -214,36 +213,26 @@ def transfer_tables(quick: bool):
     """The transfer experiment's tables (quick: QUICK sizes, else FULL): the very rows behind the
     ledger's Theorem 5.1/5.2 verdicts (the same resumable folder, ``runs/transfer_checks[_quick]``)."""
     if quick not in _TRANSFER:
-        from .. import transfer
-
         cfg = dict(transfer.QUICK if quick else transfer.FULL)
         out = Path("runs") / ("transfer_checks_quick" if quick else "transfer_checks")
         _raw, summary, tgt, slopes, _up = transfer.run(transfer.base_setting(), cfg["Ds"], transfer.options_from(cfg),
                                                        out=out, progress=None)
-        import pandas as pd
-
         _TRANSFER[quick] = (summary, tgt, slopes, pd.read_csv(out / "transfer_levels.csv"))
     return _TRANSFER[quick]
 
 
 def _draw_transfer_target(tables, axes=None):
-    from ..plotting import axes_or_new
-    from ..transfer import plot_samples_to_target
-
     summary, tgt, slopes, levels = tables
     fig, ax = axes_or_new(axes, figsize=(8.0, 6.4))
-    plot_samples_to_target(tgt, ax, slopes)
+    transfer.plot_samples_to_target(tgt, ax, slopes)
     return fig
 
 
 def _draw_transfer_curves(tables, axes=None):
-    from ..plotting import axes_or_new
-    from ..transfer import plot_curves
-
     summary, tgt, slopes, levels = tables
     n = summary["D"].nunique()
     fig, ax = axes_or_new(axes, 1, n, figsize=(4.2 * n, 3.9), sharey=True, squeeze=False)
-    plot_curves(summary, levels, list(ax.flat) if hasattr(ax, "flat") else ax)
+    transfer.plot_curves(summary, levels, list(ax.flat) if hasattr(ax, "flat") else ax)
     return fig
 
 
@@ -261,6 +250,7 @@ register("transfer_curves", "Transfer: downstream accuracy against Ñ per D, mea
 def digits(quick: bool):
     """The bundled 8×8 digits (scikit-learn; no download); the figures train or read the cached runs
     under ``runs/vision/ledger`` that the ledger's Section 6 rows use (one thread: reproducible)."""
+    # torch and theorydyn.vision are the optional vision extra: imported only when these figures are made
     import torch
 
     from ..vision.data import load
@@ -271,7 +261,7 @@ def digits(quick: bool):
 
 def _vision_drawer(name: str):
     def draw(data, axes=None):
-        from ..vision import figs
+        from ..vision import figs  # the vision extra (torch): imported only when drawn
 
         return getattr(figs, name)(data)
 

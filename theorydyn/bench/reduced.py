@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_dir, positive
+from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
 from ..reduced._kernels import reference_draw_numpy, reference_numpy
 from ..reduced.solve import _Evaluator, bank_from_set_counts, integrate, mc_set_counts, population_risk
 from ..resources import MemoryEstimate, Term, reduced_memory
@@ -197,9 +197,7 @@ def _parse(argv) -> argparse.Namespace:
             setattr(args, k, v)
     if not args.scaling_only:
         guard_memory(_memory(args.n_samples), force=args.force, prog=PROG)
-    if args.out.is_dir() or not str(args.out).strip():
-        fail(f"--out: must be a CSV file path, got {str(args.out)!r}", PROG)
-    output_dir(args.out.parent, "--out")
+    output_file(args.out, "--out", PROG)
     return args
 
 
@@ -209,7 +207,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(argv: list[str] | None = None) -> int:
-
     args = _parse(argv)
 
     info = machine_info()

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_dir, positive
+from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
 from ..data import sample
 from ..resources import MemoryEstimate, Term, sample_memory, simulate_memory
 from ..setting import D_MAX, Setting
@@ -412,9 +412,7 @@ def _parse(argv):
         for D in args.scaling_D:
             _setting(D, "--scaling-D")
     _guard(args)
-    if args.out.is_dir() or not str(args.out).strip():
-        fail(f"--out: must be a CSV file path, got {str(args.out)!r}", PROG)
-    output_dir(args.out.parent, "--out")
+    output_file(args.out, "--out", PROG)
     return args
 
 
@@ -424,7 +422,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(argv: list[str] | None = None) -> int:
-
     args = _parse(argv)
     info = machine_info()
     print(format_machine(info), flush=True)

@@ -303,26 +303,13 @@ def _rows_dot32(x, v, u):
 
 @numba.njit(cache=True, fastmath=_FM)
 def _rows_axpy32(x, du, acc, gv):
-    """gv += xᵀ du for one sample: the D rows summed in float32 into ``acc`` (d,) (D/4 sequential
-    adds per entry), then added to the float64 ``gv`` — so the sum over samples is float64."""
-    D, d = x.shape
-    for k in range(d):
+    """gv += xᵀ du for one sample: the D rows summed in float32 into ``acc`` (d,) by
+    :func:`_rows_axpy` (specialised for float32 x, du, acc), then added to the float64 ``gv`` — so
+    the sum over samples is float64."""
+    for k in range(acc.shape[0]):
         acc[k] = 0.0
-    j = 0
-    while j + 4 <= D:
-        d0 = du[j]
-        d1 = du[j + 1]
-        d2 = du[j + 2]
-        d3 = du[j + 3]
-        for k in range(d):
-            acc[k] += (d0 * x[j, k] + d1 * x[j + 1, k]) + (d2 * x[j + 2, k] + d3 * x[j + 3, k])
-        j += 4
-    while j < D:
-        d0 = du[j]
-        for k in range(d):
-            acc[k] += d0 * x[j, k]
-        j += 1
-    for k in range(d):
+    _rows_axpy(x, du, acc)
+    for k in range(acc.shape[0]):
         gv[k] += acc[k]
 
 

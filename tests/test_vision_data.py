@@ -140,10 +140,10 @@ def test_download_failure_is_a_data_error_naming_the_file(tmp_path, monkeypatch)
 
 def test_digits_split_is_stratified_and_scaled():
     xtr, ytr, xte, yte = read_digits()
-    assert xtr.shape == (1347, 1, 8, 8) and xte.shape == (450, 1, 8, 8) and xtr.dtype == np.uint8
+    assert xtr.shape == (1437, 1, 8, 8) and xte.shape == (360, 1, 8, 8) and xtr.dtype == np.uint8
     assert xtr.max() == 255 and xtr.min() == 0
     full = np.bincount(np.concatenate([ytr, yte]))
-    assert np.all(np.abs(np.bincount(yte) - full * 0.25) <= 1)  # stratified: a quarter of every class
+    assert np.all(np.abs(np.bincount(yte) - full * 0.2) <= 1)  # stratified: a fifth of every class
     d = load("digits")
     assert (d.classes, d.image_size, d.channels, d.flip, d.pad) == (10, 8, 1, False, 1)
     assert np.isclose(float(d.x_train.float().mean() / 255), d.mean[0], atol=1e-3)

@@ -5,7 +5,7 @@
 * ``svhn``: the official ``train_32x32.mat`` / ``test_32x32.mat`` (``X: (32, 32, 3, N)``,
   ``y: (N, 1)`` with label 10 for the digit 0).
 * ``digits``: scikit-learn's bundled 8×8 handwritten digits (values 0…16, scaled to 0…255);
-  no download; a fixed stratified split of 1347 train / 450 test images.
+  no download; a fixed stratified 80/20 split of 1437 train / 360 test images.
 
 Every archive's md5 is checked *before* it is opened, so a corrupted or substituted file is
 never unpickled. Missing files are downloaded when the network allows; otherwise
@@ -191,7 +191,7 @@ def read_svhn(train_path: Path, test_path: Path, md5: dict | None = None):
     return tuple(out)
 
 
-def read_digits(test_fraction: float = 0.25, seed: int = 0):
+def read_digits(test_fraction: float = 0.2, seed: int = 0):
     """scikit-learn's 8×8 digits as uint8 ``(N, 1, 8, 8)`` (values ·255/16), split stratified by ``seed``."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split

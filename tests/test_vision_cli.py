@@ -1,5 +1,7 @@
 """``python -m theorydyn.vision``: bad input exits 2 with a named rule; tiny end-to-end runs."""
 
+import dataclasses
+import json
 import subprocess
 import sys
 
@@ -100,9 +102,26 @@ def test_demo_honours_attention_and_robustness_writes_drops(tmp_path, capsys):
     out = tmp_path / "demo"
     assert main(["digits", "--attention", "vanilla", "--epochs", "1", "--out", str(out), *TINY]) == 0
     assert pd.read_csv(out / "summary.csv").attention.tolist() == ["vanilla"]
+    # the CLI trains the very network and schedule of the ledger's preset_configs (every field)
+    from theorydyn.vision.experiments import preset_configs
+    vit, tcfg = preset_configs(vdata.load("digits", download=False), attention="vanilla", width=16, depth=1, heads=2,
+                               mlp=16, epochs=1)
+    record = json.loads((out / "vit-vanilla-s0-seed0" / "run.json").read_text())
+    assert record["meta"]["vit"] == vit.to_dict()
+    assert record["train"] == json.loads(json.dumps(dataclasses.asdict(tcfg)))
     out = tmp_path / "rob"
     assert main(["digits", "--experiment", "robustness", "--seeds", "1", "--epochs", "1", "--out", str(out), *TINY]) == 0
     s = pd.read_csv(out / "summary.csv")
     assert sorted(zip(s.model, s.permuted)) == [("cnn", False), ("cnn", True), ("vit", False), ("vit", True)]
     assert (out / "robustness.png").exists()
     assert "accuracy drop under π_2" in capsys.readouterr().out
+
+
+def test_presets_digits_tuned_and_cifar_the_papers_vit():
+    from theorydyn.vision.experiments import PRESETS, VIT_KEYS
+
+    c = PRESETS["cifar"]
+    assert tuple(c[k] for k in VIT_KEYS) == (384, 7, 12, 384, 4, "vit", 0.02)
+    d = PRESETS["digits"]
+    assert tuple(d[k] for k in VIT_KEYS) == (64, 4, 4, 128, 2, "torch", 1.0)
+    assert set(c) == set(d)

@@ -182,6 +182,44 @@ def test_invalid_configurations_are_rejected():
         build_model("alexnet", channels=3, classes=10)
 
 
+def test_init_and_pos_std_are_validated():
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="pos_std"):
+            ViTConfig(pos_std=bad)
+    with pytest.raises(ValueError, match="init"):
+        ViTConfig(init="xavier")
+
+
+@pytest.mark.parametrize("std", [0.02, 1.0])
+def test_positional_encodings_start_as_a_normal_truncated_at_two_sigma(std):
+    from scipy.stats import truncnorm
+
+    torch.manual_seed(0)
+    p = ViT(ViTConfig(image_size=32, patch=2, channels=1, width=64, heads=4, depth=1, pos_std=std)).pos.detach()
+    assert p.abs().max() <= 2 * std * (1 + 1e-6)
+    # 256·64 draws: the sample std is within ~1% of the truncated normal's (std · 0.8796)
+    assert abs(float(p.std()) / (std * truncnorm.std(-2, 2)) - 1) < 0.03
+
+
+def test_linear_initialisations_have_their_stated_scales():
+    """"vit": weights N(0, 0.02²), zero biases; "torch": weights and biases U(±1/√fan_in), std 1/√(3·fan_in)."""
+    cfg = dict(image_size=8, patch=2, channels=1, width=64, heads=4, depth=2, mlp=256)
+    for init in ("vit", "torch"):
+        torch.manual_seed(1)
+        net = ViT(ViTConfig(init=init, **cfg))
+        for name, m in net.named_modules():
+            if not isinstance(m, torch.nn.Linear):
+                continue
+            w, fan_in = m.weight.detach(), m.weight.shape[1]
+            if init == "vit":
+                assert abs(float(w.std()) / 0.02 - 1) < 0.15, name
+                assert not m.bias.detach().any(), name
+            else:
+                bound = 1 / math.sqrt(fan_in)
+                assert float(w.abs().max()) <= bound and float(m.bias.detach().abs().max()) <= bound, name
+                assert abs(float(w.std()) * math.sqrt(3 * fan_in) - 1) < 0.15, name
+
+
 def test_positional_forward_gradients_reach_p_through_scores_only():
     """In positional mode P enters through the scores alone: zero V-path gradient does not zero dP."""
     m = positional_model(3).train()

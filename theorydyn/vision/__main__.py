@@ -40,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=positive(int, "--epochs"), default=None)
     p.add_argument("--batch-size", type=positive(int, "--batch-size"), default=None)
     p.add_argument("--lr", type=positive(float, "--lr"), default=None)
-    p.add_argument("--weight-decay", type=positive(float, "--weight-decay", allow_zero=True), default=0.05)
+    p.add_argument("--weight-decay", type=positive(float, "--weight-decay", allow_zero=True), default=None,
+                   help="AdamW weight decay of the matrices (default 0.05)")
     p.add_argument("--warmup", type=number(float, "--warmup", low=0), default=None,
                    help="warmup epochs, at most --epochs")
     p.add_argument("--label-smoothing", type=number(float, "--label-smoothing", low=0, high=1, high_open=True),
@@ -103,16 +104,15 @@ def main(argv=None) -> int:
         fail("torch is missing: install the vision extra (pip install torch==2.13.0 scikit-learn)")
     from .bench import guard_device_memory
     from .data import DataError, load
-    from .experiments import (PRESETS, RunSpec, compare, demo, permuted, robustness, robustness_drops,
+    from .experiments import (RunSpec, compare, configs, demo, permuted, preset_of, robustness, robustness_drops,
                               robustness_figure, run)
     from ..resources import vit_train_memory
-    from .model import ViTConfig
-    from .train import Diverged, TrainConfig
+    from .train import Diverged
 
-    d = PRESETS["digits" if args.dataset == "digits" else "cifar"]
     image_size = 8 if args.dataset == "digits" else 32
-    pick = {k: getattr(args, k) if getattr(args, k, None) is not None else d[k] for k in d if k != "warmup"}
-    warmup = args.warmup if args.warmup is not None else d["warmup"]
+    # the preset, with each entry that has a flag replaced by the flag's value when given
+    pick = {k: getattr(args, k) if getattr(args, k, None) is not None else v for k, v in preset_of(args.dataset).items()}
+    warmup = pick["warmup"]
     experiment = args.experiment or ("demo" if args.dataset == "digits" else "single")
     if experiment == "compare" and args.attention is not None:
         fail("--attention: the compare experiment trains both attentions; drop --attention")
@@ -174,13 +174,8 @@ def main(argv=None) -> int:
     if device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
-    vit = ViTConfig(image_size=image_size, patch=pick["patch"], channels=data.channels, classes=data.classes,
-                    width=pick["width"], depth=pick["depth"], heads=pick["heads"], mlp=pick["mlp"],
-                    attention=attention)
-    tcfg = TrainConfig(epochs=pick["epochs"], batch_size=pick["batch_size"], lr=pick["lr"], weight_decay=args.weight_decay,
-                       warmup_epochs=warmup, label_smoothing=pick["label_smoothing"], seed=args.seed,
-                       compile=args.compile, pad=pick["pad"],
-                       affine=tuple(pick["affine"]) if pick["affine"] is not None else None)
+    vit, tcfg = configs(pick, image_size=image_size, channels=data.channels, classes=data.classes,
+                        attention=attention, seed=args.seed, compile=args.compile)
     common = dict(resume=args.resume, perm_seed=args.perm_seed)
     print(f"{args.dataset}: {len(data.x_train)} train / {len(data.x_test)} test images "
           f"{data.channels}×{image_size}×{image_size} on {device}; experiment {experiment}; out {out}", file=sys.stderr)

@@ -32,11 +32,15 @@ import torch.nn.functional as F
 from torch import nn
 
 ATTENTIONS = ("positional", "vanilla")
+#: initialisations of the linear layers: "vit" (weights N(0, 0.02²), zero biases; ViT/timm's, for wide
+#: networks) and "torch" (PyTorch's nn.Linear default: weights and biases U(±1/√fan_in))
+INITS = ("vit", "torch")
 
 
 @dataclass(frozen=True)
 class ViTConfig:
-    """Shape of a ViT. Paper (docs/theory.md §8): 7 layers, 12 heads, width 384, MLP 384, patch 4 on 32×32."""
+    """Shape and initialisation of a ViT. Paper (docs/theory.md §8): 7 layers, 12 heads, width 384,
+    MLP 384, patch 4 on 32×32, ViT initialisation (``init="vit"``, ``pos_std=0.02``)."""
 
     image_size: int = 32
     patch: int = 4
@@ -48,10 +52,16 @@ class ViTConfig:
     mlp: int = 384
     attention: str = "positional"
     pos_embed: bool = True  # False only for the permutation-equivariance check
+    init: str = "vit"  # linear layers, one of INITS
+    pos_std: float = 0.02  # P starts at N(0, σ²) truncated at ±2σ
 
     def __post_init__(self):
         if self.attention not in ATTENTIONS:
             raise ValueError(f"attention must be one of {ATTENTIONS}, got {self.attention!r}")
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
+        if not (isinstance(self.pos_std, (int, float)) and math.isfinite(self.pos_std) and self.pos_std > 0):
+            raise ValueError(f"pos_std must be a positive finite number, got {self.pos_std!r}")
         if self.image_size % self.patch:
             raise ValueError(f"patch size {self.patch} must divide the image size {self.image_size}")
         if self.width % self.heads:
@@ -128,12 +138,16 @@ class ViT(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.depth))
         self.ln = nn.LayerNorm(cfg.width)
         self.head = nn.Linear(cfg.width, cfg.classes)
-        self.apply(self._init)
+        if cfg.init == "vit":  # "torch": the layers keep the default they were built with
+            self.apply(self._init_vit)
         if self.pos is not None:
-            nn.init.trunc_normal_(self.pos, std=0.02)
+            # at σ = 0.02 the positional scores (P W_Q)(P W_K)ᵀ start ≈ 0 (uniform attention) and
+            # their gradient is ∝ σ², so positional attention finds its structure slowly
+            std = cfg.pos_std
+            nn.init.trunc_normal_(self.pos, std=std, a=-2 * std, b=2 * std)
 
     @staticmethod
-    def _init(m: nn.Module) -> None:
+    def _init_vit(m: nn.Module) -> None:
         if isinstance(m, nn.Linear):
             nn.init.trunc_normal_(m.weight, std=0.02)
             nn.init.zeros_(m.bias)

@@ -83,7 +83,9 @@ def test_checks_end_to_end_on_a_tiny_configuration(tmp_path, monkeypatch):
                                                             mlp=16, batch_size=64, epochs=1))
     said = []
     rows = cv.checks(quick=True, seeds=(0, 1), progress=said.append, root=tmp_path, data=d)
-    assert [r.claim for r in rows] == ["Section 6, Figures 6/7", "Section 6, Figure 5a", "Section 6, Figure 1a"]
+    assert [r.claim for r in rows] == ["Section 6, Figures 6/7", "Section 6, Figure 5a", "Section 6, Figure 5a",
+                                       "Section 6, Figure 1a"]
+    assert ["π_1, ViT patch 1" in rows[1].quantity, "π_2, ViT patch 2" in rows[2].quantity] == [True, True]
     for r in rows:
         assert isinstance(r.verdict, Verdict) and r.route and r.params["seeds"] == 2
         assert np.isfinite(r.measured) and np.isfinite(r.ci_low)
@@ -113,8 +115,10 @@ def test_the_three_figures_draw_from_the_cache(tmp_path, monkeypatch):
 
     draw_all()
     runs = sorted(p.name for p in root.iterdir() if p.is_dir())
-    # 2 attentions × 2 seeds; then the permuted ViT and the CNN on original and permuted images × 2 seeds
-    # (the unpermuted ViT runs of the permutation figure are the positional runs above, from the cache)
-    assert len(runs) == 4 + 6
+    # 2 attentions × 2 seeds; π_2: the permuted ViT, the CNN on original and permuted images × 2 seeds
+    # (the unpermuted patch-2 ViT runs are the positional runs above, from the cache); π_1: the
+    # patch-1 ViT on original and permuted images and the CNN on permuted ones (its original runs
+    # are π_2's) × 2 seeds
+    assert len(runs) == 4 + 6 + 6
     draw_all()  # everything cached now
     assert sorted(p.name for p in root.iterdir() if p.is_dir()) == runs

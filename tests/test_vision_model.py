@@ -188,6 +188,9 @@ def test_init_and_pos_std_are_validated():
             ViTConfig(pos_std=bad)
     with pytest.raises(ValueError, match="init"):
         ViTConfig(init="xavier")
+    for k in ("patch", "width", "depth", "heads", "mlp", "image_size"):
+        with pytest.raises(ValueError, match=f"{k} must be a positive integer"):
+            ViTConfig(**{k: 0})
 
 
 @pytest.mark.parametrize("std", [0.02, 1.0])

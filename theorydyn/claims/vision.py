@@ -1,6 +1,6 @@
 """Ledger rows of Section 6 measured on scikit-learn's bundled 8×8 digits (no download).
 
-Three claims, each from the paper's own experiment, each able to fail:
+Three claims (four rows), each from the paper's own experiment, each able to fail:
 
 1. Figures 6/7 — positional attention performs on par with vanilla attention: the per-seed
    difference ``acc_pos − acc_van`` of final test accuracies (same seed, same data order); PASS iff
@@ -8,8 +8,9 @@ Three claims, each from the paper's own experiment, each able to fail:
 2. Figure 5a — permuting the image grid leaves the ViT's accuracy unchanged and hurts a CNN: per
    seed the drops ``δ_m = acc_m(original) − acc_m(π_s-permuted)``; FAIL if the ViT's drop is not
    within :data:`VIT_DROP_TOL` (its 95% upper bound), PASS if moreover ``δ_CNN − δ_ViT`` has a 95%
-   interval above 0, DEVIATES (the CNN does not degrade measurably) otherwise. On 8×8 digits π_2
-   is used: tiles of one ViT patch (2×2 pixels), the finest the ViT sees as a relabelling of positions.
+   interval above 0, DEVIATES (the CNN does not degrade measurably) otherwise. One row per setting
+   of :data:`theorydyn.vision.experiments.ROBUSTNESS_DIGITS`: π_1 with a patch-1 ViT and π_2 with a
+   patch-2 ViT, tiles of one patch each, which the ViT sees as a relabelling of positions.
 3. Figure 1a — learned positional encodings concentrate their similarity on spatial neighbours:
    with the cosine similarity of the encodings and the distance profile ``ρ(k)`` of
    :func:`theorydyn.vision.maps.distance_profile`, the contrast ``ρ(1) − ρ(g−1)`` per seed; PASS iff
@@ -42,9 +43,8 @@ ROUTE_ATTENTION = ("positional attention against a per-image loop of softmax(P W
 ROUTE_GRID = "π_s against its inverse and tile-by-tile bookkeeping (tests/test_vision_grid.py)"
 ROUTE_MAPS = "distance profile against a per-pair loop over the grid (tests/test_vision_claims.py)"
 
-#: Rows 1 and 3 use the CLI's digits preset in both modes (the same cached runs as the figures);
-#: quick narrows the patch-1 ViT of the permutation runs (64 tokens) and shortens their schedule
-#: (theorydyn.vision.experiments.ROBUST_OVERRIDES). Entries here override the preset (tests).
+#: Every row uses the CLI's digits preset in both modes (the same cached runs as the figures);
+#: entries here override the preset (tests).
 QUICK: dict = {}
 FULL: dict = {}
 
@@ -79,7 +79,8 @@ def accuracy_check(acc_pos: Sequence[float], acc_van: Sequence[float], tol: floa
 
 def robustness_check(vit_drop: Sequence[float], cnn_drop: Sequence[float], tol: float = VIT_DROP_TOL,
                      params: dict | None = None, baseline: dict | None = None) -> Check:
-    """Row 2 from per-seed accuracy drops under π_s (paired by seed)."""
+    """Row 2 from per-seed accuracy drops under π_s (paired by seed); ``params`` names ``s`` and the
+    ViT's ``patch``."""
     vit_drop, cnn_drop = np.asarray(vit_drop, float), np.asarray(cnn_drop, float)
     vm, _, vhi = mean_ci(vit_drop)
     gap = cnn_drop - vit_drop
@@ -96,7 +97,8 @@ def robustness_check(vit_drop: Sequence[float], cnn_drop: Sequence[float], tol: 
     else:
         verdict = Verdict.DEVIATES
         note += "; the CNN does not degrade measurably on these images, so the contrast of Figure 5a does not show"
-    return Check.over_seeds("Section 6, Figure 5a", "accuracy drop under π_s, CNN − ViT (digits)", gap.tolist(),
+    where = f"π_{params['s']}, ViT patch {params['patch']}" if params and "s" in params else "π_s"
+    return Check.over_seeds("Section 6, Figure 5a", f"accuracy drop under {where}, CNN − ViT (digits)", gap.tolist(),
                             f"ViT drop 95% upper <= {tol} and CNN − ViT 95% CI > 0", verdict,
                             params=dict(params or {}), note=note, route=f"{ROUTE_ATTENTION}; {ROUTE_GRID}")
 
@@ -136,7 +138,7 @@ def contrast(C: np.ndarray) -> float:
 
 def checks(quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str], None] | None = None,
            root: str | Path = "runs/vision/ledger", data=None) -> list[Check]:
-    """The three Section 6 rows on digits (module docstring); ``data`` defaults to the bundled digits."""
+    """The four Section 6 rows on digits (module docstring); ``data`` defaults to the bundled digits."""
     # torch and theorydyn.vision are the vision extra: imported only when these rows are computed,
     # so the rest of the ledger runs without them
     import torch
@@ -169,16 +171,17 @@ def checks(quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str], None] 
         rows = [accuracy_check(acc["positional"], acc["vanilla"], params=common),
                 decay_check(contrasts["positional"], init, params=common, vanilla_contrast=contrasts["vanilla"])]
 
-        rvit, rcfg = robustness_configs(data, quick)
-        say(f"vision: permutation robustness, π_{ROBUSTNESS_DIGITS['s']}, ViT patch {rvit.patch} and small CNN")
-        df = robustness(data, rvit, rcfg, root, seeds=seeds, **ROBUSTNESS_DIGITS)
-        drops = robustness_drops(df)
-        base = {f"{m} {'permuted' if p else 'original'}": float(g.final_test_acc.mean())
-                for (m, p), g in df.groupby(["model", "permuted"])}
-        rows.insert(1, robustness_check(drops["vit"], drops[ROBUSTNESS_DIGITS["cnn"]], baseline=base,
-                                        params=dict(dataset="digits", s=ROBUSTNESS_DIGITS["s"], patch=rvit.patch,
-                                                    width=rvit.width, depth=rvit.depth, epochs=rcfg.epochs,
-                                                    seeds=len(seeds), quick=quick)))
+        for k, setting in enumerate(ROBUSTNESS_DIGITS):
+            rvit, rcfg = robustness_configs(data, setting["patch"])
+            say(f"vision: permutation robustness, π_{setting['s']}, ViT patch {rvit.patch} and small CNN")
+            df = robustness(data, rvit, rcfg, root, seeds=seeds, **setting)
+            drops = robustness_drops(df)
+            base = {f"{m} {'permuted' if p else 'original'}": float(g.final_test_acc.mean())
+                    for (m, p), g in df.groupby(["model", "permuted"])}
+            rows.insert(1 + k, robustness_check(drops["vit"], drops[setting["cnn"]], baseline=base,
+                                                params=dict(dataset="digits", s=setting["s"], patch=rvit.patch,
+                                                            width=rvit.width, depth=rvit.depth, epochs=rcfg.epochs,
+                                                            seeds=len(seeds), quick=quick)))
         return rows
     finally:
         torch.set_num_threads(threads)

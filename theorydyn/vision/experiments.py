@@ -7,7 +7,7 @@
   digits); ``permuted.png`` shows the final test accuracy against s, and the ViT's similarity maps
   before/after π_s⁻¹ are written for every s (Figure 5c).
 * ``robustness`` (Figure 5a, the digits form): ViT and CNN on original and π_s-permuted images,
-  over seeds, with the accuracy drop of each (:data:`ROBUSTNESS_DIGITS`: s = 2 on digits).
+  over seeds, with the accuracy drop of each (:data:`ROBUSTNESS_DIGITS`: s = 1 and 2 on digits).
 * ``demo`` (the digits default): positional and vanilla ViT, one seed, and a table on stdout.
 
 Every run lives in its own folder ``out/<model>-<attention>-s<S>-seed<k>`` (history.csv,
@@ -120,7 +120,7 @@ def run(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, out: 
     s = spec.s if spec.s is not None and spec.s < data.image_size else None
     perm = grid_permutation(data.image_size, s, perm_seed) if s else None
     torch.manual_seed(spec.seed)  # initialisation
-    vcfg = dataclasses.replace(vit, attention=spec.attention, patch=spec.patch)
+    vcfg = dataclasses.replace(vit, attention=spec.attention, patch=spec.patch) if spec.model == "vit" else vit
     model = build_model(spec.model, channels=data.channels, classes=data.classes, vit=vcfg)
     cfg = dataclasses.replace(tcfg, seed=spec.seed, shuffle_grid=s)
     meta = dict(dataset=data.name, model=spec.model, perm_seed=perm_seed,
@@ -235,19 +235,17 @@ def permuted(data, vit, tcfg, out, *, models, seed, resume, perm_seed, patch=2) 
     return df
 
 
-#: The permutation setting of the digits robustness experiment: π_2 on the 8×8 digits, i.e. the
-#: finest permutation whose tiles are whole patches of the preset ViT (patch 2). The pixel-level π_1
-#: with a patch-1 ViT (64 one-pixel tokens) was tried: that ViT learns too slowly for a CPU budget
-#: (61% test accuracy after 20 epochs, width 32, depth 2), so the comparison would be meaningless.
-ROBUSTNESS_DIGITS = dict(s=2, patch=2, cnn="cnn")
-#: Preset overrides of the ViT and the CNN in that experiment, quick (the ledger's default and the
-#: figure) and full: none, so the unpermuted ViT runs are the compare runs, read from the cache.
-ROBUST_OVERRIDES = {"quick": {}, "full": {}}
+#: The permutation settings of the digits robustness experiment (one ledger row each): π_s with tiles
+#: of one ViT patch, which the ViT sees as a pure relabelling of positions. π_1 (single pixels, a
+#: patch-1 ViT on 64 one-pixel tokens) is the finest, the one that breaks every local pattern a CNN
+#: relies on; π_2 (the preset's patch 2) keeps 2×2 blocks intact.
+ROBUSTNESS_DIGITS = (dict(s=1, patch=1, cnn="cnn"), dict(s=2, patch=2, cnn="cnn"))
 
 
-def robustness_configs(data: ImageData, quick: bool = True) -> tuple[ViTConfig, TrainConfig]:
-    """The ViT and schedule of the digits robustness experiment (:data:`ROBUST_OVERRIDES`)."""
-    return preset_configs(data, **ROBUST_OVERRIDES["quick" if quick else "full"], patch=ROBUSTNESS_DIGITS["patch"])
+def robustness_configs(data: ImageData, patch: int) -> tuple[ViTConfig, TrainConfig]:
+    """The ViT and schedule of the digits robustness experiment: the preset with ViT patch ``patch``
+    (the CNN trains on the same schedule)."""
+    return preset_configs(data, patch=patch)
 
 
 def robustness(data, vit, tcfg, root, *, seeds, s, patch, cnn="cnn", perm_seed=0, progress=False) -> pd.DataFrame:
@@ -261,7 +259,8 @@ def robustness(data, vit, tcfg, root, *, seeds, s, patch, cnn="cnn", perm_seed=0
     for seed in seeds:
         for m in ("vit", cnn):
             for grid in (None, s):
-                spec = RunSpec(m, vit.attention, grid, seed, patch)
+                # the CNN ignores the ViT's patch: one spec (one cached run) whatever the patch
+                spec = RunSpec(m, vit.attention, grid, seed, patch if m == "vit" else 0)
                 r = cached_run(spec, data, dataclasses.replace(vit, patch=patch), tcfg, root, perm_seed=perm_seed,
                                progress=progress)
                 rows.append(dict(r, permuted=grid is not None, s=s))
@@ -279,10 +278,12 @@ def robustness_drops(df: pd.DataFrame) -> dict[str, np.ndarray]:
     return out
 
 
-def robustness_figure(df: pd.DataFrame, title: str) -> Figure:
-    """Test accuracy on original and permuted images, per model: mean ± std over seeds and every seed."""
-    fig = Figure(figsize=(6, 4.2), layout="constrained")
-    ax = fig.subplots()
+def robustness_figure(df: pd.DataFrame, title: str, ax=None) -> Figure:
+    """Test accuracy on original and permuted images, per model: mean ± std over seeds and every seed;
+    drawn into ``ax`` if given (returns its figure), else into a new figure."""
+    if ax is None:
+        fig = Figure(figsize=(6, 4.2), layout="constrained")
+        ax = fig.subplots()
     names = {"vit": "ViT", "cnn": "small CNN", "resnet18": "ResNet-18", "vgg19": "VGG-19"}
     models = list(dict.fromkeys(df.model))
     for j, perm in enumerate((False, True)):
@@ -301,7 +302,7 @@ def robustness_figure(df: pd.DataFrame, title: str) -> Figure:
     ax.set_ylabel("final test accuracy")
     ax.set_title(textwrap.fill(title, 60), fontsize=9)
     ax.legend(fontsize=8, loc="upper center", ncol=2)
-    return fig
+    return ax.figure
 
 
 def demo(data, vit, tcfg, out, *, seed, resume, perm_seed, attentions=("positional", "vanilla")) -> pd.DataFrame:

@@ -8,8 +8,8 @@ missing run is trained, a finished one read back).
   (seed 0), one colour scale with a labelled colorbar, query patches outlined; and the distance
   profile ρ(k) (mean ± std over seeds) of positional, vanilla and the untrained initialisation.
 * ``compare`` → ``vision_compare.png`` (Figures 6/7): test accuracy and training loss per epoch.
-* ``permuted`` → ``vision_permuted.png`` (Figure 5a, digits form): ViT (patch 2) and small CNN on
-  original and π_2-permuted digits (tiles of one patch), over seeds.
+* ``permuted`` → ``vision_permuted.png`` (Figure 5a, digits form): ViT and small CNN on original and
+  π_s-permuted digits, s = 1 (ViT patch 1) and s = 2 (ViT patch 2): tiles of one patch, over seeds.
 
 The ``*_figure`` functions return a :class:`matplotlib.figure.Figure` and pick no backend.
 """
@@ -68,12 +68,16 @@ def compare_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
     return compare_figure(hists, "digits")
 
 
-def permuted_figure_digits(data, seeds=SEEDS, root=ROOT, quick: bool = True) -> Figure:
-    """Figure 5a (digits form) from the ledger's robustness runs."""
+def permuted_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
+    """Figure 5a (digits form) from the ledger's robustness runs: one panel per setting of
+    :data:`~theorydyn.vision.experiments.ROBUSTNESS_DIGITS`."""
     from .experiments import ROBUSTNESS_DIGITS, robustness, robustness_configs, robustness_figure
 
-    vit, tcfg = robustness_configs(data, quick)
-    df = robustness(data, vit, tcfg, root, seeds=seeds, **ROBUSTNESS_DIGITS)
-    s = ROBUSTNESS_DIGITS["s"]
-    return robustness_figure(df, f"Digits, grid permutation π_{s} (Figure 5a form): ViT patch {vit.patch} "
-                                 f"(width {vit.width}, depth {vit.depth}), {tcfg.epochs} epochs, {len(seeds)} seeds")
+    fig = Figure(figsize=(5.2 * len(ROBUSTNESS_DIGITS), 4.4), layout="constrained")
+    for ax, setting in zip(np.atleast_1d(fig.subplots(1, len(ROBUSTNESS_DIGITS))), ROBUSTNESS_DIGITS):
+        vit, tcfg = robustness_configs(data, setting["patch"])
+        df = robustness(data, vit, tcfg, root, seeds=seeds, **setting)
+        robustness_figure(df, f"Digits, π_{setting['s']} (Figure 5a form): ViT patch {vit.patch} "
+                              f"({vit.tokens} tokens, width {vit.width}, depth {vit.depth}), {tcfg.epochs} epochs, "
+                              f"{len(seeds)} seeds", ax=ax)
+    return fig

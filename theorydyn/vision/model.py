@@ -58,6 +58,10 @@ class ViTConfig:
     def __post_init__(self):
         if self.attention not in ATTENTIONS:
             raise ValueError(f"attention must be one of {ATTENTIONS}, got {self.attention!r}")
+        for k in ("image_size", "patch", "channels", "classes", "width", "depth", "heads", "mlp"):
+            v = getattr(self, k)
+            if not (isinstance(v, int) and v >= 1):
+                raise ValueError(f"{k} must be a positive integer, got {v!r}")
         if self.init not in INITS:
             raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
         if not (isinstance(self.pos_std, (int, float)) and math.isfinite(self.pos_std) and self.pos_std > 0):

@@ -44,6 +44,16 @@ def test_decay_verdict_needs_contrast_above_zero_and_init():
     assert rising.verdict is Verdict.DEVIATES and "RISES" in rising.note
     # above zero but not above what the untrained encodings already show
     assert cv.decay_check([0.10, 0.11, 0.12], [0.2, 0.2, 0.2]).verdict is Verdict.FAIL
+    assert "0.100 of 1 against 0.600" in cv.decay_check([-0.2, -0.25, -0.22], [0.0] * 3, ink=(0.1, 0.6)).note
+
+
+def test_ring_ink_against_a_per_pixel_loop():
+    x = torch.randint(0, 256, (5, 1, 8, 8), dtype=torch.uint8)
+    ring, inner = cv.ring_ink(x, 2)
+    xs = x.double().numpy()[:, 0] / 255
+    on_ring = [[max(abs(2 * (i // 2) - 3), abs(2 * (j // 2) - 3)) == 3 for j in range(8)] for i in range(8)]
+    mask = np.array(on_ring)  # a pixel of a border patch of the 4×4 grid of 2×2 patches
+    assert ring == pytest.approx(xs[:, mask].mean()) and inner == pytest.approx(xs[:, ~mask].mean())
 
 
 def test_distance_profile_matches_a_per_pair_loop():

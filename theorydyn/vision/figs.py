@@ -27,10 +27,10 @@ ROOT = Path("runs/vision/ledger")
 SEEDS = (0, 1, 2)
 
 
-def _preset_runs(data, seeds, root, progress=False) -> dict[str, list[dict]]:
+def _preset_runs(data, seeds, root, progress=False, **overrides) -> dict[str, list[dict]]:
     from .experiments import RunSpec, cached_run, preset_configs
 
-    vit, tcfg = preset_configs(data)
+    vit, tcfg = preset_configs(data, **overrides)
     out = {}
     for att in ("positional", "vanilla"):
         for seed in seeds:
@@ -41,12 +41,13 @@ def _preset_runs(data, seeds, root, progress=False) -> dict[str, list[dict]]:
 
 
 def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
-    """Figure 1a and the distance profiles from the preset runs of ``seeds``."""
-    from .experiments import initial_pos, load_pos, preset_configs
+    """Figure 1a and the distance profiles from the runs of ``seeds`` with P initialised as in the
+    paper's ViT (:data:`~theorydyn.vision.experiments.MAPS_OVERRIDES`)."""
+    from .experiments import MAPS_OVERRIDES, initial_pos, load_pos, preset_configs
     from .maps import cosine_similarity, distance_profile, similarity_figure
 
-    runs = _preset_runs(data, seeds, root)
-    vit, tcfg = preset_configs(data)
+    runs = _preset_runs(data, seeds, root, **MAPS_OVERRIDES)
+    vit, tcfg = preset_configs(data, **MAPS_OVERRIDES)
     C = {att: [cosine_similarity(load_pos(r["folder"])) for r in rs] for att, rs in runs.items()}
     profiles = {"positional attention": np.array([distance_profile(c) for c in C["positional"]]),
                 "vanilla attention": np.array([distance_profile(c) for c in C["vanilla"]]),
@@ -54,7 +55,7 @@ def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
                                                       for s in seeds])}
     acc = {att: np.mean([r["final_test_acc"] for r in rs]) for att, rs in runs.items()}
     title = (f"Positional-encoding similarity, ViT on 8×8 digits ({vit.tokens} patches of {vit.patch}×{vit.patch}, "
-             f"width {vit.width}, depth {vit.depth}, {tcfg.epochs} epochs; test accuracy positional "
+             f"width {vit.width}, depth {vit.depth}, P initialised at {vit.pos_std:g}, {tcfg.epochs} epochs; test accuracy positional "
              f"{acc['positional']:.3f}, vanilla {acc['vanilla']:.3f}, mean of {len(seeds)} seeds); maps: seed {seeds[0]}")
     return similarity_figure(C["positional"][0], C["vanilla"][0], profiles, title)
 

@@ -244,6 +244,10 @@ def permuted(data, vit, tcfg, out, *, models, seed, resume, perm_seed, patch=2) 
 #: patch-1 ViT on 64 one-pixel tokens) is the finest, the one that breaks every local pattern a CNN
 #: relies on; π_2 (the preset's patch 2) keeps 2×2 blocks intact.
 ROBUSTNESS_DIGITS = (dict(s=1, patch=1, cnn="cnn"), dict(s=2, patch=2, cnn="cnn"))
+#: Seeds of those runs. With 3 seeds the ViT's drop under π_1 had the interval [−3.4, +3.6] points:
+#: two runs differ by 1.4 points (sd) on 360 test images, and t_{0.975,2}/√3 = 2.5 makes that ±3.5,
+#: wider than the ±2-point tolerance; 10 seeds give t_{0.975,9}/√10 = 0.72, about ±1 point.
+ROBUSTNESS_SEEDS = tuple(range(10))
 
 
 def robustness_configs(data: ImageData, patch: int) -> tuple[ViTConfig, TrainConfig]:

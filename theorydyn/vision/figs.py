@@ -69,10 +69,13 @@ def compare_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
     return compare_figure(hists, "digits")
 
 
-def permuted_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
+def permuted_figure_digits(data, seeds=None, root=ROOT) -> Figure:
     """Figure 5a (digits form) from the ledger's robustness runs: one panel per setting of
-    :data:`~theorydyn.vision.experiments.ROBUSTNESS_DIGITS`."""
-    from .experiments import ROBUSTNESS_DIGITS, robustness, robustness_configs, robustness_figure
+    :data:`~theorydyn.vision.experiments.ROBUSTNESS_DIGITS`, over ``seeds`` (default
+    :data:`~theorydyn.vision.experiments.ROBUSTNESS_SEEDS`)."""
+    from .experiments import ROBUSTNESS_DIGITS, ROBUSTNESS_SEEDS, robustness, robustness_configs, robustness_figure
+
+    seeds = ROBUSTNESS_SEEDS if seeds is None else seeds
 
     fig = Figure(figsize=(5.2 * len(ROBUSTNESS_DIGITS), 4.4), layout="constrained")
     for ax, setting in zip(np.atleast_1d(fig.subplots(1, len(ROBUSTNESS_DIGITS))), ROBUSTNESS_DIGITS):

@@ -174,23 +174,35 @@ def _save(rows: list[dict], out: Path) -> pd.DataFrame:
 
 
 def compare_figure(hists: dict[str, list[pd.DataFrame]], title: str) -> Figure:
-    """Figures 6/7: test accuracy and training loss per epoch, mean ± std over seeds, per attention
-    (``hists[attention]``: one history per seed)."""
-    fig = Figure(figsize=(10, 4), layout="constrained")
-    a1, a2 = fig.subplots(1, 2)
+    """Figures 6/7: test accuracy per epoch (mean ± std over seeds, with a zoom on the last half of
+    training) and training loss (geometric mean, band from the smallest to the largest seed: a
+    mean ± std band would cross zero on the log axis), per attention (``hists[attention]``: one
+    history per seed)."""
+    fig = Figure(figsize=(14, 4), layout="constrained")
+    a1, a3, a2 = fig.subplots(1, 3)
     for att, hs in hists.items():
         acc = pd.concat([h.set_index("epoch").test_acc for h in hs], axis=1)
         loss = pd.concat([h.set_index("epoch").train_loss for h in hs], axis=1)
-        label = "ViT, positional attention (Ours)" if att == "positional" else "ViT, vanilla attention"
-        for ax, v in ((a1, acc), (a2, loss)):
-            m, sd = v.mean(axis=1), v.std(axis=1).fillna(0)
-            ax.plot(m.index, m, label=f"{label}, final {acc.iloc[-1].mean():.3f}" if ax is a1 else label)
-            ax.fill_between(m.index, m - sd, m + sd, alpha=0.25)
+        label = "ViT, positional attention (Def. 3.2)" if att == "positional" else "ViT, vanilla attention"
+        m, sd = acc.mean(axis=1), acc.std(axis=1).fillna(0)
+        for ax in (a1, a3):
+            line, = ax.plot(m.index, m, label=f"{label}, final {acc.iloc[-1].mean():.4f}")
+            ax.fill_between(m.index, m - sd, m + sd, alpha=0.25, color=line.get_color())
+        g = np.exp(np.log(loss).mean(axis=1))
+        a2.plot(g.index, g, label=label, color=line.get_color())
+        a2.fill_between(g.index, loss.min(axis=1), loss.max(axis=1), alpha=0.25, color=line.get_color())
     n = len(next(iter(hists.values())))
     a1.set(xlabel="epoch", ylabel="test accuracy", title=f"{title}: test accuracy ({n} seeds, mean ± std)")
     a1.set_ylim(max(0.0, a1.get_ylim()[0]), 1.0)
-    a2.set(xlabel="epoch", ylabel="training loss", yscale="log", title=f"{title}: training loss")
-    a1.legend(fontsize=8)
+    half = int(a1.get_xlim()[1] // 2)
+    tail = [pd.concat([h.set_index("epoch").test_acc for h in hs], axis=1).loc[half:] for hs in hists.values()]
+    low = min(float(t.min().min()) for t in tail)
+    a3.set(xlim=(half, a1.get_xlim()[1]), ylim=(max(0.0, low - 0.005), min(1.0, max(float(t.max().max()) for t in tail)
+                                                                          + 0.005)),
+           xlabel="epoch", ylabel="test accuracy", title="the same, second half of training")
+    a2.set(xlabel="epoch", ylabel="training loss", yscale="log",
+           title=f"{title}: training loss\n(geometric mean; band: min–max over seeds)")
+    a1.legend(fontsize=8, loc="lower right")
     return fig
 
 
@@ -306,10 +318,10 @@ def robustness_figure(df: pd.DataFrame, title: str, ax=None) -> Figure:
             ax.plot(np.full(len(v), xi), v, "k.", ms=4)
     ax.set_xticks(np.arange(len(models)), [names.get(m, m) for m in models])
     lo = float(df.final_test_acc.min())
-    ax.set_ylim(max(0.0, lo - 0.05), 1.0 + 0.35 * (1.0 - max(0.0, lo - 0.05)))  # headroom for the legend
-    ax.set_ylabel("final test accuracy")
+    ax.set_ylim(max(0.0, lo - 0.03), 1.0)
+    ax.set_ylabel("final test accuracy (bars: mean ± std; dots: seeds)")
     ax.set_title(textwrap.fill(title, 60), fontsize=9)
-    ax.legend(fontsize=8, loc="upper center", ncol=2)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
     return ax.figure
 
 

@@ -564,6 +564,17 @@ def test_subprocess_exits_2_without_a_traceback(tmp_path, argv, flag):
     assert not list(tmp_path.iterdir())
 
 
+def test_help_into_a_closed_pipe_is_not_a_traceback(tmp_path):
+    """`theorydyn --help | head -1`: the reader closes the pipe before the help is written."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r, w = os.pipe()
+    os.close(r)  # nobody reads: the first write raises EPIPE (BrokenPipeError; SIGPIPE is ignored by Python)
+    out = subprocess.run([sys.executable, "-m", "theorydyn", "--help"], cwd=tmp_path, env=env, stdout=w,
+                         stderr=subprocess.PIPE, text=True, timeout=60)
+    os.close(w)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+
+
 def test_zz_report_counts(capsys):
     """Prints how many invalid inputs this module tried in this run and how many were clean."""
     with capsys.disabled():

@@ -7,6 +7,7 @@ Each command is also ``python -m theorydyn.<command>``.
 from __future__ import annotations
 
 import importlib
+import os
 import runpy
 import sys
 
@@ -32,6 +33,15 @@ def usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # e.g. `theorydyn --help | head`: the reader left, which is not an error
+        # the interpreter flushes stdout again at exit; point it at /dev/null so that flush is silent
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage())

@@ -125,3 +125,11 @@ def test_presets_digits_tuned_and_cifar_the_papers_vit():
     d = PRESETS["digits"]
     assert tuple(d[k] for k in VIT_KEYS) == (64, 4, 4, 128, 2, "torch", 1.0)
     assert set(c) == set(d)
+
+
+def test_init_and_pos_std_flags_reach_the_network(tmp_path):
+    out = tmp_path / "single"
+    assert main(["digits", "--experiment", "single", "--init", "vit", "--pos-std", "0.5", "--epochs", "1",
+                 "--out", str(out), *TINY]) == 0
+    vit = json.loads((out / "vit-positional-s0-seed0" / "run.json").read_text())["meta"]["vit"]
+    assert (vit["init"], vit["pos_std"]) == ("vit", 0.5)

@@ -51,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("ViT shape (defaults depend on the dataset)")
     for k in ("width", "depth", "heads", "mlp", "patch"):
         g.add_argument(f"--{k}", type=positive(int, f"--{k}"), default=None)
+    g.add_argument("--init", choices=("vit", "torch"), default=None,
+                   help="linear layers: vit = N(0, 0.02²) weights, zero biases; torch = PyTorch's U(±1/√fan_in) "
+                        "(default: torch on digits, vit on 32×32 images)")
+    g.add_argument("--pos-std", type=positive(float, "--pos-std"), default=None,
+                   help="std σ of P's initialisation N(0, σ²), truncated at ±2σ (default: 1 on digits, 0.02 on 32×32)")
     p.add_argument("--seed", type=number(int, "--seed", low=0, high=SEED_MAX), default=0,
                    help=f"seed of the initialisation and the data order, 0..{SEED_MAX} (compare, robustness: the first)")
     p.add_argument("--seeds", type=positive(int, "--seeds"), default=3, help="seeds of compare and robustness")
@@ -130,9 +135,9 @@ def main(argv=None) -> int:
     if "perm_seed" in given and not (experiment in ("permuted", "robustness") or (experiment == "single" and s)):
         fail("--perm-seed: only used where images are permuted (--shuffle-grid with single; permuted; robustness)")
     if experiment == "single" and args.model != "vit":
-        for k in ("attention", "width", "depth", "heads", "mlp", "patch"):
+        for k in ("attention", "width", "depth", "heads", "mlp", "patch", "init", "pos_std"):
             if k in given:
-                fail(f"--{k}: shapes only the ViT; --model {args.model} has its own architecture")
+                fail(f"--{k.replace('_', '-')}: shapes only the ViT; --model {args.model} has its own architecture")
     if "warmup" in given and warmup > pick["epochs"]:
         fail(f"--warmup: {warmup:g} warmup epochs exceed the {pick['epochs']} epochs of training")
     attention = args.attention or "positional"

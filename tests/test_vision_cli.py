@@ -84,6 +84,10 @@ def test_digits_compare_and_permuted_experiments_write_their_plots(tmp_path, cap
     s = pd.read_csv(out / "summary.csv")
     assert sorted(s.attention) == ["positional", "positional", "vanilla", "vanilla"]
     assert (out / "compare.png").exists()
+    printed = capsys.readouterr().out
+    for att in ("positional", "vanilla"):
+        acc = s[s.attention == att].final_test_acc
+        assert f"{att}: mean final test accuracy {acc.mean():.4f} over 2 seeds" in printed
     out = tmp_path / "perm"
     assert main(["digits", "--experiment", "permuted", "--epochs", "1", "--batch-size", "128", "--out", str(out), *TINY]) == 0
     s = pd.read_csv(out / "summary.csv")

@@ -213,6 +213,11 @@ def main(argv=None) -> int:
         fail(str(e))
     cols = ["run", "grid", "epochs", "final_test_acc", "best_test_acc", "final_train_loss", "images_per_s", "seconds"]
     print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}" if v < 10 else f"{v:,.0f}"))
+    if experiment == "compare":
+        for att, g in df.groupby("attention", sort=False):
+            acc = g.final_test_acc
+            print(f"{att}: mean final test accuracy {acc.mean():.4f} over {len(acc)} seeds "
+                  f"({', '.join(f'{v:.4f}' for v in acc)})")
     print(f"wrote {out}/summary.csv and one folder per run (history.csv, checkpoint.pt, run.json, maps)", file=sys.stderr)
     return 0
 

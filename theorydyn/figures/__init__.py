@@ -270,10 +270,12 @@ def _vision_drawer(name: str):
 
 for _name, _fn, _title, _claim in (
         ("vision_pos_similarity", "similarity_figure_digits",
-         "Section 6 / Figure 1a: cosine similarity of the learned positional encodings, and its profile against "
-         "grid distance (positional, vanilla, untrained; bands over 3 seeds)",
+         "Section 6 / Figure 1a: cosine similarity of the learned positional encodings (P initialised at 0.02 as "
+         "in the paper's ViT), and its profile against grid distance (positional, vanilla, untrained; bands over "
+         "3 seeds)",
          "Section 6: positional encodings learn spatial structure. On the 8×8 digits the similarity *rises* with "
-         "grid distance: the border columns, blank in nearly every digit, group together (the ledger's DEVIATES row)."),
+         "grid distance: the patches of the border ring, nearly blank in every digit, learn alike encodings (the "
+         "ledger's DEVIATES row)."),
         ("vision_compare", "compare_figure_digits",
          "Section 6 / Figures 6–7: positional against vanilla attention, test accuracy and loss per epoch (3 seeds)",
          "Section 6: positional attention performs about as well as vanilla attention (the ledger's row)."),

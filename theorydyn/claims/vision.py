@@ -177,7 +177,7 @@ def checks(quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str], None] 
 
     from ..vision.data import load
     from ..vision.experiments import (MAPS_OVERRIDES, ROBUSTNESS_DIGITS, ROBUSTNESS_SEEDS, RunSpec, cached_run,
-                                      initial_pos, load_pos, preset_configs, robustness, robustness_configs,
+                                      initial_pos, load_pos, preset_configs, robustness,
                                       robustness_drops)
     from ..vision.maps import cosine_similarity
 
@@ -210,7 +210,7 @@ def checks(quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str], None] 
                             vanilla_contrast=contrasts["vanilla"], ink=ring_ink(data.x_train, vit.patch))]
 
         for k, setting in enumerate(ROBUSTNESS_DIGITS):
-            rvit, rcfg = robustness_configs(data, setting["patch"])
+            rvit, rcfg = preset_configs(data, **{**over, "patch": setting["patch"]})  # the CNN trains on rcfg too
             say(f"vision: permutation robustness, π_{setting['s']}, ViT patch {rvit.patch} and small CNN")
             rseeds = tuple(ROBUSTNESS_SEEDS if robustness_seeds is None else robustness_seeds)
             df = robustness(data, rvit, rcfg, root, seeds=rseeds, **setting)

@@ -118,7 +118,7 @@ def _batches(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..cli import ArgumentParser, given_flags, number, positive
+    from ..cli import ArgumentParser, number, positive
 
     p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present")

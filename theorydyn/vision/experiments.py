@@ -262,12 +262,6 @@ ROBUSTNESS_DIGITS = (dict(s=1, patch=1, cnn="cnn"), dict(s=2, patch=2, cnn="cnn"
 ROBUSTNESS_SEEDS = tuple(range(10))
 
 
-def robustness_configs(data: ImageData, patch: int) -> tuple[ViTConfig, TrainConfig]:
-    """The ViT and schedule of the digits robustness experiment: the preset with ViT patch ``patch``
-    (the CNN trains on the same schedule)."""
-    return preset_configs(data, patch=patch)
-
-
 def robustness(data, vit, tcfg, root, *, seeds, s, patch, cnn="cnn", perm_seed=0, progress=False) -> pd.DataFrame:
     """Figure 5a in the form that can show on small images: for each seed, the ViT (patch ``patch``)
     and the CNN ``cnn`` trained on original and on π_s-permuted images (runs cached in ``root``).

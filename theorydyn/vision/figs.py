@@ -73,13 +73,13 @@ def permuted_figure_digits(data, seeds=None, root=ROOT) -> Figure:
     """Figure 5a (digits form) from the ledger's robustness runs: one panel per setting of
     :data:`~theorydyn.vision.experiments.ROBUSTNESS_DIGITS`, over ``seeds`` (default
     :data:`~theorydyn.vision.experiments.ROBUSTNESS_SEEDS`)."""
-    from .experiments import ROBUSTNESS_DIGITS, ROBUSTNESS_SEEDS, robustness, robustness_configs, robustness_figure
+    from .experiments import ROBUSTNESS_DIGITS, ROBUSTNESS_SEEDS, preset_configs, robustness, robustness_figure
 
     seeds = ROBUSTNESS_SEEDS if seeds is None else seeds
 
     fig = Figure(figsize=(5.2 * len(ROBUSTNESS_DIGITS), 4.4), layout="constrained")
     for ax, setting in zip(np.atleast_1d(fig.subplots(1, len(ROBUSTNESS_DIGITS))), ROBUSTNESS_DIGITS):
-        vit, tcfg = robustness_configs(data, setting["patch"])
+        vit, tcfg = preset_configs(data, patch=setting["patch"])
         df = robustness(data, vit, tcfg, root, seeds=seeds, **setting)
         robustness_figure(df, f"Digits, π_{setting['s']} (Figure 5a form): ViT patch {vit.patch} "
                               f"({vit.tokens} tokens, width {vit.width}, depth {vit.depth}), {tcfg.epochs} epochs, "

@@ -334,7 +334,6 @@ def test_theorem_4_seeds_verdicts_fail_untrained_and_are_out_of_scope_at_d16():
 
 
 def test_theorems_cli_cheap_checks_and_bad_input(capsys, tmp_path):
-    import pandas as pd
 
     out = tmp_path / "c.csv"
     assert theorems_main(["--D", "16", "--only", "3.2", "--out", str(out)]) == 0

@@ -139,7 +139,7 @@ def checks_from(summary: pd.DataFrame, tgt: pd.DataFrame, slopes: pd.DataFrame, 
                                 "INFO (small = the idealized Â stands in)", Verdict.INFO,
                                 params=dict(params, D=sorted(set(last.index.get_level_values(0)))),
                                 note=f"at (D, Ñ) = {[(int(d), int(n)) for d, n in last.index]}: gaps "
-                                     + ", ".join(f"{x:+.4f}" for x in gap) + f". Ñ_target finite-sample: "
+                                     + ", ".join(f"{x:+.4f}" for x in gap) + ". Ñ_target finite-sample: "
                                      + (table("pretrained-sim") if len(sim_t) else "—") + f"; idealized: "
                                      f"{table('pretrained')}. Finite-sample pre-training: N={opts.upstream_N}, "
                                      f"{opts.upstream_steps} GD steps of η={opts.eta}; status / association / upstream "

@@ -16,7 +16,6 @@ and errors. A diverged run leaves its phase columns empty.
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 import numpy as np

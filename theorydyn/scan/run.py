@@ -43,7 +43,7 @@ from ..stats import mean_ci
 from . import plots as scanplots
 from .executor import execute_point, load_runner, make_executor
 from ..provenance import provenance
-from .grid import DEFAULT_RUNNER, Point, ScanError, ScanSpec, open_store, validate_points
+from .grid import Point, ScanError, ScanSpec, open_store, validate_points
 from .store import StoreError, atomic_write_text
 
 PROG = "python -m theorydyn.scan"

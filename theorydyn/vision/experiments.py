@@ -180,8 +180,10 @@ def compare_figure(hists: dict[str, list[pd.DataFrame]], title: str) -> Figure:
     history per seed)."""
     fig = Figure(figsize=(14, 4), layout="constrained")
     a1, a3, a2 = fig.subplots(1, 3)
+    accs = []  # per attention, (epochs, seeds): the zoom's limits come from them
     for att, hs in hists.items():
         acc = pd.concat([h.set_index("epoch").test_acc for h in hs], axis=1)
+        accs.append(acc)
         loss = pd.concat([h.set_index("epoch").train_loss for h in hs], axis=1)
         label = "ViT, positional attention (Def. 3.2)" if att == "positional" else "ViT, vanilla attention"
         m, sd = acc.mean(axis=1), acc.std(axis=1).fillna(0)
@@ -195,10 +197,9 @@ def compare_figure(hists: dict[str, list[pd.DataFrame]], title: str) -> Figure:
     a1.set(xlabel="epoch", ylabel="test accuracy", title=f"{title}: test accuracy ({n} seeds, mean ± std)")
     a1.set_ylim(max(0.0, a1.get_ylim()[0]), 1.0)
     half = int(a1.get_xlim()[1] // 2)
-    tail = [pd.concat([h.set_index("epoch").test_acc for h in hs], axis=1).loc[half:] for hs in hists.values()]
-    low = min(float(t.min().min()) for t in tail)
-    a3.set(xlim=(half, a1.get_xlim()[1]), ylim=(max(0.0, low - 0.005), min(1.0, max(float(t.max().max()) for t in tail)
-                                                                          + 0.005)),
+    tail = pd.concat([a.loc[half:] for a in accs], axis=1)
+    low, high = float(tail.min().min()), float(tail.max().max())
+    a3.set(xlim=(half, a1.get_xlim()[1]), ylim=(max(0.0, low - 0.005), min(1.0, high + 0.005)),
            xlabel="epoch", ylabel="test accuracy", title="the same, second half of training")
     a2.set(xlabel="epoch", ylabel="training loss", yscale="log",
            title=f"{title}: training loss\n(geometric mean; band: min–max over seeds)")

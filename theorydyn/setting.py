@@ -19,6 +19,13 @@ import numpy as np
 
 PARTITION_KINDS = ("blocks", "grid", "random")
 
+#: The default of a derived field: resolved from D (and d) in ``Setting.__post_init__``. Typed Any so that
+#: the fields can be annotated with their resolved, non-Optional types.
+AUTO: Any = None
+
+#: The fields whose default depends on D: d = D, q = min(1, C²/D), σ² = 1/d, ν = 1/d.
+DERIVED = ("d", "q", "sigma2", "nu")
+
 #: Largest number of patches D (and patch dimension d) a Setting accepts: 2**16 = 65536.
 #: Why: a Setting builds its partition eagerly (O(D) tuples, so ``Setting(D=10**12)`` would hang
 #: instead of failing), and every computation on the full attention holds D × D arrays; one
@@ -91,19 +98,25 @@ class Setting:
 
     D: int = 64
     C: int = 4
-    d: int | None = None
-    q: float | None = None
-    sigma2: float | None = None
+    # ``AUTO`` (None) asks for the default derived from D (the docstring); after __post_init__ every
+    # field holds its resolved value, hence the non-Optional annotations.
+    d: int = AUTO
+    q: float = AUTO
+    sigma2: float = AUTO
     p: int = 3
-    nu: float | None = None
+    nu: float = AUTO
     beta: float = 1.0
     tau: float = 1.0
     partition: Any = "blocks"
     partition_seed: int = 0
     feature: Any = 0
+    #: The derived fields (:data:`DERIVED`) that were given explicitly, not left to their default;
+    #: :meth:`at` keeps these and re-derives the others.
+    explicit: frozenset[str] = dataclasses.field(default=frozenset(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
+        set_("explicit", frozenset(name for name in DERIVED if getattr(self, name) is not None))
         for name in ("D", "C", "p", "partition_seed"):
             if not _is_int(getattr(self, name)):
                 raise ValueError(f"{name} must be an integer, got {getattr(self, name)!r}")
@@ -258,16 +271,35 @@ class Setting:
         return self.nu ** (1.0 / (self.p - 1))
 
     def replace(self, **changes: Any) -> "Setting":
-        """A new validated Setting with some fields changed.
+        """A new validated Setting with some fields changed and every other field kept as resolved.
 
-        Derived defaults (d, q, σ², ν given as ``None``) are recomputed only when passed
-        explicitly as ``None``; otherwise the resolved values are kept.
+        ``Setting(D=64).replace(D=128)`` keeps d = 64, q = 1/4, σ² = ν = 1/64: a literal field edit.
+        To move a setting to another size and re-derive its defaults, use :meth:`at`. A derived field
+        stays explicit (:attr:`explicit`) if it was, or becomes so when given a value here.
         """
-        return dataclasses.replace(self, **changes)
+        new = dataclasses.replace(self, **changes)
+        given = {k for k, v in changes.items() if k in DERIVED and v is not None}
+        cleared = {k for k, v in changes.items() if v is None}
+        object.__setattr__(new, "explicit", frozenset((self.explicit - cleared) | given))
+        return new
+
+    def at(self, **changes: Any) -> "Setting":
+        """This setting with some fields changed, every derived default re-derived.
+
+        The fields of :data:`DERIVED` (d = D, q = min(1, C²/D), σ² = 1/d, ν = 1/d) that were set
+        explicitly (:attr:`explicit`) keep their values; the others follow the new D and d. So
+        ``Setting(D=64).at(D=128)`` has d = 128, q = 16/128, σ² = ν = 1/128, while
+        ``Setting(D=64, q=0.3).at(D=128)`` keeps q = 0.3. An explicit partition cannot move to another
+        D: with D changed it becomes ``"blocks"`` unless ``partition`` is given.
+        """
+        reset = {name: None for name in DERIVED if name not in self.explicit and name not in changes}
+        if "D" in changes and changes["D"] != self.D and not isinstance(self.partition, str):
+            changes.setdefault("partition", "blocks")
+        return dataclasses.replace(self, **reset, **changes)
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved fields, JSON/CSV friendly (an explicit partition becomes a list of lists)."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out = {name: getattr(self, name) for name in SETTING_FIELDS}
         if not isinstance(out["partition"], str):
             out["partition"] = [list(S) for S in out["partition"]]
         if isinstance(out["feature"], tuple):
@@ -283,7 +315,7 @@ class Setting:
 
 
 def _field_names() -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(Setting))
+    return tuple(f.name for f in dataclasses.fields(Setting) if f.init)
 
 
 SETTING_FIELDS = _field_names()

@@ -1,0 +1,89 @@
+"""Atomic output files: a reader, a kill or a full disk sees the old file or the new one, never a torn one.
+
+Every file the toolkit writes (ledgers, trajectories, JSON summaries, caches, figures, checkpoints)
+goes through :func:`atomic_path`: the content is written to a temporary file in the same folder,
+flushed and ``fsync``-ed, then renamed over the target with ``os.replace`` (atomic on POSIX), and
+the folder is ``fsync``-ed so that the rename itself survives a power cut. On any exception (a full
+disk is ``OSError(ENOSPC)``) the temporary file is removed and the old file is left as it was.
+
+A target that is a symbolic link is refused: the toolkit never writes through a link it did not
+create (the rename would replace the link, not its target, which is what the user pointed at).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # some filesystems do not open directories; the rename is still atomic
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path, *, suffix: str | None = None) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on a clean exit, make it ``path`` atomically.
+
+    The temporary name keeps ``path``'s suffix (or ``suffix``), so that writers that infer a
+    format from it (``savefig``, ``np.savez``) write the right one.
+
+    Raises:
+        ValueError: ``path`` is a symbolic link or exists and is not a regular file.
+        OSError: the write failed (for example ``ENOSPC``); ``path`` is unchanged.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        raise ValueError(f"{path}: is a symbolic link; theorydyn does not write through links")
+    if path.exists() and not path.is_file():
+        raise ValueError(f"{path}: exists and is not a regular file")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{suffix if suffix is not None else path.suffix}")
+    try:
+        yield tmp
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (module docstring)."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8, newlines as given) to ``path`` atomically."""
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: str | Path, obj: Any) -> None:
+    """Write ``obj`` as indented JSON to ``path`` atomically; NaN and infinities are refused."""
+    write_text(path, json.dumps(obj, indent=2, allow_nan=False, default=str) + "\n")
+
+
+def write_with(path: str | Path, writer: Callable[[Path], object], *, suffix: str | None = None) -> None:
+    """Call ``writer(tmp)`` to write a temporary file, then move it onto ``path`` atomically.
+
+    For writers that take a path: ``write_with(p, lambda t: df.to_csv(t, index=False))``,
+    ``write_with(p, fig.savefig)``, ``write_with(p, lambda t: np.savez(t, **arrays))``.
+    """
+    with atomic_path(path, suffix=suffix) as tmp:
+        writer(tmp)

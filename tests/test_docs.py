@@ -52,7 +52,12 @@ def test_mkdocs_build_strict(tmp_path):
     for module in modules:
         html = (site / "api" / module / "index.html").read_text()
         assert f'id="{module}"' in html, f"no rendered docstring for {module}"
-    assert 'id="theorydyn.reduced.integrate"' in (site / "api" / "theorydyn.reduced" / "index.html").read_text()
+    reduced = (site / "api" / "theorydyn.reduced" / "index.html").read_text()
+    assert 'id="theorydyn.reduced.integrate"' in reduced
+    # the docstrings' Sphinx roles became links, not ":func:" text
+    assert 'href="#theorydyn.reduced.integrate"' in reduced
+    assert not any(re.search(r":(func|class|mod|data|meth):<code>", (site / "api" / m / "index.html").read_text())
+                   for m in modules)
     # the math of the theory is handed to MathJax: no display math left as raw $$ text
     theory = (site / "theory" / "index.html").read_text()
     assert theory.count('<div class="arithmatex">') >= 15
@@ -63,13 +68,26 @@ def test_mkdocs_build_strict(tmp_path):
     assert tutorial.count('<div class="highlight">') >= 7
 
 
-def test_display_math_gets_a_block_of_its_own():
+def _hooks():
     _require("mkdocs")
     sys.path.insert(0, str(ROOT / "docs" / "hooks"))
     try:
-        from pages import isolate_display_math
+        return importlib.import_module("pages")
     finally:
         sys.path.remove(str(ROOT / "docs" / "hooks"))
+
+
+def test_sphinx_roles_become_optional_autorefs():
+    roles = _hooks().sphinx_roles_to_autorefs
+    html = "see :func:<code>integrate</code> and :class:<code>~theorydyn.result.Result</code>, :mod:<code>.check</code>"
+    assert roles(html, "theorydyn.reduced") == (
+        'see <autoref identifier="theorydyn.reduced.integrate" optional><code>integrate</code></autoref> and '
+        '<autoref identifier="theorydyn.result.Result" optional><code>Result</code></autoref>, '
+        '<autoref identifier="theorydyn.reduced.check" optional><code>check</code></autoref>')
+
+
+def test_display_math_gets_a_block_of_its_own():
+    isolate_display_math = _hooks().isolate_display_math
     md = "text\n$$ a = b,\nc = d. $$\nmore\n```\n$$ in code\n```\n$$ x $$\n"
     assert isolate_display_math(md) == "text\n\n$$ a = b,\nc = d. $$\n\nmore\n```\n$$ in code\n```\n\n$$ x $$\n\n"
 

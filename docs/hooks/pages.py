@@ -10,12 +10,18 @@ And one rewrite of every page's markdown, :func:`isolate_display_math`: docs/the
 math GitHub's way, ``$$ … $$`` inside a paragraph, which pymdownx.arithmatex only recognises as a
 block of its own; the hook puts blank lines around each such block (the file itself is unchanged).
 
+And one rewrite of every page's HTML, :func:`sphinx_roles_to_autorefs`: the docstrings cross-reference
+in Sphinx's way (``:func:`integrate```, ``:class:`~theorydyn.result.Result```), which mkdocstrings'
+Google parser leaves as text; the hook turns each into an optional autorefs link (a link when the
+target is on the site, plain code otherwise, never a warning).
+
 Nothing here touches the network or imports theorydyn (mkdocstrings reads the source itself).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +90,31 @@ def isolate_display_math(markdown: str) -> str:
             out.append("")
             in_math = False
     return "\n".join(out)
+
+
+SPHINX_ROLE = re.compile(r":(?:func|class|meth|mod|data|attr|exc|obj):<code>(?P<target>[~.\w]+?)(?P<call>\(\))?</code>")
+
+
+def sphinx_roles_to_autorefs(html: str, module: str | None) -> str:
+    """``:role:<code>target</code>`` → an optional autoref to ``target``; a name that is not absolute
+    (no ``theorydyn.`` prefix) is read relative to ``module``, the page's module, when there is one."""
+
+    def link(m: re.Match[str]) -> str:
+        target = m["target"]
+        short = target.startswith("~")
+        target = target.lstrip("~")
+        title = (target.rsplit(".", 1)[-1] if short else target.lstrip(".")) + (m["call"] or "")
+        if module and not target.startswith("theorydyn."):
+            target = f"{module}.{target.lstrip('.')}"
+        return f'<autoref identifier="{target}" optional><code>{title}</code></autoref>'
+
+    return SPHINX_ROLE.sub(link, html)
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
+    src = page.file.src_uri
+    module = src[len(API_DIR) : -len(".md")] if src.startswith(API_DIR) and src.endswith(".md") else None
+    return sphinx_roles_to_autorefs(html, module)
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:

@@ -64,7 +64,7 @@ def test_mkdocs_build_strict(tmp_path):
     assert "$$" not in theory
     # the tutorial page is the notebook, its code cells highlighted
     tutorial = (site / "tutorial" / "index.html").read_text()
-    assert "Tutorial: from a setting to a ledger row" in tutorial and "examples/tutorial.ipynb" in tutorial
+    assert "Tutorial: from a setting to a ledger row" in tutorial and "<code>examples/tutorial.ipynb</code>" in tutorial
     assert tutorial.count('<div class="highlight">') >= 7
 
 

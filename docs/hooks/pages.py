@@ -43,8 +43,9 @@ def _nav_paths(nav: Any) -> list[str]:
     return []
 
 
-def notebook_markdown(path: Path) -> str:
-    """The markdown of a notebook: markdown cells verbatim, code cells as fenced Python blocks."""
+def notebook_markdown(path: Path, shown: Path = NOTEBOOK) -> str:
+    """The markdown of a notebook: markdown cells verbatim, code cells as fenced Python blocks;
+    ``shown`` is the notebook's path as the page names it (relative to the repository)."""
     nb = json.loads(path.read_text(encoding="utf-8"))
     parts: list[str] = []
     for i, cell in enumerate(nb["cells"]):
@@ -56,8 +57,8 @@ def notebook_markdown(path: Path) -> str:
         if i == 0:
             parts.append(
                 '!!! note "This page is a notebook"\n'
-                f"    It is `{path.as_posix()}` without its outputs. Run it with "
-                f"`jupyter lab {path.as_posix()}`, or execute it headless as the tests do "
+                f"    It is `{shown.as_posix()}` without its outputs. Run it with "
+                f"`jupyter lab {shown.as_posix()}`, or execute it headless as the tests do "
                 "(`tests/test_docs.py`, nbclient with the `python3` kernel)."
             )
     return "\n\n".join(parts) + "\n"

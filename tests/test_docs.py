@@ -23,9 +23,9 @@ def _require(*modules: str) -> None:
     for name in modules:
         try:
             importlib.import_module(name)
-        except ImportError:
+        except ImportError as e:
             if os.environ.get("CI"):
-                raise
+                pytest.fail(f"{name} is not installed under CI: install the docs extra (pip install -e '.[docs]'): {e}")
             pytest.skip(f"{name} is not installed (pip install -e '.[docs]')")
 
 

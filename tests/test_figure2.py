@@ -10,9 +10,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from theorydyn import model  # noqa: E402
-from theorydyn.claims.check import Verdict  # noqa: E402
 from theorydyn import positional as f2  # noqa: E402
 from theorydyn.claims import figure2 as claim  # noqa: E402
+from theorydyn.claims.check import Verdict  # noqa: E402
 from theorydyn.positional.plot import make_figure  # noqa: E402
 from theorydyn.setting import Setting  # noqa: E402
 
@@ -110,7 +110,7 @@ def test_gradients_match_finite_differences():
         names = list(prm.tensors)
 
         def loss(*tensors, kind=kind, names=names):
-            p = f2.TorchParams(kind, dict(zip(names, tensors)))
+            p = f2.TorchParams(kind, dict(zip(names, tensors, strict=True)))
             return torch.nn.functional.softplus(-y * p.forward(TINY, X)).mean()
 
         assert torch.autograd.gradcheck(loss, tuple(prm.tensors.values()), eps=1e-6, atol=1e-7, rtol=1e-5)

@@ -4,14 +4,15 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from theorydyn import Setting, data, model
 from theorydyn.claims import theorem4 as t4
-from theorydyn.claims.check import Check
 from theorydyn.claims import theorem31 as t31
 from theorydyn.claims import theorem32 as t32
 from theorydyn.claims.__main__ import main as theorems_main
+from theorydyn.claims.check import Check
 
 
 # ---- Definition 2.2 --------------------------------------------------------------------------

@@ -14,8 +14,15 @@ matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
 
-from ..cli import (ArgumentParser, SETTING_FLAGS, add_setting_arguments, fail, guard_memory, output_file,  # noqa: E402
-                   setting_from_args)
+from ..cli import (  # noqa: E402
+    SETTING_FLAGS,
+    ArgumentParser,
+    add_setting_arguments,
+    fail,
+    guard_memory,
+    output_file,
+    setting_from_args,
+)
 from ..resources import theorems_memory  # noqa: E402
 from ..transfer import setting_at  # noqa: E402
 from . import theorem4, theorem31, theorem32  # noqa: E402
@@ -78,7 +85,8 @@ def main(argv=None) -> int:
             try:
                 setting_at(s, D2)
             except ValueError as e:
-                fail(f"--C: the {what} checks run at D={D2} ({'--full' if args.full else 'quick'} mode) and the setting "
+                mode = "--full" if args.full else "quick"
+                fail(f"--C: the {what} checks run at D={D2} ({mode} mode) and the setting "
                      f"does not move there: {e}; use --only 3.1,3.2 or a C dividing {D2}", prog)
     guard_memory(theorems_memory(s, only, args.full), force=args.force, prog=prog,
                  flags={"N": None, "N_flat": None, "n_test": None})  # sample sizes fixed by the mode
@@ -88,7 +96,8 @@ def main(argv=None) -> int:
         checks = ((check_theorem_3_1(s, scan=False) if "3.1" in only else [])
                   + (check_theorem_3_2(s) if "3.2" in only else []))
     else:
-        checks = [c for mod in (theorem31, theorem32, theorem4) for c in mod.checks(s, quick=not args.full, progress=say)]
+        checks = [c for mod in (theorem31, theorem32, theorem4)
+                  for c in mod.checks(s, quick=not args.full, progress=say)]
     df = pd.DataFrame([c.row() for c in checks])
     with pd.option_context("display.width", 200, "display.max_colwidth", 70):
         print(df[["claim", "quantity", "measured", "ci_low", "ci_high", "threshold", "verdict"]].to_string(index=False))

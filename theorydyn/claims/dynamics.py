@@ -76,7 +76,8 @@ def checks(s: Setting, *, quick: bool = False, progress: Callable[[str], None] |
         sv, g, r = (traj[c].to_numpy(float) for c in ("s", "gamma", "rho"))
         later = sv > 0
         per.setdefault("gap", []).append(float(np.min(g[later] - r[later])))
-        per.setdefault("gap_rel", []).append(float(np.min((g[later] - r[later]) / (np.abs(g[later]) + np.abs(r[later])))))
+        gap_rel = (g[later] - r[later]) / (np.abs(g[later]) + np.abs(r[later]))
+        per.setdefault("gap_rel", []).append(float(np.min(gap_rel)))
         dg, dr = np.diff(g), np.abs(np.diff(r))
         per.setdefault("dgamma_min", []).append(float(dg.min()))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -95,7 +96,8 @@ def checks(s: Setting, *, quick: bool = False, progress: Callable[[str], None] |
     bad = sorted({x for x in status if x != "ok"})
     note = f"solver: {bad}" if bad else ""
     route_red = ("reduced recursion vs population GD of the full D x D model by exhaustive enumeration "
-                 "(tests/test_reduced_dynamics.py::test_gd_recursion_equals_full_model_population_gd); reduced gradient "
+                 "(tests/test_reduced_dynamics.py::test_gd_recursion_equals_full_model_population_gd); "
+                 "reduced gradient "
                  "vs central differences (tests/test_reduced.py::test_gradient_matches_central_differences)")
     route_ph = ("phase detection on a hand-built trajectory "
                 "(tests/test_reduced_dynamics.py::test_detect_phases_on_a_synthetic_trajectory)")
@@ -106,7 +108,8 @@ def checks(s: Setting, *, quick: bool = False, progress: Callable[[str], None] |
             info = str(threshold).startswith("INFO")
             return Check(claim, quantity, math.nan, threshold, Verdict.INFO if info else Verdict.FAIL,
                          params=dict(params, seeds=seeds),
-                         note=f"not reached in {sum(not math.isfinite(v) for v in vals)} of {seeds} seeds; values {vals}",
+                         note=f"not reached in {sum(not math.isfinite(v) for v in vals)} of {seeds} seeds; "
+                              f"values {vals}",
                          route=route)
         return Check.over_seeds(claim, quantity, vals, threshold, ok(vals), params=params,
                                 note="; ".join(x for x in (note, extra) if x), route=route)
@@ -114,8 +117,10 @@ def checks(s: Setting, *, quick: bool = False, progress: Callable[[str], None] |
     ratio_over_D = np.mean(per["lemma43_ratio"]) / s.D if _all_finite(per["lemma43_ratio"]) else math.nan
     out = [
         over("Lemma 4.3", "min over recorded intervals of the increment of gamma", "dgamma_min", "> 0 in every seed",
-             lambda v: min(v) > 0, route_red, "the lemma: gamma(t+1) >= gamma(t) + eta polylog(d) alpha^p Gamma G^(p-1)"),
-        over("Lemma 4.3", "min over recorded intervals of d gamma / |d rho| (every increment, whole run)", "inc_ratio_min",
+             lambda v: min(v) > 0, route_red,
+             "the lemma: gamma(t+1) >= gamma(t) + eta polylog(d) alpha^p Gamma G^(p-1)"),
+        over("Lemma 4.3", "min over recorded intervals of d gamma / |d rho| (every increment, whole run)",
+             "inc_ratio_min",
              "> 1 (95% interval)", _above_one, route_red,
              "the lemma bounds |rho|'s increment by gamma's over D (up to polylog(d) factors); the minimum sits at the "
              "first recorded interval (s ~ 0.01), where the Monte Carlo gradients are smallest"),
@@ -144,7 +149,8 @@ def checks(s: Setting, *, quick: bool = False, progress: Callable[[str], None] |
                     event3, route_red,
                     "DEVIATES when the 95% interval lies below 0: in the idealized dynamics alpha decreases in phase "
                     "III while gamma grows (the model lowers the risk through attention, not through alpha)"))
-    out.append(over("Theorem 4.1 (1)", "patch association of the final A(gamma, rho) (Definition 2.2, fraction of rows)",
+    out.append(over("Theorem 4.1 (1)",
+                    "patch association of the final A(gamma, rho) (Definition 2.2, fraction of rows)",
                     "assoc", "== 1 in every seed", lambda v: min(v) == 1.0,
                     "brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)"))
     out.append(over("Theorem 4.1 (2)", "final population error against f (idealized dynamics)", "final_err_f",
@@ -176,9 +182,11 @@ def _flow_vs_gd(s: Setting, quick: bool) -> list[Check]:
     order = float(np.log2(gaps[-2] / gaps[-1]))
     note = "solver consistency of two integrations of the same reduced risk, not a claim of the paper"
     return [
-        Check.exact("docs/theory.md §3 (GD vs flow)", f"max_s<={horizon:g} |alpha_GD - alpha_flow| / alpha_flow at eta = {etas[-1]:g}",
+        Check.exact("docs/theory.md §3 (GD vs flow)",
+                    f"max_s<={horizon:g} |alpha_GD - alpha_flow| / alpha_flow at eta = {etas[-1]:g}",
                     gaps[-1], "INFO (small)", Verdict.INFO, params=params,
                     note=f"{note}; gaps: " + ", ".join(f"{g:.3g}" for g in gaps)),
-        Check.exact("docs/theory.md §3 (GD vs flow)", f"order of convergence log2(gap(eta)/gap(eta/2)), eta = {etas[-2]:g}",
+        Check.exact("docs/theory.md §3 (GD vs flow)",
+                    f"order of convergence log2(gap(eta)/gap(eta/2)), eta = {etas[-2]:g}",
                     order, "INFO (1: explicit Euler)", Verdict.INFO, params=params, note=note),
     ]

@@ -199,9 +199,9 @@ def memory(s: Setting, quick: bool) -> MemoryEstimate:
     with their float32 tensors, and the (N, D) activations of one forward and backward pass (≈ 6)."""
     fs = figure2_setting()
     cfg = QUICK if quick else FULL
-    n = cfg["N"] + cfg["N_test"]
+    N, n = int(cfg["N"]), int(cfg["N"] + cfg["N_test"])
     draw = sample_memory(fs.D, fs.C, fs.d, n, 8, "N")
     return MemoryEstimate("Figure 2 check", draw.terms + (
         Term(f"float32 tensors of X ({n}, {fs.D}, {fs.d})", n * fs.D * fs.d * 4, {"N": n}),
-        Term(f"activations of one pass ({cfg['N']}, {fs.D}) float32 (6)", 6 * cfg["N"] * fs.D * 4, {"N": cfg["N"]}),
+        Term(f"activations of one pass ({N}, {fs.D}) float32 (6)", 6 * N * fs.D * 4, {"N": N}),
     ))

@@ -113,8 +113,9 @@ def glm_oracle_error_exact(s: Setting, route: str = "fft") -> dict[str, float]:
     tt = np.arange(-C - R, C + R + 1)
     Pp, Pn, P0 = np.zeros(len(tt)), np.zeros(len(tt)), np.zeros(len(tt))
     up, down = (C + vals) - tt[0], -(C + vals) - tt[0]  # y = +1 at T, y = −1 at −T (f mirrored)
-    np.add.at(Pp, up, 0.5 * pos), np.add.at(Pn, up, 0.5 * neg), np.add.at(P0, up, 0.5 * zer)
-    np.add.at(Pp, down, 0.5 * neg), np.add.at(Pn, down, 0.5 * pos), np.add.at(P0, down, 0.5 * zer)
+    for Pk, at_up, at_down in ((Pp, pos, neg), (Pn, neg, pos), (P0, zer, zer)):
+        np.add.at(Pk, up, 0.5 * at_up)
+        np.add.at(Pk, down, 0.5 * at_down)
     amb = float(P0.sum())
     err = amb + float(np.minimum(Pp, Pn).sum())
     return {"err": err, "err_cond": (err - amb) / (1 - amb) if amb < 1 else float("nan"), "amb": amb}
@@ -227,8 +228,9 @@ def plot_theorem_3_1_scan(ax, curves, crossings) -> None:
     The bound 1/8 is a horizontal line; each crossing x* is marked; the dotted verticals are the
     scope boundary q(D − C) = C (x = 1/C) of each C, left of which Assumption 2 does not hold.
     """
-    colors = {C: c for C, c in zip(sorted(curves["C"].unique()), ("tab:blue", "tab:orange", "tab:green", "tab:red"))}
-    styles = {D: ls for D, ls in zip(sorted(curves["D"].unique()), ("-", "--", ":", "-."))}
+    colors = {C: c for C, c in zip(sorted(curves["C"].unique()), ("tab:blue", "tab:orange", "tab:green", "tab:red"),
+                                           strict=False)}
+    styles = {D: ls for D, ls in zip(sorted(curves["D"].unique()), ("-", "--", ":", "-."), strict=False)}
     for (D, C), g in curves.groupby(["D", "C"]):
         ax.plot(g["x"], g["err_cond"], color=colors[C], ls=styles[D], lw=1.4, label=f"D={D}, C={C}")
     for C, col in colors.items():
@@ -348,7 +350,8 @@ def check_theorem_3_1(s: Setting, N_fit: int = 100_000, N_test: int = 100_000, N
     exact = glm_oracle_error_exact(s)
     v, note = judge(exact["err_cond"] >= THEOREM_3_1_BOUND,
                     f"unconditional Pr[f g <= 0] = {exact['err']:.4f}; Pr[f=0] = {exact['amb']:.2g}")
-    checks = [Check.exact("Theorem 3.1", "exact Pr[f g <= 0 | f != 0], g = best phi of sum_j <w*, X_j>", exact["err_cond"],
+    checks = [Check.exact("Theorem 3.1", "exact Pr[f g <= 0 | f != 0], g = best phi of sum_j <w*, X_j>",
+                          exact["err_cond"],
                           ">= 0.125", v, params=params, note=note,
                           route="FFT power vs set-by-set DP vs exhaustive enumeration vs Monte Carlo "
                                 "(tests/test_theorems.py::test_glm_oracle_error_*)")]
@@ -379,15 +382,17 @@ def check_theorem_3_1(s: Setting, N_fit: int = 100_000, N_test: int = 100_000, N
         cross = glm_crossings(n_grid=24)
         for C, g in cross.groupby("C"):
             xs = g["x_star"].to_numpy()
-            listing = ", ".join(f"D={int(r.D)}: x*={r.x_star:.3f} (q*={r.q_star:.3f}, q*(D-C)={r.spurious_star:.1f})"
-                                if np.isfinite(r.x_star) else f"D={int(r.D)}: none for q <= 1 (err(1) = {r.err_at_1:.3f})"
-                                for r in g.itertuples())
+            listing = ", ".join(
+                f"D={int(r.D)}: x*={r.x_star:.3f} (q*={r.q_star:.3f}, q*(D-C)={r.spurious_star:.1f})"
+                if np.isfinite(r.x_star) else f"D={int(r.D)}: none for q <= 1 (err(1) = {r.err_at_1:.3f})"
+                for r in g.itertuples())
             fin = xs[np.isfinite(xs)]
             meas = float(fin.max()) if len(fin) else float("nan")
             # The paper's claim: the bound holds throughout the scope, whose edge is x = 1/C.
             holds = len(fin) == len(xs) and meas <= 1.0 / C
             checks.append(Check.exact(
-                "Theorem 3.1 (scan)", f"C={int(C)}: largest x* = q*(D-C)/C^2 where the exact best-GLM error crosses 1/8",
+                "Theorem 3.1 (scan)",
+                f"C={int(C)}: largest x* = q*(D-C)/C^2 where the exact best-GLM error crosses 1/8",
                 meas, f"<= 1/C = {1 / C:.4g} (the scope edge q(D-C) = C)", Verdict.PASS if holds else Verdict.DEVIATES,
                 params=dict(C=int(C), D=list(SCAN_31_D)),
                 note=(f"the bound fails inside Assumption 2 wherever C < q(D-C) < x* C^2 (x* ~ 0.75 measured): "
@@ -411,7 +416,8 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     :data:`QUICK` or :data:`FULL`, each random number over ``seeds`` seeds."""
     if progress:
         progress("Theorem 3.1")
-    return check_theorem_3_1(s, **(QUICK if quick else FULL), seeds=seeds)
+    n = QUICK if quick else FULL
+    return check_theorem_3_1(s, N_fit=n["N_fit"], N_test=n["N_test"], N_flat=n["N_flat"], seeds=seeds)
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:

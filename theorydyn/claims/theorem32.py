@@ -118,7 +118,7 @@ def check_theorem_3_2(s: Setting, N: int = 5_000, seeds: int = 5, seed: int = 0,
     A = (P.T @ M.W_Q) @ (P.T @ M.W_K).T
     errs, amb = [], []
     for k in range(seeds):
-        b = data.sample(s, N, seed=np.random.SeedSequence([seed, k, 32]))
+        b = data.sample(s, N, seed=np.random.default_rng(np.random.SeedSequence([seed, k, 32])))
         with np.errstate(over="ignore", invalid="ignore"):
             F = model.forward(s, A, M.v, b.X)
         e = data.errors(np.where(np.isfinite(F), F, 0.0), b.y, data.labelling(s, b.X))
@@ -132,20 +132,25 @@ def check_theorem_3_2(s: Setting, N: int = 5_000, seeds: int = 5, seed: int = 0,
     literal = float(np.mean(cth > np.where(s.same_set, G, -np.inf).max(axis=1)))
     route_fwd = "model.forward vs explicit loops (tests/test_model.py::test_forward_against_explicit_loops)"
     return [
-        Check.over_seeds("Theorem 3.2", "Pr[f F <= 0 | f != 0], F = model (T) forward with the construction's P, W_Q, W_K, v",
+        Check.over_seeds("Theorem 3.2",
+                         "Pr[f F <= 0 | f != 0], F = model (T) forward with the construction's P, W_Q, W_K, v",
                          errs, f"<= {err_tol} (d^-omega(1))", bool(hi <= err_tol), params=params,
-                         note=f"sigma(x) = x^{s.p} + nu x of model (T); Pr[f = 0] = {np.mean(amb):.4f}", route=route_fwd),
-        Check.exact("Theorem 3.2", "fraction of rows i whose off-diagonal Top-C of <p_i, p_j> misses S(i)", miss, "== 1",
+                         note=f"sigma(x) = x^{s.p} + nu x of model (T); Pr[f = 0] = {np.mean(amb):.4f}",
+                         route=route_fwd),
+        Check.exact("Theorem 3.2", "fraction of rows i whose off-diagonal Top-C of <p_i, p_j> misses S(i)", miss,
+                    "== 1",
                     miss == 1.0, params=params, note="Gram matrix computed from the construction's P",
                     route="brute-force Top-C over tie-breaks (tests/test_theorems.py::"
                           "test_theorem_3_2_construction_fits_f_without_positional_association)"),
-        Check.exact("Theorem 3.2", "patch association of P^T P (Definition 2.2, model.association_rows, fraction of rows)",
+        Check.exact("Theorem 3.2",
+                    "patch association of P^T P (Definition 2.2, model.association_rows, fraction of rows)",
                     float(np.mean(assoc_rows)), "== 0", not assoc_rows.any(), params=params,
                     route="brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)"),
         Check.exact("Theorem 3.2 (literal)", "fraction of rows whose Top-C over all j (diagonal included) misses S(i)",
                     literal, "== 1 (as stated)", Verdict.DEVIATES if literal < 1 else Verdict.PASS, params=params,
-                    note=("impossible as stated: the row i of largest |p_i| has <p_i, p_i> >= <p_i, p_j> (Cauchy-Schwarz), "
-                          "so i, in S(i), is in its own Top-C; the checks read the statement with the diagonal excluded"),
+                    note=("impossible as stated: the row i of largest |p_i| has <p_i, p_i> >= <p_i, p_j> "
+                          "(Cauchy-Schwarz), so i, in S(i), is in its own Top-C; the checks read the statement "
+                          "with the diagonal excluded"),
                     route="hypothesis test over random Gram matrices (tests/test_theorems.py::"
                           "test_no_gram_matrix_pushes_every_diagonal_out_of_its_top)"),
         Check.exact("Theorem 3.2", "patch association of the logits A = (P^T W_Q)(P^T W_K)^T (fraction of rows)",

@@ -70,7 +70,8 @@ def train_upstream(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 4
     return simulate(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=record_every, dtype=dtype)
 
 
-def lemma_4_1_scaling_runs(s: Setting, Ns=tuple(2**k for k in range(11, 16)), seeds: int = 5, steps: int = 150,
+def lemma_4_1_scaling_runs(s: Setting, Ns: tuple[int, ...] = (2048, 4096, 8192, 16384, 32768), seeds: int = 5,
+                           steps: int = 150,
                            eta: float = 10.0, omega: float = 1e-3, seed: int = 0, dtype: str = "float32",
                            progress=None):
     """Realistic GD at every N of ``Ns`` and every seed; each (N, seed) draws its own data.
@@ -110,7 +111,8 @@ def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
         slopes = [float(np.polyfit(np.log(g["N"]), np.log(g[col]), 1)[0]) for _, g in runs.groupby("seed")]
         means = runs.groupby("N")[col].mean()
         listing = ", ".join(f"N={n}: {m:.3f}" for n, m in means.items())
-        out.append(Check.over_seeds("Lemma 4.1 (finite N)", f"exponent b of {what} of A_hat ~ N^b (realistic GD)", slopes,
+        out.append(Check.over_seeds("Lemma 4.1 (finite N)", f"exponent b of {what} of A_hat ~ N^b (realistic GD)",
+                                    slopes,
                                     "INFO (0: no approach to the symmetric form)", Verdict.INFO, params=params,
                                     note=f"mean over seeds: {listing}",
                                     route="slope recovery on planted power laws "
@@ -121,7 +123,8 @@ def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
             small = runs[runs["N"] == Ns[0]]["association"].to_list()
             out.append(Check.over_seeds(
                 "Lemma 4.1 (finite N)", f"patch association of A_hat at N = {Ns[0]} (Definition 2.2, fraction of rows)",
-                small, "INFO (finite-N break of the symmetry can cost rows)", Verdict.INFO, params=dict(params, N=Ns[0]),
+                small, "INFO (finite-N break of the symmetry can cost rows)", Verdict.INFO,
+                params=dict(params, N=Ns[0]),
                 note="mean over seeds: " + ", ".join(f"N={n}: {m:.3f}" for n, m in am.items()),
                 route="brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)"))
         out.append(Check.over_seeds("Lemma 4.1 (finite N)", f"{what} of A_hat at N = {Ns[-1]} (realistic GD)", big,
@@ -163,7 +166,8 @@ def check_lemma_4_1_population(s: Setting, D: int = 6, C: int = 2, q: float = 0.
         Check.exact("Lemma 4.1", "max over GD on (P) of (in-set or cross-set spread of A) / |gamma - rho|", worst_A,
                     f"<= {tol:g}", worst_A <= tol, params=params, note=note,
                     route="enumeration vs itertools (tests/test_data.py::test_enumerate_population_against_itertools); "
-                          "gradients vs central differences (tests/test_model.py::test_gradients_match_central_differences)"),
+                          "gradients vs central differences "
+                          "(tests/test_model.py::test_gradients_match_central_differences)"),
     ]
 
 
@@ -198,7 +202,8 @@ def check_theorem_4_seeds(s: Setting, N: int = 8192, steps: int = 200, seeds: in
     if scope:
         note = f"out of scope: {scope}; {note}"
     route = ("association vs brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c); "
-             "GD step: gradients vs central differences (tests/test_model.py::test_gradients_match_central_differences)")
+             "GD step: gradients vs central differences "
+             "(tests/test_model.py::test_gradients_match_central_differences)")
     return [
         Check.over_seeds("Theorem 4.2 (1)", "patch association of A_hat (Definition 2.2, fraction of rows)", assoc,
                          "== 1 (all rows, every seed)", v1, params=params, note=note, route=route),

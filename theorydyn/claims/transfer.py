@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -25,10 +26,11 @@ def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
     largest D of the preset (the D's run in turn; the largest dominates), every method's downstream
     samples bounded by the largest Ñ of the grid (an upper bound)."""
     opts = options_from(dict(QUICK if quick else FULL))
-    D = max((QUICK if quick else FULL)["Ds"])
+    D = max(cast("tuple[int, ...]", (QUICK if quick else FULL)["Ds"]))
     su = setting_at(base_setting(), D, "count")
+    upstream_N = opts.upstream_N if D <= opts.sim_max_D else None
     return transfer_memory(D, su.C, su.d, su.q, opts.N_test, max(opts.Ns), ceiling_samples=opts.ceiling_samples,
-                           flow_n_samples=opts.flow_n_samples, upstream_N=opts.upstream_N if D <= opts.sim_max_D else None)
+                           flow_n_samples=opts.flow_n_samples, upstream_N=upstream_N)
 
 
 def checks(s: Setting | None = None, *, quick: bool = True, progress=None,

@@ -30,10 +30,10 @@ import pandas as pd
 from .. import transfer
 from ..claims.semirealistic import compare_with_reduced
 from ..claims.theorem31 import plot_theorem_3_1_scan, theorem_3_1_scan
+from ..plotting import axes_or_new, save
 from ..positional import figure2_setting
 from ..positional import run as run_figure2
 from ..positional.plot import make_figure
-from ..plotting import axes_or_new, save
 from ..reduced import integrate, plot_trajectory
 from ..scan import ScanSpec, run_scan
 from ..scan.plots import plot_phase_times, plot_scaling

@@ -114,7 +114,8 @@ def t_logits(s: Setting, A_off, beta: float | None = None):
 def readout(s: Setting, S, v, X):
     """F(X) = Σ_i σ(Σ_j S_ij ⟨v, X_j⟩).  S: (D, D) rows summing to 1, v: (d,), X: (N, D, d) → (N,)."""
     H = (X @ v) @ S.T  # (N, D): h_ni = Σ_j S_ij u_nj, u = X v
-    return activation(s, H).sum(dim=1)
+    out: Any = activation(s, H)  # σ of the Setting, applied to a tensor
+    return out.sum(dim=1)
 
 
 @dataclass

@@ -109,7 +109,7 @@ def format_table(df: pd.DataFrame) -> str:
     show = pd.DataFrame({
         "claim": df["claim"], "quantity": df["quantity"],
         "measured [95% CI]": [format_measured(m, a, b, p) for m, a, b, p in
-                              zip(df["measured"], df["ci_low"], df["ci_high"], df["params"])],
+                              zip(df["measured"], df["ci_low"], df["ci_high"], df["params"], strict=True)],
         "threshold": df["threshold"].fillna("").astype(str), "verdict": df["verdict"]})
     with pd.option_context("display.width", 250, "display.max_colwidth", 90, "display.max_rows", 1000):
         return show.to_string(index=False)

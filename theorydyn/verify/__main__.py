@@ -16,10 +16,18 @@ matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
 
-from ..cli import (ArgumentParser, add_setting_arguments, fail, guard_memory, number, output_dir,
-                    positive, setting_from_args)  # noqa: E402
-from ..provenance import attach_to_frame, provenance  # noqa: E402
 from .. import claims  # noqa: E402
+from ..cli import (
+    ArgumentParser,
+    add_setting_arguments,
+    fail,
+    guard_memory,
+    number,
+    output_dir,
+    positive,  # noqa: E402
+    setting_from_args,
+)
+from ..provenance import attach_to_frame, provenance  # noqa: E402
 from ..resources import MemoryEstimate  # noqa: E402
 from ..setting import Setting  # noqa: E402
 from . import PROG, collect, default_out, format_markdown, format_table  # noqa: E402
@@ -28,7 +36,8 @@ from . import PROG, collect, default_out, format_markdown, format_table  # noqa:
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(prog=PROG, description="The claims ledger: one verdict per claim of the paper.")
     add_setting_arguments(ap)
-    ap.add_argument("--quick", action="store_true", help="the quick ledger (a few minutes on 2 cores at D=64); without it "
+    ap.add_argument("--quick", action="store_true",
+                    help="the quick ledger (a few minutes on 2 cores at D=64); without it "
                          "the GD checks run at full size (N=16384, 1200 steps, 5 seeds: hours)")
     ap.add_argument("--only", nargs="+", choices=claims.names(),
                     help="run only these claims (theorydyn.claims.REGISTRY), or the groups reduced (= dynamics) "

@@ -8,7 +8,9 @@ A claim module (see docs/adding_a_claim.md) defines two functions:
   further keyword-only options must have defaults;
 * ``memory(s: Setting, quick: bool) -> MemoryEstimate`` — the estimated peak of ``checks``
   (``.total`` bytes), built from the estimates of :mod:`theorydyn.resources`, so that ``verify``
-  refuses a run that would not fit before any check starts.
+  refuses a run that would not fit before any check starts. A claim with options of its own (the
+  reduced flow's ``s_max``, ``n_samples``, ``seed`` for ``dynamics``) gets them, from
+  ``verify``'s flags, in both ``checks`` and ``memory`` as keywords.
 
 :data:`REGISTRY` maps a claim's name to its module path; modules are imported on use
 (:func:`load`), since some need optional extras (torch). ``python -m theorydyn.verify`` runs the

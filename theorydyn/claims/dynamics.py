@@ -32,8 +32,9 @@ from ..stats import mean_ci
 from .check import Check, Verdict
 
 
-def memory(s: Setting, quick: bool, n_samples: int | None = None) -> MemoryEstimate:
-    """Peak of :func:`checks`: one reduced flow at a time (:func:`theorydyn.resources.reduced_memory`)."""
+def memory(s: Setting, quick: bool, *, n_samples: int | None = None, **_: object) -> MemoryEstimate:
+    """Peak of :func:`checks` with the same options (only ``n_samples`` matters): one reduced flow at
+    a time (:func:`theorydyn.resources.reduced_memory`)."""
     return reduced_memory(s.D, s.C, s.q, n_samples or (1500 if quick else 4000))
 
 

@@ -9,6 +9,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -57,16 +58,18 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _memory(s: Setting, quick: bool, only: list[str] | None, n_samples: int | None) -> MemoryEstimate | None:
-    """The largest peak among the selected claims' ``memory`` (they run one after the other, each
-    freeing its arrays before the next starts); claims that are not installed are left out."""
+def _memory(s: Setting, quick: bool, only: list[str] | None,
+            options: dict[str, dict[str, Any]]) -> MemoryEstimate | None:
+    """The largest peak among the selected claims' ``memory`` (with the options their ``checks`` get):
+    they run one after the other, each freeing its arrays before the next starts. Claims that are
+    not installed are left out (a SKIP row, nothing allocated)."""
     parts = []
     for name in claims.select(only):
         try:
             mod = claims.load(name)
         except ImportError:
             continue  # a SKIP row, nothing allocated
-        parts.append(mod.memory(s, quick, n_samples=n_samples) if name == "dynamics" else mod.memory(s, quick))
+        parts.append(mod.memory(s, quick, **options.get(name, {})))
     return max(parts, key=lambda e: e.total) if parts else None
 
 
@@ -100,13 +103,14 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out) if args.out else default_out(s, args.quick)
     if args.out is not None and (not args.out.strip() or out.is_dir()):
         fail(f"--out: must be a CSV file path, got {args.out!r}", PROG)
-    est = _memory(s, args.quick, args.only, args.n_samples)
+    # the reduced flow's flags are options of the dynamics claim, for its checks and its memory alike
+    options = {"dynamics": dict(s_max=args.s_max, n_samples=args.n_samples, seed=args.seed or 0)}
+    est = _memory(s, args.quick, args.only, options)
     if est is not None:  # the sample sizes of the checks are fixed by --quick: only the setting's flags are named
         guard_memory(est, force=args.force, prog=PROG, flags={"N": None, "N_flat": None, "n_test": None})
     output_dir(out.parent, "--out")
     t = time.perf_counter()
-    df = collect(s, quick=args.quick, only=args.only,
-                 options={"dynamics": dict(s_max=args.s_max, n_samples=args.n_samples, seed=args.seed or 0)})
+    df = collect(s, quick=args.quick, only=args.only, options=options)
     attach_to_frame(df, provenance()).to_csv(out, index=False)
     print(f"theorydyn verify at {s}\n")
     print(format_table(df))

@@ -102,7 +102,7 @@ def test_simulate_estimate_bounds_the_measured_peak():
 
 
 def test_theorem_3_2_estimate_bounds_the_measured_peak():
-    from theorydyn.claims.theorems import check_theorem_3_2
+    from theorydyn.claims.theorem32 import check_theorem_3_2
 
     s = Setting(D=64, C=4)
     _between(_peak(lambda: check_theorem_3_2(s, N=300)), R.theorem_3_2_memory(64, 4, None, 300).total)

@@ -36,6 +36,7 @@ import pandas as pd
 
 from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
 from ..data import sample
+from ..model import sigma
 from ..resources import MemoryEstimate, Term, sample_memory, simulate_memory
 from ..setting import D_MAX, Setting
 from ..simulate import simulate
@@ -52,7 +53,7 @@ def _torch_step(torch, Xt, yt, A_np, v_np, p, nu, tau):
     S = torch.softmax(Am / tau, dim=1)
     U = Xt @ v  # (N, D)
     H = U @ S.T
-    F = (H**p + nu * H).sum(dim=1)
+    F = sigma(H, p, nu).sum(dim=1)
     risk = torch.nn.functional.softplus(-yt * F).mean()
     risk.backward()
     return float(risk.detach()), A.grad.numpy(), v.grad.numpy()

@@ -35,6 +35,9 @@ import math
 import numpy as np
 from numba import njit
 
+from ..model import sigma, sigma_grad
+from ..numba_activation import sigma_and_grad
+
 #: |F| ≤ TIE_RTOL · Σ|terms| counts as F = 0 in the errors (a tie, not a sign): far above rounding, far below any real F.
 TIE_RTOL = 1e-12
 
@@ -103,10 +106,7 @@ def build_table(alpha, gamma, rho, beta, tau, p, nu, C, D, plus, minus, zero, Tv
                 u = (Lam - Gam) * z + (Gam - Xi) * sm + Xi * T
                 uc = (Lc - Gc) * z + (Gc - Xc) * sm + Xc * T
                 ur = (Lr - Gr) * z + (Gr - Xr) * sm + Xr * T
-                h = alpha * u
-                hp1 = h ** (p - 1)
-                sig = hp1 * h + nu * h
-                dsig = p * hp1 + nu
+                sig, dsig = sigma_and_grad(alpha * u, p, nu)
                 f0 += n * sig
                 f1 += n * dsig * u
                 f2 += n * dsig * alpha * uc
@@ -305,9 +305,8 @@ def reference_numpy(alpha, gamma, rho, beta, tau, p, nu, C, D, set_counts, weigh
         uc = (Lc - Gc) * z + (Gc - Xc) * sm + Xc * T
         ur = (Lr - Gr) * z + (Gr - Xr) * sm + Xr * T
         h = alpha * u
-        hp1 = h ** (p - 1)
-        ds = p * hp1 + nu
-        sig = n * (hp1 * h + nu * h)
+        ds = sigma_grad(h, p, nu)
+        sig = n * sigma(h, p, nu)
         F += sig.sum(axis=1)
         Fabs += np.abs(sig).sum(axis=1)
         nd = n * ds

@@ -28,15 +28,17 @@ and ``figure4.png`` (the set mask, the learned Â, test error and cos(v̂, w*) a
 
 from __future__ import annotations
 
+import math
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .. import data
 from .._progress import progress_bar
-from ..model import association, attention
+from ..model import association, attention, symmetric_attention
 from ..phases import ERR_TOL, Phases, detect_phases
 from ..result import CORE_COLUMNS, Result, Status
 from ..setting import Setting
@@ -134,6 +136,39 @@ def _as_data(s: Setting, given, what: str):
     return X, y, w, None
 
 
+#: Steps of :func:`simulate` when neither ``steps`` nor ``s_max`` is given.
+DEFAULT_STEPS = 1200
+
+
+def _resolve_steps(steps: int | None, s_max: float | None, etas: np.ndarray) -> int:
+    """The number of GD steps: ``steps`` when given, else ⌈s_max / η⌉ (the horizon in s = η·t, as in
+    :func:`theorydyn.reduced.integrate` with ``method="gd"``), else :data:`DEFAULT_STEPS`."""
+    if steps is not None:
+        return steps
+    if s_max is None:
+        return DEFAULT_STEPS
+    if not (np.isfinite(s_max) and s_max > 0):
+        raise ValueError(f"s_max must be > 0 and finite, got {s_max!r}")
+    if not (np.all(np.isfinite(etas)) and np.all(etas > 0)):
+        raise ValueError(f"eta must be finite and > 0, got {etas!r}")
+    if np.unique(etas).size != 1:
+        raise ValueError("s_max needs one step size eta shared by the replicas; give steps instead")
+    return int(math.ceil(s_max / float(etas[0])))
+
+
+def _resolve_init(s: Setting, A0: Any, v0: Any, init: tuple[float, float, float] | None) -> tuple[Any, Any]:
+    """(A0, v0) from ``init`` = (α, γ, ρ): the three-value form of Lemma 4.1, Â = A(γ, ρ) with
+    Â_ii = β and v̂ = α w* — the start of :func:`theorydyn.reduced.integrate` with the same ``init``."""
+    if init is None:
+        return A0, v0
+    if A0 is not None or v0 is not None:
+        raise ValueError("give either init=(alpha, gamma, rho) or A0/v0, not both")
+    if len(init) != 3:
+        raise ValueError(f"init must be (alpha, gamma, rho), got {init!r}")
+    alpha, gamma, rho = (float(x) for x in init)
+    return symmetric_attention(s, gamma, rho), alpha * s.w_star
+
+
 def _check_options(N, eta, steps, omega, record_every, dtype, n_test):
     if not (isinstance(N, (int, np.integer)) and N >= 1):
         raise ValueError(f"N must be an integer >= 1, got {N!r}")
@@ -152,20 +187,24 @@ def _check_options(N, eta, steps, omega, record_every, dtype, n_test):
         raise ValueError(f"n_test must be an integer >= 1, got {n_test!r}")
 
 
-def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] = 10.0, steps: int = 1200,
+def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] = 10.0, steps: int | None = None,
                       omega: float = 1e-3, seed: int = 0, record_every: int = 10, dtype: str = "float64",
-                      n_test: int = 8192, train=None, test=None, A0=None, v0=None, progress: bool = False,
-                      replicas: int | None = None, init_seeds: Sequence[int] | None = None,
-                      dense_until: int = 40, err_tol: float = ERR_TOL) -> list[Result]:
-    """R runs sharing one X in one pass per step (U = X V with V: (d, R)).
+                      n_test: int = 8192, train: Any = None, test: Any = None, A0: Any = None, v0: Any = None,
+                      progress: bool = False, replicas: int | None = None, init_seeds: Sequence[int] | None = None,
+                      dense_until: int = 40, err_tol: float = ERR_TOL, *, s_max: float | None = None,
+                      init: tuple[float, float, float] | None = None) -> list[Result]:
+    """R runs sharing one X in one pass per step (U = X V with V: (d, R)): a list of R Results.
 
     Replica r uses the training/test data of ``seed``, the learning rate ``eta[r]`` (a scalar
     is shared) and the initialisation of ``init_seeds[r]`` (default seed, seed+1, …); a
     replica with init seed equal to ``seed`` starts where :func:`simulate` with that seed does.
-    ``A0`` (D, D) or (R, D, D) and ``v0`` (d,) or (d, R) fix the initialisation instead.
+    ``A0`` (D, D) or (R, D, D) and ``v0`` (d,) or (d, R), or ``init`` = (α, γ, ρ), fix the
+    initialisation instead. ``s_max`` needs one η shared by the replicas.
     A replica that diverges stops there; the others go on. See :func:`simulate` for the rest.
     """
     etas = np.atleast_1d(np.asarray(eta, dtype=float))
+    steps = _resolve_steps(steps, s_max, etas)
+    A0, v0 = _resolve_init(s, A0, v0, init)
     R = replicas if replicas is not None else (len(init_seeds) if init_seeds is not None else len(etas))
     if not (isinstance(R, (int, np.integer)) and R >= 1):
         raise ValueError(f"replicas must be an integer >= 1, got {R!r}")
@@ -295,17 +334,20 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
     return results
 
 
-def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, omega: float = 1e-3,
+def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int | None = None, omega: float = 1e-3,
              seed: int = 0, record_every: int = 10, dtype: str = "float64", n_test: int = 8192,
-             train=None, test=None, A0=None, v0=None, progress: bool = False, replicas: int | None = None,
-             dense_until: int = 40, err_tol: float = ERR_TOL):
+             train: Any = None, test: Any = None, A0: Any = None, v0: Any = None, progress: bool = False,
+             dense_until: int = 40, err_tol: float = ERR_TOL, *, s_max: float | None = None,
+             init: tuple[float, float, float] | None = None) -> Result:
     """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; docs/theory.md §4).
 
     Args:
         s: the setting.
         N: training samples (ignored when ``train`` is given).
         eta: step size η (s = η·step).
-        steps: number of GD steps.
+        steps: number of GD steps (default ⌈s_max/η⌉ when ``s_max`` is given, else
+            :data:`DEFAULT_STEPS` = 1200).
+        s_max: the horizon in s = η·t, as in :func:`theorydyn.reduced.integrate`; ``steps`` wins.
         omega: initialisation scale ω.
         seed: seeds data (train, test) and initialisation.
         record_every: record every k steps (and steps 0 and ``steps``).
@@ -317,21 +359,21 @@ def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, o
             Gaussian data, or an exhaustive enumeration with its probabilities. With an explicit
             test set, f is undefined: ``test_err_f`` is NaN and ``test_err_y`` is against the given y.
         A0, v0: optional initialisation (D, D) and (d,); the diagonal of A0 is set to β.
+        init: optional (α, γ, ρ), the same start as :func:`theorydyn.reduced.integrate`'s ``init``:
+            Â at the three-value form (Â_ii = β, γ in-set, ρ across sets) and v̂ = α w*
+            (exclusive with ``A0``/``v0``; ``omega`` is then unused).
         progress: a progress line on stderr at every record.
-        replicas: if given, run that many initialisations (seeds seed, seed+1, …) on the same data
-            in one pass and return a list (see :func:`simulate_replicas`).
         dense_until: also record every step up to this one (phase I is over in a few steps).
         err_tol: tolerance of T2 in the phase summary.
 
     Returns:
-        :class:`~theorydyn.result.Result` with ``solver="simulate"`` (a list of them with
-        ``replicas``); ``A_final`` / ``v_final`` hold the last finite Â and v̂.
+        :class:`~theorydyn.result.Result` with ``solver="simulate"``; ``A_final`` / ``v_final``
+        hold the last finite Â and v̂. Several initialisations on the same data:
+        :func:`simulate_replicas` (a list of Results).
 
     Raises:
         ValueError: naming a bad option.
     """
-    if replicas is not None:
-        return simulate_replicas(s, N, eta, steps, omega, seed, record_every, dtype, n_test, train, test,
-                                 A0, v0, progress, replicas=replicas, dense_until=dense_until, err_tol=err_tol)
-    return simulate_replicas(s, N, eta, steps, omega, seed, record_every, dtype, n_test, train, test,
-                             A0, v0, progress, init_seeds=[seed], dense_until=dense_until, err_tol=err_tol)[0]
+    return simulate_replicas(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=record_every,
+                             dtype=dtype, n_test=n_test, train=train, test=test, A0=A0, v0=v0, progress=progress,
+                             init_seeds=[seed], dense_until=dense_until, err_tol=err_tol, s_max=s_max, init=init)[0]

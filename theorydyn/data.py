@@ -196,13 +196,13 @@ def enumerate_population(s: Setting, max_points: int = 2_000_000) -> tuple[np.nd
     deltas = np.array(np.meshgrid(*([[1, -1, 0]] * others), indexing="ij"), dtype=np.int8).reshape(others, -1).T
     p_delta = np.prod(np.choose(deltas + 1, [s.q / 2, 1 - s.q, s.q / 2]), axis=1) if others else np.ones(1)
     zs, ys, ws = [], [], []
-    for y in (1, -1):
+    for label in (1, -1):
         for l in range(s.L):
-            z = np.empty((len(deltas), s.D), dtype=np.int8)
-            z[:, s.sets[l]] = y
-            z[:, s.set_of != l] = deltas
-            zs.append(z)
-            ys.append(np.full(len(deltas), y, dtype=np.int8))
+            zl = np.empty((len(deltas), s.D), dtype=np.int8)
+            zl[:, s.sets[l]] = label
+            zl[:, s.set_of != l] = deltas
+            zs.append(zl)
+            ys.append(np.full(len(deltas), label, dtype=np.int8))
             ws.append(p_delta * 0.5 / s.L)
     z, y, w = np.concatenate(zs), np.concatenate(ys), np.concatenate(ws)
     keep = w > 0

@@ -38,7 +38,8 @@ from numba import njit
 from ..model import sigma, sigma_grad
 from ..numba_activation import sigma_and_grad
 
-#: |F| ≤ TIE_RTOL · Σ|terms| counts as F = 0 in the errors (a tie, not a sign): far above rounding, far below any real F.
+#: |F| ≤ TIE_RTOL · Σ|terms| counts as F = 0 in the errors (a tie, not a sign): far above rounding,
+#: far below any real F.
 TIE_RTOL = 1e-12
 
 #: Number of accumulated outputs of :func:`accumulate` (see its docstring).
@@ -61,7 +62,7 @@ def type_probabilities(C: int, q: float) -> np.ndarray:
     plus, minus, zero = count_types(C)
     # Python's 0.0 ** 0 == 1.0 keeps q = 0 and q = 1 exact
     return np.array([math.comb(C, a) * math.comb(C - a, b) * (q / 2) ** (a + b) * (1 - q) ** c
-                     for a, b, c in zip(plus.tolist(), minus.tolist(), zero.tolist())])
+                     for a, b, c in zip(plus.tolist(), minus.tolist(), zero.tolist(), strict=True)])
 
 
 @njit(cache=True)
@@ -470,11 +471,11 @@ def mc_accumulate(raw, n_samples, n_sets, order, cut, start, tab, Tmax, sm, thr,
     """
     K = hist.shape[0]
     i = 0
-    for n in range(n_samples):
+    for _ in range(n_samples):
         for k in range(K):
             hist[k] = 0
         hist[0] = 1
-        for m in range(n_sets):
+        for _ in range(n_sets):
             hist[order[_draw_position(raw, i, cut, start)]] += 1
             i += 1
         T = 0

@@ -54,8 +54,8 @@ from ..setting import Setting
 from . import _kernels as rk
 from . import memory
 
-__all__ = ["Bank", "Estimate", "default_horizon", "make_bank", "mc_set_counts", "bank_from_set_counts", "n_exact_terms", "population_risk",
-           "integrate", "forward_counts", "COLUMNS", "SOLVERS"]
+__all__ = ["Bank", "Estimate", "default_horizon", "make_bank", "mc_set_counts", "bank_from_set_counts", "n_exact_terms",
+           "population_risk", "integrate", "forward_counts", "COLUMNS", "SOLVERS"]
 
 #: Columns of a trajectory returned by :func:`integrate`: the common schema of
 #: :data:`theorydyn.result.CORE_COLUMNS`, then the softmax values of the three-value form.
@@ -106,12 +106,12 @@ class Bank:
     weights: np.ndarray
     n_samples: int
     amb_f: float
-    row_ptr: np.ndarray = field(repr=False, default=None)
-    nz_type: np.ndarray = field(repr=False, default=None)
-    nz_count: np.ndarray = field(repr=False, default=None)
-    plus: np.ndarray = field(repr=False, default=None)
-    minus: np.ndarray = field(repr=False, default=None)
-    zero: np.ndarray = field(repr=False, default=None)
+    row_ptr: np.ndarray = field(repr=False)
+    nz_type: np.ndarray = field(repr=False)
+    nz_count: np.ndarray = field(repr=False)
+    plus: np.ndarray = field(repr=False)
+    minus: np.ndarray = field(repr=False)
+    zero: np.ndarray = field(repr=False)
 
     def __len__(self) -> int:
         return len(self.weights)

@@ -210,8 +210,8 @@ def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_l
     """R replicas sharing X.  S, ST (R, D, D); VT (R, d); partials per block out_dS (nb, R, D, D),
     out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]).
 
-    Per sub-block of ``sub`` samples (:func:`sub_block`): (1) U_r = X_n v_r for every sample and replica (X streamed from
-    memory: the one pass); (2) per replica the three D×D products as GEMMs over the sub-block,
+    Per sub-block of ``sub`` samples (:func:`sub_block`): (1) U_r = X_n v_r for every sample and replica
+    (X streamed from memory: the one pass); (2) per replica the three D×D products as GEMMs over the sub-block,
     H = U Sᵀ, dU = G S, ∂S += Gᵀ U, with the loss and g = c σ'(H) in between; (3) ∇_v += X_nᵀ dU_n,
     X_n now read from L2. Every block is single-threaded and its partial sums are reduced in block
     order by the caller: bit-identical results whatever the number of threads.

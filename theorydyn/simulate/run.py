@@ -217,19 +217,19 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
     if len(init_seeds) != R:
         raise ValueError(f"init_seeds must have one seed per replica ({R}), got {len(init_seeds)}")
     _check_options(N, etas, steps, omega, record_every, dtype, n_test)
-    dtype = np.dtype(dtype)
+    dt = np.dtype(dtype)
     t_start = time.perf_counter()
     ss_train, ss_test, _ = np.random.SeedSequence(seed).spawn(3)
 
     # ---- data (X is generated straight into its storage dtype and never copied)
     if train is None:
-        b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dtype)
+        b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dt)
         X, y, w_train = b.X, b.y, None
         del b
     else:
         X, y, w_train, _ = _as_data(s, train, "train")
     if test is None:
-        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dtype)
+        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dt)
         Xt, yt, ft = bt.X, bt.y, data.labelling_from_z(s, bt.z)
         del bt
     else:
@@ -295,7 +295,7 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
             gA = np.zeros_like(A)
             gV = np.zeros_like(V)
             risk[idx], err[idx], gA[idx], gV[:, idx] = model.risk_grad(A[idx], V[:, idx])
-            for r in idx:
+            for r in idx.tolist():
                 if not (np.isfinite(risk[r]) and np.all(np.isfinite(gA[r])) and np.all(np.isfinite(gV[:, r]))):
                     alive[r] = False
                     div_step[r] = t
@@ -306,7 +306,7 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
                     record(t, risk, err)
             if t == steps:
                 break
-            for r in np.flatnonzero(alive):
+            for r in np.flatnonzero(alive).tolist():
                 last[r] = (A[r].copy(), V[:, r].copy())
                 A[r] -= etas[r] * gA[r]
                 V[:, r] -= etas[r] * gV[:, r]
@@ -315,7 +315,7 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
                     div_step[r] = t + 1
                     status[r] = Status.DIVERGED
                     message[r] = f"diverged (non-finite parameters) at step {t + 1}"
-            for r in np.flatnonzero(~alive):  # keep dead replicas harmless in the shared pass
+            for r in np.flatnonzero(~alive).tolist():  # keep dead replicas harmless in the shared pass
                 A[r], V[:, r] = last[r]
             bar.update(1)
 
@@ -324,7 +324,7 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
     for r in range(R):
         traj = pd.DataFrame(rows[r], columns=COLUMNS)
         options = dict(N=int(X.shape[0]), eta=float(etas[r]), steps=int(steps), omega=float(omega), seed=int(seed),
-                       init_seed=int(init_seeds[r]), record_every=int(record_every), dtype=dtype.name,
+                       init_seed=int(init_seeds[r]), record_every=int(record_every), dtype=dt.name,
                        n_test=int(Xt.shape[0]), explicit_train=train is not None, explicit_test=test is not None,
                        explicit_init=A0 is not None or v0 is not None, replicas=R, dense_until=int(dense_until),
                        err_tol=err_tol)

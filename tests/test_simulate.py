@@ -406,3 +406,22 @@ def test_simulator_phases_on_a_hand_built_trajectory():
     assert ph.cos_v_min == 0.85 and ph.cos_v_min_s == 80.0
     assert ph.cos_v_peak_before_min == 0.99 and ph.cos_v_max_after_min_s == 140.0
     assert ph.in_steps(2.0)["T1"] == pytest.approx(30.0)
+
+
+def test_s_grid_records_the_times_reduced_gd_records():
+    """``s_grid`` means in simulate what it means in reduced.integrate(method="gd"): the times s
+    rounded to whole steps, the run ending at the last; the numbers are those of the default recording."""
+    s = Setting(D=8, C=2)
+    kw = dict(N=512, n_test=256, seed=5)
+    full = simulate(s, eta=0.5, steps=20, record_every=1, dense_until=0, **kw)
+    grid = [0.0, 1.2, 3.0, 7.4, 10.0]
+    res = simulate(s, eta=0.5, s_grid=grid, **kw)
+    red = reduced.integrate(s, "gd", eta=0.5, s_grid=grid, n_samples=100).trajectory
+    assert list(res.trajectory["step"]) == list(red["step"].astype(int)) == [0, 2, 6, 15, 20]
+    assert res.options["steps"] == 20 and res.options["s_grid"] == grid
+    chosen = full.trajectory.set_index("step").loc[[0, 2, 6, 15, 20]].reset_index()
+    pd.testing.assert_frame_equal(res.trajectory, chosen[res.trajectory.columns], check_exact=True)
+    reps = simulate_replicas(s, eta=[0.5, 1.0], s_grid=[0.0, 2.0, 4.0], steps=8, **kw)
+    assert [list(r.trajectory["step"]) for r in reps] == [[0, 4, 8], [0, 2, 4]]
+    with pytest.raises(ValueError, match="s_grid"):
+        simulate(s, s_grid=[-1.0, 2.0], **kw)

@@ -13,16 +13,17 @@
 ==============  ==========================================  ==========================================
 meaning         reduced ``integrate``                       ``simulate``
 ==============  ==========================================  ==========================================
-horizon         ``s_max`` in s = η·t; GD also ``steps``     ``s_max`` in s = η·t, or ``steps``
-                (``steps`` wins)                            (``steps`` wins; default 1200 steps)
+horizon         in s = η·t: flow ``s_max`` (else η·steps);  ``steps`` (else ⌈s_max/η⌉, else 1200):
+                GD ``steps`` (else ⌈s_max/η⌉)               as reduced GD
 step size       ``eta``                                     ``eta``
 seed            ``seed``: the Monte Carlo bank              ``seed``: training data, test data and
                                                             the random initialisation
 start           ``init=(α, γ, ρ)`` (default the idealized   ``init=(α, γ, ρ)``: the same three-value
                 (ν^{1/(p−1)}, 0, 0))                        start; or ``A0``/``v0`` (any Â, v̂); default
                                                             the realistic N(0, ω²) start (``omega``)
-recording       ``n_points`` rows on a log grid from        ``record_every`` k steps, and every step
-                ``s_min``, or the times ``s_grid``          up to ``dense_until``
+recording       the times ``s_grid`` (GD: rounded to        the times ``s_grid`` rounded to whole
+                whole steps); else ``n_points`` rows on a   steps; else every ``record_every`` steps
+                log grid from ``s_min``                     and every step up to ``dense_until``
 samples         ``n_samples``: draws of the Monte Carlo     ``N``: the training set of Theorem 4.2, a
                 estimate of a population expectation       parameter of the problem, not of accuracy
 ==============  ==========================================  ==========================================

@@ -192,17 +192,24 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
                       n_test: int = 8192, train: Any = None, test: Any = None, A0: Any = None, v0: Any = None,
                       progress: bool = False, replicas: int | None = None, init_seeds: Sequence[int] | None = None,
                       dense_until: int = 40, err_tol: float = ERR_TOL, *, s_max: float | None = None,
-                      init: tuple[float, float, float] | None = None) -> list[Result]:
+                      init: tuple[float, float, float] | None = None, s_grid: Any = None) -> list[Result]:
     """R runs sharing one X in one pass per step (U = X V with V: (d, R)): a list of R Results.
 
     Replica r uses the training/test data of ``seed``, the learning rate ``eta[r]`` (a scalar
     is shared) and the initialisation of ``init_seeds[r]`` (default seed, seed+1, …); a
     replica with init seed equal to ``seed`` starts where :func:`simulate` with that seed does.
     ``A0`` (D, D) or (R, D, D) and ``v0`` (d,) or (d, R), or ``init`` = (α, γ, ρ), fix the
-    initialisation instead. ``s_max`` needs one η shared by the replicas.
+    initialisation instead. ``s_max`` needs one η shared by the replicas; ``s_grid`` is rounded
+    to each replica's own steps.
     A replica that diverges stops there; the others go on. See :func:`simulate` for the rest.
     """
     etas = np.atleast_1d(np.asarray(eta, dtype=float))
+    if s_grid is not None:
+        s_grid = np.unique(np.asarray(s_grid, dtype=np.float64))
+        if len(s_grid) == 0 or not np.all(np.isfinite(s_grid)) or s_grid[0] < 0:
+            raise ValueError("s_grid must be a non-empty array of finite times >= 0")
+        if steps is None and s_max is None and np.all(etas > 0):  # as reduced.integrate: to the grid's end
+            steps = int(math.ceil(float(s_grid[-1]) / float(np.min(etas))))
     steps = _resolve_steps(steps, s_max, etas)
     A0, v0 = _resolve_init(s, A0, v0, init)
     R = replicas if replicas is not None else (len(init_seeds) if init_seeds is not None else len(etas))
@@ -264,8 +271,17 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
     div_step: list[int | None] = [None] * R
     last = [(A[r].copy(), V[:, r].copy()) for r in range(R)]
 
-    def record(t: int, risk: np.ndarray, err: np.ndarray) -> None:
-        idx = np.flatnonzero(alive)
+    # the steps each replica records: every record_every-th, the last and the first dense_until, or
+    # the times s_grid rounded to the replica's whole steps (as reduced.integrate's GD does)
+    grid = None if s_grid is None else [set(np.rint(s_grid / e).astype(np.int64).tolist()) for e in etas]
+
+    def wanted(t: int) -> np.ndarray:
+        if grid is None:
+            return np.full(R, t % record_every == 0 or t == steps or t <= dense_until)
+        return np.array([t in g for g in grid])
+
+    def record(t: int, risk: np.ndarray, err: np.ndarray, which: np.ndarray) -> None:
+        idx = np.flatnonzero(which)
         F = tmodel.forward(A[idx], V[:, idx])
         for col, r in enumerate(idx):
             Fr = F[:, col]
@@ -301,9 +317,9 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
                     div_step[r] = t
                     status[r] = Status.DIVERGED
                     message[r] = f"diverged (non-finite risk or gradient) at step {t}"
-            if t % record_every == 0 or t == steps or t <= dense_until:
-                if alive.any():
-                    record(t, risk, err)
+            which = alive & wanted(t)
+            if which.any():
+                record(t, risk, err, which)
             if t == steps:
                 break
             for r in np.flatnonzero(alive).tolist():
@@ -328,6 +344,8 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
                        n_test=int(Xt.shape[0]), explicit_train=train is not None, explicit_test=test is not None,
                        explicit_init=A0 is not None or v0 is not None, replicas=R, dense_until=int(dense_until),
                        err_tol=err_tol)
+        if s_grid is not None:
+            options["s_grid"] = [float(x) for x in s_grid]
         ph = detect_phases(traj, err_tol=err_tol) if len(traj) else Phases(err_tol=err_tol)
         Af, vf = (A[r].copy(), V[:, r].copy()) if div_step[r] is None else last[r]
         results.append(Result("simulate", s, traj, ph, status[r], message[r], div_step[r], options, seconds, Af, vf))
@@ -338,7 +356,7 @@ def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int | None = 
              seed: int = 0, record_every: int = 10, dtype: str = "float64", n_test: int = 8192,
              train: Any = None, test: Any = None, A0: Any = None, v0: Any = None, progress: bool = False,
              dense_until: int = 40, err_tol: float = ERR_TOL, *, s_max: float | None = None,
-             init: tuple[float, float, float] | None = None) -> Result:
+             init: tuple[float, float, float] | None = None, s_grid: Any = None) -> Result:
     """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; docs/theory.md §4).
 
     Args:
@@ -351,6 +369,9 @@ def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int | None = 
         omega: initialisation scale ω.
         seed: seeds data (train, test) and initialisation.
         record_every: record every k steps (and steps 0 and ``steps``).
+        s_grid: instead of ``record_every``/``dense_until``, record at these times s ≥ 0 rounded to
+            whole steps, as :func:`theorydyn.reduced.integrate` does with ``method="gd"`` (the run
+            ends at the last of them unless ``steps``/``s_max`` say otherwise).
         dtype: storage of X, ``"float64"`` or ``"float32"`` (float32 storage is stepped in float32
             arithmetic with float64 accumulation over samples; its trajectories agree with float64
             storage to ~1e-6 relative).
@@ -376,4 +397,5 @@ def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int | None = 
     """
     return simulate_replicas(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=record_every,
                              dtype=dtype, n_test=n_test, train=train, test=test, A0=A0, v0=v0, progress=progress,
-                             init_seeds=[seed], dense_until=dense_until, err_tol=err_tol, s_max=s_max, init=init)[0]
+                             init_seeds=[seed], dense_until=dense_until, err_tol=err_tol, s_max=s_max, init=init,
+                             s_grid=s_grid)[0]

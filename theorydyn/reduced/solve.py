@@ -123,7 +123,7 @@ def _draw_types(s: Setting, n_samples: int, seed: int, keep_types: bool = True) 
 
     One 32-bit uniform per random set, from the raw output of ``np.random.default_rng(seed)``,
     inverted through the type law Multinomial(C; q/2, q/2, 1−q) in Numba
-    (:func:`theorydyn.reduced_kernels.draw_type_counts`): the law of drawing (n⁺, n⁻, n⁰) directly
+    (:func:`theorydyn.reduced._kernels.draw_type_counts`): the law of drawing (n⁺, n⁻, n⁰) directly
     (to 2⁻³² per type probability), at a fraction of the cost.
     """
     if n_samples < 2:
@@ -303,7 +303,7 @@ class _Evaluator:
 
 def _estimate_from(s: Setting, o: np.ndarray, gamma: float, rho: float, kind: str, n_samples: int, amb_f: float,
                    n_terms: int) -> Estimate:
-    """An :class:`Estimate` from the accumulated sums ``o`` (see :func:`theorydyn.reduced_kernels.accumulate`)."""
+    """An :class:`Estimate` from the accumulated sums ``o`` (see :func:`theorydyn.reduced._kernels.accumulate`)."""
     if o[10] > 0:  # F overflowed for some sample
         o[:8] = np.nan
     if kind == "mc":
@@ -327,7 +327,7 @@ _MC_CHUNK = 1024
 def _mc_estimate(s: Setting, alpha: float, gamma: float, rho: float, n_samples: int, seed: int) -> Estimate:
     """ℓ_red by Monte Carlo without storing the samples: the samples of ``make_bank(s, "mc",
     n_samples, seed)``, drawn chunk by chunk and evaluated as they are drawn on a table over every
-    T ∈ [−D, D] (:func:`theorydyn.reduced_kernels.mc_accumulate`); risk and gradient sums equal
+    T ∈ [−D, D] (:func:`theorydyn.reduced._kernels.mc_accumulate`); risk and gradient sums equal
     those of the unmerged bank bit for bit. Memory O(chunk + K·D), not O(N·L)."""
     if n_samples < 2:
         raise ValueError(f"n_samples must be >= 2 (a standard error needs two samples), got {n_samples}")

@@ -14,13 +14,21 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import (ArgumentParser, add_common_arguments, add_setting_arguments, fail, guard_memory,
-                    output_dir, positive, setting_from_args)  # noqa: E402
-from ..phases import ERR_TOL  # noqa: E402
-from ..plotting import save  # noqa: E402
-from ..resources import reduced_memory  # noqa: E402
-from .plot import plot_trajectory  # noqa: E402
-from .solve import SOLVERS, integrate, n_exact_terms, MAX_TERMS  # noqa: E402
+from ..cli import (
+    ArgumentParser,
+    add_common_arguments,
+    add_setting_arguments,
+    fail,
+    guard_memory,
+    output_dir,
+    positive,
+    setting_from_args,
+)
+from ..phases import ERR_TOL
+from ..plotting import save
+from ..resources import reduced_memory
+from .plot import plot_trajectory
+from .solve import MAX_TERMS, SOLVERS, integrate, n_exact_terms
 
 PROG = "python -m theorydyn.reduced"
 
@@ -30,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
                                  "(Lemmas 4.1-4.3, docs/theory.md §3): phases I-III.")
     add_setting_arguments(ap)
     g = ap.add_argument_group("solver")
-    g.add_argument("--method", choices=("flow", "gd"), default="flow", help="gradient flow in s = eta*t, or the GD recursion")
+    g.add_argument("--method", choices=("flow", "gd"), default="flow",
+                   help="gradient flow in s = eta*t, or the GD recursion")
     g.add_argument("--eta", type=positive(float, "--eta"), default=None, help="GD step (s = eta*step; default 1)")
     g.add_argument("--steps", type=positive(int, "--steps"), default=None, help="GD steps (default s_max/eta)")
     g.add_argument("--s-max", type=positive(float, "--s-max"), default=2e4, help="final time s (default %(default)g)")

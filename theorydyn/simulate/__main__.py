@@ -10,18 +10,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import (ArgumentParser, add_common_arguments, add_setting_arguments, fail, guard_memory,
-                    output_dir, positive, setting_from_args)  # noqa: E402
-from ..plotting import save  # noqa: E402
-from ..resources import simulate_memory  # noqa: E402
-from .plot import plot_figure4  # noqa: E402
-from .run import simulate, symmetry_breaking  # noqa: E402
+from ..cli import (
+    ArgumentParser,
+    add_common_arguments,
+    add_setting_arguments,
+    fail,
+    guard_memory,
+    output_dir,
+    positive,
+    setting_from_args,
+)
+from ..plotting import save
+from ..resources import simulate_memory
+from .plot import plot_figure4
+from .run import simulate, symmetry_breaking
 
 PROG = "python -m theorydyn.simulate"
 

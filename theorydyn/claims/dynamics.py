@@ -24,7 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import model
-from ..reduced import integrate
+from ..reduced import default_horizon, integrate
 from ..resources import MemoryEstimate, reduced_memory
 from ..result import Result
 from ..setting import Setting
@@ -64,7 +64,7 @@ def checks(s: Setting, *, quick: bool = False, progress: Callable[[str], None] |
     samples of the reduced risk per seed (default 4000, 1500 with ``quick``).
     """
     say = progress or (lambda msg: None)
-    s_max = s_max or 2.0e4 * max(1.0, s.D / 64) ** 1.5
+    s_max = s_max or default_horizon(s.D)
     n_samples = n_samples or (1500 if quick else 4000)
     params = dict(D=s.D, C=s.C, q=round(s.q, 6), tau=s.tau, s_max=s_max, n_samples=n_samples)
     per: dict[str, list[float]] = {}

@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run only these claims (theorydyn.claims.REGISTRY), or the groups reduced (= dynamics) "
                          "and theorems (= theorem31 theorem32 theorem4)")
     ap.add_argument("--s-max", type=positive(float, "--s-max"), default=None,
-                    help="horizon of the reduced flow (default 2e4·max(1, D/64)^1.5)")
+                    help="horizon of the reduced flow (default reduced.default_horizon(D) = 2e4·max(1, D/64)^1.5)")
     ap.add_argument("--n-samples", type=number(int, "--n-samples", low=2), default=None,
                     help="Monte Carlo samples of the reduced risk per seed, >= 2 (default 4000; 1500 with --quick)")
     ap.add_argument("--seed", type=positive(int, "--seed", allow_zero=True), default=None,

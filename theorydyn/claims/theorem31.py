@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -326,7 +327,7 @@ def lookup_glm_error(s: Setting, X: np.ndarray, f: np.ndarray, base: int,
 
 
 #: The small setting of the exact literal-statement row (issue 21's example): q(D − C) = 3 > C, q = 1/2, L = 4.
-LITERAL_EXACT = dict(D=8, C=2, q=0.5)
+LITERAL_EXACT: dict[str, Any] = dict(D=8, C=2, q=0.5)
 
 
 def literal_construction_exact(base: int = 3, D: int = 8, C: int = 2, q: float = 0.5) -> dict[str, float]:

@@ -23,7 +23,7 @@ from .setting import Setting
 
 
 def activation(s: Setting, x: np.ndarray) -> np.ndarray:
-    """σ(x) = x^p + ν x (Assumption 2)."""
+    """σ(x) = x^p + ν x (model (T), whose activation has ν = 1/d, the default of `Setting.nu`)."""
     return x**s.p + s.nu * x
 
 

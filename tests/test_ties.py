@@ -82,3 +82,27 @@ def test_transfer_ceiling_counts_a_tie_as_an_error():
     ties = np.isclose(z.sum(axis=1), 0) & (f != 0)
     assert ties.mean() > 0.005  # ties occur (1.4% of these draws): at init F = 0 whenever Σ z = 0
     assert acc == pytest.approx(1 - data.errors(F, np.sign(f) + (f == 0), f)["err_f"], abs=1e-12)
+
+
+# ---- the departures from Parametrization 3.1 named in every row's params --------------------------------
+def test_departures_name_eta_beta_tau_and_only_real_ones():
+    from theorydyn.claims.check import departures, unconditional_error
+
+    s = Setting(D=64, C=4)
+    d = departures(s, eta=10.0)["departures"]
+    assert "eta=10 (paper: eta <= 1/poly(d))" in d and "beta=1" in d and "tau=1" in d and "sqrt(d) = 8" in d
+    assert not departures(s)["departures"].startswith("eta")
+    assert "gradient flow" in departures(s, eta="flow")["departures"]
+    # model (T)'s own temperature is no departure
+    assert "tau" not in departures(s.replace(tau=8.0))["departures"]
+    assert departures(s, model=False)["departures"].startswith("none")
+    assert unconditional_error(0.1, 0.2) == pytest.approx(0.2 + 0.8 * 0.1)
+
+
+def test_every_row_of_the_touched_claims_names_its_departures():
+    from theorydyn.claims import dynamics, theorem31
+
+    rows = theorem31.check_theorem_3_1(Setting(D=32, C=4, q=0.25), N_fit=2000, N_test=2000, N_flat=0, seeds=2,
+                                       scan=False, N_literal=500)
+    rows += dynamics._flow_vs_gd(Setting(D=32, C=4), quick=True)
+    assert all("departures" in c.params for c in rows), [c.quantity for c in rows if "departures" not in c.params]

@@ -102,7 +102,7 @@ def test_block_ceiling_matches_a_direct_forward_pass_on_feature_values():
 
     def direct(A, a):
         F = model.forward(s, A, a * s.w_star, X)[f != 0]
-        return np.mean(np.where(np.abs(F) <= tr.tie_tolerance(s, a), 0.5, np.sign(F) == np.sign(f[f != 0])))
+        return np.mean(np.where(np.abs(F) <= tr.tie_tolerance(s, a), False, np.sign(F) == np.sign(f[f != 0])))
 
     assert acc == pytest.approx(direct(tr.oracle_attention(s), alpha), abs=0.004)
     init_acc, a0 = tr.ceiling(s, 0.0, 0.0, n_samples=40000, seed=1)

@@ -133,15 +133,26 @@ def labelling(s: Setting, X: np.ndarray) -> np.ndarray:
     return labelling_from_z(s, proj)
 
 
-def errors(F: np.ndarray, y: np.ndarray, f: np.ndarray, weights: np.ndarray | None = None) -> dict[str, float]:
+def errors(F: np.ndarray, y: np.ndarray, f: np.ndarray, weights: np.ndarray | None = None,
+           scale: np.ndarray | float | None = None, tie_rtol: float = 1e-12) -> dict[str, float]:
     """Classification errors of outputs F against y and against the labelling function f.
 
     err_y = Pr[y F ≤ 0];  err_f = Pr[f F ≤ 0 | f ≠ 0];  amb_f = Pr[f = 0]
-    (where f = 0 the label is ambiguous: a random set equal to −y cancels the signal set).
+    (where f = 0 the label is ambiguous: a random set equal to −y cancels the signal set; the paper's
+    Pr[f F ≤ 0] counts it as an error and is amb_f + (1 − amb_f)·err_f).
     All arrays (N,); ``weights`` (N,) turns the means into weighted means (exact expectations).
+
+    Ties (docs/theory.md, conventions): |F| ≤ ``tie_rtol``·``scale`` counts as F = 0, an error
+    against y and against f, whatever the sign of its rounding residue. ``scale`` (N,) or scalar is
+    the size of the terms summed into F (their Σ|·|); None takes the batch's largest |F|, which
+    bounds Σ|terms| on noiseless data up to a factor D (on noisy data exact ties have probability 0).
+    The default ``tie_rtol`` is the reduced solver's ``TIE_RTOL``.
     """
     F, y, f = (np.asarray(a, dtype=float) for a in (F, y, f))
     w = np.full(F.shape, 1.0 / F.size) if weights is None else np.asarray(weights, float) / np.sum(weights)
+    finite = np.abs(F[np.isfinite(F)])
+    sc = (float(finite.max()) if finite.size else 0.0) if scale is None else np.asarray(scale, float)
+    F = np.where(np.abs(F) <= tie_rtol * sc, 0.0, F)
     decisive = f != 0
     mass = float(w[decisive].sum())
     return {

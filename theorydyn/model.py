@@ -25,7 +25,8 @@ from .setting import Setting
 
 
 def sigma(x: Any, p: int, nu: float) -> Any:
-    """σ(x) = x^p + ν x (Assumption 2), elementwise on a float, a NumPy array or a torch tensor.
+    """σ(x) = x^p + ν x, elementwise on a float, a NumPy array or a torch tensor (model (T)'s
+    activation, whose linear part ν = 1/d is the default of ``Setting.nu``).
 
     The one array definition of the activation (:func:`activation` reads p and ν from a Setting);
     the Numba kernels call its scalar twin :func:`theorydyn.numba_activation.sigma_and_grad`,

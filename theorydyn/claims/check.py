@@ -18,9 +18,10 @@ Every measured number that depends on randomness carries a 95% interval over see
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from enum import Enum
-from typing import Any, Sequence
+from enum import StrEnum
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ LEDGER_COLUMNS = ["claim", "quantity", "measured", "ci_low", "ci_high", "thresho
                   "route", "params"]
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     """The five verdicts of the ledger (module docstring)."""
 
     PASS = "PASS"
@@ -83,13 +84,13 @@ class Check:
 
     @classmethod
     def exact(cls, claim: str, quantity: str, value: float, threshold: str, verdict: Verdict | bool,
-              **kw: Any) -> "Check":
+              **kw: Any) -> Check:
         """A row for an exact (non-random) computation: the interval is the value itself."""
         return cls(claim, quantity, float(value), threshold, verdict, ci_low=float(value), ci_high=float(value), **kw)
 
     @classmethod
     def over_seeds(cls, claim: str, quantity: str, values: Sequence[float], threshold: str,
-                   verdict: Verdict | bool, **kw: Any) -> "Check":
+                   verdict: Verdict | bool, **kw: Any) -> Check:
         """A row whose number is the mean over seeds of ``values``, with its 95% t-interval."""
         m, lo, hi = mean_ci(values)
         params = dict(kw.pop("params", {}))
@@ -107,3 +108,38 @@ class Check:
         out["verdict"] = str(self.verdict)
         out["params"] = ", ".join(f"{k}={v}" for k, v in self.params.items())
         return {k: out[k] for k in LEDGER_COLUMNS}
+
+
+def departures(s: Any, *, eta: float | str | None = None, model: bool = True) -> dict[str, str]:
+    """The departures of a row's measurement from Parametrization 3.1 and model (T), for its params
+    (docs/theory.md §1.2, "Departures from Parametrization 3.1", argues each one).
+
+    Args:
+        s: the :class:`~theorydyn.setting.Setting` measured (its β, τ and d are read).
+        eta: the step size of the run: a number (discrete GD, e.g. 10 in the simulator), ``"flow"``
+            (the gradient flow, the limit η → 0 in time s = ηt) or None (no training in this row).
+        model: False for a row that involves no transformer at all (Theorem 3.1's GLMs): then no
+            parameter of the model enters and the entry says so.
+
+    Returns:
+        ``{"departures": text}``, a single params entry naming each departure, e.g.
+        ``"eta=10 (paper: eta <= 1/poly(d)); beta=1 (paper: sigma_A = polyloglog(d)); tau=1 (model (T): …)"``.
+    """
+    if not model:
+        return {"departures": "none (no transformer parameter enters this row)"}
+    out = []
+    if eta == "flow":
+        out.append("eta -> 0 (gradient flow in s = eta t; paper: eta <= 1/poly(d), consistent)")
+    elif eta is not None:
+        out.append(f"eta={float(eta):g} (paper: eta <= 1/poly(d))")
+    out.append(f"beta={float(s.beta):g} (paper: sigma_A = polyloglog(d))")
+    tau_T = math.sqrt(s.d)  # S = softmax(A / tau): model (T)'s logits A / sqrt(d) are tau = sqrt(d)
+    if not math.isclose(float(s.tau), tau_T, rel_tol=1e-12):
+        out.append(f"tau={float(s.tau):g} (model (T): logits scaled by 1/sqrt(d), tau = sqrt(d) = {tau_T:.4g})")
+    return {"departures": "; ".join(out)}
+
+
+def unconditional_error(err_cond: float, amb: float) -> float:
+    """Pr[f F <= 0] from the conditional error Pr[f F <= 0 | f != 0] and Pr[f = 0]: a point with
+    f = 0 has f F = 0 <= 0 and counts as an error (the paper's quantity, docs/theory.md conventions)."""
+    return float(amb + (1.0 - amb) * err_cond)

@@ -27,7 +27,7 @@ from ..setting import Setting
 from ..simulate import simulate
 from ..stats import mean_ci
 from ..transfer import setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
-from .check import Check, Verdict
+from .check import Check, Verdict, departures, unconditional_error
 from .theorem31 import theorem_3_1_scope
 
 
@@ -104,7 +104,8 @@ def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
     """
     runs = runs if runs is not None else lemma_4_1_scaling_runs(s, **kw)
     Ns = sorted(runs["N"].unique())
-    params = dict(D=s.D, C=s.C, q=round(s.q, 6), N=f"{Ns[0]}..{Ns[-1]}", init="realistic")
+    params = dict(D=s.D, C=s.C, q=round(s.q, 6), N=f"{Ns[0]}..{Ns[-1]}", init="realistic",
+                  **departures(s, eta=kw.get("eta", 10.0)))
     out = []
     for col, what in (("in_rel_std", "in-set std / gap"), ("row_rel_spread", "row-level spread / gap"),
                       ("cross_rel_std", "cross-set std / gap")):
@@ -160,7 +161,8 @@ def check_lemma_4_1_population(s: Setting, D: int = 6, C: int = 2, q: float = 0.
         if gap > 0:
             worst_A = max(worst_A, float(max(np.ptp(inv), np.ptp(crv)) / gap))
     inv, crv = A[sp.in_set_mask], A[sp.cross_set_mask]
-    params = dict(D=D, C=C, q=q, p=s.p, eta=eta, steps=steps, expectation="exact enumeration")
+    params = dict(D=D, C=C, q=q, p=s.p, eta=eta, steps=steps, expectation="exact enumeration",
+                  **departures(sp, eta=eta))
     note = f"final gamma {inv.mean():.4f}, rho {crv.mean():.4f}, alpha {v @ sp.w_star:.4f}"
     return [
         Check.exact("Lemma 4.1", "max over GD on (P) of (in-set or cross-set spread of A) / |gamma - rho|", worst_A,
@@ -178,23 +180,27 @@ def check_theorem_4_seeds(s: Setting, N: int = 8192, steps: int = 200, seeds: in
 
     1. patch association of Â (Definition 2.2, :func:`theorydyn.model.association`), fraction of
        rows: PASS if every seed reaches 1;
-    2. Pr[f F ≤ 0 | f ≠ 0] on fresh samples: PASS if the 95% interval lies below ``err_tol``.
+    2. Pr[f F ≤ 0] on fresh samples (the paper's quantity: f = 0 counts as an error): PASS if the 95%
+       interval lies below ``err_tol``; Pr[f F ≤ 0 | f ≠ 0] beside it as INFO.
 
     Inside Theorem 3.1's scope rule (:func:`theorem_3_1_scope`, the same Assumption 2) or
     OUT_OF_SCOPE with the reason.
     """
     scope = theorem_3_1_scope(s)
-    assoc, errs, cos, status = [], [], [], []
+    assoc, errs, errs_c, cos, status = [], [], [], [], []
     for k in range(seeds):
         sd = int(seed + 1000 * k + 42)
         if progress:
             progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {k + 1}/{seeds}")
         res = train_upstream(s, N, eta, steps, omega, sd, dtype=dtype, record_every=steps)
         assoc.append(association(s, res.A))
-        errs.append(_fresh_errors(s, res.A, res.v, N_test, sd + 7919)["err_f"])
+        e = _fresh_errors(s, res.A, res.v, N_test, sd + 7919)
+        errs.append(unconditional_error(e["err_f"], e["amb_f"]))
+        errs_c.append(e["err_f"])
         cos.append(float(res.v @ s.w_star / np.linalg.norm(res.v)))
         status.append(str(getattr(res, "status", "ok")))
-    params = dict(D=s.D, C=s.C, q=round(s.q, 6), N=N, eta=eta, steps=steps, omega=omega, init="realistic")
+    params = dict(D=s.D, C=s.C, q=round(s.q, 6), N=N, eta=eta, steps=steps, omega=omega, init="realistic",
+                  **departures(s, eta=eta))
     note = f"cos(v, w*) mean {np.mean(cos):.3f}; simulate status {sorted(set(status))}"
     _, _, hi = mean_ci(errs)
     v1 = Verdict.OUT_OF_SCOPE if scope else bool(min(assoc) == 1.0)
@@ -207,8 +213,11 @@ def check_theorem_4_seeds(s: Setting, N: int = 8192, steps: int = 200, seeds: in
     return [
         Check.over_seeds("Theorem 4.2 (1)", "patch association of A_hat (Definition 2.2, fraction of rows)", assoc,
                          "== 1 (all rows, every seed)", v1, params=params, note=note, route=route),
-        Check.over_seeds("Theorem 4.2 (2)", "Pr[f F <= 0 | f != 0] on fresh samples", errs, f"<= {err_tol}", v2,
-                         params=params, note=note, route=route),
+        Check.over_seeds("Theorem 4.2 (2)", "Pr[f F <= 0] on fresh samples (f = 0 an error)", errs, f"<= {err_tol}",
+                         v2, params=params, note=note, route=route),
+        Check.over_seeds("Theorem 4.2 (2)", "Pr[f F <= 0 | f != 0] on fresh samples", errs_c,
+                         "INFO (not the paper's quantity: f = 0 excluded)", Verdict.INFO, params=params, note=note,
+                         route=route),
     ]
 
 

@@ -290,7 +290,7 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
             row["risk"] = float(risk[r])
             row["train_err"] = float(err[r])
             if ft is None:
-                row.update(err_y=float(np.mean(yt * Fr <= 0)), err_f=float("nan"), amb_f=float("nan"))
+                row.update(err_y=data.errors(Fr, yt, yt)["err_y"], err_f=float("nan"), amb_f=float("nan"))
             else:
                 row.update(data.errors(Fr, yt, ft))
             rows[r].append(row)

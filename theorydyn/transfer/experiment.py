@@ -273,8 +273,8 @@ def ceiling(s: Setting, gamma: float, rho: float, alphas: Sequence[float] = ALPH
     """max over α of the population accuracy against f of model (T) with the three-value attention
     (β, γ, ρ) and v = α w, by Monte Carlo over ``n_samples`` draws of the feature values z
     (docs/theory.md §3: with v ∥ w the noise drops out of F exactly, and F is evaluated in O(L) per
-    sample by ``reduced.forward_counts``). An exact tie F = 0 counts 1/2: an infinitesimal noise
-    component of v breaks it at random (at init, F = 0 whenever Σ_j z_j = 0).
+    sample by ``reduced.forward_counts``). An exact tie F = 0 counts as an error (docs/theory.md,
+    conventions: the paper's Pr[f F ≤ 0]; at init, F = 0 whenever Σ_j z_j = 0).
 
     ``gamma = β, rho = β − 10`` is the block attention (a*: the best with patch association);
     ``gamma = rho = 0`` is the expected attention at initialisation. The maximum is over v ∥ w and
@@ -289,7 +289,7 @@ def ceiling(s: Setting, gamma: float, rho: float, alphas: Sequence[float] = ALPH
     for a in alphas:
         F = forward_counts(s, float(a), float(gamma), float(rho), z)
         tie = np.abs(F) <= tie_tolerance(s, float(a))
-        acc = float(np.mean(np.where(tie, 0.5, np.sign(F) == sf)))
+        acc = float(np.mean(np.where(tie, False, np.sign(F) == sf)))
         if acc > best[0]:
             best = (acc, float(a))
     return best
@@ -302,7 +302,7 @@ def block_ceiling(s: Setting, n_samples: int = 20000, seed: int = 0) -> float:
 
 def linear_reference(s: Setting, n_samples: int = 200_000, seed: int = 0) -> float:
     """Population accuracy against f of the symmetric linear rule sign(Σ_j ⟨w, X_j⟩) (the noise is ⟂ w,
-    so this is sign(Σ_j z_j)); a tie counts 1/2 (as in :func:`ceiling`). Theorem 3.1's kind of classifier."""
+    so this is sign(Σ_j z_j)); a tie counts as an error (as in :func:`ceiling`). Theorem 3.1's kind of classifier."""
     rng = np.random.default_rng(seed)
     right = total = 0
     for a in range(0, n_samples, 20000):  # chunks: z is (n, D)
@@ -310,7 +310,7 @@ def linear_reference(s: Setting, n_samples: int = 200_000, seed: int = 0) -> flo
         f = data.labelling_from_z(s, z)
         T = z.astype(np.int64).sum(axis=1)
         dec = f != 0
-        right += float(np.sum(np.where(T[dec] == 0, 0.5, np.sign(T[dec]) == np.sign(f[dec]))))
+        right += float(np.sum(np.where(T[dec] == 0, False, np.sign(T[dec]) == np.sign(f[dec]))))
         total += int(dec.sum())
     return right / total
 

@@ -19,6 +19,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from ..cli import ArgumentParser, add_setting_arguments, fail, number, output_dir, positive  # noqa: E402
+from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, TAU_MIN  # noqa: E402
 from .grid import ScanError, ScanSpec, validate_points  # noqa: E402
 from .store import RejectedRowsWarning  # noqa: E402
 from .run import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR, check_runner, run_scan  # noqa: E402
@@ -50,20 +51,24 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--D", type=number(int, "--D"), nargs="+", default=None, help="number(s) of patches (default 64)")
     g.add_argument("--C", type=number(int, "--C"), nargs="+", default=None, help="set size(s) (default 4)")
     g.add_argument("--q", type=number(float, "--q"), nargs="+", default=None, help="q value(s) (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D)")
-    g.add_argument("--tau", type=number(float, "--tau"), nargs="+", default=None, help="softmax temperature(s) (default 1)")
+    g.add_argument("--tau", type=number(float, "--tau", low=TAU_MIN), nargs="+", default=None,
+                   help=f"softmax temperature(s) >= {TAU_MIN:g} (default 1)")
     g.add_argument("--eta", type=number(float, "--eta"), nargs="+", default=None,
                    help="GD step(s) η: reduced --method gd and the simulator (default 10)")
     g.add_argument("--N", type=number(int, "--N"), nargs="+", default=None, help="simulator sample size(s) (default 16384)")
     g.add_argument("--seeds", type=number(int, "--seeds"), nargs="+", default=None, help="seeds (default 0 1 2)")
     o = ap.add_argument_group("solver options")
     o.add_argument("--method", choices=("flow", "gd"), default=None, help="reduced dynamics: gradient flow or GD")
-    o.add_argument("--s-max", type=positive(float, "--s-max"), default=None, help="horizon in s = η·t (default 5e4)")
+    o.add_argument("--s-max", type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX), default=None,
+                   help=f"horizon in s = η·t, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default 5e4)")
     o.add_argument("--n-samples", type=positive(int, "--n-samples"), default=None,
                    help="Monte Carlo count samples (default 4000)")
     o.add_argument("--expectation", choices=("mc", "exact"), default=None, help="Monte Carlo or exact (small L)")
-    o.add_argument("--n-points", type=positive(int, "--n-points"), default=None, help="trajectory points (default 400)")
+    o.add_argument("--n-points", type=number(int, "--n-points", low=2, high=N_POINTS_MAX), default=None,
+                   help=f"trajectory points, 2..{N_POINTS_MAX:.0e} (default 400)")
     o.add_argument("--simulate", action="store_true", default=None, help="also run the finite-sample simulator")
-    o.add_argument("--sim-steps", type=positive(int, "--sim-steps"), default=None, help="simulator GD steps (1200)")
+    o.add_argument("--sim-steps", type=number(int, "--sim-steps", low=1, high=SIM_STEPS_MAX), default=None,
+                   help=f"simulator GD steps, 1..{SIM_STEPS_MAX:.0e} (1200)")
     o.add_argument("--omega", type=positive(float, "--omega"), default=None, help="simulator init scale ω (1e-3)")
     o.add_argument("--dtype", choices=("float64", "float32"), default=None, help="simulator dtype of X")
     r = ap.add_argument_group("running")

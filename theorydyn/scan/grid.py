@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import resources
+from ..limits import GRID_POINTS_MAX, N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, STEPS_MAX, TAU_MIN
 from ..reduced import MAX_TERMS
 from .store import ResultStore
 from ..setting import SETTING_FIELDS, Setting
@@ -166,11 +167,19 @@ def normalize_options(options: dict[str, Any]) -> dict[str, Any]:
         raise ScanError(f"simulate must be true or false, got {o['simulate']!r}")
     if o["n_points"] < 2:
         raise ScanError(f"n_points must be >= 2, got n_points={o['n_points']}")
+    # ranges that rule out a run that never ends (theorydyn.limits)
+    if not S_MAX_MIN <= o["s_max"] <= S_MAX_MAX:
+        raise ScanError(f"s_max must be in [{S_MAX_MIN:g}, {S_MAX_MAX:g}], got s_max={o['s_max']!r}")
+    for k, cap in (("n_points", N_POINTS_MAX), ("steps", STEPS_MAX), ("sim_steps", SIM_STEPS_MAX)):
+        if o[k] > cap:
+            raise ScanError(f"{k} must be <= {cap:.0e}, got {k}={o[k]}")
     keep = ["method", "s_max", "expectation", "n_points", "simulate"]
     if o["expectation"] == "mc":
         keep.append("n_samples")
     if o["method"] == "gd":
         o["steps"] = o["steps"] or math.ceil(o["s_max"] / o["eta"])
+        if o["steps"] > STEPS_MAX:
+            raise ScanError(f"steps must be <= {STEPS_MAX:.0e}, got steps = s_max/eta = {o['steps']:.3g}")
         keep += ["eta", "steps"]
     if o["simulate"]:
         keep += ["eta", "N", "sim_steps", "omega", "record_every", "dtype"]
@@ -205,6 +214,10 @@ class ScanSpec:
         """
         return cls(**load_spec_file(path))
 
+    def size(self) -> int:
+        """Points of the grid before duplicates are dropped: the product of the axes' lengths."""
+        return math.prod(len(v) for v in self.axes.values())
+
     def scanned_axes(self) -> list[str]:
         """The axes with more than one value, seeds excluded."""
         return [k for k, v in self.axes.items() if k != "seed" and len(v) > 1]
@@ -223,6 +236,10 @@ class ScanSpec:
         for k, vals in self.axes.items():
             if not vals:
                 raise ScanError(f"axis {k} has no values")
+        size = self.size()
+        if size > GRID_POINTS_MAX:  # counted before expanding: a 10^7-point grid is refused at once
+            raise ScanError(f"the grid has {size:,} points ({' × '.join(f'{k}: {len(v)}' for k, v in self.axes.items())}), "
+                            f"more than the limit of {GRID_POINTS_MAX:,}; split it into smaller scans")
         problems: list[str] = []
         points: list[Point] = []
         seen: set[str] = set()
@@ -236,6 +253,9 @@ class ScanSpec:
             try:
                 if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
                     raise ScanError(f"seed must be an integer >= 0, got seed={seed!r}")
+                tau = sfields.get("tau", 1.0)
+                if _is_real(tau) and not tau >= TAU_MIN:  # β/τ would overflow the softmax
+                    raise ScanError(f"tau must be >= {TAU_MIN:g}, got tau={tau!r}")
                 s = Setting(**sfields)
                 opts = normalize_options(opts)
             except (ValueError, TypeError) as e:
@@ -352,6 +372,8 @@ def load_spec_file(path: str | Path) -> dict[str, Any]:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScanError(f"--spec: {where} is not valid TOML: {e}") from None
+    except RecursionError:  # a value nested thousands of levels deep
+        raise ScanError(f"--spec: {where} nests values too deeply to read (lists or tables within lists)") from None
     unknown = [k for k in raw if k not in _TOP_KEYS]
     if unknown:
         raise ScanError(f"--spec: unknown top-level key(s) {unknown} in {where}; use name, runner and the tables "
@@ -413,7 +435,10 @@ def validate_points(points: list[Point], *, force: bool = False, available: int 
     if concurrent < 1:
         raise ValueError(f"concurrent must be >= 1, got concurrent={concurrent}")
     if available is None and not force:
-        available, _ = resources.available_memory()
+        try:
+            available, _ = resources.available_memory()
+        except ValueError as e:  # $THEORYDYN_MEMORY_LIMIT that is not a size
+            raise ScanError(str(e)) from None
     limit = None if available is None else available // concurrent
     problems: list[str] = []
     for p in points:

@@ -28,6 +28,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from .. import transfer
+from ..atomic import write_with
 from ..claims.figure2 import figure2_setting, make_figure
 from ..claims.figure2 import run as run_figure2
 from ..claims.semirealistic import compare_with_reduced
@@ -69,7 +70,10 @@ def make(name: str, out: Path, quick: bool) -> list[Path]:
     fig = REGISTRY[name]
     drawn = fig.draw(fig.compute(quick))
     out = Path(out)
-    paths = [save(drawn, out / f"{name}.png", close=False), save(drawn, out / f"{name}.pdf")]
+    paths = [out / f"{name}.png", out / f"{name}.pdf"]
+    # atomically (temporary file, fsync, rename): a kill or a full disk leaves the old figure or the new one
+    write_with(paths[0], lambda t: save(drawn, t, close=False))
+    write_with(paths[1], lambda t: save(drawn, t))
     return paths
 
 

@@ -12,6 +12,7 @@ import os
 import re
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -32,10 +33,30 @@ def _token(name: str, vals: list[Any]) -> str:
 
 
 def _safe_name(name: str) -> str:
-    name = re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-") or "scan"
-    if len(name) > 90:
-        name = name[:80] + "_" + hashlib.sha256(name.encode()).hexdigest()[:8]
-    return name
+    """A file name for the scan's results: letters, digits and ``. _ + -``, never starting with a dot
+    (so never ``.`` or ``..``: the files stay inside the results folder). A name that had to be
+    changed, or cut to 80 characters, gets 8 hex digits of the sha256 of the name as given, so that
+    distinct names (``a b`` and ``a-b``, two non-ASCII names) never share one results file."""
+    safe = re.sub(r"[^A-Za-z0-9._+-]+", "-", name).lstrip(".-").rstrip("-")
+    if safe != name or len(safe) > 90:
+        safe = (safe[:80] or "scan") + "_" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return safe
+
+
+def _check_results_files(results_dir: str, name: str) -> None:
+    """Refuse, before any work, a results CSV or a ``.rejected.csv`` that is a symbolic link (the
+    toolkit never writes through a link it did not create) or not a regular file (a FIFO or a
+    device: reading it would block or never end)."""
+    for path in (Path(results_dir) / f"{name}.csv", Path(results_dir) / f"{name}.rejected.csv"):
+        try:
+            if path.is_symlink():
+                fail(f"--results-dir: {path} is a symbolic link; theorydyn does not write through links "
+                     f"(remove it, or use another --name or --results-dir)", PROG)
+            if path.exists() and not path.is_file():
+                fail(f"--results-dir: {path} exists and is not a regular file (a folder, a pipe or a device); "
+                     f"use another --name or --results-dir", PROG)
+        except OSError as e:
+            fail(f"--results-dir: cannot use {str(path)!r}: {e.strerror or e}", PROG)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -190,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     except ScanError as e:
         fail(_name_flags(str(e), args), PROG)
     output_dir(args.results_dir, "--results-dir")
+    _check_results_files(args.results_dir, spec.name)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RejectedRowsWarning)

@@ -229,6 +229,9 @@ class ScanSpec:
             ScanError: listing every invalid axis value with the rule it breaks, so the
                 scan stops before any work.
         """
+        if self.name and ("/" in self.name or "\\" in self.name or self.name.startswith(".")):
+            # the name is a file name in the results folder: '..' or 'a/b' would put files outside it
+            raise ScanError(f"name must be a file name (no '/', not starting with '.'), got name={self.name!r}")
         bad_names = sorted(set(self.axes) - set(AXIS_NAMES)) + sorted(set(self.base) - set(AXIS_NAMES))
         if bad_names:
             raise ScanError(f"unknown parameter(s) {bad_names}; a scan axis is a Setting field "

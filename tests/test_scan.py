@@ -530,3 +530,9 @@ def test_watchdog_fails_unfinished_points_when_the_last_worker_is_gone():
         fut.result(timeout=10)
     ex.shutdown(wait=True)
     assert inner.shut is False  # it does not wait on tasks no worker will run
+
+
+def test_with_quiet_the_reason_a_point_failed_is_still_printed(tmp_path):
+    r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0",
+             SCAN_FAKE_FAIL_Q="0.25")
+    assert r.returncode == 1 and "fake failure at q=0.25" in r.stderr, (r.stdout, r.stderr)

@@ -225,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     for w in caught:
         if issubclass(w.category, RejectedRowsWarning):
             print(f"{PROG}: warning: {w.message}", file=sys.stderr)
+    if not len(outcome.frame):  # the summary lists failures only beside finished points; --quiet hid the bar
+        for key, err in outcome.failed:
+            print(f"{PROG}: FAILED {key[:12]}: {err}", file=sys.stderr)
     return outcome.exit_code
 
 

@@ -179,7 +179,8 @@ def normalize_options(options: dict[str, Any]) -> dict[str, Any]:
     if o["method"] == "gd":
         o["steps"] = o["steps"] or math.ceil(o["s_max"] / o["eta"])
         if o["steps"] > STEPS_MAX:
-            raise ScanError(f"steps must be <= {STEPS_MAX:.0e}, got steps = s_max/eta = {o['steps']:.3g}")
+            raise ScanError(f"s_max / eta must be at most {STEPS_MAX:.0e} GD steps, got s_max={o['s_max']:g}, "
+                            f"eta={o['eta']:g} ({o['steps']:.3g} steps)")
         keep += ["eta", "steps"]
     if o["simulate"]:
         keep += ["eta", "N", "sim_steps", "omega", "record_every", "dtype"]

@@ -58,7 +58,8 @@ CLIS = {
 }
 #: prepended to every call: no progress bars, no worker processes (an input that slipped through
 #: must fail by the alarm here, not in a child)
-BASE = {"reduced": ["--quiet", "--no-plot"], "simulate": ["--quiet"], "scan": ["--quiet", "--no-plots", "--workers", "0"],
+BASE = {"reduced": ["--quiet", "--no-plot"], "simulate": ["--quiet"],
+        "scan": ["--quiet", "--no-plots", "--workers", "0"],
         "vision": ["--device", "cpu"], "vision-bench": ["--device", "cpu"]}
 ALARM_S = 8
 #: a small limit, so that the memory guard trips the same way on every machine
@@ -402,7 +403,8 @@ MEMORY_CASES = [
     ("bench-simulate", ["--replicas", "100000000"], ("--replicas",)),
     ("bench-simulate", ["--N", "10000000"], ("--N",)),
     ("bench-simulate", ["--scaling-only", "--scaling-N", "100000000"], ("--scaling-N",)),
-    ("bench-simulate", ["--scaling-only", "--no-memory", "--scaling-N", "64", "--scaling-D", "8,8192"], ("--scaling-D",)),
+    ("bench-simulate", ["--scaling-only", "--no-memory", "--scaling-N", "64", "--scaling-D", "8,8192"],
+     ("--scaling-D",)),
     ("bench-reduced", ["--n-samples", "1e12"], ("--n-samples",)),
     ("transfer", ["--Ds", "65536"], ("--Ds",)),
     ("transfer", ["--keep-q", "--D", "65536", "--Ds", "65536"], ("--Ds",)),
@@ -461,7 +463,8 @@ SPEC_FILES = {
     "feature_overflow.toml": '[setting]\nD = 16\nC = 4\nfeature = [' + ", ".join(["1e300"] * 16) + ']\n',
     "nested_5000.toml": '[setting]\nD = 16\nC = 4\n[axes]\nq = ' + "[" * 5000 + "]" * 5000 + '\n',
     "nested_table_5000.toml": '[setting]\nD = 16\nC = 4\n[axes]\nq = ' + "{a = " * 5000 + "1" + "}" * 5000 + '\n',
-    "grid_1e7_points.toml": '[setting]\nD = 16\nC = 4\n[axes]\nq = [' + ", ".join(f"{0.001 * (i + 1):g}" for i in range(100))
+    "grid_1e7_points.toml": '[setting]\nD = 16\nC = 4\n[axes]\nq = ['
+                            + ", ".join(f"{0.001 * (i + 1):g}" for i in range(100))
                             + ']\ntau = [' + ", ".join(f"{1 + i / 100:g}" for i in range(100))
                             + ']\nseed = [' + ", ".join(str(i) for i in range(1000)) + ']\n',
 }

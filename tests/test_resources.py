@@ -18,8 +18,8 @@ import pytest
 from theorydyn import Setting, data
 from theorydyn import resources as R
 from theorydyn.reduced import make_bank
-from theorydyn.reduced.solve import mc_type_counts
 from theorydyn.reduced import n_exact_terms as solver_exact_terms
+from theorydyn.reduced.solve import mc_type_counts
 
 GiB = 1 << 30
 
@@ -88,7 +88,8 @@ def test_reduced_bank_estimates_bound_the_measured_peak():
 def test_sample_estimate_bounds_the_measured_peak():
     for D, N, dt in [(16, 3000, np.float64), (32, 2000, np.float32)]:
         s = Setting(D=D, C=4)
-        _between(_peak(lambda: data.sample(s, N, seed=0, dtype=dt)), R.sample_memory(D, 4, None, N, np.dtype(dt).itemsize).total)
+        _between(_peak(lambda: data.sample(s, N, seed=0, dtype=dt)),
+                 R.sample_memory(D, 4, None, N, np.dtype(dt).itemsize).total)
 
 
 def test_simulate_estimate_bounds_the_measured_peak():

@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorydyn import Setting
-from theorydyn.scan.store import ResultStore
 from theorydyn.scan import run_scan
-from theorydyn.scan.__main__ import main, spec_from_args, build_parser
+from theorydyn.scan.__main__ import build_parser, main, spec_from_args
 from theorydyn.scan.grid import ScanError, ScanSpec, normalize_options, point_key
+from theorydyn.scan.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "scan_fake:fake_point"
@@ -488,8 +488,9 @@ def test_dask_without_a_live_worker_fails_in_the_stated_time_naming_the_schedule
         "from theorydyn.scan.__main__ import main\n"
         "with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as c:\n"
         "    print(c.scheduler_address, file=sys.stderr)\n"
-        f"    code = main(['--runner', {FAKE!r}, '--results-dir', {str(tmp_path / 'res')!r}, '--no-plots', '--quiet',\n"
-        "                 '--D', '16', '--C', '4', '--q', '0.25', '--seeds', '0', '--scheduler', c.scheduler_address])\n"
+        f"    code = main(['--runner', {FAKE!r}, '--results-dir', {str(tmp_path / 'res')!r}, '--no-plots',\n"
+        "                 '--quiet', '--D', '16', '--C', '4', '--q', '0.25', '--seeds', '0',\n"
+        "                 '--scheduler', c.scheduler_address])\n"
         "sys.exit(code)\n")
     import time
 

@@ -14,8 +14,9 @@ import math
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NoReturn
+from typing import Any, NoReturn
 
 from .atomic import atomic_path, write_with
 from .limits import TAU_MIN
@@ -69,7 +70,8 @@ def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int =
                    help="probability of ±w* in a random patch, in [0, 1] (default C²/D)")
     g.add_argument("--sigma2", type=positive(float, "--sigma2"), default=None, help="noise variance > 0 (default 1/d)")
     g.add_argument("--p", type=number(int, "--p", low=3), default=3, help="degree of the activation (odd, >= 3)")
-    g.add_argument("--nu", type=positive(float, "--nu"), default=None, help="linear part of the activation > 0 (default 1/d)")
+    g.add_argument("--nu", type=positive(float, "--nu"), default=None,
+                   help="linear part of the activation > 0 (default 1/d)")
     g.add_argument("--beta", type=number(float, "--beta"), default=1.0, help="fixed attention diagonal (default 1)")
     g.add_argument("--tau", type=number(float, "--tau", low=TAU_MIN), default=1.0,
                    help=f"softmax temperature >= {TAU_MIN:g} (default 1)")
@@ -172,7 +174,9 @@ def number(kind=float, name: str = "value", *, low: float | None = None, high: f
         return v
 
     conv.__name__ = f"{kind.__name__}_{name.lstrip('-').replace('-', '_')}"
-    conv.kind, conv.flag, conv.low, conv.high, conv.low_open, conv.high_open = kind, name, low, high, low_open, high_open
+    rule_of: Any = conv  # the rule, kept on the converter for the tests
+    rule_of.kind, rule_of.flag, rule_of.low, rule_of.high = kind, name, low, high
+    rule_of.low_open, rule_of.high_open = low_open, high_open
     return conv
 
 
@@ -293,7 +297,7 @@ def given_flags(parser: argparse.ArgumentParser, argv) -> set[str]:
     try:
         ns = vars(parser.parse_args(argv))
     finally:
-        for a, d in zip(opts, saved):
+        for a, d in zip(opts, saved, strict=True):
             a.default = d
     return {a.dest for a in opts if a.dest in ns}
 

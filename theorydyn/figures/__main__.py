@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", default="figures", help="output folder, created and proven writable before any work "
                                                      "(default %(default)s)")
     ap.add_argument("--quick", action="store_true", help="small sizes (what is committed)")
-    ap.add_argument("--list", action="store_true", help="list the figures and whether each can be made (writes nothing)")
+    ap.add_argument("--list", action="store_true",
+                    help="list the figures and whether each can be made (writes nothing)")
     return ap
 
 

@@ -15,14 +15,25 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import (ArgumentParser, add_common_arguments, add_setting_arguments, fail, guard_memory, number,
-                    output_dir, positive, probe_output, setting_from_args, write_output)  # noqa: E402
+from ..cli import (  # noqa: E402
+    ArgumentParser,
+    add_common_arguments,
+    add_setting_arguments,
+    fail,
+    guard_memory,
+    number,
+    output_dir,
+    positive,
+    probe_output,
+    setting_from_args,
+    write_output,
+)
 from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX  # noqa: E402
 from ..phases import ERR_TOL  # noqa: E402
 from ..plotting import save  # noqa: E402
 from ..resources import reduced_memory  # noqa: E402
 from .plot import plot_trajectory  # noqa: E402
-from .solve import SOLVERS, integrate, n_exact_terms, MAX_TERMS  # noqa: E402
+from .solve import MAX_TERMS, SOLVERS, integrate, n_exact_terms  # noqa: E402
 
 PROG = "python -m theorydyn.reduced"
 
@@ -32,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
                                  "(Lemmas 4.1-4.3, docs/theory.md §3): phases I-III.")
     add_setting_arguments(ap)
     g = ap.add_argument_group("solver")
-    g.add_argument("--method", choices=("flow", "gd"), default="flow", help="gradient flow in s = eta*t, or the GD recursion")
+    g.add_argument("--method", choices=("flow", "gd"), default="flow",
+                   help="gradient flow in s = eta*t, or the GD recursion")
     g.add_argument("--eta", type=positive(float, "--eta"), default=None, help="GD step (s = eta*step; default 1)")
     g.add_argument("--steps", type=number(int, "--steps", low=1, high=STEPS_MAX), default=None,
                    help=f"GD steps, 1..{STEPS_MAX:.0e} (default s_max/eta)")

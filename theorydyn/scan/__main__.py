@@ -22,8 +22,9 @@ matplotlib.use("Agg")
 from ..cli import ArgumentParser, add_setting_arguments, fail, number, output_dir, positive  # noqa: E402
 from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, TAU_MIN  # noqa: E402
 from .grid import ScanError, ScanSpec, validate_points  # noqa: E402
-from .store import RejectedRowsWarning  # noqa: E402
 from .run import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR, check_runner, run_scan  # noqa: E402
+from .store import RejectedRowsWarning  # noqa: E402
+
 
 def _token(name: str, vals: list[Any]) -> str:
     def one(v: Any) -> str:
@@ -62,7 +63,8 @@ def _check_results_files(results_dir: str, name: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(prog=PROG, description="Where do the phases of Section 4.1 hold, and when? A resumable scan.",
                                  formatter_class=argparse.RawDescriptionHelpFormatter, conflict_handler="resolve",
-                                 epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) × seeds {0, 1, 2}, "
+                                 epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) "
+                                        "× seeds {0, 1, 2}, "
                                         "reduced gradient flow to s = 5·10⁴ with 4000 Monte Carlo samples.")
     ap.add_argument("--spec", help="a saved grid, scans/NAME.toml (flags given as well override its entries)")
     ap.add_argument("--name", help="scan name (default: derived from the spec or the flags)")
@@ -71,12 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     g = ap.add_argument_group("scan axes (lists)")
     g.add_argument("--D", type=number(int, "--D"), nargs="+", default=None, help="number(s) of patches (default 64)")
     g.add_argument("--C", type=number(int, "--C"), nargs="+", default=None, help="set size(s) (default 4)")
-    g.add_argument("--q", type=number(float, "--q"), nargs="+", default=None, help="q value(s) (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D)")
+    g.add_argument("--q", type=number(float, "--q"), nargs="+", default=None,
+                   help="q value(s) (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D)")
     g.add_argument("--tau", type=number(float, "--tau", low=TAU_MIN), nargs="+", default=None,
                    help=f"softmax temperature(s) >= {TAU_MIN:g} (default 1)")
     g.add_argument("--eta", type=number(float, "--eta"), nargs="+", default=None,
                    help="GD step(s) η: reduced --method gd and the simulator (default 10)")
-    g.add_argument("--N", type=number(int, "--N"), nargs="+", default=None, help="simulator sample size(s) (default 16384)")
+    g.add_argument("--N", type=number(int, "--N"), nargs="+", default=None,
+                   help="simulator sample size(s) (default 16384)")
     g.add_argument("--seeds", type=number(int, "--seeds"), nargs="+", default=None, help="seeds (default 0 1 2)")
     o = ap.add_argument_group("solver options")
     o.add_argument("--method", choices=("flow", "gd"), default=None, help="reduced dynamics: gradient flow or GD")
@@ -177,7 +181,8 @@ _KEY_FLAGS = {"D": "--D", "C": "--C", "q": "--q", "tau": "--tau", "eta": "--eta"
               "d": "--d", "sigma2": "--sigma2", "p": "--p", "nu": "--nu", "beta": "--beta", "partition": "--partition",
               "partition_seed": "--partition-seed", "s_max": "--s-max", "n_samples": "--n-samples",
               "n_points": "--n-points", "sim_steps": "--sim-steps", "omega": "--omega", "n_test": "--n-test",
-              "record_every": "--record-every", "expectation": "--expectation", "method": "--method", "dtype": "--dtype"}
+              "record_every": "--record-every", "expectation": "--expectation", "method": "--method",
+              "dtype": "--dtype"}
 
 
 def _name_flags(message: str, args: argparse.Namespace) -> str:

@@ -56,7 +56,7 @@ def load_runner(path: str) -> Callable[..., dict[str, Any]]:
     mod_name, _, fn_name = path.partition(":")
     if not mod_name or not fn_name:
         raise ImportError(f"runner must look like 'module:function', got {path!r}")
-    fn = importlib.import_module(mod_name)
+    fn: Any = importlib.import_module(mod_name)
     for part in fn_name.split("."):
         fn = getattr(fn, part)
     return fn
@@ -219,8 +219,8 @@ def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHan
             client.close()
             raise ScanError(f"--scheduler: no live Dask worker at {scheduler} within {timeout_s:g} s "
                             f"(${DASK_WORKER_TIMEOUT_ENV}); start workers, then rerun") from e
-        ex = WatchedExecutor(client.get_executor(), lambda: len(client.nthreads()), scheduler, timeout_s)
-        return ExecutorHandle(ex, f"dask {scheduler}", client.close)
+        watched = WatchedExecutor(client.get_executor(), lambda: len(client.nthreads()), scheduler, timeout_s)
+        return ExecutorHandle(watched, f"dask {scheduler}", client.close)
     if workers == 0:
         return ExecutorHandle(InlineExecutor(), "in-process")
     # One thread per worker: n workers on n cores, not n × (BLAS threads). Spawned children

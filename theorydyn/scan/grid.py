@@ -58,8 +58,8 @@ from typing import Any
 from .. import resources
 from ..limits import GRID_POINTS_MAX, N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, STEPS_MAX, TAU_MIN
 from ..reduced import MAX_TERMS
-from .store import ResultStore
 from ..setting import SETTING_FIELDS, Setting
+from .store import ResultStore
 
 DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 
@@ -87,7 +87,7 @@ _INT_OPTIONS = ("n_samples", "n_points", "steps", "N", "sim_steps", "record_ever
 _CHOICES = {"method": ("flow", "gd"), "expectation": ("mc", "exact"), "dtype": ("float64", "float32")}
 AXIS_NAMES = tuple(SETTING_FIELDS) + tuple(OPTION_DEFAULTS) + ("seed",)
 
-from ..phases import Phases
+from ..phases import Phases  # noqa: E402
 from ..provenance import NUMERICS_VERSION, PROVENANCE_TEXT_COLUMNS  # noqa: E402 — the salt of every scan key (documented there)
 
 
@@ -205,7 +205,7 @@ class ScanSpec:
     runner: str = DEFAULT_RUNNER
 
     @classmethod
-    def from_toml(cls, path: str | Path) -> "ScanSpec":
+    def from_toml(cls, path: str | Path) -> ScanSpec:
         """Read a saved grid (module docstring), checked against the schema before use.
 
         Raises:
@@ -242,18 +242,19 @@ class ScanSpec:
                 raise ScanError(f"axis {k} has no values")
         size = self.size()
         if size > GRID_POINTS_MAX:  # counted before expanding: a 10^7-point grid is refused at once
-            raise ScanError(f"the grid has {size:,} points ({' × '.join(f'{k}: {len(v)}' for k, v in self.axes.items())}), "
-                            f"more than the limit of {GRID_POINTS_MAX:,}; split it into smaller scans")
+            counts = " × ".join(f"{k}: {len(v)}" for k, v in self.axes.items())
+            raise ScanError(f"the grid has {size:,} points ({counts}), more than the limit of {GRID_POINTS_MAX:,}; "
+                            f"split it into smaller scans")
         problems: list[str] = []
         points: list[Point] = []
         seen: set[str] = set()
         names = list(self.axes)
         for combo in itertools.product(*(self.axes[k] for k in names)):
-            values = {**self.base, **dict(zip(names, combo))}
+            values = {**self.base, **dict(zip(names, combo, strict=True))}
             seed = values.pop("seed", 0)
             sfields = {k: v for k, v in values.items() if k in SETTING_FIELDS}
             opts = {k: v for k, v in values.items() if k in OPTION_DEFAULTS}
-            where = ", ".join(f"{k}={v}" for k, v in zip(names, combo))
+            where = ", ".join(f"{k}={v}" for k, v in zip(names, combo, strict=True))
             try:
                 if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
                     raise ScanError(f"seed must be an integer >= 0, got seed={seed!r}")
@@ -267,7 +268,7 @@ class ScanSpec:
                 if msg not in problems:
                     problems.append(msg)
                 continue
-            p = Point(s, opts, int(seed), self.runner, dict(zip(names, combo)))
+            p = Point(s, opts, int(seed), self.runner, dict(zip(names, combo, strict=True)))
             if p.key not in seen:
                 seen.add(p.key)
                 points.append(p)
@@ -402,7 +403,7 @@ def load_spec_file(path: str | Path) -> dict[str, Any]:
 
 
 # ---- points that cannot be computed -------------------------------------------------------------------
-def point_memory(p: Point) -> "resources.MemoryEstimate | None":
+def point_memory(p: Point) -> resources.MemoryEstimate | None:
     """Peak memory of one point of the default runner (reduced bank, plus the simulator when on)."""
 
     if p.runner != DEFAULT_RUNNER:
@@ -458,10 +459,11 @@ def validate_points(points: list[Point], *, force: bool = False, available: int 
                                 f"C={p.setting.C}, q={p.setting.q:g}, above the solver's limit {max_terms:,}; "
                                 f"use expectation='mc' (at {where})")
                 continue
-        if limit is None or force:
+        est = point_memory(p)
+        if limit is None or force or est is None:
             continue
         try:
-            resources.check_memory(point_memory(p), available=limit,
+            resources.check_memory(est, available=limit,
                                    force_name="force (--force-memory)" if concurrent == 1 else
                                    f"force (--force-memory), or use fewer than {concurrent} workers")
         except resources.ResourceError as e:
@@ -541,6 +543,6 @@ def row_problem(row: dict[str, str]) -> str | None:
     return None
 
 
-def open_store(path: str | Path, warn: bool = True) -> "ResultStore":
+def open_store(path: str | Path, warn: bool = True) -> ResultStore:
     """The results file of a scan, with every row checked on loading (:func:`row_problem`, SCAN_KINDS)."""
     return ResultStore(path, validate=row_problem, kinds=SCAN_KINDS, warn=warn)

@@ -11,14 +11,25 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import (ArgumentParser, add_common_arguments, add_setting_arguments, fail, guard_memory, number,
-                    output_dir, positive, probe_output, setting_from_args, write_output)  # noqa: E402
+from ..cli import (  # noqa: E402
+    ArgumentParser,
+    add_common_arguments,
+    add_setting_arguments,
+    fail,
+    guard_memory,
+    number,
+    output_dir,
+    positive,
+    probe_output,
+    setting_from_args,
+    write_output,
+)
 from ..limits import SIM_STEPS_MAX  # noqa: E402
 from ..plotting import save  # noqa: E402
 from ..resources import simulate_memory  # noqa: E402

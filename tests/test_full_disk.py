@@ -263,3 +263,69 @@ def test_reduced_on_a_real_full_disk(tiny_tmpfs):
     r = subprocess.run(cmd + ["--n-points", "30"], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "--out" in r.stderr and "No space left" in r.stderr, r.stderr
     assert _snapshot(tiny_tmpfs / "r") == before
+
+
+# ---- kill -9 at random moments of a ledger write ---------------------------------------------------------
+_KILL_SCRIPT = """
+import sys, time
+import pandas as pd
+from theorydyn.claims.check import Check
+from theorydyn.verify import COLUMNS
+from theorydyn.verify import __main__ as cli
+
+def collect(s, **kw):  # a large ledger, so that the write takes a while; no computation
+    row = Check.over_seeds("Claim", "x", [1.0, 2.0, 3.0], "> 0", True).row()
+    return pd.DataFrame([row] * int(sys.argv[2]), columns=COLUMNS)
+
+cli.collect = collect
+print("start", flush=True)
+sys.stdout = open("/dev/null", "w")  # the ledger's table would fill the pipe nobody reads
+sys.exit(cli.main(["--D", "8", "--C", "2", "--quick", "--only", "reduced", "--out", sys.argv[1]]))
+"""
+
+
+ROWS = 10000
+KILLS = 4
+
+
+@pytest.mark.slow
+def test_kill_during_the_ledger_write_leaves_the_old_ledger_or_the_new_one(tmp_path, capsys):
+    import random
+    import signal
+    import time
+
+    from theorydyn.verify.__main__ import main
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = tmp_path / "v.csv"
+    cmd = [sys.executable, "-c", _KILL_SCRIPT, str(out)]
+    assert subprocess.run(cmd + ["3"], env=env, capture_output=True, timeout=300).returncode == 0
+    old = out.read_bytes()
+
+    def start(n: int) -> subprocess.Popen:
+        p = subprocess.Popen(cmd + [str(n)], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert p.stdout is not None and p.stdout.readline().strip() == b"start"  # the imports are done
+        return p
+
+    p = start(ROWS)
+    t = time.perf_counter()
+    assert p.wait(timeout=300) == 0
+    window = time.perf_counter() - t  # the fake checks and the write of ROWS rows
+    out.write_bytes(old)
+    rng = random.Random(18)
+    outcomes = []
+    for _ in range(KILLS):
+        p = start(ROWS)
+        time.sleep(rng.uniform(0.0, window))
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=60)
+        data = out.read_bytes()
+        if data == old:
+            outcomes.append("old")
+        else:
+            df = pd.read_csv(out)
+            assert len(df) == ROWS and df["ledger_rows"].eq(ROWS).all()
+            assert main(["--markdown", str(out)]) == 0
+            outcomes.append("new")
+            out.write_bytes(old)
+    assert len(outcomes) == KILLS  # each kill left one whole ledger, the old or the new (which depends on the moment)

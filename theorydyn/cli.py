@@ -73,7 +73,7 @@ def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int =
     g.add_argument("--nu", type=positive(float, "--nu"), default=None,
                    help="linear part of the activation > 0 (default 1/d)")
     g.add_argument("--beta", type=number(float, "--beta"), default=1.0, help="fixed attention diagonal (default 1)")
-    g.add_argument("--tau", type=number(float, "--tau", low=TAU_MIN), default=1.0,
+    g.add_argument("--tau", type=positive(float, "--tau"), default=1.0,
                    help=f"softmax temperature >= {TAU_MIN:g} (default 1)")
     g.add_argument("--partition", type=_partition_arg, default="blocks", help="blocks | grid | random | '0,1;2,3;…'")
     g.add_argument("--partition-seed", type=number(int, "--partition-seed", low=0), default=0,
@@ -100,6 +100,8 @@ def setting_from_args(args: argparse.Namespace, prog: str | None = None, **overr
         beta=args.beta, tau=args.tau, partition=args.partition, partition_seed=args.partition_seed,
     )
     kw.update(overrides)
+    if isinstance(kw["tau"], (int, float)) and 0 < kw["tau"] < TAU_MIN:  # β/τ would overflow the softmax
+        fail(f"--tau: must be >= {TAU_MIN:g} (β/τ overflows the softmax below it), got {kw['tau']:g}", prog)
     try:
         return Setting(**kw)
     except ValueError as e:

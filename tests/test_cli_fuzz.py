@@ -48,7 +48,6 @@ CLIS = {
     "scan": "theorydyn.scan.__main__",
     "verify": "theorydyn.verify.__main__",
     "theorems": "theorydyn.claims.__main__",
-    "figure2": "theorydyn.claims.figure2",
     "figures": "theorydyn.figures.__main__",
     "bench-simulate": "theorydyn.bench.simulate",
     "bench-reduced": "theorydyn.bench.reduced",
@@ -318,9 +317,6 @@ def _rule_cases(blocked: Path) -> list[tuple[str, list[str], tuple[str, ...]]]:
         ("verify", ["--out", ""], ("--out",)),
         ("theorems", ["--only", "3.1", "--out", b + "/t.csv"], ("--out",)),
         ("theorems", ["--figure31", b + "/f.png"], ("--figure31",)),
-        ("figure2", ["--png", b + "/f.png"], ("--png",)),
-        ("figure2", ["--csv", b + "/f.csv"], ("--csv",)),
-        ("figure2", ["--csv", str(blocked.parent.parent)], ("--csv",)),  # a folder, not a file
         ("figures", ["--out", b], ("--out",)),
         ("figures", ["--out", ""], ("--out",)),
         # the benchmarks: the Setting at each D, flags of a part that does not run, output paths

@@ -2,7 +2,8 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from theorydyn import Setting, data
 
@@ -114,12 +115,12 @@ def test_enumerate_population_against_itertools(kw):
                 w = 0.5 / s.L * math.prod(pz[d] for d in deltas)
                 if w > 0:
                     z = [y] * s.D
-                    for j, d in zip(others, deltas):
+                    for j, d in zip(others, deltas, strict=True):
                         z[j] = d
                     expect[(y, tuple(z))] = expect.get((y, tuple(z)), 0.0) + w
     z, y, w = data.enumerate_population(s)
     got = {}
-    for zi, yi, wi in zip(z.tolist(), y.tolist(), w.tolist()):
+    for zi, yi, wi in zip(z.tolist(), y.tolist(), w.tolist(), strict=True):
         got[(yi, tuple(zi))] = got.get((yi, tuple(zi)), 0.0) + wi
     assert got.keys() == expect.keys()
     assert all(abs(got[k] - expect[k]) < 1e-15 for k in got)

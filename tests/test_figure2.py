@@ -1,4 +1,4 @@
-"""Figure 2 (theorydyn/claims/figure2.py): the positional-attention ViT and model (T) in torch,
+"""Figure 2 (theorydyn/positional, theorydyn/claims/figure2.py): the positional-attention ViT and model (T) in torch,
 checked against independent routes (numpy loops, theorydyn.model, finite differences), the
 reference levels of patch association, and verdicts that flip with their inputs."""
 
@@ -10,8 +10,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from theorydyn import model  # noqa: E402
+from theorydyn import positional as f2  # noqa: E402
+from theorydyn.claims import figure2 as claim  # noqa: E402
 from theorydyn.claims.check import Verdict  # noqa: E402
-from theorydyn.claims import figure2 as f2  # noqa: E402
+from theorydyn.positional.plot import make_figure  # noqa: E402
 from theorydyn.setting import Setting  # noqa: E402
 
 torch.set_num_threads(1)  # tiny models; the CI box is shared
@@ -61,7 +63,7 @@ def test_train_shapes_and_same_seed_same_numbers():
 
 
 def test_positional_logits_match_definition_3_2_and_ignore_X():
-    prm = f2.init_params(S16, "positional", seed=1)
+    prm = f2.init_torch_params(S16, "positional", seed=1)
     t = {k: v.detach().numpy() for k, v in prm.tensors.items()}
     A = prm.logits(S16).detach().numpy()
     np.testing.assert_allclose(A, _loop_positional_logits(t["P"], t["WQ"], t["WK"]), rtol=1e-12, atol=1e-12)
@@ -79,7 +81,7 @@ def test_positional_logits_match_definition_3_2_and_ignore_X():
 
 def test_model_T_matches_theorydyn_model_forward_and_gradient():
     s = Setting(D=8, C=4, d=5, beta=0.7, tau=1.5)
-    prm = f2.init_params(s, "T", seed=2, omega=0.8)
+    prm = f2.init_torch_params(s, "T", seed=2, omega=0.8)
     rng = np.random.default_rng(1)
     X = rng.standard_normal((7, 8, 5))
     y = np.where(rng.random(7) < 0.5, -1.0, 1.0)
@@ -104,11 +106,11 @@ def test_gradients_match_finite_differences():
     X = torch.from_numpy(rng.standard_normal((3, TINY.D, TINY.d)))
     y = torch.tensor([1.0, -1.0, 1.0], dtype=torch.float64)
     for kind in f2.KINDS:
-        prm = f2.init_params(TINY, kind, seed=0, omega=0.7)
+        prm = f2.init_torch_params(TINY, kind, seed=0, omega=0.7)
         names = list(prm.tensors)
 
         def loss(*tensors, kind=kind, names=names):
-            p = f2.Params(kind, dict(zip(names, tensors)))
+            p = f2.TorchParams(kind, dict(zip(names, tensors, strict=True)))
             return torch.nn.functional.softplus(-y * p.forward(TINY, X)).mean()
 
         assert torch.autograd.gradcheck(loss, tuple(prm.tensors.values()), eps=1e-6, atol=1e-7, rtol=1e-5)
@@ -162,7 +164,7 @@ def test_set_rows_accepts_any_set_and_association_only_the_own():
 
 
 def _verdicts(err, assoc, gain):
-    return [c.verdict for c in f2.verdict_rows(S16, err, assoc, gain)]
+    return [c.verdict for c in claim.verdict_rows(S16, err, assoc, gain)]
 
 
 def test_verdicts_flip_with_inputs():
@@ -173,10 +175,10 @@ def test_verdicts_flip_with_inputs():
     assert _verdicts(low, zero, [2.0, 1.9, 2.1, 2.0, 2.2])[2] is Verdict.DEVIATES
     assert _verdicts(low, zero, [0.3, -0.2, 0.1, -0.1, 0.0])[2] is Verdict.PASS
     assert _verdicts(high, one, [2.0] * 5) == [Verdict.FAIL, Verdict.OUT_OF_SCOPE, Verdict.OUT_OF_SCOPE]
-    rows = f2.verdict_rows(S16, low, [0.0, 0.5, 0.0, 0.5, 0.0], zero)  # straddles 0.25
+    rows = claim.verdict_rows(S16, low, [0.0, 0.5, 0.0, 0.5, 0.0], zero)  # straddles 0.25
     assert rows[1].verdict is Verdict.DEVIATES and "not excluded" in rows[1].note
     with pytest.raises(ValueError, match="one value per seed"):
-        f2.verdict_rows(S16, low, zero[:3], zero)
+        claim.verdict_rows(S16, low, zero[:3], zero)
 
 
 def test_train_rejects_bad_arguments():
@@ -190,12 +192,13 @@ def test_train_rejects_bad_arguments():
 
 def test_checks_and_figure_from_tiny_results():
     res = f2.run(S16, seeds=range(2), N=64, N_test=64, steps=4, record_every=2)
-    rows = f2.checks(s=S16, seeds=range(2), results=res)
+    rows = claim.checks(Setting(D=64, C=4), at=S16, seeds=range(2), results=res)
     assert [r.claim for r in rows][:3] == ["Figure 2", "Figure 2 / Definition 2.2", "Figure 2"]
     assert all(r.params["seeds"] == 2 for r in rows)
+    assert rows[0].params["D"] == 16  # measured at Figure 2's own setting, not at the ledger's D = 64
     # 4 steps cannot reach low error: the two structure rows are then out of scope, not PASS
     assert rows[0].verdict is Verdict.FAIL and rows[1].verdict is rows[2].verdict is Verdict.OUT_OF_SCOPE
-    fig = f2.make_figure(res, S16)
+    fig = make_figure(res, S16)
     labels = [ax.get_ylabel() for ax in fig.axes]
     assert "cos(p_i, p_j)" in labels and any(lab.startswith("Â_ij") for lab in labels)
     assert len(fig.axes) == 6 + 3  # six panels and three colorbars

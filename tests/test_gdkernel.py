@@ -118,7 +118,7 @@ def test_step_is_bit_identical_across_thread_counts(dtype):
             outs.append(fm.risk_grad(A, V))
     finally:
         numba.set_num_threads(before)
-    for x, y in zip(*outs):
+    for x, y in zip(*outs, strict=True):
         assert np.array_equal(x, y)
 
 

@@ -1,11 +1,16 @@
 """Model (T): gradients against finite differences, softmax, invariances (docs/theory.md §2)."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from numba import njit
 
 from theorydyn import Setting, data, model
+from theorydyn.numba_activation import sigma_and_grad
 
 
 def _problem(D=8, C=2, d=5, N=40, seed=0, tau=1.0):
@@ -34,7 +39,8 @@ def test_gradients_match_central_differences(tau):
                 Ap, Am = A.copy(), A.copy()
                 Ap[i, k] += h
                 Am[i, k] -= h
-                num_A[i, k] = (model.risk(s, Ap, v, b.X, b.y, weights) - model.risk(s, Am, v, b.X, b.y, weights)) / (2 * h)
+                num_A[i, k] = (model.risk(s, Ap, v, b.X, b.y, weights)
+                               - model.risk(s, Am, v, b.X, b.y, weights)) / (2 * h)
         num_v = np.array([
             (model.risk(s, A, v + h * e, b.X, b.y, weights) - model.risk(s, A, v - h * e, b.X, b.y, weights)) / (2 * h)
             for e in np.eye(s.d)
@@ -132,3 +138,49 @@ def test_value_gradient_stays_in_span_of_w_star(seed, alpha, gamma, rho):
     assert np.linalg.norm(off) <= 1e-12 * max(1.0, np.linalg.norm(gv))
     _, _, gv_half = model.risk_and_grad(s, A, v, b.X, b.y)
     assert np.linalg.norm(gv_half - (gv_half @ s.w_star) * s.w_star) > 1e-6 * np.linalg.norm(gv_half)
+
+
+# ---- the activation: one array definition, one Numba definition, equal ---------------------------
+@njit
+def _sigma_both_nb(x, p, nu):
+    """(σ, σ') of every x through the kernels' Numba definition, called per scalar as they do."""
+    out = np.empty((2, x.shape[0]))
+    for i in range(x.shape[0]):
+        out[0, i], out[1, i] = sigma_and_grad(x[i], p, nu)
+    return out
+
+
+@pytest.mark.parametrize("p", [3, 5, 7])
+def test_numba_activation_matches_numpy_and_exact_rationals(p):
+    nu = 0.1
+    x = np.concatenate([np.random.default_rng(p).normal(scale=3.0, size=500), [0.0, -1.0, 1.0, 1e-8, -7.5]])
+    nb = _sigma_both_nb(x, p, nu)
+    sig, dsig = model.sigma(x, p, nu), model.sigma_grad(x, p, nu)
+    np.testing.assert_allclose(nb[0], sig, rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(nb[1], dsig, rtol=1e-14, atol=1e-300)
+    # an independent route: exact rational arithmetic on the same (binary) inputs, σ' by its
+    # definition as a derivative (the symmetric difference quotient of the exact polynomial)
+    fnu, eps = Fraction(nu), Fraction(1, 10**30)
+    for xi, s_nb, g_nb in zip(x[::50], nb[0][::50], nb[1][::50], strict=True):
+        fx = Fraction(float(xi))
+        exact = fx**p + fnu * fx
+        deriv = ((fx + eps) ** p + fnu * (fx + eps) - (fx - eps) ** p - fnu * (fx - eps)) / (2 * eps)
+        assert abs(float(exact) - s_nb) <= 1e-14 * max(abs(float(exact)), 1e-300)
+        assert abs(float(deriv) - g_nb) <= 1e-14 * abs(float(deriv))
+
+
+def test_activation_reads_p_and_nu_from_the_setting():
+    s = Setting(D=8, C=2, p=5, nu=0.3)
+    x = np.linspace(-2, 2, 9)
+    np.testing.assert_array_equal(model.activation(s, x), x**5 + 0.3 * x)
+    np.testing.assert_array_equal(model.activation_grad(s, x), 5 * x**4 + 0.3)
+    assert model.activation(s, 2.0) == 2.0**5 + 0.6  # scalars too (the transfer experiment's use)
+
+
+def test_activation_is_generic_over_torch_tensors():
+    torch = pytest.importorskip("torch")
+    s = Setting(D=8, C=2)
+    x = np.linspace(-2, 2, 9)
+    np.testing.assert_allclose(model.activation(s, torch.from_numpy(x)).numpy(), model.activation(s, x), rtol=1e-15)
+    np.testing.assert_allclose(model.activation_grad(s, torch.from_numpy(x)).numpy(), model.activation_grad(s, x),
+                               rtol=1e-15)

@@ -10,13 +10,21 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from theorydyn import Setting, data, model
-from theorydyn.reduced import _kernels as rk
-from theorydyn.reduced import (bank_from_set_counts, forward_counts, make_bank, mc_set_counts, n_exact_terms,
-                               population_risk)
 from theorydyn.model import softmax_values
+from theorydyn.reduced import _kernels as rk
+from theorydyn.reduced import (
+    bank_from_set_counts,
+    default_horizon,
+    forward_counts,
+    make_bank,
+    mc_set_counts,
+    n_exact_terms,
+    population_risk,
+)
 
 POINTS = [(0.9, 0.3, -0.1), (1.7, -0.4, 0.25), (0.3, 2.0, -1.0)]
 
@@ -178,3 +186,10 @@ def test_softmax_values_sum_to_one(gamma, rho, beta, tau, LC):
     # the Numba kernel's own copy of the formula (it cannot call NumPy code) is the same function
     np.testing.assert_allclose(rk.softmax3(s.beta / s.tau, gamma / s.tau, rho / s.tau, C, s.D), [lam, gam, xi],
                                rtol=1e-12, atol=1e-300)
+
+
+def test_default_horizon():
+    """2·10⁴·max(1, D/64)^1.5: flat up to D = 64, then ×2^1.5 per doubling of D."""
+    assert default_horizon(16) == default_horizon(64) == 20_000.0
+    assert default_horizon(256) == 160_000.0  # (256/64)^1.5 = 8
+    assert default_horizon(128) == pytest.approx(20_000.0 * 2 * math.sqrt(2), rel=1e-15)

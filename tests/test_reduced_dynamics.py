@@ -6,15 +6,15 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from test_reduced import _enumerate_full  # noqa: E402  (tests/ is on sys.path under pytest)
 
 from theorydyn import Setting, model
 from theorydyn.phases import Phases, detect_phases
 from theorydyn.reduced import COLUMNS, integrate, make_bank, population_risk
 from theorydyn.reduced.__main__ import main
 from theorydyn.result import CORE_COLUMNS, Result, Status
-
-from test_reduced import _enumerate_full  # noqa: E402  (tests/ is on sys.path under pytest)
 
 
 def test_gd_recursion_equals_full_model_population_gd():
@@ -71,7 +71,8 @@ def test_gd_small_eta_converges_to_flow():
     for eta in (0.04, 0.02, 0.01):
         gd = integrate(s, "gd", eta=eta, steps=int(round(40.0 / eta)), bank=bank, n_points=20).trajectory
         end = gd.iloc[-1]
-        gaps.append(np.abs(np.array([end.alpha, end.gamma, end.rho]) - fl.iloc[-1][["alpha", "gamma", "rho"]].to_numpy(float)))
+        flow_end = fl.iloc[-1][["alpha", "gamma", "rho"]].to_numpy(float)
+        gaps.append(np.abs(np.array([end.alpha, end.gamma, end.rho]) - flow_end))
     gaps = np.array(gaps)
     assert gaps[-1, 0] < 2e-3 * abs(fl.iloc[-1].alpha - s.alpha0)  # close, relative to how far α moved
     np.testing.assert_allclose(gaps[:-1, 0] / gaps[1:, 0], 2.0, rtol=0.15)  # first order in η
@@ -118,6 +119,7 @@ def test_uniform_attention_is_stationary_in_gamma_rho():
 
 @settings(max_examples=10, deadline=None)
 @given(alpha=st.floats(0.1, 3.0), gamma=st.floats(-1.0, 3.0), rho=st.floats(-1.0, 1.0))
+@example(alpha=1.3671875, gamma=-0.44921875, rho=-0.03515625)  # γ nearly still: found by hypothesis
 def test_one_small_gd_step_follows_the_flow_direction(alpha, gamma, rho):
     """From any start, 50 GD steps of η = 1e-3 agree with the flow to s = 0.05 up to O(η·s)."""
     s = Setting(D=6, C=2, q=0.5, nu=0.1)
@@ -128,7 +130,10 @@ def test_one_small_gd_step_follows_the_flow_direction(alpha, gamma, rho):
     a, b = fl.iloc[-1], gd.iloc[-1]
     move = np.abs(np.array([a.alpha - alpha, a.gamma - gamma, a.rho - rho]))
     gap = np.abs(np.array([a.alpha - b.alpha, a.gamma - b.gamma, a.rho - b.rho]))
-    assert np.all(gap <= 0.05 * move + 1e-12)
+    # per coordinate, plus a share of the largest move: Euler's O(η·s) error couples the coordinates,
+    # so a coordinate whose own gradient nearly vanishes (γ at α=1.367, γ=−0.449, ρ=−0.035 moves
+    # 1.5e-7) still inherits a small part of the others' discretisation error
+    assert np.all(gap <= 0.05 * move + 1e-3 * move.max() + 1e-12)
 
 
 def test_divergence_stops_and_keeps_the_trajectory():

@@ -5,9 +5,9 @@ direct route."""
 import numpy as np
 import pytest
 
-from theorydyn import Setting
-from theorydyn.reduced import solve as R
+from theorydyn import Setting, data
 from theorydyn.reduced import _kernels as rk
+from theorydyn.reduced import solve as R
 
 
 @pytest.mark.parametrize("C,q", [(4, 0.25), (3, 0.6), (2, 0.0), (2, 1.0)])
@@ -40,7 +40,7 @@ def test_bank_arrays_match_numpy():
     counts = R.mc_type_counts(s, 300, seed=2)
     plus, minus, _ = rk.count_types(s.C)
     sm = plus - minus
-    thr = R._threshold(s.C, sm)
+    thr = data.threshold(s, sm)
     tidx, Tvals, f, row_ptr, nz_type, nz_count = rk.bank_arrays(counts, sm, thr, s.L * s.C)
     T = counts.astype(np.int64) @ sm
     np.testing.assert_array_equal(Tvals, np.unique(T))

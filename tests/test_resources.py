@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import subprocess
+import sys
 import tracemalloc
 
 import numpy as np
@@ -17,9 +20,14 @@ import pytest
 
 from theorydyn import Setting, data
 from theorydyn import resources as R
+from theorydyn.memory import SMALL_BYTES
 from theorydyn.reduced import make_bank
+from theorydyn.reduced import memory as reduced_memory_module
 from theorydyn.reduced import n_exact_terms as solver_exact_terms
 from theorydyn.reduced.solve import mc_type_counts
+from theorydyn.simulate import memory as simulate_memory_module
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(R.__file__)))
 
 GiB = 1 << 30
 
@@ -72,7 +80,7 @@ def test_exact_term_count_against_the_solver_and_brute_force():
 
 # ---- each total bounds the measured peak ---------------------------------------------------------------
 def _between(peak: int, est: int, factor: float = 2.5) -> None:
-    assert peak <= est <= factor * peak + R._SMALL_BYTES, (peak, est, est / peak)
+    assert peak <= est <= factor * peak + SMALL_BYTES, (peak, est, est / peak)
 
 
 def test_reduced_bank_estimates_bound_the_measured_peak():
@@ -88,8 +96,8 @@ def test_reduced_bank_estimates_bound_the_measured_peak():
 def test_sample_estimate_bounds_the_measured_peak():
     for D, N, dt in [(16, 3000, np.float64), (32, 2000, np.float32)]:
         s = Setting(D=D, C=4)
-        _between(_peak(lambda: data.sample(s, N, seed=0, dtype=dt)),
-                 R.sample_memory(D, 4, None, N, np.dtype(dt).itemsize).total)
+        est = R.sample_memory(D, 4, None, N, np.dtype(dt).itemsize).total
+        _between(_peak(lambda: data.sample(s, N, seed=0, dtype=dt)), est)
 
 
 def test_simulate_estimate_bounds_the_measured_peak():
@@ -103,7 +111,7 @@ def test_simulate_estimate_bounds_the_measured_peak():
 
 
 def test_theorem_3_2_estimate_bounds_the_measured_peak():
-    from theorydyn.claims.theorems import check_theorem_3_2
+    from theorydyn.claims.theorem32 import check_theorem_3_2
 
     s = Setting(D=64, C=4)
     _between(_peak(lambda: check_theorem_3_2(s, N=300)), R.theorem_3_2_memory(64, 4, None, 300).total)
@@ -191,3 +199,18 @@ def test_an_invalid_memory_limit_is_a_value_error_naming_the_variable(monkeypatc
     with pytest.raises(ValueError, match=R.MEMORY_ENV):
         R.available_memory()
     assert R.parse_bytes("1e3") == 1000 and R.parse_bytes("1e300") == int(1e300)  # large and finite: a number
+# ---- the estimates beside their code, gathered by resources ---------------------------------------------
+def test_resources_gathers_the_estimates_beside_their_code_without_importing_the_solvers():
+    assert R.reduced_memory is reduced_memory_module.reduced_memory
+    assert R.n_exact_terms is reduced_memory_module.n_exact_terms
+    assert R.simulate_memory is simulate_memory_module.simulate_memory
+    assert R.sample_memory is data.sample_memory
+    with pytest.raises(AttributeError):
+        R.no_such_estimate  # noqa: B018
+    # resources is what every CLI imports before parsing its flags: the solvers (Numba, scipy)
+    # load only when an estimate of theirs is asked for
+    code = ("import sys, theorydyn.resources as R; assert 'theorydyn.reduced' not in sys.modules; "
+            "assert 'theorydyn.simulate' not in sys.modules; R.reduced_memory(16, 4, 0.5); "
+            "assert 'theorydyn.reduced' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ, PYTHONPATH=_ROOT))
+

@@ -7,16 +7,23 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from theorydyn import Setting, data, model
-from theorydyn.simulate._kernel import FusedModel, risk_and_grad
+from theorydyn import Setting, data, model, reduced
 from theorydyn.model import association
 from theorydyn.phases import detect_phases
-from theorydyn.result import Status
+from theorydyn.result import Result, Status
+from theorydyn.simulate import (
+    attention_stats,
+    init_params,
+    plot_comparison,
+    simulate,
+    simulate_replicas,
+    symmetry_breaking,
+)
 from theorydyn.simulate.__main__ import main
-from theorydyn.simulate import (attention_stats, plot_comparison, simulate, simulate_replicas,
-                                symmetry_breaking)
+from theorydyn.simulate._kernel import FusedModel, risk_and_grad
 
 
 def _problem(D=6, C=2, d=4, N=50, seed=0, tau=1.0, dtype=np.float64):
@@ -50,9 +57,10 @@ def test_fused_gradient_matches_central_differences(tau):
                 Ap, Am = A.copy(), A.copy()
                 Ap[i, k] += h
                 Am[i, k] -= h
-                num_A[i, k] = (model.risk(s, Ap, v, b.X, b.y, weights) - model.risk(s, Am, v, b.X, b.y, weights)) / (2 * h)
-        num_v = np.array([(model.risk(s, A, v + h * e, b.X, b.y, weights) - model.risk(s, A, v - h * e, b.X, b.y, weights))
-                          / (2 * h) for e in np.eye(s.d)])
+                num_A[i, k] = (model.risk(s, Ap, v, b.X, b.y, weights)
+                               - model.risk(s, Am, v, b.X, b.y, weights)) / (2 * h)
+        num_v = np.array([(model.risk(s, A, v + h * e, b.X, b.y, weights)
+                           - model.risk(s, A, v - h * e, b.X, b.y, weights)) / (2 * h) for e in np.eye(s.d)])
         np.testing.assert_allclose(gA, num_A, atol=1e-9, rtol=1e-6)
         np.testing.assert_allclose(gv, num_v, atol=1e-9, rtol=1e-6)
         assert np.all(np.diag(gA) == 0)
@@ -160,8 +168,41 @@ def test_same_seed_is_bit_identical_and_seeds_differ():
     assert not np.array_equal(a.v, c.v)
     ra = simulate_replicas(s, seed=3, replicas=2, **SMALL)
     rb = simulate_replicas(s, seed=3, replicas=2, **SMALL)
-    for x, y in zip(ra, rb):
+    for x, y in zip(ra, rb, strict=True):
         pd.testing.assert_frame_equal(x.trajectory, y.trajectory, check_exact=True)
+
+
+def test_shared_vocabulary_horizon_init_and_one_return_type():
+    """``s_max`` (the horizon in s = η·t) and ``init`` = (α, γ, ρ) mean what they mean in
+    reduced.integrate; ``simulate`` returns one Result, ``simulate_replicas`` a list."""
+    s = Setting(D=8, C=2)
+    kw = {k: v for k, v in SMALL.items() if k not in ("eta", "steps")}
+    by_steps = simulate(s, seed=2, eta=0.5, steps=60, **kw)
+    by_horizon = simulate(s, seed=2, eta=0.5, s_max=30.0, **kw)
+    assert isinstance(by_horizon, Result) and by_horizon.options["steps"] == 60
+    pd.testing.assert_frame_equal(by_steps.trajectory, by_horizon.trajectory, check_exact=True)
+    assert by_horizon.trajectory["s"].iloc[-1] == 30.0
+    assert simulate(s, seed=2, eta=0.5, s_max=30.0, steps=4, **kw).options["steps"] == 4  # steps wins, as in reduced
+    assert simulate(s, seed=2, eta=0.7, s_max=1.0, **kw).options["steps"] == 2  # ⌈s_max/η⌉
+    with pytest.raises(ValueError, match="s_max"):
+        simulate_replicas(s, eta=[0.5, 1.0], s_max=10.0, **kw)
+    with pytest.raises(ValueError, match="s_max"):
+        simulate(s, s_max=-1.0, **kw)
+
+    a, g, r = 0.4, 0.02, -0.01
+    by_init = simulate(s, seed=2, init=(a, g, r), **SMALL)
+    by_arrays = simulate(s, seed=2, A0=model.symmetric_attention(s, g, r), v0=a * s.w_star, **SMALL)
+    pd.testing.assert_frame_equal(by_init.trajectory, by_arrays.trajectory, check_exact=True)
+    assert by_init.trajectory["alpha"].iloc[0] == pytest.approx(a, rel=1e-15)
+    assert by_init.trajectory["gamma"].iloc[0] == pytest.approx(g)
+    assert by_init.trajectory["rho"].iloc[0] == pytest.approx(r)
+    with pytest.raises(ValueError, match="either init"):
+        simulate(s, init=(a, g, r), v0=s.w_star, **SMALL)
+    with pytest.raises(ValueError, match="init must be"):
+        simulate(s, init=(a, g), **SMALL)
+    with pytest.raises(TypeError):
+        simulate(s, replicas=2, **SMALL)  # several runs: simulate_replicas
+    assert all(isinstance(x, Result) for x in simulate_replicas(s, replicas=2, **dict(SMALL, steps=2)))
 
 
 def test_replicas_equal_separate_runs():
@@ -169,9 +210,8 @@ def test_replicas_equal_separate_runs():
     s = Setting(D=8, C=2)
     reps = simulate_replicas(s, seed=1, eta=[0.5, 1.0, 2.0], init_seeds=[1, 7, 9], **{k: v for k, v in SMALL.items()
                                                                                       if k != "eta"})
-    for r, (eta, iseed) in enumerate(zip([0.5, 1.0, 2.0], [1, 7, 9])):
+    for r, (eta, iseed) in enumerate(zip([0.5, 1.0, 2.0], [1, 7, 9], strict=True)):
         rng = np.random.default_rng(np.random.SeedSequence(iseed).spawn(3)[2])
-        from theorydyn.simulate import init_params
         A0, v0 = init_params(s, 1e-3, rng)
         one = simulate(s, seed=1, A0=A0, v0=v0, **dict(SMALL, eta=eta))
         assert reps[r].trajectory["eta"].iloc[0] == eta
@@ -235,14 +275,13 @@ def test_bad_options_are_named():
 def test_population_gd_by_enumeration_is_the_reduced_recursion():
     """GD on the exhaustive enumeration (sample weights = probabilities) from the idealized init is
     population GD; by Lemmas 4.1-4.2 it equals the reduced (α, γ, ρ) recursion exactly."""
-    from theorydyn import reduced
-
     s = Setting(D=6, C=2, q=0.5)
     X, y, w = enumeration(s)
     eta, steps = 2.0, 40
-    res = simulate(s, eta=eta, steps=steps, record_every=1, train=(X, y, w), test=(X, y),
-                   A0=model.symmetric_attention(s, 0.0, 0.0), v0=s.alpha0 * s.w_star)
-    red = reduced.integrate(s, method="gd", eta=eta, steps=steps, expectation="exact", n_points=steps + 1).trajectory
+    start = (s.alpha0, 0.0, 0.0)  # the idealized init, in the solvers' shared vocabulary
+    res = simulate(s, eta=eta, steps=steps, record_every=1, train=(X, y, w), test=(X, y), init=start)
+    red = reduced.integrate(s, method="gd", eta=eta, steps=steps, expectation="exact", n_points=steps + 1,
+                            init=start).trajectory
     t = res.trajectory.set_index("step")
     for _, row in red.iterrows():
         k = int(round(row["step"]))
@@ -262,7 +301,7 @@ def test_population_gd_keeps_the_three_value_form(alpha, gamma, rho):
     s = Setting(D=6, C=2, q=0.5)
     X, y, w = enumeration(s)
     res = simulate(s, eta=1.0, steps=25, record_every=25, train=(X, y, w), test=(X[:4], y[:4]),
-                   A0=model.symmetric_attention(s, gamma, rho), v0=alpha * s.w_star)
+                   init=(alpha, gamma, rho))
     scale = 1 + np.abs(res.A).max()
     assert np.ptp(res.A[s.in_set_mask]) < 1e-12 * scale
     assert np.ptp(res.A[s.cross_set_mask]) < 1e-12 * scale
@@ -367,3 +406,22 @@ def test_simulator_phases_on_a_hand_built_trajectory():
     assert ph.cos_v_min == 0.85 and ph.cos_v_min_s == 80.0
     assert ph.cos_v_peak_before_min == 0.99 and ph.cos_v_max_after_min_s == 140.0
     assert ph.in_steps(2.0)["T1"] == pytest.approx(30.0)
+
+
+def test_s_grid_records_the_times_reduced_gd_records():
+    """``s_grid`` means in simulate what it means in reduced.integrate(method="gd"): the times s
+    rounded to whole steps, the run ending at the last; the numbers are those of the default recording."""
+    s = Setting(D=8, C=2)
+    kw = dict(N=512, n_test=256, seed=5)
+    full = simulate(s, eta=0.5, steps=20, record_every=1, dense_until=0, **kw)
+    grid = [0.0, 1.2, 3.0, 7.4, 10.0]
+    res = simulate(s, eta=0.5, s_grid=grid, **kw)
+    red = reduced.integrate(s, "gd", eta=0.5, s_grid=grid, n_samples=100).trajectory
+    assert list(res.trajectory["step"]) == list(red["step"].astype(int)) == [0, 2, 6, 15, 20]
+    assert res.options["steps"] == 20 and res.options["s_grid"] == grid
+    chosen = full.trajectory.set_index("step").loc[[0, 2, 6, 15, 20]].reset_index()
+    pd.testing.assert_frame_equal(res.trajectory, chosen[res.trajectory.columns], check_exact=True)
+    reps = simulate_replicas(s, eta=[0.5, 1.0], s_grid=[0.0, 2.0, 4.0], steps=8, **kw)
+    assert [list(r.trajectory["step"]) for r in reps] == [[0, 4, 8], [0, 2, 4]]
+    with pytest.raises(ValueError, match="s_grid"):
+        simulate(s, s_grid=[-1.0, 2.0], **kw)

@@ -78,7 +78,7 @@ def _set_term(case):
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _set_fn(ci: int):
     """mpmath function (α, γ, ρ, n⁺, n⁻, n⁰, T) → (term, ∂term/∂α, ∂term/∂γ, ∂term/∂ρ) of CASES[ci],
     the derivatives taken by sympy through the softmax."""
@@ -95,7 +95,7 @@ def _F_and_grad(ci: int, counts, point=POINT):
         pt = [mpmath.mpf(x) for x in point]
         acc = [mpmath.mpf(0)] * 4
         for n in counts:
-            acc = [x + v for x, v in zip(acc, fn(*pt, *n, T))]
+            acc = [x + v for x, v in zip(acc, fn(*pt, *n, T), strict=True)]
         return np.array([float(x) for x in acc])
 
 
@@ -119,10 +119,10 @@ def _reduced_numeric(ci: int, point=POINT):
             for n in sets:
                 if (n, T) not in cache:
                     cache[n, T] = fn(*pt, *n, T)
-                acc = [x + v for x, v in zip(acc, cache[n, T])]
+                acc = [x + v for x, v in zip(acc, cache[n, T], strict=True)]
             l, dl = lfn(y * acc[0])
             w = mpmath.mpf(pr.p) / pr.q
-            tot = [tot[0] + w * l] + [t + w * dl * y * d for t, d in zip(tot[1:], acc[1:])]
+            tot = [tot[0] + w * l] + [t + w * dl * y * d for t, d in zip(tot[1:], acc[1:], strict=True)]
         return np.array([float(x) for x in tot])
 
 
@@ -158,7 +158,7 @@ def test_softmax_derivative_tables(C, D):
     assert sp.simplify(Lam + (C - 1) * Gam + (D - C) * Xi - 1) == 0
     table_c = (-Lam * (C - 1) * Gam, Gam - (C - 1) * Gam**2, -Xi * (C - 1) * Gam)
     table_r = (-Lam * (D - C) * Xi, -Gam * (D - C) * Xi, Xi - (D - C) * Xi**2)
-    for f, dc, dr in zip((Lam, Gam, Xi), table_c, table_r):
+    for f, dc, dr in zip((Lam, Gam, Xi), table_c, table_r, strict=True):
         assert sp.simplify(sp.diff(f, c_) - dc) == 0
         assert sp.simplify(sp.diff(f, x_) - dr) == 0
     wrong = Gam - C * Gam**2
@@ -198,7 +198,7 @@ def test_per_sample_F_and_derivatives_match_kernel(ci):
     C, tau = s.C, float(case["tau"])
     rng = np.random.default_rng(3)
     plus, minus, zero = rk.count_types(C)
-    index = {(int(a), int(b)): k for k, (a, b) in enumerate(zip(plus, minus))}
+    index = {(int(a), int(b)): k for k, (a, b) in enumerate(zip(plus, minus, strict=True))}
     for _ in range(3):
         z = rng.choice([-1, 0, 1], size=s.D)
         z[s.sets[0]] = 1  # the signal set (y = +1)

@@ -4,11 +4,15 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from theorydyn import Setting, data, model
-from theorydyn.claims import theorems as th
+from theorydyn.claims import theorem4 as t4
+from theorydyn.claims import theorem31 as t31
+from theorydyn.claims import theorem32 as t32
 from theorydyn.claims.__main__ import main as theorems_main
+from theorydyn.claims.check import Check
 
 
 # ---- Definition 2.2 --------------------------------------------------------------------------
@@ -20,18 +24,17 @@ def test_association_matches_brute_force_top_c(seed, part):
     # Half the time plant the block structure in some rows, so both verdicts occur.
     M = rng.normal(size=(8, 8)) + 3.0 * s.same_set * (rng.random((8, 1)) < 0.5)
     brute = np.mean([set(np.argsort(-M[i])[:2]) == set(np.flatnonzero(s.same_set[i])) for i in range(8)])
-    assert th.association(s, M) == pytest.approx(brute)
-    np.testing.assert_array_equal(np.sort(th.topc_sets(s, M), axis=1), np.sort(np.argsort(-M, axis=1)[:, :2], axis=1))
+    assert model.association(s, M) == pytest.approx(brute)
 
 
 def test_association_of_block_and_shuffled_attention():
     s = Setting(D=16, C=4)
     A = model.symmetric_attention(s, 2.0, -0.1)
-    assert th.association(s, A) == 1.0
+    assert model.association(s, A) == 1.0
     perm = np.random.default_rng(0).permutation(16)
     other = Setting(D=16, C=4, partition="random", partition_seed=3)
-    assert th.association(s, model.symmetric_attention(other, 2.0, -0.1)) < 0.5
-    assert th.association(s, A[perm][:, perm]) < 1.0
+    assert model.association(s, model.symmetric_attention(other, 2.0, -0.1)) < 0.5
+    assert model.association(s, A[perm][:, perm]) < 1.0
 
 
 # ---- Theorem 3.1 -----------------------------------------------------------------------------
@@ -60,7 +63,7 @@ def _glm_error_by_enumeration(s):
 def test_glm_oracle_error_dp_matches_exhaustive_enumeration(D, C, q, route):
     s = Setting(D=D, C=C, q=q)
     err, amb = _glm_error_by_enumeration(s)
-    exact = th.glm_oracle_error_exact(s, route=route)
+    exact = t31.glm_oracle_error_exact(s, route=route)
     assert exact["err"] == pytest.approx(err, abs=1e-12)
     assert exact["amb"] == pytest.approx(amb, abs=1e-12)
 
@@ -70,43 +73,43 @@ def test_glm_oracle_error_dp_matches_exhaustive_enumeration(D, C, q, route):
 def test_glm_oracle_error_fft_matches_dp(D, C, q):
     """The DFT power (the route that scales to D = 256, C = 16) against the set-by-set convolution."""
     s = Setting(D=D, C=C, q=q)
-    a, b = th.glm_oracle_error_exact(s, route="fft"), th.glm_oracle_error_exact(s, route="dp")
+    a, b = t31.glm_oracle_error_exact(s, route="fft"), t31.glm_oracle_error_exact(s, route="dp")
     for k in ("err", "err_cond", "amb"):
         assert a[k] == pytest.approx(b[k], abs=1e-12, rel=1e-9)
     # the law itself, entry by entry (not only the error built from it)
-    np.testing.assert_allclose(th._random_sets_law_fft(s), th._random_sets_law_dp(s), atol=1e-14)
+    np.testing.assert_allclose(t31._random_sets_law_fft(s), t31._random_sets_law_dp(s), atol=1e-14)
     with pytest.raises(ValueError, match="route"):
-        th.glm_oracle_error_exact(s, route="mc")
+        t31.glm_oracle_error_exact(s, route="mc")
 
 
 def test_glm_error_is_a_known_identity_across_c():
     """Trinomial(1/4, 1/2, 1/4) is the law of (e1 + e2)/2 for two signs, so C = 8 at q = 1/2 and C = 16
     at q = 1 (L = 16 both) have the same set sums up to a factor 2 and the same best-GLM error."""
-    a = th.glm_oracle_error_exact(Setting(D=128, C=8, q=0.5))
-    b = th.glm_oracle_error_exact(Setting(D=256, C=16, q=1.0))
+    a = t31.glm_oracle_error_exact(Setting(D=128, C=8, q=0.5))
+    b = t31.glm_oracle_error_exact(Setting(D=256, C=16, q=1.0))
     assert a["err"] == pytest.approx(b["err"], abs=1e-12)
 
 
 def test_theorem_3_1_scope_rule():
-    assert th.theorem_3_1_scope(Setting(D=64, C=4, q=0.25)) is None
-    assert th.theorem_3_1_scope(Setting(D=64, C=4, q=0.10)) is None  # q(D-C) = 6 > 4
-    assert "more spurious" in th.theorem_3_1_scope(Setting(D=64, C=4, q=0.05))  # q(D-C) = 3
-    assert "q << 1" in th.theorem_3_1_scope(Setting(D=64, C=4, q=0.75))
+    assert t31.theorem_3_1_scope(Setting(D=64, C=4, q=0.25)) is None
+    assert t31.theorem_3_1_scope(Setting(D=64, C=4, q=0.10)) is None  # q(D-C) = 6 > 4
+    assert "more spurious" in t31.theorem_3_1_scope(Setting(D=64, C=4, q=0.05))  # q(D-C) = 3
+    assert "q << 1" in t31.theorem_3_1_scope(Setting(D=64, C=4, q=0.75))
     # with q <= 1/2, rule 1 already forces L - 1 > 1/q >= 2, i.e. L >= 4: rule 3 bites only when stricter
-    assert th.theorem_3_1_scope(Setting(D=16, C=4, q=0.5)) is None
-    assert "C << D" in th.theorem_3_1_scope(Setting(D=16, C=4, q=0.5), L_min=5)
-    assert "more spurious" in th.theorem_3_1_scope(Setting(D=16, C=4, q=0.25))  # q(D-C) = 3
+    assert t31.theorem_3_1_scope(Setting(D=16, C=4, q=0.5)) is None
+    assert "C << D" in t31.theorem_3_1_scope(Setting(D=16, C=4, q=0.5), L_min=5)
+    assert "more spurious" in t31.theorem_3_1_scope(Setting(D=16, C=4, q=0.25))  # q(D-C) = 3
 
 
 def test_glm_crossing_is_where_the_exact_error_meets_one_eighth():
     s = Setting(D=64, C=4, q=0.25)
-    c = th.glm_crossing(s)
+    c = t31.glm_crossing(s)
     assert 0.74 < c["x_star"] < 0.77 and c["spurious_star"] == pytest.approx(c["x_star"] * 16)
-    e = lambda q: th.glm_oracle_error_exact(s.replace(q=q))["err_cond"]  # noqa: E731
+    e = lambda q: t31.glm_oracle_error_exact(s.replace(q=q))["err_cond"]  # noqa: E731
     assert e(c["q_star"]) == pytest.approx(0.125, abs=1e-9)
     assert e(c["q_star"] * 0.98) < 0.125 < e(c["q_star"] * 1.02)
     # at C = 16, D = 64 the error stays below 1/8 for every q <= 1: no crossing
-    c16 = th.glm_crossing(Setting(D=64, C=16, q=0.5))
+    c16 = t31.glm_crossing(Setting(D=64, C=16, q=0.5))
     assert np.isnan(c16["q_star"]) and c16["err_at_1"] < 0.125
 
 
@@ -116,11 +119,11 @@ def test_theorem_3_1_scan_figure_draws_curves_and_crossings():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    curves, cross = th.theorem_3_1_scan(Ds=(32, 64), Cs=(4,), n_q=6, n_grid=12)
+    curves, cross = t31.theorem_3_1_scan(Ds=(32, 64), Cs=(4,), n_q=6, n_grid=12)
     assert set(curves.columns) >= {"D", "C", "q", "x", "err_cond", "in_scope"} and len(curves) == 12
     assert not curves[curves["spurious"] <= 4]["in_scope"].any()
     fig, ax = plt.subplots()
-    th.plot_theorem_3_1_scan(ax, curves, cross)
+    t31.plot_theorem_3_1_scan(ax, curves, cross)
     assert len([ln for ln in ax.get_lines() if ln.get_label().startswith("D=")]) == 2
     plt.close(fig)
 
@@ -131,15 +134,15 @@ def test_glm_oracle_error_dp_matches_monte_carlo():
     N = 200_000
     y1, _, z1 = data.sample_z(s, N, rng)
     y2, _, z2 = data.sample_z(s, N, rng)
-    mc = th.best_phi_error(z1.sum(1), data.labelling_from_z(s, z1), z2.sum(1), data.labelling_from_z(s, z2))
-    exact = th.glm_oracle_error_exact(s)
+    mc = t31.best_phi_error(z1.sum(1), data.labelling_from_z(s, z1), z2.sum(1), data.labelling_from_z(s, z2))
+    exact = t31.glm_oracle_error_exact(s)
     assert abs(mc["err"] - exact["err"]) < 4 * np.sqrt(exact["err"] * (1 - exact["err"]) / N) + 2e-3
 
 
 def test_best_phi_is_the_per_bin_majority():
     proj = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
     f = np.array([1, 1, -1, -1, -1, 1, 1, -1, 0])
-    e = th.best_phi_error(proj, f, proj, f)
+    e = t31.best_phi_error(proj, f, proj, f)
     # φ(0)=+1, φ(1)=−1, φ(2)=+1 (vote 1+1−1+0 = 1): wrong on one f at 0, one at 2, and f = 0
     assert e["err"] == pytest.approx(3 / 9)
     assert e["err_cond"] == pytest.approx(2 / 8)
@@ -147,16 +150,16 @@ def test_best_phi_is_the_per_bin_majority():
 
 def test_theorem_3_1_verdicts_pass_deviate_and_out_of_scope():
     kw = dict(N_fit=6_000, N_test=6_000, N_flat=0, seeds=2, scan=False)
-    ok = th.check_theorem_3_1(Setting(D=64, C=4), **kw)
+    ok = t31.check_theorem_3_1(Setting(D=64, C=4), **kw)
     assert {str(c.verdict) for c in ok} == {"PASS"}, [c.row() for c in ok]
     assert ok[0].measured == pytest.approx(0.1506, abs=1e-4) and ok[0].ci_low == ok[0].ci_high
     assert 0.13 < ok[-1].measured < 0.18 and ok[-1].ci_low < ok[-1].measured < ok[-1].ci_high
     # q = 0.10: inside Assumption 2 (q(D-C) = 6 > C) but the exact error is 0.053: DEVIATES, not FAIL
-    dev = th.check_theorem_3_1(Setting(D=64, C=4, q=0.10), **kw)
+    dev = t31.check_theorem_3_1(Setting(D=64, C=4, q=0.10), **kw)
     assert dev[0].measured == pytest.approx(0.0533, abs=1e-3)
     assert {str(c.verdict) for c in dev} == {"DEVIATES"} and "crossing" in dev[0].note
     # q = 0.05: q(D-C) = 3 < C, out of scope, the note names the assumption
-    out = th.check_theorem_3_1(Setting(D=64, C=4, q=0.05), **kw)
+    out = t31.check_theorem_3_1(Setting(D=64, C=4, q=0.05), **kw)
     assert {str(c.verdict) for c in out} == {"OUT_OF_SCOPE"}
     assert all("more spurious features than informative ones" in c.note for c in out)
 
@@ -165,7 +168,7 @@ def test_theorem_3_1_verdicts_pass_deviate_and_out_of_scope():
 @pytest.mark.parametrize("partition", ["blocks", "grid", "random"])
 def test_theorem_3_2_construction_fits_f_without_positional_association(partition):
     s = Setting(D=16, C=4, partition=partition, partition_seed=5)
-    M = th.construct_theorem_3_2(s)
+    M = t32.construct_theorem_3_2(s)
     G = M.P.T @ M.P
     # Property 1: the Top-C of every row's off-diagonal Gram entries misses the row's own set …
     for i in range(s.D):
@@ -174,7 +177,7 @@ def test_theorem_3_2_construction_fits_f_without_positional_association(partitio
         kth = np.sort(row)[::-1][s.C - 1]
         top = set(idx[row >= kth])  # every index that a tie-break could put in the Top-C
         assert top.isdisjoint(s.sets[s.set_of[i]]), (i, top)
-    assert th.association(s, G) == 0.0 and th.offdiag_topc_miss(s, G) == 1.0
+    assert model.association(s, G) == 0.0 and t32.offdiag_topc_miss(s, G) == 1.0
     # … while the logits computed from P, W_Q, W_K are block-structured (queries/keys undo PᵀP).
     Q, K = M.P.T @ M.W_Q, M.P.T @ M.W_K
     np.testing.assert_allclose(Q @ K.T, 60.0 * s.same_set, atol=1e-8)
@@ -186,7 +189,7 @@ def test_theorem_3_2_construction_fits_f_without_positional_association(partitio
     assert dec.sum() > 4000
     np.testing.assert_array_equal(np.sign(F[dec]), np.sign(f[dec]))
     np.testing.assert_allclose(F, f, atol=1e-9)
-    checks = th.check_theorem_3_2(s, N=2000, seeds=2)
+    checks = t32.check_theorem_3_2(s, N=2000, seeds=2)
     assert all(c.passed for c in checks)
 
 
@@ -196,15 +199,15 @@ def _verdicts(checks):
 
 def test_theorem_3_2_checks_pass_for_the_construction_and_fail_for_perturbed_ones():
     s = Setting(D=32, C=4, q=0.25)
-    good = th.check_theorem_3_2(s, N=2000, seeds=2)
+    good = t32.check_theorem_3_2(s, N=2000, seeds=2)
     assert [str(c.verdict) for c in good] == ["PASS", "PASS", "PASS", "DEVIATES", "INFO"]
     assert good[0].measured < 0.01 and good[0].ci_low <= good[0].measured <= good[0].ci_high
-    M = th.construct_theorem_3_2(s)
+    M = t32.construct_theorem_3_2(s)
     # (a) keys built for another partition: model (T) attends to the wrong sets, the error row fails
     other = Setting(D=32, C=4, partition="random", partition_seed=1)
     P_inv_T = np.linalg.inv(M.P).T
-    bad_keys = th.PositionalTransformer(s, M.P, M.W_Q, P_inv_T @ other.same_set.astype(float), M.v)
-    c = th.check_theorem_3_2(s, N=2000, seeds=2, M=bad_keys)
+    bad_keys = t32.PositionalTransformer(s, M.P, M.W_Q, P_inv_T @ other.same_set.astype(float), M.v)
+    c = t32.check_theorem_3_2(s, N=2000, seeds=2, M=bad_keys)
     assert str(c[0].verdict) == "FAIL" and c[0].measured > 0.05
     assert [str(x.verdict) for x in c[1:3]] == ["PASS", "PASS"]  # the Gram rows do not see it
     # (b) positional encodings whose Gram matrix is block-structured: the Gram rows fail
@@ -212,8 +215,8 @@ def test_theorem_3_2_checks_pass_for_the_construction_and_fail_for_perturbed_one
     lam, U = np.linalg.eigh(np.eye(s.D) + B)
     P = (U * np.sqrt(lam)) @ U.T
     Pi = np.linalg.inv(P).T
-    assoc = th.PositionalTransformer(s, P, 60.0 * Pi, Pi @ B, M.v)
-    c = th.check_theorem_3_2(s, N=2000, seeds=2, M=assoc)
+    assoc = t32.PositionalTransformer(s, P, 60.0 * Pi, Pi @ B, M.v)
+    c = t32.check_theorem_3_2(s, N=2000, seeds=2, M=assoc)
     assert str(c[0].verdict) == "PASS"  # it still fits f …
     assert [str(x.verdict) for x in c[1:3]] == ["FAIL", "FAIL"]  # … but its encodings show the sets
 
@@ -248,51 +251,23 @@ def test_labels_are_consistent_with_f(seed, DC, q):
 
 
 # ---- GD-based checks (theorydyn.simulate) --------------------------------------------------------
-@pytest.mark.slow
-def test_theorem_4_2_check_passes_after_training_and_fails_at_initialisation():
-    # D = 32 with q, ν of docs/theory.md §9 (the prototype: error < 2% by step ≈180 at N = 16384)
-    s = Setting(D=32, C=4, q=0.25, nu=1 / 64)
-    checks, res = th.check_theorem_4(s, N=8192, steps=200, N_test=4096)
-    assert [c.passed for c in checks] == [True, True], [c.row() for c in checks]
-    assert checks[1].measured < 0.05
-    # the same check on the untrained model: no association, chance-level error
-    before, _ = th.check_theorem_4(s, N=512, steps=0, N_test=2048)
-    assert not before[0].passed and before[0].measured < 0.5
-    assert not before[1].passed and before[1].measured > 0.3
-    # idealized initialisation (Parametrization 3.1, Lemma 4.3): association from the first steps
-    ideal, _ = th.check_theorem_4(s, N=8192, steps=50, idealized=True, N_test=2048)
-    assert ideal[0].claim == "Theorem 4.1 (1)" and ideal[0].passed
-
-
-def _fake_run(s, A):
-    import pandas as pd
-    from types import SimpleNamespace
-
-    traj = pd.DataFrame(dict(step=[0, 10], in_mean=[0.0, A[s.in_set_mask].mean()],
-                             in_std=[0.0, A[s.in_set_mask].std()], cross_mean=[0.0, A[s.cross_set_mask].mean()]))
-    return SimpleNamespace(A=A, v=np.array(s.w_star), trajectory=traj, status="ok")
-
-
 def test_lemma_4_1_check_sees_the_three_value_form_and_a_dominant_row():
     s = Setting(D=16, C=4)
     A = model.symmetric_attention(s, 1.0, -0.2)
-    dev = th.symmetry_deviation(s, A)
+    dev = t4.symmetry_deviation(s, A)
     assert dev["gap"] == pytest.approx(1.2)
     assert dev["in_rel_std"] == pytest.approx(0.0, abs=1e-12) and dev["row_rel_spread"] == pytest.approx(0.0, abs=1e-12)
     assert dev["top_row_ratio"] == pytest.approx(1.0)
-    ok = th.check_lemma_4_1(s, _fake_run(s, A), _fake_run(s, A))
-    assert {str(c.verdict) for c in ok} == {"INFO"}  # finite N: diagnostics, not claims of the paper
-    assert all(c.measured == pytest.approx(0.0, abs=1e-12) for c in ok)
+    assert dev["cross_rel_std"] == pytest.approx(0.0, abs=1e-12)
     # one query row per set takes three times the in-set logits of the others (the finite-sample break)
     B = A.copy()
     for S in s.sets:
         i = S[0]
         B[i, S[1:]] = -0.2 + 3 * 1.2
-    dev = th.symmetry_deviation(s, B)
+    dev = t4.symmetry_deviation(s, B)
     assert dev["top_row_ratio"] == pytest.approx(3.0)
-    assert dev["row_rel_spread"] > 1.0
-    row = [c for c in th.check_lemma_4_1(s, _fake_run(s, B)) if c.claim == "Lemma 4.1 (finite N, row level)"]
-    assert len(row) == 1 and row[0].measured > 1.0
+    # in-set entries: 3 per set at 3.4, 9 at 1.0 (mean 1.6); gap 1.6 + 0.2 = 1.8; row means 3.4 and 1.0
+    assert dev["gap"] == pytest.approx(1.8) and dev["row_rel_spread"] == pytest.approx(2.4 / 1.8)
 
 
 def test_lemma_4_1_scaling_recovers_a_planted_exponent():
@@ -304,7 +279,7 @@ def test_lemma_4_1_scaling_recovers_a_planted_exponent():
     rows = [dict(N=N, seed=k, in_rel_std=3.0 * N**-0.4 * np.exp(0.02 * rng.normal()),
                  row_rel_spread=N**-0.25, cross_rel_std=0.5, association=1.0 - (N == 2048) * 0.25 * (k == 0))
             for k in range(5) for N in Ns]
-    checks = th.check_lemma_4_1_scaling(s, runs=pd.DataFrame(rows))
+    checks = t4.check_lemma_4_1_scaling(s, runs=pd.DataFrame(rows))
     assert {str(c.verdict) for c in checks} == {"INFO"}
     b = checks[0]
     assert b.quantity.startswith("exponent") and b.ci_low < -0.4 < b.ci_high and b.ci_high - b.ci_low < 0.05
@@ -317,7 +292,7 @@ def test_lemma_4_1_scaling_recovers_a_planted_exponent():
 
 def test_lemma_4_1_scaling_runs_draw_independent_data_per_seed():
     s = Setting(D=8, C=2, q=0.5)
-    runs = th.lemma_4_1_scaling_runs(s, Ns=(256, 512), seeds=2, steps=3)
+    runs = t4.lemma_4_1_scaling_runs(s, Ns=(256, 512), seeds=2, steps=3)
     assert len(runs) == 4 and set(runs["N"]) == {256, 512}
     a, b = runs[runs["N"] == 256]["in_rel_std"].to_numpy()
     assert a != b  # seeds do not share data
@@ -325,11 +300,11 @@ def test_lemma_4_1_scaling_runs_draw_independent_data_per_seed():
 
 def test_theorem_4_seeds_verdicts_fail_untrained_and_are_out_of_scope_at_d16():
     # one step of size 1e-6: the model at its initialisation
-    before = th.check_theorem_4_seeds(Setting(D=32, C=4, q=0.25, nu=1 / 64), N=256, steps=1, eta=1e-6, seeds=2,
+    before = t4.check_theorem_4_seeds(Setting(D=32, C=4, q=0.25, nu=1 / 64), N=256, steps=1, eta=1e-6, seeds=2,
                                       N_test=1024)
     assert [str(c.verdict) for c in before] == ["FAIL", "FAIL"]
     assert before[0].params["seeds"] == 2 and before[1].measured > 0.2
-    oos = th.check_theorem_4_seeds(Setting(D=16, C=4, q=0.25), N=256, steps=1, seeds=2, N_test=1024)
+    oos = t4.check_theorem_4_seeds(Setting(D=16, C=4, q=0.25), N=256, steps=1, seeds=2, N_test=1024)
     assert {str(c.verdict) for c in oos} == {"OUT_OF_SCOPE"} and "more spurious" in oos[0].note
 
 
@@ -344,21 +319,38 @@ def test_theorems_cli_cheap_checks_and_bad_input(capsys, tmp_path):
         assert e.value.code == 2 and word in capsys.readouterr().err
 
 
-@pytest.mark.slow
-def test_theorems_cli_theorem_3_1_out_of_scope(tmp_path):
-    """The command of the issue: q(D - C) = 3 < C at D = 64, q = 0.05 gives OUT_OF_SCOPE on every row."""
+def test_theorems_cli_theorem_3_1_out_of_scope(tmp_path, monkeypatch):
+    """The command of the issue: q(D - C) = 3 < C at D = 64, q = 0.05 gives OUT_OF_SCOPE on every row,
+    decided before any GLM is fitted (a fit would raise here)."""
     import pandas as pd
 
+    def no_fit(*a, **k):
+        raise AssertionError("fitted a GLM outside the scope")
+
+    monkeypatch.setattr(t31, "_glm_fitted_errors", no_fit)
     out = tmp_path / "c.csv"
     assert theorems_main(["--D", "64", "--C", "4", "--q", "0.05", "--only", "3.1", "--out", str(out)]) == 0
     df = pd.read_csv(out)
     assert set(df["verdict"]) == {"OUT_OF_SCOPE"} and df["note"].str.contains("more spurious features").all()
+    # the exact row keeps its (cheap, exact) number; the fitted rows are there, without one
+    assert df["measured"].iloc[0] == pytest.approx(t31.glm_oracle_error_exact(Setting(D=64, C=4, q=0.05))["err_cond"])
+    assert len(df) == 4 and df["measured"].iloc[1:].isna().all()
+
+
+def test_theorems_cli_exits_1_on_a_fail_row(monkeypatch, tmp_path):
+    import theorydyn.claims.__main__ as cm
+
+    fail = Check.exact("Theorem 3.2", "x", 0.5, "== 0", False)
+    monkeypatch.setattr(cm, "check_theorem_3_2", lambda s: [fail])
+    assert theorems_main(["--D", "16", "--only", "3.2", "--out", str(tmp_path / "c.csv")]) == 1
+    monkeypatch.setattr(cm, "check_theorem_3_2", lambda s: [Check.exact("Theorem 3.2", "x", 0.0, "== 0", True)])
+    assert theorems_main(["--D", "16", "--only", "3.2", "--out", str(tmp_path / "c.csv")]) == 0
 
 
 def test_lemma_4_1_holds_exactly_for_population_gd():
     """GD on the exactly enumerated population keeps the three-value form to rounding, while γ − ρ
     grows to O(1), so the measured ratio is meaningful (a broken symmetry would show at O(1))."""
-    (c,) = th.check_lemma_4_1_population(Setting(), steps=150)
+    (c,) = t4.check_lemma_4_1_population(Setting(), steps=150)
     assert c.passed and c.measured < 1e-10
     gamma, rho = (float(x.split()[-1].rstrip(",")) for x in c.note.split(", ")[:2])
     assert gamma - rho > 0.5

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 import math
-from types import SimpleNamespace
+import sys
+import textwrap
 
 import pandas as pd
 import pytest
+from conftest import claim_module, register_claims
 
-from theorydyn import Setting, verify
-from theorydyn.verify.__main__ import main as verify_main
+from theorydyn import Setting, claims, verify
+from theorydyn.claims import dynamics
 from theorydyn.claims.check import LEDGER_COLUMNS, Check, Verdict
+from theorydyn.verify.__main__ import main as verify_main
 
 
 @pytest.mark.slow
@@ -46,43 +50,71 @@ def test_verify_reduced_ledger_has_intervals_over_seeds(tmp_path, capsys):
 
 
 def test_missing_and_broken_sources_become_rows(monkeypatch):
-    def missing(s, quick=False):
-        raise ImportError("No module named 'theorydyn.future'")
-
-    def broken(s, quick=False):
+    def broken(s, *, quick=False, progress=None):
         raise RuntimeError("kaboom")
 
-    def fine(s, quick=False):
+    def fine(s, *, quick=False, progress=None):
         return [Check.over_seeds("Theorem 9.9", "x", [1.0, 2.0, 3.0], "> 0", True, params={"D": s.D})]
 
-    monkeypatch.setattr(verify, "SOURCES", {"a": ("m.a", missing), "b": ("m.b", broken), "c": ("m.c", fine)})
+    register_claims(monkeypatch, {"a": "theorydyn.future_claim", "b": claim_module("b", broken),
+                                  "c": claim_module("c", fine)})
     df = verify.collect(Setting(D=8, C=2), progress=False)
     assert list(df.columns) == LEDGER_COLUMNS
     assert list(df["verdict"]) == ["SKIP", "FAIL", "PASS"]  # a check that raised is not a pass
-    assert "kaboom" in df["note"][1] and df["params"][2] == "D=8, seeds=3"
+    assert "not installed" in df["note"][0] and "kaboom" in df["note"][1] and df["params"][2] == "D=8, seeds=3"
     assert df["ci_low"][2] < 2.0 < df["ci_high"][2]
     table = verify.format_table(df)
     assert "SKIP" in table and "Theorem 9.9" in table and "2 [" in table
 
 
-def test_external_sources_are_called_when_present(monkeypatch):
-    import sys
+TOY_CLAIM = """
+    \"\"\"A toy claim: 1 + 1 = 2, exactly.\"\"\"
+    from theorydyn.claims.check import Check, Verdict
+    from theorydyn.resources import MemoryEstimate, Term
 
-    calls = []
-    with_s = SimpleNamespace(checks=lambda s, quick=False: calls.append(("s", s.D, quick)) or [])
-    without_s = SimpleNamespace(checks=lambda quick=True, seeds=range(5), s=None: calls.append(("q", quick, s)) or [])
-    monkeypatch.setitem(sys.modules, "fake_with_s", with_s)
-    monkeypatch.setitem(sys.modules, "fake_without_s", without_s)
-    monkeypatch.setitem(sys.modules, "fake_no_checks", SimpleNamespace())
-    s = Setting(D=8, C=2)
-    assert verify._external("fake_with_s")(s, quick=True) == [] and calls[-1] == ("s", 8, True)
-    # quick first and an optional s (the Figure 2 source's signature): the source keeps its own sizes
-    assert verify._external("fake_without_s")(s, quick=False) == [] and calls[-1] == ("q", False, None)
-    with pytest.raises(ImportError, match="no checks"):
-        verify._external("fake_no_checks")(s)
-    with pytest.raises(ImportError, match="not installed"):
-        verify._external("theorydyn.no_such_module")(s)
-    assert {"transfer", "figure2", "vision"} <= set(verify.SOURCES)
+
+    def checks(s, *, quick, progress):
+        if progress:
+            progress("adding")
+        return [Check.exact("Toy claim", f"1 + 1 at D = {s.D}", 1 + 1, "== 2", Verdict.PASS, params=dict(D=s.D))]
+
+
+    def memory(s, quick):
+        return MemoryEstimate("toy claim", (Term("two integers", 56, {"D": s.D}),))
+"""
+
+
+def test_a_claim_is_one_module_and_one_registry_line(monkeypatch, tmp_path):
+    """docs/adding_a_claim.md: write the module, add its line to the registry, and its row is in the ledger."""
+    (tmp_path / "toy_claim.py").write_text(textwrap.dedent(TOY_CLAIM))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "toy_claim", raising=False)
+    monkeypatch.setitem(claims.REGISTRY, "toy", "toy_claim")  # the one registry line
+    df = verify.collect(Setting(D=8, C=2), only=["toy"], progress=False)
+    assert list(df["claim"]) == ["Toy claim"] and df["measured"][0] == 2 and df["verdict"][0] == "PASS"
+    assert df["quantity"][0] == "1 + 1 at D = 8"  # called with the ledger's setting
+    # and through the command: --only accepts the new name, its memory is guarded, the CSV has the row
+    out = tmp_path / "l.csv"
+    assert verify_main(["--D", "8", "--C", "2", "--only", "toy", "--out", str(out)]) == 0
+    assert list(pd.read_csv(out)["claim"]) == ["Toy claim"]
+
+
+def test_every_registered_claim_follows_the_protocol():
+    """checks(s, *, quick, progress) and memory(s, quick), and the old names map to the new modules."""
+    for name, path in claims.REGISTRY.items():
+        mod = __import__(path, fromlist=["checks"])
+        sig = inspect.signature(mod.checks).parameters
+        assert list(sig)[0] == "s", name
+        for kw in ("quick", "progress"):
+            assert sig[kw].kind is inspect.Parameter.KEYWORD_ONLY, (name, kw)
+        assert all(p.default is not p.empty for k, p in sig.items() if k != "s"), name
+        assert list(inspect.signature(mod.memory).parameters)[:2] == ["s", "quick"], name
+        assert mod.memory(Setting(D=32, C=4), True).total > 0, name
+    assert claims.select(["reduced"]) == ["dynamics"]
+    assert claims.select(["theorems", "reduced"]) == ["dynamics", "theorem31", "theorem32", "theorem4"]
+    assert claims.select(None) == list(claims.REGISTRY)
+    with pytest.raises(ValueError, match="unknown claim 'nope'"):
+        claims.select(["nope"])
 
 
 def _checks(verdicts):
@@ -92,7 +124,7 @@ def _checks(verdicts):
 
 @pytest.mark.parametrize("verdicts, code", [(["PASS", "DEVIATES", "OUT_OF_SCOPE", "INFO"], 0), (["PASS", "FAIL"], 1)])
 def test_exit_status_is_one_only_for_a_fail(monkeypatch, tmp_path, capsys, verdicts, code):
-    monkeypatch.setattr(verify, "SOURCES", {"x": ("m.x", lambda s, quick=False: _checks(verdicts))})
+    register_claims(monkeypatch, {"x": claim_module("x", lambda s, quick=False, progress=None: _checks(verdicts))})
     out = tmp_path / "l.csv"
     assert verify_main(["--D", "8", "--C", "2", "--out", str(out)]) == code
     assert list(pd.read_csv(out)["verdict"]) == verdicts
@@ -121,7 +153,7 @@ def test_phase_helper_reads_the_phases_of_a_result():
     from theorydyn.result import Result
 
     res = Result("reduced", Setting(D=8, C=2), pd.DataFrame({"s": [0.0]}), Phases(T0=3.0))
-    assert verify.phase(res, "T0") == 3.0 and math.isnan(verify.phase(res, "T2"))
+    assert dynamics.phase(res, "T0") == 3.0 and math.isnan(dynamics.phase(res, "T2"))
 
 
 def test_bad_setting_and_missing_markdown_ledger_exit_2(capsys, tmp_path):

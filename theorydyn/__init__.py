@@ -13,8 +13,9 @@ The package is the paper's map; imports point downward only:
     simulate/    finite N: GD with the full D×D attention (Theorem 4.2)
     transfer/    downstream sample complexity with a frozen attention (Theorems 5.1, 5.2)
     scan/        resumable parameter scans, local or on Dask
-    claims/      one module per claim family and the ledger's record type (Check, Verdict)
-    verify       the claims ledger: one verdict per claim
+    positional/  Figure 2's torch models (positional-attention ViT, model (T)), training, plots
+    claims/      one module per claim, one protocol, one registry; the ledger's record type (Check, Verdict)
+    verify       the claims ledger: collects every registered claim's rows
     figures/     every figure, as compute + draw-into-axes pairs
     bench/       benchmarks against the physical floor and what a user would write instead
     vision/      a slim PyTorch ViT for real images (Section 6), apart from the rest

@@ -14,7 +14,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -109,7 +109,7 @@ def setting_from_args(args: argparse.Namespace, prog: str | None = None, **overr
 
 
 def guard_memory(estimate: MemoryEstimate, *, force: bool = False, prog: str | None = None,
-                 force_flag: str = "--force", flags: dict[str, str] | None = None) -> MemoryEstimate:
+                 force_flag: str = "--force", flags: Mapping[str, str | None] | None = None) -> MemoryEstimate:
     """:func:`~theorydyn.resources.check_memory` for a CLI: on refusal exit 2 with the message
     prefixed by the flags of the parameters that drive the largest term (``--n-samples: …``), the
     estimate and the limit; ``force`` (the CLI's ``force_flag``) skips the check.

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .memory import BOOL, F64, I8, SMALL, MemoryEstimate, Term
 from .setting import Setting
 
 #: Rows generated per chunk, so that float32 storage never needs a float64 copy of X.
@@ -195,14 +196,32 @@ def enumerate_population(s: Setting, max_points: int = 2_000_000) -> tuple[np.nd
     deltas = np.array(np.meshgrid(*([[1, -1, 0]] * others), indexing="ij"), dtype=np.int8).reshape(others, -1).T
     p_delta = np.prod(np.choose(deltas + 1, [s.q / 2, 1 - s.q, s.q / 2]), axis=1) if others else np.ones(1)
     zs, ys, ws = [], [], []
-    for y in (1, -1):
+    for label in (1, -1):
         for l in range(s.L):
-            z = np.empty((len(deltas), s.D), dtype=np.int8)
-            z[:, s.sets[l]] = y
-            z[:, s.set_of != l] = deltas
-            zs.append(z)
-            ys.append(np.full(len(deltas), y, dtype=np.int8))
+            zl = np.empty((len(deltas), s.D), dtype=np.int8)
+            zl[:, s.sets[l]] = label
+            zl[:, s.set_of != l] = deltas
+            zs.append(zl)
+            ys.append(np.full(len(deltas), label, dtype=np.int8))
             ws.append(p_delta * 0.5 / s.L)
     z, y, w = np.concatenate(zs), np.concatenate(ys), np.concatenate(ws)
     keep = w > 0
     return z[keep], y[keep], w[keep]
+
+
+def sample_memory(D: int, C: int, d: int | None, N: int, itemsize: int = 8, label: str = "N") -> MemoryEstimate:
+    """:func:`theorydyn.data.sample` of N samples: X (N, D, d) plus the larger of its temporaries.
+
+    X is the one array that stays; before it, the feature coefficients need u (N, D) float64,
+    z (N, D) int8 and three (N, D) boolean masks; while X fills, a noise chunk of
+    ≤ 2^22 float64 elements and its projection (two chunks).
+    """
+    d = D if d is None else d
+    chunk = min(N * D * d, max(D * d, _CHUNK_ELEMS // (D * d) * D * d))
+    return MemoryEstimate(f"data ({label}={N})", (
+        Term(f"X ({N}, {D}, {d}) {itemsize * 8}-bit floats", N * D * d * itemsize, {label: N, "D": D, "d": d}),
+        Term(f"feature coefficients u, z, masks ({N}, {D})", N * D * (F64 + I8 + 4 * BOOL) + 3 * N * F64,
+             {label: N, "D": D}),
+        Term("noise chunks (float64, 2 live)", 2 * chunk * F64, {"D": D, "d": d}),
+        SMALL,
+    ))

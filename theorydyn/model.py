@@ -16,20 +16,37 @@ With c_n = ℓ'(y_n F_n) y_n = −y_n / (1 + e^{y_n F_n}) and u_nj = ⟨v, X_nj�
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.special import expit
 
 from .setting import Setting
 
 
-def activation(s: Setting, x: np.ndarray) -> np.ndarray:
-    """σ(x) = x^p + ν x (Assumption 2)."""
-    return x**s.p + s.nu * x
+def sigma(x: Any, p: int, nu: float) -> Any:
+    """σ(x) = x^p + ν x (Assumption 2), elementwise on a float, a NumPy array or a torch tensor.
+
+    The one array definition of the activation (:func:`activation` reads p and ν from a Setting);
+    the Numba kernels call its scalar twin :func:`theorydyn.numba_activation.sigma_and_grad`,
+    tested equal to it (tests/test_model.py).
+    """
+    return x**p + nu * x
 
 
-def activation_grad(s: Setting, x: np.ndarray) -> np.ndarray:
-    """σ'(x) = p x^{p−1} + ν."""
-    return s.p * x ** (s.p - 1) + s.nu
+def sigma_grad(x: Any, p: int, nu: float) -> Any:
+    """σ'(x) = p x^{p−1} + ν, elementwise like :func:`sigma`."""
+    return p * x ** (p - 1) + nu
+
+
+def activation(s: Setting, x: Any) -> Any:
+    """σ(x) = x^p + ν x with the setting's p and ν (:func:`sigma`)."""
+    return sigma(x, s.p, s.nu)
+
+
+def activation_grad(s: Setting, x: Any) -> Any:
+    """σ'(x) = p x^{p−1} + ν with the setting's p and ν (:func:`sigma_grad`)."""
+    return sigma_grad(x, s.p, s.nu)
 
 
 def softmax_rows(M: np.ndarray) -> np.ndarray:

@@ -39,8 +39,8 @@ Where a level is never crossed the time is ``None`` (not reached).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd

@@ -24,7 +24,7 @@ in_std, cross_std, cross_absmax, row_spread_max, row_in_max, row_in_median, trai
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -37,16 +37,13 @@ from .setting import Setting
 CORE_COLUMNS = ("s", "step", "alpha", "gamma", "rho", "in_mass", "association", "risk", "err_y", "err_f", "amb_f")
 
 
-class Status(str, Enum):
-    """How a run ended. ``DIVERGED``: a non-finite risk, gradient or parameter (the trajectory
-    up to the last finite record is kept); ``FAILED``: the ODE solver gave up."""
+class Status(StrEnum):
+    """How a run ended (a str: ``str(Status.OK) == "ok"``). ``DIVERGED``: a non-finite risk, gradient
+    or parameter (the trajectory up to the last finite record is kept); ``FAILED``: the ODE solver gave up."""
 
     OK = "ok"
     DIVERGED = "diverged"
     FAILED = "failed"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass

@@ -19,7 +19,11 @@ from __future__ import annotations
 import os
 import platform
 import time
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
+
+import numba
+import numpy as np
 
 
 def best_time(fn: Callable[[], object], repeats: int = 5, min_total: float = 0.2) -> float:
@@ -44,14 +48,11 @@ def machine_info() -> dict[str, object]:
                     break
     except OSError:
         pass
-    import numba
-    import numpy as np
-
-    info: dict[str, object] = dict(cpu=cpu, cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                                   else os.cpu_count(), numba_threads=numba.config.NUMBA_NUM_THREADS,
+    info: dict[str, Any] = dict(cpu=cpu, cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                   else os.cpu_count(), numba_threads=numba.get_num_threads(),
                                    python=platform.python_version(), numpy=np.__version__, numba=numba.__version__)
     try:
-        import torch
+        import torch  # optional (extra "vision"): only its version is reported
 
         info["torch"] = torch.__version__
     except ImportError:
@@ -60,7 +61,7 @@ def machine_info() -> dict[str, object]:
     return info
 
 
-def format_machine(info: dict[str, object]) -> str:
+def format_machine(info: dict[str, Any]) -> str:
     return ("machine: {cpu}, {cores} cores usable (numba threads {numba_threads}); python {python}, numpy {numpy}, "
             "numba {numba}, torch {torch}; load average (1 min) {loadavg_1min:.2f}").format(**info)
 

@@ -7,9 +7,9 @@ At D = 64, C = 4 (docs/theory.md §9 setting), a phase-II point (α, γ, ρ) = (
    implementation that draws its own samples (``rng.multinomial`` count vectors, then
    :func:`theorydyn.reduced._kernels.reference_numpy`), timed round-robin: the ratio of the median
    wall times (goal: ≥ 20×), of the minima, and of the median CPU times (both are single-threaded,
-   so CPU time is the load-independent figure on a shared machine). Checked first: on the *same* samples (:func:`theorydyn.reduced.mc_set_counts`
-   with the same seed) the two agree to 1e-10; and the two independent draws agree within
-   4 standard errors.
+   so CPU time is the load-independent figure on a shared machine). Checked first: on the *same* samples
+   (:func:`theorydyn.reduced.mc_set_counts` with the same seed) the two agree to 1e-10; and the two
+   independent draws agree within 4 standard errors.
 2. The kernel alone on a prebuilt bank (tables over (count type, T)) against the NumPy reference
    on the same samples: one row per sample (like for like) and with identical samples merged.
 3. Wall time of the default gradient flow, ``integrate(Setting(), "flow", s_max=1e5)`` (4000
@@ -25,6 +25,7 @@ The machine (CPU, cores, versions, load average) is printed; the tables go to CS
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from pathlib import Path
 
@@ -90,9 +91,10 @@ def _kernel_on_bank(s, n, repeats):
         bank = bank_from_set_counts(s, nc, merge=merge)
         ev = _Evaluator(s, bank)
         est = ev.estimate(*POINT)  # also compiles / loads the cache
-        if not (abs(est.risk - ref_risk) <= 1e-10 * abs(ref_risk) and np.allclose(est.grad, ref_grad, rtol=1e-9, atol=1e-14)):
+        if not (abs(est.risk - ref_risk) <= 1e-10 * abs(ref_risk)
+                and np.allclose(est.grad, ref_grad, rtol=1e-9, atol=1e-14)):
             raise RuntimeError(f"{label} disagrees with the NumPy reference: {est.risk} vs {ref_risk}")
-        t = best_time(lambda: ev.raw(*POINT), repeats=repeats * 4)
+        t = best_time(functools.partial(ev.raw, *POINT), repeats=repeats * 4)
         rows.append(dict(part="kernel on a bank", implementation=label, rows=len(bank), seconds=t, ratio=t_ref / t))
     return rows
 
@@ -243,7 +245,8 @@ def run(argv: list[str] | None = None) -> int:
             _flow(Setting(D=16, C=4), 10.0, n_samples=100)  # load the compiled kernels before timing
             t_flow, res = _flow(Setting(), args.s_max)
             ph = res.phases
-            print(f"default gradient flow to s = {args.s_max:g} (4000 samples, LSODA): {t_flow:.2f} s wall (goal <= 0.5 s), "
+            print(f"default gradient flow to s = {args.s_max:g} (4000 samples, LSODA): {t_flow:.2f} s wall "
+                  "(goal <= 0.5 s), "
                   f"status {res.status}; T0={_fmt(ph.T0)}, T1={_fmt(ph.T1)}, T2={_fmt(ph.T2)}, "
                   f"final err_f={_fmt(ph.final_err_f)}")
             rows.append(dict(part="flow", implementation=f"integrate(Setting(), 'flow', s_max={args.s_max:g})",

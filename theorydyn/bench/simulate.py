@@ -24,22 +24,27 @@ fresh processes at two N (VmHWM), extrapolated to the largest N (and N·D·d) wi
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import operator
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
 from ..data import sample
+from ..model import sigma
 from ..resources import MemoryEstimate, Term, sample_memory, simulate_memory
 from ..setting import D_MAX, Setting
 from ..simulate import simulate
-from ..simulate._kernel import FusedModel
+from ..simulate._kernel import FusedModel, block_size
 from . import format_machine, machine_info, write_tables
 
 
@@ -52,7 +57,7 @@ def _torch_step(torch, Xt, yt, A_np, v_np, p, nu, tau):
     S = torch.softmax(Am / tau, dim=1)
     U = Xt @ v  # (N, D)
     H = U @ S.T
-    F = (H**p + nu * H).sum(dim=1)
+    F = sigma(H, p, nu).sum(dim=1)
     risk = torch.nn.functional.softplus(-yt * F).mean()
     risk.backward()
     return float(risk.detach()), A.grad.numpy(), v.grad.numpy()
@@ -135,66 +140,68 @@ def memory_scaling(D: int, N1: int, N2: int, budget_gib: float, dtype: str = "fl
 
 
 def _main_table(args, s, torch) -> pd.DataFrame:
-
     A, v = _point(s, np.random.default_rng(0))
-    rows = []
-    for dtype in args.dtypes:
-        b = sample(s, args.N, seed=1, dtype=dtype)
-        bt = sample(s, args.n_test, seed=2, dtype=dtype)
-        X2 = b.X.reshape(-1, s.d)
-        fm = FusedModel(b.X, b.y, s.p, s.nu, s.tau)
-        Ar = np.repeat(A[None], args.replicas, axis=0)
-        Vr = np.repeat(v[:, None], args.replicas, axis=1)
-        vx = v.astype(dtype)
-        fns = dict(fused=lambda: fm.risk_grad(A[None], v[:, None]), one_pass=lambda: X2 @ vx)
-        if torch is not None:
-            Xt = torch.from_numpy(b.X)  # shares memory with X
-            yt = torch.from_numpy(b.y.astype(dtype))
-            fns["autograd"] = lambda: _torch_step(torch, Xt, yt, A, v, s.p, s.nu, s.tau)
-            r_f, _, gA_f, gv_f = fns["fused"]()
-            r_t, gA_t, gv_t = fns["autograd"]()
-            tol = 1e-9 if dtype == "float64" else 2e-3
-            ok = (abs(r_f[0] - r_t) <= tol * abs(r_t) and np.allclose(gA_f[0], gA_t, rtol=tol, atol=tol * np.abs(gA_t).max())
-                  and np.allclose(gv_f[:, 0], gv_t, rtol=tol, atol=tol * np.abs(gv_t).max()))
-            if not ok:
-                raise RuntimeError(f"fused step and autograd disagree in {dtype}")
-        if not args.no_simulate:
-            K = args.sim_steps
+    return pd.DataFrame([_main_row(args, s, torch, dtype, A, v) for dtype in args.dtypes])
 
-            def sim():
-                # dense_until=0: the steady per-step cost at the recording rate; the default dense
-                # recording of the first 40 steps (phase I) is a fixed cost per run, not per step
-                res = simulate(s, train=(b.X, b.y), test=(bt.X, bt.y), steps=K, eta=1e-3, A0=A, v0=v,
-                               record_every=50, dense_until=0, dtype=dtype)
-                if res.status != "ok":
-                    raise RuntimeError(f"simulate() did not finish: {res.status}")
-                return K + 1  # steps + 1 risk-and-gradient evaluations (the last one recorded, not applied)
 
-            fns["simulate_step"] = sim
+def _main_row(args, s, torch, dtype: str, A: np.ndarray, v: np.ndarray) -> dict[str, Any]:
+    """The main table's row of one storage dtype (its X is freed on return, before the next dtype's)."""
+    b = sample(s, args.N, seed=1, dtype=dtype)
+    bt = sample(s, args.n_test, seed=2, dtype=dtype)
+    X2 = b.X.reshape(-1, s.d)
+    fm = FusedModel(b.X, b.y, s.p, s.nu, s.tau)
+    Ar = np.repeat(A[None], args.replicas, axis=0)
+    Vr = np.repeat(v[:, None], args.replicas, axis=1)
+    vx = v.astype(dtype)
+    fns: dict[str, Callable[[], Any]] = dict(fused=lambda: fm.risk_grad(A[None], v[:, None]),
+                                             one_pass=lambda: X2 @ vx)
+    if torch is not None:
+        Xt = torch.from_numpy(b.X)  # shares memory with X
+        yt = torch.from_numpy(b.y.astype(dtype))
+        fns["autograd"] = lambda: _torch_step(torch, Xt, yt, A, v, s.p, s.nu, s.tau)
+        r_f, _, gA_f, gv_f = fns["fused"]()
+        r_t, gA_t, gv_t = fns["autograd"]()
+        tol = 1e-9 if dtype == "float64" else 2e-3
+        ok = (abs(r_f[0] - r_t) <= tol * abs(r_t)
+              and np.allclose(gA_f[0], gA_t, rtol=tol, atol=tol * np.abs(gA_t).max())
+              and np.allclose(gv_f[:, 0], gv_t, rtol=tol, atol=tol * np.abs(gv_t).max()))
+        if not ok:
+            raise RuntimeError(f"fused step and autograd disagree in {dtype}")
+    if not args.no_simulate:
+        K = args.sim_steps
 
-            def fused_seq():  # the kernel as simulate() calls it: K + 1 calls back to back
-                for _ in range(K + 1):
-                    fm.risk_grad(A[None], v[:, None])
-                return K + 1
+        def sim():
+            # dense_until=0: the steady per-step cost at the recording rate; the default dense
+            # recording of the first 40 steps (phase I) is a fixed cost per run, not per step
+            res = simulate(s, train=(b.X, b.y), test=(bt.X, bt.y), steps=K, eta=1e-3, A0=A, v0=v,
+                           record_every=50, dense_until=0, dtype=dtype)
+            if res.status != "ok":
+                raise RuntimeError(f"simulate() did not finish: {res.status}")
+            return K + 1  # steps + 1 risk-and-gradient evaluations (the last one recorded, not applied)
 
-            fns["fused_back_to_back"] = fused_seq
-        fns["replicas"] = lambda: fm.risk_grad(Ar, Vr)
-        med = _interleaved(fns, args.repeats, args.settle)
-        row = dict(dtype=dtype, N=args.N, D=s.D, d=s.d, X_MiB=b.X.nbytes / 2**20, repeats=args.repeats,
-                   sim_steps=args.sim_steps,
-                   fused_ms=1e3 * med["fused"], one_pass_ms=1e3 * med["one_pass"],
-                   fused_over_one_pass=med["fused"] / med["one_pass"],
-                   X_GB_per_s_fused=b.X.nbytes / med["fused"] / 1e9, X_GB_per_s_one_pass=b.X.nbytes / med["one_pass"] / 1e9)
-        if "autograd" in med:
-            row.update(autograd_ms=1e3 * med["autograd"], autograd_over_fused=med["autograd"] / med["fused"])
-        if "simulate_step" in med:
-            row.update(simulate_step_ms=1e3 * med["simulate_step"], fused_back_to_back_ms=1e3 * med["fused_back_to_back"],
-                       simulate_over_fused=med["simulate_step"] / med["fused_back_to_back"])
-        row.update(replicas=args.replicas, replicas_per_run_ms=1e3 * med["replicas"] / args.replicas,
-                   replica_run_over_single=med["replicas"] / args.replicas / med["fused"])
-        rows.append(row)
-        del b, bt, X2, fm
-    return pd.DataFrame(rows)
+        fns["simulate_step"] = sim
+
+        def fused_seq():  # the kernel as simulate() calls it: K + 1 calls back to back
+            for _ in range(K + 1):
+                fm.risk_grad(A[None], v[:, None])
+            return K + 1
+
+        fns["fused_back_to_back"] = fused_seq
+    fns["replicas"] = lambda: fm.risk_grad(Ar, Vr)
+    med = _interleaved(fns, args.repeats, args.settle)
+    row = dict(dtype=dtype, N=args.N, D=s.D, d=s.d, X_MiB=b.X.nbytes / 2**20, repeats=args.repeats,
+               sim_steps=args.sim_steps,
+               fused_ms=1e3 * med["fused"], one_pass_ms=1e3 * med["one_pass"],
+               fused_over_one_pass=med["fused"] / med["one_pass"],
+               X_GB_per_s_fused=b.X.nbytes / med["fused"] / 1e9, X_GB_per_s_one_pass=b.X.nbytes / med["one_pass"] / 1e9)
+    if "autograd" in med:
+        row.update(autograd_ms=1e3 * med["autograd"], autograd_over_fused=med["autograd"] / med["fused"])
+    if "simulate_step" in med:
+        row.update(simulate_step_ms=1e3 * med["simulate_step"], fused_back_to_back_ms=1e3 * med["fused_back_to_back"],
+                   simulate_over_fused=med["simulate_step"] / med["fused_back_to_back"])
+    row.update(replicas=args.replicas, replicas_per_run_ms=1e3 * med["replicas"] / args.replicas,
+               replica_run_over_single=med["replicas"] / args.replicas / med["fused"])
+    return row
 
 
 def args_steps(r) -> str:
@@ -209,8 +216,9 @@ def _print_main(t: pd.DataFrame) -> None:
             print(f"    torch autograd {r['autograd_ms']:.1f} ms -> fused is {r['autograd_over_fused']:.2f}x faster "
                   f"(goal >= 2x)")
         if "simulate_step_ms" in r and pd.notna(r.get("simulate_step_ms")):
-            print(f"    simulate() per step {r['simulate_step_ms']:.1f} ms; the kernel called the same way ({args_steps(r)} "
-                  f"calls back to back) {r['fused_back_to_back_ms']:.1f} ms per call -> {r['simulate_over_fused']:.2f}x "
+            print(f"    simulate() per step {r['simulate_step_ms']:.1f} ms; the kernel called the same way "
+                  f"({args_steps(r)} calls back to back) {r['fused_back_to_back_ms']:.1f} ms per call -> "
+                  f"{r['simulate_over_fused']:.2f}x "
                   f"the kernel (goal <= 1.1x)")
         print(f"    {int(r['replicas'])} replicas sharing X: {r['replicas_per_run_ms']:.1f} ms per run "
               f"({r['replica_run_over_single']:.2f}x a single run)")
@@ -225,15 +233,16 @@ def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
     A, v = _point(s, np.random.default_rng(0))
     Ns = sorted(args.scaling_N)
     b = sample(s, Ns[-1], seed=1, dtype=dtype)
-    fns = {}
+    fns: dict[str, Callable[[], Any]] = {}
+    vx = v.astype(dtype)
     for n in Ns:
         fm = FusedModel(b.X[:n], b.y[:n], s.p, s.nu, s.tau)
-        X2 = b.X[:n].reshape(-1, s.d)
-        fns[f"fused_{n}"] = (lambda fm=fm: fm.risk_grad(A[None], v[:, None]))
-        fns[f"one_{n}"] = (lambda X2=X2, vx=v.astype(dtype): X2 @ vx)
+        fns[f"fused_{n}"] = functools.partial(fm.risk_grad, A[None], v[:, None])
+        fns[f"one_{n}"] = functools.partial(operator.matmul, b.X[:n].reshape(-1, s.d), vx)
     med = _interleaved(fns, args.repeats, args.settle)
     rows = [dict(N=n, D=64, d=64, dtype=dtype, fused_ms=1e3 * med[f"fused_{n}"], one_pass_ms=1e3 * med[f"one_{n}"],
-                 fused_over_one_pass=med[f"fused_{n}"] / med[f"one_{n}"], fused_us_per_sample=1e6 * med[f"fused_{n}"] / n)
+                 fused_over_one_pass=med[f"fused_{n}"] / med[f"one_{n}"],
+                 fused_us_per_sample=1e6 * med[f"fused_{n}"] / n)
             for n in Ns]
     tN = pd.DataFrame(rows)
     slope = float(np.polyfit(np.log(tN.N), np.log(tN.fused_ms), 1)[0]) if len(tN) > 1 else float("nan")
@@ -249,15 +258,14 @@ def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
         A, v = _point(s, np.random.default_rng(0))
         b = sample(s, args.scaling_N_for_D, seed=1, dtype=dtype)
         fm = FusedModel(b.X, b.y, s.p, s.nu, s.tau)
-        X2 = b.X.reshape(-1, s.d)
-        vx = v.astype(dtype)
-        med = _interleaved(dict(fused=lambda: fm.risk_grad(A[None], v[:, None]), one=lambda: X2 @ vx), args.repeats,
-                          args.settle)
+        med = _interleaved(dict(fused=functools.partial(fm.risk_grad, A[None], v[:, None]),
+                                one=functools.partial(operator.matmul, b.X.reshape(-1, s.d), v.astype(dtype))),
+                           args.repeats, args.settle)
         n = args.scaling_N_for_D
         rows.append(dict(N=n, D=D, d=D, dtype=dtype, fused_ms=1e3 * med["fused"], one_pass_ms=1e3 * med["one"],
                          fused_over_one_pass=med["fused"] / med["one"],
                          fused_ns_per_sample_per_D2=1e9 * med["fused"] / n / D**2))
-        del b, fm, X2
+        del b, fm
     tD = pd.DataFrame(rows)
     slope = float(np.polyfit(np.log(tD.D), np.log(tD.fused_ms), 1)[0]) if len(tD) > 1 else float("nan")
     print(f"\nstep time against D (d = D, N = {args.scaling_N_for_D}, {dtype}, median of {args.repeats}):")
@@ -317,7 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-simulate", action="store_true", help="skip timing simulate() per step")
     ap.add_argument("--repeats", type=number(int, "--repeats", low=1), default=7)
     ap.add_argument("--settle", type=number(float, "--settle", low=0, high=10), default=SETTLE,
-                    help="pause before each timed call, 0..10 s (default %(default)s: lets spinning BLAS threads sleep)")
+                    help="pause before each timed call, 0..10 s "
+                         "(default %(default)s: lets spinning BLAS threads sleep)")
     ap.add_argument("--scaling", action="store_true", help="step time against N and D, memory per sample")
     ap.add_argument("--scaling-only", action="store_true", help="only the --scaling part")
     g = ap.add_argument_group("--scaling")
@@ -357,7 +366,7 @@ def _guard(args) -> None:
         item = max(np.dtype(t).itemsize for t in args.dtypes)
         dtype = "float64" if item == 8 else "float32"
         R, D, N = args.replicas, args.D, args.N
-        nb = -(-N // max(64, -(-N // 64)))  # the kernel's blocks of samples (resources.simulate_memory)
+        nb = -(-N // block_size(N))  # the kernel's blocks of samples (as in simulate_memory)
         est = simulate_memory(D, 4, None, N, 0 if args.no_simulate else args.n_test, dtype) + MemoryEstimate(
             "replicas", (Term(f"{R} replicas: (R, D, D) logits, gradients and ({nb}, R, D, D) partial gradients",
                               (8 + nb) * R * D * D * 8, {"replicas": R, "D": D}),))
@@ -425,10 +434,10 @@ def run(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     info = machine_info()
     print(format_machine(info), flush=True)
-    torch = None
+    torch: Any = None
     if not args.no_torch:
         try:
-            import torch  # noqa: F811 — optional (extra "vision"); imported only here
+            import torch  # optional (extra "vision"): imported here, only when the autograd reference runs
         except ImportError:
             print("torch not installed: skipping the autograd reference")
     tables: list[tuple[str, pd.DataFrame]] = []

@@ -1,13 +1,94 @@
-"""The paper's claims, each checked numerically: one module per claim family, one record type.
+"""The paper's claims, each checked numerically: one module per claim, one record type, one registry.
+
+A claim module (see docs/adding_a_claim.md) defines two functions:
+
+* ``checks(s: Setting, *, quick: bool, progress) -> list[Check]`` — the ledger rows of the claim
+  at the ledger's setting ``s`` (a module measured at its own setting says so in its rows'
+  params), ``quick`` for the quick sizes, ``progress`` a callable taking a message (or None);
+  further keyword-only options must have defaults;
+* ``memory(s: Setting, quick: bool) -> MemoryEstimate`` — the estimated peak of ``checks``
+  (``.total`` bytes), built from the estimates of :mod:`theorydyn.resources`, so that ``verify``
+  refuses a run that would not fit before any check starts. A claim with options of its own (the
+  reduced flow's ``s_max``, ``n_samples``, ``seed`` for ``dynamics``) gets them, from
+  ``verify``'s flags, in both ``checks`` and ``memory`` as keywords.
+
+:data:`REGISTRY` maps a claim's name to its module path; modules are imported on use
+(:func:`load`), since some need optional extras (torch). ``python -m theorydyn.verify`` runs the
+registered claims in registry order and collects their rows; :data:`GROUPS` keeps the names of
+the earlier ledger (``reduced``, ``theorems``) as groups of modules.
 
 * :mod:`.check` — :class:`Check` (one row of the ledger) and :class:`Verdict`;
-* :mod:`.theorems` — Theorems 3.1, 3.2, 4.1, 4.2 and Lemma 4.1;
-* :mod:`.semirealistic` — finite-sample GD against the reduced dynamics (Theorem 4.2's proof).
+* :mod:`.dynamics` — the idealized dynamics: Lemma 4.3, Events I–III, Theorem 4.1;
+* :mod:`.theorem31`, :mod:`.theorem32` — Theorems 3.1 and 3.2;
+* :mod:`.theorem4` — Lemma 4.1 and Theorem 4.2 at finite N;
+* :mod:`.transfer` — Theorems 5.1 and 5.2; :mod:`.figure2` — Figure 2; :mod:`.vision` — Section 6;
+* :mod:`.semirealistic` — finite-sample GD against the reduced dynamics (a figure, no rows).
 
-``python -m theorydyn.verify`` collects every check into the ledger; ``python -m
-theorydyn.claims`` (also ``python -m theorydyn.theorems``) prints the theorem checks alone.
+``python -m theorydyn.claims`` (also ``theorydyn theorems``) prints the theorem rows alone.
 """
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
 
 from .check import LEDGER_COLUMNS, Check, Verdict
 
-__all__ = ["LEDGER_COLUMNS", "Check", "Verdict"]
+#: claim name → module path, in ledger order. Adding a claim: one module and one line here.
+REGISTRY: dict[str, str] = {
+    "dynamics": "theorydyn.claims.dynamics",
+    "theorem31": "theorydyn.claims.theorem31",
+    "theorem32": "theorydyn.claims.theorem32",
+    "theorem4": "theorydyn.claims.theorem4",
+    "transfer": "theorydyn.claims.transfer",
+    "figure2": "theorydyn.claims.figure2",
+    "vision": "theorydyn.claims.vision",
+}
+
+#: names of the earlier ledger's sources → the claims they now are (``verify --only reduced theorems``)
+GROUPS: dict[str, tuple[str, ...]] = {
+    "reduced": ("dynamics",),
+    "theorems": ("theorem31", "theorem32", "theorem4"),
+}
+
+
+def names() -> list[str]:
+    """Every name ``verify --only`` accepts: the registered claims and the groups."""
+    return sorted({*REGISTRY, *GROUPS})
+
+
+def select(only: list[str] | None) -> list[str]:
+    """The registered claims named by ``only`` (claims or groups), in registry order; all when empty.
+
+    Raises:
+        ValueError: for a name that is neither a claim nor a group.
+    """
+    if not only:
+        return list(REGISTRY)
+    unknown = [x for x in only if x not in REGISTRY and x not in GROUPS]
+    if unknown:
+        raise ValueError(f"unknown claim {unknown[0]!r}; choose from {', '.join(names())}")
+    wanted = {m for x in only for m in GROUPS.get(x, (x,))}
+    return [name for name in REGISTRY if name in wanted]
+
+
+def load(name: str) -> ModuleType:
+    """The module of a registered claim, imported now.
+
+    Raises:
+        KeyError: for a name that is not registered.
+        ImportError: when the module (or an extra it needs) is not installed, or lacks ``checks``
+            or ``memory`` — a claim that cannot run (``verify`` turns it into a SKIP row).
+    """
+    path = REGISTRY[name]
+    try:
+        mod = importlib.import_module(path)
+    except ModuleNotFoundError as e:
+        raise ImportError(f"{path} is not installed ({e})") from e
+    for fn in ("checks", "memory"):
+        if not callable(getattr(mod, fn, None)):
+            raise ImportError(f"{path} has no {fn}() (docs/adding_a_claim.md)")
+    return mod
+
+
+__all__ = ["GROUPS", "LEDGER_COLUMNS", "REGISTRY", "Check", "Verdict", "load", "names", "select"]

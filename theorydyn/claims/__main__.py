@@ -1,4 +1,5 @@
-"""``python -m theorydyn.claims`` (also ``python -m theorydyn.theorems``): the theorem checks alone.
+"""``python -m theorydyn.claims`` (also ``theorydyn theorems``, ``python -m theorydyn theorems``): the
+theorem rows alone (:mod:`.theorem31`, :mod:`.theorem32`, :mod:`.theorem4`).
 
 Exit status 0 unless a row is FAIL (1); 2 on bad input (before any work).
 """
@@ -13,22 +14,29 @@ matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
 
-from ..cli import (ArgumentParser, SETTING_FLAGS, add_setting_arguments, fail, guard_memory, output_file,  # noqa: E402
-                   setting_from_args)
+from ..cli import (  # noqa: E402
+    SETTING_FLAGS,
+    ArgumentParser,
+    add_setting_arguments,
+    fail,
+    guard_memory,
+    output_file,
+    setting_from_args,
+)
 from ..resources import theorems_memory  # noqa: E402
 from ..transfer import setting_at  # noqa: E402
-from .theorems import check_theorem_3_1, check_theorem_3_2, run_all, save_theorem_3_1_figure  # noqa: E402
+from . import theorem4, theorem31, theorem32  # noqa: E402
+from .check import Verdict  # noqa: E402
+from .theorem31 import check_theorem_3_1, save_theorem_3_1_figure  # noqa: E402
+from .theorem32 import check_theorem_3_2  # noqa: E402
 
-
+PROG = "theorydyn theorems"
 
 
 def build_parser():
-    """The flags of ``python -m theorydyn.theorems`` (shared by the fuzz test of every CLI)."""
-
-
-    ap = ArgumentParser(prog="python -m theorydyn.theorems",
-                                 description="Numerical checks of Theorems 3.1, 3.2, 4.1, 4.2, Lemma 4.1 and "
-                                             "Figure 2 (quick by default; --full for docs/theory.md §9 sizes).")
+    """The flags of ``theorydyn theorems`` (shared by the fuzz test of every CLI)."""
+    ap = ArgumentParser(prog=PROG, description="Numerical checks of Theorems 3.1, 3.2, 4.2 and Lemma 4.1 "
+                                               "(quick by default; --full for docs/theory.md §9 sizes).")
     add_setting_arguments(ap)
     ap.add_argument("--full", action="store_true", help="GD checks at the given D with N=16384, 1200 steps")
     ap.add_argument("--only", default="", help="comma-separated subset of 3.1,3.2 (the cheap checks alone)")
@@ -41,15 +49,13 @@ def build_parser():
 
 
 def main(argv=None) -> int:
-    """``python -m theorydyn.theorems [--full] [--only ...] [--out FILE.csv]``: the table of checks.
+    """``theorydyn theorems [--full] [--only ...] [--out FILE.csv]``: the table of checks.
 
     Every input is checked before any work (exit 2 naming the flag): the setting, ``--only``,
     flags that would do nothing in the chosen mode, the output folder (created and proven
     writable), and the memory estimate of the checks against the machine's (``--force`` skips it).
     """
-
-
-    prog = "python -m theorydyn.theorems"
+    prog = PROG
     ap = build_parser()
     args = ap.parse_args(argv)
     if args.figure31 is not None:
@@ -73,13 +79,14 @@ def main(argv=None) -> int:
     if only and args.full:
         fail("--full: has no effect with --only (Theorems 3.1 and 3.2 run at their own sample sizes)", prog)
     if not only:
-        # run_all moves the setting to smaller D for the GD checks: refuse here what it would refuse there
+        # theorem4.checks moves the setting to smaller D for the GD checks: refuse here what it would refuse there
         for D2, what in ((16 if not args.full else min(s.D, 32), "Lemma 4.1 scaling"),
                          (min(s.D, 32) if not args.full else s.D, "Theorem 4.2")):
             try:
                 setting_at(s, D2)
             except ValueError as e:
-                fail(f"--C: the {what} checks run at D={D2} ({'--full' if args.full else 'quick'} mode) and the setting "
+                mode = "--full" if args.full else "quick"
+                fail(f"--C: the {what} checks run at D={D2} ({mode} mode) and the setting "
                      f"does not move there: {e}; use --only 3.1,3.2 or a C dividing {D2}", prog)
     guard_memory(theorems_memory(s, only, args.full), force=args.force, prog=prog,
                  flags={"N": None, "N_flat": None, "n_test": None})  # sample sizes fixed by the mode
@@ -89,14 +96,15 @@ def main(argv=None) -> int:
         checks = ((check_theorem_3_1(s, scan=False) if "3.1" in only else [])
                   + (check_theorem_3_2(s) if "3.2" in only else []))
     else:
-        checks = run_all(s, quick=not args.full, progress=say)
+        checks = [c for mod in (theorem31, theorem32, theorem4)
+                  for c in mod.checks(s, quick=not args.full, progress=say)]
     df = pd.DataFrame([c.row() for c in checks])
     with pd.option_context("display.width", 200, "display.max_colwidth", 70):
         print(df[["claim", "quantity", "measured", "ci_low", "ci_high", "threshold", "verdict"]].to_string(index=False))
     if out is not None:
         df.to_csv(out, index=False)
         print(f"wrote {out}")
-    return 0
+    return 1 if any(c.verdict is Verdict.FAIL for c in checks) else 0
 
 
 if __name__ == "__main__":

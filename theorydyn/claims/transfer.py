@@ -9,19 +9,35 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
 
+from ..resources import MemoryEstimate, transfer_memory
+from ..setting import Setting
 from ..transfer.experiment import (FULL, QUICK, SLOPE_51, TransferOptions, base_setting, describe_slope,
-                                   options_from, run)
+                                   options_from, run, setting_at)
 from .check import Check, Verdict
 
 
-def checks(quick: bool = True, progress=None, out: str | Path | None = None) -> list[Check]:
+def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
+    """Peak of :func:`checks` (``s`` not used): :func:`theorydyn.resources.transfer_memory` at the
+    largest D of the preset (the D's run in turn; the largest dominates), every method's downstream
+    samples bounded by the largest Ñ of the grid (an upper bound)."""
+    opts = options_from(dict(QUICK if quick else FULL))
+    D = max(cast("tuple[int, ...]", (QUICK if quick else FULL)["Ds"]))
+    su = setting_at(base_setting(), D, "count")
+    upstream_N = opts.upstream_N if D <= opts.sim_max_D else None
+    return transfer_memory(D, su.C, su.d, su.q, opts.N_test, max(opts.Ns), ceiling_samples=opts.ceiling_samples,
+                           flow_n_samples=opts.flow_n_samples, upstream_N=upstream_N)
+
+
+def checks(s: Setting | None = None, *, quick: bool = True, progress=None,
+           out: str | Path | None = None) -> list[Check]:
     """Ledger rows for Theorems 5.1 and 5.2 from one run of :func:`run` (quick: :data:`QUICK`, else
-    :data:`FULL`, at :func:`base_setting`). ``out``: where rows and caches live (default
-    ``runs/transfer_checks[_quick]``; reruns resume).
+    :data:`FULL`, at :func:`base_setting`: the ledger's ``s`` is not used). ``out``: where rows and
+    caches live (default ``runs/transfer_checks[_quick]``; reruns resume).
 
     * Theorem 5.1 (``pretrained``, the idealized pre-trained Â): PASS if the 95% CI of the slope
       of log Ñ_target on log D lies below :data:`SLOPE_51`; FAIL if it lies above; otherwise

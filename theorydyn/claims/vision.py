@@ -33,6 +33,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..resources import MemoryEstimate, vit_train_memory
+from ..setting import Setting
 from ..stats import mean_ci
 from .check import Check, Verdict
 
@@ -166,9 +168,23 @@ def contrast(C: np.ndarray) -> float:
     return float(rho[0] - rho[-1])
 
 
-def checks(quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str], None] | None = None,
-           root: str | Path = "runs/vision/ledger", data=None, robustness_seeds=None) -> list[Check]:
-    """The four Section 6 rows on digits (module docstring); ``data`` defaults to the bundled digits;
+def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
+    """Peak of :func:`checks` (``s`` not used): one ViT training step of the digits preset
+    (:func:`theorydyn.resources.vit_train_memory`, 8 × 8 grey images, 10 classes); nothing when the
+    vision extra is absent (then :func:`checks` gives a SKIP row)."""
+    try:
+        from ..vision.experiments import preset_of  # the vision extra (torch)
+    except ImportError:
+        return MemoryEstimate("Section 6 rows (vision extra absent)", ())
+    p = {**preset_of("digits"), **(QUICK if quick else FULL)}
+    return vit_train_memory(p["batch_size"], p["width"], p["depth"], p["heads"], p["mlp"], p["patch"], 8, 1, 10)
+
+
+def checks(s: Setting | None = None, *, quick: bool = True, seeds=(0, 1, 2),
+           progress: Callable[[str], None] | None = None, root: str | Path = "runs/vision/ledger", data=None,
+           robustness_seeds=None) -> list[Check]:
+    """The four Section 6 rows on digits (module docstring; the ledger's ``s`` is not used);
+    ``data`` defaults to the bundled digits;
     the Figure 5a rows run over ``robustness_seeds`` (default
     :data:`~theorydyn.vision.experiments.ROBUSTNESS_SEEDS`), the others over ``seeds``."""
     # torch and theorydyn.vision are the vision extra: imported only when these rows are computed,

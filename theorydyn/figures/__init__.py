@@ -30,11 +30,12 @@ import pandas as pd
 
 from .. import transfer
 from ..atomic import write_with
-from ..claims.figure2 import figure2_setting, make_figure
-from ..claims.figure2 import run as run_figure2
 from ..claims.semirealistic import compare_with_reduced
-from ..claims.theorems import plot_theorem_3_1_scan, theorem_3_1_scan
+from ..claims.theorem31 import plot_theorem_3_1_scan, theorem_3_1_scan
 from ..plotting import axes_or_new, save
+from ..positional import figure2_setting
+from ..positional import run as run_figure2
+from ..positional.plot import make_figure
 from ..reduced import integrate, plot_trajectory
 from ..scan import ScanSpec, run_scan
 from ..scan.plots import plot_phase_times, plot_scaling
@@ -193,7 +194,7 @@ def _draw_theorem31(data, axes=None):
 @register("theorem31", "Theorem 3.1: the exact best-GLM error against q(D−C)/C² for D ∈ {64, 128, 256}, C ∈ {4, 8, 16}",
           "Theorem 3.1 (a GLM errs with probability ≥ 1/8) holds only once q(D−C) ≳ 0.75·C²: the exact error "
           "collapses on q(D−C)/C² and crosses 1/8 there (the ledger's DEVIATES row); dotted: q(D−C) = C.",
-          ("theorydyn.claims.theorems",), _draw_theorem31)
+          ("theorydyn.claims.theorem31",), _draw_theorem31)
 def fig_theorem31(quick: bool):
     return theorem_3_1_scan()
 
@@ -206,7 +207,7 @@ def _draw_figure2(results, axes=None):
           "Figure 2 / Section 3: low test error is reached, and the learned PᵀP shows no patch association "
           "(Definition 2.2) at the paper's training length — but it is not unstructured: same-set encodings "
           "grow more similar (the ledger's DEVIATES row).",
-          ("torch", "theorydyn.claims.figure2"), _draw_figure2)
+          ("torch", "theorydyn.positional"), _draw_figure2)
 def fig_figure2(quick: bool):
     return run_figure2(figure2_setting(), seeds=range(5), quick=quick)  # torch is imported on use
 

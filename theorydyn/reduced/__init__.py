@@ -8,12 +8,55 @@ Population GD from the idealized initialisation stays in the three-value form
   :class:`~theorydyn.result.Result` with the phases of :mod:`theorydyn.phases`;
 * :func:`plot_trajectory` — α, γ, ρ, risk and errors against s, into given axes.
 
+* :func:`default_horizon` — the default s_max of a flow, 2·10⁴·max(1, D/64)^1.5;
+* :mod:`theorydyn.reduced.memory` — its memory estimate and the count-type law's sizes.
+
+**Shared input vocabulary** of :func:`theorydyn.reduced.integrate` and :func:`theorydyn.simulate.simulate`
+(the same keyword means the same thing in both; where the names differ, so does the meaning):
+
+==============  ==========================================  ==========================================
+meaning         reduced ``integrate``                       ``simulate``
+==============  ==========================================  ==========================================
+horizon         in s = η·t: flow ``s_max`` (else η·steps);  ``steps`` (else ⌈s_max/η⌉, else 1200):
+                GD ``steps`` (else ⌈s_max/η⌉)               as reduced GD
+step size       ``eta``                                     ``eta``
+seed            ``seed``: the Monte Carlo bank              ``seed``: training data, test data and
+                                                            the random initialisation
+start           ``init=(α, γ, ρ)`` (default the idealized   ``init=(α, γ, ρ)``: the same three-value
+                (ν^{1/(p−1)}, 0, 0))                        start; or ``A0``/``v0`` (any Â, v̂); default
+                                                            the realistic N(0, ω²) start (``omega``)
+recording       the times ``s_grid`` (GD: rounded to        the times ``s_grid`` rounded to whole
+                whole steps); else ``n_points`` rows on a   steps; else every ``record_every`` steps
+                log grid from ``s_min``                     and every step up to ``dense_until``
+samples         ``n_samples``: draws of the Monte Carlo     ``N``: the training set of Theorem 4.2, a
+                estimate of a population expectation       parameter of the problem, not of accuracy
+==============  ==========================================  ==========================================
+
+Both return one :class:`~theorydyn.result.Result` with the common trajectory schema
+(:data:`theorydyn.result.CORE_COLUMNS`); several simulator runs on one data set:
+:func:`theorydyn.simulate.simulate_replicas` (a list of Results). The default horizon of a reduced
+flow is :func:`theorydyn.reduced.default_horizon`.
+
 The Numba kernels (``_kernels``) are private. CLI: ``python -m theorydyn.reduced --help``.
 """
 
 from .plot import plot_trajectory
-from .solve import (COLUMNS, MAX_TERMS, SOLVERS, Bank, Estimate, bank_from_set_counts, forward_counts, integrate,
-                    make_bank, mc_set_counts, n_exact_terms, population_risk)
+from .solve import (
+    COLUMNS,
+    MAX_TERMS,
+    SOLVERS,
+    Bank,
+    Estimate,
+    bank_from_set_counts,
+    default_horizon,
+    forward_counts,
+    integrate,
+    make_bank,
+    mc_set_counts,
+    n_exact_terms,
+    population_risk,
+)
 
-__all__ = ["COLUMNS", "MAX_TERMS", "SOLVERS", "Bank", "Estimate", "bank_from_set_counts", "forward_counts",
-           "integrate", "make_bank", "mc_set_counts", "n_exact_terms", "population_risk", "plot_trajectory"]
+__all__ = ["COLUMNS", "MAX_TERMS", "SOLVERS", "Bank", "Estimate", "bank_from_set_counts", "default_horizon",
+           "forward_counts", "integrate", "make_bank", "mc_set_counts", "n_exact_terms", "population_risk",
+           "plot_trajectory"]

@@ -15,7 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import (  # noqa: E402
+from ..cli import (
     ArgumentParser,
     add_common_arguments,
     add_setting_arguments,
@@ -28,12 +28,12 @@ from ..cli import (  # noqa: E402
     setting_from_args,
     write_output,
 )
-from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX  # noqa: E402
-from ..phases import ERR_TOL  # noqa: E402
-from ..plotting import save  # noqa: E402
-from ..resources import reduced_memory  # noqa: E402
-from .plot import plot_trajectory  # noqa: E402
-from .solve import MAX_TERMS, SOLVERS, integrate, n_exact_terms  # noqa: E402
+from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
+from ..phases import ERR_TOL
+from ..plotting import save
+from ..resources import reduced_memory
+from .plot import plot_trajectory
+from .solve import MAX_TERMS, SOLVERS, integrate, n_exact_terms
 
 PROG = "python -m theorydyn.reduced"
 

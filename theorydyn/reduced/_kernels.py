@@ -35,7 +35,11 @@ import math
 import numpy as np
 from numba import njit
 
-#: |F| ≤ TIE_RTOL · Σ|terms| counts as F = 0 in the errors (a tie, not a sign): far above rounding, far below any real F.
+from ..model import sigma, sigma_grad
+from ..numba_activation import sigma_and_grad
+
+#: |F| ≤ TIE_RTOL · Σ|terms| counts as F = 0 in the errors (a tie, not a sign): far above rounding,
+#: far below any real F.
 TIE_RTOL = 1e-12
 
 #: Number of accumulated outputs of :func:`accumulate` (see its docstring).
@@ -58,7 +62,7 @@ def type_probabilities(C: int, q: float) -> np.ndarray:
     plus, minus, zero = count_types(C)
     # Python's 0.0 ** 0 == 1.0 keeps q = 0 and q = 1 exact
     return np.array([math.comb(C, a) * math.comb(C - a, b) * (q / 2) ** (a + b) * (1 - q) ** c
-                     for a, b, c in zip(plus.tolist(), minus.tolist(), zero.tolist())])
+                     for a, b, c in zip(plus.tolist(), minus.tolist(), zero.tolist(), strict=True)])
 
 
 @njit(cache=True)
@@ -103,10 +107,7 @@ def build_table(alpha, gamma, rho, beta, tau, p, nu, C, D, plus, minus, zero, Tv
                 u = (Lam - Gam) * z + (Gam - Xi) * sm + Xi * T
                 uc = (Lc - Gc) * z + (Gc - Xc) * sm + Xc * T
                 ur = (Lr - Gr) * z + (Gr - Xr) * sm + Xr * T
-                h = alpha * u
-                hp1 = h ** (p - 1)
-                sig = hp1 * h + nu * h
-                dsig = p * hp1 + nu
+                sig, dsig = sigma_and_grad(alpha * u, p, nu)
                 f0 += n * sig
                 f1 += n * dsig * u
                 f2 += n * dsig * alpha * uc
@@ -305,9 +306,8 @@ def reference_numpy(alpha, gamma, rho, beta, tau, p, nu, C, D, set_counts, weigh
         uc = (Lc - Gc) * z + (Gc - Xc) * sm + Xc * T
         ur = (Lr - Gr) * z + (Gr - Xr) * sm + Xr * T
         h = alpha * u
-        hp1 = h ** (p - 1)
-        ds = p * hp1 + nu
-        sig = n * (hp1 * h + nu * h)
+        ds = sigma_grad(h, p, nu)
+        sig = n * sigma(h, p, nu)
         F += sig.sum(axis=1)
         Fabs += np.abs(sig).sum(axis=1)
         nd = n * ds
@@ -471,11 +471,11 @@ def mc_accumulate(raw, n_samples, n_sets, order, cut, start, tab, Tmax, sm, thr,
     """
     K = hist.shape[0]
     i = 0
-    for n in range(n_samples):
+    for _ in range(n_samples):
         for k in range(K):
             hist[k] = 0
         hist[0] = 1
-        for m in range(n_sets):
+        for _ in range(n_sets):
             hist[order[_draw_position(raw, i, cut, start)]] += 1
             i += 1
         T = 0

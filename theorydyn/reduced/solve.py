@@ -46,14 +46,16 @@ from scipy import integrate as si
 from scipy.optimize import brentq
 
 from .._progress import progress_bar
+from ..data import threshold
 from ..model import softmax_values
 from ..phases import ERR_TOL, Phases, detect_phases
 from ..result import Result, Status
 from ..setting import Setting
 from . import _kernels as rk
+from . import memory
 
-__all__ = ["Bank", "Estimate", "make_bank", "mc_set_counts", "bank_from_set_counts", "n_exact_terms", "population_risk",
-           "integrate", "forward_counts", "COLUMNS", "SOLVERS"]
+__all__ = ["Bank", "Estimate", "default_horizon", "make_bank", "mc_set_counts", "bank_from_set_counts", "n_exact_terms",
+           "population_risk", "integrate", "forward_counts", "COLUMNS", "SOLVERS"]
 
 #: Columns of a trajectory returned by :func:`integrate`: the common schema of
 #: :data:`theorydyn.result.CORE_COLUMNS`, then the softmax values of the three-value form.
@@ -64,6 +66,15 @@ COLUMNS = ["s", "step", "alpha", "gamma", "rho", "in_mass", "association", "risk
 MAX_TERMS = 2_000_000
 
 SOLVERS = ("LSODA", "BDF", "Radau", "RK45")
+
+
+def default_horizon(D: int) -> float:
+    """The default horizon s_max (in s = η·t) of a reduced flow: 2·10⁴·max(1, D/64)^1.5.
+
+    A chosen horizon, not a derived one: long enough to pass Event III for C = 4 (the transfer
+    experiment's pre-training and the ledger's flows of the idealized dynamics both use it).
+    """
+    return 2.0e4 * max(1.0, D / 64) ** 1.5
 
 
 # ---- the bank of samples ----------------------------------------------------------------------
@@ -95,19 +106,15 @@ class Bank:
     weights: np.ndarray
     n_samples: int
     amb_f: float
-    row_ptr: np.ndarray = field(repr=False, default=None)
-    nz_type: np.ndarray = field(repr=False, default=None)
-    nz_count: np.ndarray = field(repr=False, default=None)
-    plus: np.ndarray = field(repr=False, default=None)
-    minus: np.ndarray = field(repr=False, default=None)
-    zero: np.ndarray = field(repr=False, default=None)
+    row_ptr: np.ndarray = field(repr=False)
+    nz_type: np.ndarray = field(repr=False)
+    nz_count: np.ndarray = field(repr=False)
+    plus: np.ndarray = field(repr=False)
+    minus: np.ndarray = field(repr=False)
+    zero: np.ndarray = field(repr=False)
 
     def __len__(self) -> int:
         return len(self.weights)
-
-
-def _threshold(C: int, sm: np.ndarray) -> np.ndarray:
-    return np.where(np.abs(sm) > 0.9 * C, sm, 0).astype(np.float64)
 
 
 def _draw_types(s: Setting, n_samples: int, seed: int, keep_types: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -116,7 +123,7 @@ def _draw_types(s: Setting, n_samples: int, seed: int, keep_types: bool = True) 
 
     One 32-bit uniform per random set, from the raw output of ``np.random.default_rng(seed)``,
     inverted through the type law Multinomial(C; q/2, q/2, 1−q) in Numba
-    (:func:`theorydyn.reduced_kernels.draw_type_counts`): the law of drawing (n⁺, n⁻, n⁰) directly
+    (:func:`theorydyn.reduced._kernels.draw_type_counts`): the law of drawing (n⁺, n⁻, n⁰) directly
     (to 2⁻³² per type probability), at a fraction of the cost.
     """
     if n_samples < 2:
@@ -156,7 +163,7 @@ def _finish_bank(s: Setting, kind: str, counts: np.ndarray, weights: np.ndarray,
     plus, minus, zero = rk.count_types(s.C)
     sm = plus - minus
     counts = np.ascontiguousarray(counts, dtype=np.int16)
-    tidx, Tvals, f, row_ptr, nz_type, nz_count = rk.bank_arrays(counts, sm, _threshold(s.C, sm), s.L * s.C)
+    tidx, Tvals, f, row_ptr, nz_type, nz_count = rk.bank_arrays(counts, sm, threshold(s, sm), s.L * s.C)
     weights = np.ascontiguousarray(weights, dtype=np.float64)
     return Bank(kind=kind, counts=counts, tidx=tidx, Tvals=Tvals, fval=f, weights=weights, n_samples=int(n_samples),
                 amb_f=float(weights[f == 0].sum()), row_ptr=row_ptr, nz_type=nz_type, nz_count=nz_count,
@@ -204,9 +211,9 @@ def bank_from_set_counts(s: Setting, set_counts: np.ndarray, merge: bool = True)
 
 
 def n_exact_terms(s: Setting) -> int:
-    """Number of multisets of count types of the L − 1 random sets (types of zero probability dropped)."""
-    K = int(np.count_nonzero(rk.type_probabilities(s.C, s.q) > 0))
-    return math.comb(s.L - 1 + K - 1, K - 1)
+    """Number of multisets of count types of the L − 1 random sets (types of zero probability dropped):
+    :func:`theorydyn.reduced.memory.n_exact_terms` at the setting's D, C, q."""
+    return memory.n_exact_terms(s.D, s.C, s.q)
 
 
 def make_bank(s: Setting, expectation: str = "mc", n_samples: int = 4000, seed: int = 0,
@@ -296,7 +303,7 @@ class _Evaluator:
 
 def _estimate_from(s: Setting, o: np.ndarray, gamma: float, rho: float, kind: str, n_samples: int, amb_f: float,
                    n_terms: int) -> Estimate:
-    """An :class:`Estimate` from the accumulated sums ``o`` (see :func:`theorydyn.reduced_kernels.accumulate`)."""
+    """An :class:`Estimate` from the accumulated sums ``o`` (see :func:`theorydyn.reduced._kernels.accumulate`)."""
     if o[10] > 0:  # F overflowed for some sample
         o[:8] = np.nan
     if kind == "mc":
@@ -320,7 +327,7 @@ _MC_CHUNK = 1024
 def _mc_estimate(s: Setting, alpha: float, gamma: float, rho: float, n_samples: int, seed: int) -> Estimate:
     """ℓ_red by Monte Carlo without storing the samples: the samples of ``make_bank(s, "mc",
     n_samples, seed)``, drawn chunk by chunk and evaluated as they are drawn on a table over every
-    T ∈ [−D, D] (:func:`theorydyn.reduced_kernels.mc_accumulate`); risk and gradient sums equal
+    T ∈ [−D, D] (:func:`theorydyn.reduced._kernels.mc_accumulate`); risk and gradient sums equal
     those of the unmerged bank bit for bit. Memory O(chunk + K·D), not O(N·L)."""
     if n_samples < 2:
         raise ValueError(f"n_samples must be >= 2 (a standard error needs two samples), got {n_samples}")
@@ -336,7 +343,7 @@ def _mc_estimate(s: Setting, alpha: float, gamma: float, rho: float, n_samples: 
     hist = np.empty(len(plus), dtype=np.int64)
     bitgen = np.random.default_rng(seed).bit_generator
     M = s.L - 1
-    thr = _threshold(s.C, sm)
+    thr = threshold(s, sm)
     for a in range(0, n, _MC_CHUNK):
         m = min(_MC_CHUNK, n - a)
         raw = bitgen.random_raw(-(-m * M // 2))

@@ -17,7 +17,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import (  # noqa: E402
+from ..cli import (
     ArgumentParser,
     add_common_arguments,
     add_setting_arguments,
@@ -30,11 +30,11 @@ from ..cli import (  # noqa: E402
     setting_from_args,
     write_output,
 )
-from ..limits import SIM_STEPS_MAX  # noqa: E402
-from ..plotting import save  # noqa: E402
-from ..resources import simulate_memory  # noqa: E402
-from .plot import plot_figure4  # noqa: E402
-from .run import simulate, symmetry_breaking  # noqa: E402
+from ..limits import SIM_STEPS_MAX
+from ..plotting import save
+from ..resources import simulate_memory
+from .plot import plot_figure4
+from .run import simulate, symmetry_breaking
 
 PROG = "python -m theorydyn.simulate"
 

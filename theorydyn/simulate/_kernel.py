@@ -45,6 +45,8 @@ import numba
 import numpy as np
 from numba import prange
 
+from ..numba_activation import sigma_and_grad
+
 #: At most this many blocks (partial sums cost blocks × R × D² floats, kept O(N·D)).
 MAX_BLOCKS = 64
 #: At least this many samples per block (amortises zeroing a block's D×D partial).
@@ -93,14 +95,6 @@ def softmax_backward(S: np.ndarray, dS: np.ndarray, tau: float) -> np.ndarray:
             for k in range(D):
                 out[r, i, k] = S[r, i, k] * (dS[r, i, k] - dot) / tau
             out[r, i, i] = 0.0
-    return out
-
-
-@numba.njit(cache=True, fastmath=False, inline="always")
-def _pow_int(x, p):
-    out = 1.0
-    for _ in range(p):
-        out *= x
     return out
 
 
@@ -189,16 +183,14 @@ def _rows_axpy(x, du, gv):
 
 @numba.njit(cache=True, fastmath=_FM)
 def _sigma_sum(h, p, nu):
-    """F = Σ_i σ(h_i), σ(x) = x^p + ν x."""
+    """F = Σ_i σ(h_i), σ(x) = x^p + ν x (:func:`theorydyn.numba_activation.sigma_and_grad`)."""
     F = 0.0
-    if p == 3:
+    if p == 3:  # the literal 3 unrolls the power: a straight-line, vectorised loop for the paper's p
         for i in range(h.shape[0]):
-            hi = h[i]
-            F += hi * hi * hi + nu * hi
+            F += sigma_and_grad(h[i], 3, nu)[0]
     else:
         for i in range(h.shape[0]):
-            hi = h[i]
-            F += _pow_int(hi, p) + nu * hi
+            F += sigma_and_grad(h[i], p, nu)[0]
     return F
 
 
@@ -207,11 +199,10 @@ def _to_g(h, c, p, nu):
     """In place: h_i → g_i = c σ'(h_i) = c (p h_i^{p−1} + ν)."""
     if p == 3:
         for i in range(h.shape[0]):
-            hi = h[i]
-            h[i] = c * (3.0 * hi * hi + nu)
+            h[i] = c * sigma_and_grad(h[i], 3, nu)[1]
     else:
         for i in range(h.shape[0]):
-            h[i] = c * (p * _pow_int(h[i], p - 1) + nu)
+            h[i] = c * sigma_and_grad(h[i], p, nu)[1]
 
 
 @numba.njit(cache=True, fastmath=_FM, parallel=True)
@@ -219,8 +210,8 @@ def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_l
     """R replicas sharing X.  S, ST (R, D, D); VT (R, d); partials per block out_dS (nb, R, D, D),
     out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]).
 
-    Per sub-block of ``sub`` samples (:func:`sub_block`): (1) U_r = X_n v_r for every sample and replica (X streamed from
-    memory: the one pass); (2) per replica the three D×D products as GEMMs over the sub-block,
+    Per sub-block of ``sub`` samples (:func:`sub_block`): (1) U_r = X_n v_r for every sample and replica
+    (X streamed from memory: the one pass); (2) per replica the three D×D products as GEMMs over the sub-block,
     H = U Sᵀ, dU = G S, ∂S += Gᵀ U, with the loss and g = c σ'(H) in between; (3) ∇_v += X_nᵀ dU_n,
     X_n now read from L2. Every block is single-threaded and its partial sums are reduced in block
     order by the caller: bit-identical results whatever the number of threads.
@@ -318,25 +309,21 @@ def _loss_to_g32(h, ya, wa, p, nu):
     """For one sample's float32 h (D,): F = Σ σ(h_i) and the loss in float64; in place h_i → g_i =
     c σ'(h_i) rounded to float32. Returns (w ℓ(yF), yF)."""
     F = 0.0
-    if p == 3:
+    if p == 3:  # a literal p unrolls the power (see _sigma_sum)
         for i in range(h.shape[0]):
-            hi = np.float64(h[i])
-            F += hi * hi * hi + nu * hi
+            F += sigma_and_grad(np.float64(h[i]), 3, nu)[0]
     else:
         for i in range(h.shape[0]):
-            hi = np.float64(h[i])
-            F += _pow_int(hi, p) + nu * hi
+            F += sigma_and_grad(np.float64(h[i]), p, nu)[0]
     m = ya * F
     lo, sig = _loss_and_dloss(m, wa)
     c = -ya * sig
     if p == 3:
         for i in range(h.shape[0]):
-            hi = np.float64(h[i])
-            h[i] = c * (3.0 * hi * hi + nu)
+            h[i] = c * sigma_and_grad(np.float64(h[i]), 3, nu)[1]
     else:
         for i in range(h.shape[0]):
-            hi = np.float64(h[i])
-            h[i] = c * (p * _pow_int(hi, p - 1) + nu)
+            h[i] = c * sigma_and_grad(np.float64(h[i]), p, nu)[1]
     return lo, m
 
 

@@ -28,15 +28,17 @@ and ``figure4.png`` (the set mask, the learned Â, test error and cos(v̂, w*) a
 
 from __future__ import annotations
 
+import math
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .. import data
 from .._progress import progress_bar
-from ..model import association, attention
+from ..model import association, attention, symmetric_attention
 from ..phases import ERR_TOL, Phases, detect_phases
 from ..result import CORE_COLUMNS, Result, Status
 from ..setting import Setting
@@ -134,6 +136,39 @@ def _as_data(s: Setting, given, what: str):
     return X, y, w, None
 
 
+#: Steps of :func:`simulate` when neither ``steps`` nor ``s_max`` is given.
+DEFAULT_STEPS = 1200
+
+
+def _resolve_steps(steps: int | None, s_max: float | None, etas: np.ndarray) -> int:
+    """The number of GD steps: ``steps`` when given, else ⌈s_max / η⌉ (the horizon in s = η·t, as in
+    :func:`theorydyn.reduced.integrate` with ``method="gd"``), else :data:`DEFAULT_STEPS`."""
+    if steps is not None:
+        return steps
+    if s_max is None:
+        return DEFAULT_STEPS
+    if not (np.isfinite(s_max) and s_max > 0):
+        raise ValueError(f"s_max must be > 0 and finite, got {s_max!r}")
+    if not (np.all(np.isfinite(etas)) and np.all(etas > 0)):
+        raise ValueError(f"eta must be finite and > 0, got {etas!r}")
+    if np.unique(etas).size != 1:
+        raise ValueError("s_max needs one step size eta shared by the replicas; give steps instead")
+    return int(math.ceil(s_max / float(etas[0])))
+
+
+def _resolve_init(s: Setting, A0: Any, v0: Any, init: tuple[float, float, float] | None) -> tuple[Any, Any]:
+    """(A0, v0) from ``init`` = (α, γ, ρ): the three-value form of Lemma 4.1, Â = A(γ, ρ) with
+    Â_ii = β and v̂ = α w* — the start of :func:`theorydyn.reduced.integrate` with the same ``init``."""
+    if init is None:
+        return A0, v0
+    if A0 is not None or v0 is not None:
+        raise ValueError("give either init=(alpha, gamma, rho) or A0/v0, not both")
+    if len(init) != 3:
+        raise ValueError(f"init must be (alpha, gamma, rho), got {init!r}")
+    alpha, gamma, rho = (float(x) for x in init)
+    return symmetric_attention(s, gamma, rho), alpha * s.w_star
+
+
 def _check_options(N, eta, steps, omega, record_every, dtype, n_test):
     if not (isinstance(N, (int, np.integer)) and N >= 1):
         raise ValueError(f"N must be an integer >= 1, got {N!r}")
@@ -152,20 +187,31 @@ def _check_options(N, eta, steps, omega, record_every, dtype, n_test):
         raise ValueError(f"n_test must be an integer >= 1, got {n_test!r}")
 
 
-def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] = 10.0, steps: int = 1200,
+def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] = 10.0, steps: int | None = None,
                       omega: float = 1e-3, seed: int = 0, record_every: int = 10, dtype: str = "float64",
-                      n_test: int = 8192, train=None, test=None, A0=None, v0=None, progress: bool = False,
-                      replicas: int | None = None, init_seeds: Sequence[int] | None = None,
-                      dense_until: int = 40, err_tol: float = ERR_TOL) -> list[Result]:
-    """R runs sharing one X in one pass per step (U = X V with V: (d, R)).
+                      n_test: int = 8192, train: Any = None, test: Any = None, A0: Any = None, v0: Any = None,
+                      progress: bool = False, replicas: int | None = None, init_seeds: Sequence[int] | None = None,
+                      dense_until: int = 40, err_tol: float = ERR_TOL, *, s_max: float | None = None,
+                      init: tuple[float, float, float] | None = None, s_grid: Any = None) -> list[Result]:
+    """R runs sharing one X in one pass per step (U = X V with V: (d, R)): a list of R Results.
 
     Replica r uses the training/test data of ``seed``, the learning rate ``eta[r]`` (a scalar
     is shared) and the initialisation of ``init_seeds[r]`` (default seed, seed+1, …); a
     replica with init seed equal to ``seed`` starts where :func:`simulate` with that seed does.
-    ``A0`` (D, D) or (R, D, D) and ``v0`` (d,) or (d, R) fix the initialisation instead.
+    ``A0`` (D, D) or (R, D, D) and ``v0`` (d,) or (d, R), or ``init`` = (α, γ, ρ), fix the
+    initialisation instead. ``s_max`` needs one η shared by the replicas; ``s_grid`` is rounded
+    to each replica's own steps.
     A replica that diverges stops there; the others go on. See :func:`simulate` for the rest.
     """
     etas = np.atleast_1d(np.asarray(eta, dtype=float))
+    if s_grid is not None:
+        s_grid = np.unique(np.asarray(s_grid, dtype=np.float64))
+        if len(s_grid) == 0 or not np.all(np.isfinite(s_grid)) or s_grid[0] < 0:
+            raise ValueError("s_grid must be a non-empty array of finite times >= 0")
+        if steps is None and s_max is None and np.all(etas > 0):  # as reduced.integrate: to the grid's end
+            steps = int(math.ceil(float(s_grid[-1]) / float(np.min(etas))))
+    steps = _resolve_steps(steps, s_max, etas)
+    A0, v0 = _resolve_init(s, A0, v0, init)
     R = replicas if replicas is not None else (len(init_seeds) if init_seeds is not None else len(etas))
     if not (isinstance(R, (int, np.integer)) and R >= 1):
         raise ValueError(f"replicas must be an integer >= 1, got {R!r}")
@@ -178,19 +224,19 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
     if len(init_seeds) != R:
         raise ValueError(f"init_seeds must have one seed per replica ({R}), got {len(init_seeds)}")
     _check_options(N, etas, steps, omega, record_every, dtype, n_test)
-    dtype = np.dtype(dtype)
+    dt = np.dtype(dtype)
     t_start = time.perf_counter()
     ss_train, ss_test, _ = np.random.SeedSequence(seed).spawn(3)
 
     # ---- data (X is generated straight into its storage dtype and never copied)
     if train is None:
-        b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dtype)
+        b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dt)
         X, y, w_train = b.X, b.y, None
         del b
     else:
         X, y, w_train, _ = _as_data(s, train, "train")
     if test is None:
-        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dtype)
+        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dt)
         Xt, yt, ft = bt.X, bt.y, data.labelling_from_z(s, bt.z)
         del bt
     else:
@@ -225,8 +271,17 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
     div_step: list[int | None] = [None] * R
     last = [(A[r].copy(), V[:, r].copy()) for r in range(R)]
 
-    def record(t: int, risk: np.ndarray, err: np.ndarray) -> None:
-        idx = np.flatnonzero(alive)
+    # the steps each replica records: every record_every-th, the last and the first dense_until, or
+    # the times s_grid rounded to the replica's whole steps (as reduced.integrate's GD does)
+    grid = None if s_grid is None else [set(np.rint(s_grid / e).astype(np.int64).tolist()) for e in etas]
+
+    def wanted(t: int) -> np.ndarray:
+        if grid is None:
+            return np.full(R, t % record_every == 0 or t == steps or t <= dense_until)
+        return np.array([t in g for g in grid])
+
+    def record(t: int, risk: np.ndarray, err: np.ndarray, which: np.ndarray) -> None:
+        idx = np.flatnonzero(which)
         F = tmodel.forward(A[idx], V[:, idx])
         for col, r in enumerate(idx):
             Fr = F[:, col]
@@ -256,18 +311,18 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
             gA = np.zeros_like(A)
             gV = np.zeros_like(V)
             risk[idx], err[idx], gA[idx], gV[:, idx] = model.risk_grad(A[idx], V[:, idx])
-            for r in idx:
+            for r in idx.tolist():
                 if not (np.isfinite(risk[r]) and np.all(np.isfinite(gA[r])) and np.all(np.isfinite(gV[:, r]))):
                     alive[r] = False
                     div_step[r] = t
                     status[r] = Status.DIVERGED
                     message[r] = f"diverged (non-finite risk or gradient) at step {t}"
-            if t % record_every == 0 or t == steps or t <= dense_until:
-                if alive.any():
-                    record(t, risk, err)
+            which = alive & wanted(t)
+            if which.any():
+                record(t, risk, err, which)
             if t == steps:
                 break
-            for r in np.flatnonzero(alive):
+            for r in np.flatnonzero(alive).tolist():
                 last[r] = (A[r].copy(), V[:, r].copy())
                 A[r] -= etas[r] * gA[r]
                 V[:, r] -= etas[r] * gV[:, r]
@@ -276,7 +331,7 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
                     div_step[r] = t + 1
                     status[r] = Status.DIVERGED
                     message[r] = f"diverged (non-finite parameters) at step {t + 1}"
-            for r in np.flatnonzero(~alive):  # keep dead replicas harmless in the shared pass
+            for r in np.flatnonzero(~alive).tolist():  # keep dead replicas harmless in the shared pass
                 A[r], V[:, r] = last[r]
             bar.update(1)
 
@@ -285,30 +340,38 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
     for r in range(R):
         traj = pd.DataFrame(rows[r], columns=COLUMNS)
         options = dict(N=int(X.shape[0]), eta=float(etas[r]), steps=int(steps), omega=float(omega), seed=int(seed),
-                       init_seed=int(init_seeds[r]), record_every=int(record_every), dtype=dtype.name,
+                       init_seed=int(init_seeds[r]), record_every=int(record_every), dtype=dt.name,
                        n_test=int(Xt.shape[0]), explicit_train=train is not None, explicit_test=test is not None,
                        explicit_init=A0 is not None or v0 is not None, replicas=R, dense_until=int(dense_until),
                        err_tol=err_tol)
+        if s_grid is not None:
+            options["s_grid"] = [float(x) for x in s_grid]
         ph = detect_phases(traj, err_tol=err_tol) if len(traj) else Phases(err_tol=err_tol)
         Af, vf = (A[r].copy(), V[:, r].copy()) if div_step[r] is None else last[r]
         results.append(Result("simulate", s, traj, ph, status[r], message[r], div_step[r], options, seconds, Af, vf))
     return results
 
 
-def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, omega: float = 1e-3,
+def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int | None = None, omega: float = 1e-3,
              seed: int = 0, record_every: int = 10, dtype: str = "float64", n_test: int = 8192,
-             train=None, test=None, A0=None, v0=None, progress: bool = False, replicas: int | None = None,
-             dense_until: int = 40, err_tol: float = ERR_TOL):
+             train: Any = None, test: Any = None, A0: Any = None, v0: Any = None, progress: bool = False,
+             dense_until: int = 40, err_tol: float = ERR_TOL, *, s_max: float | None = None,
+             init: tuple[float, float, float] | None = None, s_grid: Any = None) -> Result:
     """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; docs/theory.md §4).
 
     Args:
         s: the setting.
         N: training samples (ignored when ``train`` is given).
         eta: step size η (s = η·step).
-        steps: number of GD steps.
+        steps: number of GD steps (default ⌈s_max/η⌉ when ``s_max`` is given, else
+            :data:`DEFAULT_STEPS` = 1200).
+        s_max: the horizon in s = η·t, as in :func:`theorydyn.reduced.integrate`; ``steps`` wins.
         omega: initialisation scale ω.
         seed: seeds data (train, test) and initialisation.
         record_every: record every k steps (and steps 0 and ``steps``).
+        s_grid: instead of ``record_every``/``dense_until``, record at these times s ≥ 0 rounded to
+            whole steps, as :func:`theorydyn.reduced.integrate` does with ``method="gd"`` (the run
+            ends at the last of them unless ``steps``/``s_max`` say otherwise).
         dtype: storage of X, ``"float64"`` or ``"float32"`` (float32 storage is stepped in float32
             arithmetic with float64 accumulation over samples; its trajectories agree with float64
             storage to ~1e-6 relative).
@@ -317,21 +380,22 @@ def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, o
             Gaussian data, or an exhaustive enumeration with its probabilities. With an explicit
             test set, f is undefined: ``test_err_f`` is NaN and ``test_err_y`` is against the given y.
         A0, v0: optional initialisation (D, D) and (d,); the diagonal of A0 is set to β.
+        init: optional (α, γ, ρ), the same start as :func:`theorydyn.reduced.integrate`'s ``init``:
+            Â at the three-value form (Â_ii = β, γ in-set, ρ across sets) and v̂ = α w*
+            (exclusive with ``A0``/``v0``; ``omega`` is then unused).
         progress: a progress line on stderr at every record.
-        replicas: if given, run that many initialisations (seeds seed, seed+1, …) on the same data
-            in one pass and return a list (see :func:`simulate_replicas`).
         dense_until: also record every step up to this one (phase I is over in a few steps).
         err_tol: tolerance of T2 in the phase summary.
 
     Returns:
-        :class:`~theorydyn.result.Result` with ``solver="simulate"`` (a list of them with
-        ``replicas``); ``A_final`` / ``v_final`` hold the last finite Â and v̂.
+        :class:`~theorydyn.result.Result` with ``solver="simulate"``; ``A_final`` / ``v_final``
+        hold the last finite Â and v̂. Several initialisations on the same data:
+        :func:`simulate_replicas` (a list of Results).
 
     Raises:
         ValueError: naming a bad option.
     """
-    if replicas is not None:
-        return simulate_replicas(s, N, eta, steps, omega, seed, record_every, dtype, n_test, train, test,
-                                 A0, v0, progress, replicas=replicas, dense_until=dense_until, err_tol=err_tol)
-    return simulate_replicas(s, N, eta, steps, omega, seed, record_every, dtype, n_test, train, test,
-                             A0, v0, progress, init_seeds=[seed], dense_until=dense_until, err_tol=err_tol)[0]
+    return simulate_replicas(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=record_every,
+                             dtype=dtype, n_test=n_test, train=train, test=test, A0=A0, v0=v0, progress=progress,
+                             init_seeds=[seed], dense_until=dense_until, err_tol=err_tol, s_max=s_max, init=init,
+                             s_grid=s_grid)[0]

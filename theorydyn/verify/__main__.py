@@ -9,6 +9,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -16,21 +17,35 @@ matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
 
-from ..cli import (ArgumentParser, add_setting_arguments, fail, guard_memory, number, positive,  # noqa: E402
-                    probe_output, setting_from_args, write_output)
+from .. import claims  # noqa: E402
+from ..cli import (
+    ArgumentParser,
+    add_setting_arguments,
+    fail,
+    guard_memory,
+    number,
+    positive,  # noqa: E402
+    probe_output,
+    setting_from_args,
+    write_output,
+)
 from ..provenance import attach_to_frame, provenance  # noqa: E402
-from ..resources import reduced_memory, theorems_memory  # noqa: E402
-from . import PROG, SOURCES, collect, default_out, format_markdown, format_table  # noqa: E402
+from ..resources import MemoryEstimate  # noqa: E402
+from ..setting import Setting  # noqa: E402
+from . import PROG, collect, default_out, format_markdown, format_table  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(prog=PROG, description="The claims ledger: one verdict per claim of the paper.")
     add_setting_arguments(ap)
-    ap.add_argument("--quick", action="store_true", help="the quick ledger (a few minutes on 2 cores at D=64); without it "
+    ap.add_argument("--quick", action="store_true",
+                    help="the quick ledger (a few minutes on 2 cores at D=64); without it "
                          "the GD checks run at full size (N=16384, 1200 steps, 5 seeds: hours)")
-    ap.add_argument("--only", nargs="+", choices=sorted(SOURCES), help="run only these sources of checks")
+    ap.add_argument("--only", nargs="+", choices=claims.names(),
+                    help="run only these claims (theorydyn.claims.REGISTRY), or the groups reduced (= dynamics) "
+                         "and theorems (= theorem31 theorem32 theorem4)")
     ap.add_argument("--s-max", type=positive(float, "--s-max"), default=None,
-                    help="horizon of the reduced flow (default 2e4·max(1, D/64)^1.5)")
+                    help="horizon of the reduced flow (default reduced.default_horizon(D) = 2e4·max(1, D/64)^1.5)")
     ap.add_argument("--n-samples", type=number(int, "--n-samples", low=2), default=None,
                     help="Monte Carlo samples of the reduced risk per seed, >= 2 (default 4000; 1500 with --quick)")
     ap.add_argument("--seed", type=positive(int, "--seed", allow_zero=True), default=None,
@@ -44,13 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _memory(s, quick: bool, only: list[str] | None, n_samples: int | None):
-    """The largest peak among the selected sources that run at the setting (they run one after the other)."""
+def _memory(s: Setting, quick: bool, only: list[str] | None,
+            options: dict[str, dict[str, Any]]) -> MemoryEstimate | None:
+    """The largest peak among the selected claims' ``memory`` (with the options their ``checks`` get):
+    they run one after the other, each freeing its arrays before the next starts. Claims that are
+    not installed are left out (a SKIP row, nothing allocated)."""
     parts = []
-    if not only or "reduced" in only:
-        parts.append(reduced_memory(s.D, s.C, s.q, n_samples or (1500 if quick else 4000)))
-    if not only or "theorems" in only:
-        parts.append(theorems_memory(s, [], full=not quick))
+    for name in claims.select(only):
+        try:
+            mod = claims.load(name)
+        except ImportError:
+            continue  # a SKIP row, nothing allocated
+        parts.append(mod.memory(s, quick, **options.get(name, {})))
     return max(parts, key=lambda e: e.total) if parts else None
 
 
@@ -98,20 +118,22 @@ def main(argv: list[str] | None = None) -> int:
             fail(f"--markdown: cannot read a ledger from {str(path)!r}: {type(e).__name__}: {e}", PROG)
         print(table)
         return 0
-    if args.only and "reduced" not in args.only:
+    if "dynamics" not in claims.select(args.only):
         for flag, v in reduced_flags:
             if v is not None:
-                fail(f"{flag}: only used by the reduced source, which --only leaves out", PROG)
+                fail(f"{flag}: only used by the reduced dynamics (dynamics, or the group reduced), which --only "
+                     "leaves out", PROG)
     out = Path(args.out) if args.out else default_out(s, args.quick)
     if args.out is not None and (not args.out.strip() or _stat_ok(out, "--out").is_dir()):
         fail(f"--out: must be a CSV file path, got {args.out!r}", PROG)
-    est = _memory(s, args.quick, args.only, args.n_samples)
+    # the reduced flow's flags are options of the dynamics claim, for its checks and its memory alike
+    options = {"dynamics": dict(s_max=args.s_max, n_samples=args.n_samples, seed=args.seed or 0)}
+    est = _memory(s, args.quick, args.only, options)
     if est is not None:  # the sample sizes of the checks are fixed by --quick: only the setting's flags are named
         guard_memory(est, force=args.force, prog=PROG, flags={"N": None, "N_flat": None, "n_test": None})
     probe_output(out, "--out", PROG)  # a link, a name too long, a full disk: refused before any check
     t = time.perf_counter()
-    df = collect(s, quick=args.quick, only=args.only, s_max=args.s_max, n_samples=args.n_samples,
-                 seed=args.seed or 0)
+    df = collect(s, quick=args.quick, only=args.only, options=options)
     ledger = attach_to_frame(df, provenance()).assign(ledger_rows=len(df))  # lets --markdown see a torn ledger
     write_output(out, lambda t: ledger.to_csv(t, index=False), PROG)  # atomic: the old ledger or the new one
     print(f"theorydyn verify at {s}\n")

@@ -57,7 +57,8 @@ CLIS = {
 }
 #: prepended to every call: no progress bars, no worker processes (an input that slipped through
 #: must fail by the alarm here, not in a child)
-BASE = {"reduced": ["--quiet", "--no-plot"], "simulate": ["--quiet"], "scan": ["--quiet", "--no-plots", "--workers", "0"],
+BASE = {"reduced": ["--quiet", "--no-plot"], "simulate": ["--quiet"],
+        "scan": ["--quiet", "--no-plots", "--workers", "0"],
         "vision": ["--device", "cpu"], "vision-bench": ["--device", "cpu"]}
 ALARM_S = 8
 #: a small limit, so that the memory guard trips the same way on every machine
@@ -398,7 +399,8 @@ MEMORY_CASES = [
     ("bench-simulate", ["--replicas", "100000000"], ("--replicas",)),
     ("bench-simulate", ["--N", "10000000"], ("--N",)),
     ("bench-simulate", ["--scaling-only", "--scaling-N", "100000000"], ("--scaling-N",)),
-    ("bench-simulate", ["--scaling-only", "--no-memory", "--scaling-N", "64", "--scaling-D", "8,8192"], ("--scaling-D",)),
+    ("bench-simulate", ["--scaling-only", "--no-memory", "--scaling-N", "64", "--scaling-D", "8,8192"],
+     ("--scaling-D",)),
     ("bench-reduced", ["--n-samples", "1e12"], ("--n-samples",)),
     ("transfer", ["--Ds", "65536"], ("--Ds",)),
     ("transfer", ["--keep-q", "--D", "65536", "--Ds", "65536"], ("--Ds",)),
@@ -448,6 +450,19 @@ SPEC_FILES = {
     "setting_not_table.toml": 'setting = 3\n',
     "bad_option.toml": '[setting]\nD = 64\nC = 4\n[options]\nn_samples = 0\n',
     "inf_smax.toml": '[setting]\nD = 64\nC = 4\n[options]\ns_max = inf\n',
+    # issue 18: values that passed validation, then hung or failed at run time (silently with --quiet)
+    "n_points_2_63.toml": '[setting]\nD = 16\nC = 4\n[options]\nn_points = 9223372036854775807\n',
+    "s_max_subnormal.toml": '[setting]\nD = 16\nC = 4\n[options]\ns_max = 5e-324\n',
+    "s_max_tiny.toml": '[setting]\nD = 16\nC = 4\n[options]\ns_max = 1e-300\n',
+    "sim_steps_2_63.toml": '[setting]\nD = 16\nC = 4\n[options]\nsimulate = true\nsim_steps = 9223372036854775807\n',
+    "tau_subnormal.toml": '[setting]\nD = 16\nC = 4\ntau = 5e-324\n',
+    "feature_overflow.toml": '[setting]\nD = 16\nC = 4\nfeature = [' + ", ".join(["1e300"] * 16) + ']\n',
+    "nested_5000.toml": '[setting]\nD = 16\nC = 4\n[axes]\nq = ' + "[" * 5000 + "]" * 5000 + '\n',
+    "nested_table_5000.toml": '[setting]\nD = 16\nC = 4\n[axes]\nq = ' + "{a = " * 5000 + "1" + "}" * 5000 + '\n',
+    "grid_1e7_points.toml": '[setting]\nD = 16\nC = 4\n[axes]\nq = ['
+                            + ", ".join(f"{0.001 * (i + 1):g}" for i in range(100))
+                            + ']\ntau = [' + ", ".join(f"{1 + i / 100:g}" for i in range(100))
+                            + ']\nseed = [' + ", ".join(str(i) for i in range(1000)) + ']\n',
 }
 
 
@@ -465,6 +480,51 @@ def test_invalid_spec_files_are_refused_cleanly(tmp_path):
         if not ok:
             bad.append(why)
     assert not bad, "\n".join(bad)
+
+
+# ---- issue 18: inputs that hung, or ended in a traceback ------------------------------------------------------
+def _issue18_cases(tmp: Path) -> list[tuple[str, list[str], tuple[str, ...]]]:
+    data = tmp / "data"
+    (data / "cifar-10-python.tar.gz").mkdir(parents=True)  # a folder named like the archive
+    return [
+        ("reduced", ["--D", "16", "--C", "4", "--tau", "5e-324"], ("--tau",)),  # was ZeroDivisionError
+        ("reduced", ["--D", "16", "--C", "4", "--s-max", "1e-300"], ("--s-max",)),  # LSODA looped forever
+        ("reduced", ["--D", "16", "--C", "4", "--s-max", "5e-324"], ("--s-max",)),
+        ("reduced", ["--method", "gd", "--steps", str(2**63)], ("--steps",)),
+        ("reduced", ["--n-points", str(2**63 - 1)], ("--n-points",)),
+        ("simulate", ["--steps", str(2**63)], ("--steps",)),  # ran until killed
+        ("scan", ["--D", "16", "--C", "4", "--s-max", "1e-300"], ("--s-max",)),
+        ("scan", ["--D", "16", "--C", "4", "--tau", "5e-324"], ("--tau",)),
+        ("scan", ["--D", "16", "--C", "4", "--n-points", str(2**63 - 1)], ("--n-points",)),
+        ("scan", ["--D", "16", "--C", "4", "--simulate", "--sim-steps", str(2**63)], ("--sim-steps",)),
+        ("scan", ["--D", "16", "--C", "4", "--method", "gd", "--eta", "1e-9", "--s-max", "1e6"], ("--s-max", "--eta")),
+        ("verify", ["--D", "16", "--C", "4", "--quick", "--only", "reduced", "--out", str(tmp / ("x" * 256 + ".csv"))],
+         ("--out",)),  # was ENAMETOOLONG
+        ("vision", ["cifar10", "--data-dir", str(data), "--no-download"], ("cifar-10-python.tar.gz",)),
+    ]
+
+
+def test_issue18_inputs_that_hung_or_crashed_exit_2(tmp_path):
+    bad = [why for name, argv, flags in _issue18_cases(tmp_path) for ok, why in [clean(name, argv, flags)] if not ok]
+    assert not bad, "\n".join(bad)
+
+
+#: the CLIs that read $THEORYDYN_MEMORY_LIMIT, with arguments that reach the memory guard
+MEMORY_ENV_CLIS = {"reduced": ["--D", "16", "--C", "4"], "scan": ["--D", "16", "--C", "4"], "transfer": [],
+                   "vision": ["digits"], "simulate": [], "verify": ["--quick", "--only", "reduced"]}
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "nan", "1e400", "0", "inf"])
+def test_an_invalid_memory_limit_exits_2_naming_the_variable(monkeypatch, value):
+    monkeypatch.setenv(MEMORY_ENV, value)
+    bad = [why for name, argv in MEMORY_ENV_CLIS.items() for ok, why in [clean(name, argv, (MEMORY_ENV,))] if not ok]
+    assert not bad, "\n".join(bad)
+
+
+def test_a_feature_whose_norm_overflows_is_refused():
+    with pytest.raises(ValueError, match="feature"):
+        Setting(D=16, C=4, feature=[1e300] * 16)  # the norm is inf, and w* = w / inf used to be 0
+    assert Setting(D=16, C=4, feature=[3.0] + [0.0] * 15).feature[0] == 1.0
 
 
 def test_bench_dispatcher_refuses_unknown_benchmarks_and_dropped_options(capsys):
@@ -547,6 +607,10 @@ def test_setting_caps_D_and_d_and_keeps_large_sizes_usable():
 
 # ---- end to end ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("argv, flag", [
+    # issue 18's hangs: a regression fails by the subprocess timeout instead of hanging the suite
+    (["reduced", "--D", "16", "--C", "4", "--s-max", "1e-300"], "--s-max"),
+    (["simulate", "--steps", str(2**63)], "--steps"),
+    (["reduced", "--D", "16", "--C", "4", "--tau", "5e-324"], "--tau"),
     (["simulate", "--seed", "-1"], "--seed"),
     (["theorems", "--D", "65536", "--only", "3.2"], "--D"),
     (["bench", "simulate", "--replicas", "100000000"], "--replicas"),
@@ -558,6 +622,35 @@ def test_subprocess_exits_2_without_a_traceback(tmp_path, argv, flag):
     assert out.returncode == 2, out.stderr
     assert flag in out.stderr and "Traceback" not in out.stderr
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("kind", ["fifo", "devzero", "dir"])
+def test_an_archive_that_is_not_a_regular_file_is_refused_in_time(tmp_path, kind):
+    """A FIFO would block the md5 forever, /dev/zero never ends, a folder is not an archive."""
+    data = tmp_path / "data"
+    data.mkdir()
+    p = data / "cifar-10-python.tar.gz"
+    if kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "devzero":
+        p.symlink_to("/dev/zero")
+    else:
+        p.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "theorydyn.vision", "cifar10", "--device", "cpu", "--no-download",
+                          "--data-dir", str(data), "--out", str(tmp_path / "v.csv")], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "not a regular file" in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_a_spec_of_ten_million_points_is_refused_in_time(tmp_path):
+    spec = tmp_path / "big.toml"
+    spec.write_text(SPEC_FILES["grid_1e7_points.toml"])
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "theorydyn.scan", "--spec", str(spec), "--quiet", "--no-plots",
+                          "--workers", "0", "--results-dir", str(tmp_path / "res")], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "10,000,000 points" in out.stderr and "Traceback" not in out.stderr, out.stderr
 
 
 def test_help_into_a_closed_pipe_is_not_a_traceback(tmp_path):

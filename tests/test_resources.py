@@ -190,6 +190,15 @@ def test_parse_and_format_bytes():
     assert R.format_bytes(87 * (1 << 40)) == "87.0 TiB" and math.isclose(R.parse_bytes("87T"), 87 * (1 << 40))
 
 
+@pytest.mark.parametrize("bad", ["abc", "-5", "nan", "NaN", "inf", "1e400", "1e400G", "0.5", "-1e3"])
+def test_an_invalid_memory_limit_is_a_value_error_naming_the_variable(monkeypatch, bad):
+    """Never an OverflowError (1e400 used to reach int(inf)): the CLIs turn the ValueError into exit 2."""
+    with pytest.raises(ValueError, match=R.MEMORY_ENV):
+        R.parse_bytes(bad)
+    monkeypatch.setenv(R.MEMORY_ENV, bad)
+    with pytest.raises(ValueError, match=R.MEMORY_ENV):
+        R.available_memory()
+    assert R.parse_bytes("1e3") == 1000 and R.parse_bytes("1e300") == int(1e300)  # large and finite: a number
 # ---- the estimates beside their code, gathered by resources ---------------------------------------------
 def test_resources_gathers_the_estimates_beside_their_code_without_importing_the_solvers():
     assert R.reduced_memory is reduced_memory_module.reduced_memory

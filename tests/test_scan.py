@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorydyn import Setting
-from theorydyn.scan.store import ResultStore
 from theorydyn.scan import run_scan
-from theorydyn.scan.__main__ import main, spec_from_args, build_parser
+from theorydyn.scan.__main__ import build_parser, main, spec_from_args
 from theorydyn.scan.grid import ScanError, ScanSpec, normalize_options, point_key
+from theorydyn.scan.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "scan_fake:fake_point"
@@ -394,3 +394,146 @@ def test_simulate_option_adds_the_finite_sample_columns(tmp_path):
     assert A.shape == (8, 8)
     sim = pd.read_csv(tmp_path / "sim" / f"{row['key']}_sim.csv")
     assert sim["step"].iloc[-1] == 20
+
+
+# ---- issue 18: ranges that rule out hangs, names that stay inside the results folder, Dask without workers ----
+@pytest.mark.parametrize("options, word", [
+    ({"s_max": 1e-300}, "s_max"), ({"s_max": 5e-324}, "s_max"), ({"s_max": 1e300}, "s_max"),
+    ({"n_points": 2**63 - 1}, "n_points"), ({"method": "gd", "steps": 10**10}, "steps"),
+    ({"method": "gd", "s_max": 1e12, "eta": 1e-3}, "steps"), ({"simulate": True, "sim_steps": 2**63}, "sim_steps"),
+])
+def test_options_that_would_never_end_are_refused(options, word):
+    with pytest.raises(ScanError, match=word):
+        normalize_options(options)
+
+
+def test_a_tiny_tau_is_refused_before_it_divides_by_zero():
+    with pytest.raises(ScanError, match="tau"):
+        ScanSpec("t", base={"D": 16, "C": 4, "tau": 5e-324}).expand()
+
+
+def test_a_grid_over_the_size_limit_is_refused_before_expansion():
+    import time
+
+    from theorydyn.limits import GRID_POINTS_MAX
+
+    t = time.perf_counter()
+    spec = ScanSpec("big", base={"D": 16, "C": 4}, axes={"q": [0.1] * 10, "seed": list(range(10**6))})
+    with pytest.raises(ScanError, match="10,000,000 points") as e:
+        spec.expand()
+    assert f"{GRID_POINTS_MAX:,}" in str(e.value) and time.perf_counter() - t < 2.0
+
+
+def test_a_name_outside_the_results_folder_is_refused():
+    for name in ("..", "../x", "a/b", ".hidden"):
+        with pytest.raises(ScanError, match="name"):
+            ScanSpec(name, base={"D": 16, "C": 4}).expand()
+
+
+def test_names_are_sanitised_without_collapsing_and_stay_inside():
+    from theorydyn.scan.__main__ import _safe_name
+
+    names = ["..", ".", "é", "ü", "日本", "a b", "a-b", "../../etc", "x" * 100, "x" * 99 + "y"]
+    safe = [_safe_name(n) for n in names]
+    assert len(set(safe)) == len(names)  # distinct names, distinct files
+    for s in safe:
+        assert s and not s.startswith(".") and "/" not in s and len(s) <= 90
+    for kept in ("D64_C4_q0.2-0.3", "a-b", "ok.v2"):  # a name that was already safe is unchanged (old results found)
+        assert _safe_name(kept) == kept
+
+
+def test_cli_name_dotdot_writes_inside_the_results_folder(tmp_path):
+    r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0", "--name", "..")
+    assert r.returncode == 0, r.stderr
+    res = tmp_path / "res"
+    assert {p.name for p in tmp_path.iterdir()} <= {"counter", "res"}  # nothing beside the results folder
+    assert [p.name for p in res.glob("*.csv")] and all(p.resolve().parent == res.resolve() for p in res.glob("*.csv"))
+    r2 = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0", "--name", "é")
+    r3 = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0", "--name", "ü")
+    assert r2.returncode == 0 and r3.returncode == 0
+    assert len(list(res.glob("*.csv"))) == 3  # '..', 'é' and 'ü': three files, not one 'scan.csv'
+
+
+def test_a_symlinked_rejected_file_is_not_written_through(tmp_path):
+    res = tmp_path / "res"
+    res.mkdir()
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me\n")
+    (res / "ln.rejected.csv").symlink_to(target)
+    (res / "ln.csv").write_text("key,garbage\nnot-a-row,1\n")
+    r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0", "--name", "ln")
+    assert r.returncode == 2 and "symbolic link" in r.stderr and "Traceback" not in r.stderr
+    assert target.read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "devzero", "dir"])
+def test_a_results_csv_that_is_not_a_regular_file_is_refused(tmp_path, kind):
+    res = tmp_path / "res"
+    res.mkdir()
+    p = res / "nr.csv"
+    if kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "devzero":
+        p.symlink_to("/dev/zero")
+    else:
+        p.mkdir()
+    r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0", "--name", "nr")
+    assert r.returncode == 2 and "--results-dir" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_dask_without_a_live_worker_fails_in_the_stated_time_naming_the_scheduler(tmp_path):
+    pytest.importorskip("distributed")
+    script = (
+        "import sys, distributed\n"
+        "from theorydyn.scan.__main__ import main\n"
+        "with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as c:\n"
+        "    print(c.scheduler_address, file=sys.stderr)\n"
+        f"    code = main(['--runner', {FAKE!r}, '--results-dir', {str(tmp_path / 'res')!r}, '--no-plots',\n"
+        "                 '--quiet', '--D', '16', '--C', '4', '--q', '0.25', '--seeds', '0',\n"
+        "                 '--scheduler', c.scheduler_address])\n"
+        "sys.exit(code)\n")
+    import time
+
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=_env(tmp_path, THEORYDYN_DASK_WORKER_TIMEOUT=2),
+                       capture_output=True, text=True, timeout=120)
+    address = r.stderr.splitlines()[0].strip()
+    assert r.returncode == 2 and "no live Dask worker" in r.stderr and address in r.stderr.splitlines()[-1], r.stderr
+    assert "Traceback" not in r.stderr and time.perf_counter() - t < 60
+
+
+def test_watchdog_fails_unfinished_points_when_the_last_worker_is_gone():
+    from concurrent.futures import Future
+
+    from theorydyn.scan.executor import WatchedExecutor
+
+    class Stuck:  # a cluster whose tasks never finish (its workers died)
+        def __init__(self):
+            self.futures, self.shut = [], None
+
+        def submit(self, fn, *a, **k):
+            f = Future()
+            self.futures.append(f)
+            return f
+
+        def shutdown(self, wait=True):
+            self.shut = wait
+
+    inner = Stuck()
+    workers = [1]
+    ex = WatchedExecutor(inner, lambda: workers[0], "tcp://sched:8786", timeout_s=0.3, every_s=0.05)
+    fut = ex.submit(print)
+    done = ex.submit(print)
+    inner.futures[1].set_result(7)
+    assert done.result(timeout=1) == 7
+    workers[0] = 0  # the last worker is gone
+    with pytest.raises(ScanError, match="tcp://sched:8786"):
+        fut.result(timeout=10)
+    ex.shutdown(wait=True)
+    assert inner.shut is False  # it does not wait on tasks no worker will run
+
+
+def test_with_quiet_the_reason_a_point_failed_is_still_printed(tmp_path):
+    r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0",
+             SCAN_FAKE_FAIL_Q="0.25")
+    assert r.returncode == 1 and "fake failure at q=0.25" in r.stderr, (r.stdout, r.stderr)

@@ -14,11 +14,13 @@ import math
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from .resources import MemoryEstimate, ResourceError, check_memory
+from .atomic import atomic_path, write_with
+from .limits import TAU_MIN
+from .resources import MEMORY_ENV, MemoryEstimate, ResourceError, check_memory
 from .setting import D_MAX, Setting
 
 
@@ -68,9 +70,11 @@ def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int =
                    help="probability of ±w* in a random patch, in [0, 1] (default C²/D)")
     g.add_argument("--sigma2", type=positive(float, "--sigma2"), default=None, help="noise variance > 0 (default 1/d)")
     g.add_argument("--p", type=number(int, "--p", low=3), default=3, help="degree of the activation (odd, >= 3)")
-    g.add_argument("--nu", type=positive(float, "--nu"), default=None, help="linear part of the activation > 0 (default 1/d)")
+    g.add_argument("--nu", type=positive(float, "--nu"), default=None,
+                   help="linear part of the activation > 0 (default 1/d)")
     g.add_argument("--beta", type=number(float, "--beta"), default=1.0, help="fixed attention diagonal (default 1)")
-    g.add_argument("--tau", type=positive(float, "--tau"), default=1.0, help="softmax temperature > 0 (default 1)")
+    g.add_argument("--tau", type=positive(float, "--tau"), default=1.0,
+                   help=f"softmax temperature >= {TAU_MIN:g} (default 1)")
     g.add_argument("--partition", type=_partition_arg, default="blocks", help="blocks | grid | random | '0,1;2,3;…'")
     g.add_argument("--partition-seed", type=number(int, "--partition-seed", low=0), default=0,
                    help="seed of the random partition, an integer >= 0")
@@ -96,6 +100,8 @@ def setting_from_args(args: argparse.Namespace, prog: str | None = None, **overr
         beta=args.beta, tau=args.tau, partition=args.partition, partition_seed=args.partition_seed,
     )
     kw.update(overrides)
+    if isinstance(kw["tau"], (int, float)) and 0 < kw["tau"] < TAU_MIN:  # β/τ would overflow the softmax
+        fail(f"--tau: must be >= {TAU_MIN:g} (β/τ overflows the softmax below it), got {kw['tau']:g}", prog)
     try:
         return Setting(**kw)
     except ValueError as e:
@@ -117,6 +123,8 @@ def guard_memory(estimate: MemoryEstimate, *, force: bool = False, prog: str | N
     except ResourceError as e:
         names = [f for k in estimate.largest.params for f in [flags.get(k, "--" + k.replace("_", "-"))] if f]
         fail(f"{'/'.join(names) or 'memory'}: {e}", prog)
+    except ValueError as e:  # $THEORYDYN_MEMORY_LIMIT that is not a size (abc, -5, nan, 1e400)
+        fail(str(e) if MEMORY_ENV in str(e) else f"{MEMORY_ENV}: {e}", prog)
 
 
 def number(kind=float, name: str = "value", *, low: float | None = None, high: float | None = None,
@@ -168,7 +176,9 @@ def number(kind=float, name: str = "value", *, low: float | None = None, high: f
         return v
 
     conv.__name__ = f"{kind.__name__}_{name.lstrip('-').replace('-', '_')}"
-    conv.kind, conv.flag, conv.low, conv.high, conv.low_open, conv.high_open = kind, name, low, high, low_open, high_open
+    rule_of: Any = conv  # the rule, kept on the converter for the tests
+    rule_of.kind, rule_of.flag, rule_of.low, rule_of.high = kind, name, low, high
+    rule_of.low_open, rule_of.high_open = low_open, high_open
     return conv
 
 
@@ -194,17 +204,72 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, seed: int | None = 
         parser.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
 
 
+#: Bytes the writability probes write and fsync: an empty probe allocates nothing, so it cannot
+#: see a full disk (issue 18: verify ran every check, then lost the ledger to a 0-byte file).
+PROBE_BYTES = 1 << 16
+
+
+def _write_probe(path: Path) -> None:
+    with open(path, "wb") as fh:
+        fh.write(b"\0" * PROBE_BYTES)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def output_dir(path: Path | str, flag: str = "--out") -> Path:
-    """Create ``path`` (a folder) and prove it writable, before any work; exit 2 naming ``flag`` if not."""
+    """Create ``path`` (a folder) and prove it writable, before any work; exit 2 naming ``flag`` if not.
+
+    The probe writes and syncs :data:`PROBE_BYTES` bytes, so a full disk is refused here."""
     path = Path(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / f".theorydyn-write-test-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
+        try:
+            _write_probe(probe)
+        finally:
+            probe.unlink(missing_ok=True)
     except OSError as e:
         fail(f"{flag}: cannot write to folder {str(path)!r}: {e.strerror or e}")
     return path
+
+
+class _ProbeDone(Exception):
+    pass
+
+
+def probe_output(path: str | Path, flag: str = "--out", prog: str | None = None) -> Path:
+    """Prove, before any work, that the output file ``path`` can be written atomically; exit 2 naming
+    ``flag`` if not: a symbolic link or a non-regular file at ``path``, a name too long for the
+    file system (the atomic temporary name included), a folder that cannot be written, a full disk.
+
+    The probe is the temporary file :func:`theorydyn.atomic.atomic_path` will use, filled with
+    :data:`PROBE_BYTES` bytes, synced and removed; ``path`` itself is not touched."""
+    p = Path(path)
+    try:
+        with atomic_path(p) as tmp:
+            _write_probe(tmp)
+            raise _ProbeDone
+    except _ProbeDone:
+        pass
+    except ValueError as e:  # a link or a non-regular file at the path
+        fail(f"{flag}: {e}", prog)
+    except OSError as e:
+        fail(f"{flag}: cannot write {str(p)!r}: {e.strerror or e}", prog)
+    return p
+
+
+def write_output(path: str | Path, writer: Callable[[Path], object], prog: str | None = None) -> Path:
+    """Write one output file atomically (:func:`theorydyn.atomic.write_with`: ``writer(tmp)``, then
+    a rename): a kill leaves the old file or the new one. On a full disk (or any other failed
+    write) print ``error: cannot write FILE: reason`` and exit 1; the earlier file stays as it was."""
+    p = Path(path)
+    try:
+        write_with(p, writer)
+    except OSError as e:
+        print(f"{prog or _prog()}: error: cannot write {str(p)!r}: {e.strerror or e}; the previous file, if any, "
+              f"is unchanged", file=sys.stderr)
+        raise SystemExit(1) from None
+    return p
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -234,7 +299,7 @@ def given_flags(parser: argparse.ArgumentParser, argv) -> set[str]:
     try:
         ns = vars(parser.parse_args(argv))
     finally:
-        for a, d in zip(opts, saved):
+        for a, d in zip(opts, saved, strict=True):
             a.default = d
     return {a.dest for a in opts if a.dest in ns}
 
@@ -248,4 +313,4 @@ def output_file(path: str | Path, flag: str, prog: str | None = None) -> Path:
     if p.is_dir():
         fail(f"{flag}: {str(p)!r} is a folder; give a file path", prog)
     output_dir(p.parent, flag)
-    return p
+    return probe_output(p, flag, prog)

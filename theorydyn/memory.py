@@ -14,6 +14,7 @@ This module imports nothing of the package, so every estimate can import it.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -94,7 +95,10 @@ def parse_bytes(text: str | int, name: str = MEMORY_ENV) -> int:
         m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([KMGTP]?)(?:i?B)?\s*", str(text), re.I)
         if not m:
             raise ValueError(f"{name} must be a number of bytes, optionally with K, M, G or T, got {text!r}")
-        value = int(float(m.group(1)) * 1024 ** "BKMGTP".index(m.group(2).upper() or "B"))
+        number = float(m.group(1)) * 1024 ** "BKMGTP".index(m.group(2).upper() or "B")
+        if not math.isfinite(number):  # 1e400: float('inf'), which int() cannot take
+            raise ValueError(f"{name} must be a finite number of bytes, got {text!r}")
+        value = int(number)
     if value <= 0:
         raise ValueError(f"{name} must be > 0 bytes, got {text!r}")
     return value

@@ -189,7 +189,9 @@ class Setting:
             w = np.asarray(f, dtype=float)
         except (TypeError, ValueError):
             raise ValueError(f"feature must be a basis index or a vector of length d, got {f!r}") from None
-        if w.shape != (self.d,) or not np.all(np.isfinite(w)) or not np.linalg.norm(w) > 0:
+        with np.errstate(over="ignore"):  # a norm that overflows is refused (w / inf made w* = 0)
+            finite_norm = w.shape == (self.d,) and 0 < np.linalg.norm(w) < np.inf
+        if w.shape != (self.d,) or not np.all(np.isfinite(w)) or not finite_norm:
             raise ValueError(f"feature vector must be finite, nonzero and of length d={self.d}")
         return tuple(float(x) for x in w / np.linalg.norm(w))
 

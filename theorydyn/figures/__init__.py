@@ -21,13 +21,15 @@ from __future__ import annotations
 import importlib
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
 from .. import transfer
+from ..atomic import write_with
 from ..claims.semirealistic import compare_with_reduced
 from ..claims.theorem31 import plot_theorem_3_1_scan, theorem_3_1_scan
 from ..plotting import axes_or_new, save
@@ -70,7 +72,10 @@ def make(name: str, out: Path, quick: bool) -> list[Path]:
     fig = REGISTRY[name]
     drawn = fig.draw(fig.compute(quick))
     out = Path(out)
-    paths = [save(drawn, out / f"{name}.png", close=False), save(drawn, out / f"{name}.pdf")]
+    paths = [out / f"{name}.png", out / f"{name}.pdf"]
+    # atomically (temporary file, fsync, rename): a kill or a full disk leaves the old figure or the new one
+    write_with(paths[0], lambda t: save(drawn, t, close=False))
+    write_with(paths[1], lambda t: save(drawn, t))
     return paths
 
 
@@ -131,6 +136,7 @@ _SIM_CACHE: dict[tuple, object] = {}
 
 def simulated(quick: bool):
     """One realistic GD run (Theorem 4.2), shared by the figures that show it."""
+    kw: dict[str, Any]
     if quick:
         # docs/theory.md §9's D = 32 run keeps q = 0.25 and ν = 1/64 (D = 32's own default q = 1/2 has a
         # GLM plateau that lasts beyond 300 steps, and diverges at η = 10 near step 376)
@@ -214,7 +220,7 @@ def transfer_tables(quick: bool):
     """The transfer experiment's tables (quick: QUICK sizes, else FULL): the very rows behind the
     ledger's Theorem 5.1/5.2 verdicts (the same resumable folder, ``runs/transfer_checks[_quick]``)."""
     if quick not in _TRANSFER:
-        cfg = dict(transfer.QUICK if quick else transfer.FULL)
+        cfg: dict[str, Any] = dict(transfer.QUICK if quick else transfer.FULL)
         out = Path("runs") / ("transfer_checks_quick" if quick else "transfer_checks")
         _raw, summary, tgt, slopes, _up = transfer.run(transfer.base_setting(), cfg["Ds"], transfer.options_from(cfg),
                                                        out=out, progress=None)
@@ -284,7 +290,8 @@ for _name, _fn, _title, _claim in (
          "Section 6 / Figure 5a (digits form): ViT and a small CNN on original and π_s-permuted digits, s = 1 "
          "(ViT patch 1) and s = 2 (ViT patch 2), 10 seeds",
          "Figure 5a: a ViT is insensitive to a fixed permutation of patches while a CNN degrades. On the digits "
-         "the ViT does not drop measurably and the CNN loses 0.9 (π_2) and 1.5 points (π_1): the contrast shows, small (the "
+         "the ViT does not drop measurably and the CNN loses 0.9 (π_2) and 1.5 points (π_1): the contrast shows, "
+         "small (the "
          "ledger's two rows).")):
     register(_name, _title, _claim, ("torch", "sklearn", "theorydyn.vision.figs"), _vision_drawer(_fn))(digits)
 
@@ -310,7 +317,8 @@ def readme(out: Path) -> str:
              "Every figure here is computed by theorydyn; the committed PNGs are the `--quick` versions "
              "(PDFs are written next to them but not committed).",
              "Regenerate all of them with `python -m theorydyn.figures all --quick` "
-             "(or without `--quick` for the sizes of docs/theory.md §9), one with `python -m theorydyn.figures NAME`.", "",
+             "(or without `--quick` for the sizes of docs/theory.md §9), "
+             "one with `python -m theorydyn.figures NAME`.", "",
              "| figure | files | command | claim it supports |", "|---|---|---|---|"]
     for fig in REGISTRY.values():
         longer = [o for o in REGISTRY if o != fig.name and o.startswith(fig.name)]  # "vision" vs "vision_compare"
@@ -318,7 +326,8 @@ def readme(out: Path) -> str:
                        if not any(p.name.startswith(o) for o in longer)) if out.exists() else []
         if fig.name == "transfer":
             files = sorted(p.name for p in out.glob("transfer_*.png"))
-        shown = ", ".join(f"[`{f}`]({f})" for f in files) or "(not made yet: " + (available(fig) or "run the command") + ")"
+        shown = (", ".join(f"[`{f}`]({f})" for f in files)
+                 or "(not made yet: " + (available(fig) or "run the command") + ")")
         lines.append(f"| **{fig.name}**: {fig.title} | {shown} | `python -m theorydyn.figures {fig.name} --quick` | "
                      f"{fig.claim} |")
     lines += ["", "Scan plots (phase times against the scanned axis, T1/T2 scaling in D, overlaid trajectories) are "

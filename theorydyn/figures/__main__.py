@@ -7,6 +7,7 @@ Exit status 0 when every asked figure was made, 1 when one failed (the others ar
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 import time
 import traceback
@@ -16,10 +17,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import ArgumentParser, fail, output_dir  # noqa: E402
+from ..cli import ArgumentParser, fail, output_dir, write_output  # noqa: E402
 from . import REGISTRY, available, make, readme  # noqa: E402
 
 PROG = "python -m theorydyn.figures"
+#: a full disk, a quota, a read-only file system: reported in one line, no traceback
+_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", default="figures", help="output folder, created and proven writable before any work "
                                                      "(default %(default)s)")
     ap.add_argument("--quick", action="store_true", help="small sizes (what is committed)")
-    ap.add_argument("--list", action="store_true", help="list the figures and whether each can be made (writes nothing)")
+    ap.add_argument("--list", action="store_true",
+                    help="list the figures and whether each can be made (writes nothing)")
     return ap
 
 
@@ -70,12 +74,16 @@ def main(argv: list[str] | None = None) -> int:
             made[name] = make(name, out, args.quick)
         except Exception as e:  # noqa: BLE001 — one broken figure must not stop the others
             failed.append(name)
+            if isinstance(e, OSError) and e.errno in _DISK_ERRORS:  # the earlier files stay (atomic writes)
+                print(f"[figures] {name}: FAILED: cannot write {out / name}.png/.pdf: {e.strerror}", file=sys.stderr)
+                continue
             print(f"[figures] {name}: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
             traceback.print_exc(limit=3, file=sys.stderr)
             continue
         print(f"[figures] {name}: {', '.join(str(p) for p in made[name])} ({time.perf_counter() - t:.0f} s)",
               file=sys.stderr)
-    (out / "README.md").write_text(readme(out))
+    text = readme(out)
+    write_output(out / "README.md", lambda t: t.write_text(text), PROG)
     return 1 if failed else 0
 
 

@@ -1,7 +1,8 @@
 """``python -m theorydyn.reduced``: integrate the idealized dynamics, print the phases, write CSV and PNG.
 
 Exit status: 0 on success, 1 when the run diverged or the ODE solver failed (the trajectory up
-to there is written all the same), 2 on bad input (nothing is computed).
+to there is written all the same) or an output could not be written (a full disk: the earlier
+file is left as it was; every file is written atomically), 2 on bad input (nothing is computed).
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ from ..cli import (
     add_setting_arguments,
     fail,
     guard_memory,
+    number,
     output_dir,
     positive,
+    probe_output,
     setting_from_args,
+    write_output,
 )
+from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
 from ..phases import ERR_TOL
 from ..plotting import save
 from ..resources import reduced_memory
@@ -41,12 +46,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--method", choices=("flow", "gd"), default="flow",
                    help="gradient flow in s = eta*t, or the GD recursion")
     g.add_argument("--eta", type=positive(float, "--eta"), default=None, help="GD step (s = eta*step; default 1)")
-    g.add_argument("--steps", type=positive(int, "--steps"), default=None, help="GD steps (default s_max/eta)")
-    g.add_argument("--s-max", type=positive(float, "--s-max"), default=2e4, help="final time s (default %(default)g)")
+    g.add_argument("--steps", type=number(int, "--steps", low=1, high=STEPS_MAX), default=None,
+                   help=f"GD steps, 1..{STEPS_MAX:.0e} (default s_max/eta)")
+    g.add_argument("--s-max", type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX), default=2e4,
+                   help=f"final time s, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default %(default)g)")
     g.add_argument("--n-samples", type=positive(int, "--n-samples"), default=None,
                    help="Monte Carlo bank size, >= 2 (default 4000; --expectation mc only)")
     g.add_argument("--expectation", choices=("mc", "exact"), default="mc")
-    g.add_argument("--n-points", type=positive(int, "--n-points"), default=200, help="rows of the trajectory")
+    g.add_argument("--n-points", type=number(int, "--n-points", low=2, high=N_POINTS_MAX), default=200,
+                   help=f"rows of the trajectory, 2..{N_POINTS_MAX:.0e} (default %(default)s)")
     g.add_argument("--solver", choices=SOLVERS, default=None, help="ODE solver of --method flow (default LSODA)")
     g.add_argument("--err-tol", type=positive(float, "--err-tol", below=1.0), default=ERR_TOL,
                    help="T2 tolerance on err_f, in (0, 1) (default %(default)s)")
@@ -75,17 +83,17 @@ def main(argv: list[str] | None = None) -> int:
         fail("--n-samples: must be >= 2 (a standard error needs two samples)", PROG)
     if args.n_points < 2:
         fail("--n-points: must be >= 2", PROG)
-    if args.method == "gd" and args.steps is None and args.s_max / eta > 1e9:
-        fail(f"--s-max / --eta: {args.s_max / eta:.3g} GD steps is more than 1e9", PROG)
-    if args.method == "gd" and args.steps is not None and args.steps > 1e9:
-        fail(f"--steps: {args.steps:.3g} GD steps is more than 1e9", PROG)
-    if args.n_points > 10**7:
-        fail(f"--n-points: {args.n_points} rows is more than 1e7", PROG)
+    if args.method == "gd" and args.steps is None and args.s_max / eta > STEPS_MAX:
+        fail(f"--s-max / --eta: {args.s_max / eta:.3g} GD steps is more than {STEPS_MAX:.0e}", PROG)
     if args.expectation == "exact" and n_exact_terms(s) > MAX_TERMS:
         fail(f"--expectation exact: {n_exact_terms(s):.3g} multisets of count types at D={s.D}, C={s.C} "
              f"(the limit is {MAX_TERMS:.3g}); use --expectation mc", PROG)
     guard_memory(reduced_memory(s.D, s.C, s.q, n_samples, args.expectation), force=args.force, prog=PROG)
     out = output_dir(args.out)
+    stem = f"reduced_{args.method}_D{s.D}_C{s.C}"
+    csv, js, png = out / f"{stem}.csv", out / f"{stem}.json", out / f"{stem}.png"
+    for path in (csv, js) + (() if args.no_plot else (png,)):
+        probe_output(path, "--out", PROG)  # a link, a folder or a full disk is refused before any work
     try:
         res = integrate(s, args.method, eta=eta, steps=args.steps,
                         s_max=args.s_max if (args.method == "flow" or args.steps is None) else None,
@@ -93,16 +101,17 @@ def main(argv: list[str] | None = None) -> int:
                         n_points=args.n_points, solver=solver, err_tol=args.err_tol, progress=not args.quiet)
     except ValueError as e:
         fail(str(e), PROG)
-    stem = f"reduced_{args.method}_D{s.D}_C{s.C}"
-    csv = out / f"{stem}.csv"
-    res.trajectory.to_csv(csv, index=False)
-    (out / f"{stem}.json").write_text(json.dumps(res.summary(), indent=2, default=str))
+    # each file atomically: a kill or a full disk leaves the earlier file or the new one, never a torn one
+    write_output(csv, lambda t: res.trajectory.to_csv(t, index=False), PROG)
+    summary = json.dumps(res.summary(), indent=2, default=str)
+    write_output(js, lambda t: t.write_text(summary), PROG)
     print(f"setting: {s}")
     print(f"status: {res.status}{' — ' + res.message if res.message else ''}")
     print(format_phases(res.phases.as_dict()))
     print(f"trajectory: {csv}")
     if not args.no_plot and len(res.trajectory):
-        png = save(plot_trajectory(res), out / f"{stem}.png")
+        fig = plot_trajectory(res)
+        write_output(png, lambda t: save(fig, t), PROG)
         print(f"plot: {png}")
     return 0 if res.ok else 1
 

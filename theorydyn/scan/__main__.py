@@ -12,6 +12,7 @@ import os
 import re
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -19,9 +20,11 @@ import matplotlib
 matplotlib.use("Agg")
 
 from ..cli import ArgumentParser, add_setting_arguments, fail, number, output_dir, positive  # noqa: E402
+from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, TAU_MIN  # noqa: E402
 from .grid import ScanError, ScanSpec, validate_points  # noqa: E402
-from .store import RejectedRowsWarning  # noqa: E402
 from .run import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR, check_runner, run_scan  # noqa: E402
+from .store import RejectedRowsWarning  # noqa: E402
+
 
 def _token(name: str, vals: list[Any]) -> str:
     def one(v: Any) -> str:
@@ -31,16 +34,37 @@ def _token(name: str, vals: list[Any]) -> str:
 
 
 def _safe_name(name: str) -> str:
-    name = re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-") or "scan"
-    if len(name) > 90:
-        name = name[:80] + "_" + hashlib.sha256(name.encode()).hexdigest()[:8]
-    return name
+    """A file name for the scan's results: letters, digits and ``. _ + -``, never starting with a dot
+    (so never ``.`` or ``..``: the files stay inside the results folder). A name that had to be
+    changed, or cut to 80 characters, gets 8 hex digits of the sha256 of the name as given, so that
+    distinct names (``a b`` and ``a-b``, two non-ASCII names) never share one results file."""
+    safe = re.sub(r"[^A-Za-z0-9._+-]+", "-", name).lstrip(".-").rstrip("-")
+    if safe != name or len(safe) > 90:
+        safe = (safe[:80] or "scan") + "_" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return safe
+
+
+def _check_results_files(results_dir: str, name: str) -> None:
+    """Refuse, before any work, a results CSV or a ``.rejected.csv`` that is a symbolic link (the
+    toolkit never writes through a link it did not create) or not a regular file (a FIFO or a
+    device: reading it would block or never end)."""
+    for path in (Path(results_dir) / f"{name}.csv", Path(results_dir) / f"{name}.rejected.csv"):
+        try:
+            if path.is_symlink():
+                fail(f"--results-dir: {path} is a symbolic link; theorydyn does not write through links "
+                     f"(remove it, or use another --name or --results-dir)", PROG)
+            if path.exists() and not path.is_file():
+                fail(f"--results-dir: {path} exists and is not a regular file (a folder, a pipe or a device); "
+                     f"use another --name or --results-dir", PROG)
+        except OSError as e:
+            fail(f"--results-dir: cannot use {str(path)!r}: {e.strerror or e}", PROG)
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(prog=PROG, description="Where do the phases of Section 4.1 hold, and when? A resumable scan.",
                                  formatter_class=argparse.RawDescriptionHelpFormatter, conflict_handler="resolve",
-                                 epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) × seeds {0, 1, 2}, "
+                                 epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) "
+                                        "× seeds {0, 1, 2}, "
                                         "reduced gradient flow to s = 5·10⁴ with 4000 Monte Carlo samples.")
     ap.add_argument("--spec", help="a saved grid, scans/NAME.toml (flags given as well override its entries)")
     ap.add_argument("--name", help="scan name (default: derived from the spec or the flags)")
@@ -49,21 +73,27 @@ def build_parser() -> argparse.ArgumentParser:
     g = ap.add_argument_group("scan axes (lists)")
     g.add_argument("--D", type=number(int, "--D"), nargs="+", default=None, help="number(s) of patches (default 64)")
     g.add_argument("--C", type=number(int, "--C"), nargs="+", default=None, help="set size(s) (default 4)")
-    g.add_argument("--q", type=number(float, "--q"), nargs="+", default=None, help="q value(s) (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D)")
-    g.add_argument("--tau", type=number(float, "--tau"), nargs="+", default=None, help="softmax temperature(s) (default 1)")
+    g.add_argument("--q", type=number(float, "--q"), nargs="+", default=None,
+                   help="q value(s) (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D)")
+    g.add_argument("--tau", type=number(float, "--tau", low=TAU_MIN), nargs="+", default=None,
+                   help=f"softmax temperature(s) >= {TAU_MIN:g} (default 1)")
     g.add_argument("--eta", type=number(float, "--eta"), nargs="+", default=None,
                    help="GD step(s) η: reduced --method gd and the simulator (default 10)")
-    g.add_argument("--N", type=number(int, "--N"), nargs="+", default=None, help="simulator sample size(s) (default 16384)")
+    g.add_argument("--N", type=number(int, "--N"), nargs="+", default=None,
+                   help="simulator sample size(s) (default 16384)")
     g.add_argument("--seeds", type=number(int, "--seeds"), nargs="+", default=None, help="seeds (default 0 1 2)")
     o = ap.add_argument_group("solver options")
     o.add_argument("--method", choices=("flow", "gd"), default=None, help="reduced dynamics: gradient flow or GD")
-    o.add_argument("--s-max", type=positive(float, "--s-max"), default=None, help="horizon in s = η·t (default 5e4)")
+    o.add_argument("--s-max", type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX), default=None,
+                   help=f"horizon in s = η·t, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default 5e4)")
     o.add_argument("--n-samples", type=positive(int, "--n-samples"), default=None,
                    help="Monte Carlo count samples (default 4000)")
     o.add_argument("--expectation", choices=("mc", "exact"), default=None, help="Monte Carlo or exact (small L)")
-    o.add_argument("--n-points", type=positive(int, "--n-points"), default=None, help="trajectory points (default 400)")
+    o.add_argument("--n-points", type=number(int, "--n-points", low=2, high=N_POINTS_MAX), default=None,
+                   help=f"trajectory points, 2..{N_POINTS_MAX:.0e} (default 400)")
     o.add_argument("--simulate", action="store_true", default=None, help="also run the finite-sample simulator")
-    o.add_argument("--sim-steps", type=positive(int, "--sim-steps"), default=None, help="simulator GD steps (1200)")
+    o.add_argument("--sim-steps", type=number(int, "--sim-steps", low=1, high=SIM_STEPS_MAX), default=None,
+                   help=f"simulator GD steps, 1..{SIM_STEPS_MAX:.0e} (1200)")
     o.add_argument("--omega", type=positive(float, "--omega"), default=None, help="simulator init scale ω (1e-3)")
     o.add_argument("--dtype", choices=("float64", "float32"), default=None, help="simulator dtype of X")
     r = ap.add_argument_group("running")
@@ -151,7 +181,8 @@ _KEY_FLAGS = {"D": "--D", "C": "--C", "q": "--q", "tau": "--tau", "eta": "--eta"
               "d": "--d", "sigma2": "--sigma2", "p": "--p", "nu": "--nu", "beta": "--beta", "partition": "--partition",
               "partition_seed": "--partition-seed", "s_max": "--s-max", "n_samples": "--n-samples",
               "n_points": "--n-points", "sim_steps": "--sim-steps", "omega": "--omega", "n_test": "--n-test",
-              "record_every": "--record-every", "expectation": "--expectation", "method": "--method", "dtype": "--dtype"}
+              "record_every": "--record-every", "expectation": "--expectation", "method": "--method",
+              "dtype": "--dtype"}
 
 
 def _name_flags(message: str, args: argparse.Namespace) -> str:
@@ -185,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     except ScanError as e:
         fail(_name_flags(str(e), args), PROG)
     output_dir(args.results_dir, "--results-dir")
+    _check_results_files(args.results_dir, spec.name)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RejectedRowsWarning)
@@ -198,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     for w in caught:
         if issubclass(w.category, RejectedRowsWarning):
             print(f"{PROG}: warning: {w.message}", file=sys.stderr)
+    if not len(outcome.frame):  # the summary lists failures only beside finished points; --quiet hid the bar
+        for key, err in outcome.failed:
+            print(f"{PROG}: FAILED {key[:12]}: {err}", file=sys.stderr)
     return outcome.exit_code
 
 

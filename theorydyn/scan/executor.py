@@ -4,7 +4,11 @@
 * ``workers=n``: ``n`` local processes (``ProcessPoolExecutor``, spawn start method, each
   worker's BLAS/OpenMP pools limited to one thread so that n workers use n cores);
 * ``scheduler="tcp://HOST:PORT"``: a Dask distributed cluster through
-  ``Client(address).get_executor()`` (the optional ``dask`` extra).
+  ``Client(address).get_executor()`` (the optional ``dask`` extra). A cluster with no live worker
+  never runs a task, so the scan would wait forever: it is refused when no worker joins within
+  :data:`DASK_WORKER_TIMEOUT_S` seconds (``$THEORYDYN_DASK_WORKER_TIMEOUT`` sets it), and once
+  running, a watchdog fails every unfinished point, naming the scheduler, when the cluster has
+  had no worker for that long (:class:`WatchedExecutor`).
 
 All three take the same task, :func:`execute_point`, so a scan's rows do not depend on
 where it ran.
@@ -13,17 +17,38 @@ where it ran.
 from __future__ import annotations
 
 import importlib
+import math
 import multiprocessing
 import os
 import socket
 import threading
 import time
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from typing import Any, Callable
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, InvalidStateError, ProcessPoolExecutor
+from typing import Any
 
 from .grid import ScanError
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+#: Seconds a Dask scan waits for a live worker, at the start and whenever the last one is gone.
+DASK_WORKER_TIMEOUT_S = 60.0
+#: Environment variable that overrides :data:`DASK_WORKER_TIMEOUT_S` (seconds > 0).
+DASK_WORKER_TIMEOUT_ENV = "THEORYDYN_DASK_WORKER_TIMEOUT"
+
+
+def dask_worker_timeout() -> float:
+    """:data:`DASK_WORKER_TIMEOUT_S`, or ``$THEORYDYN_DASK_WORKER_TIMEOUT`` (ScanError when not a time > 0)."""
+    text = os.environ.get(DASK_WORKER_TIMEOUT_ENV)
+    if not text:
+        return DASK_WORKER_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ScanError(f"{DASK_WORKER_TIMEOUT_ENV} must be a number of seconds > 0, got {text!r}")
+    return value
 
 
 def load_runner(path: str) -> Callable[..., dict[str, Any]]:
@@ -31,7 +56,7 @@ def load_runner(path: str) -> Callable[..., dict[str, Any]]:
     mod_name, _, fn_name = path.partition(":")
     if not mod_name or not fn_name:
         raise ImportError(f"runner must look like 'module:function', got {path!r}")
-    fn = importlib.import_module(mod_name)
+    fn: Any = importlib.import_module(mod_name)
     for part in fn_name.split("."):
         fn = getattr(fn, part)
     return fn
@@ -94,6 +119,80 @@ class ExecutorHandle:
                 self._closer()
 
 
+class WatchedExecutor(Executor):
+    """A Dask executor that cannot wait forever: when the cluster has had no live worker for
+    ``timeout_s`` seconds while tasks are unfinished, each of them fails with a :class:`ScanError`
+    naming the scheduler (the scan records the points as failed and exits 1; a rerun resumes).
+
+    ``count_workers()`` returns the number of live workers (``len(client.nthreads())``); it is
+    called every ``every_s`` seconds by a daemon thread.
+    """
+
+    def __init__(self, inner: Executor, count_workers: Callable[[], int], scheduler: str, timeout_s: float,
+                 every_s: float = 1.0):
+        self._inner, self._count, self._scheduler = inner, count_workers, scheduler
+        self.timeout_s, self._every_s = timeout_s, every_s
+        self._pending: set[Future] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.fired = False
+        self._thread = threading.Thread(target=self._watch, name="dask-worker-watchdog", daemon=True)
+        self._thread.start()
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        outer: Future = Future()
+        with self._lock:
+            self._pending.add(outer)
+        inner = self._inner.submit(fn, *args, **kwargs)
+
+        def relay(f: Future) -> None:
+            with self._lock:
+                self._pending.discard(outer)
+            try:
+                if f.cancelled():
+                    outer.cancel()
+                elif f.exception() is not None:
+                    outer.set_exception(f.exception())
+                else:
+                    outer.set_result(f.result())
+            except InvalidStateError:  # the watchdog failed it first
+                pass
+
+        inner.add_done_callback(relay)
+        return outer
+
+    def _watch(self) -> None:
+        last_seen = time.monotonic()
+        while not self._stop.wait(self._every_s):
+            try:
+                n = self._count()
+            except Exception:  # noqa: BLE001 — a scheduler that does not answer has no worker we can use
+                n = 0
+            now = time.monotonic()
+            if n > 0:
+                last_seen = now
+                continue
+            if now - last_seen < self.timeout_s:
+                continue
+            with self._lock:
+                victims, self._pending = list(self._pending), set()
+            if not victims:
+                continue
+            self.fired = True
+            err = ScanError(f"--scheduler: no live Dask worker at {self._scheduler} for {self.timeout_s:g} s "
+                            f"(${DASK_WORKER_TIMEOUT_ENV}); start workers and rerun to resume")
+            for f in victims:
+                try:
+                    f.set_exception(err)
+                except InvalidStateError:
+                    pass
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._stop.set()
+        # after the watchdog fired, waiting on tasks that no worker will ever run would hang
+        self._inner.shutdown(wait=wait and not cancel_futures and not self.fired)
+
+
 def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHandle:
     """The executor of a scan (module docstring); raises ScanError for a scheduler it cannot use."""
     if scheduler:
@@ -101,19 +200,27 @@ def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHan
             from distributed import Client
         except ImportError:
             raise ScanError("--scheduler needs dask.distributed, which is not installed: pip install 'theorydyn[dask]' "
-                 "(or pip install distributed)")
+                 "(or pip install distributed)") from None
         if scheduler.startswith("tcp://"):
             # A refused or unroutable address fails here at once, not after Client's timeout.
             host, _, port = scheduler[len("tcp://"):].rpartition(":")
             try:
                 socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
             except (OSError, ValueError) as e:
-                raise ScanError(f"--scheduler: cannot connect to {scheduler!r}: {e}")
+                raise ScanError(f"--scheduler: cannot connect to {scheduler!r}: {e}") from None
+        timeout_s = dask_worker_timeout()
         try:
             client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError, ValueError) as e:
-            raise ScanError(f"--scheduler: cannot connect to {scheduler!r}: {e}")
-        return ExecutorHandle(client.get_executor(), f"dask {scheduler}", client.close)
+            raise ScanError(f"--scheduler: cannot connect to {scheduler!r}: {e}") from None
+        try:
+            client.wait_for_workers(1, timeout=timeout_s)
+        except (OSError, TimeoutError) as e:
+            client.close()
+            raise ScanError(f"--scheduler: no live Dask worker at {scheduler} within {timeout_s:g} s "
+                            f"(${DASK_WORKER_TIMEOUT_ENV}); start workers, then rerun") from e
+        watched = WatchedExecutor(client.get_executor(), lambda: len(client.nthreads()), scheduler, timeout_s)
+        return ExecutorHandle(watched, f"dask {scheduler}", client.close)
     if workers == 0:
         return ExecutorHandle(InlineExecutor(), "in-process")
     # One thread per worker: n workers on n cores, not n × (BLAS threads). Spawned children

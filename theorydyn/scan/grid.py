@@ -56,9 +56,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import resources
+from ..limits import GRID_POINTS_MAX, N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, STEPS_MAX, TAU_MIN
 from ..reduced import MAX_TERMS
-from .store import ResultStore
 from ..setting import SETTING_FIELDS, Setting
+from .store import ResultStore
 
 DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 
@@ -86,7 +87,7 @@ _INT_OPTIONS = ("n_samples", "n_points", "steps", "N", "sim_steps", "record_ever
 _CHOICES = {"method": ("flow", "gd"), "expectation": ("mc", "exact"), "dtype": ("float64", "float32")}
 AXIS_NAMES = tuple(SETTING_FIELDS) + tuple(OPTION_DEFAULTS) + ("seed",)
 
-from ..phases import Phases
+from ..phases import Phases  # noqa: E402
 from ..provenance import NUMERICS_VERSION, PROVENANCE_TEXT_COLUMNS  # noqa: E402 — the salt of every scan key (documented there)
 
 
@@ -166,11 +167,20 @@ def normalize_options(options: dict[str, Any]) -> dict[str, Any]:
         raise ScanError(f"simulate must be true or false, got {o['simulate']!r}")
     if o["n_points"] < 2:
         raise ScanError(f"n_points must be >= 2, got n_points={o['n_points']}")
+    # ranges that rule out a run that never ends (theorydyn.limits)
+    if not S_MAX_MIN <= o["s_max"] <= S_MAX_MAX:
+        raise ScanError(f"s_max must be in [{S_MAX_MIN:g}, {S_MAX_MAX:g}], got s_max={o['s_max']!r}")
+    for k, cap in (("n_points", N_POINTS_MAX), ("steps", STEPS_MAX), ("sim_steps", SIM_STEPS_MAX)):
+        if o[k] > cap:
+            raise ScanError(f"{k} must be <= {cap:.0e}, got {k}={o[k]}")
     keep = ["method", "s_max", "expectation", "n_points", "simulate"]
     if o["expectation"] == "mc":
         keep.append("n_samples")
     if o["method"] == "gd":
         o["steps"] = o["steps"] or math.ceil(o["s_max"] / o["eta"])
+        if o["steps"] > STEPS_MAX:
+            raise ScanError(f"s_max / eta must be at most {STEPS_MAX:.0e} GD steps, got s_max={o['s_max']:g}, "
+                            f"eta={o['eta']:g} ({o['steps']:.3g} steps)")
         keep += ["eta", "steps"]
     if o["simulate"]:
         keep += ["eta", "N", "sim_steps", "omega", "record_every", "dtype"]
@@ -195,7 +205,7 @@ class ScanSpec:
     runner: str = DEFAULT_RUNNER
 
     @classmethod
-    def from_toml(cls, path: str | Path) -> "ScanSpec":
+    def from_toml(cls, path: str | Path) -> ScanSpec:
         """Read a saved grid (module docstring), checked against the schema before use.
 
         Raises:
@@ -204,6 +214,10 @@ class ScanSpec:
                 a key both fixed and scanned.
         """
         return cls(**load_spec_file(path))
+
+    def size(self) -> int:
+        """Points of the grid before duplicates are dropped: the product of the axes' lengths."""
+        return math.prod(len(v) for v in self.axes.values())
 
     def scanned_axes(self) -> list[str]:
         """The axes with more than one value, seeds excluded."""
@@ -216,6 +230,9 @@ class ScanSpec:
             ScanError: listing every invalid axis value with the rule it breaks, so the
                 scan stops before any work.
         """
+        if self.name and ("/" in self.name or "\\" in self.name or self.name.startswith(".")):
+            # the name is a file name in the results folder: '..' or 'a/b' would put files outside it
+            raise ScanError(f"name must be a file name (no '/', not starting with '.'), got name={self.name!r}")
         bad_names = sorted(set(self.axes) - set(AXIS_NAMES)) + sorted(set(self.base) - set(AXIS_NAMES))
         if bad_names:
             raise ScanError(f"unknown parameter(s) {bad_names}; a scan axis is a Setting field "
@@ -223,19 +240,27 @@ class ScanSpec:
         for k, vals in self.axes.items():
             if not vals:
                 raise ScanError(f"axis {k} has no values")
+        size = self.size()
+        if size > GRID_POINTS_MAX:  # counted before expanding: a 10^7-point grid is refused at once
+            counts = " × ".join(f"{k}: {len(v)}" for k, v in self.axes.items())
+            raise ScanError(f"the grid has {size:,} points ({counts}), more than the limit of {GRID_POINTS_MAX:,}; "
+                            f"split it into smaller scans")
         problems: list[str] = []
         points: list[Point] = []
         seen: set[str] = set()
         names = list(self.axes)
         for combo in itertools.product(*(self.axes[k] for k in names)):
-            values = {**self.base, **dict(zip(names, combo))}
+            values = {**self.base, **dict(zip(names, combo, strict=True))}
             seed = values.pop("seed", 0)
             sfields = {k: v for k, v in values.items() if k in SETTING_FIELDS}
             opts = {k: v for k, v in values.items() if k in OPTION_DEFAULTS}
-            where = ", ".join(f"{k}={v}" for k, v in zip(names, combo))
+            where = ", ".join(f"{k}={v}" for k, v in zip(names, combo, strict=True))
             try:
                 if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
                     raise ScanError(f"seed must be an integer >= 0, got seed={seed!r}")
+                tau = sfields.get("tau", 1.0)
+                if _is_real(tau) and not tau >= TAU_MIN:  # β/τ would overflow the softmax
+                    raise ScanError(f"tau must be >= {TAU_MIN:g}, got tau={tau!r}")
                 s = Setting(**sfields)
                 opts = normalize_options(opts)
             except (ValueError, TypeError) as e:
@@ -243,7 +268,7 @@ class ScanSpec:
                 if msg not in problems:
                     problems.append(msg)
                 continue
-            p = Point(s, opts, int(seed), self.runner, dict(zip(names, combo)))
+            p = Point(s, opts, int(seed), self.runner, dict(zip(names, combo, strict=True)))
             if p.key not in seen:
                 seen.add(p.key)
                 points.append(p)
@@ -352,6 +377,8 @@ def load_spec_file(path: str | Path) -> dict[str, Any]:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScanError(f"--spec: {where} is not valid TOML: {e}") from None
+    except RecursionError:  # a value nested thousands of levels deep
+        raise ScanError(f"--spec: {where} nests values too deeply to read (lists or tables within lists)") from None
     unknown = [k for k in raw if k not in _TOP_KEYS]
     if unknown:
         raise ScanError(f"--spec: unknown top-level key(s) {unknown} in {where}; use name, runner and the tables "
@@ -376,7 +403,7 @@ def load_spec_file(path: str | Path) -> dict[str, Any]:
 
 
 # ---- points that cannot be computed -------------------------------------------------------------------
-def point_memory(p: Point) -> "resources.MemoryEstimate | None":
+def point_memory(p: Point) -> resources.MemoryEstimate | None:
     """Peak memory of one point of the default runner (reduced bank, plus the simulator when on)."""
 
     if p.runner != DEFAULT_RUNNER:
@@ -413,7 +440,10 @@ def validate_points(points: list[Point], *, force: bool = False, available: int 
     if concurrent < 1:
         raise ValueError(f"concurrent must be >= 1, got concurrent={concurrent}")
     if available is None and not force:
-        available, _ = resources.available_memory()
+        try:
+            available, _ = resources.available_memory()
+        except ValueError as e:  # $THEORYDYN_MEMORY_LIMIT that is not a size
+            raise ScanError(str(e)) from None
     limit = None if available is None else available // concurrent
     problems: list[str] = []
     for p in points:
@@ -429,10 +459,11 @@ def validate_points(points: list[Point], *, force: bool = False, available: int 
                                 f"C={p.setting.C}, q={p.setting.q:g}, above the solver's limit {max_terms:,}; "
                                 f"use expectation='mc' (at {where})")
                 continue
-        if limit is None or force:
+        est = point_memory(p)
+        if limit is None or force or est is None:
             continue
         try:
-            resources.check_memory(point_memory(p), available=limit,
+            resources.check_memory(est, available=limit,
                                    force_name="force (--force-memory)" if concurrent == 1 else
                                    f"force (--force-memory), or use fewer than {concurrent} workers")
         except resources.ResourceError as e:
@@ -512,6 +543,6 @@ def row_problem(row: dict[str, str]) -> str | None:
     return None
 
 
-def open_store(path: str | Path, warn: bool = True) -> "ResultStore":
+def open_store(path: str | Path, warn: bool = True) -> ResultStore:
     """The results file of a scan, with every row checked on loading (:func:`row_problem`, SCAN_KINDS)."""
     return ResultStore(path, validate=row_problem, kinds=SCAN_KINDS, warn=warn)

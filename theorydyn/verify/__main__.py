@@ -24,9 +24,10 @@ from ..cli import (
     fail,
     guard_memory,
     number,
-    output_dir,
     positive,  # noqa: E402
+    probe_output,
     setting_from_args,
+    write_output,
 )
 from ..provenance import attach_to_frame, provenance  # noqa: E402
 from ..resources import MemoryEstimate  # noqa: E402
@@ -73,6 +74,28 @@ def _memory(s: Setting, quick: bool, only: list[str] | None,
     return max(parts, key=lambda e: e.total) if parts else None
 
 
+def _stat_ok(path: Path, flag: str) -> Path:
+    """``path``, after checking that the system can look it up (a 256-byte name: ENAMETOOLONG, exit 2)."""
+    try:
+        path.exists()
+    except OSError as e:
+        fail(f"{flag}: cannot use {str(path)!r}: {e.strerror or e}", PROG)
+    return path
+
+
+def _whole_ledger(path: Path) -> pd.DataFrame:
+    """A ledger CSV, refused (ValueError) when torn: a last line without its newline, a row without
+    a claim or verdict, or fewer rows than its ``ledger_rows`` column says were written."""
+    if not path.read_bytes().endswith(b"\n"):
+        raise ValueError("the last line is cut (no newline at the end): a torn ledger")
+    df = pd.read_csv(path)
+    if df[["claim", "verdict"]].isna().any(axis=None):
+        raise ValueError("a row has no claim or verdict: a torn ledger")
+    if "ledger_rows" in df and not (df["ledger_rows"] == len(df)).all():
+        raise ValueError(f"{len(df)} rows, but the ledger was written with {df['ledger_rows'].iloc[0]}: a torn ledger")
+    return df
+
+
 def main(argv: list[str] | None = None) -> int:
     """Every input is checked before any check runs (exit 2 naming the flag): the setting, flags
     that would do nothing (the reduced flow's options without the reduced source, run options with
@@ -87,10 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.markdown and args.out:
             fail("--out: has no effect with --markdown CSV (the table is read from that CSV)", PROG)
         path = Path(args.markdown or args.out or default_out(s, args.quick))
-        if not path.is_file():
+        if not _stat_ok(path, "--markdown").is_file():
             fail(f"--markdown: no ledger at {path} (run {PROG} first, or give the CSV path)", PROG)
         try:
-            table = format_markdown(pd.read_csv(path))
+            table = format_markdown(_whole_ledger(path))
         except Exception as e:  # noqa: BLE001 — any unreadable file is bad input, not a crash
             fail(f"--markdown: cannot read a ledger from {str(path)!r}: {type(e).__name__}: {e}", PROG)
         print(table)
@@ -101,17 +124,18 @@ def main(argv: list[str] | None = None) -> int:
                 fail(f"{flag}: only used by the reduced dynamics (dynamics, or the group reduced), which --only "
                      "leaves out", PROG)
     out = Path(args.out) if args.out else default_out(s, args.quick)
-    if args.out is not None and (not args.out.strip() or out.is_dir()):
+    if args.out is not None and (not args.out.strip() or _stat_ok(out, "--out").is_dir()):
         fail(f"--out: must be a CSV file path, got {args.out!r}", PROG)
     # the reduced flow's flags are options of the dynamics claim, for its checks and its memory alike
     options = {"dynamics": dict(s_max=args.s_max, n_samples=args.n_samples, seed=args.seed or 0)}
     est = _memory(s, args.quick, args.only, options)
     if est is not None:  # the sample sizes of the checks are fixed by --quick: only the setting's flags are named
         guard_memory(est, force=args.force, prog=PROG, flags={"N": None, "N_flat": None, "n_test": None})
-    output_dir(out.parent, "--out")
+    probe_output(out, "--out", PROG)  # a link, a name too long, a full disk: refused before any check
     t = time.perf_counter()
     df = collect(s, quick=args.quick, only=args.only, options=options)
-    attach_to_frame(df, provenance()).to_csv(out, index=False)
+    ledger = attach_to_frame(df, provenance()).assign(ledger_rows=len(df))  # lets --markdown see a torn ledger
+    write_output(out, lambda t: ledger.to_csv(t, index=False), PROG)  # atomic: the old ledger or the new one
     print(f"theorydyn verify at {s}\n")
     print(format_table(df))
     counts = df["verdict"].value_counts().to_dict()

@@ -120,6 +120,8 @@ def md5sum(path: Path) -> str:
 
 def verify_md5(path: Path, expected: str) -> None:
     """Raise :class:`DataError` unless ``md5(path) == expected`` (called before opening ``path``)."""
+    if not path.is_file():  # a folder, a FIFO or /dev/zero named like the archive: md5sum would fail or never end
+        raise DataError(f"{path} is not a regular file (a folder, a pipe or a device); put the archive itself there")
     got = md5sum(path)
     if got != expected:
         raise DataError(

@@ -157,7 +157,7 @@ def cached_run(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig
 
 def load_pos(folder: Path) -> torch.Tensor:
     """The learned positional encodings ``P: (D, E)`` from a run folder's checkpoint."""
-    state = torch.load(Path(folder) / "checkpoint.pt", map_location="cpu", weights_only=False)
+    state = torch.load(Path(folder) / "checkpoint.pt", map_location="cpu", weights_only=True)
     return state["model"]["pos"]
 
 

@@ -144,7 +144,7 @@ def train(
     start = 0
     ckpt = out / "checkpoint.pt"
     if resume and ckpt.exists():
-        state = torch.load(ckpt, map_location=device, weights_only=False)
+        state = torch.load(ckpt, map_location=device, weights_only=True)
         if state["record"] != record:
             raise ValueError(f"--resume: {ckpt} was written by a different configuration; use another --out")
         model.load_state_dict(state["model"])

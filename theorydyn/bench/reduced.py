@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
+from ..limits import S_MAX_MAX, S_MAX_MIN
 from ..reduced._kernels import reference_draw_numpy, reference_numpy
 from ..reduced.solve import _Evaluator, bank_from_set_counts, integrate, mc_set_counts, population_risk
 from ..resources import MemoryEstimate, Term, reduced_memory
@@ -151,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--settle", type=number(float, "--settle", low=0, high=10), default=None,
                    help="pause before each timed call, 0..10 s (lets spinning BLAS threads sleep; default 0.2)")
     g.add_argument("--no-flow", action="store_true", help="skip the flow timing")
-    ap.add_argument("--s-max", type=positive(float, "--s-max"), default=None,
+    ap.add_argument("--s-max", type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX), default=None,
                     help="horizon of the timed flow and of --scaling at D = 64 (default 1e5)")
     ap.add_argument("--scaling", action="store_true", help="the largest D whose default flow fits in --budget-s")
     ap.add_argument("--scaling-only", action="store_true", help="only the --scaling part")

@@ -29,6 +29,7 @@ from ..cli import (
     setting_from_args,
     write_output,
 )
+from ..limits import S_MAX_MAX, S_MAX_MIN  # noqa: E402
 from ..provenance import attach_to_frame, provenance  # noqa: E402
 from ..resources import MemoryEstimate  # noqa: E402
 from ..setting import Setting  # noqa: E402
@@ -44,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--only", nargs="+", choices=claims.names(),
                     help="run only these claims (theorydyn.claims.REGISTRY), or the groups reduced (= dynamics) "
                          "and theorems (= theorem31 theorem32 theorem4)")
-    ap.add_argument("--s-max", type=positive(float, "--s-max"), default=None,
+    ap.add_argument("--s-max", type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX), default=None,
                     help="horizon of the reduced flow (default reduced.default_horizon(D) = 2e4·max(1, D/64)^1.5)")
     ap.add_argument("--n-samples", type=number(int, "--n-samples", low=2), default=None,
                     help="Monte Carlo samples of the reduced risk per seed, >= 2 (default 4000; 1500 with --quick)")

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorydyn import Setting
-from theorydyn.scan.store import ResultStore
+from theorydyn.store import ResultStore
 from theorydyn.scan import run_scan
 from theorydyn.scan.__main__ import main, spec_from_args, build_parser
 from theorydyn.scan.grid import ScanError, ScanSpec, normalize_options, point_key
@@ -147,61 +147,30 @@ def _rows(n):
             for i in range(n)]
 
 
-def test_store_round_trip_and_torn_last_line(tmp_path):
+def test_store_round_trip_keeps_values_and_types(tmp_path):
     path = tmp_path / "r.csv"
     st_ = ResultStore(path)
     for r in _rows(4):
-        st_.append(r)
-    full = path.read_bytes()
-    path.write_bytes(full[:-7])  # a torn last line, as a power cut mid-write would leave
-    again = ResultStore(path)
-    assert len(again) == 3 and again.dropped == 0  # repaired on disk
-    assert path.read_bytes() == full[: full.rfind(b"\n", 0, len(full) - 1) + 1]
-    again.append(_rows(4)[3])
-    assert path.read_bytes() == full
+        assert st_.append(r)
     df = ResultStore(path).frame()
     assert list(df["q"]) == [0.0, 0.1, 0.2, 0.30000000000000004]
     assert df["T1"].isna().tolist() == [False, True, False, True]
+    assert (tmp_path / "results.sqlite").is_file() and not path.exists()  # the CSV is an export, written on demand
+    ResultStore(path).export()
+    pd.testing.assert_frame_equal(pd.read_csv(path, dtype={"key": str}), df)
 
 
-@settings(max_examples=30, deadline=None)
-@given(cut=st.integers(0, 10_000))
-def test_store_cut_anywhere_keeps_a_prefix_of_whole_rows(tmp_path_factory, cut):
-    path = tmp_path_factory.mktemp("cut") / "r.csv"
-    st_ = ResultStore(path)
-    rows = _rows(6)
-    for r in rows:
-        st_.append(r)
-    data = path.read_bytes()
-    path.write_bytes(data[: cut % (len(data) + 1)])
-    got = ResultStore(path)
-    keys = list(got.rows)
-    assert keys == [r["key"] for r in rows[: len(keys)]]
-    for r in rows[: len(keys)]:
-        assert got.rows[r["key"]]["status"] == "ok, fine"
-
-
-def test_store_dedupes_keeping_the_last_and_drops_malformed_lines(tmp_path):
+def test_store_keeps_the_first_row_of_a_key_and_rows_of_any_columns(tmp_path):
     path = tmp_path / "r.csv"
     st_ = ResultStore(path)
     for r in _rows(3):
         st_.append(r)
-    with open(path, "a") as fh:
-        fh.write(f"{0:064x},9.9,,late\n")  # the same key again: the later row wins
-        fh.write("garbage,with,too,many,fields\n")
+    assert ResultStore(path).append({**_rows(1)[0], "q": 9.9}) is False  # UNIQUE key: the first row stands
     got = ResultStore(path)
-    assert len(got) == 3 and got.rows[f"{0:064x}"]["q"] == "9.9"
-    assert len(_lines(path)) == 4  # header + 3 rows, rewritten
-    assert sorted(got.frame()["key"]) == sorted(r["key"] for r in _rows(3))
-
-
-def test_store_new_column_rewrites_with_the_union(tmp_path):
-    path = tmp_path / "r.csv"
-    st_ = ResultStore(path)
-    st_.append({"key": "a", "x": 1})
-    st_.append({"key": "b", "x": 2, "y": 3.5})
+    assert len(got) == 3 and got.rows[f"{0:064x}"]["q"] == "0.0"
+    st_.append({"key": "b" * 64, "x": 2, "y": 3.5})  # new columns: no header to rewrite
     df = ResultStore(path).frame()
-    assert list(df.columns) == ["key", "x", "y"] and df["y"].isna().tolist() == [True, False]
+    assert list(df.columns) == ["key", "q", "T1", "status", "x", "y"] and df["y"].isna().tolist() == [True] * 3 + [False]
 
 
 # ---- runs -------------------------------------------------------------------------------------------
@@ -211,7 +180,7 @@ def test_kill_minus_9_mid_scan_then_resume(tmp_path):
     first = _cli(tmp_path, *args, SCAN_FAKE_KILL_AT=3, SCAN_FAKE_MARKER=tmp_path / "killed")
     assert first.returncode == -9, first.stderr
     res = tmp_path / "res" / "D16_C4_q0.1-0.2-0.3_seed0-1.csv"
-    assert len(_lines(res)) == 1 + 2  # the two finished points, nothing of the third
+    assert len(ResultStore(res)) == 2  # the two finished points are committed, nothing of the third
     second = _cli(tmp_path, *args)
     assert second.returncode == 0, second.stderr
     assert "[4 computed, 2 already done]" in second.stdout
@@ -227,8 +196,8 @@ def test_worker_process_killed_loses_only_points_in_flight(tmp_path):
     first = _cli(tmp_path, *args, SCAN_FAKE_KILL_AT=4, SCAN_FAKE_MARKER=tmp_path / "killed")
     assert first.returncode == 1
     assert "worker process died" in first.stderr and "Rerun" in first.stderr
-    res = next((tmp_path / "res").glob("*.csv"))
-    n_first = len(_lines(res)) - 1
+    res = tmp_path / "res" / "D16_C4_q0.1-0.2-0.3-0.4.csv"
+    n_first = len(ResultStore(res))
     assert 1 <= n_first <= 11
     second = _cli(tmp_path, *args)
     assert second.returncode == 0, second.stderr

@@ -45,7 +45,6 @@ exact expectation over more multisets than the solver allows, or a point whose m
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import json
 import math
@@ -57,8 +56,8 @@ from typing import Any
 
 from .. import resources
 from ..reduced import MAX_TERMS
-from .store import ResultStore
 from ..setting import SETTING_FIELDS, Setting
+from ..store import ResultStore, content_key
 
 DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 
@@ -120,11 +119,6 @@ class Point:
         return out
 
 
-def canonical_json(obj: Any) -> str:
-    """Sorted keys, no whitespace, NaN refused: the same text for the same values everywhere."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
-
-
 def point_key(s: Setting, options: dict[str, Any], seed: int, runner: str = DEFAULT_RUNNER) -> str:
     """sha256 hex digest of the point's full parameters and NUMERICS_VERSION (module docstring)."""
     return _key(s.to_dict(), normalize_options(options), int(seed), runner, NUMERICS_VERSION)
@@ -132,7 +126,7 @@ def point_key(s: Setting, options: dict[str, Any], seed: int, runner: str = DEFA
 
 def _key(setting: dict[str, Any], options: dict[str, Any], seed: int, runner: str, numerics: int) -> str:
     payload = {"setting": setting, "options": options, "seed": seed, "runner": runner, "numerics": numerics}
-    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+    return content_key(payload)
 
 
 def normalize_options(options: dict[str, Any]) -> dict[str, Any]:

@@ -69,7 +69,7 @@ KEY = "key"
 DB_NAME = "results.sqlite"
 REJECTED_SUFFIX = ".rejected.csv"
 LEGACY_SUFFIX = ".legacy.csv"
-REJECTED_COLUMNS = ("rejected_at", "reason", "line")
+REJECTED_COLUMNS = ("rejected_at", "reason", "key", "line")
 KINDS = ("num", "bool", "str")
 #: How long a writer waits for another's transaction before giving up (seconds).
 BUSY_TIMEOUT_S = 120.0
@@ -168,7 +168,7 @@ def _decode(key: Any, data: Any) -> tuple[dict[str, str] | None, str | None]:
     except ValueError:
         return None, "not a JSON object"
     if not isinstance(obj, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in obj.items()):
-        return None, "not a JSON object of text values"
+        return None, "not a JSON object (of text values)"
     if obj.get(KEY, key) != key:
         return None, "key mismatch: the data names another key"
     if any("\x00" in v for v in obj.values()):
@@ -348,7 +348,7 @@ class ResultStore:
                           stacklevel=3)
 
     def _export_rejected(self, con: sqlite3.Connection) -> None:
-        rej = con.execute("SELECT rejected_at, reason, data FROM rejected WHERE scope = ? ORDER BY id",
+        rej = con.execute("SELECT rejected_at, reason, key, data FROM rejected WHERE scope = ? ORDER BY id",
                           (self.scope,)).fetchall()
         try:
             write_text(self.rejected_path, _line(REJECTED_COLUMNS) + "".join(_line(r) for r in rej))
@@ -422,7 +422,7 @@ class ResultStore:
             con.close()
         if inserted:
             self.rows[key] = text_row
-        elif stored is not None:
+        elif stored is not None and self._row_problem(stored) is None:
             self.rows[key] = stored
         for c in self.rows.get(key, {}):
             if c not in self.columns:

@@ -9,9 +9,9 @@ import pytest
 
 from theorydyn import Setting, data, model
 from theorydyn.claims.transfer import checks_from
-from theorydyn.transfer import experiment as tr
+import theorydyn.transfer as tr
+from theorydyn.logreg import fit_logreg, fit_logreg_cv, objective
 from theorydyn.transfer.__main__ import main as transfer_main
-from theorydyn.transfer.logreg import fit_logreg, fit_logreg_cv, objective
 
 
 def test_logreg_gradient_matches_central_differences():

@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..transfer.experiment import (FULL, QUICK, SLOPE_51, TransferOptions, base_setting, describe_slope,
-                                   options_from, run)
+from ..transfer import FULL, QUICK, TransferOptions, base_setting, describe_slope, options_from, run
 from .check import Check, Verdict
 
 
@@ -146,3 +145,12 @@ def checks_from(summary: pd.DataFrame, tgt: pd.DataFrame, slopes: pd.DataFrame, 
                                      "err_f: " + "; ".join(f"D={int(r.D)}: {r.status}, {r.association:.2f}, {r.err_f:.3f}"
                                                            for r in upd.itertuples())))
     return rows
+
+
+# ---- ledger presets ------------------------------------------------------------------------------
+# The ledger's quick and full runs are the experiment's named sizes ``QUICK`` and ``FULL``
+# (:mod:`theorydyn.transfer.experiment`, also the transfer CLI's default and --full).
+#: Theorem 5.1's threshold on the log-log slope: a polylog (log D)^k has local log-log slope k / ln D,
+#: i.e. ≈ k/4.2 at the geometric middle (D = 64) of D ∈ [16, 256]; 0.5 admits polylogs up to k ≈ 2
+#: there and rejects any power law D^a with a > 0.5.
+SLOPE_51 = 0.5

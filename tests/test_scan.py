@@ -7,9 +7,15 @@ tests run the real default runner at a tiny size.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import random
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -171,6 +177,135 @@ def test_store_keeps_the_first_row_of_a_key_and_rows_of_any_columns(tmp_path):
     st_.append({"key": "b" * 64, "x": 2, "y": 3.5})  # new columns: no header to rewrite
     df = ResultStore(path).frame()
     assert list(df.columns) == ["key", "q", "T1", "status", "x", "y"] and df["y"].isna().tolist() == [True] * 3 + [False]
+
+
+# ---- several writers, and kill -9 at random moments ----------------------------------------------------
+_MIX = {"D": 16, "C": 4, "s_max": 1e4, "n_points": 8}
+_OVERLAPPING = (
+    ScanSpec("mix", base=_MIX, axes={"q": [0.1, 0.2], "seed": list(range(6))}, runner=FAKE),
+    ScanSpec("mix", base=_MIX, axes={"q": [0.2, 0.3], "seed": list(range(3, 9))}, runner=FAKE),  # 3 points shared
+    ScanSpec("mix", base={**_MIX, "simulate": True, "N": 256, "sim_steps": 20},  # more columns, same name
+             axes={"q": [0.2], "seed": list(range(6))}, runner=FAKE),
+)
+
+
+def _scan_quietly(spec, results_dir) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_scan(spec, results_dir=results_dir, workers=0, progress=False, plots=False, summary=False)
+
+
+def _values(store: ResultStore) -> dict[str, dict[str, str]]:
+    """Rows by key without the columns that legitimately differ between runs (wall times, time stamp)."""
+    return {k: {c: v for c, v in r.items() if not (c.endswith("wall_s") or c == "prov_created_utc")}
+            for k, r in store.rows.items()}
+
+
+def _reference(tmp_path, specs) -> dict[str, dict[str, str]]:
+    ref: dict[str, dict[str, str]] = {}
+    for i, spec in enumerate(specs):  # each spec alone, one process: a single run's values
+        _scan_quietly(spec, tmp_path / f"ref{i}")
+        ref.update(_values(ResultStore(tmp_path / f"ref{i}" / "mix.csv")))
+    return ref
+
+
+def _once_each(results_dir: Path) -> list:
+    con = sqlite3.connect(results_dir / "results.sqlite")
+    try:
+        return con.execute("SELECT key, count(*) FROM rows GROUP BY scope, key HAVING count(*) > 1").fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.slow
+def test_concurrent_overlapping_scans_and_a_simulate_scan_on_one_name_keep_every_key_once(tmp_path):
+    """The issue's case, 20 times: two overlapping scans and a --simulate scan write one name at once."""
+    ref = _reference(tmp_path, _OVERLAPPING)
+    assert len(ref) == 12 + 12 - 3 + 6
+    ctx = multiprocessing.get_context("fork")
+    for rep in range(20):
+        d = tmp_path / f"rep{rep}"
+        procs = [ctx.Process(target=_scan_quietly, args=(spec, d)) for spec in _OVERLAPPING]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert [p.exitcode for p in procs] == [0, 0, 0], rep
+        got = ResultStore(d / "mix.csv")
+        assert got.rejected == 0 and _once_each(d) == []
+        assert _values(got) == ref, rep  # every key exactly once, with a single run's values
+        exported = pd.read_csv(got.export(), dtype={"key": str})
+        assert sorted(exported["key"]) == sorted(ref) and exported["key"].is_unique
+        sim = exported.dropna(subset=["sim_status"])
+        assert len(sim) == 6 and len(exported) - len(sim) == 21  # no row lost its columns or gained others'
+
+
+@pytest.mark.slow
+def test_the_issues_repro_two_scan_processes_on_one_name(tmp_path):
+    """Two ``python -m theorydyn.scan`` on the same --name at once (one --simulate), then a rerun: every row once."""
+    flags = ["--D", "16", "--C", "4", "--n-points", "8", "--name", "mix", "--workers", "1"]
+    env = _env(tmp_path)
+    cmd = [sys.executable, "-m", "theorydyn.scan", "--runner", FAKE, "--results-dir", str(tmp_path / "res"),
+           "--no-plots", "--quiet", *flags]
+    a = subprocess.Popen(cmd + ["--seeds", *map(str, range(40))], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    b = subprocess.Popen(cmd + ["--q", "0.3", "--seeds", *map(str, range(10)), "--simulate", "--N", "256",
+                                "--sim-steps", "20"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    outs = [p.communicate(timeout=300) for p in (a, b)]
+    assert (a.returncode, b.returncode) == (0, 0), outs
+    third = subprocess.run(cmd + ["--seeds", *map(str, range(40))], cwd=ROOT, env=env, capture_output=True,
+                           text=True, timeout=300)
+    # the default q's at D = 16, C = 4 are 0.6, 0.8 and 1 (the larger factors are capped at q = 1)
+    assert third.returncode == 0 and "[0 computed, 120 already done]" in third.stdout, third.stderr
+    df = pd.read_csv(tmp_path / "res" / "mix.csv")
+    assert len(df) == 3 * 40 + 10 and df["key"].is_unique and _once_each(tmp_path / "res") == []
+    assert "warning" not in third.stderr
+
+
+def kill_at_random_moments(target, args_of, n_kills: int, duration: float, seed: int = 0) -> list[int]:
+    """Start ``target(*args_of(i))`` in a forked process and ``kill -9`` it after a random delay in
+    [0, duration), for i = 0, 1, … until ``n_kills`` kills hit a running process (a process already done
+    does not count; at most 3·n_kills tries). Returns the i's whose process was killed while running."""
+    ctx = multiprocessing.get_context("fork")
+    rng = random.Random(seed)
+    hit: list[int] = []
+    for i in range(3 * n_kills):
+        p = ctx.Process(target=target, args=args_of(i))
+        p.start()
+        time.sleep(rng.uniform(0.0, duration))
+        os.kill(p.pid, signal.SIGKILL)
+        p.join(30)
+        if p.exitcode == -signal.SIGKILL:
+            hit.append(i)
+            if len(hit) == n_kills:
+                break
+    return hit
+
+
+@pytest.mark.slow
+def test_kill_9_at_20_random_moments_then_a_rerun_gives_an_uninterrupted_runs_rows(tmp_path, monkeypatch):
+    spec = ScanSpec("crash", base=_MIX, axes={"q": [0.1, 0.2], "seed": list(range(8))}, runner=FAKE)
+    monkeypatch.setenv("SCAN_FAKE_SLEEP", "0.005")
+    _scan_quietly(spec, tmp_path / "ref")
+    ref = _values(ResultStore(tmp_path / "ref" / "crash.csv"))
+    t0 = time.perf_counter()
+    _scan_quietly(spec, tmp_path / "timing")
+    full = time.perf_counter() - t0
+    hits = kill_at_random_moments(_scan_quietly, lambda i: (spec, tmp_path / f"k{i}"), 20, duration=full)
+    assert len(hits) == 20, hits  # 20 kills landed while the scan was running
+    for i in hits:
+        d = tmp_path / f"k{i}"
+        if (d / "results.sqlite").exists():
+            partial = ResultStore(d / "crash.csv")
+            assert partial.rejected == 0 and _once_each(d) == []  # whatever was committed is whole
+            assert all(ref[k] == v for k, v in _values(partial).items())
+            for k in partial.rows:  # a point's trajectory is written (atomically) before its row
+                assert len(pd.read_csv(d / "crash" / f"{k}.csv")) == 8
+        _scan_quietly(spec, d)  # the rerun
+        got = ResultStore(d / "crash.csv")
+        assert _values(got) == ref and got.rejected == 0, i
+        assert sorted(pd.read_csv(d / "crash.csv", dtype={"key": str})["key"]) == sorted(ref)
 
 
 # ---- runs -------------------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ import hashlib
 import io
 import json
 import math
+import os
 import re
 import sqlite3
 import warnings
@@ -235,6 +236,8 @@ class ResultStore:
         stem = self.path.name[:-4] if self.path.name.endswith(".csv") else self.path.name
         self.scope = scope if scope is not None else stem
         self.db = Path(db) if db is not None else self.path.with_name(DB_NAME)
+        self._con: sqlite3.Connection | None = None
+        self._pid = os.getpid()
         self.columns: list[str] = []
         self.rows: dict[str, dict[str, str]] = {}  # key → row (as text), in commit order
         self.rejected = 0  # rows the last load moved to the rejected table
@@ -248,18 +251,30 @@ class ResultStore:
         return self.path.with_name(self.scope + REJECTED_SUFFIX)
 
     def _connect(self) -> sqlite3.Connection:
-        return connect(self.db)
+        """This process's connection (kept open: closing the last one checkpoints the WAL, 5 ms each time;
+        a forked child opens its own, as SQLite requires)."""
+        if self._con is None or self._pid != os.getpid():
+            self._con, self._pid = connect(self.db), os.getpid()
+        return self._con
+
+    def close(self) -> None:
+        """Close this process's connection (it reopens on the next use)."""
+        if self._con is not None and self._pid == os.getpid():
+            self._con.close()
+        self._con = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 — interpreter shutdown
+            pass
 
     def _keep_legacy_csv(self) -> None:
         """A CSV at the export path that this store never exported is moved aside
         (``<name>.legacy.csv``), not imported: the database is the only source of what is computed."""
         if not self.path.is_file() or self.path.is_symlink():
             return
-        con = self._connect()
-        try:
-            known = con.execute("SELECT 1 FROM exports WHERE scope = ?", (self.scope,)).fetchone()
-        finally:
-            con.close()
+        known = self._connect().execute("SELECT 1 FROM exports WHERE scope = ?", (self.scope,)).fetchone()
         if known is None:
             dest = self.path.with_name(self.scope + LEGACY_SUFFIX)
             n = 1
@@ -291,25 +306,22 @@ class ResultStore:
         """Read every committed row of the scope (another process's too); move the ones that fail their
         checks to the ``rejected`` table. Returns self."""
         con = self._connect()
-        try:
-            found = con.execute("SELECT seq, key, data FROM rows WHERE scope = ? ORDER BY seq",
-                                (self.scope,)).fetchall()
-            rows: dict[str, dict[str, str]] = {}
-            bad: list[tuple[int, Any, Any, str]] = []
-            for seq, key, data in found:
-                row, why = _decode(key, data)
-                if row is not None:
-                    why = self._row_problem(row)
-                if why or row is None:
-                    bad.append((seq, key, data, why or "invalid"))
-                    continue
-                rows[key] = row
-            self.rows = rows
-            self.rejected, self.rejected_reasons = 0, Counter()
-            if bad:
-                self._reject(con, bad)
-        finally:
-            con.close()
+        found = con.execute("SELECT seq, key, data FROM rows WHERE scope = ? ORDER BY seq",
+                            (self.scope,)).fetchall()
+        rows: dict[str, dict[str, str]] = {}
+        bad: list[tuple[int, Any, Any, str]] = []
+        for seq, key, data in found:
+            row, why = _decode(key, data)
+            if row is not None:
+                why = self._row_problem(row)
+            if why or row is None:
+                bad.append((seq, key, data, why or "invalid"))
+                continue
+            rows[key] = row
+        self.rows = rows
+        self.rejected, self.rejected_reasons = 0, Counter()
+        if bad:
+            self._reject(con, bad)
         self.columns = self._columns()
         return self
 
@@ -335,7 +347,8 @@ class ResultStore:
                                 (self.scope, str(key), why, text, now))
             con.execute("COMMIT")
         except sqlite3.Error as e:
-            con.execute("ROLLBACK") if con.in_transaction else None
+            if con.in_transaction:
+                con.execute("ROLLBACK")
             raise StoreError(f"{len(bad)} row(s) of {str(self.db)!r} cannot be trusted and cannot be moved aside: "
                              f"{e}") from None
         self.rejected = len(bad)
@@ -367,11 +380,7 @@ class ResultStore:
     def committed(self, key: str) -> bool:
         """Whether a row of ``key`` is committed now (by any process); cheaper than :meth:`load`."""
         con = self._connect()
-        try:
-            return con.execute("SELECT 1 FROM rows WHERE scope = ? AND key = ?", (self.scope, key)).fetchone() \
-                is not None
-        finally:
-            con.close()
+        return con.execute("SELECT 1 FROM rows WHERE scope = ? AND key = ?", (self.scope, key)).fetchone() is not None
 
     def text(self, keys: Iterable[str] | None = None) -> str:
         """The accepted rows (optionally only ``keys``) as canonical CSV text (header first)."""
@@ -418,8 +427,6 @@ class ResultStore:
                 stored, _ = _decode(key, old[0]) if old else (None, None)
         except sqlite3.OperationalError as e:
             raise OSError(f"cannot commit a row to {self.db}: {e}") from None
-        finally:
-            con.close()
         if inserted:
             self.rows[key] = text_row
         elif stored is not None and self._row_problem(stored) is None:
@@ -441,7 +448,8 @@ class ResultStore:
                     for k in keys)
             con.execute("COMMIT")
         finally:
-            con.close()
+            if con.in_transaction:
+                con.execute("ROLLBACK")
         self.load()
         return n
 
@@ -454,12 +462,8 @@ class ResultStore:
             ValueError: the export path is a symbolic link or not a regular file.
         """
         self.load()
-        con = self._connect()
-        try:
-            con.execute("INSERT INTO exports (scope, path, written_utc) VALUES (?, ?, ?) ON CONFLICT (scope) "
-                        "DO UPDATE SET path = excluded.path, written_utc = excluded.written_utc",
-                        (self.scope, str(self.path), _now()))
-        finally:
-            con.close()
+        self._connect().execute("INSERT INTO exports (scope, path, written_utc) VALUES (?, ?, ?) ON CONFLICT (scope) "
+                                "DO UPDATE SET path = excluded.path, written_utc = excluded.written_utc",
+                                (self.scope, str(self.path), _now()))
         write_text(self.path, self.text() if self.rows else _line([KEY]))
         return self.path

@@ -143,8 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if a.dest in given and a.dest not in ("checks", "full", "out"):
                 fail(f"{a.option_strings[-1]}: has no effect with --checks (the ledger runs at fixed sizes; "
                      f"only --full and --out apply)", PROG)
-        fail(f"--checks: the ledger rows of Theorems 5.1 and 5.2 are printed by '{VERIFY_COMMAND}'"
-             f"{'' if args.full else ' --quick'}; this command runs the experiment only", PROG)
+        fail(f"--checks: the ledger rows of Theorems 5.1 and 5.2 are printed by "
+             f"'{VERIFY_COMMAND}{'' if args.full else ' --quick'}'; this command runs the experiment only", PROG)
     methods = tuple(m.strip() for m in (args.methods or ",".join(DEFAULT_METHODS)).split(",") if m.strip())
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:

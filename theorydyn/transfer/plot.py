@@ -83,7 +83,7 @@ def plot_samples_to_target(tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = 
         x = g["D"].to_numpy(float) * 2.0 ** (0.06 * (i - (len(groups) - 1) / 2))
         val = (g["kind"] == "value").to_numpy()
         label = method
-        if slopes is not None:
+        if slopes is not None and len(slopes):  # one D: no slope to give
             r = slopes[(slopes["method"] == method) & (slopes["x"] == "log D")]
             if len(r):
                 label += f" (slope {describe_slope(r.iloc[0])})"

@@ -25,10 +25,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorydyn import Setting
-from theorydyn.store import ResultStore
 from theorydyn.scan import run_scan
-from theorydyn.scan.__main__ import main, spec_from_args, build_parser
+from theorydyn.scan.__main__ import build_parser, main, spec_from_args
 from theorydyn.scan.grid import ScanError, ScanSpec, normalize_options, point_key
+from theorydyn.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "scan_fake:fake_point"
@@ -176,7 +176,8 @@ def test_store_keeps_the_first_row_of_a_key_and_rows_of_any_columns(tmp_path):
     assert len(got) == 3 and got.rows[f"{0:064x}"]["q"] == "0.0"
     st_.append({"key": "b" * 64, "x": 2, "y": 3.5})  # new columns: no header to rewrite
     df = ResultStore(path).frame()
-    assert list(df.columns) == ["key", "q", "T1", "status", "x", "y"] and df["y"].isna().tolist() == [True] * 3 + [False]
+    assert list(df.columns) == ["key", "q", "T1", "status", "x", "y"]
+    assert df["y"].isna().tolist() == [True] * 3 + [False]
 
 
 # ---- several writers, and kill -9 at random moments ----------------------------------------------------

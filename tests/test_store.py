@@ -18,12 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-
-
 from theorydyn import store as resultstore
 from theorydyn.scan import grid as scangrid
 
-NUMERICS_VERSION, SCAN_KINDS, SCAN_TEXT_COLUMNS = scangrid.NUMERICS_VERSION, scangrid.SCAN_KINDS, scangrid.SCAN_TEXT_COLUMNS
+NUMERICS_VERSION, SCAN_KINDS = scangrid.NUMERICS_VERSION, scangrid.SCAN_KINDS
+SCAN_TEXT_COLUMNS = scangrid.SCAN_TEXT_COLUMNS
 ScanError, ScanSpec, load_spec_file, open_store = (scangrid.ScanError, scangrid.ScanSpec, scangrid.load_spec_file,
                                                    scangrid.open_store)
 row_problem, validate_points = scangrid.row_problem, scangrid.validate_points
@@ -343,7 +342,8 @@ def test_exact_expectation_beyond_the_solver_limit_is_refused_up_front():
     with pytest.raises(ScanError) as e:
         validate_points(pts, available=64 * GiB)
     msg = str(e.value)
-    assert "1 scan point(s)" in msg and "expectation='exact' needs" in msg and "D=256" in msg and "use expectation='mc'" in msg
+    assert "1 scan point(s)" in msg and "expectation='exact' needs" in msg
+    assert "D=256" in msg and "use expectation='mc'" in msg
     validate_points(pts[:1], available=64 * GiB)
 
 

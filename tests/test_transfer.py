@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import theorydyn.transfer as tr
 from theorydyn import Setting, data, model
 from theorydyn.claims.transfer import checks_from
-import theorydyn.transfer as tr
 from theorydyn.logreg import fit_logreg, fit_logreg_cv, objective
 from theorydyn.transfer import cache as cache_mod
 from theorydyn.transfer.__main__ import main as transfer_main
@@ -31,7 +31,8 @@ def test_logreg_gradient_matches_central_differences():
                         for e in np.eye(8)])
         np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-9)
         # and the value against a plain loop
-        ref = np.mean([np.log1p(np.exp(-y[n] * (Z[n] @ wb[:-1] + wb[-1]))) for n in range(30)]) + 0.5 * lam * wb[:-1] @ wb[:-1]
+        ref = (np.mean([np.log1p(np.exp(-y[n] * (Z[n] @ wb[:-1] + wb[-1]))) for n in range(30)])
+               + 0.5 * lam * wb[:-1] @ wb[:-1])
         assert J == pytest.approx(ref, rel=1e-12)
 
 
@@ -298,8 +299,8 @@ def test_run_is_resumable_and_keys_rows_by_their_parameters(tmp_path):
     assert again == []
     # a changed option is a different row
     changed = []
-    tr.run(s, compute=_fake_compute(changed), **dict(kw, opts=tr.TransferOptions(Ns=(1, 2, 4, 8), seeds=2, N_test=64,
-                                                                                 extra=1, steps_v=7, ceiling_samples=1000)))
+    changed_opts = tr.TransferOptions(Ns=(1, 2, 4, 8), seeds=2, N_test=64, extra=1, steps_v=7, ceiling_samples=1000)
+    tr.run(s, compute=_fake_compute(changed), **dict(kw, opts=changed_opts))
     assert len(changed) > 0
 
 

@@ -10,9 +10,9 @@
 CLI: ``python -m theorydyn.scan --help``.
 """
 
+from ..store import ResultStore
 from .grid import Point, ScanError, ScanSpec, point_key
 from .run import ScanOutcome, run_scan, seed_ci_table, summary_table
-from ..store import ResultStore
 
 __all__ = ["Point", "ResultStore", "ScanError", "ScanOutcome", "ScanSpec", "point_key", "run_scan", "seed_ci_table",
            "summary_table"]

@@ -19,9 +19,10 @@ import matplotlib
 matplotlib.use("Agg")
 
 from ..cli import ArgumentParser, add_setting_arguments, fail, number, output_dir, positive  # noqa: E402
-from .grid import ScanError, ScanSpec, validate_points  # noqa: E402
 from ..store import RejectedRowsWarning  # noqa: E402
+from .grid import ScanError, ScanSpec, validate_points  # noqa: E402
 from .run import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR, check_runner, run_scan  # noqa: E402
+
 
 def _token(name: str, vals: list[Any]) -> str:
     def one(v: Any) -> str:

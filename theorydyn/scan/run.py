@@ -39,13 +39,13 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
+from ..atomic import write_text, write_with
 from ..plotting import save
+from ..provenance import provenance
 from ..stats import mean_ci
+from ..store import StoreError
 from . import plots as scanplots
 from .executor import execute_point, load_runner, make_executor
-from ..atomic import write_text, write_with
-from ..provenance import provenance
-from ..store import StoreError
 from .grid import Point, ScanError, ScanSpec, open_store, validate_points
 
 PROG = "python -m theorydyn.scan"
@@ -90,7 +90,7 @@ class ScanOutcome:
     wall_s: float = 0.0
     results: Path | None = None
     plots: list[Path] = field(default_factory=list)
-    exponents: dict[str, float | None] = field(default_factory=dict)
+    exponents: dict[str, Any] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -108,8 +108,14 @@ def _save_outputs(directory: Path, key: str, out: dict[str, Any]) -> None:
     for suffix, tr in (out.pop("trajectories", None) or {}).items():
         write_text(directory / f"{key}{suffix}.csv", tr.to_csv(index=False))
     for suffix, arr in (out.pop("arrays", None) or {}).items():
-        a = np.asarray(arr)
-        write_with(directory / f"{key}{suffix}.npy", lambda t, a=a: np.save(t, a))
+        write_with(directory / f"{key}{suffix}.npy", _npy_writer(np.asarray(arr)))
+
+
+def _npy_writer(a: np.ndarray):
+    def write(tmp: Path) -> None:
+        np.save(tmp, a)
+
+    return write
 
 
 def _row(point: Point, out: dict[str, Any]) -> dict[str, Any]:
@@ -307,7 +313,7 @@ def seed_ci_table(spec: ScanSpec, df: pd.DataFrame,
     keys = [a for a in spec.scanned_axes() if a in df.columns and a != "seed"]
     rows = []
     for key, grp in (df.groupby(keys) if keys else [((), df)]):
-        row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        row = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=False))
         for c in columns:
             if c not in grp:
                 continue

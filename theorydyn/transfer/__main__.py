@@ -9,6 +9,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -88,8 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: what the memory estimate's parameters are called on this command line
-MEMORY_FLAGS = {"D": "--Ds", "N": "--Ns", "N_test": "--N-test", "upstream_N": "--upstream-N", "d": "--d",
-                "n_samples": None, "n_test": None}
+MEMORY_FLAGS: dict[str, Any] = {"D": "--Ds", "N": "--Ns", "N_test": "--N-test", "upstream_N": "--upstream-N",
+                                "d": "--d", "n_samples": None, "n_test": None}
 
 
 

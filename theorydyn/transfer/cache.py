@@ -80,7 +80,8 @@ def _arrays(info: dict[str, Any]) -> dict[str, np.ndarray]:
 def write_cache(path: Path, arrays: dict[str, np.ndarray], params: dict[str, Any]) -> None:
     """Write ``arrays`` with their ``params`` and content hash to ``path`` atomically."""
     meta = {"params": np.asarray(canonical_json(params)), "sha256": np.asarray(content_hash(arrays))}
-    write_with(path, lambda t: np.savez(t, **arrays, **meta))
+    savez: Any = np.savez  # (numpy's stub types the keyword arrays as its own options)
+    write_with(path, lambda t: savez(t, **arrays, **meta))
 
 
 def _move_aside(path: Path, why: str) -> None:

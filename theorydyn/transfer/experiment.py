@@ -130,6 +130,8 @@ def compute_row(sd: Setting, method: str, A: np.ndarray | None, N: int, seed: in
     t = time.perf_counter()
     tr = data.sample(sd, N, seed=train_seed(seed, N))
     if method in FROZEN:
+        if A is None:
+            raise ValueError(f"method {method!r} trains ṽ with a frozen attention: A must be given")
         v = fit_v(sd, A, tr.X, tr.y, opts.omega, opts.eta, opts.steps_v, seed=seed, method=opts.method)
         F = outputs_v(sd, model.attention(sd, A), v, test)
     elif method == "scratch":
@@ -285,7 +287,8 @@ def run(s: Setting, Ds: Iterable[int] = (16, 32, 64, 128, 256), opts: TransferOp
     CSVs and the two figures there (:func:`report`).
     """
     del targets
-    repl = {k: v for k, v in (("upstream_N", upstream_N), ("upstream_steps", upstream_steps)) if v is not None}
+    repl: dict[str, Any] = {k: v for k, v in (("upstream_N", upstream_N), ("upstream_steps", upstream_steps))
+                            if v is not None}
     if upstream_eta is not None and upstream_eta != opts.eta:
         repl["eta"] = upstream_eta
     if repl:
@@ -360,11 +363,11 @@ def run(s: Setting, Ds: Iterable[int] = (16, 32, 64, 128, 256), opts: TransferOp
 
 
 # ---- named sizes (the CLI's default and --full; the ledger's quick and full runs) -------------------
-QUICK = dict(Ds=(16, 32, 64, 128, 256), Ns=tuple(2 ** k for k in range(9)), seeds=5, N_test=4096,
+QUICK: dict[str, Any] = dict(Ds=(16, 32, 64, 128, 256), Ns=tuple(2 ** k for k in range(9)), seeds=5, N_test=4096,
              upstream_N=4096, upstream_steps=2000, logreg_max_N=64, scratch_max_N=256, baseline_max_N=64,
              budget=1 << 19, budget_scratch=1 << 18, sim_max_D=16, scratch_max_D=16, logreg_max_D=64)
 # The sizes of the reported run (pre-trained Â are cached under OUT/upstream_cache).
-FULL = dict(Ds=(16, 32, 64, 128, 256), Ns=tuple(2 ** k for k in range(11)), seeds=5, N_test=8192,
+FULL: dict[str, Any] = dict(Ds=(16, 32, 64, 128, 256), Ns=tuple(2 ** k for k in range(11)), seeds=5, N_test=8192,
             upstream_N=8192, upstream_steps=2000, logreg_max_N=1024, scratch_max_N=1024, baseline_max_N=256,
             budget=1 << 20, budget_scratch=1 << 20, sim_max_D=32, scratch_max_D=32)
 
@@ -372,7 +375,7 @@ FULL = dict(Ds=(16, 32, 64, 128, 256), Ns=tuple(2 ** k for k in range(11)), seed
 def options_from(cfg: dict, **kw) -> TransferOptions:
     """TransferOptions from a QUICK/FULL-style dict (keys it does not know are ignored)."""
     names = set(TransferOptions.__dataclass_fields__)
-    merged = {k: (tuple(v) if k == "Ns" else v) for k, v in cfg.items() if k in names}
+    merged: dict[str, Any] = {k: (tuple(v) if k == "Ns" else v) for k, v in cfg.items() if k in names}
     merged.update(kw)
     return TransferOptions(**merged)
 

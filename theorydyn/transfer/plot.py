@@ -64,7 +64,7 @@ def plot_curves(summary: pd.DataFrame, levels: pd.DataFrame, axes: Sequence) -> 
         ax.grid(alpha=0.3)
         ax.set_ylim(0.45, 1.01)
     axes[0].set_ylabel("test accuracy against f")
-    handles = {}
+    handles: dict = {}
     for ax in axes:  # methods run only at some D (scratch, pretrained-sim) still get a legend entry
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=False):
             handles.setdefault(lab, h)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -96,7 +97,7 @@ def setting_at(s: Setting, D: int, q_rule: str = "keep") -> Setting:
     if q > 1:
         raise ValueError(f"q_rule='count': q(D−C) = {s.q * (s.D - s.C):g} needs D − C ≥ {s.q * (s.D - s.C):g}, "
                          f"got D={D} (q would be {q:.3g} > 1)")
-    kw = dict(d=None if s.d == s.D else s.d, sigma2=None if s.sigma2 == 1.0 / s.d else s.sigma2)
+    kw: dict[str, Any] = dict(d=None if s.d == s.D else s.d, sigma2=None if s.sigma2 == 1.0 / s.d else s.sigma2)
     part = s.partition if isinstance(s.partition, str) else "blocks"
     return Setting(D=D, C=s.C, q=q, p=s.p, nu=s.nu, beta=s.beta, tau=s.tau, partition=part,
                    partition_seed=s.partition_seed, **kw)
@@ -155,7 +156,7 @@ def linear_reference(s: Setting, n_samples: int = 200_000, seed: int = 0) -> flo
     """Population accuracy against f of the symmetric linear rule sign(Σ_j ⟨w, X_j⟩) (the noise is ⟂ w,
     so this is sign(Σ_j z_j)); a tie counts 1/2 (as in :func:`ceiling`). Theorem 3.1's kind of classifier."""
     rng = np.random.default_rng(seed)
-    right = total = 0
+    right, total = 0.0, 0
     for a in range(0, n_samples, 20000):  # chunks: z is (n, D)
         _, _, z = data.sample_z(s, min(20000, n_samples - a), rng)
         f = data.labelling_from_z(s, z)

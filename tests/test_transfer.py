@@ -587,3 +587,14 @@ def test_kill_9_at_20_random_moments_of_a_transfer_run_then_a_rerun_gives_the_un
         up = ["gamma", "rho", "alpha", "err_f", "T2", "status"]
         pd.testing.assert_frame_equal(ref[4][up], got[4][up])
         assert len(pd.read_csv(tmp_path / f"k{i}" / "transfer_rows.csv")) == len(ref[0])
+
+
+def test_a_symlinked_rows_csv_is_never_written_through(tmp_path):
+    target = tmp_path / "elsewhere.csv"
+    target.write_text("mine\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "transfer_rows.csv").symlink_to(target)
+    with pytest.warns(RuntimeWarning, match="could not be written"):
+        raw = _small_run(out, [])[0]
+    assert target.read_text() == "mine\n" and len(raw) > 0  # the rows are computed and stored, the link untouched

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -351,7 +352,11 @@ def run(s: Setting, Ds: Iterable[int] = (16, 32, 64, 128, 256), opts: TransferOp
                     progress(f"transfer D={D} {method}: Ñ ≤ {N} ({time.perf_counter() - t0:.0f} s)")
     finally:  # the CSV export, also after an interrupted run (the rows are in the store already)
         if isinstance(store, ResultStore):
-            store.export()
+            try:
+                store.export()
+            except (OSError, ValueError) as e:  # e.g. a link or a full disk: the rows stay in the database
+                warnings.warn(f"the transfer rows are in {store.db} but their CSV export {store.path} could not be "
+                              f"written: {e}", RuntimeWarning, stacklevel=2)
     raw = pd.DataFrame(rows, columns=["D", "method", "N_tilde", "seed", "acc_f", "acc_y", "wall_s"])
     levels = pd.DataFrame(level_rows)
     upstream = pd.DataFrame(ups)

@@ -36,7 +36,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from theorydyn.cli import guard_memory, number, positive
-from theorydyn.resources import MEMORY_ENV, available_memory, reduced_memory
+from theorydyn.reduced.memory import reduced_memory
+from theorydyn.resources import MEMORY_ENV, available_memory
 from theorydyn.setting import D_MAX, Setting
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -543,8 +544,8 @@ def test_transfer_memory_covers_the_test_set_and_the_downstream_samples():
     import numpy as np
 
     from theorydyn import data, model
-    from theorydyn.resources import transfer_memory
     from theorydyn.transfer.experiment import TestSet, downstream_setting, outputs_v
+    from theorydyn.transfer.memory import transfer_memory
 
     sd = downstream_setting(Setting(D=64, C=4, q=0.125))
     N = 4000

@@ -19,7 +19,6 @@ import scipy
 
 from theorydyn import __version__
 from theorydyn import provenance as P
-
 from theorydyn.provenance import NUMERICS_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]

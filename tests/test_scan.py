@@ -7,9 +7,15 @@ tests run the real default runner at a tiny size.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import random
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +28,7 @@ from theorydyn import Setting
 from theorydyn.scan import run_scan
 from theorydyn.scan.__main__ import build_parser, main, spec_from_args
 from theorydyn.scan.grid import ScanError, ScanSpec, normalize_options, point_key
-from theorydyn.scan.store import ResultStore
+from theorydyn.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "scan_fake:fake_point"
@@ -147,61 +153,164 @@ def _rows(n):
             for i in range(n)]
 
 
-def test_store_round_trip_and_torn_last_line(tmp_path):
+def test_store_round_trip_keeps_values_and_types(tmp_path):
     path = tmp_path / "r.csv"
     st_ = ResultStore(path)
     for r in _rows(4):
-        st_.append(r)
-    full = path.read_bytes()
-    path.write_bytes(full[:-7])  # a torn last line, as a power cut mid-write would leave
-    again = ResultStore(path)
-    assert len(again) == 3 and again.dropped == 0  # repaired on disk
-    assert path.read_bytes() == full[: full.rfind(b"\n", 0, len(full) - 1) + 1]
-    again.append(_rows(4)[3])
-    assert path.read_bytes() == full
+        assert st_.append(r)
     df = ResultStore(path).frame()
     assert list(df["q"]) == [0.0, 0.1, 0.2, 0.30000000000000004]
     assert df["T1"].isna().tolist() == [False, True, False, True]
+    assert (tmp_path / "results.sqlite").is_file() and not path.exists()  # the CSV is an export, written on demand
+    ResultStore(path).export()
+    pd.testing.assert_frame_equal(pd.read_csv(path, dtype={"key": str}), df)
 
 
-@settings(max_examples=30, deadline=None)
-@given(cut=st.integers(0, 10_000))
-def test_store_cut_anywhere_keeps_a_prefix_of_whole_rows(tmp_path_factory, cut):
-    path = tmp_path_factory.mktemp("cut") / "r.csv"
-    st_ = ResultStore(path)
-    rows = _rows(6)
-    for r in rows:
-        st_.append(r)
-    data = path.read_bytes()
-    path.write_bytes(data[: cut % (len(data) + 1)])
-    got = ResultStore(path)
-    keys = list(got.rows)
-    assert keys == [r["key"] for r in rows[: len(keys)]]
-    for r in rows[: len(keys)]:
-        assert got.rows[r["key"]]["status"] == "ok, fine"
-
-
-def test_store_dedupes_keeping_the_last_and_drops_malformed_lines(tmp_path):
+def test_store_keeps_the_first_row_of_a_key_and_rows_of_any_columns(tmp_path):
     path = tmp_path / "r.csv"
     st_ = ResultStore(path)
     for r in _rows(3):
         st_.append(r)
-    with open(path, "a") as fh:
-        fh.write(f"{0:064x},9.9,,late\n")  # the same key again: the later row wins
-        fh.write("garbage,with,too,many,fields\n")
+    assert ResultStore(path).append({**_rows(1)[0], "q": 9.9}) is False  # UNIQUE key: the first row stands
     got = ResultStore(path)
-    assert len(got) == 3 and got.rows[f"{0:064x}"]["q"] == "9.9"
-    assert len(_lines(path)) == 4  # header + 3 rows, rewritten
-    assert sorted(got.frame()["key"]) == sorted(r["key"] for r in _rows(3))
-
-
-def test_store_new_column_rewrites_with_the_union(tmp_path):
-    path = tmp_path / "r.csv"
-    st_ = ResultStore(path)
-    st_.append({"key": "a", "x": 1})
-    st_.append({"key": "b", "x": 2, "y": 3.5})
+    assert len(got) == 3 and got.rows[f"{0:064x}"]["q"] == "0.0"
+    st_.append({"key": "b" * 64, "x": 2, "y": 3.5})  # new columns: no header to rewrite
     df = ResultStore(path).frame()
-    assert list(df.columns) == ["key", "x", "y"] and df["y"].isna().tolist() == [True, False]
+    assert list(df.columns) == ["key", "q", "T1", "status", "x", "y"]
+    assert df["y"].isna().tolist() == [True] * 3 + [False]
+
+
+# ---- several writers, and kill -9 at random moments ----------------------------------------------------
+_MIX = {"D": 16, "C": 4, "s_max": 1e4, "n_points": 8}
+_OVERLAPPING = (
+    ScanSpec("mix", base=_MIX, axes={"q": [0.1, 0.2], "seed": list(range(6))}, runner=FAKE),
+    ScanSpec("mix", base=_MIX, axes={"q": [0.2, 0.3], "seed": list(range(3, 9))}, runner=FAKE),  # 3 points shared
+    ScanSpec("mix", base={**_MIX, "simulate": True, "N": 256, "sim_steps": 20},  # more columns, same name
+             axes={"q": [0.2], "seed": list(range(6))}, runner=FAKE),
+)
+
+
+def _scan_quietly(spec, results_dir) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_scan(spec, results_dir=results_dir, workers=0, progress=False, plots=False, summary=False)
+
+
+def _values(store: ResultStore) -> dict[str, dict[str, str]]:
+    """Rows by key without the columns that legitimately differ between runs (wall times, time stamp)."""
+    return {k: {c: v for c, v in r.items() if not (c.endswith("wall_s") or c == "prov_created_utc")}
+            for k, r in store.rows.items()}
+
+
+def _reference(tmp_path, specs) -> dict[str, dict[str, str]]:
+    ref: dict[str, dict[str, str]] = {}
+    for i, spec in enumerate(specs):  # each spec alone, one process: a single run's values
+        _scan_quietly(spec, tmp_path / f"ref{i}")
+        ref.update(_values(ResultStore(tmp_path / f"ref{i}" / "mix.csv")))
+    return ref
+
+
+def _once_each(results_dir: Path) -> list:
+    con = sqlite3.connect(results_dir / "results.sqlite")
+    try:
+        return con.execute("SELECT key, count(*) FROM rows GROUP BY scope, key HAVING count(*) > 1").fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.slow
+def test_concurrent_overlapping_scans_and_a_simulate_scan_on_one_name_keep_every_key_once(tmp_path):
+    """The issue's case, 20 times: two overlapping scans and a --simulate scan write one name at once."""
+    ref = _reference(tmp_path, _OVERLAPPING)
+    assert len(ref) == 12 + 12 - 3 + 6
+    ctx = multiprocessing.get_context("fork")
+    for rep in range(20):
+        d = tmp_path / f"rep{rep}"
+        procs = [ctx.Process(target=_scan_quietly, args=(spec, d)) for spec in _OVERLAPPING]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert [p.exitcode for p in procs] == [0, 0, 0], rep
+        got = ResultStore(d / "mix.csv")
+        assert got.rejected == 0 and _once_each(d) == []
+        assert _values(got) == ref, rep  # every key exactly once, with a single run's values
+        exported = pd.read_csv(got.export(), dtype={"key": str})
+        assert sorted(exported["key"]) == sorted(ref) and exported["key"].is_unique
+        sim = exported.dropna(subset=["sim_status"])
+        assert len(sim) == 6 and len(exported) - len(sim) == 21  # no row lost its columns or gained others'
+
+
+@pytest.mark.slow
+def test_the_issues_repro_two_scan_processes_on_one_name(tmp_path):
+    """Two ``python -m theorydyn.scan`` on the same --name at once (one --simulate), then a rerun: every row once."""
+    flags = ["--D", "16", "--C", "4", "--n-points", "8", "--name", "mix", "--workers", "1"]
+    env = _env(tmp_path)
+    cmd = [sys.executable, "-m", "theorydyn.scan", "--runner", FAKE, "--results-dir", str(tmp_path / "res"),
+           "--no-plots", "--quiet", *flags]
+    a = subprocess.Popen(cmd + ["--seeds", *map(str, range(40))], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    b = subprocess.Popen(cmd + ["--q", "0.3", "--seeds", *map(str, range(10)), "--simulate", "--N", "256",
+                                "--sim-steps", "20"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    outs = [p.communicate(timeout=300) for p in (a, b)]
+    assert (a.returncode, b.returncode) == (0, 0), outs
+    third = subprocess.run(cmd + ["--seeds", *map(str, range(40))], cwd=ROOT, env=env, capture_output=True,
+                           text=True, timeout=300)
+    # the default q's at D = 16, C = 4 are 0.6, 0.8 and 1 (the larger factors are capped at q = 1)
+    assert third.returncode == 0 and "[0 computed, 120 already done]" in third.stdout, third.stderr
+    df = pd.read_csv(tmp_path / "res" / "mix.csv")
+    assert len(df) == 3 * 40 + 10 and df["key"].is_unique and _once_each(tmp_path / "res") == []
+    assert "warning" not in third.stderr
+
+
+def kill_at_random_moments(target, args_of, n_kills: int, duration: float, seed: int = 0,
+                            ctx=None) -> list[int]:
+    """Start ``target(*args_of(i))`` in a child process (forked, or from ``ctx``) and ``kill -9`` it after a
+    random delay in [0, duration), for i = 0, 1, … until ``n_kills`` kills hit a running process (a process
+    already done does not count; at most 3·n_kills tries). Returns the i's killed while running."""
+    ctx = ctx or multiprocessing.get_context("fork")
+    rng = random.Random(seed)
+    hit: list[int] = []
+    for i in range(3 * n_kills):
+        p = ctx.Process(target=target, args=args_of(i))
+        p.start()
+        time.sleep(rng.uniform(0.0, duration))
+        try:
+            os.kill(p.pid, signal.SIGKILL)
+        except ProcessLookupError:  # done already (and reaped by a fork server)
+            pass
+        p.join(30)
+        if p.exitcode == -signal.SIGKILL:
+            hit.append(i)
+            if len(hit) == n_kills:
+                break
+    return hit
+
+
+@pytest.mark.slow
+def test_kill_9_at_20_random_moments_then_a_rerun_gives_an_uninterrupted_runs_rows(tmp_path, monkeypatch):
+    spec = ScanSpec("crash", base=_MIX, axes={"q": [0.1, 0.2], "seed": list(range(6))}, runner=FAKE)
+    monkeypatch.setenv("SCAN_FAKE_SLEEP", "0.005")
+    _scan_quietly(spec, tmp_path / "ref")
+    ref = _values(ResultStore(tmp_path / "ref" / "crash.csv"))
+    t0 = time.perf_counter()
+    _scan_quietly(spec, tmp_path / "timing")
+    full = time.perf_counter() - t0
+    hits = kill_at_random_moments(_scan_quietly, lambda i: (spec, tmp_path / f"k{i}"), 20, duration=full)
+    assert len(hits) == 20, hits  # 20 kills landed while the scan was running
+    for i in hits:
+        d = tmp_path / f"k{i}"
+        if (d / "results.sqlite").exists():
+            partial = ResultStore(d / "crash.csv")
+            assert partial.rejected == 0 and _once_each(d) == []  # whatever was committed is whole
+            assert all(ref[k] == v for k, v in _values(partial).items())
+            for k in partial.rows:  # a point's trajectory is written (atomically) before its row
+                assert len(pd.read_csv(d / "crash" / f"{k}.csv")) == 8
+        _scan_quietly(spec, d)  # the rerun
+        got = ResultStore(d / "crash.csv")
+        assert _values(got) == ref and got.rejected == 0, i
+        assert sorted(pd.read_csv(d / "crash.csv", dtype={"key": str})["key"]) == sorted(ref)
 
 
 # ---- runs -------------------------------------------------------------------------------------------
@@ -211,7 +320,7 @@ def test_kill_minus_9_mid_scan_then_resume(tmp_path):
     first = _cli(tmp_path, *args, SCAN_FAKE_KILL_AT=3, SCAN_FAKE_MARKER=tmp_path / "killed")
     assert first.returncode == -9, first.stderr
     res = tmp_path / "res" / "D16_C4_q0.1-0.2-0.3_seed0-1.csv"
-    assert len(_lines(res)) == 1 + 2  # the two finished points, nothing of the third
+    assert len(ResultStore(res)) == 2  # the two finished points are committed, nothing of the third
     second = _cli(tmp_path, *args)
     assert second.returncode == 0, second.stderr
     assert "[4 computed, 2 already done]" in second.stdout
@@ -227,8 +336,8 @@ def test_worker_process_killed_loses_only_points_in_flight(tmp_path):
     first = _cli(tmp_path, *args, SCAN_FAKE_KILL_AT=4, SCAN_FAKE_MARKER=tmp_path / "killed")
     assert first.returncode == 1
     assert "worker process died" in first.stderr and "Rerun" in first.stderr
-    res = next((tmp_path / "res").glob("*.csv"))
-    n_first = len(_lines(res)) - 1
+    res = tmp_path / "res" / "D16_C4_q0.1-0.2-0.3-0.4.csv"
+    n_first = len(ResultStore(res))
     assert 1 <= n_first <= 11
     second = _cli(tmp_path, *args)
     assert second.returncode == 0, second.stderr

@@ -1,17 +1,22 @@
 """Transfer (Theorems 5.1, 5.2; docs/theory.md §5) and the logistic-regression baseline."""
 
 import itertools
+import json
 import math
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pandas as pd
 import pytest
 
+import theorydyn.transfer as tr
 from theorydyn import Setting, data, model
 from theorydyn.claims.transfer import checks_from
-from theorydyn.transfer import experiment as tr
+from theorydyn.logreg import fit_logreg, fit_logreg_cv, objective
+from theorydyn.transfer import cache as cache_mod
 from theorydyn.transfer.__main__ import main as transfer_main
-from theorydyn.transfer.logreg import fit_logreg, fit_logreg_cv, objective
 
 
 def test_logreg_gradient_matches_central_differences():
@@ -26,7 +31,8 @@ def test_logreg_gradient_matches_central_differences():
                         for e in np.eye(8)])
         np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-9)
         # and the value against a plain loop
-        ref = np.mean([np.log1p(np.exp(-y[n] * (Z[n] @ wb[:-1] + wb[-1]))) for n in range(30)]) + 0.5 * lam * wb[:-1] @ wb[:-1]
+        ref = (np.mean([np.log1p(np.exp(-y[n] * (Z[n] @ wb[:-1] + wb[-1]))) for n in range(30)])
+               + 0.5 * lam * wb[:-1] @ wb[:-1])
         assert J == pytest.approx(ref, rel=1e-12)
 
 
@@ -293,8 +299,8 @@ def test_run_is_resumable_and_keys_rows_by_their_parameters(tmp_path):
     assert again == []
     # a changed option is a different row
     changed = []
-    tr.run(s, compute=_fake_compute(changed), **dict(kw, opts=tr.TransferOptions(Ns=(1, 2, 4, 8), seeds=2, N_test=64,
-                                                                                 extra=1, steps_v=7, ceiling_samples=1000)))
+    changed_opts = tr.TransferOptions(Ns=(1, 2, 4, 8), seeds=2, N_test=64, extra=1, steps_v=7, ceiling_samples=1000)
+    tr.run(s, compute=_fake_compute(changed), **dict(kw, opts=changed_opts))
     assert len(changed) > 0
 
 
@@ -365,3 +371,230 @@ def test_checks_pass_on_the_papers_picture_and_can_fail():
     bad = _verdicts({"pretrained": lambda D: 0.5 * D, "scratch": lambda D: 0.5 * D})
     assert bad[("Theorem 5.1", "pre-trained Â, ṽ by GD")].verdict == "FAIL"
     assert bad[("Theorem 5.2", "scratch")].verdict == "FAIL"
+
+
+# ---- caches: atomic, self-describing, checked -----------------------------------------------------------
+_SMALL = tr.setting_at(tr.base_setting(), 16, "count")
+_SIM_KW = dict(N=64, steps=5, eta=10.0, omega=1e-3, seed=0)
+
+
+def _flow(cache):
+    return tr.flow_attention(_SMALL, s_max=200.0, n_samples=100, cache=cache)
+
+
+def _only(path_glob):
+    files = sorted(path_glob)
+    assert len(files) == 1, files
+    return files[0]
+
+
+def _bad_cache(path, how):
+    """Damage a cache file the ways the issue found: torn, empty, copied from another setting, γ = NaN, A = 0."""
+    if how == "torn":
+        path.write_bytes(path.read_bytes()[:195])
+    elif how == "empty":
+        path.write_bytes(b"")
+    else:
+        with np.load(path) as z:
+            arrays = {k: np.array(z[k]) for k in z.files}
+        params = json.loads(str(arrays.pop("params")))
+        arrays.pop("sha256")
+        if how == "other-setting":
+            params["setting"]["q"] = 0.5
+        elif how == "nan":
+            arrays["gamma"] = np.asarray(np.nan)
+        elif how == "zero":
+            arrays["A"] = np.zeros_like(arrays["A"])
+        elif how == "edited":  # a valid-looking cache with another content: the hash no longer matches
+            with np.load(path) as z:
+                good_hash = str(z["sha256"])
+            key = "A" if "A" in arrays else "gamma"
+            arrays[key] = arrays[key] * 2
+            path.unlink()
+            np.savez(path, **arrays, params=np.asarray(json.dumps(params, sort_keys=True, separators=(",", ":"))),
+                     sha256=np.asarray(good_hash))
+            return
+        path.unlink()
+        cache_mod.write_cache(path, arrays, params)  # a self-consistent file: only the checks can refuse it
+
+
+@pytest.mark.parametrize("how,why", [("torn", "cannot be read"), ("empty", "cannot be read"),
+                                     ("other-setting", "other parameters"), ("nan", "gamma = nan"),
+                                     ("edited", "content hash")])
+def test_a_bad_flow_cache_is_moved_aside_with_a_warning_and_recomputed(tmp_path, how, why):
+    fresh = _flow(None)
+    assert _flow(tmp_path)[:2] == fresh[:2]
+    path = _only(tmp_path.glob("flow_*.npz"))
+    assert _flow(tmp_path)[2]["cached"] and _flow(tmp_path)[2]["cache_sha256"] == fresh[2]["cache_sha256"]
+    _bad_cache(path, how)
+    with pytest.warns(cache_mod.CacheWarning, match=why):
+        g, r, info = _flow(tmp_path)
+    assert (g, r) == fresh[:2] and not info["cached"] and info["cache_sha256"] == fresh[2]["cache_sha256"]
+    assert len(list(tmp_path.glob("flow_*.npz.rejected-*"))) == 1  # kept aside, not deleted
+    assert _flow(tmp_path)[2]["cached"]  # the repaired cache is used again
+
+
+@pytest.mark.parametrize("how,why", [("torn", "cannot be read"), ("zero", "A = 0"),
+                                     ("other-setting", "other parameters"), ("edited", "content hash")])
+def test_a_bad_pretrained_cache_is_moved_aside_and_recomputed(tmp_path, how, why):
+    A0, info0 = tr.pretrained_attention(_SMALL, **_SIM_KW, cache=tmp_path)
+    path = _only(tmp_path.glob("upstream_*.npz"))
+    _bad_cache(path, how)
+    with pytest.warns(cache_mod.CacheWarning, match=why):
+        A, info = tr.pretrained_attention(_SMALL, **_SIM_KW, cache=tmp_path)
+    np.testing.assert_array_equal(A, A0)
+    assert info["cache_sha256"] == info0["cache_sha256"] and not info["cached"]
+
+
+def test_rows_made_from_a_cache_carry_its_hash_and_are_recomputed_when_it_changes(tmp_path):
+    opts = tr.TransferOptions(Ns=(1, 2), seeds=1, N_test=64, extra=1, ceiling_samples=500, upstream_N=64,
+                              upstream_steps=5, sim_max_D=16, baseline_max_N=2)
+    kw = dict(Ds=(16,), opts=opts, methods=("pretrained-sim",), out=tmp_path, progress=None, B=10)
+    first: list = []
+    tr.run(tr.base_setting(), compute=_fake_compute(first), **kw)
+    again: list = []
+    tr.run(tr.base_setting(), compute=_fake_compute(again), **kw)
+    assert first and again == []  # the same cache: the rows are reused
+    path = _only((tmp_path / "upstream_cache").glob("upstream_*.npz"))
+    with np.load(path) as z:
+        arrays = {k: np.array(z[k]) for k in z.files}
+    params = json.loads(str(arrays.pop("params")))
+    arrays.pop("sha256")
+    arrays["A"] = arrays["A"] + 0.5  # another valid pre-trained Â (e.g. a repaired cache)
+    path.unlink()
+    cache_mod.write_cache(path, arrays, params)
+    after: list = []
+    tr.run(tr.base_setting(), compute=_fake_compute(after), **kw)
+    assert len(after) == len(first)  # rows of the old Â are not reused
+
+
+# ---- transfer rows: the store, not the CSV --------------------------------------------------------------
+def _small_run(out, calls, **extra):
+    opts = tr.TransferOptions(Ns=(1, 2, 4), seeds=2, N_test=64, extra=1, ceiling_samples=500)
+    return tr.run(tr.base_setting(), (16,), opts, methods=("oracle", "init"), out=out, progress=None, B=10,
+                  compute=_fake_compute(calls), **extra)
+
+
+@pytest.mark.parametrize("garbage", ["abc", "0.1234"])
+def test_transfer_rows_csv_is_an_export_never_read_back(tmp_path, garbage):
+    calls: list = []
+    ref = _small_run(tmp_path, calls)[0]
+    csv_path = tmp_path / "transfer_rows.csv"
+    rows = pd.read_csv(csv_path)
+    assert len(rows) == len(calls) and rows["key"].str.fullmatch("[0-9a-f]{64}").all()
+    assert rows["prov_numerics_version"].notna().all() and "prov_git_commit" in rows
+    rows["acc_f"] = garbage  # the issue's edits: text, or a plausible number
+    rows.to_csv(csv_path, index=False)
+    more: list = []
+    raw = _small_run(tmp_path, more)[0]  # no traceback, and the CSV's values are not used
+    assert more == []
+    pd.testing.assert_frame_equal(raw, ref)
+    assert pd.read_csv(csv_path)["acc_f"].tolist() == ref["acc_f"].tolist()  # the export is rewritten
+
+
+def test_a_transfer_rows_csv_without_a_store_is_moved_aside_and_recomputed(tmp_path):
+    calls: list = []
+    ref = _small_run(tmp_path / "ref", calls)[0]
+    out = tmp_path / "old"
+    out.mkdir()
+    (out / "transfer_rows.csv").write_text("key,D,method,N_tilde,seed,acc_f,acc_y,wall_s\nabc,16,init,1,0,abc,0.5,0\n")
+    with pytest.warns(UserWarning, match="moved to"):
+        raw = _small_run(out, [])[0]
+    pd.testing.assert_frame_equal(raw, ref)
+    assert (out / "transfer_rows.legacy.csv").exists()
+
+
+def test_a_tampered_stored_row_is_moved_aside_and_recomputed(tmp_path):
+    import sqlite3
+
+    calls: list = []
+    ref = _small_run(tmp_path, calls)[0]
+    con = sqlite3.connect(tmp_path / "results.sqlite")
+    key, data = con.execute("SELECT key, data FROM rows WHERE scope = 'transfer_rows' LIMIT 1").fetchone()
+    row = json.loads(data)
+    con.execute("UPDATE rows SET data = ? WHERE key = ?", (json.dumps({**row, "acc_f": "abc"}), key))
+    con.commit()
+    con.close()
+    more: list = []
+    with pytest.warns(UserWarning, match="1 invalid"):
+        raw = _small_run(tmp_path, more)[0]
+    assert len(more) == 1
+    pd.testing.assert_frame_equal(raw, ref)
+
+
+def test_every_transfer_table_carries_provenance(tmp_path):
+    _small_run(tmp_path, [])
+    for name in ("rows", "raw", "summary", "target", "slopes", "upstream", "levels"):
+        df = pd.read_csv(tmp_path / f"transfer_{name}.csv")
+        assert {"prov_git_commit", "prov_numerics_version", "prov_created_utc"} <= set(df.columns), name
+
+
+def test_checks_flag_names_the_verify_command(capsys):
+    with pytest.raises(SystemExit) as e:
+        transfer_main(["--checks"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "python -m theorydyn.verify --only transfer --quick" in err
+
+
+def test_importing_transfer_loads_neither_the_scan_nor_the_claims():
+    code = ("import sys, theorydyn.transfer, theorydyn.transfer.__main__; "
+            "print(sorted(m for m in sys.modules if m.startswith(('theorydyn.scan', 'theorydyn.claims'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+# ---- kill -9 at random moments of a transfer run ---------------------------------------------------------
+def _transfer_quietly(out):
+    """A small transfer run; its two figures are stubbed (one atomic write each): matplotlib's layout
+    would take most of the time, and the figures are not rows."""
+    import warnings
+
+    from theorydyn.atomic import write_text
+    from theorydyn.transfer import analysis
+
+    real = analysis.save_figure
+    analysis.save_figure = lambda draw, path, panels=1: write_text(path, "figure")
+
+    opts = tr.TransferOptions(Ns=(1, 2, 4), seeds=2, N_test=128, extra=1, ceiling_samples=300, steps_v=10,
+                              upstream_N=64, upstream_steps=3, sim_max_D=16, flow_n_samples=100,
+                              baseline_max_N=4)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return tr.run(tr.base_setting(), (16,), opts, methods=("pretrained", "other-partition", "init"),
+                          out=out, progress=None, B=10)
+    finally:
+        analysis.save_figure = real
+
+
+@pytest.mark.slow
+def test_kill_9_at_20_random_moments_of_a_transfer_run_then_a_rerun_gives_the_uninterrupted_tables(tmp_path):
+    from test_scan import kill_at_random_moments
+
+    ref = _transfer_quietly(tmp_path / "ref")
+    t0 = time.perf_counter()
+    _transfer_quietly(tmp_path / "timing")
+    full = time.perf_counter() - t0
+    # forked children: the run uses no OpenMP (the simulator's parallel kernels, method pretrained-sim, would
+    # abort a child forked from a process that used them; its cache is checked by the tests above)
+    hits = kill_at_random_moments(_transfer_quietly, lambda i: (tmp_path / f"k{i}",), 20, duration=full)
+    assert len(hits) == 20, hits
+    for i in hits:
+        got = _transfer_quietly(tmp_path / f"k{i}")
+        for a, b in zip(ref[:4], got[:4], strict=True):  # raw, summary, target, slopes
+            pd.testing.assert_frame_equal(a.drop(columns=["wall_s"], errors="ignore"),
+                                          b.drop(columns=["wall_s"], errors="ignore"))
+        up = ["gamma", "rho", "alpha", "err_f", "T2", "status"]
+        pd.testing.assert_frame_equal(ref[4][up], got[4][up])
+        assert len(pd.read_csv(tmp_path / f"k{i}" / "transfer_rows.csv")) == len(ref[0])
+
+
+def test_a_symlinked_rows_csv_is_never_written_through(tmp_path):
+    target = tmp_path / "elsewhere.csv"
+    target.write_text("mine\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "transfer_rows.csv").symlink_to(target)
+    with pytest.warns(RuntimeWarning, match="could not be written"):
+        raw = _small_run(out, [])[0]
+    assert target.read_text() == "mine\n" and len(raw) > 0  # the rows are computed and stored, the link untouched

@@ -8,10 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from theorydyn.claims.check import Verdict  # noqa: E402
-
 from theorydyn.claims import vision as cv  # noqa: E402
-
+from theorydyn.claims.check import Verdict  # noqa: E402
 from theorydyn.vision.maps import cosine_similarity, distance_profile, grid_distance  # noqa: E402
 
 torch.set_num_threads(1)

@@ -10,11 +10,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from test_vision_data import write_cifar  # noqa: E402
+
 from theorydyn.vision import data as vdata  # noqa: E402
 from theorydyn.vision.__main__ import main  # noqa: E402
 from theorydyn.vision.data import md5sum  # noqa: E402
-
-from test_vision_data import write_cifar  # noqa: E402
 
 torch.set_num_threads(1)
 TINY = ["--width", "16", "--depth", "1", "--heads", "2", "--mlp", "16", "--threads", "1"]

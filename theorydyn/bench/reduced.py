@@ -35,8 +35,9 @@ import pandas as pd
 from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
 from ..limits import S_MAX_MAX, S_MAX_MIN
 from ..reduced._kernels import reference_draw_numpy, reference_numpy
+from ..reduced.memory import reduced_memory
 from ..reduced.solve import _Evaluator, bank_from_set_counts, integrate, mc_set_counts, population_risk
-from ..resources import MemoryEstimate, Term, reduced_memory
+from ..resources import MemoryEstimate, Term
 from ..setting import D_MAX, Setting
 from . import best_time, format_machine, machine_info, write_tables
 
@@ -171,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _memory(n: int) -> MemoryEstimate:
-    """The main table at D = 64, C = 4: the bank of ``n`` samples (resources.reduced_memory) and the NumPy
+    """The main table at D = 64, C = 4: the bank of ``n`` samples (reduced.memory.reduced_memory) and the NumPy
     reference's count vectors (N, L, 3) (int64 twice, their float64 copy) and (N, L) float64 temporaries."""
     s = Setting(D=64, C=4)
     return reduced_memory(s.D, s.C, s.q, n) + MemoryEstimate("NumPy reference", (

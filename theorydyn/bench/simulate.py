@@ -41,10 +41,11 @@ import pandas as pd
 from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
 from ..data import sample
 from ..model import sigma
-from ..resources import MemoryEstimate, Term, sample_memory, simulate_memory
+from ..resources import MemoryEstimate, Term, sample_memory
 from ..setting import D_MAX, Setting
 from ..simulate import simulate
 from ..simulate._kernel import FusedModel, block_size
+from ..simulate.memory import simulate_memory
 from . import format_machine, machine_info, write_tables
 
 

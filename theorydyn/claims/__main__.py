@@ -23,7 +23,9 @@ from ..cli import (  # noqa: E402
     output_file,
     setting_from_args,
 )
-from ..resources import theorems_memory  # noqa: E402
+from ..resources import MemoryEstimate, theorem_3_1_memory, theorem_3_2_memory  # noqa: E402
+from ..setting import Setting  # noqa: E402
+from ..simulate.memory import simulate_memory  # noqa: E402
 from ..transfer import setting_at  # noqa: E402
 from . import theorem4, theorem31, theorem32  # noqa: E402
 from .check import Verdict  # noqa: E402
@@ -31,6 +33,22 @@ from .theorem31 import check_theorem_3_1, save_theorem_3_1_figure  # noqa: E402
 from .theorem32 import check_theorem_3_2  # noqa: E402
 
 PROG = "theorydyn theorems"
+
+
+def theorems_memory(s: Setting, only: list[str], full: bool) -> MemoryEstimate:
+    """The largest peak among the theorem checks that ``python -m theorydyn.theorems`` (``only``: a subset
+    of "3.1", "3.2"; ``full``: the full sizes) or the ledger will run (they run one after the other)."""
+
+    parts = []
+    if not only or "3.1" in only:
+        parts.append(theorem_3_1_memory(s) if only else
+                     theorem_3_1_memory(s, *((200_000, 200_000, 8_000) if full else (50_000, 50_000, 2_000))))
+    if not only or "3.2" in only:
+        parts.append(theorem_3_2_memory(s.D, s.C, s.d, N=50_000 if (full and not only) else 5_000))
+    if not only:
+        D = s.D if full else min(s.D, 32)
+        parts.append(simulate_memory(D, s.C, s.d if (full or s.d != s.D) else D, N=16384))
+    return max(parts, key=lambda e: e.total)
 
 
 def build_parser():

@@ -32,7 +32,8 @@ import numpy as np
 from .. import model
 from ..phases import ERR_TOL
 from ..reduced import default_horizon, integrate, population_risk
-from ..resources import MemoryEstimate, reduced_memory
+from ..reduced.memory import reduced_memory
+from ..resources import MemoryEstimate
 from ..result import Result
 from ..setting import Setting
 from ..stats import fit_power_law_ci, mean_ci
@@ -42,7 +43,7 @@ from .theorem31 import glm_oracle_error_exact
 
 def memory(s: Setting, quick: bool, *, n_samples: int | None = None, **_: object) -> MemoryEstimate:
     """Peak of :func:`checks` with the same options (only ``n_samples`` matters): one reduced flow at
-    a time (:func:`theorydyn.resources.reduced_memory`)."""
+    a time (:func:`theorydyn.reduced.memory.reduced_memory`)."""
     return reduced_memory(s.D, s.C, s.q, n_samples or (1500 if quick else 4000))
 
 

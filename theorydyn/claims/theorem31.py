@@ -37,10 +37,10 @@ from scipy.optimize import brentq
 from scipy.signal import convolve2d
 
 from .. import data
+from ..logreg import fit_logreg
 from ..resources import MemoryEstimate, theorem_3_1_memory
 from ..setting import Setting
 from ..stats import mean_ci
-from ..transfer.logreg import fit_logreg
 from .check import Check, Verdict, departures
 
 THEOREM_3_1_BOUND = 1.0 / 8.0

@@ -22,9 +22,10 @@ import pandas as pd
 
 from .. import data, model
 from ..model import association
-from ..resources import MemoryEstimate, simulate_memory
+from ..resources import MemoryEstimate
 from ..setting import Setting
 from ..simulate import simulate
+from ..simulate.memory import simulate_memory
 from ..stats import mean_ci
 from ..transfer import setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from .check import Check, Verdict, departures, unconditional_error
@@ -245,6 +246,6 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
     """Peak of :func:`checks`: the Theorem 4.2 simulation (N = 16384 at D = min(D, 32) in quick mode,
-    at D otherwise; :func:`theorydyn.resources.simulate_memory`), the largest of its runs."""
+    at D otherwise; :func:`theorydyn.simulate.memory.simulate_memory`), the largest of its runs."""
     D = min(s.D, 32) if quick else s.D
     return simulate_memory(D, s.C, s.d if (not quick or s.d != s.D) else D, N=16384)

@@ -14,10 +14,20 @@ from typing import cast
 import numpy as np
 import pandas as pd
 
-from ..resources import MemoryEstimate, transfer_memory
+from ..resources import MemoryEstimate
 from ..setting import Setting
-from ..transfer.experiment import (FULL, QUICK, SLOPE_51, TransferOptions, base_setting, describe_slope,
-                                   options_from, run, setting_at)
+from ..transfer import (
+    DEFAULT_METHODS,
+    FULL,
+    QUICK,
+    TransferOptions,
+    base_setting,
+    describe_slope,
+    options_from,
+    run,
+    setting_at,
+)
+from ..transfer.memory import transfer_memory
 from .check import Check, Verdict
 
 
@@ -54,7 +64,7 @@ def checks(s: Setting | None = None, *, quick: bool = True, progress=None,
     cfg = dict(QUICK if quick else FULL)
     opts = options_from(cfg)
     out = Path(out) if out is not None else Path("runs") / ("transfer_checks_quick" if quick else "transfer_checks")
-    methods = ("pretrained", "pretrained-sim", "init", "other-partition", "logreg", "scratch")
+    methods = DEFAULT_METHODS
     raw, summary, tgt, slopes, up = run(base_setting(), cfg["Ds"], opts, methods=methods, out=out,
                                         progress=progress)
     levels = pd.read_csv(out / "transfer_levels.csv")
@@ -162,3 +172,12 @@ def checks_from(summary: pd.DataFrame, tgt: pd.DataFrame, slopes: pd.DataFrame, 
                                      "err_f: " + "; ".join(f"D={int(r.D)}: {r.status}, {r.association:.2f}, {r.err_f:.3f}"
                                                            for r in upd.itertuples())))
     return rows
+
+
+# ---- ledger presets ------------------------------------------------------------------------------
+# The ledger's quick and full runs are the experiment's named sizes ``QUICK`` and ``FULL``
+# (:mod:`theorydyn.transfer.experiment`, also the transfer CLI's default and --full).
+#: Theorem 5.1's threshold on the log-log slope: a polylog (log D)^k has local log-log slope k / ln D,
+#: i.e. ≈ k/4.2 at the geometric middle (D = 64) of D ∈ [16, 256]; 0.5 admits polylogs up to k ≈ 2
+#: there and rejects any power law D^a with a > 0.5.
+SLOPE_51 = 0.5

@@ -31,7 +31,7 @@ from ..cli import (
 from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
 from ..phases import ERR_TOL
 from ..plotting import save
-from ..resources import reduced_memory
+from .memory import reduced_memory
 from .plot import plot_trajectory
 from .solve import MAX_TERMS, SOLVERS, integrate, n_exact_terms
 

@@ -3,16 +3,16 @@
 * :mod:`.grid` — the grid (Settings × solver options × seeds), its keys and spec files;
 * :mod:`.point` — what one point computes (the reduced dynamics; the simulator on request);
 * :mod:`.executor` — local processes or a Dask cluster;
-* :mod:`.store` — the append-only, kill-safe results file;
+* :mod:`theorydyn.store` — the transactional results store (SQLite) and its CSV export;
 * :mod:`.run` — :func:`run_scan`, the summary with intervals over seeds, the plots;
 * :mod:`.plots` — phase times against an axis, scaling in D, overlaid trajectories.
 
 CLI: ``python -m theorydyn.scan --help``.
 """
 
+from ..store import ResultStore
 from .grid import Point, ScanError, ScanSpec, point_key
 from .run import ScanOutcome, run_scan, seed_ci_table, summary_table
-from .store import ResultStore
 
 __all__ = ["Point", "ResultStore", "ScanError", "ScanOutcome", "ScanSpec", "point_key", "run_scan", "seed_ci_table",
            "summary_table"]

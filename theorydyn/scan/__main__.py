@@ -21,9 +21,9 @@ matplotlib.use("Agg")
 
 from ..cli import ArgumentParser, add_setting_arguments, fail, number, output_dir, positive  # noqa: E402
 from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, TAU_MIN  # noqa: E402
+from ..store import RejectedRowsWarning  # noqa: E402
 from .grid import ScanError, ScanSpec, validate_points  # noqa: E402
 from .run import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR, check_runner, run_scan  # noqa: E402
-from .store import RejectedRowsWarning  # noqa: E402
 
 
 def _token(name: str, vals: list[Any]) -> str:

@@ -45,7 +45,6 @@ exact expectation over more multisets than the solver allows, or a point whose m
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import json
 import math
@@ -58,8 +57,10 @@ from typing import Any
 from .. import resources
 from ..limits import GRID_POINTS_MAX, N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, STEPS_MAX, TAU_MIN
 from ..reduced import MAX_TERMS
+from ..reduced.memory import n_exact_terms, reduced_memory
 from ..setting import SETTING_FIELDS, Setting
-from .store import ResultStore
+from ..simulate.memory import simulate_memory
+from ..store import ResultStore, content_key
 
 DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 
@@ -121,11 +122,6 @@ class Point:
         return out
 
 
-def canonical_json(obj: Any) -> str:
-    """Sorted keys, no whitespace, NaN refused: the same text for the same values everywhere."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
-
-
 def point_key(s: Setting, options: dict[str, Any], seed: int, runner: str = DEFAULT_RUNNER) -> str:
     """sha256 hex digest of the point's full parameters and NUMERICS_VERSION (module docstring)."""
     return _key(s.to_dict(), normalize_options(options), int(seed), runner, NUMERICS_VERSION)
@@ -133,7 +129,7 @@ def point_key(s: Setting, options: dict[str, Any], seed: int, runner: str = DEFA
 
 def _key(setting: dict[str, Any], options: dict[str, Any], seed: int, runner: str, numerics: int) -> str:
     payload = {"setting": setting, "options": options, "seed": seed, "runner": runner, "numerics": numerics}
-    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+    return content_key(payload)
 
 
 def normalize_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -410,12 +406,12 @@ def point_memory(p: Point) -> resources.MemoryEstimate | None:
         return None  # a custom runner's needs are its own
     s, o = p.setting, p.options
     if o["expectation"] == "exact":
-        est = resources.reduced_memory(s.D, s.C, s.q, expectation="exact")
+        est = reduced_memory(s.D, s.C, s.q, expectation="exact")
     else:
-        est = resources.reduced_memory(s.D, s.C, s.q, n_samples=o["n_samples"])
+        est = reduced_memory(s.D, s.C, s.q, n_samples=o["n_samples"])
     if o.get("simulate"):
         # scanpoint runs simulate() with its default n_test
-        est = est + resources.simulate_memory(s.D, s.C, s.d, N=o["N"], n_test=_SIM_N_TEST, dtype=o["dtype"])
+        est = est + simulate_memory(s.D, s.C, s.d, N=o["N"], n_test=_SIM_N_TEST, dtype=o["dtype"])
     return est
 
 
@@ -453,7 +449,7 @@ def validate_points(points: list[Point], *, force: bool = False, available: int 
         if p.options["expectation"] == "exact":
             if max_terms is None:
                 max_terms = MAX_TERMS  # the solver's own limit
-            M = resources.n_exact_terms(p.setting.D, p.setting.C, p.setting.q)
+            M = n_exact_terms(p.setting.D, p.setting.C, p.setting.q)
             if M > max_terms:
                 problems.append(f"expectation='exact' needs {M:,} multisets of count types at D={p.setting.D}, "
                                 f"C={p.setting.C}, q={p.setting.q:g}, above the solver's limit {max_terms:,}; "

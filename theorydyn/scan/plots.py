@@ -16,6 +16,7 @@ from typing import Iterable
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+
 from ..plotting import axes_or_new
 from ..stats import fit_power_law_ci
 

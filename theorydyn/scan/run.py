@@ -6,8 +6,9 @@ runs the reduced (α, γ, ρ) dynamics (Lemmas 4.1–4.3) and, with ``--simulate
 Event I, final risk and errors, the Lemma 4.3 increment ratio, whether γ(t) ≥ ρ(t) held, the
 patch association (simulated), wall time and status.
 
-Rows go to ``scans/results/<scan>.csv`` as each point finishes (:mod:`theorydyn.scan.store`:
-one fsync'ed line per row; a ``kill -9`` loses only the points in flight); trajectories to
+Rows are committed to ``scans/results/results.sqlite`` as each point finishes (:mod:`theorydyn.store`:
+one transaction per row, several scans may write at once; a ``kill -9`` loses only the points in
+flight) and exported to ``scans/results/<scan>.csv`` at the end of each run; trajectories go to
 ``scans/results/<scan>/<key>.csv``. Rerunning the same command skips finished points
 (``--force`` recomputes them). At the end: a summary table on the terminal and plots next to
 the results (phase times against each scanned axis; T1, T2 against D in log-log with fitted
@@ -38,13 +39,14 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
+from ..atomic import write_text, write_with
 from ..plotting import save
+from ..provenance import provenance
 from ..stats import mean_ci
+from ..store import StoreError
 from . import plots as scanplots
 from .executor import execute_point, load_runner, make_executor
-from ..provenance import provenance
 from .grid import Point, ScanError, ScanSpec, open_store, validate_points
-from .store import StoreError, atomic_write_text
 
 PROG = "python -m theorydyn.scan"
 RESULTS_DIR = Path("scans/results")
@@ -88,7 +90,7 @@ class ScanOutcome:
     wall_s: float = 0.0
     results: Path | None = None
     plots: list[Path] = field(default_factory=list)
-    exponents: dict[str, float | None] = field(default_factory=dict)
+    exponents: dict[str, Any] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -104,13 +106,16 @@ def _fmt(v: Any) -> str:
 def _save_outputs(directory: Path, key: str, out: dict[str, Any]) -> None:
     """Trajectories and arrays of a point, each written atomically, before its row."""
     for suffix, tr in (out.pop("trajectories", None) or {}).items():
-        atomic_write_text(directory / f"{key}{suffix}.csv", tr.to_csv(index=False))
+        write_text(directory / f"{key}{suffix}.csv", tr.to_csv(index=False))
     for suffix, arr in (out.pop("arrays", None) or {}).items():
-        directory.mkdir(parents=True, exist_ok=True)
-        tmp = directory / f".{key}{suffix}.npy.tmp"
-        with open(tmp, "wb") as fh:
-            np.save(fh, np.asarray(arr))
-        tmp.replace(directory / f"{key}{suffix}.npy")
+        write_with(directory / f"{key}{suffix}.npy", _npy_writer(np.asarray(arr)))
+
+
+def _npy_writer(a: np.ndarray):
+    def write(tmp: Path) -> None:
+        np.save(tmp, a)
+
+    return write
 
 
 def _row(point: Point, out: dict[str, Any]) -> dict[str, Any]:
@@ -120,6 +125,16 @@ def _row(point: Point, out: dict[str, Any]) -> dict[str, Any]:
         if k not in row and (v is None or isinstance(v, (bool, int, float, str, np.generic))):
             row[k] = v.item() if isinstance(v, np.generic) else v
     return row
+
+
+def _export(store) -> None:
+    """The CSV export of the store (re-read: another process's rows too); a failure is a message,
+    the rows stay committed in the database."""
+    try:
+        store.export()
+    except (OSError, ValueError) as e:
+        print(f"{PROG}: warning: the rows are in {store.db} but the CSV export {store.path} could not be "
+              f"written: {e}", file=sys.stderr)
 
 
 def check_runner(spec: ScanSpec) -> None:
@@ -137,10 +152,12 @@ def run_scan(spec: ScanSpec, *, results_dir: str | Path = RESULTS_DIR, workers: 
 
     Every point is checked before any work (:func:`~theorydyn.scan.grid.validate_points`: the exact
     expectation's size, the memory estimate against the machine's, unless ``force_memory``). The
-    results file is read through the checked store: rows that do not parse, whose key does not
-    match their own parameters, or that come from older numerics are moved to
-    ``<name>.rejected.csv`` (a :class:`~theorydyn.scan.store.RejectedRowsWarning` gives the count)
-    and their points are computed again. Each new row carries its provenance (``prov_*`` columns).
+    rows are read through the checked store (:mod:`theorydyn.store`): rows that do not parse, whose
+    key does not match their own parameters, or that come from older numerics are moved to its
+    rejected table (a :class:`~theorydyn.store.RejectedRowsWarning` gives the count) and their
+    points are computed again. A point another process commits meanwhile is not computed twice.
+    Each new row carries its provenance (``prov_*`` columns). At the end the CSV export
+    ``<name>.csv`` is rewritten atomically with every row of the scan name.
 
     Raises:
         ScanError: before any work, for a grid, runner or results file that cannot be used.
@@ -178,6 +195,10 @@ def run_scan(spec: ScanSpec, *, results_dir: str | Path = RESULTS_DIR, workers: 
 
             def refill() -> None:
                 for p in queue:
+                    if store.committed(p.key):  # another process on the same store computed it
+                        outcome.skipped += 1
+                        bar.done += 1
+                        continue
                     pending[handle.executor.submit(execute_point, p.runner, p.setting, p.options, p.seed)] = p
                     if len(pending) >= window:
                         break
@@ -231,6 +252,9 @@ def run_scan(spec: ScanSpec, *, results_dir: str | Path = RESULTS_DIR, workers: 
             if not cancelled:
                 bar.close()
                 handle.close(cancel=bool(outcome.lost))
+            _export(store)
+    else:
+        _export(store)
     outcome.frame = store.frame([p.key for p in points])
     outcome.wall_s = time.perf_counter() - t_start
     if plots and len(outcome.frame):
@@ -289,7 +313,7 @@ def seed_ci_table(spec: ScanSpec, df: pd.DataFrame,
     keys = [a for a in spec.scanned_axes() if a in df.columns and a != "seed"]
     rows = []
     for key, grp in (df.groupby(keys) if keys else [((), df)]):
-        row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        row = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=False))
         for c in columns:
             if c not in grp:
                 continue

@@ -32,7 +32,7 @@ from ..cli import (
 )
 from ..limits import SIM_STEPS_MAX
 from ..plotting import save
-from ..resources import simulate_memory
+from .memory import simulate_memory
 from .plot import plot_figure4
 from .run import simulate, symmetry_breaking
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
 import matplotlib
 
@@ -16,14 +17,25 @@ matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
 
-from ..claims.transfer import checks  # noqa: E402
-from ..cli import (ArgumentParser, add_setting_arguments, fail, given_flags, guard_memory, number,
-                    output_dir, positive, setting_from_args)  # noqa: E402
-from ..resources import transfer_memory  # noqa: E402
-from .experiment import (FROZEN, FULL, METHODS, QUICK, _progress, base_setting, describe_slope,  # noqa: E402
-                         downstream_setting, options_from, run, setting_at, with_count)
+from ..cli import (  # noqa: E402
+    ArgumentParser,
+    add_setting_arguments,
+    fail,
+    given_flags,
+    guard_memory,
+    number,
+    output_dir,
+    positive,
+    setting_from_args,
+)
+from .experiment import FULL, QUICK, options_from, run  # noqa: E402
+from .memory import transfer_memory  # noqa: E402
+from .plot import describe_slope  # noqa: E402
+from .task import CACHED, DEFAULT_METHODS, FROZEN, METHODS, downstream_setting, setting_at, with_count  # noqa: E402
 
 PROG = "python -m theorydyn.transfer"
+#: where the ledger rows of Theorems 5.1/5.2 come from (this command no longer prints them: it sits below claims/)
+VERIFY_COMMAND = "python -m theorydyn.verify --only transfer"
 
 
 def _int_list(text: str) -> tuple[int, ...]:
@@ -38,8 +50,8 @@ def _int_list(text: str) -> tuple[int, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(prog=PROG,
-                                 description="Transfer with a frozen attention: accuracy against Ñ and Ñ_target against D "
-                                             "(Theorems 5.1, 5.2), resumable. Quick by default; --full for the report sizes.")
+                        description="Transfer with a frozen attention: accuracy against Ñ and Ñ_target against D "
+                                    "(Theorems 5.1, 5.2), resumable. Quick by default; --full for the report sizes.")
     add_setting_arguments(ap, D=64, C=4)
     ap.add_argument("--full", action="store_true", help="the sizes of the reported run (FULL)")
     ap.add_argument("--count", type=positive(float, "--count"), default=None,
@@ -57,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--upstream-steps", type=positive(int, "--upstream-steps"),
                     help="finite-sample pre-training steps (method pretrained-sim)")
     ap.add_argument("--scratch-max-D", type=positive(int, "--scratch-max-D"), help="train 'scratch' only up to this D")
-    ap.add_argument("--sim-max-D", type=positive(int, "--sim-max-D"), help="finite-sample pre-training only up to this D")
+    ap.add_argument("--sim-max-D", type=positive(int, "--sim-max-D"),
+                    help="finite-sample pre-training only up to this D")
     ap.add_argument("--eta", type=positive(float, "--eta"), default=10.0, help="GD step size (default 10)")
     ap.add_argument("--omega", type=positive(float, "--omega"), default=1e-3, help="initialisation scale ω")
     ap.add_argument("--steps-v", type=positive(int, "--steps-v"), default=None,
@@ -69,18 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", default="runs/transfer", help="output folder (rows, CSVs, PNGs; default runs/transfer); "
                     "rerunning with the same folder resumes")
     ap.add_argument("--cache", default=None, help="folder of pre-trained attentions (.npz; default OUT/upstream_cache)")
-    ap.add_argument("--checks", action="store_true", help="print the ledger rows (Theorems 5.1, 5.2) instead "
-                    "(at the fixed QUICK sizes, FULL with --full; only --full and --out apply)")
+    ap.add_argument("--checks", action="store_true", help=f"removed: the ledger rows (Theorems 5.1, 5.2) are "
+                    f"'{VERIFY_COMMAND}' (add --quick for the QUICK sizes)")
     ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
     return ap
 
 
-DEFAULT_METHODS = ("pretrained", "pretrained-sim", "init", "other-partition", "scratch", "logreg")
-#: methods that read or write pre-trained attentions in --cache
-CACHED = ("pretrained", "pretrained-sim", "other-partition")
 #: what the memory estimate's parameters are called on this command line
-MEMORY_FLAGS = {"D": "--Ds", "N": "--Ns", "N_test": "--N-test", "upstream_N": "--upstream-N", "d": "--d",
-                "n_samples": None, "n_test": None}
+MEMORY_FLAGS: dict[str, Any] = {"D": "--Ds", "N": "--Ns", "N_test": "--N-test", "upstream_N": "--upstream-N",
+                                "d": "--d", "n_samples": None, "n_test": None}
 
 
 
@@ -116,7 +126,8 @@ def memory(base, Ds, opts, methods, rule: str):
         sim = "pretrained-sim" in methods and D <= opts.sim_max_D
         ests.append(transfer_memory(D, s_up.C, s_up.d, s_up.q, opts.N_test, n_train,
                                     ceiling_samples=opts.ceiling_samples,
-                                    flow_n_samples=opts.flow_n_samples if set(methods) & {"pretrained", "other-partition"}
+                                    flow_n_samples=opts.flow_n_samples
+                                    if set(methods) & {"pretrained", "other-partition"}
                                     else None, upstream_N=opts.upstream_N if sim else None))
     return max(ests, key=lambda e: e.total)
 
@@ -133,15 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if a.dest in given and a.dest not in ("checks", "full", "out"):
                 fail(f"{a.option_strings[-1]}: has no effect with --checks (the ledger runs at fixed sizes; "
                      f"only --full and --out apply)", PROG)
-        base, methods = base_setting(), DEFAULT_METHODS  # the methods of claims.transfer.checks
-        guard_memory(memory(base, cfg["Ds"], options_from(cfg), methods, "count"), force=args.force, prog=PROG,
-                     flags=MEMORY_FLAGS)
-        output_dir(args.out)
-        rows = checks(quick=not args.full, progress=_progress, out=args.out)
-        for r in rows:
-            print(f"{r.claim} | {r.quantity} | {r.measured:.4g} [{r.ci_low:.4g}, {r.ci_high:.4g}] | {r.threshold} | "
-                  f"{r.verdict}\n    {r.note}")
-        return 0
+        fail(f"--checks: the ledger rows of Theorems 5.1 and 5.2 are printed by "
+             f"'{VERIFY_COMMAND}{'' if args.full else ' --quick'}'; this command runs the experiment only", PROG)
     methods = tuple(m.strip() for m in (args.methods or ",".join(DEFAULT_METHODS)).split(",") if m.strip())
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:

@@ -14,8 +14,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from ..cli import ArgumentParser, fail as _cli_fail, given_flags
-from ..cli import number, output_dir, positive
+from ..cli import ArgumentParser, given_flags, number, output_dir, positive
+from ..cli import fail as _cli_fail
 
 PROG = "python -m theorydyn.vision"
 
@@ -107,11 +107,21 @@ def main(argv=None) -> int:
         import torch
     except ImportError:
         fail("torch is missing: install the vision extra (pip install torch==2.13.0 scikit-learn)")
+    from ..resources import vit_train_memory
     from .bench import guard_device_memory
     from .data import DataError, load
-    from .experiments import (RunSpec, compare, configs, demo, permuted, preset_of, robustness, robustness_drops,
-                              robustness_figure, run)
-    from ..resources import vit_train_memory
+    from .experiments import (
+        RunSpec,
+        compare,
+        configs,
+        demo,
+        permuted,
+        preset_of,
+        robustness,
+        robustness_drops,
+        robustness_figure,
+        run,
+    )
     from .train import Diverged
 
     image_size = 8 if args.dataset == "digits" else 32

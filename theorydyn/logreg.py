@@ -84,7 +84,7 @@ def fit_logreg_cv(X: np.ndarray, y: np.ndarray, lambdas=DEFAULT_LAMBDAS, folds: 
     folds = max(2, min(folds, N))
     order = np.random.default_rng(seed).permutation(N)
     parts = np.array_split(order, folds)
-    scores = []
+    score_list: list[float] = []
     for lam in lambdas:
         correct = 0
         for k in range(folds):
@@ -92,8 +92,8 @@ def fit_logreg_cv(X: np.ndarray, y: np.ndarray, lambdas=DEFAULT_LAMBDAS, folds: 
             keep = np.concatenate([parts[j] for j in range(folds) if j != k])
             m = fit_logreg(Z[keep], y[keep], lam, maxiter=200)
             correct += int(np.sum(np.sign(m.decision(Z[held])) == y[held]))
-        scores.append(correct / N)
-    scores = np.asarray(scores)
+        score_list.append(correct / N)
+    scores = np.asarray(score_list)
     # Largest λ among the best: the simplest model that is as good on held-out data.
     best = max(i for i in range(len(lambdas)) if scores[i] == scores.max())
     return fit_logreg(Z, y, lambdas[best])

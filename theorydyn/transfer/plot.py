@@ -1,0 +1,116 @@
+"""Pictures of the transfer experiment; they draw into given axes (no pyplot state, no backend choice)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..atomic import write_with
+from .task import METHODS
+
+
+# ---- pictures (draw into given axes; the caller picks the backend) -----------------------------------
+def describe_slope(r) -> str:
+    """'0.12 [−0.05, 0.30]', '≥ 0.8 [CI ≥ 0.5]' … from a :func:`growth_fits` row."""
+    lo, hi = r["slope_low"], r["slope_high"]
+    if lo == hi:
+        est = f"{lo:.3g}"
+    elif np.isinf(hi) and np.isfinite(lo):
+        est = f"≥ {lo:.3g}"
+    elif np.isinf(lo) and np.isfinite(hi):
+        est = f"≤ {hi:.3g}"
+    elif np.isfinite(lo) and np.isfinite(hi):
+        est = f"in [{lo:.3g}, {hi:.3g}]"
+    else:
+        return "not estimable (censored at every D)"
+    return f"{est}, 95% CI [{r['ci_low']:.3g}, {r['ci_high']:.3g}]"
+
+
+_COLORS = {m: f"C{i}" for i, m in enumerate(METHODS)}
+
+
+def save_figure(draw: Callable, path: Path, panels: int = 1) -> Path:
+    """Draw into a fresh Figure (no pyplot state, no backend choice) and write ``path``."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4.2 * panels if panels > 1 else 8.0, 3.9 if panels > 1 else 6.4))
+    axes = fig.subplots(1, panels, squeeze=False, sharey=True)[0]
+    draw(list(axes))
+    fig.tight_layout()
+    write_with(path, lambda t: fig.savefig(t, dpi=120))
+    return Path(path)
+
+
+def plot_curves(summary: pd.DataFrame, levels: pd.DataFrame, axes: Sequence) -> None:
+    """Accuracy against f (seed mean with its 95% t-interval) against Ñ (log axis), one panel per
+    D (``axes``), one line per method; dotted: the target a*(D) − ε, dashed: a*(D)."""
+    Ds = sorted(summary["D"].unique())
+    lv = levels.set_index("D")
+    for ax, D in zip(axes, Ds, strict=False):
+        for method, g in summary[summary["D"] == D].groupby("method", sort=False):
+            g = g.sort_values("N_tilde")
+            c = _COLORS.get(method)
+            ax.plot(g["N_tilde"], g["acc_f_mean"], marker="o", ms=3, color=c, label=method)
+            ax.fill_between(g["N_tilde"], g["acc_f_ci_low"], g["acc_f_ci_high"], color=c, alpha=0.2, lw=0)
+        if D in lv.index:
+            ax.axhline(lv.loc[D, "target"], color="k", lw=0.8, ls=":")
+            ax.axhline(lv.loc[D, "a_star"], color="grey", lw=0.8, ls="--")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("downstream samples Ñ")
+        ax.set_title(f"D = {D}" + (f", q = {lv.loc[D, 'q']:.3g}" if D in lv.index else ""), fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.set_ylim(0.45, 1.01)
+    axes[0].set_ylabel("test accuracy against f")
+    handles: dict = {}
+    for ax in axes:  # methods run only at some D (scratch, pretrained-sim) still get a legend entry
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=False):
+            handles.setdefault(lab, h)
+    axes[-1].legend(handles.values(), handles.keys(), fontsize=7, loc="lower right")
+
+
+def plot_samples_to_target(tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = None) -> None:
+    """Ñ_target against D, log-log. Filled circles with 95% bootstrap bars: a crossing. A censored
+    estimate is never drawn as a value: an upward arrow from Ñ_max (never reached: Ñ_target > Ñ_max),
+    a downward arrow from Ñ_min (reached at the smallest Ñ: Ñ_target ≤ Ñ_min). Methods are shifted
+    slightly along D so that equal values stay visible. The legend gives the log-log slope."""
+    groups = list(tgt.groupby("method", sort=True))
+    for i, (method, g) in enumerate(groups):
+        g = g.sort_values("D")
+        c = _COLORS.get(method, f"C{i}")
+        x = g["D"].to_numpy(float) * 2.0 ** (0.06 * (i - (len(groups) - 1) / 2))
+        val = (g["kind"] == "value").to_numpy()
+        label = method
+        if slopes is not None and len(slopes):  # one D: no slope to give
+            r = slopes[(slopes["method"] == method) & (slopes["x"] == "log D")]
+            if len(r):
+                label += f" (slope {describe_slope(r.iloc[0])})"
+        y = g["lo"].to_numpy(float)
+        lo_err = np.clip(y - g["ci_low"].to_numpy(float), 0, None)
+        hi = g["ci_high"].to_numpy(float)
+        hi_err = np.where(np.isfinite(hi), np.clip(hi - y, 0, None), 0.0)
+        if val.any():
+            ax.errorbar(x[val], y[val], yerr=[lo_err[val], hi_err[val]], fmt="o-", ms=4, color=c, capsize=2,
+                        label=label)
+            label = None
+        up = (g["kind"] == "lower").to_numpy()
+        down = (g["kind"] == "upper").to_numpy()
+        for mask, base, sign in ((up, g["lo"].to_numpy(float), 1), (down, g["hi"].to_numpy(float), -1)):
+            for xi, b in zip(x[mask], base[mask], strict=False):
+                ax.annotate("", xy=(xi, b * 2.0 ** (1.2 * sign)), xytext=(xi, b),
+                            arrowprops=dict(arrowstyle="->", color=c, lw=1.4))
+            if mask.any():
+                ax.scatter(x[mask], base[mask], marker="_", s=80, color=c, label=label)
+                label = None
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("D (number of patches; q(D − C) fixed)")
+    ax.set_ylabel("Ñ_target (accuracy ≥ a*(D) − ε)")
+    ax.set_title("● crossing (95% CI)   ↑ not reached: Ñ_target > Ñ_max   ↓ reached at Ñ_min", fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    top = np.nanmax(np.where(np.isfinite(tgt["hi"]), tgt["hi"], tgt["lo"]).astype(float))
+    ax.set_ylim(0.7, max(4.0, top) * 4)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1)
+

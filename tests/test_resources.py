@@ -55,13 +55,13 @@ def test_X_term_is_the_nbytes_of_X(D, C, N, dtype):
 @pytest.mark.parametrize("D,C,N", [(16, 4, 100), (24, 2, 7)])
 def test_histogram_term_is_the_nbytes_of_the_bank_draw(D, C, N):
     s = Setting(D=D, C=C)
-    assert R.reduced_memory(D, C, s.q, N).terms[0].nbytes == mc_type_counts(s, N, seed=1).nbytes
+    assert reduced_memory_module.reduced_memory(D, C, s.q, N).terms[0].nbytes == mc_type_counts(s, N, seed=1).nbytes
 
 
 def test_mask_and_DxD_terms_are_the_nbytes_of_the_masks_and_logits():
     s = Setting(D=20, C=4)
     masks = s.same_set.nbytes + s.in_set_mask.nbytes + s.cross_set_mask.nbytes + np.eye(s.D, dtype=bool).nbytes
-    est = R.simulate_memory(20, 4, N=100, n_test=50)
+    est = simulate_memory_module.simulate_memory(20, 4, N=100, n_test=50)
     by_what = {t.what.split(" (")[0]: t.nbytes for t in est.terms}
     assert by_what["(D, D) boolean masks of the Setting"] == masks
     assert next(t.nbytes for t in est.terms if t.what.startswith("(D, D) float64")) == 8 * np.empty((20, 20)).nbytes
@@ -70,12 +70,12 @@ def test_mask_and_DxD_terms_are_the_nbytes_of_the_masks_and_logits():
 def test_exact_term_count_against_the_solver_and_brute_force():
     for D, C, q in [(8, 2, 0.3), (12, 3, 0.5), (16, 4, 1.0), (16, 4, 0.0), (40, 4, 0.1), (256, 4, 0.0625)]:
         s = Setting(D=D, C=C, q=q)
-        assert R.n_exact_terms(D, C, q) == solver_exact_terms(s)
+        assert reduced_memory_module.n_exact_terms(D, C, q) == solver_exact_terms(s)
     for D, C, q in [(8, 2, 0.3), (12, 3, 1.0), (10, 2, 0.0), (15, 3, 0.7)]:
-        k = R.n_count_types(C, q)
+        k = reduced_memory_module.n_count_types(C, q)
         brute = sum(1 for _ in itertools.combinations_with_replacement(range(k), D // C - 1))
-        assert R.n_exact_terms(D, C, q) == brute
-    assert R.n_count_types(4, 0.3) == 15 and R.n_count_types(4, 1.0) == 5 and R.n_count_types(4, 0.0) == 1
+        assert reduced_memory_module.n_exact_terms(D, C, q) == brute
+    assert reduced_memory_module.n_count_types(4, 0.3) == 15 and reduced_memory_module.n_count_types(4, 1.0) == 5 and reduced_memory_module.n_count_types(4, 0.0) == 1
 
 
 # ---- each total bounds the measured peak ---------------------------------------------------------------
@@ -88,9 +88,9 @@ def test_reduced_bank_estimates_bound_the_measured_peak():
     make_bank(Setting(D=8, C=2), "exact")
     for D, C, N in [(64, 4, 20_000), (128, 8, 5_000)]:
         s = Setting(D=D, C=C)
-        _between(_peak(lambda: make_bank(s, "mc", n_samples=N)), R.reduced_memory(D, C, s.q, N).total)
+        _between(_peak(lambda: make_bank(s, "mc", n_samples=N)), reduced_memory_module.reduced_memory(D, C, s.q, N).total)
     s = Setting(D=32, C=4)
-    _between(_peak(lambda: make_bank(s, "exact")), R.reduced_memory(32, 4, s.q, expectation="exact").total)
+    _between(_peak(lambda: make_bank(s, "exact")), reduced_memory_module.reduced_memory(32, 4, s.q, expectation="exact").total)
 
 
 def test_sample_estimate_bounds_the_measured_peak():
@@ -107,7 +107,7 @@ def test_simulate_estimate_bounds_the_measured_peak():
     for D, N, n_test, dt in [(16, 2000, 1000, "float64"), (32, 1000, 3000, "float32")]:
         s = Setting(D=D, C=4)
         peak = _peak(lambda: simulate(s, N=N, steps=2, n_test=n_test, dtype=dt, record_every=1))
-        _between(peak, R.simulate_memory(D, 4, None, N, n_test, dt).total)
+        _between(peak, simulate_memory_module.simulate_memory(D, 4, None, N, n_test, dt).total)
 
 
 def test_theorem_3_2_estimate_bounds_the_measured_peak():
@@ -144,7 +144,7 @@ def test_vit_estimate_bounds_the_tensors_autograd_saves():
 
 # ---- refusing --------------------------------------------------------------------------------------------
 def test_refusal_names_the_parameter_the_estimate_and_the_limit():
-    est = R.reduced_memory(16, 4, 1.0, n_samples=10**12)  # `reduced --n-samples 1e12` (CLI default D=16, C=4)
+    est = reduced_memory_module.reduced_memory(16, 4, 1.0, n_samples=10**12)  # `reduced --n-samples 1e12` (CLI default D=16, C=4)
     assert est.total > 80 * (1 << 40)
     with pytest.raises(R.ResourceError) as e:
         R.check_memory(est, available=8 * GiB, force_name="--force")
@@ -152,16 +152,16 @@ def test_refusal_names_the_parameter_the_estimate_and_the_limit():
     assert msg.startswith("n_samples=1000000000000:") and "TiB" in msg and "8.0 GiB" in msg and "--force" in msg
     assert isinstance(e.value, ValueError)
     assert R.check_memory(est, available=8 * GiB, force=True) is est
-    assert R.check_memory(R.reduced_memory(16, 4, 1.0, 4000), available=8 * GiB).total < 8 * GiB
+    assert R.check_memory(reduced_memory_module.reduced_memory(16, 4, 1.0, 4000), available=8 * GiB).total < 8 * GiB
 
 
 @pytest.mark.parametrize("est,named", [
-    (R.simulate_memory(64, 4, N=10**12), "N=1000000000000"),
-    (R.simulate_memory(64, 4, N=100, n_test=10**12), "n_test=1000000000000"),
-    (R.simulate_memory(100_000, 4, N=2), "D=100000"),
+    (simulate_memory_module.simulate_memory(64, 4, N=10**12), "N=1000000000000"),
+    (simulate_memory_module.simulate_memory(64, 4, N=100, n_test=10**12), "n_test=1000000000000"),
+    (simulate_memory_module.simulate_memory(100_000, 4, N=2), "D=100000"),
     (R.theorem_3_2_memory(100_000, 4), "N=20000, D=100000"),
     (R.vit_batch_memory(100_000_000, 96, 2, 4), "batch=100000000"),
-    (R.reduced_memory(512, 2, 0.0078, expectation="exact"), "D=512, C=2"),
+    (reduced_memory_module.reduced_memory(512, 2, 0.0078, expectation="exact"), "D=512, C=2"),
 ])
 def test_the_issue_cases_are_refused_naming_their_parameter(est, named):
     with pytest.raises(R.ResourceError, match=named):
@@ -175,7 +175,7 @@ def test_available_memory_and_its_override(monkeypatch):
     monkeypatch.setenv(R.MEMORY_ENV, "3G")
     assert R.available_memory() == (3 * GiB, f"${R.MEMORY_ENV}")
     with pytest.raises(R.ResourceError, match=r"more than the 3.0 GiB of memory available \(\$THEORYDYN"):
-        R.check_memory(R.simulate_memory(64, 4, N=10**9))
+        R.check_memory(simulate_memory_module.simulate_memory(64, 4, N=10**9))
     monkeypatch.setenv(R.MEMORY_ENV, "lots")
     with pytest.raises(ValueError, match=R.MEMORY_ENV):
         R.available_memory()
@@ -199,18 +199,15 @@ def test_an_invalid_memory_limit_is_a_value_error_naming_the_variable(monkeypatc
     with pytest.raises(ValueError, match=R.MEMORY_ENV):
         R.available_memory()
     assert R.parse_bytes("1e3") == 1000 and R.parse_bytes("1e300") == int(1e300)  # large and finite: a number
-# ---- the estimates beside their code, gathered by resources ---------------------------------------------
-def test_resources_gathers_the_estimates_beside_their_code_without_importing_the_solvers():
-    assert R.reduced_memory is reduced_memory_module.reduced_memory
-    assert R.n_exact_terms is reduced_memory_module.n_exact_terms
-    assert R.simulate_memory is simulate_memory_module.simulate_memory
+
+
+# ---- the estimates beside their code; resources below the solvers ---------------------------------------
+def test_resources_imports_no_solver():
+    """resources is what every CLI imports before parsing its flags, and a base module: the solvers'
+    estimates are imported from beside the solvers, never through it."""
+    assert not hasattr(R, "reduced_memory") and not hasattr(R, "simulate_memory")
     assert R.sample_memory is data.sample_memory
-    with pytest.raises(AttributeError):
-        R.no_such_estimate  # noqa: B018
-    # resources is what every CLI imports before parsing its flags: the solvers (Numba, scipy)
-    # load only when an estimate of theirs is asked for
     code = ("import sys, theorydyn.resources as R; assert 'theorydyn.reduced' not in sys.modules; "
-            "assert 'theorydyn.simulate' not in sys.modules; R.reduced_memory(16, 4, 0.5); "
-            "assert 'theorydyn.reduced' in sys.modules")
+            "assert 'theorydyn.simulate' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ, PYTHONPATH=_ROOT))
 

@@ -13,8 +13,11 @@ from typing import Any
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
+from .atomic import write_with
+
 #: rcParams applied inside :func:`figure` (a context: the user's global settings are untouched).
-STYLE: dict[str, Any] = {
+#: Keyed by rcParams names (typed Any: matplotlib types its keys as one long Literal).
+STYLE: dict[Any, Any] = {
     "figure.dpi": 110,
     "savefig.dpi": 120,
     "savefig.bbox": "tight",
@@ -47,11 +50,11 @@ def axes_or_new(axes, nrows: int = 1, ncols: int = 1, **kw):
 
 
 def save(fig, path: str | Path, close: bool = True) -> Path:
-    """Write ``fig`` to ``path`` (format from the suffix) under :data:`STYLE`; close it unless asked not to."""
+    """Write ``fig`` to ``path`` atomically (format from the suffix) under :data:`STYLE`; close it unless
+    asked not to. A failed write leaves any earlier file at ``path`` as it was (:mod:`theorydyn.atomic`)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     with mpl.rc_context(STYLE):
-        fig.savefig(path)
+        write_with(path, fig.savefig)
     if close:
         plt.close(fig)
     return path

@@ -294,7 +294,7 @@ class Setting:
         ``Setting(D=64, q=0.3).at(D=128)`` keeps q = 0.3. An explicit partition cannot move to another
         D: with D changed it becomes ``"blocks"`` unless ``partition`` is given.
         """
-        reset = {name: None for name in DERIVED if name not in self.explicit and name not in changes}
+        reset: dict[str, Any] = {name: None for name in DERIVED if name not in self.explicit and name not in changes}
         if "D" in changes and changes["D"] != self.D and not isinstance(self.partition, str):
             changes.setdefault("partition", "blocks")
         return dataclasses.replace(self, **reset, **changes)

@@ -13,7 +13,8 @@ simulator's s, and reports the largest gap over s for each quantity, per N.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ def reduced_trajectory(s: Setting, eta: float, steps: int, method: str = "gd", e
     error alone); ``"flow"``: gradient flow (adds the O(η) discretisation gap).
     ``expectation="auto"``: the exact finite sum when it is small enough, else Monte Carlo.
     """
-    kw = dict(s_max=eta * steps, n_points=n_points)
+    kw: dict[str, Any] = dict(s_max=eta * steps, n_points=n_points)
     if method == "gd":
         kw.update(eta=eta, steps=steps)
     if expectation == "auto":
@@ -89,7 +90,7 @@ def compare_with_reduced(s: Setting, Ns: Sequence[int] = (1024, 4096, 16384, 655
     red = reduced_traj if reduced_traj is not None else reduced_trajectory(s, eta, steps, reduced_method,
                                                                              expectation, n_samples)
     record_every = record_every or max(1, steps // 50)
-    kw = dict(eta=eta, steps=steps, omega=omega, record_every=record_every, dtype=dtype, n_test=n_test,
+    kw: dict[str, Any] = dict(eta=eta, steps=steps, omega=omega, record_every=record_every, dtype=dtype, n_test=n_test,
               progress=progress)
     if init == "idealized":
         kw.update(A0=model.symmetric_attention(s, 0.0, 0.0), v0=s.alpha0 * np.asarray(s.w_star))

@@ -119,10 +119,11 @@ def test_every_registered_claim_follows_the_protocol():
 
 def _checks(verdicts):
     return [Check.exact("Theorem 1", f"q {v}", 0.5, ">= 0.1", Verdict(v),
-                        note="why" if v in ("DEVIATES", "OUT_OF_SCOPE") else "") for v in verdicts]
+                        note="why" if v in ("DEVIATES", "OUT_OF_SCOPE", "NOT_RUN") else "") for v in verdicts]
 
 
-@pytest.mark.parametrize("verdicts, code", [(["PASS", "DEVIATES", "OUT_OF_SCOPE", "INFO"], 0), (["PASS", "FAIL"], 1)])
+@pytest.mark.parametrize("verdicts, code", [(["PASS", "DEVIATES", "OUT_OF_SCOPE", "INFO", "NOT_RUN"], 0),
+                                            (["NOT_RUN", "FAIL"], 1), (["PASS", "FAIL"], 1)])
 def test_exit_status_is_one_only_for_a_fail(monkeypatch, tmp_path, capsys, verdicts, code):
     register_claims(monkeypatch, {"x": claim_module("x", lambda s, quick=False, progress=None: _checks(verdicts))})
     out = tmp_path / "l.csv"
@@ -146,6 +147,24 @@ def test_format_markdown_intervals_notes_and_pipes():
     assert "a \\| b" in md[2] and "1.1 [" in md[2] and "**PASS**" in md[2]
     assert "0.05 (exact)" in md[3] and "**DEVIATES**: fails for q(D-C) < 0.75 C^2" in md[3]
     assert "1 [1, 1]" in md[4]  # five equal seeds: an interval of zero width, not "exact"
+
+
+def test_not_run_needs_its_command_prints_it_and_never_fails_the_ledger(monkeypatch, tmp_path, capsys):
+    """NOT_RUN is not a pass and not a failure: the note carries the command, the exit status stays 0,
+    the summary line says how many rows did not run; a NOT_RUN row without a note is refused."""
+    with pytest.raises(ValueError, match="needs a note"):
+        Check("Figure 6", "acc", math.nan, "on par", Verdict.NOT_RUN)
+    row = Check.not_run("Section 6, Figure 6 (cifar10)", "accuracy, positional - vanilla", "on par",
+                        "cifar-10-python.tar.gz not in data/",
+                        "python -m theorydyn.vision cifar10 --experiment compare")
+    assert row.verdict is Verdict.NOT_RUN and row.passed and math.isnan(row.measured)
+    assert row.note.endswith("run it with: python -m theorydyn.vision cifar10 --experiment compare")
+    register_claims(monkeypatch, {"x": claim_module("x", lambda s, quick=False, progress=None: [row])})
+    out = tmp_path / "l.csv"
+    assert verify_main(["--D", "8", "--C", "2", "--out", str(out)]) == 0
+    assert "NOT_RUN: 1 rows did not run here (not a pass)" in capsys.readouterr().out
+    md = verify.format_markdown(pd.read_csv(out))
+    assert "**NOT_RUN**: cifar-10-python.tar.gz not in data/; run it with: python -m theorydyn.vision cifar10" in md
 
 
 def test_phase_helper_reads_the_phases_of_a_result():

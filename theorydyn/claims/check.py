@@ -9,7 +9,11 @@ A verdict is one of :class:`Verdict`:
   against a threshold the claim implies. A FAIL is a check that could have passed and did not.
 * ``DEVIATES``: a reproducible disagreement with the paper's text; the note says what and why.
 * ``OUT_OF_SCOPE``: the claim's assumption does not hold at this setting; the note names it.
-* ``INFO``: a diagnostic the paper does not claim (solver consistency, scalings, …).
+* ``INFO``: a diagnostic the paper does not claim (solver consistency, scalings, …), a row that
+  is the toolkit's own definition (it cannot fail), or a proxy of the paper's experiment.
+* ``NOT_RUN``: the claim's own experiment could not run here (its data is absent, or the toolkit
+  has no route to it); the note gives the command that would run it. Not a pass, and never a
+  reason for a non-zero exit status.
 
 Every measured number that depends on randomness carries a 95% interval over seeds
 (:func:`theorydyn.stats.mean_ci`); an exact computation has ``ci_low == ci_high == measured``.
@@ -18,9 +22,10 @@ Every measured number that depends on randomness carries a 95% interval over see
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from enum import Enum
-from typing import Any, Sequence
+from enum import StrEnum
+from typing import Any
 
 import numpy as np
 
@@ -30,14 +35,15 @@ LEDGER_COLUMNS = ["claim", "quantity", "measured", "ci_low", "ci_high", "thresho
                   "route", "params"]
 
 
-class Verdict(str, Enum):
-    """The five verdicts of the ledger (module docstring)."""
+class Verdict(StrEnum):
+    """The six verdicts of the ledger (module docstring)."""
 
     PASS = "PASS"
     FAIL = "FAIL"
     DEVIATES = "DEVIATES"
     OUT_OF_SCOPE = "OUT_OF_SCOPE"
     INFO = "INFO"
+    NOT_RUN = "NOT_RUN"
 
     def __str__(self) -> str:
         return self.value
@@ -78,27 +84,33 @@ class Check:
         if isinstance(v, (bool, np.bool_)):
             v = Verdict.PASS if v else Verdict.FAIL
         object.__setattr__(self, "verdict", Verdict(v))
-        if self.verdict in (Verdict.DEVIATES, Verdict.OUT_OF_SCOPE) and not self.note:
+        if self.verdict in (Verdict.DEVIATES, Verdict.OUT_OF_SCOPE, Verdict.NOT_RUN) and not self.note:
             raise ValueError(f"a {self.verdict} row needs a note saying why ({self.claim}: {self.quantity})")
 
     @classmethod
     def exact(cls, claim: str, quantity: str, value: float, threshold: str, verdict: Verdict | bool,
-              **kw: Any) -> "Check":
+              **kw: Any) -> Check:
         """A row for an exact (non-random) computation: the interval is the value itself."""
         return cls(claim, quantity, float(value), threshold, verdict, ci_low=float(value), ci_high=float(value), **kw)
 
     @classmethod
     def over_seeds(cls, claim: str, quantity: str, values: Sequence[float], threshold: str,
-                   verdict: Verdict | bool, **kw: Any) -> "Check":
+                   verdict: Verdict | bool, **kw: Any) -> Check:
         """A row whose number is the mean over seeds of ``values``, with its 95% t-interval."""
         m, lo, hi = mean_ci(values)
         params = dict(kw.pop("params", {}))
         params.setdefault("seeds", len(values))
         return cls(claim, quantity, m, threshold, verdict, params=params, ci_low=lo, ci_high=hi, **kw)
 
+    @classmethod
+    def not_run(cls, claim: str, quantity: str, threshold: str, why: str, command: str, **kw: Any) -> Check:
+        """A row for a check that did not run here: ``why`` (e.g. the data is absent) and the
+        ``command`` that would run it go into the note; measured is nan."""
+        return cls(claim, quantity, math.nan, threshold, Verdict.NOT_RUN, note=f"{why}; run it with: {command}", **kw)
+
     @property
     def passed(self) -> bool:
-        """True unless the verdict is FAIL (DEVIATES / OUT_OF_SCOPE / INFO are results, not failures)."""
+        """True unless the verdict is FAIL (DEVIATES / OUT_OF_SCOPE / INFO / NOT_RUN are not failures)."""
         return self.verdict is not Verdict.FAIL
 
     def row(self) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import math
 import sys
 import textwrap
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import claim_module, register_claims
@@ -182,3 +183,48 @@ def test_bad_setting_and_missing_markdown_ledger_exit_2(capsys, tmp_path):
     with pytest.raises(SystemExit) as e:
         verify_main(["--markdown", str(tmp_path / "none.csv")])
     assert e.value.code == 2 and "--markdown" in capsys.readouterr().err
+
+
+def _flow(alpha, gamma, rho, risk, T0=2.0):
+    from theorydyn.phases import Phases
+    from theorydyn.result import Result
+
+    s = np.arange(len(alpha), dtype=float)
+    tr = pd.DataFrame({"s": s, "alpha": alpha, "gamma": gamma, "rho": rho, "risk": risk})
+    return Result("reduced", Setting(D=16, C=4), tr, Phases(T0=T0))
+
+
+def test_event_rows_can_fail():
+    """Event I (only v moves in phase I) and Event III (the risk becomes o(1)) on planted flows: PASS when
+    alpha moves and gamma, rho stay put and the risk ends below log(2)/8; FAIL when gamma moves with alpha,
+    when T0 is not reached, or when the risk stays at a GLM's level."""
+    good = [_flow([0.1, 0.5, 1.0, 1.0], [0, 1e-4 * k, 2e-4 * k, 3.0], [0, -1e-4, -2e-4, -1.0],
+                  [0.69, 0.4, 0.2, 0.03 + 0.001 * k]) for k in range(1, 6)]
+    e1, e3 = dynamics.event_rows(Setting(D=16, C=4), good, {"D": 16})
+    assert (e1.verdict, e3.verdict) == (Verdict.PASS, Verdict.PASS) and e1.measured < 1e-3
+    moving = [_flow([0.1, 0.5, 1.0, 1.0], [0, 0.3, 0.6 + 0.01 * k, 3.0], [0, 0, 0, 0], [0.69, 0.4, 0.2, 0.2])
+              for k in range(5)]
+    e1, e3 = dynamics.event_rows(Setting(D=16, C=4), moving, {})
+    assert (e1.verdict, e3.verdict) == (Verdict.FAIL, Verdict.FAIL) and e1.measured > 0.5
+    never = [_flow([0.1, 0.2, 0.3], [0, 0, 0], [0, 0, 0], [0.6, 0.6, 0.6], T0=None)] * 3
+    assert dynamics.event_rows(Setting(D=16, C=4), never, {})[0].verdict is Verdict.FAIL
+
+
+def test_t0_and_t1_mass_are_info_definitions(monkeypatch):
+    """T0 (0.9 x alpha's plateau) and T1_mass are the toolkit's definitions: INFO with the reason, while T1
+    and T2 stay judged (reached in every seed)."""
+    from theorydyn.phases import Phases
+    from theorydyn.result import Result
+
+    def fake_integrate(s, **kw):
+        tr = pd.DataFrame({"s": [0.0, 1.0, 2.0], "alpha": [0.1, 0.5, 0.6], "gamma": [0.0, 0.1, 0.2],
+                           "rho": [0.0, -0.01, -0.02], "risk": [0.6, 0.3, 0.01], "err_f": [0.2, 0.1, 0.0]})
+        return Result("reduced", s, tr, Phases(T0=1.0, T1=1.5, T1_mass=1.6, T2=1.8, plateau_err=0.1,
+                                                final_err_f=0.0, lemma43_ratio=3.0))
+
+    monkeypatch.setattr(dynamics, "integrate", fake_integrate)
+    monkeypatch.setattr(dynamics, "_flow_vs_gd", lambda s, quick: [])
+    rows = {c.quantity.split(":")[0]: c for c in dynamics.checks(Setting(D=16, C=4), quick=True, seeds=3)}
+    assert rows["T0"].verdict is Verdict.INFO and "by construction" in rows["T0"].note
+    assert rows["T1_mass"].verdict is Verdict.INFO and "not a claim" in rows["T1_mass"].note
+    assert rows["T1"].verdict is Verdict.PASS and rows["T2"].verdict is Verdict.PASS

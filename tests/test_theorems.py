@@ -452,3 +452,33 @@ def test_lemma_4_1_holds_exactly_for_population_gd():
     assert c.passed and c.measured < 1e-10
     gamma, rho = (float(x.split()[-1].rstrip(",")) for x in c.note.split(", ")[:2])
     assert gamma - rho > 0.5
+
+
+# ---- Definition 2.1 --------------------------------------------------------------------------
+@pytest.mark.parametrize("D, C, q", [(8, 2, 0.5), (9, 3, 1.0), (12, 4, 0.9), (8, 4, 1.0)])
+def test_definition_2_1_label_agreement_exact_vs_enumeration(D, C, q):
+    """The exact law of y f against the exhaustive enumeration of Assumption 1 (labelling_from_z) and a
+    Monte Carlo draw through data.sample + data.labelling."""
+    from theorydyn.claims import definition21 as d21
+
+    s = Setting(D=D, C=C, q=q)
+    z, y, w = data.enumerate_population(s)
+    yf = y * data.labelling_from_z(s, z)
+    p = d21.label_agreement(s)
+    assert p["agree"] == pytest.approx(float(w[yf > 0].sum()), abs=1e-12)
+    assert p["zero"] == pytest.approx(float(w[yf == 0].sum()), abs=1e-12)
+    b = data.sample(s, 40000, seed=1)
+    mc = float(np.mean(b.y * data.labelling(s, b.X) > 0))
+    assert abs(mc - p["agree"]) < 4 * np.sqrt(p["agree"] * (1 - p["agree"]) / 40000) + 1e-9
+
+
+def test_definition_2_1_row_passes_at_the_ledger_setting_and_fails_with_noisy_labels():
+    from theorydyn.claims import definition21 as d21
+
+    (ok,) = d21.checks(Setting(D=64, C=4))  # q = 1/4: 15 random sets, each fully aligned w.p. 8^-4
+    assert ok.passed and ok.measured < 0.01
+    (bad,) = d21.checks(Setting(D=16, C=4, q=1.0))  # every random set aligned w.p. 1/8: labels flip often
+    assert not bad.passed and bad.measured > 0.1
+    # more blank patches, fewer aligned random sets: the labels agree with f more often
+    assert d21.label_agreement(Setting(D=48, C=12, q=1.0))["agree"] < d21.label_agreement(
+        Setting(D=48, C=12, q=0.5))["agree"]

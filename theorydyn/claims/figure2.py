@@ -182,9 +182,12 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     """
     s = figure2_setting() if at is None else at
     seeds = list(seeds)
-    res = results if results is not None else run(s, seeds, quick=quick, progress=progress, **paper_init(s))
+    pi = paper_init(s)
+    res = results if results is not None else run(s, seeds, quick=quick, progress=progress, p_std=pi["p_std"],
+                                                  omega=pi["omega"])
     if unit_results is None and results is None:
-        unit_results = run(s, seeds, quick=quick, kinds=("positional",), progress=progress, **UNIT_INIT)["positional"]
+        unit_results = run(s, seeds, quick=quick, kinds=("positional",), progress=progress,
+                           p_std=UNIT_INIT["p_std"], omega=UNIT_INIT["omega"])["positional"]
     pos, tee = res["positional"], res.get("T", [])
     n0 = pos[0].params
     params = dict(D=s.D, C=s.C, partition=s.partition, N=n0["N"], steps=n0["steps"], lr=n0["lr"],

@@ -352,8 +352,7 @@ def check_n_star(s: Setting, runs: pd.DataFrame, steps: int, N_max: int, eta: fl
     if ok:
         x = np.log(np.asarray(Ds, float))
         slopes = [float(np.polyfit(x, np.log(piv.loc[k].to_numpy(float)), 1)[0]) for k in piv.index]
-        worst = [float(piv[D].max()) for D in Ds]
-        b_max = float(np.polyfit(x, np.log(worst), 1)[0])
+        b_max = float(np.polyfit(x, np.log([float(piv[D].max()) for D in Ds]), 1)[0])
         out.append(Check.over_seeds("Theorem 4.2 (N = poly(d))", "exponent b of N*(D) ~ D^b (slope per seed)", slopes,
                                     "INFO (the paper gives no degree)", Verdict.INFO, params=params,
                                     note=f"slope of the largest-over-seeds N*(D): {b_max:.3g}; doubling grid: each "

@@ -178,7 +178,7 @@ def expected_files(name: str) -> list[str]:
     """The official files of a dataset that :func:`theorydyn.vision.data.load` reads."""
     from ..vision.data import CIFAR, SVHN  # the vision extra
 
-    return [CIFAR[name]["archive"]] if name in CIFAR else [v[0] for v in SVHN.values()]
+    return [str(CIFAR[name]["archive"])] if name in CIFAR else [str(v[0]) for v in SVHN.values()]
 
 
 def paper_rows(data_dir: str | Path | None = None, *, quick: bool = True, seeds=(0, 1, 2),

@@ -482,3 +482,26 @@ def test_definition_2_1_row_passes_at_the_ledger_setting_and_fails_with_noisy_la
     # more blank patches, fewer aligned random sets: the labels agree with f more often
     assert d21.label_agreement(Setting(D=48, C=12, q=1.0))["agree"] < d21.label_agreement(
         Setting(D=48, C=12, q=0.5))["agree"]
+
+
+def test_frozen_attention_gradient_and_verdicts(monkeypatch):
+    """The v-gradient at frozen scores equals model.risk_and_grad's; the verdict is PASS when the frozen
+    model errs >= 1/8, DEVIATES below, INFO when the interval straddles 1/8, OUT_OF_SCOPE outside the rule."""
+    s = Setting(D=16, C=4, q=0.5)
+    b = data.sample(s, 256, seed=3)
+    A = np.random.default_rng(1).normal(0, 0.3, (16, 16))
+    v = np.random.default_rng(2).normal(0, 0.5, s.d)
+    _, _, gv = model.risk_and_grad(s, A, v, b.X, b.y)
+    np.testing.assert_allclose(t4.frozen_grad_v(s, model.attention(s, A), v, b.X, b.y), gv, rtol=1e-10, atol=1e-14)
+
+    planted = iter([])
+    monkeypatch.setattr(t4, "train_v_frozen", lambda *a, **k: (A, v))
+    monkeypatch.setattr(t4, "_fresh_errors", lambda *a, **k: {"err_f": next(planted)})
+    for errs, verdict in (([0.15, 0.16, 0.15], "PASS"), ([0.06, 0.065, 0.07], "DEVIATES"),
+                          ([0.10, 0.15, 0.12], "INFO")):
+        planted = iter(errs)
+        (row,) = t4.check_frozen_attention(s, N=64, steps=1, seeds=3)
+        assert str(row.verdict) == verdict and row.params["seeds"] == 3
+    planted = iter([0.2] * 3)
+    (row,) = t4.check_frozen_attention(Setting(D=16, C=4, q=0.25), N=64, steps=1, seeds=3)
+    assert str(row.verdict) == "OUT_OF_SCOPE"

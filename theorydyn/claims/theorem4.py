@@ -272,6 +272,85 @@ def theorem_4_2_where(s: Setting, N: int, steps: int, seeds: int, ledger_D: int 
     return f"[D = {s.D}, N = {N}, {steps} steps, {seeds} seeds{other}]"
 
 
+def train_v_frozen(s: Setting, N: int, eta: float, steps: int, omega: float, seed: int,
+                   dtype: str = "float32") -> tuple[np.ndarray, np.ndarray]:
+    """GD on (E) in v alone, Â frozen at the realistic initialisation (Â_ij ~ N(0, ω²), Â_ii = β,
+    v̂ ~ N(0, ω² I_d): :func:`theorydyn.simulate.init_params`), on N fresh samples; returns (Â, v̂).
+    The gradient is :func:`frozen_grad_v`."""
+    from ..simulate.run import init_params
+
+    rng = np.random.default_rng(seed)
+    b = data.sample(s, int(N), seed=rng, dtype=np.dtype(dtype))
+    A, v = init_params(s, omega, rng)
+    S = model.attention(s, A)
+    for _ in range(int(steps)):
+        v = v - eta * frozen_grad_v(s, S, v, b.X, b.y)
+    return A, v
+
+
+def frozen_grad_v(s: Setting, S: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """∇_v of the empirical risk (E) at fixed scores S (D, D): the v part of
+    :func:`theorydyn.model.risk_and_grad` in two flat passes over X (N, D, d) in X's dtype."""
+    from scipy.special import expit
+
+    N, D, d = X.shape
+    y = np.asarray(y, dtype=np.float64)
+    U = (X.reshape(-1, d) @ v.astype(X.dtype)).reshape(N, D).astype(np.float64)
+    H = U @ S.T
+    F = model.activation(s, H).sum(axis=1)
+    G = (-y * expit(-y * F) / N)[:, None] * model.activation_grad(s, H)
+    dU = (G @ S).astype(X.dtype)
+    return (dU.reshape(-1) @ X.reshape(-1, d)).astype(np.float64)
+
+
+def check_frozen_attention(s: Setting, N: int = 16384, steps: int = 250, seeds: int = 5, eta: float = 10.0,
+                           omega: float = 1e-3, seed: int = 0, N_test: int = 8192, ledger_D: int | None = None,
+                           progress=None) -> list[Check]:
+    """"Without patch association the model is a GLM that does not fit f" (Section 4, with Theorem 3.1):
+    Â frozen at its initialisation, v̂ trained by GD as in the Theorem 4.2 row (same N, η, ω, steps),
+    error against f on fresh samples over ``seeds`` seeds. PASS iff its 95% interval lies at or above
+    1/8 (Theorem 3.1's bound for every GLM); DEVIATES iff it lies below (the frozen model beats the
+    bound: with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval straddles 1/8;
+    OUT_OF_SCOPE outside :func:`theorem_3_1_scope`. The note gives the exact best-GLM error
+    (:func:`theorydyn.claims.theorem31.glm_oracle_error_exact`)."""
+    from .theorem31 import glm_oracle_error_exact
+
+    scope = theorem_3_1_scope(s)
+    errs = []
+    for k in range(seeds):
+        if progress:
+            progress(f"A frozen at init: D={s.D}, N={N}, {steps} steps, seed {k + 1}/{seeds}")
+        sd = int(seed + 1000 * k + 4242)
+        A, v = train_v_frozen(s, N, eta, steps, omega, sd)
+        errs.append(_fresh_errors(s, A, v, N_test, sd + 7919)["err_f"])
+    _, lo, hi = mean_ci(errs)
+    lo, hi = (min(errs), max(errs)) if math.isnan(lo) else (lo, hi)
+    best = glm_oracle_error_exact(s)["err_cond"]
+    note = f"per seed {', '.join(f'{e:.4f}' for e in errs)}; exact best-GLM error at this setting {best:.4f}"
+    if best < 0.125:
+        note += (" (below 1/8 itself: Theorem 3.1's bound fails at this setting for the best GLM, see the Theorem 3.1 "
+                 "scan rows)")
+    if scope:
+        verdict, note = Verdict.OUT_OF_SCOPE, f"out of scope: {scope}; {note}"
+    elif lo >= 0.125:
+        verdict = Verdict.PASS
+    elif hi < 0.125:
+        verdict, note = Verdict.DEVIATES, (f"the model with A frozen at init errs less than 1/8: with A_ii = beta "
+                                           f"!= A_ij it is not exactly a GLM (h_i weighs its own patch more); {note}")
+    else:
+        verdict, note = Verdict.INFO, f"unresolved: the 95% interval straddles 1/8; {note}"
+    where = theorem_4_2_where(s, N, steps, seeds, ledger_D)
+    return [Check.over_seeds(f"Section 4, without patch association (Theorem 3.1) {where}",
+                             "Pr[f F <= 0 | f != 0] with A_hat frozen at init, v_hat trained by GD", errs,
+                             ">= 1/8 (95% interval; a GLM errs at least 1/8)", verdict,
+                             params=dict(D=s.D, C=s.C, q=round(s.q, 6), N=N, eta=eta, steps=steps, omega=omega,
+                                         init="realistic, A frozen"), note=note,
+                             route="frozen_grad_v vs model.risk_and_grad "
+                                   "(tests/test_theorems.py::test_frozen_attention_gradient_and_verdicts), itself "
+                                   "vs central differences "
+                                   "(tests/test_model.py::test_gradients_match_central_differences)")]
+
+
 def smallest_in_scope(s: Setting, D_from: int, D_to: int) -> tuple[Setting, str | None]:
     """The smallest multiple of C in [``D_from``, max(D_from, ``D_to``)] whose setting (q and ν kept,
     :func:`theorydyn.transfer.setting_at`) lies inside :func:`theorem_3_1_scope`; when none does, the
@@ -383,6 +462,8 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     * Theorem 4.2 at the ledger's D in full mode (N = 16384, 1200 steps); in quick mode at
       D = min(D, 32) with 250 steps, labelled so in its claim text, plus a NOT_RUN row for the
       ledger's D when that is larger, with the command that runs it.
+    * without patch association (:func:`check_frozen_attention`): Â frozen at init, at the Theorem
+      4.2 row's size, error against 1/8;
     * N*(D) (:func:`n_star_runs`) over D = 16, 32 (quick) or 16, 32, 64 (full; up to the ledger's
       D), at the Theorem 4.2 row's η, ω and steps, N up to the row's N (quick) or 4× it (full).
     """
@@ -403,6 +484,7 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     N, steps = THEOREM_4_2["quick" if quick else "full"]
     sg = setting_at(s, min(s.D, QUICK_D_MAX)) if quick else s
     out += check_theorem_4_seeds(sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D)
+    out += check_frozen_attention(sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D)
     if sg.D != s.D:
         Nf, stf = THEOREM_4_2["full"]
         cmd = (f"python -m theorydyn.verify --D {s.D} --C {s.C} --q {s.q:g} --only theorem4 "

@@ -202,3 +202,57 @@ def test_checks_and_figure_from_tiny_results():
     labels = [ax.get_ylabel() for ax in fig.axes]
     assert "cos(p_i, p_j)" in labels and any(lab.startswith("Â_ij") for lab in labels)
     assert len(fig.axes) == 6 + 3  # six panels and three colorbars
+
+
+def test_paper_init_draws_p_at_scale_one_over_sqrt_d():
+    """Parametrization 3.1's scale: each p_i ~ N(0, I/D), i.e. entries of std 1/sqrt(D) (1/4 at D = 16),
+    and v at omega = 1e-3; the earlier init N(0, 1) is kept as the default of init_torch_params."""
+    init = claim.paper_init(S16)
+    assert init == {"p_std": 0.25, "omega": 1e-3}
+    small = f2.init_torch_params(Setting(D=16, C=4, d=256), "positional", seed=0, **init).tensors
+    unit = f2.init_torch_params(Setting(D=16, C=4, d=256), "positional", seed=0).tensors
+    assert float(small["P"].std()) == pytest.approx(0.25, rel=0.05)
+    assert float(unit["P"].std()) == pytest.approx(1.0, rel=0.05)
+    assert float(small["v"].norm()) == pytest.approx(1e-3, rel=0.2)
+    with pytest.raises(ValueError, match="p_std"):
+        f2.init_torch_params(S16, "positional", seed=0, p_std=0.0)
+
+
+def test_main_rows_follow_the_paper_init_and_n01_is_a_sensitivity_row(monkeypatch):
+    """checks() trains the main runs at paper_init and the sensitivity runs at N(0, 1); the association
+    verdict follows the main runs: associated at the paper's scale -> DEVIATES even when the N(0, 1) runs
+    are not associated (and PASS in the opposite case); the sensitivity row is INFO with both numbers."""
+    from dataclasses import replace
+
+    calls = []
+
+    def fake_run(s, seeds, quick=True, kinds=f2.KINDS, progress=None, **over):
+        calls.append((tuple(kinds), over))
+        return f2.run(s, seeds, kinds=kinds, N=64, N_test=64, steps=2, record_every=2, **over)
+
+    monkeypatch.setattr(claim, "run", fake_run)
+    low = lambda runs, a: [replace(r, final_err=0.01 + 0.001 * i, assoc=a + 0.01 * i)  # noqa: E731
+                           for i, r in enumerate(runs)]
+    original = claim.verdict_rows
+    for main_assoc, unit_assoc, verdict in ((0.8, 0.0, Verdict.DEVIATES), (0.0, 0.8, Verdict.PASS)):
+        calls.clear()
+        monkeypatch.setattr(claim, "verdict_rows", _planted(original, main_assoc, unit_assoc))
+        rows = claim.checks(Setting(D=64, C=4), at=S16, seeds=range(3))
+        assert calls[0] == (f2.KINDS, claim.paper_init(S16)) and calls[1] == (("positional",), claim.UNIT_INIT)
+        assoc = next(r for r in rows if r.quantity.startswith("patch association of the learned P^T P (fraction"))
+        assert assoc.verdict is verdict and assoc.params["p_std"] == 0.25 and assoc.params["omega"] == 1e-3
+        sens = next(r for r in rows if "sensitivity" in r.claim)
+        assert sens.verdict is Verdict.INFO and sens.params["p_std"] == 1.0
+    # the sensitivity row itself, from runs with planted associations
+    res = f2.run(S16, seeds=range(3), kinds=("positional",), N=64, N_test=64, steps=2, record_every=2,
+                 **claim.paper_init(S16))["positional"]
+    row = claim.sensitivity_row(S16, low(res, 0.3), low(res, 0.0), {"D": 16})
+    assert row.measured == pytest.approx(0.01) and "mean 0.3100" in row.note and "at N(0, 1): mean 0.0100" in row.note
+
+
+def _planted(verdict_rows, main_assoc, unit_assoc):
+    """verdict_rows fed low errors and the planted association of the main runs (the sensitivity row is
+    checked on its own in the test above)."""
+    def rows(s, err, assoc, gain, *a, **k):
+        return verdict_rows(s, [0.01, 0.011, 0.012], [main_assoc] * 3, [0.0, 0.1, -0.1], *a, **k)
+    return rows

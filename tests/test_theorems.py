@@ -363,15 +363,113 @@ def test_theorem_4_seeds_verdicts_fail_untrained_and_are_out_of_scope_at_d16():
     # one step of size 1e-6: the model at its initialisation
     before = t4.check_theorem_4_seeds(Setting(D=32, C=4, q=0.25, nu=1 / 64), N=256, steps=1, eta=1e-6, seeds=2,
                                       N_test=1024)
-    assert [str(c.verdict) for c in before] == ["FAIL", "FAIL", "INFO"]
+    assert [str(c.verdict) for c in before] == ["FAIL", "FAIL", "INFO", "FAIL", "FAIL"]
     assert before[0].params["seeds"] == 2 and before[1].measured > 0.2
     # the verdict on the paper's Pr[f F <= 0], the conditional error beside it, never larger
     assert "| f != 0" not in before[1].quantity and "| f != 0" in before[2].quantity
     assert before[1].measured >= before[2].measured
     assert "eta=1e-06 (paper: eta <= 1/poly(d))" in before[0].params["departures"]
-    oos = t4.check_theorem_4_seeds(Setting(D=16, C=4, q=0.25), N=256, steps=1, seeds=2, N_test=1024)
-    assert {str(c.verdict) for c in oos[:2]} == {"OUT_OF_SCOPE"} and "more spurious" in oos[0].note
-    assert str(oos[2].verdict) == "INFO"
+    # the claim text names the size the rows were measured at
+    assert all(c.claim.endswith("[D = 32, N = 256, 1 steps, 2 seeds]") for c in before)
+    oos = t4.check_theorem_4_seeds(Setting(D=16, C=4, q=0.25), N=256, steps=1, seeds=2, N_test=1024, ledger_D=64)
+    assert {str(c.verdict) for c in oos if "| f != 0" not in c.quantity} == {"OUT_OF_SCOPE"}
+    assert "more spurious" in oos[0].note and str(oos[2].verdict) == "INFO"
+    assert "not the ledger's D = 64" in oos[0].claim
+
+
+def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch):
+    """Lemma 4.2 (cos(v, w*) >= 0.99 after T0) and Figure 4 (cos rises) from the simulator's trajectory:
+    PASS on a trajectory whose v turns onto w*, FAIL when v stays off w* (cos 0.9) or does not rise."""
+    import pandas as pd
+
+    from theorydyn.phases import Phases
+    from theorydyn.result import Result
+
+    s = Setting(D=32, C=4, q=0.25, nu=1 / 64)
+    A = model.symmetric_attention(s, 2.0, -0.1)
+
+    def fake(cos_path):
+        def run(s_, N, eta, steps, omega, seed, dtype="float32", record_every=50):
+            c = np.asarray(cos_path) - 1e-4 * (seed % 7)  # seeds differ a little
+            tr = pd.DataFrame({"s": np.arange(len(c)) * 10.0, "cos_v": c})
+            v = c[-1] * s.w_star + np.sqrt(1 - c[-1] ** 2) * np.roll(s.w_star, 1)
+            return Result("simulate", s_, tr, Phases(T0=20.0), A_final=A, v_final=v)
+        return run
+
+    for path, verdicts in (([0.02, 0.5, 0.995, 0.999, 0.9995], ["PASS", "PASS"]),
+                           ([0.02, 0.5, 0.9, 0.9, 0.9], ["FAIL", "PASS"]),
+                           ([0.3, 0.3, 0.3, 0.3, 0.3], ["FAIL", "FAIL"])):
+        monkeypatch.setattr(t4, "train_upstream", fake(path))
+        rows = t4.check_theorem_4_seeds(s, N=256, steps=40, seeds=5, N_test=512)
+        assert [str(c.verdict) for c in rows[3:]] == verdicts, path
+        assert rows[3].claim.startswith("Lemma 4.2 (finite N)") and rows[4].claim.startswith("Figure 4")
+
+
+def test_lemma_4_1_size_is_chosen_by_the_scope_rule():
+    """D = 16 at q = 1/4, C = 4 has q(D - C) = 3 <= C: the rule moves to D = 24 (q(D - C) = 5 > C); at
+    q = 1/2 (C = 4) D = 16 is in scope; where no D is, the setting at the start with the rule's reason."""
+    assert t31.theorem_3_1_scope(Setting(D=16, C=4, q=0.25)) is not None
+    sl, why = t4.smallest_in_scope(Setting(D=64, C=4, q=0.25), 16, 64)
+    assert (sl.D, sl.q, why) == (24, 0.25, None)
+    assert t4.smallest_in_scope(Setting(D=32, C=4, q=0.5), 16, 32)[0].D == 16
+    assert t4.smallest_in_scope(Setting(D=128, C=8, q=0.5), 16, 128)[0].D == 32
+    sl, why = t4.smallest_in_scope(Setting(D=64, C=4, q=0.05), 16, 64)
+    assert sl.D == 16 and "more spurious" in why
+
+
+def test_n_star_search_and_exponent(monkeypatch):
+    """On a planted threshold (full association iff N >= 2 D^2) the doubling search finds N* = the first
+    power of two >= 2 D^2 and the fitted exponent is 2; a seed censored at N_max leaves it unmeasured."""
+    from types import SimpleNamespace
+
+    calls = []
+
+    def fake(s_, N, eta, steps, omega, seed, dtype="float32", record_every=50):
+        calls.append((s_.D, N, seed))
+        return SimpleNamespace(A=np.full((s_.D, s_.D), 1.0 if N >= 2 * s_.D**2 else 0.0))
+
+    monkeypatch.setattr(t4, "train_upstream", fake)
+    monkeypatch.setattr(t4, "association", lambda s_, A: float(A[0, 0]))
+    s = Setting(D=64, C=4)
+    runs = t4.n_star_runs(s, (16, 32, 64), seeds=3, N0=64, N_max=16384)
+    assert runs.groupby("D")["N_star"].max().to_dict() == {16: 512, 32: 2048, 64: 8192}
+    assert len(set(seed for _, _, seed in calls)) == len(calls)  # every run draws its own data
+    rows = t4.check_n_star(s, runs, steps=250, N_max=16384)
+    assert [str(c.verdict) for c in rows] == ["INFO"] * 4
+    assert rows[-1].measured == pytest.approx(2.0) and rows[0].measured == pytest.approx(9.0)
+    censored = t4.n_star_runs(s, (16, 128), seeds=2, N0=64, N_max=16384)  # 2 * 128^2 > N_max
+    rows = t4.check_n_star(s, censored, steps=250, N_max=16384)
+    assert np.isnan(rows[-1].measured) and "censored" in rows[-1].note and "censored" in rows[1].note
+
+
+def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
+    """At --D 64 --quick Theorem 4.2 runs at D = 32: its rows say so, and a NOT_RUN row for D = 64 gives
+    the command; the Lemma 4.1 rows name D = 24, chosen by the scope rule. (Runs stubbed: sizes only.)"""
+    seen = {}
+
+    def scaling(sl, **kw):
+        seen["lemma"] = sl.D
+        return [Check.over_seeds("Lemma 4.1 (finite N)", "x", [0.1, 0.2], "INFO", "INFO")]
+
+    def seeds_(sg, **kw):
+        seen["thm"] = (sg.D, kw["N"], kw["steps"])
+        where = t4.theorem_4_2_where(sg, kw["N"], kw["steps"], 5, kw["ledger_D"])
+        return [Check.over_seeds(f"Theorem 4.2 (1) {where}", "assoc", [1.0] * 5, "== 1", True)]
+
+    monkeypatch.setattr(t4, "check_lemma_4_1_scaling", scaling)
+    monkeypatch.setattr(t4, "check_theorem_4_seeds", seeds_)
+    rows = t4.checks(Setting(D=64, C=4), quick=True, n_star=False)
+    assert seen == {"lemma": 24, "thm": (32, 16384, 250)}
+    lemma = [c for c in rows if c.claim.startswith("Lemma 4.1 (finite N)")]
+    assert lemma and all(c.claim.endswith("[D = 24]") and "scope rule" in c.note for c in lemma)
+    thm = [c for c in rows if c.claim.startswith("Theorem 4.2")]
+    assert "[D = 32, N = 16384, 250 steps, 5 seeds; not the ledger's D = 64]" in thm[0].claim
+    nr = [c for c in thm if str(c.verdict) == "NOT_RUN"]
+    assert len(nr) == 2 and all("[D = 64" in c.claim for c in nr)
+    assert "python -m theorydyn.verify --D 64 --C 4 --q 0.25 --only theorem4" in nr[0].note
+    # out of scope at every size: the Lemma 4.1 rows say OUT_OF_SCOPE
+    rows = t4.checks(Setting(D=64, C=4, q=0.05), quick=True, n_star=False)
+    assert {str(c.verdict) for c in rows if c.claim.startswith("Lemma 4.1 (finite N)")} == {"OUT_OF_SCOPE"}
 
 
 def test_theorems_cli_cheap_checks_and_bad_input(capsys, tmp_path):
@@ -423,3 +521,56 @@ def test_lemma_4_1_holds_exactly_for_population_gd():
     assert c.passed and c.measured < 1e-10
     gamma, rho = (float(x.split()[-1].rstrip(",")) for x in c.note.split(", ")[:2])
     assert gamma - rho > 0.5
+
+
+# ---- Definition 2.1 --------------------------------------------------------------------------
+@pytest.mark.parametrize("D, C, q", [(8, 2, 0.5), (9, 3, 1.0), (12, 4, 0.9), (8, 4, 1.0)])
+def test_definition_2_1_label_agreement_exact_vs_enumeration(D, C, q):
+    """The exact law of y f against the exhaustive enumeration of Assumption 1 (labelling_from_z) and a
+    Monte Carlo draw through data.sample + data.labelling."""
+    from theorydyn.claims import definition21 as d21
+
+    s = Setting(D=D, C=C, q=q)
+    z, y, w = data.enumerate_population(s)
+    yf = y * data.labelling_from_z(s, z)
+    p = d21.label_agreement(s)
+    assert p["agree"] == pytest.approx(float(w[yf > 0].sum()), abs=1e-12)
+    assert p["zero"] == pytest.approx(float(w[yf == 0].sum()), abs=1e-12)
+    b = data.sample(s, 40000, seed=1)
+    mc = float(np.mean(b.y * data.labelling(s, b.X) > 0))
+    assert abs(mc - p["agree"]) < 4 * np.sqrt(p["agree"] * (1 - p["agree"]) / 40000) + 1e-9
+
+
+def test_definition_2_1_row_passes_at_the_ledger_setting_and_fails_with_noisy_labels():
+    from theorydyn.claims import definition21 as d21
+
+    (ok,) = d21.checks(Setting(D=64, C=4))  # q = 1/4: 15 random sets, each fully aligned w.p. 8^-4
+    assert ok.passed and ok.measured < 0.01
+    (bad,) = d21.checks(Setting(D=16, C=4, q=1.0))  # every random set aligned w.p. 1/8: labels flip often
+    assert not bad.passed and bad.measured > 0.1
+    # more blank patches, fewer aligned random sets: the labels agree with f more often
+    assert d21.label_agreement(Setting(D=48, C=12, q=1.0))["agree"] < d21.label_agreement(
+        Setting(D=48, C=12, q=0.5))["agree"]
+
+
+def test_frozen_attention_gradient_and_verdicts(monkeypatch):
+    """The v-gradient at frozen scores equals model.risk_and_grad's; the verdict is PASS when the frozen
+    model errs >= 1/8, DEVIATES below, INFO when the interval straddles 1/8, OUT_OF_SCOPE outside the rule."""
+    s = Setting(D=16, C=4, q=0.5)
+    b = data.sample(s, 256, seed=3)
+    A = np.random.default_rng(1).normal(0, 0.3, (16, 16))
+    v = np.random.default_rng(2).normal(0, 0.5, s.d)
+    _, _, gv = model.risk_and_grad(s, A, v, b.X, b.y)
+    np.testing.assert_allclose(t4.frozen_grad_v(s, model.attention(s, A), v, b.X, b.y), gv, rtol=1e-10, atol=1e-14)
+
+    planted = iter([])
+    monkeypatch.setattr(t4, "train_v_frozen", lambda *a, **k: (A, v))
+    monkeypatch.setattr(t4, "_fresh_errors", lambda *a, **k: {"err_f": next(planted)})
+    for errs, verdict in (([0.15, 0.16, 0.15], "PASS"), ([0.06, 0.065, 0.07], "DEVIATES"),
+                          ([0.10, 0.15, 0.12], "INFO")):
+        planted = iter(errs)
+        (row,) = t4.check_frozen_attention(s, N=64, steps=1, seeds=3)
+        assert str(row.verdict) == verdict and row.params["seeds"] == 3
+    planted = iter([0.2] * 3)
+    (row,) = t4.check_frozen_attention(Setting(D=16, C=4, q=0.25), N=64, steps=1, seeds=3)
+    assert str(row.verdict) == "OUT_OF_SCOPE"

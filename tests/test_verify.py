@@ -133,10 +133,11 @@ def test_every_registered_claim_follows_the_protocol():
 
 def _checks(verdicts):
     return [Check.exact("Theorem 1", f"q {v}", 0.5, ">= 0.1", Verdict(v),
-                        note="why" if v in ("DEVIATES", "OUT_OF_SCOPE") else "") for v in verdicts]
+                        note="why" if v in ("DEVIATES", "OUT_OF_SCOPE", "NOT_RUN") else "") for v in verdicts]
 
 
-@pytest.mark.parametrize("verdicts, code", [(["PASS", "DEVIATES", "OUT_OF_SCOPE", "INFO"], 0), (["PASS", "FAIL"], 1)])
+@pytest.mark.parametrize("verdicts, code", [(["PASS", "DEVIATES", "OUT_OF_SCOPE", "INFO", "NOT_RUN"], 0),
+                                            (["NOT_RUN", "FAIL"], 1), (["PASS", "FAIL"], 1)])
 def test_exit_status_is_one_only_for_a_fail(monkeypatch, tmp_path, capsys, verdicts, code):
     register_claims(monkeypatch, {"x": claim_module("x", lambda s, quick=False, progress=None: _checks(verdicts))})
     out = tmp_path / "l.csv"
@@ -160,6 +161,24 @@ def test_format_markdown_intervals_notes_and_pipes():
     assert "a \\| b" in md[2] and "1.1 [" in md[2] and "**PASS**" in md[2]
     assert "0.05 (exact)" in md[3] and "**DEVIATES**: fails for q(D-C) < 0.75 C^2" in md[3]
     assert "1 [1, 1]" in md[4]  # five equal seeds: an interval of zero width, not "exact"
+
+
+def test_not_run_needs_its_command_prints_it_and_never_fails_the_ledger(monkeypatch, tmp_path, capsys):
+    """NOT_RUN is not a pass and not a failure: the note carries the command, the exit status stays 0,
+    the summary line says how many rows did not run; a NOT_RUN row without a note is refused."""
+    with pytest.raises(ValueError, match="needs a note"):
+        Check("Figure 6", "acc", math.nan, "on par", Verdict.NOT_RUN)
+    row = Check.not_run("Section 6, Figure 6 (cifar10)", "accuracy, positional - vanilla", "on par",
+                        "cifar-10-python.tar.gz not in data/",
+                        "python -m theorydyn.vision cifar10 --experiment compare")
+    assert row.verdict is Verdict.NOT_RUN and row.passed and math.isnan(row.measured)
+    assert row.note.endswith("run it with: python -m theorydyn.vision cifar10 --experiment compare")
+    register_claims(monkeypatch, {"x": claim_module("x", lambda s, quick=False, progress=None: [row])})
+    out = tmp_path / "l.csv"
+    assert verify_main(["--D", "8", "--C", "2", "--out", str(out)]) == 0
+    assert "NOT_RUN: 1 rows did not run here (not a pass)" in capsys.readouterr().out
+    md = verify.format_markdown(pd.read_csv(out))
+    assert "**NOT_RUN**: cifar-10-python.tar.gz not in data/; run it with: python -m theorydyn.vision cifar10" in md
 
 
 def test_phase_helper_reads_the_phases_of_a_result():
@@ -215,3 +234,48 @@ def test_lemma43_across_d_verdict_can_come_out_otherwise(monkeypatch, law, verdi
                         lambda s, n, seed=0: law(s.D) * (1 + 0.01 * rng.standard_normal()))
     [row] = dynamics.lemma43_across_D(Setting(D=64, C=4), n_samples=10, seeds=3)
     assert str(row.verdict) == verdict
+
+
+def _flow(alpha, gamma, rho, risk, T0=2.0):
+    from theorydyn.phases import Phases
+    from theorydyn.result import Result
+
+    s = np.arange(len(alpha), dtype=float)
+    tr = pd.DataFrame({"s": s, "alpha": alpha, "gamma": gamma, "rho": rho, "risk": risk})
+    return Result("reduced", Setting(D=16, C=4), tr, Phases(T0=T0))
+
+
+def test_event_rows_can_fail():
+    """Event I (only v moves in phase I) and Event III (the risk becomes o(1)) on planted flows: PASS when
+    alpha moves and gamma, rho stay put and the risk ends below log(2)/8; FAIL when gamma moves with alpha,
+    when T0 is not reached, or when the risk stays at a GLM's level."""
+    good = [_flow([0.1, 0.5, 1.0, 1.0], [0, 1e-4 * k, 2e-4 * k, 3.0], [0, -1e-4, -2e-4, -1.0],
+                  [0.69, 0.4, 0.2, 0.03 + 0.001 * k]) for k in range(1, 6)]
+    e1, e3 = dynamics.event_rows(Setting(D=16, C=4), good, {"D": 16})
+    assert (e1.verdict, e3.verdict) == (Verdict.PASS, Verdict.PASS) and e1.measured < 1e-3
+    moving = [_flow([0.1, 0.5, 1.0, 1.0], [0, 0.3, 0.6 + 0.01 * k, 3.0], [0, 0, 0, 0], [0.69, 0.4, 0.2, 0.2])
+              for k in range(5)]
+    e1, e3 = dynamics.event_rows(Setting(D=16, C=4), moving, {})
+    assert (e1.verdict, e3.verdict) == (Verdict.FAIL, Verdict.FAIL) and e1.measured > 0.5
+    never = [_flow([0.1, 0.2, 0.3], [0, 0, 0], [0, 0, 0], [0.6, 0.6, 0.6], T0=None)] * 3
+    assert dynamics.event_rows(Setting(D=16, C=4), never, {})[0].verdict is Verdict.FAIL
+
+
+def test_t0_and_t1_mass_are_info_definitions(monkeypatch):
+    """T0 (0.9 x alpha's plateau) and T1_mass are the toolkit's definitions: INFO with the reason, while T1
+    and T2 stay judged (reached in every seed)."""
+    from theorydyn.phases import Phases
+    from theorydyn.result import Result
+
+    def fake_integrate(s, **kw):
+        tr = pd.DataFrame({"s": [0.0, 1.0, 2.0], "alpha": [0.1, 0.5, 0.6], "gamma": [0.0, 0.1, 0.2],
+                           "rho": [0.0, -0.01, -0.02], "risk": [0.6, 0.3, 0.01], "err_f": [0.2, 0.1, 0.0]})
+        return Result("reduced", s, tr, Phases(T0=1.0, T1=1.5, T1_mass=1.6, T2=1.8, plateau_err=0.1,
+                                                final_err_f=0.0, lemma43_ratio=3.0))
+
+    monkeypatch.setattr(dynamics, "integrate", fake_integrate)
+    monkeypatch.setattr(dynamics, "_flow_vs_gd", lambda s, quick: [])
+    rows = {c.quantity.split(":")[0]: c for c in dynamics.checks(Setting(D=16, C=4), quick=True, seeds=3)}
+    assert rows["T0"].verdict is Verdict.INFO and "by construction" in rows["T0"].note
+    assert rows["T1_mass"].verdict is Verdict.INFO and "not a claim" in rows["T1_mass"].note
+    assert rows["T1"].verdict is Verdict.PASS and rows["T2"].verdict is Verdict.PASS

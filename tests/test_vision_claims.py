@@ -94,9 +94,11 @@ def test_checks_end_to_end_on_a_tiny_configuration(tmp_path, monkeypatch):
     monkeypatch.setitem(experiments.PRESETS, "digits", dict(experiments.PRESETS["digits"], width=16, depth=1, heads=2,
                                                             mlp=16, batch_size=64, epochs=1))
     said = []
-    rows = cv.checks(quick=True, seeds=(0, 1), progress=said.append, root=tmp_path, data=d, robustness_seeds=(0, 1))
-    assert [r.claim for r in rows] == ["Section 6, Figures 6/7", "Section 6, Figure 5a", "Section 6, Figure 5a",
-                                       "Section 6, Figure 1a"]
+    rows = cv.checks(quick=True, seeds=(0, 1), progress=said.append, root=tmp_path, data=d, robustness_seeds=(0, 1),
+                     paper=False)
+    assert [r.claim for r in rows] == [f"Section 6, {x} (digits, a proxy for CIFAR)"
+                                       for x in ("Figures 6/7", "Figure 5a", "Figure 5a", "Figure 1a")]
+    assert {r.verdict for r in rows} == {Verdict.INFO} and all("the rule gives" in r.note for r in rows)
     assert ["π_1, ViT patch 1" in rows[1].quantity, "π_2, ViT patch 2" in rows[2].quantity] == [True, True]
     for r in rows:
         assert isinstance(r.verdict, Verdict) and r.route and r.params["seeds"] == 2
@@ -104,7 +106,7 @@ def test_checks_end_to_end_on_a_tiny_configuration(tmp_path, monkeypatch):
     assert said
     # the second call reads every run back from the cache: no new folders, the same numbers
     before = sorted(p.name for p in tmp_path.iterdir())
-    again = cv.checks(quick=True, seeds=(0, 1), root=tmp_path, data=d, robustness_seeds=(0, 1))
+    again = cv.checks(quick=True, seeds=(0, 1), root=tmp_path, data=d, robustness_seeds=(0, 1), paper=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     assert [r.measured for r in again] == [r.measured for r in rows]
 
@@ -127,10 +129,52 @@ def test_the_three_figures_draw_from_the_cache(tmp_path, monkeypatch):
 
     draw_all()
     runs = sorted(p.name for p in root.iterdir() if p.is_dir())
-    # 2 attentions × 2 seeds, twice (the preset; P at 0.02 for the similarity maps); π_2: the permuted ViT, the CNN on original and permuted images × 2 seeds
+    # 2 attentions × 2 seeds, twice (the preset; P at 0.02 for the similarity maps); π_2: the permuted ViT,
+    # the CNN on original and permuted images × 2 seeds
     # (the unpermuted patch-2 ViT runs are the positional runs above, from the cache); π_1: the
     # patch-1 ViT on original and permuted images and the CNN on permuted ones (its original runs
     # are π_2's) × 2 seeds
     assert len(runs) == 4 + 4 + 6 + 6
     draw_all()  # everything cached now
     assert sorted(p.name for p in root.iterdir() if p.is_dir()) == runs
+
+
+def test_digits_rows_are_info_proxies_that_keep_the_rules_verdict():
+    """A digits row is a proxy: INFO whatever the rule says, the rule's verdict kept in the note."""
+    for acc_pos, rule in (([0.981, 0.984, 0.979], "PASS"), ([0.93, 0.94, 0.935], "FAIL")):
+        row = cv.proxy(cv.accuracy_check(acc_pos, [0.980, 0.986, 0.978]))
+        assert row.verdict is Verdict.INFO and row.claim == "Section 6, Figures 6/7 (digits, a proxy for CIFAR)"
+        assert f"the rule gives {rule} here" in row.note
+
+
+def test_paper_datasets_not_run_without_their_files_and_run_with_them(tmp_path):
+    """No files in the data directory: a NOT_RUN row per dataset with the vision command; the files there:
+    the Figures 6/7 row runs (accuracies stubbed) and its verdict is the rule's, PASS or FAIL; ImageNet
+    and the CIFAR-10 Figure 5a / 1a rows are NOT_RUN either way."""
+    rows = cv.paper_rows(tmp_path, seeds=(0, 1, 2))
+    by = {r.claim: r for r in rows}
+    for name in ("cifar10", "cifar100", "svhn"):
+        r = by[f"Section 6, Figures 6/7 ({name})"]
+        assert r.verdict is Verdict.NOT_RUN and np.isnan(r.measured)
+        assert f"python -m theorydyn.vision {name} --experiment compare --seeds 3 --data-dir {tmp_path}" in r.note
+    assert "cifar-10-python.tar.gz not in" in by["Section 6, Figures 6/7 (cifar10)"].note
+    assert "train_32x32.mat, test_32x32.mat not in" in by["Section 6, Figures 6/7 (svhn)"].note
+    assert by["Section 6, Figures 6/7 (ImageNet)"].verdict is Verdict.NOT_RUN
+    assert "no ImageNet loader" in by["Section 6, Figures 6/7 (ImageNet)"].note
+    assert all(r.passed for r in rows)  # NOT_RUN is not a failure (and not a pass: its own verdict)
+
+    (tmp_path / "cifar-10-python.tar.gz").write_bytes(b"")  # present (the loader is stubbed below)
+    seen = []
+
+    def stub(acc_pos):
+        def accuracies(name, data_dir, **kw):
+            seen.append((name, data_dir))
+            return acc_pos, [0.80, 0.81, 0.79], dict(epochs=300, seeds=3)
+        return accuracies
+
+    for acc_pos, verdict in (([0.801, 0.809, 0.792], Verdict.PASS), ([0.70, 0.71, 0.69], Verdict.FAIL)):
+        row = cv.paper_rows(tmp_path, accuracies=stub(acc_pos))[0]
+        assert row.claim == "Section 6, Figures 6/7 (cifar10)" and row.verdict is verdict
+        assert row.params["dataset"] == "cifar10" and "proxy" not in row.claim
+    assert seen == [("cifar10", tmp_path)] * 2
+    assert cv.paper_rows(tmp_path, accuracies=stub([0.8] * 3))[1].verdict is Verdict.NOT_RUN  # cifar100 absent

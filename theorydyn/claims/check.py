@@ -9,7 +9,11 @@ A verdict is one of :class:`Verdict`:
   against a threshold the claim implies. A FAIL is a check that could have passed and did not.
 * ``DEVIATES``: a reproducible disagreement with the paper's text; the note says what and why.
 * ``OUT_OF_SCOPE``: the claim's assumption does not hold at this setting; the note names it.
-* ``INFO``: a diagnostic the paper does not claim (solver consistency, scalings, …).
+* ``INFO``: a diagnostic the paper does not claim (solver consistency, scalings, …), a row that
+  is the toolkit's own definition (it cannot fail), or a proxy of the paper's experiment.
+* ``NOT_RUN``: the claim's own experiment could not run here (its data is absent, or the toolkit
+  has no route to it); the note gives the command that would run it. Not a pass, and never a
+  reason for a non-zero exit status.
 
 Every measured number that depends on randomness carries a 95% interval over seeds
 (:func:`theorydyn.stats.mean_ci`); an exact computation has ``ci_low == ci_high == measured``.
@@ -32,13 +36,14 @@ LEDGER_COLUMNS = ["claim", "quantity", "measured", "ci_low", "ci_high", "thresho
 
 
 class Verdict(StrEnum):
-    """The five verdicts of the ledger (module docstring)."""
+    """The six verdicts of the ledger (module docstring)."""
 
     PASS = "PASS"
     FAIL = "FAIL"
     DEVIATES = "DEVIATES"
     OUT_OF_SCOPE = "OUT_OF_SCOPE"
     INFO = "INFO"
+    NOT_RUN = "NOT_RUN"
 
     def __str__(self) -> str:
         return self.value
@@ -79,7 +84,7 @@ class Check:
         if isinstance(v, (bool, np.bool_)):
             v = Verdict.PASS if v else Verdict.FAIL
         object.__setattr__(self, "verdict", Verdict(v))
-        if self.verdict in (Verdict.DEVIATES, Verdict.OUT_OF_SCOPE) and not self.note:
+        if self.verdict in (Verdict.DEVIATES, Verdict.OUT_OF_SCOPE, Verdict.NOT_RUN) and not self.note:
             raise ValueError(f"a {self.verdict} row needs a note saying why ({self.claim}: {self.quantity})")
 
     @classmethod
@@ -97,9 +102,15 @@ class Check:
         params.setdefault("seeds", len(values))
         return cls(claim, quantity, m, threshold, verdict, params=params, ci_low=lo, ci_high=hi, **kw)
 
+    @classmethod
+    def not_run(cls, claim: str, quantity: str, threshold: str, why: str, command: str, **kw: Any) -> Check:
+        """A row for a check that did not run here: ``why`` (e.g. the data is absent) and the
+        ``command`` that would run it go into the note; measured is nan."""
+        return cls(claim, quantity, math.nan, threshold, Verdict.NOT_RUN, note=f"{why}; run it with: {command}", **kw)
+
     @property
     def passed(self) -> bool:
-        """True unless the verdict is FAIL (DEVIATES / OUT_OF_SCOPE / INFO are results, not failures)."""
+        """True unless the verdict is FAIL (DEVIATES / OUT_OF_SCOPE / INFO / NOT_RUN are not failures)."""
         return self.verdict is not Verdict.FAIL
 
     def row(self) -> dict[str, Any]:

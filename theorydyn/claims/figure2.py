@@ -26,6 +26,11 @@ DEVIATES when above. The "looks random" row is PASS when the interval of the mea
 block contrast over the untrained PᵀP (paired by seed) reaches 0, DEVIATES when it lies above 0.
 Both are OUT_OF_SCOPE when the error row fails: the claim is about the model *at low error*.
 
+Initialisation: the verdict rows are measured on runs that start at Parametrization 3.1's scale,
+each p_i ~ N(0, I/D) and ω = 10⁻³ (:func:`paper_init`); the earlier ledger drew P_{ki} ~ N(0, 1)
+(ω = 0.1), which keeps P^T P far from any block structure, and is now an INFO sensitivity row with
+the association at both scales (:func:`sensitivity_row`).
+
 Sizes: :data:`theorydyn.positional.QUICK` (the ledger's quick mode and ``figures/figure2.png``):
 N = 4096, 1000 Adam steps, 5 seeds, both kinds, about a minute on one core;
 :data:`theorydyn.positional.FULL`: N = 8192, 4000 steps.
@@ -124,9 +129,42 @@ def verdict_rows(s: Setting, err: Sequence[float], assoc: Sequence[float], contr
     return [e, a, c]
 
 
+def paper_init(s: Setting) -> dict[str, float]:
+    """Parametrization 3.1's initialisation for :func:`theorydyn.positional.run`: each p_i ~ N(0, I/D)
+    (``p_std`` = 1/√D) and ω = 10⁻³ (v ~ N(0, ω²/d I), and Â's off-diagonal for model (T)), the
+    simulator's default ω (docs/theory.md §4)."""
+    return dict(p_std=1.0 / math.sqrt(s.D), omega=1e-3)
+
+
+#: the earlier ledger's initialisation, now the sensitivity row: P_{ki} ~ N(0, 1), ω = 0.1
+UNIT_INIT: dict[str, float] = dict(p_std=1.0, omega=0.1)
+
+
+def sensitivity_row(s: Setting, main: Sequence[TrainRun], unit: Sequence[TrainRun], params: dict) -> Check:
+    """INFO: the association of the learned PᵀP when P starts at N(0, 1) (:data:`UNIT_INIT`) instead of
+    Parametrization 3.1's scale, with both associations (and the N(0, 1) runs' test error) in the note."""
+    a_main = [r.assoc for r in main]
+    a_unit = [r.assoc for r in unit]
+    e_unit = [r.final_err for r in unit]
+    per = lambda v: np.round(np.asarray(v, float), 4).tolist()  # noqa: E731
+    p0 = main[0].params
+    return Check.over_seeds(
+        "Figure 2 / Definition 2.2 (sensitivity to P's initialisation)",
+        "patch association of the learned P^T P with P ~ N(0, 1), omega = 0.1 (the earlier ledger's init)", a_unit,
+        "INFO (the main row uses Parametrization 3.1's scale)", Verdict.INFO,
+        params=dict(params, p_std=UNIT_INIT["p_std"], omega=UNIT_INIT["omega"]),
+        note=(f"association at Parametrization 3.1's scale (p_std = {p0.get('p_std', float('nan')):.4g}, "
+              f"omega = {p0.get('omega')}): mean {np.mean(a_main):.4f}, per seed {per(a_main)}; at N(0, 1): mean "
+              f"{np.mean(a_unit):.4f}, per seed {per(a_unit)}; test error at N(0, 1) {np.mean(e_unit):.4f} "
+              f"(per seed {per(e_unit)}); a larger P makes P^T P start far from any block structure and move "
+              "relatively less"),
+        route="model.association (Definition 2.2)")
+
+
 def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None,
            seeds: Iterable[int] = range(5), results: dict[str, list[TrainRun]] | None = None,
-           at: Setting | None = None, err_tol: float = 0.05, assoc_tol: float = 0.25) -> list[Check]:
+           at: Setting | None = None, err_tol: float = 0.05, assoc_tol: float = 0.25,
+           unit_results: Sequence[TrainRun] | None = None) -> list[Check]:
     """The ledger rows of Figure 2 (module docstring and :func:`verdict_rows`): low error
     (PASS/FAIL), no association of the learned PᵀP and PᵀP looks random (PASS / DEVIATES /
     OUT_OF_SCOPE), and as INFO: the association of the positional logits, of the untrained PᵀP,
@@ -134,17 +172,27 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
 
     Figure 2 is measured at its own setting ``at`` (default
     :func:`theorydyn.positional.figure2_setting`: D = 16, C = 4, the 2 × 2 tiles), not at the
-    ledger's ``s``; every row's params name it. ``results`` (from :func:`theorydyn.positional.run`)
-    skips the training; otherwise the runs are trained (quick: N = 4096, 1000 Adam steps, 5 seeds,
-    both kinds: about a minute on one core).
+    ledger's ``s``; every row's params name it. The main runs start at Parametrization 3.1's scale
+    (:func:`paper_init`: p_i ~ N(0, I/D), ω = 10⁻³) and decide the verdicts; the positional model
+    is also trained from P ~ N(0, 1), ω = 0.1 (:data:`UNIT_INIT`) for an INFO sensitivity row
+    (:func:`sensitivity_row`). ``results`` (from :func:`theorydyn.positional.run`) skips the main
+    training and ``unit_results`` the sensitivity one (no sensitivity row when ``results`` is given
+    without it); otherwise the runs are trained (quick: N = 4096, 1000 Adam steps, 5 seeds, both
+    kinds and the sensitivity runs: a few minutes on one core).
     """
     s = figure2_setting() if at is None else at
     seeds = list(seeds)
-    res = results if results is not None else run(s, seeds, quick=quick, progress=progress)
+    pi = paper_init(s)
+    res = results if results is not None else run(s, seeds, quick=quick, progress=progress, p_std=pi["p_std"],
+                                                  omega=pi["omega"])
+    if unit_results is None and results is None:
+        unit_results = run(s, seeds, quick=quick, kinds=("positional",), progress=progress,
+                           p_std=UNIT_INIT["p_std"], omega=UNIT_INIT["omega"])["positional"]
     pos, tee = res["positional"], res.get("T", [])
     n0 = pos[0].params
     params = dict(D=s.D, C=s.C, partition=s.partition, N=n0["N"], steps=n0["steps"], lr=n0["lr"],
-                  optimizer="Adam", dtype=n0["dtype"])
+                  optimizer="Adam", dtype=n0["dtype"], p_std=round(float(n0.get("p_std", 1.0)), 6),
+                  omega=n0.get("omega", 0.1))
     vals = lambda rs, k: [getattr(r, k) for r in rs]  # noqa: E731
     per_seed = lambda v: np.round(np.asarray(v, float), 4).tolist()  # noqa: E731
     plateau = float(np.mean(vals(pos, "linear_err")))
@@ -152,6 +200,8 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     gain = [r.contrast - r.contrast_init for r in pos]
     rows = verdict_rows(s, vals(pos, "final_err"), vals(pos, "assoc"), gain, err_tol, assoc_tol, plateau, params,
                         assoc_untrained=float(np.mean(init)))
+    if unit_results:
+        rows.insert(2, sensitivity_row(s, pos, unit_results, params))
     chance = chance_association(s)
     rows.append(Check.over_seeds(
         "Figure 2 / Definition 2.2", "patch association of the learned positional logits (P^T W_Q)(P^T W_K)^T",

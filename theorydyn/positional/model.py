@@ -11,7 +11,8 @@ scores and v = w* give F ∝ f up to the ν-term).
 * ``"positional"`` — positional attention (Definition 3.2), every piece trainable:
   P ∈ R^{d_p × D} (column p_i = positional encoding of patch i), W_Q, W_K ∈ R^{d_p × d_h}, v ∈ R^d;
   logits A = (Pᵀ W_Q)(Pᵀ W_K)ᵀ / √d_h, S = row-softmax(A). The scores depend on P only, never on X.
-  Init: P_{ki} ~ N(0, 1), (W_Q)_{kl}, (W_K)_{kl} ~ N(0, 1/d_p), v ~ N(0, ω²/d · I). d_p = d_h = d
+  Init: P_{ki} ~ N(0, p_std²) (p_std = 1 by default; 1/√D is Parametrization 3.1's scale),
+  (W_Q)_{kl}, (W_K)_{kl} ~ N(0, 1/d_p), v ~ N(0, ω²/d · I). d_p = d_h = d
   (Simplification 3.1's d = D). The learned Gram reported is PᵀP (D × D).
 * ``"T"`` — model (T) of Section 3: trainable off-diagonal logits Â (diagonal fixed at β) and v;
   S = row-softmax(Â / τ). Init Â_ij ~ N(0, ω²) off the diagonal, v ~ N(0, ω²/d · I). The "Gram"
@@ -153,26 +154,30 @@ class TorchParams:
 
 
 def init_torch_params(s: Setting, kind: str, seed: int, omega: float = 0.1, d_p: int | None = None,
-                dtype=None) -> TorchParams:
+                dtype=None, p_std: float = 1.0) -> TorchParams:
     """Random initialisation (module docstring), from a private torch Generator seeded with ``seed``.
 
     Args:
         kind: ``"positional"`` or ``"T"``.
         omega: scale ω of v (and of Â's off-diagonal for ``"T"``); v ~ N(0, ω²/d · I) so ‖v‖ ≈ ω.
         d_p: width of the positional encodings and of W_Q, W_K (default d).
+        p_std: standard deviation of the entries of P (``"positional"``): 1 draws P_{ki} ~ N(0, 1)
+            (the default); 1/√D draws each p_i ~ N(0, I/D), Parametrization 3.1's scale.
     """
     torch = _torch()
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if not omega > 0:
         raise ValueError(f"omega must be > 0, got omega={omega}")
+    if not p_std > 0:
+        raise ValueError(f"p_std must be > 0, got p_std={p_std}")
     dtype = torch.float64 if dtype is None else dtype
     g = torch.Generator().manual_seed(int(seed))
     rn = lambda *shape: torch.randn(*shape, generator=g, dtype=dtype)  # noqa: E731
     D, d = s.D, s.d
     dp = d if d_p is None else int(d_p)
     if kind == "positional":
-        t = dict(P=rn(dp, D), WQ=rn(dp, dp) / math.sqrt(dp), WK=rn(dp, dp) / math.sqrt(dp),
+        t = dict(P=rn(dp, D) * p_std, WQ=rn(dp, dp) / math.sqrt(dp), WK=rn(dp, dp) / math.sqrt(dp),
                  v=rn(d) * omega / math.sqrt(d))
     else:
         t = dict(A=rn(D, D) * omega, v=rn(d) * omega / math.sqrt(d))

@@ -86,7 +86,8 @@ def sample(s: Setting, N: int, N_test: int, seed: int) -> tuple[np.ndarray, np.n
 
 
 def train(s: Setting, kind: str, N: int, steps: int, seed: int, *, N_test: int = 8192, lr: float = 0.01,
-          record_every: int = 10, omega: float = 0.1, d_p: int | None = None, dtype: str = "float32") -> TrainRun:
+          record_every: int = 10, omega: float = 0.1, d_p: int | None = None, dtype: str = "float32",
+          p_std: float = 1.0) -> TrainRun:
     """Train one model on Figure 2's data with full-batch Adam; deterministic per ``seed``.
 
     Args:
@@ -94,7 +95,7 @@ def train(s: Setting, kind: str, N: int, steps: int, seed: int, *, N_test: int =
         kind: ``"positional"`` or ``"T"`` (module docstring).
         N, N_test: training and test samples (same ``seed`` → same data for both kinds).
         steps: Adam steps (full batch); ``record_every``: spacing of the recorded curve.
-        lr: Adam learning rate; omega, d_p: see :func:`init_torch_params`.
+        lr: Adam learning rate; omega, d_p, p_std: see :func:`init_torch_params`.
         dtype: ``"float32"`` (default: half the time of float64 on CPU) or ``"float64"``; the data
             are drawn in float64 either way, so both see the same sample.
 
@@ -119,7 +120,7 @@ def train(s: Setting, kind: str, N: int, steps: int, seed: int, *, N_test: int =
     linear_err = float(np.mean(yt * (Xt @ s.w_star).sum(axis=1) <= 0))
     X, Xt = (torch.from_numpy(Z).to(tdt) for Z in (X, Xt))
     y, yt = (torch.from_numpy(z.astype(np.float64)).to(tdt) for z in (y, yt))
-    prm = init_torch_params(s, kind, seed, omega=omega, d_p=d_p, dtype=tdt)
+    prm = init_torch_params(s, kind, seed, omega=omega, d_p=d_p, dtype=tdt, p_std=p_std)
     gram_init = prm.gram(s)
     opt = torch.optim.Adam(list(prm.tensors.values()), lr=lr)
     rec_steps, errs, losses, assocs, contrasts = [], [], [], [], []
@@ -147,7 +148,7 @@ def train(s: Setting, kind: str, N: int, steps: int, seed: int, *, N_test: int =
     with torch.no_grad():
         logits = prm.logits(s).numpy().astype(np.float64)
     params = dict(kind=kind, D=s.D, C=s.C, d=s.d, partition=s.partition, N=N, N_test=N_test, steps=steps,
-                  lr=lr, omega=omega, seed=seed, dtype=dtype)
+                  lr=lr, omega=omega, p_std=p_std, seed=seed, dtype=dtype)
     return TrainRun(kind=kind, seed=int(seed), steps=np.array(rec_steps), test_err=np.array(errs),
                   train_loss=np.array(losses), assoc_curve=np.array(assocs), contrast_curve=np.array(contrasts),
                   final_err=errs[-1], gram=gram, gram_init=gram_init, logits=logits,
@@ -161,7 +162,8 @@ def train(s: Setting, kind: str, N: int, steps: int, seed: int, *, N_test: int =
 
 def run(s: Setting, seeds: Iterable[int] = range(5), quick: bool = True, kinds: Sequence[str] = KINDS,
         progress: Callable[[str], None] | None = None, **overrides: Any) -> dict[str, list[TrainRun]]:
-    """Train every kind at every seed with the QUICK (or FULL) sizes; ``overrides`` replace them."""
+    """Train every kind at every seed with the QUICK (or FULL) sizes; ``overrides`` replace them and
+    may also set the initialisation (``omega``, ``p_std``: :func:`train`)."""
     torch = _torch()
     say = progress or (lambda msg: None)
     cfg = {**(QUICK if quick else FULL), **overrides}
@@ -174,7 +176,8 @@ def run(s: Setting, seeds: Iterable[int] = range(5), quick: bool = True, kinds: 
             for seed in seeds:
                 say(f"Figure 2: {kind} seed {seed}")
                 out[kind].append(train(s, kind, cfg["N"], cfg["steps"], seed, N_test=cfg["N_test"], lr=cfg["lr"],
-                                       record_every=cfg["record_every"]))
+                                       record_every=cfg["record_every"], omega=cfg.get("omega", 0.1),
+                                       p_std=cfg.get("p_std", 1.0)))
     finally:
         torch.set_num_threads(threads)
     return out

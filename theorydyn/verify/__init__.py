@@ -3,8 +3,9 @@
 One row per check (:class:`theorydyn.claims.check.Check`), columns :data:`theorydyn.claims.check.LEDGER_COLUMNS`
 (claim, quantity, measured, ci_low, ci_high, threshold, verdict, note, route, params). Verdicts:
 PASS, FAIL, DEVIATES (the note says what and why), OUT_OF_SCOPE (the note names the assumption),
-INFO (a diagnostic the paper does not claim). Every number that depends on randomness is a mean
-over ≥ 5 independent seeds with its 95% t-interval; exact numbers have ci_low = ci_high.
+INFO (a diagnostic the paper does not claim, a definition, or a proxy), NOT_RUN (the claim's own
+experiment could not run here; the note gives the command that would run it). Every number that
+depends on randomness is a mean over ≥ 5 independent seeds with its 95% t-interval; exact numbers have ci_low = ci_high.
 
 The claims are the modules of :data:`theorydyn.claims.REGISTRY` (each imported on use, one
 protocol: ``checks(s, *, quick, progress)`` and ``memory(s, quick)``; docs/adding_a_claim.md), run
@@ -20,7 +21,7 @@ FAIL row with the exception (a check that could not run is not a pass).
 ``--markdown`` prints the README table (claim | the paper says | measured (CI) | verdict) from the
 ledger CSV written by a previous run (:func:`format_markdown`).
 
-Exit status: 0 unless a row is FAIL (1); 2 on bad input.
+Exit status: 0 unless a row is FAIL (1); 2 on bad input. NOT_RUN, like SKIP, never makes it non-zero.
 """
 
 from __future__ import annotations
@@ -123,13 +124,14 @@ def format_markdown(df: pd.DataFrame) -> str:
     """The README table from a ledger: | claim | the paper says | measured (CI) | verdict |.
 
     "claim" is the claim and the quantity measured; "the paper says" is the threshold the claim
-    implies; "measured (CI)" is the value with its 95% interval over seeds, or "(exact)"; DEVIATES
-    and OUT_OF_SCOPE verdicts carry their note (what and why / which assumption).
+    implies; "measured (CI)" is the value with its 95% interval over seeds, or "(exact)"; DEVIATES,
+    OUT_OF_SCOPE and NOT_RUN verdicts carry their note (what and why / which assumption / the
+    command that would run it).
     """
     lines = ["| claim | the paper says | measured (CI) | verdict |", "|---|---|---|---|"]
     for r in df.itertuples(index=False):
         verdict = f"**{r.verdict}**"
-        if r.verdict in ("DEVIATES", "OUT_OF_SCOPE", "FAIL", SKIP) and isinstance(r.note, str) and r.note:
+        if r.verdict in ("DEVIATES", "OUT_OF_SCOPE", "NOT_RUN", "FAIL", SKIP) and isinstance(r.note, str) and r.note:
             verdict += f": {r.note}"
         lines.append(f"| {_md(r.claim)}: {_md(r.quantity)} | {_md(r.threshold)} | "
                      f"{format_measured(r.measured, r.ci_low, r.ci_high, r.params)} | {_md(verdict)} |")

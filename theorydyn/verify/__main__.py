@@ -1,6 +1,6 @@
 """``python -m theorydyn.verify``: the claims ledger (see :mod:`theorydyn.verify`).
 
-Exit status: 0 unless a row is FAIL (1); 2 on bad input.
+Exit status: 0 unless a row is FAIL (1); 2 on bad input. NOT_RUN and SKIP rows never make it non-zero.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 
 from .. import claims  # noqa: E402
+from ..claims.check import Verdict  # noqa: E402
 from ..cli import (
     ArgumentParser,
     add_setting_arguments,
@@ -142,7 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     counts = df["verdict"].value_counts().to_dict()
     print(f"\n{' · '.join(f'{k} {v}' for k, v in sorted(counts.items()))} · {time.perf_counter() - t:.0f} s · "
           f"ledger: {out}")
-    return 1 if counts.get("FAIL", 0) else 0
+    if counts.get("NOT_RUN", 0):
+        print(f"NOT_RUN: {counts['NOT_RUN']} rows did not run here (not a pass); each note gives the command that "
+              "would run it")
+    return 1 if counts.get(str(Verdict.FAIL), 0) else 0
 
 
 if __name__ == "__main__":

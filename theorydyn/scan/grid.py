@@ -59,6 +59,7 @@ from .. import resources
 from ..reduced import MAX_TERMS
 from .store import ResultStore
 from ..setting import SETTING_FIELDS, Setting
+from .point import scan_horizon
 
 DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 
@@ -66,7 +67,7 @@ DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 OPTION_DEFAULTS: dict[str, Any] = {
     # reduced (α, γ, ρ) dynamics (Lemmas 4.1–4.3)
     "method": "flow",        # "flow" (gradient flow in s = ηt) or "gd" (the paper's recursion)
-    "s_max": 5.0e4,          # horizon in s = η·t
+    "s_max": 5.0e4,          # horizon in s = η·t; a point's default is point.scan_horizon(D) (5e4 up to D = 64)
     "n_samples": 4000,       # Monte Carlo count samples (common random numbers)
     "expectation": "mc",     # "mc" or "exact" (small L only)
     "n_points": 400,         # log-spaced trajectory points (phase times resolved to ≈4%)
@@ -127,6 +128,7 @@ def canonical_json(obj: Any) -> str:
 
 def point_key(s: Setting, options: dict[str, Any], seed: int, runner: str = DEFAULT_RUNNER) -> str:
     """sha256 hex digest of the point's full parameters and NUMERICS_VERSION (module docstring)."""
+    options = {"s_max": scan_horizon(s.D), **options}  # the default horizon follows D
     return _key(s.to_dict(), normalize_options(options), int(seed), runner, NUMERICS_VERSION)
 
 
@@ -237,7 +239,7 @@ class ScanSpec:
                 if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
                     raise ScanError(f"seed must be an integer >= 0, got seed={seed!r}")
                 s = Setting(**sfields)
-                opts = normalize_options(opts)
+                opts = normalize_options({"s_max": scan_horizon(s.D), **opts})  # the default horizon follows D
             except (ValueError, TypeError) as e:
                 msg = f"{e} (at {where})" if where else str(e)
                 if msg not in problems:

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import NullFormatter
 
 from ..plotting import axes_or_new
 from ..stats import MIN_SEEDS_FOR_CI, bounded_mean_ci, fit_power_law_ci, log_mean_ci
@@ -101,6 +102,17 @@ def setting_text(df: pd.DataFrame, skip: Iterable[str] = (), simulate: bool | No
     return " ".join(parts)
 
 
+def _axis_scale(ax, df: pd.DataFrame, axis: str) -> None:
+    """A log x axis for the size-like axes, ticked at the scanned values (no crowded minor labels)."""
+    x = pd.to_numeric(df[axis], errors="coerce")
+    if axis in ("D", "N", "tau", "eta", "n_samples", "sim_steps") and (x > 0).all():
+        ax.set_xscale("log")
+        vals = np.unique(x.to_numpy(float))
+        if len(vals) <= 12:
+            ax.set_xticks(vals, [f"{v:g}" for v in vals])
+            ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def _draw_intervals(ax, df: pd.DataFrame, axis: str, column: str, kind: str, label: str, color, marker,
                     ls: str = "-") -> None:
     """Seeds as dots; centre as a line; the interval as error bars (none below three seeds)."""
@@ -153,8 +165,7 @@ def plot_phase_times(df: pd.DataFrame, axis: str, ax=None, title: str = ""):
         label = ph + (" (depends on s_max)" if ph in HORIZON_DEPENDENT else "")
         _draw_intervals(ax, df, axis, ph, "positive", label, color, marker)
     ax.set_yscale("log")
-    if axis in ("D", "N", "tau", "eta", "n_samples") and (df[axis] > 0).all():
-        ax.set_xscale("log")
+    _axis_scale(ax, df, axis)
     ax.set_xlabel(axis)
     ax.set_ylabel("phase time s = η·t")
     ax.set_title(title or f"phase times against {axis} (Section 4.1)", fontsize=9)
@@ -183,9 +194,19 @@ def plot_simulator(df: pd.DataFrame, axis: str, axes=None, title: str = ""):
         _draw_intervals(ax, df, axis, col, kind, f"{label}, simulator", color, marker)
         if name not in NO_REFERENCE:
             _draw_reference(ax, df, axis, name, kind, name, color)
+    missed = []
+    for name, kind in SIM_QUANTITIES:
+        col = f"sim_{name}"
+        if kind == "positive" and col in df.columns:
+            got = df.groupby(axis)[col].apply(lambda v: f"{int(v.notna().sum())}/{len(v)}")
+            short = [f"{k:g}: {v}" for k, v in got.items() if not v.startswith(v.split("/")[1] + "/")]
+            if short:
+                missed.append(f"{name} ({', '.join(short)})")
+    if missed:
+        ax_t.text(0.01, 0.01, "not reached by every seed (seeds reached):\n" + "\n".join(missed),
+                  transform=ax_t.transAxes, fontsize=6, va="bottom", ha="left", color="0.3")
     for ax in (ax_t, ax_q):
-        if axis in ("D", "N", "tau", "eta", "sim_steps") and (pd.to_numeric(df[axis], errors="coerce") > 0).all():
-            ax.set_xscale("log")
+        _axis_scale(ax, df, axis)
         ax.set_xlabel(_AXIS_LABEL.get(axis, axis))
         ax.grid(True, which="both", alpha=0.3)
         if ax.has_data():

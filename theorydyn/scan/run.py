@@ -11,7 +11,15 @@ one fsync'ed line per row; a ``kill -9`` loses only the points in flight); traje
 ``scans/results/<scan>/<key>.csv``. Rerunning the same command skips finished points
 (``--force`` recomputes them). At the end: a summary table on the terminal and plots next to
 the results (phase times against each scanned axis; T1, T2 against D in log-log with fitted
-exponents when D is scanned; overlaid trajectories).
+exponents when D is scanned; overlaid trajectories) and ``<scan>_summary.csv``, the same summary in
+long form (one row per setting, solver and quantity, with its interval).
+
+With ``--simulate`` the summary and the plots show the simulator's own numbers per N (phase times,
+peak and final patch association, test errors against f and y) beside its N = ∞ reference, the
+reduced flow. Intervals over seeds respect the quantity's range (:mod:`theorydyn.stats`): phase times
+on the log scale, fractions cut to [0, 1], fewer than three seeds reported as such. A phase that some
+seed did not reach is reported with the horizon it missed and the flag that extends it. Without
+``s_max`` a point's horizon follows D (:func:`theorydyn.scan.point.scan_horizon`).
 
 Examples::
 

@@ -115,7 +115,8 @@ def _axis_scale(ax, df: pd.DataFrame, axis: str) -> None:
 
 def _draw_intervals(ax, df: pd.DataFrame, axis: str, column: str, kind: str, label: str, color, marker,
                     ls: str = "-") -> None:
-    """Seeds as dots; centre as a line; the interval as error bars (none below three seeds)."""
+    """Seeds as dots; centre as a line; the interval as error bars (none below three seeds: then the
+    axes get one note saying so, :func:`_note_few_seeds`)."""
     ax.scatter(df[axis], df[column], color=color, marker=marker, alpha=0.35, s=14)
     g = group_intervals(df, axis, column, kind)
     g = g[np.isfinite(g["centre"])]
@@ -124,9 +125,16 @@ def _draw_intervals(ax, df: pd.DataFrame, axis: str, column: str, kind: str, lab
     have = np.isfinite(g["low"]).to_numpy()
     yerr = np.vstack([g["centre"] - g["low"], g["high"] - g["centre"]]).astype(float)
     yerr[:, ~have] = 0.0
-    few = "" if have.all() else f" (no interval where < {MIN_SEEDS_FOR_CI} seeds)"
+    if not have.all() and (g["n"] < MIN_SEEDS_FOR_CI).any():
+        ax._theorydyn_few_seeds = True  # noqa: SLF001 — read by _note_few_seeds
     ax.errorbar(g.index.to_numpy(float), g["centre"].to_numpy(float), yerr=yerr, color=color, marker=marker,
-                ls=ls, capsize=3, label=label + few)
+                ls=ls, capsize=3, label=label)
+
+
+def _note_few_seeds(ax) -> None:
+    if getattr(ax, "_theorydyn_few_seeds", False):
+        ax.text(0.99, 0.01, f"no interval where < {MIN_SEEDS_FOR_CI} seeds (seeds as dots)", transform=ax.transAxes,
+                fontsize=6, ha="right", va="bottom", color="0.3")
 
 
 def _draw_reference(ax, df: pd.DataFrame, axis: str, column: str, kind: str, label: str, color) -> None:
@@ -164,6 +172,7 @@ def plot_phase_times(df: pd.DataFrame, axis: str, ax=None, title: str = ""):
         color, marker = _STYLE[ph]
         label = ph + (" (depends on s_max)" if ph in HORIZON_DEPENDENT else "")
         _draw_intervals(ax, df, axis, ph, "positive", label, color, marker)
+    _note_few_seeds(ax)
     ax.set_yscale("log")
     _axis_scale(ax, df, axis)
     ax.set_xlabel(axis)
@@ -206,6 +215,7 @@ def plot_simulator(df: pd.DataFrame, axis: str, axes=None, title: str = ""):
         ax_t.text(0.01, 0.01, "not reached by every seed (seeds reached):\n" + "\n".join(missed),
                   transform=ax_t.transAxes, fontsize=6, va="bottom", ha="left", color="0.3")
     for ax in (ax_t, ax_q):
+        _note_few_seeds(ax)
         _axis_scale(ax, df, axis)
         ax.set_xlabel(_AXIS_LABEL.get(axis, axis))
         ax.grid(True, which="both", alpha=0.3)
@@ -235,13 +245,12 @@ def plot_scaling(df: pd.DataFrame, axis: str = "D", ax=None, title: str = "") ->
             continue
         color, marker = _STYLE[ph]
         m = df.groupby(axis)[ph].mean()
-        ax.scatter(df[axis], df[ph], color=color, marker=marker, alpha=0.4, s=16)
         fit = fit_power_law_ci(df[axis], df[ph])
         exps[ph] = fit
         label = ph if fit is None else f"{ph} ∝ {axis}^{fit['b']:.2f} [{fit['b_low']:.2f}, {fit['b_high']:.2f}]"
         if ph in HORIZON_DEPENDENT:
             label += " (depends on s_max)"
-        ax.plot(m.index, m.to_numpy(), color=color, marker=marker, ls="none", label=label)
+        _draw_intervals(ax, df, axis, ph, "positive", label, color, marker, ls="none")
         if fit is not None:
             xs = np.geomspace(m.index.min(), m.index.max(), 50)
             ax.plot(xs, fit["prefactor"] * xs ** fit["b"], color=color, ls="--", lw=1)
@@ -249,7 +258,9 @@ def plot_scaling(df: pd.DataFrame, axis: str = "D", ax=None, title: str = "") ->
             xm = np.sqrt(x0 * x1)
             ax.annotate(f"{sl:.2f}", (xm, np.interp(np.log(xm), np.log(m.index.to_numpy(float)), m.to_numpy(float))),
                         color=color, fontsize=7, xytext=(0, 5), textcoords="offset points", ha="center")
+    _note_few_seeds(ax)
     ax.set_xscale("log")
+    _axis_scale(ax, df, axis)
     ax.set_yscale("log")
     ax.set_xlabel(axis)
     ax.set_ylabel("phase time s = η·t")

@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorydyn import Setting
-from theorydyn.scan.store import ResultStore
 from theorydyn.scan import run_scan
-from theorydyn.scan.__main__ import main, spec_from_args, build_parser
+from theorydyn.scan.__main__ import build_parser, main, spec_from_args
 from theorydyn.scan.grid import ScanError, ScanSpec, normalize_options, point_key
+from theorydyn.scan.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "scan_fake:fake_point"

@@ -143,3 +143,37 @@ def test_the_association_N_spec_expands_to_a_simulate_scan():
     assert len({p.options["N"] for p in pts}) >= 3 and len({p.seed for p in pts}) >= 2
     # the N = ∞ reference runs to the simulator's own horizon η·steps
     assert all(p.options["s_max"] == p.options["eta"] * p.options["sim_steps"] for p in pts)
+
+
+def _synthetic_sim_frame() -> pd.DataFrame:
+    """q × N × 3 seeds: the reduced T1_mass missed by seed 0, the simulator's T2 missed at N = 1000."""
+    rows = []
+    for q in (0.2, 0.3):
+        for N in (1000, 4000):
+            for seed in range(3):
+                rows.append(dict(q=q, N=N, seed=seed, D=32, C=4, s_max=5e4, n_samples=100, method="flow",
+                                 simulate=True, T0=10 * (1 + q) + seed, T1=100.0 + seed,
+                                 T1_mass=np.nan if seed == 0 else 200.0, T2=300.0, final_err_f=0.01,
+                                 final_association=1.0, sim_status="ok", sim_T0=20.0 + seed, sim_T1=40.0,
+                                 sim_T1_mass=60.0, sim_T2=np.nan if N < 2000 else 500.0, sim_T_assoc=5.0,
+                                 sim_assoc_peak=0.9, sim_final_association=N / 5000 + 0.05 * seed,
+                                 sim_final_err_f=100 / N, sim_final_err_y=0.2, sim_s_reached=1.2e4, eta=10.0,
+                                 sim_steps=1200))
+    return pd.DataFrame(rows)
+
+
+def test_hints_and_tables_with_two_scanned_axes():
+    df = _synthetic_sim_frame()
+    spec = ScanSpec("x", axes={"q": [0.2, 0.3], "N": [1000, 4000], "seed": [0, 1, 2]})
+    hints = not_reached_hints(spec, df)
+    assert len(hints) == 2
+    assert "s_max = 5e+04" in hints[0] and "q=0.2: T1_mass 2/3; q=0.3: T1_mass 2/3" in hints[0]
+    assert "--s-max 1e+05" in hints[0]
+    assert "q=0.2 N=1000: T2 0/3; q=0.3 N=1000: T2 0/3." in hints[1] and "N=4000" not in hints[1]
+    table = simulator_table(spec, df)
+    assert list(zip(table["q"], table["N"], strict=True)) == [(0.2, 1000), (0.2, 4000), (0.2, "∞ (reduced)"),
+                                                               (0.3, 1000), (0.3, 4000), (0.3, "∞ (reduced)")]
+    assert table["final_err_f"].iloc[0].startswith("0.1 ") and table["final_err_f"].iloc[1].startswith("0.025 ")
+    sf = summary_frame(spec, df)
+    red = sf[(sf["solver"] == "reduced") & (sf["quantity"] == "T0")]
+    assert list(red["q"]) == [0.2, 0.3] and (red["n"] == 3).all()  # one reduced run per seed, not per N

@@ -394,8 +394,9 @@ def not_reached_hints(spec: ScanSpec, df: pd.DataFrame) -> list[str]:
                                                    "interval", "horizon")]
     for (solver, horizon), g in sf.groupby(["solver", "horizon"], sort=False):
         parts = []
-        for key, gg in (g.groupby(key_cols, sort=False) if key_cols else [((), g)]):
-            where = " ".join(f"{k}={_fmt(v)}" for k, v in zip(key_cols, key if isinstance(key, tuple) else (key,),
+        keys = [c for c in key_cols if g[c].notna().all()]  # the reduced rows have no N
+        for key, gg in (g.groupby(keys, sort=False) if keys else [((), g)]):
+            where = " ".join(f"{k}={_fmt(v)}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,),
                                                                strict=True))
             counts = ", ".join(f"{r['quantity']} {int(r['reached'])}/{int(r['n'])}" for _, r in gg.iterrows())
             parts.append(f"{where}: {counts}" if where else counts)

@@ -61,6 +61,8 @@ def test_simulate_scan_prints_the_simulators_summary_per_N(sim_scan):
 def test_simulate_scan_writes_the_summary_csv_per_N(sim_scan):
     spec, out, text = sim_scan
     assert out.summary_csv is not None and out.summary_csv.exists() and f"summary: {out.summary_csv}" in text
+    # beside the trajectories: the results folder keeps one *.csv per scan, its rows
+    assert [p.name for p in out.results.parent.glob("*.csv")] == ["simN.csv"]
     sf = pd.read_csv(out.summary_csv)
     sim = sf[sf["solver"] == "simulator"].set_index(["N", "quantity"])
     for N in (64, 2048):

@@ -11,7 +11,7 @@ one fsync'ed line per row; a ``kill -9`` loses only the points in flight); traje
 ``scans/results/<scan>/<key>.csv``. Rerunning the same command skips finished points
 (``--force`` recomputes them). At the end: a summary table on the terminal and plots next to
 the results (phase times against each scanned axis; T1, T2 against D in log-log with fitted
-exponents when D is scanned; overlaid trajectories) and ``<scan>_summary.csv``, the same summary in
+exponents when D is scanned; overlaid trajectories) and ``<scan>/summary.csv``, the same summary in
 long form (one row per setting, solver and quantity, with its interval).
 
 With ``--simulate`` the summary and the plots show the simulator's own numbers per N (phase times,
@@ -312,8 +312,9 @@ def summary_frame(spec: ScanSpec, df: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_summary(spec: ScanSpec, df: pd.DataFrame, results_dir: str | Path) -> Path:
-    """:func:`summary_frame` to ``<results_dir>/<name>_summary.csv`` (written atomically); returns the path."""
-    path = Path(results_dir) / f"{spec.name}_summary.csv"
+    """:func:`summary_frame` to ``<results_dir>/<name>/summary.csv``, beside the scan's trajectories
+    (written atomically; not next to the results file, where ``*.csv`` is one file per scan); returns the path."""
+    path = Path(results_dir) / spec.name / "summary.csv"
     atomic_write_text(path, summary_frame(spec, df).to_csv(index=False))
     return path
 

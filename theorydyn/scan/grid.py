@@ -455,7 +455,7 @@ SCAN_KINDS: dict[str, str] = {
        for p in ("", "sim_") for f in dataclasses.fields(Phases)},
     **{k: "num" for k in ("final_gamma", "final_rho", "s_reached", "reduced_wall_s", "wall_s", "sim_wall_s",
                           "sim_final_association", "sim_final_risk", "sim_final_err_y", "sim_final_err_f",
-                          "sim_final_cos_v", "prov_numerics_version")},
+                          "sim_final_cos_v", "prov_numerics_version", "final_association", "sim_s_reached")},
 }
 #: Text columns of the default runner's rows (not checked beyond the key's hash).
 SCAN_TEXT_COLUMNS = ("key", "partition", "feature", "method", "expectation", "dtype", "runner", "status", "sim_status",

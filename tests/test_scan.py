@@ -442,7 +442,8 @@ def test_plots_and_summary_with_a_D_axis(tmp_path, capsys):
     # the stand-in has T2 = 8 D^1.5 (1 + C²/D) up to a seeded jitter: the fit must see ≈ 1.5 − a bit
     fit = out.exponents["T2"]
     assert 1.0 < fit["b"] < 1.5 and fit["b_low"] < fit["b"] < fit["b_high"]
-    assert "mean and 95% interval over seeds" in text
+    assert "95% interval over seeds: phase times on the log scale" in text
+    assert "T1 depends on the horizon" in text and "fitted exponent: T1_mass" in text
     for p in out.plots:
         assert p.exists() and p.stat().st_size > 5000
     assert {p.name for p in out.plots} == {"scal_phases_D.png", "scal_scaling_D.png", "scal_trajectories.png"}

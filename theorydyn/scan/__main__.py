@@ -63,9 +63,9 @@ def _check_results_files(results_dir: str, name: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(prog=PROG, description="Where do the phases of Section 4.1 hold, and when? A resumable scan.",
                                  formatter_class=argparse.RawDescriptionHelpFormatter, conflict_handler="resolve",
-                                 epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) "
-                                        "× seeds {0, 1, 2}, "
-                                        "reduced gradient flow to s = 5·10⁴ with 4000 Monte Carlo samples.")
+                                 epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) × seeds {0, 1, 2}, "
+                                        "reduced gradient flow to s = 5·10⁴·max(1, D/64)^1.5 (2.5 × the ledger's "
+                                        "horizon) with 4000 Monte Carlo samples.")
     ap.add_argument("--spec", help="a saved grid, scans/NAME.toml (flags given as well override its entries)")
     ap.add_argument("--name", help="scan name (default: derived from the spec or the flags)")
     add_setting_arguments(ap)
@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     o = ap.add_argument_group("solver options")
     o.add_argument("--method", choices=("flow", "gd"), default=None, help="reduced dynamics: gradient flow or GD")
     o.add_argument("--s-max", type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX), default=None,
-                   help=f"horizon in s = η·t, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default 5e4)")
+                   help=f"horizon in s = η·t, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default 5e4·max(1, D/64)^1.5, per D)")
     o.add_argument("--n-samples", type=positive(int, "--n-samples"), default=None,
                    help="Monte Carlo count samples (default 4000)")
     o.add_argument("--expectation", choices=("mc", "exact"), default=None, help="Monte Carlo or exact (small L)")

@@ -61,6 +61,7 @@ from ..reduced.memory import n_exact_terms, reduced_memory
 from ..setting import SETTING_FIELDS, Setting
 from ..simulate.memory import simulate_memory
 from ..store import ResultStore, content_key
+from .point import scan_horizon
 
 DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 
@@ -68,7 +69,7 @@ DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 OPTION_DEFAULTS: dict[str, Any] = {
     # reduced (α, γ, ρ) dynamics (Lemmas 4.1–4.3)
     "method": "flow",        # "flow" (gradient flow in s = ηt) or "gd" (the paper's recursion)
-    "s_max": 5.0e4,          # horizon in s = η·t
+    "s_max": 5.0e4,          # horizon in s = η·t; a point's default is point.scan_horizon(D) (5e4 up to D = 64)
     "n_samples": 4000,       # Monte Carlo count samples (common random numbers)
     "expectation": "mc",     # "mc" or "exact" (small L only)
     "n_points": 400,         # log-spaced trajectory points (phase times resolved to ≈4%)
@@ -124,6 +125,7 @@ class Point:
 
 def point_key(s: Setting, options: dict[str, Any], seed: int, runner: str = DEFAULT_RUNNER) -> str:
     """sha256 hex digest of the point's full parameters and NUMERICS_VERSION (module docstring)."""
+    options = {"s_max": scan_horizon(s.D), **options}  # the default horizon follows D
     return _key(s.to_dict(), normalize_options(options), int(seed), runner, NUMERICS_VERSION)
 
 
@@ -258,7 +260,7 @@ class ScanSpec:
                 if _is_real(tau) and not tau >= TAU_MIN:  # β/τ would overflow the softmax
                     raise ScanError(f"tau must be >= {TAU_MIN:g}, got tau={tau!r}")
                 s = Setting(**sfields)
-                opts = normalize_options(opts)
+                opts = normalize_options({"s_max": scan_horizon(s.D), **opts})  # the default horizon follows D
             except (ValueError, TypeError) as e:
                 msg = f"{e} (at {where})" if where else str(e)
                 if msg not in problems:
@@ -480,7 +482,7 @@ SCAN_KINDS: dict[str, str] = {
        for p in ("", "sim_") for f in dataclasses.fields(Phases)},
     **{k: "num" for k in ("final_gamma", "final_rho", "s_reached", "reduced_wall_s", "wall_s", "sim_wall_s",
                           "sim_final_association", "sim_final_risk", "sim_final_err_y", "sim_final_err_f",
-                          "sim_final_cos_v", "prov_numerics_version")},
+                          "sim_final_cos_v", "prov_numerics_version", "final_association", "sim_s_reached")},
 }
 #: Text columns of the default runner's rows (not checked beyond the key's hash).
 SCAN_TEXT_COLUMNS = ("key", "partition", "feature", "method", "expectation", "dtype", "runner", "status", "sim_status",

@@ -10,7 +10,12 @@ attention-mass-½ time, T2 (error against f below 2%), the plateau after Event I
 risk and errors, the Lemma 4.3 increment ratio and whether γ(t) ≥ ρ(t) held all along. With
 ``simulate`` on it also runs GD on N samples from a small random init (Theorem 4.2, docs/theory.md §4)
 and adds the same phase columns (prefix ``sim_``), the final patch association (Definition 2.2)
-and errors. A diverged run leaves its phase columns empty.
+and errors (``sim_final_*``, beside the reduced ``final_association``, ``final_err_f``, ``final_err_y``
+that are their N = ∞ reference) and ``sim_s_reached``, the simulator's horizon η·steps. A diverged
+run leaves its phase columns empty.
+
+Without an ``s_max`` the reduced horizon is :func:`scan_horizon` of the point's D (the grid fills it
+in before the point's key is computed, so the key and the row carry the horizon used).
 """
 
 from __future__ import annotations
@@ -20,10 +25,21 @@ from typing import Any
 
 import numpy as np
 
-from ..reduced import integrate
+from ..reduced import default_horizon, integrate
 from ..result import Result
 from ..setting import Setting
 from ..simulate import simulate
+
+#: The reduced flow's horizon at D = 64 for a scan, relative to the ledger's
+#: (:func:`theorydyn.reduced.default_horizon`): the default scan's q reaches 1.4·C²/D, where T2 is about twice the
+#: ledger's (q = C²/D) and passes the ledger's 2·10⁴ (T2 = 2.4·10⁴ at D = 64, q = 0.35).
+SCAN_HORIZON_FACTOR = 2.5
+
+
+def scan_horizon(D: int) -> float:
+    """The default ``s_max`` of a scan point: :data:`SCAN_HORIZON_FACTOR` × the ledger's
+    :func:`default_horizon`, so it follows D as the ledger's does (5·10⁴ up to D = 64, then ∝ D^1.5)."""
+    return SCAN_HORIZON_FACTOR * default_horizon(D)
 
 #: Row columns of the reduced run, in order (None where a phase is not reached); the same names,
 #: prefixed ``sim_``, for the finite-sample run: both come from the one detector of theorydyn.phases.
@@ -74,6 +90,8 @@ def run_point(s: Setting, options: dict[str, Any], seed: int) -> dict[str, Any]:
         out["final_alpha"] = float(traj["alpha"].iloc[-1])
         out["final_gamma"] = float(traj["gamma"].iloc[-1])
         out["final_rho"] = float(traj["rho"].iloc[-1])
+        if "association" in traj.columns:  # the N = ∞ reference of the simulator's association
+            out["final_association"] = _scalar(float(traj["association"].iloc[-1]))
         out["s_reached"] = float(traj["s"].iloc[-1])
     out["reduced_wall_s"] = res.seconds
     trajectories = {"": traj}
@@ -86,6 +104,7 @@ def run_point(s: Setting, options: dict[str, Any], seed: int) -> dict[str, Any]:
             last = sim.trajectory.iloc[-1]
             for col in ("association", "risk", "err_y", "err_f", "cos_v"):
                 out[f"sim_final_{col}"] = _scalar(float(last[col]))
+            out["sim_s_reached"] = float(last["s"])
         out["sim_wall_s"] = sim.seconds
         trajectories["_sim"] = sim.trajectory
         arrays["_A"], arrays["_v"] = np.asarray(sim.A), np.asarray(sim.v)

@@ -12,7 +12,15 @@ flight) and exported to ``scans/results/<scan>.csv`` at the end of each run; tra
 ``scans/results/<scan>/<key>.csv``. Rerunning the same command skips finished points
 (``--force`` recomputes them). At the end: a summary table on the terminal and plots next to
 the results (phase times against each scanned axis; T1, T2 against D in log-log with fitted
-exponents when D is scanned; overlaid trajectories).
+exponents when D is scanned; overlaid trajectories) and ``<scan>/summary.csv``, the same summary in
+long form (one row per setting, solver and quantity, with its interval).
+
+With ``--simulate`` the summary and the plots show the simulator's own numbers per N (phase times,
+peak and final patch association, test errors against f and y) beside its N = ∞ reference, the
+reduced flow. Intervals over seeds respect the quantity's range (:mod:`theorydyn.stats`): phase times
+on the log scale, fractions cut to [0, 1], fewer than three seeds reported as such. A phase that some
+seed did not reach is reported with the horizon it missed and the flag that extends it. Without
+``s_max`` a point's horizon follows D (:func:`theorydyn.scan.point.scan_horizon`).
 
 Examples::
 
@@ -27,6 +35,7 @@ Exit status: 0 all points done; 1 some point failed or a worker died (rerun to r
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -42,7 +51,7 @@ from .._progress import progress_bar
 from ..atomic import write_text, write_with
 from ..plotting import save
 from ..provenance import provenance
-from ..stats import mean_ci
+from ..stats import format_ci
 from ..store import StoreError
 from . import plots as scanplots
 from .executor import execute_point, load_runner, make_executor
@@ -90,7 +99,8 @@ class ScanOutcome:
     wall_s: float = 0.0
     results: Path | None = None
     plots: list[Path] = field(default_factory=list)
-    exponents: dict[str, Any] = field(default_factory=dict)
+    exponents: dict[str, dict | None] = field(default_factory=dict)
+    summary_csv: Path | None = None
 
     @property
     def exit_code(self) -> int:
@@ -259,12 +269,22 @@ def run_scan(spec: ScanSpec, *, results_dir: str | Path = RESULTS_DIR, workers: 
     outcome.wall_s = time.perf_counter() - t_start
     if plots and len(outcome.frame):
         outcome.plots, outcome.exponents = make_plots(spec, outcome.frame, results_dir)
+    if len(outcome.frame):
+        outcome.summary_csv = write_summary(spec, outcome.frame, results_dir)
     if summary:
         print_summary(spec, outcome)
     return outcome
 
 
 # ---- summary ------------------------------------------------------------------------------------
+#: Quantities of the reduced flow summarised over seeds, with their kind of interval (theorydyn.stats:
+#: "positive" → the t-interval of the logs, centre the geometric mean; "probability" → cut to [0, 1]).
+REDUCED_QUANTITIES = (("T0", "positive"), ("T1", "positive"), ("T1_mass", "positive"), ("T2", "positive"),
+                      ("final_err_f", "probability"))
+INTERVAL_NOTE = ("95% interval over seeds: phase times on the log scale (geometric mean [t-interval of the logs]), "
+                 "fractions cut to [0, 1]; no interval below 3 seeds")
+
+
 def summary_table(spec: ScanSpec, df: pd.DataFrame) -> pd.DataFrame:
     """The columns a person reads: the scanned axes, seed, phase times and verdicts."""
     axes = [a for a in spec.axes if a in df.columns]
@@ -273,76 +293,218 @@ def summary_table(spec: ScanSpec, df: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(axes, kind="stable").reset_index(drop=True) if axes else out
 
 
+def _is_simulate(df: pd.DataFrame) -> bool:
+    return "sim_status" in df.columns and df["sim_status"].notna().any()
+
+
+def _groups(df: pd.DataFrame, keys: list[str]):
+    if not keys:
+        return [((), df)]
+    return [(k if isinstance(k, tuple) else (k,), g) for k, g in df.groupby(keys, sort=True)]
+
+
+def summary_frame(spec: ScanSpec, df: pd.DataFrame) -> pd.DataFrame:
+    """The scan's summary in long form, one row per (setting of the scanned axes, solver, quantity):
+    ``solver`` ("reduced", N = ∞; or "simulator"), ``quantity``, ``n`` seeds, ``reached`` (seeds with a
+    value), ``centre``, ``low``, ``high`` (NaN: not all seeds reached it, or fewer than 3 seeds),
+    ``interval`` (how it was computed) and ``horizon`` (the s it had to be reached by). The reduced
+    rows group over the scanned axes the reduced flow reads (not N or the simulator's steps: along
+    those it is one run repeated)."""
+    scanned = [a for a in spec.scanned_axes() if a in df.columns]
+    rows: list[dict[str, Any]] = []
+    how = {"positive": "log-t", "probability": "t cut to [0, 1]"}
+    red_keys = [a for a in scanned if a not in scanplots.SIM_ONLY_OPTIONS
+                and not (a == "eta" and "method" in df.columns and (df["method"] == "flow").all())]
+    red = scanplots.reduced_rows(df)
+    for key, g in _groups(red, red_keys):
+        base = dict(zip(red_keys, key, strict=True))
+        horizon = float(g["s_max"].max()) if "s_max" in g.columns else math.nan
+        for q, kind in REDUCED_QUANTITIES + (("final_association", "probability"),):
+            if q in g.columns:
+                rows.append({**base, "solver": "reduced", "quantity": q, "horizon": horizon,
+                             **scanplots.interval(pd.to_numeric(g[q], errors="coerce"), kind), "interval": how[kind]})
+    if _is_simulate(df):
+        for key, g in _groups(df, scanned):
+            base = dict(zip(scanned, key, strict=True))
+            horizon = float(g["sim_s_reached"].max()) if "sim_s_reached" in g.columns else math.nan
+            for q, kind in scanplots.SIM_QUANTITIES:
+                if f"sim_{q}" in g.columns:
+                    rows.append({**base, "solver": "simulator", "quantity": q, "horizon": horizon,
+                                 **scanplots.interval(pd.to_numeric(g[f"sim_{q}"], errors="coerce"), kind),
+                                 "interval": how[kind]})
+    return pd.DataFrame(rows)
+
+
+def write_summary(spec: ScanSpec, df: pd.DataFrame, results_dir: str | Path) -> Path:
+    """:func:`summary_frame` to ``<results_dir>/<name>/summary.csv``, beside the scan's trajectories
+    (written atomically; not next to the results file, where ``*.csv`` is one file per scan); returns the path."""
+    path = Path(results_dir) / spec.name / "summary.csv"
+    write_text(path, summary_frame(spec, df).to_csv(index=False))
+    return path
+
+
+def _cell(x: np.ndarray, kind: str) -> str:
+    ok = np.isfinite(x)
+    if not ok.all():
+        return f"{int(ok.sum())}/{len(x)} reached"
+    if kind == "positive" and (x <= 0).any():
+        return "≤ 0"
+    return format_ci(x, kind)
+
+
+def seed_ci_table(spec: ScanSpec, df: pd.DataFrame,
+                  columns: tuple[str, ...] = ("T0", "T1", "T1_mass", "T2", "final_err_f")) -> pd.DataFrame | None:
+    """Per setting of the scanned axes (seed excluded): centre and 95% interval over seeds of the
+    reduced flow's phase times (log scale) and final error (cut to [0, 1]). A phase not reached by
+    some seed is reported as such ("n/N reached"), never averaged over the seeds that reached it as
+    if that were the mean; fewer than three seeds give the seeds' range, not an interval.
+    None without ≥ 2 seeds."""
+    if "seed" not in df.columns or df["seed"].nunique() < 2:
+        return None
+    kinds = dict(REDUCED_QUANTITIES)
+    scanned = [a for a in spec.scanned_axes() if a in df.columns and a != "seed"]
+    keys = [a for a in scanned if a not in scanplots.SIM_ONLY_OPTIONS] if _is_simulate(df) else scanned
+    rows = []
+    for key, grp in _groups(scanplots.reduced_rows(df) if _is_simulate(df) else df, keys):
+        row: dict[str, Any] = dict(zip(keys, key, strict=True))
+        for c in columns:
+            if c in grp:
+                row[c] = _cell(pd.to_numeric(grp[c], errors="coerce").to_numpy(float), kinds.get(c, "positive"))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def simulator_table(spec: ScanSpec, df: pd.DataFrame) -> pd.DataFrame | None:
+    """The simulator's own summary per setting of the scanned axes (e.g. per N), then its N = ∞
+    reference (the reduced flow, ``N = "∞ (reduced)"``): phase times, peak and final association,
+    final test errors against f and y, each with its 95% interval over seeds. None without the simulator."""
+    if not _is_simulate(df):
+        return None
+    scanned = [a for a in spec.scanned_axes() if a in df.columns]
+    red_keys = [a for a in scanned if a not in scanplots.SIM_ONLY_OPTIONS]
+    ref_axis = next((a for a in scanned if a in scanplots.SIM_ONLY_OPTIONS), "N")
+    rows = []
+    for key, g in _groups(df, scanned):
+        row: dict[str, Any] = dict(zip(scanned, key, strict=True))
+        row.setdefault(ref_axis, int(g["N"].iloc[0]) if "N" in g.columns and ref_axis == "N" else "")
+        for q, kind in scanplots.SIM_QUANTITIES:
+            if f"sim_{q}" in g.columns:
+                row[q] = _cell(pd.to_numeric(g[f"sim_{q}"], errors="coerce").to_numpy(float), kind)
+        rows.append(row)
+    for key, g in _groups(scanplots.reduced_rows(df), red_keys):
+        row = dict(zip(red_keys, key, strict=True))
+        row[ref_axis] = "∞ (reduced)"
+        for q, kind in scanplots.SIM_QUANTITIES:
+            if q in g.columns:
+                row[q] = ("—" if q in scanplots.NO_REFERENCE
+                          else _cell(pd.to_numeric(g[q], errors="coerce").to_numpy(float), kind))
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    cols = list(dict.fromkeys(red_keys + [ref_axis] + [c for c in out.columns if c not in red_keys + [ref_axis]]))
+    out = out[cols]
+    if red_keys:  # each setting's N values, then its reference
+        out = out.sort_values(red_keys, kind="stable")
+    return out.fillna("").reset_index(drop=True)
+
+
+def not_reached_hints(spec: ScanSpec, df: pd.DataFrame) -> list[str]:
+    """One line per solver and horizon whose phase times some seed did not reach: where (the scanned
+    axes), how many seeds reached each, and how to reach them."""
+    hints: list[str] = []
+    sf = summary_frame(spec, df)
+    if not len(sf):
+        return hints
+    sf = sf[(sf["reached"] < sf["n"]) & sf["quantity"].str.startswith("T")]
+    key_cols = [c for c in sf.columns if c not in ("solver", "quantity", "n", "reached", "centre", "low", "high",
+                                                   "interval", "horizon")]
+    for (solver, horizon), g in sf.groupby(["solver", "horizon"], sort=False):
+        parts = []
+        keys = [c for c in key_cols if g[c].notna().all()]  # the reduced rows have no N
+        for key, gg in (g.groupby(keys, sort=False) if keys else [((), g)]):
+            where = " ".join(f"{k}={_fmt(v)}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,),
+                                                               strict=True))
+            counts = ", ".join(f"{r['quantity']} {int(r['reached'])}/{int(r['n'])}" for _, r in gg.iterrows())
+            parts.append(f"{where}: {counts}" if where else counts)
+        what = "; ".join(parts)
+        if solver == "reduced":
+            hints.append(f"not reached by the reduced flow's horizon s_max = {horizon:.3g} (seeds that reached it): "
+                         f"{what}. To reach it, raise the horizon: --s-max {2 * horizon:.3g} (or s_max in the spec's "
+                         f"[options]).")
+        else:
+            hints.append(f"not reached by the simulator's horizon η·steps = {horizon:.3g} (seeds that reached it): "
+                         f"{what}. To reach it, raise --sim-steps (e.g. ×2); T2 (test error < 2%) may stay out of "
+                         f"reach at small N, where the error floors above 2%.")
+    return hints
+
+
 def print_summary(spec: ScanSpec, outcome: ScanOutcome, file=None) -> None:
     file = file or sys.stdout
     df = outcome.frame
     if not len(df):
         print(f"[{spec.name}] no finished points", file=file)
         return
+    scanned = [a for a in spec.scanned_axes() if a in df.columns]
     with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_rows", 200,
-                           "display.float_format", lambda v: f"{v:.4g}"):
+                           "display.max_colwidth", 60, "display.float_format", lambda v: f"{v:.4g}"):
         print(summary_table(spec, df).to_string(index=False), file=file)
-        scanned = [a for a in spec.scanned_axes() if a in df.columns]
-        if scanned and "seed" in spec.axes and len(spec.axes["seed"]) > 1:
-            phases = [c for c in ("T0", "T1", "T2", "final_err_f") if c in df.columns]
-            print("\nmean over seeds:", file=file)
-            print(df.groupby(scanned)[phases].mean().to_string(), file=file)
+        ci = seed_ci_table(spec, df)
+        if ci is not None:
+            print(f"\nreduced flow (N = ∞), {scanplots.setting_text(scanplots.reduced_rows(df), scanned, False)}; "
+                  f"{INTERVAL_NOTE}:", file=file)
+            print(ci.to_string(index=False), file=file)
+        sim = simulator_table(spec, df)
+        if sim is not None:
+            print(f"\nsimulator (finite N) beside its N = ∞ reference (the reduced flow), "
+                  f"{scanplots.setting_text(df, scanned)}; times in s = η·t; {INTERVAL_NOTE}:", file=file)
+            print(sim.to_string(index=False), file=file)
     for ph, fit in outcome.exponents.items():
         if fit is not None:
+            note = (" — T1 depends on the horizon (its level max_t |ρ(t)| grows with s_max): this exponent is "
+                    "the horizon's as much as D's; T1_mass is the horizon-free Event II time"
+                    if ph in scanplots.HORIZON_DEPENDENT else "")
             print(f"fitted exponent: {ph} ∝ D^{fit['b']:.3f} [95% CI {fit['b_low']:.3f}, {fit['b_high']:.3f}] "
-                  f"over {fit['n']} points", file=file)
-    ci = seed_ci_table(spec, df)
-    if ci is not None:
-        print("\nphase times, mean and 95% interval over seeds (Student t):", file=file)
-        print(ci.to_string(index=False), file=file)
+                  f"over {fit['n']} points{note}", file=file)
+    for line in not_reached_hints(spec, df):
+        print(line, file=file)
     print(f"\n{len(df)} point(s) [{outcome.computed} computed, {outcome.skipped} already done] in "
           f"{outcome.wall_s:.1f} s · results: {outcome.results}", file=file)
+    if outcome.summary_csv is not None:
+        print(f"summary: {outcome.summary_csv}", file=file)
     for p in outcome.plots:
         print(f"plot: {p}", file=file)
     for key, err in outcome.failed:
         print(f"FAILED {key[:12]}: {err}", file=file)
 
 
-def seed_ci_table(spec: ScanSpec, df: pd.DataFrame,
-                  columns: tuple[str, ...] = ("T0", "T1", "T1_mass", "T2", "final_err_f")) -> pd.DataFrame | None:
-    """Per setting of the scanned axes (seed excluded): mean and 95% t-interval over seeds of the
-    phase times. A phase not reached by some seed is reported as such ("n/N reached"), never
-    averaged over the seeds that reached it as if that were the mean. None without ≥ 2 seeds."""
-    if "seed" not in df.columns or df["seed"].nunique() < 2:
-        return None
-    keys = [a for a in spec.scanned_axes() if a in df.columns and a != "seed"]
-    rows = []
-    for key, grp in (df.groupby(keys) if keys else [((), df)]):
-        row = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=False))
-        for c in columns:
-            if c not in grp:
-                continue
-            x = pd.to_numeric(grp[c], errors="coerce").to_numpy(float)
-            ok = np.isfinite(x)
-            if ok.all():
-                m, lo, hi = mean_ci(x)
-                row[c] = f"{m:.4g} [{lo:.4g}, {hi:.4g}]"
-            else:
-                row[c] = f"{ok.sum()}/{len(x)} reached"
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
 def make_plots(spec: ScanSpec, df: pd.DataFrame, results_dir: Path) -> tuple[list[Path], dict]:
-    """Plots next to the results file; returns (paths, fitted exponents of T1, T2 against D with CIs)."""
+    """Plots next to the results file; returns (paths, fitted exponents of T1, T1_mass, T2 against D with CIs).
+
+    The reduced phase times are drawn against each scanned axis the reduced flow reads; with the
+    simulator, its own numbers against every scanned axis beside the reduced (N = ∞) reference."""
     paths: list[Path] = []
     exps: dict = {}
     base = Path(results_dir) / spec.name
-    for axis in spec.scanned_axes():
-        if axis in df.columns and pd.api.types.is_numeric_dtype(df[axis]):
-            fig = scanplots.plot_phase_times(df, axis, title=f"{spec.name}: phase times against {axis}")
-            paths.append(save(fig, Path(f"{base}_phases_{axis}.png")))
-    if "D" in spec.scanned_axes():
-        fig, exps = scanplots.plot_scaling(df, title=f"{spec.name}: scaling with D")
-        paths.append(save(fig, Path(f"{base}_scaling_D.png")))
-        exps = {k: v for k, v in exps.items() if k in ("T1", "T2")}
-    trajs, groups = {}, {}
+    sim = _is_simulate(df)
     scanned = spec.scanned_axes()
+    for axis in scanned:
+        if axis not in df.columns or not pd.api.types.is_numeric_dtype(df[axis]):
+            continue
+        setting = scanplots.setting_text(df, [axis])
+        if not (sim and axis in scanplots.SIM_ONLY_OPTIONS):  # along N the reduced flow is one run repeated
+            red = scanplots.reduced_rows(df) if sim else df
+            fig = scanplots.plot_phase_times(red, axis, title=f"{spec.name}: reduced phase times against {axis}\n"
+                                                              f"{scanplots.setting_text(red, [axis], False)}")
+            paths.append(save(fig, Path(f"{base}_phases_{axis}.png")))
+        if sim:
+            fig = scanplots.plot_simulator(df, axis, title=f"{spec.name}: simulator against {axis}, N = ∞ reference "
+                                                           f"dashed · {setting}")
+            paths.append(save(fig, Path(f"{base}_simulator_{axis}.png")))
+    if "D" in scanned:
+        fig, exps = scanplots.plot_scaling(df, title=f"{spec.name}: scaling with D · "
+                                                     f"{scanplots.setting_text(df, ['D', 'q', 's_max'], False)}")
+        paths.append(save(fig, Path(f"{base}_scaling_D.png")))
+        exps = {k: v for k, v in exps.items() if k in ("T1", "T1_mass", "T2")}
+    trajs, groups = {}, {}
     for _, r in df.iterrows():
         f = base / f"{r['key']}.csv"
         if f.exists():

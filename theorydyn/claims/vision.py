@@ -176,7 +176,7 @@ def checks(quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str], None] 
     import torch
 
     from ..vision.data import load
-    from ..vision.experiments import (MAPS_OVERRIDES, ROBUSTNESS_DIGITS, ROBUSTNESS_SEEDS, RunSpec, cached_run,
+    from ..vision.experiments import (MAPS_OVERRIDES, ROBUSTNESS_DIGITS, ROBUSTNESS_SEEDS, RunSpec, cached_runs,
                                       initial_pos, load_pos, preset_configs, robustness,
                                       robustness_drops)
     from ..vision.maps import cosine_similarity
@@ -192,16 +192,15 @@ def checks(quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str], None] 
         root = Path(root)  # folders are keyed by the configuration: quick and full share what they can
         mvit, mcfg = preset_configs(data, **{**over, **MAPS_OVERRIDES})
         acc, contrasts = {}, {}
-        for att in ("positional", "vanilla"):
-            for seed in seeds:
-                say(f"vision: ViT {att} seed {seed} ({tcfg.epochs} epochs)")
-                r = cached_run(RunSpec("vit", att, None, seed, vit.patch), data, dataclasses.replace(vit, attention=att),
-                               tcfg, root)
-                acc.setdefault(att, []).append(r["final_test_acc"])
-                say(f"vision: ViT {att} seed {seed}, P initialised at {mvit.pos_std:g} (Figure 1a)")
-                r = cached_run(RunSpec("vit", att, None, seed, mvit.patch), data,
-                               dataclasses.replace(mvit, attention=att), mcfg, root)
-                contrasts.setdefault(att, []).append(contrast(cosine_similarity(load_pos(r["folder"]))))
+        for att in ("positional", "vanilla"):  # the seeds of one configuration train together (an ensemble)
+            say(f"vision: ViT {att}, seeds {', '.join(map(str, seeds))} ({tcfg.epochs} epochs)")
+            rs = cached_runs([RunSpec("vit", att, None, seed, vit.patch) for seed in seeds], data,
+                             dataclasses.replace(vit, attention=att), tcfg, root)
+            acc[att] = [r["final_test_acc"] for r in rs]
+            say(f"vision: ViT {att}, seeds {', '.join(map(str, seeds))}, P initialised at {mvit.pos_std:g} (Figure 1a)")
+            rs = cached_runs([RunSpec("vit", att, None, seed, mvit.patch) for seed in seeds], data,
+                             dataclasses.replace(mvit, attention=att), mcfg, root)
+            contrasts[att] = [contrast(cosine_similarity(load_pos(r["folder"]))) for r in rs]
         init = [contrast(cosine_similarity(initial_pos(mvit, seed))) for seed in seeds]
         common = dict(dataset="digits", patch=vit.patch, width=vit.width, depth=vit.depth, epochs=tcfg.epochs,
                       seeds=len(seeds), quick=quick)

@@ -22,6 +22,7 @@ import dataclasses
 import hashlib
 import json
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ from matplotlib.figure import Figure
 from .data import ImageData
 from .grid import grid_permutation
 from .maps import plot_maps
-from .model import ViTConfig, build_model
+from .model import ENSEMBLES, ViTConfig, build_model, ensemble
 from .train import TrainConfig, train
 
 #: Network size, initialisation and schedule per dataset kind, shared by the CLI, the figures and
@@ -117,20 +118,27 @@ def config_key(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
+def _setup(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int):
+    """What a run of ``spec`` trains: the network's shape, its TrainConfig, π_s and the run's metadata."""
+    s = spec.s if spec.s is not None and spec.s < data.image_size else None
+    perm = grid_permutation(data.image_size, s, perm_seed) if s else None
+    vcfg = dataclasses.replace(vit, attention=spec.attention, patch=spec.patch) if spec.model == "vit" else vit
+    cfg = dataclasses.replace(tcfg, seed=spec.seed, shuffle_grid=s)
+    meta = dict(dataset=data.name, model=spec.model, perm_seed=perm_seed,
+                vit=vcfg.to_dict() if spec.model == "vit" else None)
+    return vcfg, cfg, perm, meta
+
+
 def run(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, out: Path, *,
         resume: bool, perm_seed: int, folder: Path | None = None, maps: bool = True,
         progress: bool = True) -> dict:
     """Train one network; return its summary row (final and best test accuracy, speed)."""
-    s = spec.s if spec.s is not None and spec.s < data.image_size else None
-    perm = grid_permutation(data.image_size, s, perm_seed) if s else None
+    vcfg, cfg, perm, meta = _setup(spec, data, vit, tcfg, perm_seed)
     torch.manual_seed(spec.seed)  # initialisation
-    vcfg = dataclasses.replace(vit, attention=spec.attention, patch=spec.patch) if spec.model == "vit" else vit
     model = build_model(spec.model, channels=data.channels, classes=data.classes, vit=vcfg)
-    cfg = dataclasses.replace(tcfg, seed=spec.seed, shuffle_grid=s)
-    meta = dict(dataset=data.name, model=spec.model, perm_seed=perm_seed,
-                vit=vcfg.to_dict() if spec.model == "vit" else None)
     folder = folder or out / spec.name
     hist = train(model, data, cfg, folder, perm=perm, resume=resume, meta=meta, tag=spec.name, progress=progress)
+    s = cfg.shuffle_grid
     if spec.model == "vit" and maps and model.pos is not None:
         where = f"{data.name}, {spec.attention} attention, patch {spec.patch}"
         if perm is None:
@@ -138,6 +146,10 @@ def run(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, out: 
         else:
             plot_maps(model.pos, folder / "pos_similarity.png", f"Figure 5c: grid size s={s} ({where})",
                       perm=perm, s=s, patch=spec.patch)
+    return _summary(spec, data, hist, folder)
+
+
+def _summary(spec: RunSpec, data: ImageData, hist: pd.DataFrame, folder: Path) -> dict:
     last = hist.iloc[-1]
     return dict(run=spec.name, model=spec.model, attention=spec.attention if spec.model == "vit" else "",
                 grid=spec.s or data.image_size, seed=spec.seed, epochs=int(last.epoch),
@@ -146,13 +158,60 @@ def run(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, out: 
                 seconds=float(hist.seconds.sum()), folder=str(folder))
 
 
+def cache_folder(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, root: Path,
+                 perm_seed: int = 0) -> Path:
+    """The folder of :func:`cached_run`: ``root/<name>-<config_key>``, one per (configuration, seed)."""
+    return Path(root) / f"{spec.name}-{config_key(spec, data, vit, tcfg, perm_seed)}"
+
+
 def cached_run(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, root: Path, *,
                perm_seed: int = 0, progress: bool = False) -> dict:
-    """:func:`run` in ``root/<name>-<config_key>``: a finished run of the same configuration is read
+    """:func:`run` in :func:`cache_folder`: a finished run of the same configuration is read
     back from its checkpoint instead of trained again (an unfinished one is resumed)."""
-    folder = Path(root) / f"{spec.name}-{config_key(spec, data, vit, tcfg, perm_seed)}"
+    folder = cache_folder(spec, data, vit, tcfg, root, perm_seed)
     return run(spec, data, vit, tcfg, Path(root), resume=True, perm_seed=perm_seed, folder=folder, maps=False,
                progress=progress)
+
+
+#: the most seeds of one configuration that :func:`cached_runs` trains together as one ensemble
+#: (1: one run after another)
+MAX_MEMBERS = 10
+
+
+def _epoch_done(folder: Path) -> int:
+    ckpt = folder / "checkpoint.pt"
+    if not ckpt.exists():
+        return 0
+    return int(torch.load(ckpt, map_location="cpu", weights_only=False)["epoch"])
+
+
+def cached_runs(specs: Sequence[RunSpec], data: ImageData, vit: ViTConfig, tcfg: TrainConfig, root: Path, *,
+                perm_seed: int = 0, progress: bool = False, max_members: int | None = None) -> list[dict]:
+    """:func:`cached_run` of every spec, in order, with the runs still to train trained together: the
+    seeds of one configuration (specs equal but for the seed) that start from the same epoch form an
+    ensemble of up to ``max_members`` (default :data:`MAX_MEMBERS`) members, each member exactly the
+    single run of its seed (:func:`theorydyn.vision.train.train`), written to its own cache folder."""
+    cap = MAX_MEMBERS if max_members is None else max_members
+    if cap < 1:
+        raise ValueError(f"max_members must be >= 1, got {cap}")
+    groups: dict[tuple, list[tuple[RunSpec, Path]]] = {}
+    for spec in dict.fromkeys(specs):  # each run once
+        folder = cache_folder(spec, data, vit, tcfg, root, perm_seed)
+        done = _epoch_done(folder)
+        if done < tcfg.epochs and spec.model in ENSEMBLES:
+            key = (dataclasses.replace(spec, seed=0), done)
+            groups.setdefault(key, []).append((spec, folder))
+    for (base, done), members in groups.items():
+        for i in range(0, len(members), cap):
+            chunk = members[i : i + cap]
+            if len(chunk) == 1:
+                continue  # trained alone below, by cached_run
+            seeds = [sp.seed for sp, _ in chunk]
+            vcfg, cfg, perm, meta = _setup(base, data, vit, tcfg, perm_seed)
+            model = ensemble(base.model, seeds, channels=data.channels, classes=data.classes, vit=vcfg)
+            train(model, data, cfg, [f for _, f in chunk], perm=perm, resume=done > 0, meta=meta, seeds=seeds,
+                  tag=f"{base.name.rsplit('-seed', 1)[0]}-seeds{','.join(map(str, seeds))}", progress=progress)
+    return [cached_run(spec, data, vit, tcfg, root, perm_seed=perm_seed, progress=progress) for spec in specs]
 
 
 def load_pos(folder: Path) -> torch.Tensor:
@@ -270,15 +329,12 @@ def robustness(data, vit, tcfg, root, *, seeds, s, patch, cnn="cnn", perm_seed=0
     Returns one row per (model, permuted, seed) with ``final_test_acc``; the drop of a model is
     ``acc(original) − acc(permuted)`` of the same seed.
     """
-    rows = []
-    for seed in seeds:
-        for m in ("vit", cnn):
-            for grid in (None, s):
-                # the CNN ignores the ViT's patch: one spec (one cached run) whatever the patch
-                spec = RunSpec(m, vit.attention, grid, seed, patch if m == "vit" else 0)
-                r = cached_run(spec, data, dataclasses.replace(vit, patch=patch), tcfg, root, perm_seed=perm_seed,
-                               progress=progress)
-                rows.append(dict(r, permuted=grid is not None, s=s))
+    # the CNN ignores the ViT's patch: one spec (one cached run) whatever the patch
+    specs = [RunSpec(m, vit.attention, grid, seed, patch if m == "vit" else 0)
+             for seed in seeds for m in ("vit", cnn) for grid in (None, s)]
+    runs = cached_runs(specs, data, dataclasses.replace(vit, patch=patch), tcfg, root, perm_seed=perm_seed,
+                       progress=progress)
+    rows = [dict(r, permuted=spec.s is not None, s=s) for spec, r in zip(specs, runs, strict=True)]
     df = pd.DataFrame(rows)
     df.to_csv(Path(root) / f"robustness-s{s}-p{patch}.csv", index=False)
     return df

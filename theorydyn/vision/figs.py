@@ -28,16 +28,13 @@ SEEDS = (0, 1, 2)
 
 
 def _preset_runs(data, seeds, root, progress=False, **overrides) -> dict[str, list[dict]]:
-    from .experiments import RunSpec, cached_run, preset_configs
+    from .experiments import RunSpec, cached_runs, preset_configs
 
     vit, tcfg = preset_configs(data, **overrides)
-    out = {}
-    for att in ("positional", "vanilla"):
-        for seed in seeds:
-            r = cached_run(RunSpec("vit", att, None, seed, vit.patch), data, dataclasses.replace(vit, attention=att),
-                           tcfg, root, progress=progress)
-            out.setdefault(att, []).append(r)
-    return out
+    # the seeds of each attention train together (one ensemble); cached runs are read back
+    return {att: cached_runs([RunSpec("vit", att, None, seed, vit.patch) for seed in seeds], data,
+                             dataclasses.replace(vit, attention=att), tcfg, root, progress=progress)
+            for att in ("positional", "vanilla")}
 
 
 def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:

@@ -21,7 +21,8 @@ def test_bench_prints_table_and_ratio(tmp_path, capsys):
     assert df[df.attention == "vanilla"].ratio_vs_vanilla.eq(1.0).all()
 
 
-@pytest.mark.parametrize("argv,needle", [(["--batches", "12,x"], "--batches"), (["--width", "10", "--heads", "3"], "--heads"),
+@pytest.mark.parametrize("argv,needle", [(["--batches", "12,x"], "--batches"),
+                                         (["--width", "10", "--heads", "3"], "--heads"),
                                          (["--patch", "5"], "--patch")])
 def test_bench_bad_input_exits_2(argv, needle, capsys):
     with pytest.raises(SystemExit) as e:

@@ -176,9 +176,18 @@ def checks(quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str], None] 
     import torch
 
     from ..vision.data import load
-    from ..vision.experiments import (MAPS_OVERRIDES, ROBUSTNESS_DIGITS, ROBUSTNESS_SEEDS, RunSpec, cached_runs,
-                                      initial_pos, load_pos, preset_configs, robustness,
-                                      robustness_drops)
+    from ..vision.experiments import (
+        MAPS_OVERRIDES,
+        ROBUSTNESS_DIGITS,
+        ROBUSTNESS_SEEDS,
+        RunSpec,
+        cached_runs,
+        initial_pos,
+        load_pos,
+        preset_configs,
+        robustness,
+        robustness_drops,
+    )
     from ..vision.maps import cosine_similarity
 
     say = progress or (lambda msg: None)

@@ -49,8 +49,10 @@ CIFAR = {
     ),
 }
 SVHN = {
-    "train": ("train_32x32.mat", "http://ufldl.stanford.edu/housenumbers/train_32x32.mat", "e26dedcc434d2e4c54c9b2d4a06d8373"),
-    "test": ("test_32x32.mat", "http://ufldl.stanford.edu/housenumbers/test_32x32.mat", "eb5a983be6a315427106f1b164d9cef3"),
+    "train": ("train_32x32.mat", "http://ufldl.stanford.edu/housenumbers/train_32x32.mat",
+              "e26dedcc434d2e4c54c9b2d4a06d8373"),
+    "test": ("test_32x32.mat", "http://ufldl.stanford.edu/housenumbers/test_32x32.mat",
+             "eb5a983be6a315427106f1b164d9cef3"),
 }
 
 # Per-channel mean/std of the training pixels in [0, 1] (standard values), for normalisation.
@@ -89,7 +91,7 @@ class ImageData:
     def channels(self) -> int:
         return self.x_train.shape[1]
 
-    def to(self, device) -> "ImageData":
+    def to(self, device) -> ImageData:
         """Move the four tensors to ``device``: host → GPU copies go through pinned memory and
         ``non_blocking`` (page-locked staging lets the copy overlap; one sync at the end)."""
         device = torch.device(device)

@@ -364,7 +364,7 @@ def robustness_figure(df: pd.DataFrame, title: str, ax=None) -> Figure:
         x = np.arange(len(models)) + (j - 0.5) * 0.35
         ax.bar(x, means, 0.33, yerr=sds, capsize=3,
                label="original images" if not perm else f"permuted, π_s with s = {int(df.s.iloc[0])}")
-        for xi, m in zip(x, models):
+        for xi, m in zip(x, models, strict=True):
             v = d[d.model == m].final_test_acc.to_numpy()
             ax.plot(np.full(len(v), xi), v, "k.", ms=4)
     ax.set_xticks(np.arange(len(models)), [names.get(m, m) for m in models])

@@ -52,8 +52,9 @@ def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
                                                       for s in seeds])}
     acc = {att: np.mean([r["final_test_acc"] for r in rs]) for att, rs in runs.items()}
     title = (f"Positional-encoding similarity, ViT on 8×8 digits ({vit.tokens} patches of {vit.patch}×{vit.patch}, "
-             f"width {vit.width}, depth {vit.depth}, P initialised at {vit.pos_std:g}, {tcfg.epochs} epochs; test accuracy positional "
-             f"{acc['positional']:.3f}, vanilla {acc['vanilla']:.3f}, mean of {len(seeds)} seeds); maps: seed {seeds[0]}")
+             f"width {vit.width}, depth {vit.depth}, P initialised at {vit.pos_std:g}, {tcfg.epochs} epochs; "
+             f"test accuracy positional {acc['positional']:.3f}, vanilla {acc['vanilla']:.3f}, "
+             f"mean of {len(seeds)} seeds); maps: seed {seeds[0]}")
     return similarity_figure(C["positional"][0], C["vanilla"][0], profiles, title)
 
 
@@ -75,7 +76,7 @@ def permuted_figure_digits(data, seeds=None, root=ROOT) -> Figure:
     seeds = ROBUSTNESS_SEEDS if seeds is None else seeds
 
     fig = Figure(figsize=(5.2 * len(ROBUSTNESS_DIGITS), 4.4), layout="constrained")
-    for ax, setting in zip(np.atleast_1d(fig.subplots(1, len(ROBUSTNESS_DIGITS))), ROBUSTNESS_DIGITS):
+    for ax, setting in zip(np.atleast_1d(fig.subplots(1, len(ROBUSTNESS_DIGITS))), ROBUSTNESS_DIGITS, strict=True):
         vit, tcfg = preset_configs(data, patch=setting["patch"])
         df = robustness(data, vit, tcfg, root, seeds=seeds, **setting)
         robustness_figure(df, f"Digits, π_{setting['s']} (Figure 5a form): ViT patch {vit.patch} "

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 import pandas as pd
 
@@ -206,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 
-def guard_device_memory(est, *, force: bool, device, prog: str, flags: dict[str, str | None]):
+def guard_device_memory(est, *, force: bool, device, prog: str, flags: dict[str, str]):
     """:func:`theorydyn.cli.guard_memory` against the memory of ``device``: the free memory of a CUDA
     device (``torch.cuda.mem_get_info``), else the machine's (``$THEORYDYN_MEMORY_LIMIT`` first)."""
     from ..cli import fail, guard_memory
@@ -232,8 +233,9 @@ def _out_path(path, default: str | None, prog: str):
 
     if path is None and default is None:
         return None
-    out = Path(path if path is not None else default)
-    if not str(path if path is not None else default).strip() or out.is_dir():
+    given = str(path if path is not None else default)
+    out = Path(given)
+    if not given.strip() or out.is_dir():
         fail(f"--out: must be a CSV file path, got {str(path)!r}", prog)
     output_dir(out.parent, "--out")
     return out
@@ -341,7 +343,7 @@ def main(argv=None) -> int:
           f"({(32 // args.patch) ** 2} tokens); {steps} timed steps after {warmup}, best of {repeats}", file=sys.stderr)
     rows = []
     for batch in batches:
-        models = {}
+        models: dict[str, Any] = {}
         for att in ("positional", "vanilla"):
             torch.manual_seed(0)
             vcfg = ViTConfig(width=width, depth=depth, heads=heads, mlp=width, patch=args.patch, attention=att)

@@ -139,12 +139,13 @@ def run(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, out: 
     folder = folder or out / spec.name
     hist = train(model, data, cfg, folder, perm=perm, resume=resume, meta=meta, tag=spec.name, progress=progress)
     s = cfg.shuffle_grid
-    if spec.model == "vit" and maps and model.pos is not None:
+    pos = getattr(model, "pos", None) if spec.model == "vit" else None
+    if maps and isinstance(pos, torch.Tensor):
         where = f"{data.name}, {spec.attention} attention, patch {spec.patch}"
         if perm is None:
-            plot_maps(model.pos, folder / "pos_similarity.png", f"Figure 1a: positional-encoding similarity ({where})")
+            plot_maps(pos, folder / "pos_similarity.png", f"Figure 1a: positional-encoding similarity ({where})")
         else:
-            plot_maps(model.pos, folder / "pos_similarity.png", f"Figure 5c: grid size s={s} ({where})",
+            plot_maps(pos, folder / "pos_similarity.png", f"Figure 5c: grid size s={s} ({where})",
                       perm=perm, s=s, patch=spec.patch)
     return _summary(spec, data, hist, folder)
 
@@ -201,17 +202,28 @@ def cached_runs(specs: Sequence[RunSpec], data: ImageData, vit: ViTConfig, tcfg:
         if done < tcfg.epochs and spec.model in ENSEMBLES:
             key = (dataclasses.replace(spec, seed=0), done)
             groups.setdefault(key, []).append((spec, folder))
-    for (base, done), members in groups.items():
+    for (_, done), members in groups.items():
         for i in range(0, len(members), cap):
             chunk = members[i : i + cap]
-            if len(chunk) == 1:
-                continue  # trained alone below, by cached_run
-            seeds = [sp.seed for sp, _ in chunk]
-            vcfg, cfg, perm, meta = _setup(base, data, vit, tcfg, perm_seed)
-            model = ensemble(base.model, seeds, channels=data.channels, classes=data.classes, vit=vcfg)
-            train(model, data, cfg, [f for _, f in chunk], perm=perm, resume=done > 0, meta=meta, seeds=seeds,
-                  tag=f"{base.name.rsplit('-seed', 1)[0]}-seeds{','.join(map(str, seeds))}", progress=progress)
+            if len(chunk) > 1:  # one alone is trained below, by cached_run
+                train_together([sp for sp, _ in chunk], data, vit, tcfg, [f for _, f in chunk], resume=done > 0,
+                               perm_seed=perm_seed, progress=progress)
     return [cached_run(spec, data, vit, tcfg, root, perm_seed=perm_seed, progress=progress) for spec in specs]
+
+
+def train_together(specs: Sequence[RunSpec], data: ImageData, vit: ViTConfig, tcfg: TrainConfig,
+                   folders: Sequence[Path], *, resume: bool, perm_seed: int, progress: bool = True) -> None:
+    """Train the runs ``specs`` (one configuration, one seed each) as one ensemble, run ``k`` into
+    ``folders[k]`` exactly as :func:`run` writes it; read their rows back with :func:`run` (``resume``)."""
+    bases = {dataclasses.replace(sp, seed=0) for sp in specs}
+    if len(bases) != 1 or len({sp.seed for sp in specs}) != len(specs):
+        raise ValueError(f"train_together: the runs must share one configuration and differ in the seed, got {specs}")
+    base = bases.pop()
+    seeds = [sp.seed for sp in specs]
+    vcfg, cfg, perm, meta = _setup(base, data, vit, tcfg, perm_seed)
+    model = ensemble(base.model, seeds, channels=data.channels, classes=data.classes, vit=vcfg)
+    train(model, data, cfg, list(folders), perm=perm, resume=resume, meta=meta, seeds=seeds,
+          tag=f"{base.name.rsplit('-seed', 1)[0]}-seeds{','.join(map(str, seeds))}", progress=progress)
 
 
 def load_pos(folder: Path) -> torch.Tensor:
@@ -223,7 +235,9 @@ def load_pos(folder: Path) -> torch.Tensor:
 def initial_pos(vit: ViTConfig, seed: int) -> torch.Tensor:
     """``P: (D, E)`` of the untrained ViT of ``seed`` (the initialisation :func:`run` draws)."""
     torch.manual_seed(seed)
-    return build_model("vit", channels=vit.channels, classes=vit.classes, vit=vit).pos.detach().clone()
+    pos = build_model("vit", channels=vit.channels, classes=vit.classes, vit=vit).pos
+    assert isinstance(pos, torch.Tensor)
+    return pos.detach().clone()
 
 
 def _save(rows: list[dict], out: Path) -> pd.DataFrame:
@@ -268,11 +282,15 @@ def compare_figure(hists: dict[str, list[pd.DataFrame]], title: str) -> Figure:
 
 def compare(data, vit, tcfg, out, *, seeds, resume, perm_seed) -> pd.DataFrame:
     """Figures 6/7: positional against vanilla attention, ``seeds`` seeds each."""
-    rows, hists = [], {}
+    rows: list[dict] = []
+    hists: dict[str, list[pd.DataFrame]] = {}
     for att in ("positional", "vanilla"):
-        for seed in seeds:
-            spec = RunSpec("vit", att, None, seed, vit.patch)
-            rows.append(run(spec, data, vit, tcfg, out, resume=resume, perm_seed=perm_seed))
+        specs = [RunSpec("vit", att, None, seed, vit.patch) for seed in seeds]
+        if len(specs) > 1:  # the seeds train together; their rows (and maps) are read back below
+            train_together(specs, data, vit, tcfg, [out / sp.name for sp in specs], resume=resume,
+                           perm_seed=perm_seed)
+        for spec in specs:
+            rows.append(run(spec, data, vit, tcfg, out, resume=resume or len(specs) > 1, perm_seed=perm_seed))
             hists.setdefault(att, []).append(pd.read_csv(out / spec.name / "history.csv"))
     compare_figure(hists, data.name).savefig(out / "compare.png", dpi=120)
     return _save(rows, out)

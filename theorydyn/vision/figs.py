@@ -43,8 +43,9 @@ def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
     from .experiments import MAPS_OVERRIDES, initial_pos, load_pos, preset_configs
     from .maps import cosine_similarity, distance_profile, similarity_figure
 
-    runs = _preset_runs(data, seeds, root, **MAPS_OVERRIDES)
-    vit, tcfg = preset_configs(data, **MAPS_OVERRIDES)
+    overrides: dict = dict(MAPS_OVERRIDES)
+    runs = _preset_runs(data, seeds, root, **overrides)
+    vit, tcfg = preset_configs(data, **overrides)
     C = {att: [cosine_similarity(load_pos(r["folder"])) for r in rs] for att, rs in runs.items()}
     profiles = {"positional attention": np.array([distance_profile(c) for c in C["positional"]]),
                 "vanilla attention": np.array([distance_profile(c) for c in C["vanilla"]]),

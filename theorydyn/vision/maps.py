@@ -142,6 +142,8 @@ def plot_maps(P: torch.Tensor, path, title: str, perm=None, s: int | None = None
     g = int(round(np.sqrt(C.shape[0])))
     panels = [("row i of C on the patch grid", C)]
     if perm is not None:
+        if s is None:
+            raise ValueError("plot_maps: a permutation needs its tile side s")
         sigma = induced_patch_permutation(g, perm, s // patch)
         panels = [("as learned (permuted positions)", C), ("after π_s⁻¹", unpermute_similarity(C, sigma))]
     fig = Figure(figsize=(4.6 * len(panels) + 1.2, 5.2), layout="constrained")

@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -168,8 +169,8 @@ class BatchNorm2d(nn.BatchNorm2d):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.members == 1:
             return super().forward(x)
-        assert self.running_mean is not None and self.running_var is not None
-        if self.training:
+        assert self.running_mean is not None and self.running_var is not None and self.momentum is not None
+        if self.training and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
         # views of the contiguous (K, C) buffers: batch_norm updates the running statistics in place
         return F.batch_norm(x, self.running_mean.view(-1), self.running_var.view(-1), self.weight.view(-1),
@@ -250,7 +251,8 @@ class ViT(nn.Module):
     def positional_scores(self) -> list[torch.Tensor]:
         """The ``([K,] H, D, D)`` score matrix of every layer in positional attention (depends on P only)."""
         assert self.cfg.attention == "positional"
-        return [b.attn.scores(self.pos) for b in self.blocks]
+        assert self.pos is not None
+        return [cast(Block, b).attn.scores(self.pos) for b in self.blocks]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         z = self.embed(patchify(x, self.cfg.patch))  # ([K,] B, D, E)
@@ -306,9 +308,10 @@ class VGG19(nn.Module):
 
     def __init__(self, channels: int = 3, classes: int = 10):
         super().__init__()
-        layers, cin = [], channels
+        layers: list[nn.Module] = []
+        cin = channels
         for v in VGG19_PLAN:
-            if v == "M":
+            if isinstance(v, str):  # "M"
                 layers.append(nn.MaxPool2d(2, ceil_mode=True))
             else:
                 layers += [nn.Conv2d(cin, v, 3, padding=1), nn.BatchNorm2d(v), nn.ReLU()]

@@ -100,6 +100,8 @@ def epoch_generator(seed: int, epoch: int, device: torch.device) -> torch.Genera
 def prepare(data: ImageData, x: torch.Tensor, perm, s: int | None) -> torch.Tensor:
     """uint8 images (already augmented) → π_s applied → normalised float."""
     if perm is not None:
+        if s is None:
+            raise ValueError("prepare: a permutation needs its tile side s")
         x = permute_tiles(x, perm, s)
     return data.normalize(x)
 

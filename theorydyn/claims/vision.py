@@ -21,8 +21,9 @@ Three claims (four rows), each from the paper's own experiment, each able to fai
 The verdict functions (:func:`accuracy_check`, :func:`robustness_check`, :func:`decay_check`) take
 the per-seed numbers, so that tests can feed them synthetic values. Training runs are cached under
 ``runs/vision/ledger`` in folders keyed by a hash of their whole configuration
-(:func:`theorydyn.vision.experiments.cached_run`): a second call with the same configuration trains
-nothing.
+(:func:`theorydyn.vision.experiments.cached_runs`): a second call with the same configuration trains
+nothing, and the seeds of one configuration still to train are trained together as one ensemble
+(each member exactly the single run of its seed, written to its own folder).
 """
 
 from __future__ import annotations

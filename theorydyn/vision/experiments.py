@@ -13,7 +13,9 @@
 Every run lives in its own folder ``out/<model>-<attention>-s<S>-seed<k>`` (history.csv,
 checkpoint.pt, run.json, maps); ``out/summary.csv`` lists the final numbers. :func:`cached_run`
 instead keys the folder by a hash of the whole configuration, so that reruns of the same
-configuration (the ledger's) reuse the finished run.
+configuration (the ledger's) reuse the finished run; :func:`cached_runs` trains the seeds of one
+configuration that are not cached yet together, as one ensemble (:func:`train_together`; ``compare``
+does the same), one folder per seed as if each had been trained alone.
 """
 
 from __future__ import annotations

@@ -145,3 +145,22 @@ def test_a_diverging_member_stops_alone(small_digits, tmp_path):
     assert len(h1) == 1 and h1.train_loss.isna().all()
     ref = train(single("vit", 0), small_digits, cfg, tmp_path / "ref", progress=False)
     assert h0.train_loss.to_numpy() == pytest.approx(ref.train_loss.to_numpy(), rel=RTOL, abs=ATOL)
+
+
+def test_cached_runs_train_seeds_together_into_per_seed_cache_folders(small_digits, tmp_path):
+    from theorydyn.vision.experiments import RunSpec, cache_folder, cached_run, cached_runs
+
+    vit = ViTConfig(**TINY)
+    tcfg = TrainConfig(epochs=1, batch_size=64)
+    specs = [RunSpec("vit", "positional", None, seed, 2) for seed in (0, 1)]
+    rows = cached_runs(specs, small_digits, vit, tcfg, tmp_path)
+    folders = [cache_folder(sp, small_digits, vit, tcfg, tmp_path) for sp in specs]
+    assert [r["folder"] for r in rows] == [str(f) for f in folders]
+    stamp = [(f / "checkpoint.pt").stat().st_mtime_ns for f in folders]
+    # a single request of a seed trained in the ensemble reads it back and trains nothing
+    r1 = cached_run(specs[1], small_digits, vit, tcfg, tmp_path)
+    assert r1["final_test_acc"] == rows[1]["final_test_acc"]
+    assert [(f / "checkpoint.pt").stat().st_mtime_ns for f in folders] == stamp
+    # and member 1 is the single run of seed 1 (trained here in a fresh cache)
+    alone = cached_run(specs[1], small_digits, vit, tcfg, tmp_path / "alone")
+    assert alone["final_train_loss"] == pytest.approx(rows[1]["final_train_loss"], rel=RTOL, abs=ATOL)

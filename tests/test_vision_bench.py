@@ -21,7 +21,8 @@ def test_bench_prints_table_and_ratio(tmp_path, capsys):
     assert df[df.attention == "vanilla"].ratio_vs_vanilla.eq(1.0).all()
 
 
-@pytest.mark.parametrize("argv,needle", [(["--batches", "12,x"], "--batches"), (["--width", "10", "--heads", "3"], "--heads"),
+@pytest.mark.parametrize("argv,needle", [(["--batches", "12,x"], "--batches"),
+                                         (["--width", "10", "--heads", "3"], "--heads"),
                                          (["--patch", "5"], "--patch")])
 def test_bench_bad_input_exits_2(argv, needle, capsys):
     with pytest.raises(SystemExit) as e:
@@ -49,3 +50,25 @@ def test_smoke_refuses_a_batch_larger_than_the_images(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--smoke", "--device", "cpu", "--batches", "64", "--smoke-images", "32"])
     assert e.value.code == 2 and "--batches" in capsys.readouterr().err
+
+
+def test_ensemble_table_compares_members_with_the_single_network(tmp_path, capsys):
+    """--ensemble: one row per network and member count, ratios against K = 1 (no timing asserted)."""
+    torch.set_num_threads(1)
+    csv = tmp_path / "ens.csv"
+    assert main(["--ensemble", "--device", "cpu", "--members", "2", "--repeats", "1", "--epochs", "1",
+                 "--out", str(csv)]) == 0
+    import pandas as pd
+
+    df = pd.read_csv(csv)
+    assert sorted(set(df.members)) == [1, 2] and len(df) == 8
+    assert (df.images_per_s > 0).all() and df[df.members == 1].ratio_vs_single.eq(1.0).all()
+    assert "load average" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,needle", [(["--ensemble", "--width", "8"], "--width"),
+                                         (["--members", "3"], "--members")])
+def test_ensemble_flags_are_refused_where_they_do_nothing(argv, needle, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--device", "cpu", *argv])
+    assert e.value.code == 2 and needle in capsys.readouterr().err

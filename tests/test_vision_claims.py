@@ -130,10 +130,9 @@ def test_the_three_figures_draw_from_the_cache(tmp_path, monkeypatch):
     draw_all()
     runs = sorted(p.name for p in root.iterdir() if p.is_dir())
     # 2 attentions × 2 seeds, twice (the preset; P at 0.02 for the similarity maps); π_2: the permuted ViT,
-    # the CNN on original and permuted images × 2 seeds
-    # (the unpermuted patch-2 ViT runs are the positional runs above, from the cache); π_1: the
-    # patch-1 ViT on original and permuted images and the CNN on permuted ones (its original runs
-    # are π_2's) × 2 seeds
+    # the CNN on original and permuted images × 2 seeds (the unpermuted patch-2 ViT runs are the positional
+    # runs above, from the cache); π_1: the patch-1 ViT on original and permuted images and the CNN on
+    # permuted ones (its original runs are π_2's) × 2 seeds
     assert len(runs) == 4 + 4 + 6 + 6
     draw_all()  # everything cached now
     assert sorted(p.name for p in root.iterdir() if p.is_dir()) == runs

@@ -32,7 +32,8 @@ def exit_code(argv, capsys):
     (["digits", "--shuffle-grid", "3"], "--shuffle-grid: the grid size must divide the image size 8"),
     (["cifar10", "--shuffle-grid", "12"], "must divide the image size 32"),
     (["cifar10", "--shuffle-grid", "0"], "--shuffle-grid: must be > 0"),
-    (["digits", "--model", "vit", "--shuffle-grid", "2", "--patch", "4", "--experiment", "single"], "whole ViT patches"),
+    (["digits", "--model", "vit", "--shuffle-grid", "2", "--patch", "4", "--experiment", "single"],
+     "whole ViT patches"),
     (["digits", "--patch", "3"], "--patch"),
     (["digits", "--width", "10", "--heads", "3"], "--heads"),
     (["digits", "--experiment", "nonsense"], "invalid choice"),
@@ -89,7 +90,8 @@ def test_digits_compare_and_permuted_experiments_write_their_plots(tmp_path, cap
         acc = s[s.attention == att].final_test_acc
         assert f"{att}: mean final test accuracy {acc.mean():.4f} over 2 seeds" in printed
     out = tmp_path / "perm"
-    assert main(["digits", "--experiment", "permuted", "--epochs", "1", "--batch-size", "128", "--out", str(out), *TINY]) == 0
+    argv = ["digits", "--experiment", "permuted", "--epochs", "1", "--batch-size", "128", "--out", str(out), *TINY]
+    assert main(argv) == 0
     s = pd.read_csv(out / "summary.csv")
     assert sorted(set(s.grid)) == [2, 4, 8] and set(s.model) == {"vit", "cnn"}
     assert (out / "permuted.png").exists() and (out / "vit-positional-s2-seed0" / "pos_similarity.png").exists()
@@ -114,9 +116,11 @@ def test_demo_honours_attention_and_robustness_writes_drops(tmp_path, capsys):
     assert record["meta"]["vit"] == vit.to_dict()
     assert record["train"] == json.loads(json.dumps(dataclasses.asdict(tcfg)))
     out = tmp_path / "rob"
-    assert main(["digits", "--experiment", "robustness", "--seeds", "1", "--epochs", "1", "--out", str(out), *TINY]) == 0
+    argv = ["digits", "--experiment", "robustness", "--seeds", "1", "--epochs", "1", "--out", str(out), *TINY]
+    assert main(argv) == 0
     s = pd.read_csv(out / "summary.csv")
-    assert sorted(zip(s.model, s.permuted)) == [("cnn", False), ("cnn", True), ("vit", False), ("vit", True)]
+    pairs = sorted(zip(s.model, s.permuted, strict=True))
+    assert pairs == [("cnn", False), ("cnn", True), ("vit", False), ("vit", True)]
     assert (out / "robustness.png").exists()
     assert "accuracy drop under π_2" in capsys.readouterr().out
 

@@ -41,8 +41,8 @@ def test_vit_shapes_and_parameter_count(attention):
 def resnet18_hand_count(c, K):
     n = 9 * c * 64 + 2 * 64
     cin = 64
-    for i, cout in enumerate((64, 128, 256, 512)):
-        for j in range(2):
+    for _i, cout in enumerate((64, 128, 256, 512)):
+        for _j in range(2):
             n += 9 * cin * cout + 2 * cout + 9 * cout * cout + 2 * cout
             if cin != cout:
                 n += cin * cout + 2 * cout
@@ -99,7 +99,7 @@ def test_positional_scores_do_not_depend_on_the_image_but_differ_per_layer_and_h
     Sa = [blk.attn.last_scores.clone() for blk in m.blocks]
     m(b)
     Sb = [blk.attn.last_scores.clone() for blk in m.blocks]
-    for x, y, z in zip(Sa, Sb, m.positional_scores()):
+    for x, y, z in zip(Sa, Sb, m.positional_scores(), strict=True):
         assert x.shape == (3, 16, 16)
         assert torch.equal(x, y)
         assert torch.allclose(x, z.detach())

@@ -67,9 +67,9 @@ def test_resume_reproduces_an_uninterrupted_run_exactly(small_digits, tmp_path):
     assert len(hb1) == 1
     c = fresh(seed=123)  # different initial weights: everything must come from the checkpoint
     hb = train(c, small_digits, cfg, tmp_path / "b", perm=perm, progress=False, resume=True)
-    pd.testing.assert_frame_equal(ha.drop(columns=["images_per_s", "seconds"]), hb.drop(columns=["images_per_s", "seconds"]),
-                                  check_exact=True)
-    for (k, va), vb in zip(a.state_dict().items(), c.state_dict().values()):
+    timing = ["images_per_s", "seconds"]
+    pd.testing.assert_frame_equal(ha.drop(columns=timing), hb.drop(columns=timing), check_exact=True)
+    for (k, va), vb in zip(a.state_dict().items(), c.state_dict().values(), strict=True):
         assert torch.equal(va, vb), k
     csv = pd.read_csv(tmp_path / "b" / "history.csv")
     assert list(csv.columns) == ["epoch", "train_loss", "test_acc", "lr", "images_per_s", "seconds"]

@@ -34,8 +34,9 @@ Three claims (four rows) on digits, each from the paper's own experiment, each a
 The verdict functions (:func:`accuracy_check`, :func:`robustness_check`, :func:`decay_check`) take
 the per-seed numbers, so that tests can feed them synthetic values. Training runs are cached under
 ``runs/vision/ledger`` in folders keyed by a hash of their whole configuration
-(:func:`theorydyn.vision.experiments.cached_run`): a second call with the same configuration trains
-nothing.
+(:func:`theorydyn.vision.experiments.cached_runs`): a second call with the same configuration trains
+nothing, and the seeds of one configuration still to train are trained together as one ensemble
+(each member exactly the single run of its seed, written to its own folder).
 """
 
 from __future__ import annotations
@@ -307,7 +308,7 @@ def digits_rows(*, quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str]
         ROBUSTNESS_DIGITS,
         ROBUSTNESS_SEEDS,
         RunSpec,
-        cached_run,
+        cached_runs,
         initial_pos,
         load_pos,
         preset_configs,
@@ -327,16 +328,15 @@ def digits_rows(*, quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str]
         root = Path(root)  # folders are keyed by the configuration: quick and full share what they can
         mvit, mcfg = preset_configs(data, **{**over, **MAPS_OVERRIDES})
         acc, contrasts = {}, {}
-        for att in ("positional", "vanilla"):
-            for seed in seeds:
-                say(f"vision: ViT {att} seed {seed} ({tcfg.epochs} epochs)")
-                r = cached_run(RunSpec("vit", att, None, seed, vit.patch), data,
-                               dataclasses.replace(vit, attention=att), tcfg, root)
-                acc.setdefault(att, []).append(r["final_test_acc"])
-                say(f"vision: ViT {att} seed {seed}, P initialised at {mvit.pos_std:g} (Figure 1a)")
-                r = cached_run(RunSpec("vit", att, None, seed, mvit.patch), data,
-                               dataclasses.replace(mvit, attention=att), mcfg, root)
-                contrasts.setdefault(att, []).append(contrast(cosine_similarity(load_pos(r["folder"]))))
+        for att in ("positional", "vanilla"):  # the seeds of one configuration train together (an ensemble)
+            say(f"vision: ViT {att}, seeds {', '.join(map(str, seeds))} ({tcfg.epochs} epochs)")
+            rs = cached_runs([RunSpec("vit", att, None, seed, vit.patch) for seed in seeds], data,
+                             dataclasses.replace(vit, attention=att), tcfg, root)
+            acc[att] = [r["final_test_acc"] for r in rs]
+            say(f"vision: ViT {att}, seeds {', '.join(map(str, seeds))}, P initialised at {mvit.pos_std:g} (Figure 1a)")
+            rs = cached_runs([RunSpec("vit", att, None, seed, mvit.patch) for seed in seeds], data,
+                             dataclasses.replace(mvit, attention=att), mcfg, root)
+            contrasts[att] = [contrast(cosine_similarity(load_pos(r["folder"]))) for r in rs]
         init = [contrast(cosine_similarity(initial_pos(mvit, seed))) for seed in seeds]
         common = dict(dataset="digits", patch=vit.patch, width=vit.width, depth=vit.depth, epochs=tcfg.epochs,
                       seeds=len(seeds), quick=quick)

@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--pos-std", type=positive(float, "--pos-std"), default=None,
                    help="std σ of P's initialisation N(0, σ²), truncated at ±2σ (default: 1 on digits, 0.02 on 32×32)")
     p.add_argument("--seed", type=number(int, "--seed", low=0, high=SEED_MAX), default=0,
-                   help=f"seed of the initialisation and the data order, 0..{SEED_MAX} (compare, robustness: the first)")
+                   help=f"seed of the initialisation and the data order, 0..{SEED_MAX} "
+                        "(compare, robustness: the first)")
     p.add_argument("--seeds", type=positive(int, "--seeds"), default=3, help="seeds of compare and robustness")
     p.add_argument("--perm-seed", type=number(int, "--perm-seed", low=0, high=SEED_MAX), default=0,
                    help="seed of the grid permutation π_s (where images are permuted)")
@@ -65,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-download", action="store_true", help="never try the network")
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present")
     p.add_argument("--compile", action="store_true", help="torch.compile the network")
-    p.add_argument("--threads", type=positive(int, "--threads"), default=None, help="CPU threads of torch (CPU results are bit-identical for the same seed *and* the same thread "
+    p.add_argument("--threads", type=positive(int, "--threads"), default=None,
+                   help="CPU threads of torch (CPU results are bit-identical for the same seed *and* the same thread "
                         "count: reductions are split by thread; default torch's choice)")
     p.add_argument("--out", default=None, help="output folder (default runs/vision/<dataset>-<experiment>)")
     p.add_argument("--resume", action="store_true", help="continue the runs in --out from their checkpoints "
@@ -126,7 +128,8 @@ def main(argv=None) -> int:
 
     image_size = 8 if args.dataset == "digits" else 32
     # the preset, with each entry that has a flag replaced by the flag's value when given
-    pick = {k: getattr(args, k) if getattr(args, k, None) is not None else v for k, v in preset_of(args.dataset).items()}
+    pick = {k: getattr(args, k) if getattr(args, k, None) is not None else v
+            for k, v in preset_of(args.dataset).items()}
     warmup = pick["warmup"]
     experiment = args.experiment or ("demo" if args.dataset == "digits" else "single")
     if experiment == "compare" and args.attention is not None:
@@ -196,7 +199,8 @@ def main(argv=None) -> int:
           f"{data.channels}×{image_size}×{image_size} on {device}; experiment {experiment}; out {out}", file=sys.stderr)
     try:
         if experiment == "single":
-            df = pd_frame([run(RunSpec(args.model, attention, s, args.seed, vit.patch), data, vit, tcfg, out, **common)], out)
+            spec = RunSpec(args.model, attention, s, args.seed, vit.patch)
+            df = pd_frame([run(spec, data, vit, tcfg, out, **common)], out)
         elif experiment == "compare":
             df = compare(data, vit, tcfg, out, seeds=range(args.seed, args.seed + args.seeds), **common)
         elif experiment == "permuted":
@@ -209,9 +213,11 @@ def main(argv=None) -> int:
             rows = robustness(data, vit, tcfg, out, seeds=range(args.seed, args.seed + args.seeds), s=s_r, patch=p_r,
                               cnn=cnn, perm_seed=args.perm_seed, progress=True)
             rows["run"] = rows["run"] + rows["permuted"].map({True: f" (π_{s_r})", False: ""})
-            robustness_figure(rows, f"{args.dataset}: original vs permuted (s = {s_r})").savefig(out / "robustness.png", dpi=120)
+            fig = robustness_figure(rows, f"{args.dataset}: original vs permuted (s = {s_r})")
+            fig.savefig(out / "robustness.png", dpi=120)
             for m, dr in robustness_drops(rows).items():
-                print(f"{m}: accuracy drop under π_{s_r} = {dr.mean():.4f} (per seed {', '.join(f'{v:.4f}' for v in dr)})")
+                print(f"{m}: accuracy drop under π_{s_r} = {dr.mean():.4f} "
+                      f"(per seed {', '.join(f'{v:.4f}' for v in dr)})")
             df = pd_frame(rows.to_dict("records"), out)
         else:
             atts = (args.attention,) if args.attention else ("positional", "vanilla")
@@ -228,7 +234,8 @@ def main(argv=None) -> int:
             acc = g.final_test_acc
             print(f"{att}: mean final test accuracy {acc.mean():.4f} over {len(acc)} seeds "
                   f"({', '.join(f'{v:.4f}' for v in acc)})")
-    print(f"wrote {out}/summary.csv and one folder per run (history.csv, checkpoint.pt, run.json, maps)", file=sys.stderr)
+    print(f"wrote {out}/summary.csv and one folder per run (history.csv, checkpoint.pt, run.json, maps)",
+          file=sys.stderr)
     return 0
 
 

@@ -16,6 +16,14 @@ pinned memory with non-blocking copies, bf16 autocast, one epoch (``--smoke-imag
 writes one CSV row per attention (images/s, seconds, peak memory, final loss) and takes well under
 5 minutes on one GPU. The same code runs with ``--device cpu`` (autocast then on the CPU), so
 nothing of the path is CUDA-only except the pinning and the CUDA memory counter.
+
+``--ensemble``: the digits networks of the ledger (the preset ViT with positional and vanilla
+attention at patch 2, the positional ViT at patch 1, the small CNN), each trained through the
+training loop for ``--epochs`` epochs alone and as ensembles of ``--members`` seeds (default 3 and 10,
+:func:`theorydyn.vision.model.ensemble`); images/s counts the images of every member (K networks
+trained on B images each make K·B), so it compares directly with the single network's. The member
+counts alternate ``--repeats`` times (best kept), and the load average is printed beside the table:
+on a shared machine the numbers move with it.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 import pandas as pd
 
@@ -103,6 +112,49 @@ def smoke(device, *, width: int, depth: int, heads: int, patch: int, images: int
     return pd.DataFrame(rows)
 
 
+def ensemble_rates(device, *, member_counts, epochs: int, repeats: int, out_dir, say=None) -> pd.DataFrame:
+    """Images/s of the ledger's digits networks trained alone (K = 1) and as K-member ensembles, through
+    :func:`theorydyn.vision.train.train` on the bundled digits (preset of
+    :data:`theorydyn.vision.experiments.PRESETS`), ``epochs`` epochs per measurement, best of ``repeats``
+    alternations of the member counts."""
+    import dataclasses
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from .data import load
+    from .experiments import preset_configs
+    from .model import ensemble
+    from .train import train
+
+    data = load("digits", device=device, download=False)
+    vit, tcfg = preset_configs(data, epochs=epochs)
+    models = {"ViT positional, patch 2": ("vit", dataclasses.replace(vit, attention="positional")),
+              "ViT vanilla, patch 2": ("vit", dataclasses.replace(vit, attention="vanilla")),
+              "ViT positional, patch 1": ("vit", dataclasses.replace(vit, attention="positional", patch=1)),
+              "small CNN": ("cnn", vit)}
+    counts = sorted(set([1, *member_counts]))
+    rows = []
+    for label, (name, vcfg) in models.items():
+        best = dict.fromkeys(counts, 0.0)
+        loads = []
+        for r in range(repeats):  # alternate, so that drifts of a shared machine hit every K alike
+            for K in counts:
+                seeds = list(range(K))
+                model = ensemble(name, seeds, channels=data.channels, classes=data.classes, vit=vcfg)
+                with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
+                    hs = train(model, data, tcfg, [Path(tmp) / str(k) for k in seeds], seeds=seeds, progress=False)
+                # a member's images_per_s is its images over its share of the time: K of them, the ensemble's
+                best[K] = max(best[K], float(hs[0].images_per_s.iloc[-1]))
+                loads.append(os.getloadavg()[0])
+                if say:
+                    say(f"{label}, {K} member(s), repeat {r + 1}/{repeats}: {best[K]:,.0f} img/s")
+        for K in counts:
+            rows.append(dict(model=label, members=K, images_per_s=best[K], ratio_vs_single=best[K] / best[1],
+                             load_min=min(loads), load_max=max(loads)))
+    return pd.DataFrame(rows)
+
+
 PROG = "python -m theorydyn.vision.bench"
 
 
@@ -143,12 +195,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--smoke-images", type=positive(int, "--smoke-images"), default=None,
                    help="training images of --smoke (default 50000 on cuda, 512 on cpu)")
     p.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the device's")
+    p.add_argument("--ensemble", action="store_true", help="the digits networks alone against ensembles of "
+                   "--members seeds, through the training loop (module docstring)")
+    p.add_argument("--members", type=_batches, default=[3, 10],
+                   help="comma-separated ensemble sizes of --ensemble (default 3,10; 1, the single network, always)")
+    p.add_argument("--epochs", type=positive(int, "--epochs"), default=1, help="epochs per --ensemble measurement")
+    p.add_argument("--threads", type=positive(int, "--threads"), default=None,
+                   help="CPU threads of torch (default torch's choice)")
     return p
 
 
 
 
-def guard_device_memory(est, *, force: bool, device, prog: str, flags: dict[str, str | None]):
+def guard_device_memory(est, *, force: bool, device, prog: str, flags: dict[str, str]):
     """:func:`theorydyn.cli.guard_memory` against the memory of ``device``: the free memory of a CUDA
     device (``torch.cuda.mem_get_info``), else the machine's (``$THEORYDYN_MEMORY_LIMIT`` first)."""
     from ..cli import fail, guard_memory
@@ -174,8 +233,9 @@ def _out_path(path, default: str | None, prog: str):
 
     if path is None and default is None:
         return None
-    out = Path(path if path is not None else default)
-    if not str(path if path is not None else default).strip() or out.is_dir():
+    given = str(path if path is not None else default)
+    out = Path(given)
+    if not given.strip() or out.is_dir():
         fail(f"--out: must be a CSV file path, got {str(path)!r}", prog)
     output_dir(out.parent, "--out")
     return out
@@ -194,6 +254,14 @@ def main(argv=None) -> int:
     from ..resources import MemoryEstimate, Term, vit_train_memory
 
     prog = PROG
+    if args.ensemble:
+        for k in ("smoke", "smoke_images", "batches", "width", "depth", "heads", "patch", "steps", "warmup", "compile"):
+            if k in given:
+                fail(f"--{k.replace('_', '-')}: not used by --ensemble (the ledger's digits networks)", prog)
+    else:
+        for k in ("members", "epochs"):
+            if k in given:
+                fail(f"--{k}: only used by --ensemble", prog)
     if args.smoke:
         for k in ("steps", "warmup", "repeats"):
             if k in given:
@@ -211,6 +279,26 @@ def main(argv=None) -> int:
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     if device.type == "cuda" and not torch.cuda.is_available():
         fail("--device: cuda requested but no CUDA device is available", prog)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    if args.ensemble:
+        import os
+
+        out = _out_path(args.out, None, prog)
+        repeats = args.repeats or 2
+        where = (torch.cuda.get_device_name(device) if device.type == "cuda"
+                 else f"CPU, {torch.get_num_threads()} threads")
+        print(f"ensemble: {where}; digits preset networks, {args.epochs} epoch(s) per measurement, best of {repeats}; "
+              f"load average before {os.getloadavg()[0]:.2f}", file=sys.stderr)
+        df = ensemble_rates(device, member_counts=args.members, epochs=args.epochs, repeats=repeats,
+                            out_dir=None if out is None else out.parent,
+                            say=lambda m: print(f"\r{m}   ", end="", file=sys.stderr, flush=True))
+        print(file=sys.stderr)
+        print(df.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
+        print(f"{where}; load average (1 min) during the runs {df.load_min.min():.2f}–{df.load_max.max():.2f}")
+        if out is not None:
+            df.to_csv(out, index=False)
+        return 0
     gpu = device.type == "cuda"
     batches = args.batches
     width, depth = args.width or (384 if gpu else 96), args.depth or (7 if gpu else 2)
@@ -255,10 +343,11 @@ def main(argv=None) -> int:
           f"({(32 // args.patch) ** 2} tokens); {steps} timed steps after {warmup}, best of {repeats}", file=sys.stderr)
     rows = []
     for batch in batches:
-        models = {}
+        models: dict[str, Any] = {}
         for att in ("positional", "vanilla"):
             torch.manual_seed(0)
-            m = ViT(ViTConfig(width=width, depth=depth, heads=heads, mlp=width, patch=args.patch, attention=att)).to(device)
+            vcfg = ViTConfig(width=width, depth=depth, heads=heads, mlp=width, patch=args.patch, attention=att)
+            m = ViT(vcfg).to(device)
             models[att] = torch.compile(m) if args.compile else m
         best = {att: 0.0 for att in models}
         for r in range(repeats):  # alternate, so that drifts of a shared machine hit both alike

@@ -22,13 +22,14 @@ import tarfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 DATASETS = ("digits", "cifar10", "cifar100", "svhn")
 
-CIFAR = {
+CIFAR: dict[str, dict[str, Any]] = {
     "cifar10": dict(
         archive="cifar-10-python.tar.gz",
         url="https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
@@ -49,8 +50,10 @@ CIFAR = {
     ),
 }
 SVHN = {
-    "train": ("train_32x32.mat", "http://ufldl.stanford.edu/housenumbers/train_32x32.mat", "e26dedcc434d2e4c54c9b2d4a06d8373"),
-    "test": ("test_32x32.mat", "http://ufldl.stanford.edu/housenumbers/test_32x32.mat", "eb5a983be6a315427106f1b164d9cef3"),
+    "train": ("train_32x32.mat", "http://ufldl.stanford.edu/housenumbers/train_32x32.mat",
+              "e26dedcc434d2e4c54c9b2d4a06d8373"),
+    "test": ("test_32x32.mat", "http://ufldl.stanford.edu/housenumbers/test_32x32.mat",
+             "eb5a983be6a315427106f1b164d9cef3"),
 }
 
 # Per-channel mean/std of the training pixels in [0, 1] (standard values), for normalisation.
@@ -89,7 +92,7 @@ class ImageData:
     def channels(self) -> int:
         return self.x_train.shape[1]
 
-    def to(self, device) -> "ImageData":
+    def to(self, device) -> ImageData:
         """Move the four tensors to ``device``: host → GPU copies go through pinned memory and
         ``non_blocking`` (page-locked staging lets the copy overlap; one sync at the end)."""
         device = torch.device(device)
@@ -169,6 +172,8 @@ def read_cifar(path: Path, name: str, md5: str | None = None):
                     f = tar.extractfile(m)
                 except KeyError:
                     raise DataError(f"{path} has no member {m}: not an official {name} archive") from None
+                if f is None:
+                    raise DataError(f"{path}: member {m} is not a file: not an official {name} archive")
                 d = pickle.load(io.BytesIO(f.read()), encoding="bytes")
                 xs.append(np.asarray(d[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32))
                 ys.append(np.asarray(d[spec["label_key"]], dtype=np.int64))
@@ -238,7 +243,7 @@ def load(name: str, data_dir: str | Path | None = None, device="cpu", download: 
                 arrays = read_cifar(fetch(root / spec["archive"], spec["url"], spec["md5"], download), name)
             else:
                 paths = [fetch(root / f, url, md5, download) for f, url, md5 in SVHN.values()]
-                arrays = read_svhn(*paths)
+                arrays = read_svhn(paths[0], paths[1])
         except DataError as e:
             raise DataError(f"{e}\n  {name} expects {', '.join(_expected_files(name))} in {root.resolve()}") from None
     xtr, ytr, xte, yte = (torch.from_numpy(a) for a in arrays)

@@ -28,16 +28,13 @@ SEEDS = (0, 1, 2)
 
 
 def _preset_runs(data, seeds, root, progress=False, **overrides) -> dict[str, list[dict]]:
-    from .experiments import RunSpec, cached_run, preset_configs
+    from .experiments import RunSpec, cached_runs, preset_configs
 
     vit, tcfg = preset_configs(data, **overrides)
-    out = {}
-    for att in ("positional", "vanilla"):
-        for seed in seeds:
-            r = cached_run(RunSpec("vit", att, None, seed, vit.patch), data, dataclasses.replace(vit, attention=att),
-                           tcfg, root, progress=progress)
-            out.setdefault(att, []).append(r)
-    return out
+    # the seeds of each attention train together (one ensemble); cached runs are read back
+    return {att: cached_runs([RunSpec("vit", att, None, seed, vit.patch) for seed in seeds], data,
+                             dataclasses.replace(vit, attention=att), tcfg, root, progress=progress)
+            for att in ("positional", "vanilla")}
 
 
 def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
@@ -46,8 +43,9 @@ def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
     from .experiments import MAPS_OVERRIDES, initial_pos, load_pos, preset_configs
     from .maps import cosine_similarity, distance_profile, similarity_figure
 
-    runs = _preset_runs(data, seeds, root, **MAPS_OVERRIDES)
-    vit, tcfg = preset_configs(data, **MAPS_OVERRIDES)
+    overrides: dict = dict(MAPS_OVERRIDES)
+    runs = _preset_runs(data, seeds, root, **overrides)
+    vit, tcfg = preset_configs(data, **overrides)
     C = {att: [cosine_similarity(load_pos(r["folder"])) for r in rs] for att, rs in runs.items()}
     profiles = {"positional attention": np.array([distance_profile(c) for c in C["positional"]]),
                 "vanilla attention": np.array([distance_profile(c) for c in C["vanilla"]]),
@@ -55,8 +53,9 @@ def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
                                                       for s in seeds])}
     acc = {att: np.mean([r["final_test_acc"] for r in rs]) for att, rs in runs.items()}
     title = (f"Positional-encoding similarity, ViT on 8×8 digits ({vit.tokens} patches of {vit.patch}×{vit.patch}, "
-             f"width {vit.width}, depth {vit.depth}, P initialised at {vit.pos_std:g}, {tcfg.epochs} epochs; test accuracy positional "
-             f"{acc['positional']:.3f}, vanilla {acc['vanilla']:.3f}, mean of {len(seeds)} seeds); maps: seed {seeds[0]}")
+             f"width {vit.width}, depth {vit.depth}, P initialised at {vit.pos_std:g}, {tcfg.epochs} epochs; "
+             f"test accuracy positional {acc['positional']:.3f}, vanilla {acc['vanilla']:.3f}, "
+             f"mean of {len(seeds)} seeds); maps: seed {seeds[0]}")
     return similarity_figure(C["positional"][0], C["vanilla"][0], profiles, title)
 
 
@@ -78,7 +77,7 @@ def permuted_figure_digits(data, seeds=None, root=ROOT) -> Figure:
     seeds = ROBUSTNESS_SEEDS if seeds is None else seeds
 
     fig = Figure(figsize=(5.2 * len(ROBUSTNESS_DIGITS), 4.4), layout="constrained")
-    for ax, setting in zip(np.atleast_1d(fig.subplots(1, len(ROBUSTNESS_DIGITS))), ROBUSTNESS_DIGITS):
+    for ax, setting in zip(np.atleast_1d(fig.subplots(1, len(ROBUSTNESS_DIGITS))), ROBUSTNESS_DIGITS, strict=True):
         vit, tcfg = preset_configs(data, patch=setting["patch"])
         df = robustness(data, vit, tcfg, root, seeds=seeds, **setting)
         robustness_figure(df, f"Digits, π_{setting['s']} (Figure 5a form): ViT patch {vit.patch} "

@@ -127,7 +127,7 @@ def similarity_figure(C_pos: np.ndarray, C_van: np.ndarray | None, profiles: dic
     mats = [("positional attention", C_pos)] + ([("vanilla attention", C_van)] if C_van is not None else [])
     fig = Figure(figsize=(4.2 * len(mats) + 5.2, 4.8), layout="constrained")
     axes = fig.subplots(1, len(mats) + 1, gridspec_kw=dict(width_ratios=[1] * len(mats) + [1.25]))
-    for ax, (name, C) in zip(axes, mats):
+    for ax, (name, C) in zip(axes[: len(mats)], mats, strict=True):
         im = draw_mosaic(ax, C, f"{name}: map i = row i of C\n(red: query patch i)")
     fig.colorbar(im, ax=list(axes[: len(mats)]), shrink=0.8, label="cosine similarity of positional encodings")
     draw_profiles(axes[-1], profiles)
@@ -142,11 +142,13 @@ def plot_maps(P: torch.Tensor, path, title: str, perm=None, s: int | None = None
     g = int(round(np.sqrt(C.shape[0])))
     panels = [("row i of C on the patch grid", C)]
     if perm is not None:
+        if s is None:
+            raise ValueError("plot_maps: a permutation needs its tile side s")
         sigma = induced_patch_permutation(g, perm, s // patch)
         panels = [("as learned (permuted positions)", C), ("after π_s⁻¹", unpermute_similarity(C, sigma))]
     fig = Figure(figsize=(4.6 * len(panels) + 1.2, 5.2), layout="constrained")
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
-    for ax, (name, A) in zip(axes, panels):
+    for ax, (name, A) in zip(axes, panels, strict=True):
         im = draw_mosaic(ax, A, name)
     fig.colorbar(im, ax=list(axes), shrink=0.8, label="cosine similarity")
     fig.suptitle(textwrap.fill(title, 50 * len(panels)), fontsize=10)

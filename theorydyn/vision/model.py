@@ -18,6 +18,15 @@ Attention with ``H`` heads of width ``d_h = E/H``:
 
 In both cases the block output is ``Σ_h S_h V_h W_O`` (heads concatenated, then ``W_O``).
 
+Ensembles (``members=K > 1``, the ViT and the small CNN): K networks of one shape trained as one,
+every parameter and buffer with a leading member axis ``K`` (member ``k``'s tensors are ``t[k]``,
+shaped as in the single network, see :func:`member_state`); inputs and outputs carry the member axis
+first, ``(K, B, c, H, W) → (K, B, classes)``. Linear layers become batched matmuls (``baddbmm``),
+convolutions one grouped convolution (members stacked along the channels, ``groups=K``), layer and
+batch norms normalise per member. ``members=1`` is the single network, with no member axis and the
+plain ``nn`` code paths, bit for bit. :func:`ensemble` builds one from seeds, each member initialised
+exactly as the single network of its seed.
+
 Baselines: the CIFAR forms of ResNet-18 (He et al. 2016, 3×3 stem, no max-pool) and VGG-19 with
 batch norm (Simonyan & Zisserman 2015, one linear classifier), and a small CNN for 8×8 digits.
 """
@@ -25,7 +34,9 @@ batch norm (Simonyan & Zisserman 2015, one linear classifier), and a small CNN f
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -82,22 +93,100 @@ class ViTConfig:
 
 
 def patchify(x: torch.Tensor, p: int) -> torch.Tensor:
-    """``(B, c, H, W) → (B, D, c·p²)``, patches in row-major order of the ``(H/p)×(W/p)`` grid."""
-    B, c, H, W = x.shape
-    x = x.reshape(B, c, H // p, p, W // p, p).permute(0, 2, 4, 1, 3, 5)
-    return x.reshape(B, (H // p) * (W // p), c * p * p)
+    """``(..., c, H, W) → (..., D, c·p²)``, patches in row-major order of the ``(H/p)×(W/p)`` grid."""
+    *lead, c, H, W = x.shape
+    n = len(lead)
+    x = x.reshape(*lead, c, H // p, p, W // p, p).permute(*range(n), n + 1, n + 3, n, n + 2, n + 4)
+    return x.reshape(*lead, (H // p) * (W // p), c * p * p)
+
+
+class Linear(nn.Linear):
+    """``nn.Linear`` (members = 1, initialised as it) or ``members`` of them, weight ``(K, out, in)``,
+    applied to ``x: (K, ..., in)`` as one batched matmul."""
+
+    def __init__(self, fan_in: int, fan_out: int, members: int = 1):
+        super().__init__(fan_in, fan_out)
+        if members > 1:  # the values come from the members' single layers (ensemble)
+            self.weight = nn.Parameter(torch.empty(members, fan_out, fan_in))
+            self.bias = nn.Parameter(torch.zeros(members, fan_out))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.weight.ndim == 2:
+            return F.linear(x, self.weight, self.bias)
+        K, *mid, n = x.shape
+        y = torch.baddbmm(self.bias.unsqueeze(1), x.reshape(K, -1, n), self.weight.transpose(1, 2))
+        return y.view(K, *mid, y.shape[-1])
+
+
+class LayerNorm(nn.LayerNorm):
+    """``nn.LayerNorm`` over the last axis, or ``members`` of them (weight and bias ``(K, E)``)."""
+
+    def __init__(self, width: int, members: int = 1):
+        super().__init__(width)
+        if members > 1:
+            self.weight = nn.Parameter(torch.ones(members, width))
+            self.bias = nn.Parameter(torch.zeros(members, width))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.weight.ndim == 1:
+            return super().forward(x)
+        K, E = self.weight.shape
+        shape = (K,) + (1,) * (x.ndim - 2) + (E,)
+        return torch.addcmul(self.bias.view(shape), F.layer_norm(x, (E,), None, None, self.eps),
+                             self.weight.view(shape))
+
+
+class Conv2d(nn.Conv2d):
+    """``nn.Conv2d`` (no bias), or ``members`` of them as one grouped convolution: weight
+    ``(K, out, in, k, k)``, input and output with the members stacked along the channels."""
+
+    def __init__(self, cin: int, cout: int, kernel: int, padding: int, members: int = 1):
+        super().__init__(cin, cout, kernel, padding=padding, bias=False)
+        self.members = members
+        if members > 1:
+            self.weight = nn.Parameter(torch.empty(members, cout, cin, kernel, kernel))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.members == 1:
+            return super().forward(x)
+        return F.conv2d(x, self.weight.flatten(0, 1), None, self.stride, self.padding, self.dilation, self.members)
+
+
+class BatchNorm2d(nn.BatchNorm2d):
+    """``nn.BatchNorm2d``, or ``members`` of them over channels stacked member-major (weight, bias,
+    running statistics ``(K, C)``, batch counter ``(K,)``)."""
+
+    def __init__(self, channels: int, members: int = 1):
+        super().__init__(channels)
+        self.members = members
+        if members > 1:
+            self.weight = nn.Parameter(torch.ones(members, channels))
+            self.bias = nn.Parameter(torch.zeros(members, channels))
+            self.running_mean = torch.zeros(members, channels)
+            self.running_var = torch.ones(members, channels)
+            self.num_batches_tracked = torch.zeros(members, dtype=torch.long)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.members == 1:
+            return super().forward(x)
+        assert self.running_mean is not None and self.running_var is not None and self.momentum is not None
+        if self.training and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+        # views of the contiguous (K, C) buffers: batch_norm updates the running statistics in place
+        return F.batch_norm(x, self.running_mean.view(-1), self.running_var.view(-1), self.weight.view(-1),
+                            self.bias.view(-1), self.training, self.momentum, self.eps)
 
 
 class Attention(nn.Module):
     """Multi-head attention, vanilla or positional (see the module docstring)."""
 
-    def __init__(self, width: int, heads: int, positional: bool):
+    def __init__(self, width: int, heads: int, positional: bool, members: int = 1):
         super().__init__()
         self.heads, self.dh, self.positional = heads, width // heads, positional
-        self.qk = nn.Linear(width, 2 * width)  # applied to P (positional) or to the tokens (vanilla)
-        self.v = nn.Linear(width, width)
-        self.out = nn.Linear(width, width)
-        self.last_scores: torch.Tensor | None = None  # (H, D, D) of the latest positional forward
+        self.qk = Linear(width, 2 * width, members)  # applied to P (positional) or to the tokens (vanilla)
+        self.v = Linear(width, width, members)
+        self.out = Linear(width, width, members)
+        self.last_scores: torch.Tensor | None = None  # ([K,] H, D, D) of the latest positional forward
 
     def scores(self, z: torch.Tensor) -> torch.Tensor:
         """``softmax(Q Kᵀ/√d_h)`` per head from ``z: (..., D, E)`` → ``(..., H, D, D)``."""
@@ -107,24 +196,25 @@ class Attention(nn.Module):
         return torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.dh), dim=-1)
 
     def forward(self, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-        B, D, E = x.shape
-        v = self.v(x).view(B, D, self.heads, self.dh)
+        *lead, D, E = x.shape  # lead: (B,) or (K, B)
+        v = self.v(x).view(*lead, D, self.heads, self.dh)
         if self.positional:
-            S = self.scores(pos)  # (H, D, D): once per forward pass, the same for every image
+            S = self.scores(pos)  # ([K,] H, D, D): once per forward pass, the same for every image
             self.last_scores = S.detach()
-            y = torch.einsum("hij,bjhd->bihd", S.to(v.dtype), v)
+            eq = "hij,bjhd->bihd" if S.ndim == 3 else "khij,kbjhd->kbihd"
+            y = torch.einsum(eq, S.to(v.dtype), v)
         else:
-            q, k = self.qk(x).view(B, D, 2, self.heads, self.dh).permute(2, 0, 3, 1, 4)
-            y = F.scaled_dot_product_attention(q, k, v.transpose(1, 2)).transpose(1, 2)
-        return self.out(y.reshape(B, D, E))
+            q, k = self.qk(x).view(*lead, D, 2, self.heads, self.dh).movedim(-3, 0).transpose(-3, -2)
+            y = F.scaled_dot_product_attention(q, k, v.transpose(-3, -2)).transpose(-3, -2)
+        return self.out(y.reshape(*lead, D, E))
 
 
 class Block(nn.Module):
-    def __init__(self, cfg: ViTConfig):
+    def __init__(self, cfg: ViTConfig, members: int = 1):
         super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(cfg.width), nn.LayerNorm(cfg.width)
-        self.attn = Attention(cfg.width, cfg.heads, cfg.attention == "positional")
-        self.mlp = nn.Sequential(nn.Linear(cfg.width, cfg.mlp), nn.GELU(), nn.Linear(cfg.mlp, cfg.width))
+        self.ln1, self.ln2 = LayerNorm(cfg.width, members), LayerNorm(cfg.width, members)
+        self.attn = Attention(cfg.width, cfg.heads, cfg.attention == "positional", members)
+        self.mlp = nn.Sequential(Linear(cfg.width, cfg.mlp, members), nn.GELU(), Linear(cfg.mlp, cfg.width, members))
 
     def forward(self, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         x = x + self.attn(self.ln1(x), pos)
@@ -132,16 +222,18 @@ class Block(nn.Module):
 
 
 class ViT(nn.Module):
-    """Vision Transformer of docs/theory.md §8: ``(B, c, H, W)`` float images → ``(B, classes)`` logits."""
+    """Vision Transformer of docs/theory.md §8: ``(B, c, H, W)`` float images → ``(B, classes)`` logits
+    (``members = K > 1``: ``(K, B, c, H, W) → (K, B, classes)``, see the module docstring)."""
 
-    def __init__(self, cfg: ViTConfig):
+    def __init__(self, cfg: ViTConfig, members: int = 1):
         super().__init__()
-        self.cfg = cfg
-        self.embed = nn.Linear(cfg.channels * cfg.patch**2, cfg.width)
-        self.pos = nn.Parameter(torch.zeros(cfg.tokens, cfg.width)) if cfg.pos_embed else None
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.depth))
-        self.ln = nn.LayerNorm(cfg.width)
-        self.head = nn.Linear(cfg.width, cfg.classes)
+        self.cfg, self.members = cfg, members
+        lead = (members,) if members > 1 else ()
+        self.embed = Linear(cfg.channels * cfg.patch**2, cfg.width, members)
+        self.pos = nn.Parameter(torch.zeros(*lead, cfg.tokens, cfg.width)) if cfg.pos_embed else None
+        self.blocks = nn.ModuleList(Block(cfg, members) for _ in range(cfg.depth))
+        self.ln = LayerNorm(cfg.width, members)
+        self.head = Linear(cfg.width, cfg.classes, members)
         if cfg.init == "vit":  # "torch": the layers keep the default they were built with
             self.apply(self._init_vit)
         if self.pos is not None:
@@ -157,18 +249,19 @@ class ViT(nn.Module):
             nn.init.zeros_(m.bias)
 
     def positional_scores(self) -> list[torch.Tensor]:
-        """The ``(H, D, D)`` score matrix of every layer in positional attention (depends on P only)."""
+        """The ``([K,] H, D, D)`` score matrix of every layer in positional attention (depends on P only)."""
         assert self.cfg.attention == "positional"
-        return [b.attn.scores(self.pos) for b in self.blocks]
+        assert self.pos is not None
+        return [cast(Block, b).attn.scores(self.pos) for b in self.blocks]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        z = self.embed(patchify(x, self.cfg.patch))  # (B, D, E)
-        pos = self.pos if self.pos is not None else z.new_zeros(z.shape[1:])
+        z = self.embed(patchify(x, self.cfg.patch))  # ([K,] B, D, E)
+        pos = self.pos if self.pos is not None else z.new_zeros(z.shape[:-3] + z.shape[-2:])
         if self.cfg.attention == "vanilla":
-            z = z + pos
+            z = z + pos.unsqueeze(-3)
         for block in self.blocks:
             z = block(z, pos)
-        return self.head(self.ln(z).mean(dim=1))
+        return self.head(self.ln(z).mean(dim=-2))
 
 
 class BasicBlock(nn.Module):
@@ -215,9 +308,10 @@ class VGG19(nn.Module):
 
     def __init__(self, channels: int = 3, classes: int = 10):
         super().__init__()
-        layers, cin = [], channels
+        layers: list[nn.Module] = []
+        cin = channels
         for v in VGG19_PLAN:
-            if v == "M":
+            if isinstance(v, str):  # "M"
                 layers.append(nn.MaxPool2d(2, ceil_mode=True))
             else:
                 layers += [nn.Conv2d(cin, v, 3, padding=1), nn.BatchNorm2d(v), nn.ReLU()]
@@ -230,35 +324,86 @@ class VGG19(nn.Module):
 
 
 class SmallCNN(nn.Module):
-    """A small CNN for 8×8 digits: conv(32)-conv(64)-pool-conv(128)-pool, global average, linear."""
+    """A small CNN for 8×8 digits: conv(32)-conv(64)-pool-conv(128)-pool, global average, linear
+    (``members = K > 1``: ``(K, B, c, H, W) → (K, B, classes)``, the members' channels side by side)."""
 
-    def __init__(self, channels: int = 1, classes: int = 10):
+    def __init__(self, channels: int = 1, classes: int = 10, members: int = 1):
         super().__init__()
+        self.members = members
 
         def cbr(a, b):
-            return [nn.Conv2d(a, b, 3, padding=1, bias=False), nn.BatchNorm2d(b), nn.ReLU()]
+            return [Conv2d(a, b, 3, 1, members), BatchNorm2d(b, members), nn.ReLU()]
 
         self.features = nn.Sequential(
             *cbr(channels, 32), *cbr(32, 64), nn.MaxPool2d(2), *cbr(64, 128), nn.MaxPool2d(2),
             nn.AdaptiveAvgPool2d(1), nn.Flatten(),
         )
-        self.head = nn.Linear(128, classes)
+        self.head = Linear(128, classes, members)
 
     def forward(self, x):
-        return self.head(self.features(x))
+        if self.members == 1:
+            return self.head(self.features(x))
+        K, B, *chw = x.shape
+        f = self.features(x.transpose(0, 1).reshape(B, -1, *chw[1:]))  # (B, K·128), member-major
+        return self.head(f.view(B, K, -1).transpose(0, 1))
 
 
 MODELS = ("vit", "resnet18", "vgg19", "cnn")
 
 
-def build_model(name: str, *, channels: int, classes: int, vit: ViTConfig | None = None) -> nn.Module:
-    """The network called ``name`` (one of :data:`MODELS`); ``vit`` gives the ViT's shape."""
+def build_model(name: str, *, channels: int, classes: int, vit: ViTConfig | None = None,
+                members: int = 1) -> nn.Module:
+    """The network called ``name`` (one of :data:`MODELS`); ``vit`` gives the ViT's shape; ``members``
+    > 1 (ViT and small CNN only) an uninitialised ensemble (use :func:`ensemble`)."""
+    if members > 1 and name not in ENSEMBLES:
+        raise ValueError(f"only {ENSEMBLES} train as ensembles, got {name!r} with {members} members")
     if name == "vit":
-        return ViT(vit)
+        if vit is None:
+            raise ValueError("the ViT needs its ViTConfig (vit=...)")
+        return ViT(vit, members)
     if name == "resnet18":
         return ResNet18(channels, classes)
     if name == "vgg19":
         return VGG19(channels, classes)
     if name == "cnn":
-        return SmallCNN(channels, classes)
+        return SmallCNN(channels, classes, members)
     raise ValueError(f"model must be one of {MODELS}, got {name!r}")
+
+
+#: the networks that train as ensembles (members > 1)
+ENSEMBLES = ("vit", "cnn")
+
+
+def members(model: nn.Module) -> int:
+    """The number of networks ``model`` holds: K of an ensemble, 1 otherwise."""
+    return int(getattr(model, "members", 1))
+
+
+def ensemble(name: str, seeds: Sequence[int], *, channels: int, classes: int,
+             vit: ViTConfig | None = None) -> nn.Module:
+    """The networks of ``seeds`` as one: member ``k`` is initialised exactly as the single network built
+    after ``torch.manual_seed(seeds[k])``; one seed gives that single network itself."""
+    singles = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        singles.append(build_model(name, channels=channels, classes=classes, vit=vit))
+    if len(singles) == 1:
+        return singles[0]
+    model = build_model(name, channels=channels, classes=classes, vit=vit, members=len(singles))
+    model.load_state_dict(stack_states([m.state_dict() for m in singles]))
+    return model
+
+
+def stack_states(states: Sequence[dict]) -> dict:
+    """The state of an ensemble from its members' (single-network) states, in member order."""
+    return {k: torch.stack([s[k] for s in states]) for k in states[0]}
+
+
+def member_state(model: nn.Module, k: int) -> dict:
+    """Member ``k``'s state, keyed and shaped as the single network's ``state_dict()``."""
+    state = model.state_dict()
+    if members(model) == 1:
+        if k != 0:
+            raise ValueError(f"a single network has member 0 only, got {k}")
+        return state
+    return {name: t[k].clone() for name, t in state.items()}

@@ -20,7 +20,8 @@ import math
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -29,9 +30,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..atomic import write_text
 from .augment import random_affine, random_crop_flip
 from .data import ImageData
 from .grid import permute_tiles
+from .model import member_state, members, stack_states
 
 
 @dataclass(frozen=True)
@@ -63,10 +66,32 @@ def lr_at(step: int, total: int, warmup: int, lr: float) -> float:
 
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
-    decay = [p for p in model.parameters() if p.ndim >= 2]
-    no_decay = [p for p in model.parameters() if p.ndim < 2]
+    """AdamW with weight decay on the matrices only (of each member: an ensemble's tensors carry one
+    more axis); the fused kernel, one call per step (element by element the same update, and per
+    member of an ensemble exactly the single network's)."""
+    lead = 1 if members(model) > 1 else 0
+    decay = [p for p in model.parameters() if p.ndim - lead >= 2]
+    no_decay = [p for p in model.parameters() if p.ndim - lead < 2]
     groups = [dict(params=decay, weight_decay=cfg.weight_decay), dict(params=no_decay, weight_decay=0.0)]
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.999))
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.999), fused=True)
+
+
+def member_opt_state(state: dict, k: int, K: int) -> dict:
+    """Member ``k``'s part of an ensemble optimiser's ``state_dict()`` (the single network's form)."""
+    if K == 1:
+        return state
+    return dict(param_groups=state["param_groups"],
+                state={i: {n: v if n == "step" else v[k].clone() for n, v in st.items()}
+                       for i, st in state["state"].items()})
+
+
+def stack_opt_states(states: list[dict]) -> dict:
+    """An ensemble optimiser's ``state_dict()`` from its members' (inverse of :func:`member_opt_state`)."""
+    if len(states) == 1:
+        return states[0]
+    return dict(param_groups=states[0]["param_groups"],
+                state={i: {n: v if n == "step" else torch.stack([s["state"][i][n] for s in states])
+                           for n, v in st.items()} for i, st in states[0]["state"].items()})
 
 
 def epoch_generator(seed: int, epoch: int, device: torch.device) -> torch.Generator:
@@ -76,6 +101,8 @@ def epoch_generator(seed: int, epoch: int, device: torch.device) -> torch.Genera
 def prepare(data: ImageData, x: torch.Tensor, perm, s: int | None) -> torch.Tensor:
     """uint8 images (already augmented) → π_s applied → normalised float."""
     if perm is not None:
+        if s is None:
+            raise ValueError("prepare: a permutation needs its tile side s")
         x = permute_tiles(x, perm, s)
     return data.normalize(x)
 
@@ -92,20 +119,32 @@ def sync(device: torch.device) -> None:
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, data: ImageData, perm=None, s: int | None = None, batch: int = 1000,
-             amp: bool | None = None) -> float:
-    """Test accuracy with π_s applied to the test images exactly as to the training images."""
+def accuracies(model: nn.Module, data: ImageData, perm=None, s: int | None = None, batch: int = 1000,
+               amp: bool | None = None) -> list[float]:
+    """Test accuracy of each member (one for a single network), with π_s applied to the test images
+    exactly as to the training images; every member sees the same test images."""
     was = model.training
     model.eval()
-    correct = torch.zeros((), dtype=torch.long, device=data.x_test.device)
+    K = members(model)
     dev = data.x_test.device
+    correct = torch.zeros(K, dtype=torch.long, device=dev)
     amp = dev.type == "cuda" if amp is None else amp
     for i in range(0, len(data.x_test), batch):
         x = prepare(data, data.x_test[i : i + batch], perm, s)
+        if K > 1:
+            x = x.expand(K, *x.shape)
         with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=amp):
-            correct += (model(x).argmax(1) == data.y_test[i : i + batch]).sum()
+            correct += (model(x).argmax(-1) == data.y_test[i : i + batch]).sum(-1)
     model.train(was)
-    return correct.item() / len(data.x_test)  # one host sync per evaluation
+    return (correct.double() / len(data.x_test)).tolist()  # one host sync per evaluation
+
+
+def evaluate(model: nn.Module, data: ImageData, perm=None, s: int | None = None, batch: int = 1000,
+             amp: bool | None = None) -> float:
+    """Test accuracy of a single network (:func:`accuracies` of its one member)."""
+    if members(model) != 1:
+        raise ValueError("evaluate: an ensemble has one accuracy per member; use accuracies()")
+    return accuracies(model, data, perm, s, batch, amp)[0]
 
 
 def _progress(tag: str, epoch: int, epochs: int, step: int, steps: int, loss: float, ips: float) -> None:
@@ -113,11 +152,15 @@ def _progress(tag: str, epoch: int, epochs: int, step: int, steps: int, loss: fl
           end="", file=sys.stderr, flush=True)
 
 
+def _write_history(history: list[dict], out: Path) -> None:
+    pd.DataFrame(history).to_csv(out / "history.csv", index=False)
+
+
 def train(
     model: nn.Module,
     data: ImageData,
     cfg: TrainConfig,
-    out: str | Path,
+    out: str | Path | Sequence[str | Path],
     *,
     perm=None,
     resume: bool = False,
@@ -125,32 +168,58 @@ def train(
     tag: str = "",
     progress: bool = True,
     stop_after: int | None = None,
-) -> pd.DataFrame:
+    seeds: Sequence[int] | None = None,
+):
     """Train ``model`` on ``data`` for ``cfg.epochs`` epochs; return the per-epoch history.
 
     Writes ``out/history.csv``, ``out/checkpoint.pt`` (each epoch) and ``out/run.json``
     (configuration, π_s). ``resume`` continues from the checkpoint if there is one (its
     configuration must match). ``stop_after`` ends after that many epochs as if interrupted
     (for the resume test). Raises :class:`Diverged` when the loss stops being finite.
+
+    An ensemble of ``K`` members (:func:`theorydyn.vision.model.ensemble`) trains here too: ``seeds``
+    names the seed of each member and ``out`` is a list of ``K`` folders. Member ``k`` is the single
+    run of ``cfg`` with ``seed=seeds[k]``: its own shuffling generator (the same order and
+    augmentation as that run), its own loss (the members' mean losses are summed, so no gradient
+    crosses members), and its own folder, written exactly as the single run writes it (a single run
+    can resume from it and the other way round). Returns one history per member. ``seconds`` of a
+    member is its share of the wall time (the epoch's time / K) and ``images_per_s`` its images over
+    that share. A member whose loss stops being finite stops there (history written); the others
+    finish, then :class:`Diverged` is raised.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    K = members(model)
+    single = isinstance(out, (str, Path))
+    outs = [Path(out)] if isinstance(out, (str, Path)) else [Path(o) for o in out]
+    seeds = [cfg.seed] if seeds is None else [int(v) for v in seeds]
+    if not (len(outs) == len(seeds) == K):
+        raise ValueError(f"train: a model of {K} member(s) needs {K} seed(s) and output folder(s), "
+                         f"got {len(seeds)} and {len(outs)}")
+    for o in outs:
+        o.mkdir(parents=True, exist_ok=True)
     device = data.x_train.device
     s = cfg.shuffle_grid
-    record = dict(train=asdict(cfg), meta=meta or {}, perm=None if perm is None else [int(v) for v in perm])
+    cfgs = [replace(cfg, seed=seed) for seed in seeds]
+    records = [dict(train=asdict(c), meta=meta or {}, perm=None if perm is None else [int(v) for v in perm])
+               for c in cfgs]
     model.to(device)
     opt = make_optimizer(model, cfg)
-    history: list[dict] = []
+    histories: list[list[dict]] = [[] for _ in range(K)]
     start = 0
-    ckpt = out / "checkpoint.pt"
-    if resume and ckpt.exists():
-        state = torch.load(ckpt, map_location=device, weights_only=True)
-        if state["record"] != record:
-            raise ValueError(f"--resume: {ckpt} was written by a different configuration; use another --out")
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        history, start = state["history"], state["epoch"]
-    (out / "run.json").write_text(json.dumps(record, indent=1))
+    ckpts = [o / "checkpoint.pt" for o in outs]
+    if resume and any(c.exists() for c in ckpts):
+        if not all(c.exists() for c in ckpts):
+            raise ValueError("resume: some members have a checkpoint and others not; resume them apart")
+        states = [torch.load(c, map_location=device, weights_only=True) for c in ckpts]
+        for c, st, rec in zip(ckpts, states, records, strict=True):
+            if st["record"] != rec:
+                raise ValueError(f"--resume: {c} was written by a different configuration; use another --out")
+        if len({st["epoch"] for st in states}) > 1:
+            raise ValueError("resume: the members' checkpoints are at different epochs; resume them apart")
+        model.load_state_dict(states[0]["model"] if K == 1 else stack_states([st["model"] for st in states]))
+        opt.load_state_dict(stack_opt_states([st["opt"] for st in states]))
+        histories, start = [st["history"] for st in states], states[0]["epoch"]
+    for o, rec in zip(outs, records, strict=True):
+        write_text(o / "run.json", json.dumps(rec, indent=1))
     step_fn = torch.compile(model) if cfg.compile else model
     n = len(data.x_train)
     steps = n // cfg.batch_size
@@ -160,11 +229,24 @@ def train(
     amp = use_amp(cfg, device)
     pad = data.pad if cfg.pad is None else cfg.pad
     flip = data.flip if cfg.flip is None else cfg.flip
+    alive = [True] * K
+    diverged: list[str] = []
+
+    def die(k: int, row: dict, where: str) -> None:
+        """Member ``k``'s loss is not finite: write its history so far, stop it; raise once none is left."""
+        alive[k] = False
+        histories[k].append(row)
+        _write_history(histories[k], outs[k])
+        diverged.append(f"training loss is not finite {where}; stopped there, history so far in "
+                        f"{outs[k] / 'history.csv'}")
+        if not any(alive):
+            raise Diverged("; ".join(diverged))
+
     model.train()
     for epoch in range(start, cfg.epochs if stop_after is None else min(cfg.epochs, stop_after)):
-        gen = epoch_generator(cfg.seed, epoch, device)
-        order = torch.randperm(n, generator=gen, device=device)
-        loss_sum = torch.zeros((), device=device)
+        gens = [epoch_generator(seed, epoch, device) for seed in seeds]
+        orders = [torch.randperm(n, generator=g, device=device) for g in gens]
+        loss_sum = torch.zeros(K, device=device)
         sync(device)
         t0 = time.perf_counter()
         for i in range(steps):
@@ -172,42 +254,59 @@ def train(
             lr = lr_at(t, total, warm, cfg.lr)
             for g in opt.param_groups:
                 g["lr"] = lr
-            idx = order[i * cfg.batch_size : (i + 1) * cfg.batch_size]
-            x = random_crop_flip(data.x_train[idx], pad, flip, gen)
-            if cfg.affine is not None:
-                x = random_affine(x, *cfg.affine, gen)
-            x = prepare(data, x, perm, s)
+            idx = [order[i * cfg.batch_size : (i + 1) * cfg.batch_size] for order in orders]
+            xs = []
+            for ik, gen in zip(idx, gens, strict=True):  # each member draws its augmentation from its own generator
+                x = random_crop_flip(data.x_train[ik], pad, flip, gen)
+                xs.append(random_affine(x, *cfg.affine, gen) if cfg.affine is not None else x)
+            x = prepare(data, xs[0] if K == 1 else torch.stack(xs), perm, s)
+            y = data.y_train[idx[0]] if K == 1 else data.y_train[torch.stack(idx)]
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-                loss = F.cross_entropy(step_fn(x), data.y_train[idx], label_smoothing=cfg.label_smoothing)
+                logits = step_fn(x)
+                if K == 1:
+                    losses = F.cross_entropy(logits, y, label_smoothing=cfg.label_smoothing).unsqueeze(0)
+                else:
+                    losses = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none",
+                                             label_smoothing=cfg.label_smoothing).view(K, -1).mean(1)
             opt.zero_grad(set_to_none=True)
-            loss.backward()
+            losses.sum().backward()
             opt.step()
-            loss_sum += loss.detach()
+            loss_sum += losses.detach()
             # a host sync per step is free on a CPU; on a GPU check every 20 steps
-            if (device.type != "cuda" or i % 20 == 19) and not torch.isfinite(loss_sum):
-                history.append(dict(epoch=epoch + 1, train_loss=float("nan"), test_acc=float("nan"), lr=lr,
-                                    images_per_s=float("nan"), seconds=time.perf_counter() - t0))
-                pd.DataFrame(history).to_csv(out / "history.csv", index=False)
-                raise Diverged(f"training loss is not finite at step {t + 1} (epoch {epoch + 1}); "
-                               f"stopped there, history so far in {out / 'history.csv'}")
+            if device.type != "cuda" or i % 20 == 19:
+                bad = [k for k, ok in enumerate(torch.isfinite(loss_sum).tolist()) if alive[k] and not ok]
+                for k in bad:
+                    die(k, dict(epoch=epoch + 1, train_loss=float("nan"), test_acc=float("nan"), lr=lr,
+                                images_per_s=float("nan"), seconds=(time.perf_counter() - t0) / K),
+                        f"at step {t + 1} (epoch {epoch + 1})")
             if progress and (i % 20 == 0 or i == steps - 1):
-                _progress(tag, epoch, cfg.epochs, i + 1, steps, loss.item(), (i + 1) * cfg.batch_size / (time.perf_counter() - t0))
+                _progress(tag, epoch, cfg.epochs, i + 1, steps, losses.mean().item(),
+                          K * (i + 1) * cfg.batch_size / (time.perf_counter() - t0))
         sync(device)
-        secs = time.perf_counter() - t0
-        train_loss = loss_sum.item() / steps
-        row = dict(epoch=epoch + 1, train_loss=train_loss, test_acc=float("nan"), lr=lr,
-                   images_per_s=steps * cfg.batch_size / secs, seconds=secs)
-        if not np.isfinite(train_loss):
-            history.append(row)
-            pd.DataFrame(history).to_csv(out / "history.csv", index=False)
-            raise Diverged(f"training loss is not finite in epoch {epoch + 1}; stopped there, history so far in {out / 'history.csv'}")
-        row["test_acc"] = evaluate(model, data, perm, s, amp=amp)
-        history.append(row)
-        pd.DataFrame(history).to_csv(out / "history.csv", index=False)
-        tmp = ckpt.with_name("checkpoint.pt.tmp")
-        torch.save(dict(model=model.state_dict(), opt=opt.state_dict(), history=history, epoch=epoch + 1, record=record), tmp)
-        os.replace(tmp, ckpt)
+        secs = (time.perf_counter() - t0) / K  # each member's share
+        train_loss = [v / steps for v in loss_sum.tolist()]
+        rows = [dict(epoch=epoch + 1, train_loss=train_loss[k], test_acc=float("nan"), lr=lr,
+                     images_per_s=steps * cfg.batch_size / secs, seconds=secs) for k in range(K)]
+        for k in range(K):
+            if alive[k] and not np.isfinite(train_loss[k]):
+                die(k, rows[k], f"in epoch {epoch + 1}")
+        accs = accuracies(model, data, perm, s, amp=amp)
+        state = model.state_dict() if K == 1 else None
+        opt_state = opt.state_dict()
+        for k in range(K):
+            if not alive[k]:
+                continue
+            rows[k]["test_acc"] = accs[k]
+            histories[k].append(rows[k])
+            _write_history(histories[k], outs[k])
+            tmp = ckpts[k].with_name("checkpoint.pt.tmp")
+            torch.save(dict(model=state if K == 1 else member_state(model, k), opt=member_opt_state(opt_state, k, K),
+                            history=histories[k], epoch=epoch + 1, record=records[k]), tmp)
+            os.replace(tmp, ckpts[k])
         if progress:
-            _progress(tag, epoch, cfg.epochs, steps, steps, train_loss, row["images_per_s"])
-            print(f"test acc {row['test_acc']:.4f}", file=sys.stderr, flush=True)
-    return pd.DataFrame(history)
+            _progress(tag, epoch, cfg.epochs, steps, steps, float(np.nanmean(train_loss)), K * rows[0]["images_per_s"])
+            print("test acc " + " ".join(f"{a:.4f}" for a in accs), file=sys.stderr, flush=True)
+    if diverged:
+        raise Diverged("; ".join(diverged))
+    frames = [pd.DataFrame(h) for h in histories]
+    return frames[0] if single else frames

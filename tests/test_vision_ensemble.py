@@ -1,0 +1,166 @@
+"""Ensembles: K networks trained as one by the one training loop, member k = the single run of seed k."""
+
+import dataclasses
+
+import pandas as pd
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from theorydyn.vision.data import load  # noqa: E402
+from theorydyn.vision.grid import grid_permutation  # noqa: E402
+from theorydyn.vision.model import ViTConfig, build_model, ensemble, member_state  # noqa: E402
+from theorydyn.vision.train import Diverged, TrainConfig, train  # noqa: E402
+
+torch.set_num_threads(1)
+
+TINY = dict(image_size=8, patch=2, channels=1, classes=10, width=16, depth=2, heads=2, mlp=32, init="torch",
+            pos_std=1.0)
+#: member k against the single run of seed k after 3 epochs: batched matmuls (baddbmm) and the
+#: member-wise layer norm round differently from the single network's addmm and fused layer norm
+#: (measured: ≤ 6e-7 on the weights and running statistics); everything else is bit for bit
+RTOL, ATOL = 1e-4, 1e-5
+#: except the key half of the attention's qk bias: it adds the same q·b_k to every score of a row,
+#: which the softmax ignores, so its gradient is rounding noise that Adam scales up to steps of size
+#: ~lr; member and single run drift apart there by up to 1.5e-4 (measured) with no effect on the
+#: function (the logits are compared as well)
+KEY_BIAS = 2e-3
+SEEDS = (3, 0, 7)
+
+
+@pytest.fixture(scope="module")
+def small_digits():
+    d = load("digits")
+    d.x_train, d.y_train = d.x_train[:192], d.y_train[:192]
+    d.x_test, d.y_test = d.x_test[:96], d.y_test[:96]
+    return d
+
+
+def single(name, seed, vit=None):
+    torch.manual_seed(seed)
+    return build_model(name, channels=1, classes=10, vit=vit or ViTConfig(**TINY))
+
+
+CASES = {"vit-positional": ("vit", ViTConfig(**TINY)), "vit-vanilla": ("vit", ViTConfig(**TINY, attention="vanilla")),
+         "cnn": ("cnn", None)}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_members_start_as_the_single_networks_of_their_seeds(case):
+    name, vit = CASES[case]
+    e = ensemble(name, SEEDS, channels=1, classes=10, vit=vit)
+    for k, seed in enumerate(SEEDS):
+        ref = single(name, seed, vit).state_dict()
+        got = member_state(e, k)
+        assert list(got) == list(ref)
+        for key in ref:
+            assert torch.equal(got[key], ref[key]), key
+
+
+def test_a_one_member_ensemble_is_the_single_run_bit_for_bit(small_digits, tmp_path):
+    cfg = TrainConfig(epochs=2, batch_size=32, lr=2e-3, warmup_epochs=1, seed=4, shuffle_grid=4)
+    perm = grid_permutation(8, 4, 0)
+    a = single("vit", 4)
+    ha = train(a, small_digits, cfg, tmp_path / "a", perm=perm, progress=False)
+    b = ensemble("vit", [4], channels=1, classes=10, vit=ViTConfig(**TINY))
+    [hb] = train(b, small_digits, dataclasses.replace(cfg, seed=0), [tmp_path / "b"], perm=perm, progress=False,
+                 seeds=[4])
+    cols = ["epoch", "train_loss", "test_acc", "lr"]
+    pd.testing.assert_frame_equal(ha[cols], hb[cols], check_exact=True)
+    for (k, va), vb in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
+        assert torch.equal(va, vb), k
+    assert (tmp_path / "a" / "run.json").read_text() == (tmp_path / "b" / "run.json").read_text()
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_member_k_is_the_single_run_of_seed_k(small_digits, tmp_path, case):
+    name, vit = CASES[case]
+    cfg = TrainConfig(epochs=3, batch_size=32, lr=2e-3, warmup_epochs=1, shuffle_grid=4)
+    perm = grid_permutation(8, 4, 0)
+    e = ensemble(name, SEEDS, channels=1, classes=10, vit=vit)
+    hs = train(e, small_digits, cfg, [tmp_path / f"e{s}" for s in SEEDS], perm=perm, progress=False, seeds=SEEDS)
+    for k, seed in enumerate(SEEDS):
+        m = single(name, seed, vit)
+        h = train(m, small_digits, dataclasses.replace(cfg, seed=seed), tmp_path / f"s{seed}", perm=perm,
+                  progress=False)
+        assert hs[k].epoch.tolist() == h.epoch.tolist()
+        assert hs[k].train_loss.to_numpy() == pytest.approx(h.train_loss.to_numpy(), rel=RTOL, abs=ATOL)
+        assert hs[k].test_acc.tolist() == h.test_acc.tolist()
+        assert hs[k].lr.tolist() == h.lr.tolist()
+        ref, got = m.state_dict(), torch.load(tmp_path / f"e{seed}" / "checkpoint.pt", weights_only=False)["model"]
+        for key in ref:
+            g, r = got[key], ref[key]
+            if key.endswith("attn.qk.bias"):  # the key bias: see KEY_BIAS
+                torch.testing.assert_close(g[len(g) // 2 :], r[len(r) // 2 :], rtol=0, atol=KEY_BIAS, msg=key)
+                g, r = g[: len(g) // 2], r[: len(r) // 2]
+            torch.testing.assert_close(g, r, rtol=RTOL, atol=ATOL, msg=key)
+        if name == "vit":  # the trained functions agree, key bias included
+            e1 = single(name, 99, vit)
+            e1.load_state_dict(got)
+            x = small_digits.normalize(small_digits.x_test)
+            with torch.no_grad():
+                torch.testing.assert_close(e1.eval()(x), m.eval()(x), rtol=RTOL, atol=ATOL)
+        run_e = (tmp_path / f"e{seed}" / "run.json").read_text()
+        assert run_e == (tmp_path / f"s{seed}" / "run.json").read_text()
+    # the members differ (the comparison above could not pass by accident)
+    assert not hs[0].train_loss.equals(hs[1].train_loss)
+
+
+def test_an_ensemble_resumes_from_its_members_checkpoints_exactly(small_digits, tmp_path):
+    cfg = TrainConfig(epochs=3, batch_size=32, lr=2e-3, warmup_epochs=1)
+    outs = lambda d: [tmp_path / d / str(s) for s in SEEDS]  # noqa: E731
+    ha = train(ensemble("vit", SEEDS, channels=1, classes=10, vit=ViTConfig(**TINY)), small_digits, cfg, outs("a"),
+               progress=False, seeds=SEEDS)
+    train(ensemble("vit", SEEDS, channels=1, classes=10, vit=ViTConfig(**TINY)), small_digits, cfg, outs("b"),
+          progress=False, seeds=SEEDS, stop_after=1)
+    hb = train(ensemble("vit", (9, 9, 9), channels=1, classes=10, vit=ViTConfig(**TINY)), small_digits, cfg,
+               outs("b"), progress=False, seeds=SEEDS, resume=True)
+    for a, b in zip(ha, hb, strict=True):
+        pd.testing.assert_frame_equal(a.drop(columns=["images_per_s", "seconds"]),
+                                      b.drop(columns=["images_per_s", "seconds"]), check_exact=True)
+    # a member's checkpoint resumes as a single run
+    m = single("vit", 9)
+    h = train(m, small_digits, dataclasses.replace(cfg, seed=SEEDS[1]), outs("b")[1], progress=False, resume=True)
+    pd.testing.assert_frame_equal(h, hb[1], check_exact=True)
+
+
+def test_ensemble_arguments_are_checked(small_digits, tmp_path):
+    e = ensemble("vit", (0, 1), channels=1, classes=10, vit=ViTConfig(**TINY))
+    with pytest.raises(ValueError, match="2 seed"):
+        train(e, small_digits, TrainConfig(epochs=1), [tmp_path / "a"], seeds=[0], progress=False)
+    with pytest.raises(ValueError, match="ensembles"):
+        build_model("resnet18", channels=1, classes=10, members=2)
+
+
+def test_a_diverging_member_stops_alone(small_digits, tmp_path):
+    e = ensemble("vit", (0, 1), channels=1, classes=10, vit=ViTConfig(**TINY))
+    with torch.no_grad():
+        e.head.weight[1] = float("nan")  # member 1 diverges at once, member 0 is untouched
+    cfg = TrainConfig(epochs=2, batch_size=64)
+    with pytest.raises(Diverged, match="not finite"):
+        train(e, small_digits, cfg, [tmp_path / "0", tmp_path / "1"], seeds=[0, 1], progress=False)
+    h0 = pd.read_csv(tmp_path / "0" / "history.csv")
+    h1 = pd.read_csv(tmp_path / "1" / "history.csv")
+    assert len(h0) == 2 and h0.train_loss.notna().all()
+    assert len(h1) == 1 and h1.train_loss.isna().all()
+    ref = train(single("vit", 0), small_digits, cfg, tmp_path / "ref", progress=False)
+    assert h0.train_loss.to_numpy() == pytest.approx(ref.train_loss.to_numpy(), rel=RTOL, abs=ATOL)
+
+
+def test_cached_runs_train_seeds_together_into_per_seed_cache_folders(small_digits, tmp_path):
+    from theorydyn.vision.experiments import RunSpec, cache_folder, cached_run, cached_runs
+
+    vit = ViTConfig(**TINY)
+    tcfg = TrainConfig(epochs=1, batch_size=64)
+    specs = [RunSpec("vit", "positional", None, seed, 2) for seed in (0, 1)]
+    rows = cached_runs(specs, small_digits, vit, tcfg, tmp_path)
+    folders = [cache_folder(sp, small_digits, vit, tcfg, tmp_path) for sp in specs]
+    assert [r["folder"] for r in rows] == [str(f) for f in folders]
+    stamp = [(f / "checkpoint.pt").stat().st_mtime_ns for f in folders]
+    # a single request of a seed trained in the ensemble reads it back and trains nothing
+    r1 = cached_run(specs[1], small_digits, vit, tcfg, tmp_path)
+    assert r1["final_test_acc"] == rows[1]["final_test_acc"]
+    assert [(f / "checkpoint.pt").stat().st_mtime_ns for f in folders] == stamp
+    # and member 1 is the single run of seed 1 (trained here in a fresh cache)
+    alone = cached_run(specs[1], small_digits, vit, tcfg, tmp_path / "alone")
+    assert alone["final_train_loss"] == pytest.approx(rows[1]["final_train_loss"], rel=RTOL, abs=ATOL)

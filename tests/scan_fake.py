@@ -55,11 +55,19 @@ def fake_point(s, options, seed):
     err = 0.5 / (1 + (sgrid / T2) ** 2)
     traj = pd.DataFrame({"s": sgrid, "alpha": alpha, "gamma": gamma, "rho": rho, "risk": risk, "err_f": err})
     reached = lambda T: float(T) if T <= options["s_max"] else None  # noqa: E731
-    out = {"T0": reached(T0), "T1": reached(T1), "T1_mass": reached(1.3 * T1), "T2": reached(T2),
-           "plateau_err": 0.12, "final_risk": float(risk[-1]), "final_err_f": float(err[-1]),
-           "lemma43_ratio": float(s.D * jitter), "gamma_ge_rho": True, "status": "ok",
-           "trajectories": {"": traj}}
+    out = {
+        "T0": reached(T0),
+        "T1": reached(T1),
+        "T1_mass": reached(1.3 * T1),
+        "T2": reached(T2),
+        "plateau_err": 0.12,
+        "final_risk": float(risk[-1]),
+        "final_err_f": float(err[-1]),
+        "lemma43_ratio": float(s.D * jitter),
+        "gamma_ge_rho": True,
+        "status": "ok",
+        "trajectories": {"": traj},
+    }
     if options.get("simulate"):  # the simulator's extra columns, as the real runner adds them
-        out.update(sim_final_association=float(0.5 + 0.1 * jitter), sim_final_err_f=float(err[-1] / 2),
-                   sim_status="ok")
+        out.update(sim_final_association=float(0.5 + 0.1 * jitter), sim_final_err_f=float(err[-1] / 2), sim_status="ok")
     return out

@@ -58,9 +58,13 @@ CLIS = {
 }
 #: prepended to every call: no progress bars, no worker processes (an input that slipped through
 #: must fail by the alarm here, not in a child)
-BASE = {"reduced": ["--quiet", "--no-plot"], "simulate": ["--quiet"],
-        "scan": ["--quiet", "--no-plots", "--workers", "0"],
-        "vision": ["--device", "cpu"], "vision-bench": ["--device", "cpu"]}
+BASE = {
+    "reduced": ["--quiet", "--no-plot"],
+    "simulate": ["--quiet"],
+    "scan": ["--quiet", "--no-plots", "--workers", "0"],
+    "vision": ["--device", "cpu"],
+    "vision-bench": ["--device", "cpu"],
+}
 ALARM_S = 8
 #: a small limit, so that the memory guard trips the same way on every machine
 MEMORY_LIMIT = "1G"
@@ -209,18 +213,33 @@ def invalid_value(draw, action: argparse.Action, kind) -> str:
         st.text(alphabet="abcxyz_+-. ,;e", min_size=1, max_size=8).filter(_not_float).filter(lambda t: t != "--"),
     ]
     if kind is int:
-        options.append(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12)
-                       .filter(lambda x: x != int(x)).map(repr))
+        options.append(
+            st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12)
+            .filter(lambda x: x != int(x))
+            .map(repr)
+        )
     if low is not None:
         below = (lambda x: not x > low) if t.low_open else (lambda x: not x >= low)
-        options.append((st.integers(max_value=int(math.floor(low))) if kind is int else
-                        st.floats(max_value=float(low), allow_nan=False, allow_infinity=False))
-                       .filter(below).map(lambda x: _fmt(x, kind)))
+        options.append(
+            (
+                st.integers(max_value=int(math.floor(low)))
+                if kind is int
+                else st.floats(max_value=float(low), allow_nan=False, allow_infinity=False)
+            )
+            .filter(below)
+            .map(lambda x: _fmt(x, kind))
+        )
     if high is not None:
         above = (lambda x: not x < high) if t.high_open else (lambda x: not x <= high)
-        options.append((st.integers(min_value=int(math.ceil(high))) if kind is int else
-                        st.floats(min_value=float(high), allow_nan=False, allow_infinity=False))
-                       .filter(above).map(lambda x: _fmt(x, kind)))
+        options.append(
+            (
+                st.integers(min_value=int(math.ceil(high)))
+                if kind is int
+                else st.floats(min_value=float(high), allow_nan=False, allow_infinity=False)
+            )
+            .filter(above)
+            .map(lambda x: _fmt(x, kind))
+        )
     return draw(st.one_of(options))
 
 
@@ -400,8 +419,11 @@ MEMORY_CASES = [
     ("bench-simulate", ["--replicas", "100000000"], ("--replicas",)),
     ("bench-simulate", ["--N", "10000000"], ("--N",)),
     ("bench-simulate", ["--scaling-only", "--scaling-N", "100000000"], ("--scaling-N",)),
-    ("bench-simulate", ["--scaling-only", "--no-memory", "--scaling-N", "64", "--scaling-D", "8,8192"],
-     ("--scaling-D",)),
+    (
+        "bench-simulate",
+        ["--scaling-only", "--no-memory", "--scaling-N", "64", "--scaling-D", "8,8192"],
+        ("--scaling-D",),
+    ),
     ("bench-reduced", ["--n-samples", "1e12"], ("--n-samples",)),
     ("transfer", ["--Ds", "65536"], ("--Ds",)),
     ("transfer", ["--keep-q", "--D", "65536", "--Ds", "65536"], ("--Ds",)),
@@ -441,29 +463,32 @@ SPEC_FILES = {
     "folder.toml": "DIR",
     "binary.toml": b"\xff\xfe\x00garbage",
     "not_toml.toml": "[[[",
-    "unknown_key.toml": '[setting]\nD = 64\nfoo = 1\n',
+    "unknown_key.toml": "[setting]\nD = 64\nfoo = 1\n",
     "wrong_type.toml": '[setting]\nD = "64"\n',
-    "nan.toml": '[setting]\nD = 64\nC = 4\nq = nan\n',
-    "negative_D.toml": '[setting]\nD = -1\nC = 4\n',
-    "huge_D.toml": '[setting]\nD = 1000000000000\nC = 4\n',
-    "negative_seed.toml": '[setting]\nD = 64\nC = 4\n[axes]\nseed = [-1]\n',
-    "empty_axis.toml": '[setting]\nD = 64\nC = 4\n[axes]\nq = []\n',
-    "setting_not_table.toml": 'setting = 3\n',
-    "bad_option.toml": '[setting]\nD = 64\nC = 4\n[options]\nn_samples = 0\n',
-    "inf_smax.toml": '[setting]\nD = 64\nC = 4\n[options]\ns_max = inf\n',
+    "nan.toml": "[setting]\nD = 64\nC = 4\nq = nan\n",
+    "negative_D.toml": "[setting]\nD = -1\nC = 4\n",
+    "huge_D.toml": "[setting]\nD = 1000000000000\nC = 4\n",
+    "negative_seed.toml": "[setting]\nD = 64\nC = 4\n[axes]\nseed = [-1]\n",
+    "empty_axis.toml": "[setting]\nD = 64\nC = 4\n[axes]\nq = []\n",
+    "setting_not_table.toml": "setting = 3\n",
+    "bad_option.toml": "[setting]\nD = 64\nC = 4\n[options]\nn_samples = 0\n",
+    "inf_smax.toml": "[setting]\nD = 64\nC = 4\n[options]\ns_max = inf\n",
     # issue 18: values that passed validation, then hung or failed at run time (silently with --quiet)
-    "n_points_2_63.toml": '[setting]\nD = 16\nC = 4\n[options]\nn_points = 9223372036854775807\n',
-    "s_max_subnormal.toml": '[setting]\nD = 16\nC = 4\n[options]\ns_max = 5e-324\n',
-    "s_max_tiny.toml": '[setting]\nD = 16\nC = 4\n[options]\ns_max = 1e-300\n',
-    "sim_steps_2_63.toml": '[setting]\nD = 16\nC = 4\n[options]\nsimulate = true\nsim_steps = 9223372036854775807\n',
-    "tau_subnormal.toml": '[setting]\nD = 16\nC = 4\ntau = 5e-324\n',
-    "feature_overflow.toml": '[setting]\nD = 16\nC = 4\nfeature = [' + ", ".join(["1e300"] * 16) + ']\n',
-    "nested_5000.toml": '[setting]\nD = 16\nC = 4\n[axes]\nq = ' + "[" * 5000 + "]" * 5000 + '\n',
-    "nested_table_5000.toml": '[setting]\nD = 16\nC = 4\n[axes]\nq = ' + "{a = " * 5000 + "1" + "}" * 5000 + '\n',
-    "grid_1e7_points.toml": '[setting]\nD = 16\nC = 4\n[axes]\nq = ['
-                            + ", ".join(f"{0.001 * (i + 1):g}" for i in range(100))
-                            + ']\ntau = [' + ", ".join(f"{1 + i / 100:g}" for i in range(100))
-                            + ']\nseed = [' + ", ".join(str(i) for i in range(1000)) + ']\n',
+    "n_points_2_63.toml": "[setting]\nD = 16\nC = 4\n[options]\nn_points = 9223372036854775807\n",
+    "s_max_subnormal.toml": "[setting]\nD = 16\nC = 4\n[options]\ns_max = 5e-324\n",
+    "s_max_tiny.toml": "[setting]\nD = 16\nC = 4\n[options]\ns_max = 1e-300\n",
+    "sim_steps_2_63.toml": "[setting]\nD = 16\nC = 4\n[options]\nsimulate = true\nsim_steps = 9223372036854775807\n",
+    "tau_subnormal.toml": "[setting]\nD = 16\nC = 4\ntau = 5e-324\n",
+    "feature_overflow.toml": "[setting]\nD = 16\nC = 4\nfeature = [" + ", ".join(["1e300"] * 16) + "]\n",
+    "nested_5000.toml": "[setting]\nD = 16\nC = 4\n[axes]\nq = " + "[" * 5000 + "]" * 5000 + "\n",
+    "nested_table_5000.toml": "[setting]\nD = 16\nC = 4\n[axes]\nq = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n",
+    "grid_1e7_points.toml": "[setting]\nD = 16\nC = 4\n[axes]\nq = ["
+    + ", ".join(f"{0.001 * (i + 1):g}" for i in range(100))
+    + "]\ntau = ["
+    + ", ".join(f"{1 + i / 100:g}" for i in range(100))
+    + "]\nseed = ["
+    + ", ".join(str(i) for i in range(1000))
+    + "]\n",
 }
 
 
@@ -499,8 +524,11 @@ def _issue18_cases(tmp: Path) -> list[tuple[str, list[str], tuple[str, ...]]]:
         ("scan", ["--D", "16", "--C", "4", "--n-points", str(2**63 - 1)], ("--n-points",)),
         ("scan", ["--D", "16", "--C", "4", "--simulate", "--sim-steps", str(2**63)], ("--sim-steps",)),
         ("scan", ["--D", "16", "--C", "4", "--method", "gd", "--eta", "1e-9", "--s-max", "1e6"], ("--s-max", "--eta")),
-        ("verify", ["--D", "16", "--C", "4", "--quick", "--only", "reduced", "--out", str(tmp / ("x" * 256 + ".csv"))],
-         ("--out",)),  # was ENAMETOOLONG
+        (
+            "verify",
+            ["--D", "16", "--C", "4", "--quick", "--only", "reduced", "--out", str(tmp / ("x" * 256 + ".csv"))],
+            ("--out",),
+        ),  # was ENAMETOOLONG
         ("vision", ["cifar10", "--data-dir", str(data), "--no-download"], ("cifar-10-python.tar.gz",)),
     ]
 
@@ -511,8 +539,14 @@ def test_issue18_inputs_that_hung_or_crashed_exit_2(tmp_path):
 
 
 #: the CLIs that read $THEORYDYN_MEMORY_LIMIT, with arguments that reach the memory guard
-MEMORY_ENV_CLIS = {"reduced": ["--D", "16", "--C", "4"], "scan": ["--D", "16", "--C", "4"], "transfer": [],
-                   "vision": ["digits"], "simulate": [], "verify": ["--quick", "--only", "reduced"]}
+MEMORY_ENV_CLIS = {
+    "reduced": ["--D", "16", "--C", "4"],
+    "scan": ["--D", "16", "--C", "4"],
+    "transfer": [],
+    "vision": ["digits"],
+    "simulate": [],
+    "verify": ["--quick", "--only", "reduced"],
+}
 
 
 @pytest.mark.parametrize("value", ["abc", "-5", "nan", "1e400", "0", "inf"])
@@ -597,8 +631,12 @@ def test_number_converter_rules():
 def test_setting_caps_D_and_d_and_keeps_large_sizes_usable():
     import time
 
-    for kw, word in ((dict(D=10**12), "D must be at most"), (dict(D=D_MAX + 4), "D must be at most"),
-                     (dict(D=64, d=D_MAX + 1), "d must be an integer in"), (dict(partition_seed=-1), "partition_seed")):
+    for kw, word in (
+        (dict(D=10**12), "D must be at most"),
+        (dict(D=D_MAX + 4), "D must be at most"),
+        (dict(D=64, d=D_MAX + 1), "d must be an integer in"),
+        (dict(partition_seed=-1), "partition_seed"),
+    ):
         t = time.perf_counter()
         with pytest.raises(ValueError, match=word):
             Setting(**kw)
@@ -607,19 +645,23 @@ def test_setting_caps_D_and_d_and_keeps_large_sizes_usable():
 
 
 # ---- end to end ------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("argv, flag", [
-    # issue 18's hangs: a regression fails by the subprocess timeout instead of hanging the suite
-    (["reduced", "--D", "16", "--C", "4", "--s-max", "1e-300"], "--s-max"),
-    (["simulate", "--steps", str(2**63)], "--steps"),
-    (["reduced", "--D", "16", "--C", "4", "--tau", "5e-324"], "--tau"),
-    (["simulate", "--seed", "-1"], "--seed"),
-    (["theorems", "--D", "65536", "--only", "3.2"], "--D"),
-    (["bench", "simulate", "--replicas", "100000000"], "--replicas"),
-])
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        # issue 18's hangs: a regression fails by the subprocess timeout instead of hanging the suite
+        (["reduced", "--D", "16", "--C", "4", "--s-max", "1e-300"], "--s-max"),
+        (["simulate", "--steps", str(2**63)], "--steps"),
+        (["reduced", "--D", "16", "--C", "4", "--tau", "5e-324"], "--tau"),
+        (["simulate", "--seed", "-1"], "--seed"),
+        (["theorems", "--D", "65536", "--only", "3.2"], "--D"),
+        (["bench", "simulate", "--replicas", "100000000"], "--replicas"),
+    ],
+)
 def test_subprocess_exits_2_without_a_traceback(tmp_path, argv, flag):
     env = dict(os.environ, PYTHONPATH=str(ROOT), **{MEMORY_ENV: MEMORY_LIMIT})
-    out = subprocess.run([sys.executable, "-m", "theorydyn", *argv], cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "theorydyn", *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 2, out.stderr
     assert flag in out.stderr and "Traceback" not in out.stderr
     assert not list(tmp_path.iterdir())
@@ -638,9 +680,26 @@ def test_an_archive_that_is_not_a_regular_file_is_refused_in_time(tmp_path, kind
     else:
         p.mkdir()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-m", "theorydyn.vision", "cifar10", "--device", "cpu", "--no-download",
-                          "--data-dir", str(data), "--out", str(tmp_path / "v.csv")], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "theorydyn.vision",
+            "cifar10",
+            "--device",
+            "cpu",
+            "--no-download",
+            "--data-dir",
+            str(data),
+            "--out",
+            str(tmp_path / "v.csv"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2 and "not a regular file" in out.stderr and "Traceback" not in out.stderr, out.stderr
 
 
@@ -648,9 +707,26 @@ def test_a_spec_of_ten_million_points_is_refused_in_time(tmp_path):
     spec = tmp_path / "big.toml"
     spec.write_text(SPEC_FILES["grid_1e7_points.toml"])
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-m", "theorydyn.scan", "--spec", str(spec), "--quiet", "--no-plots",
-                          "--workers", "0", "--results-dir", str(tmp_path / "res")], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "theorydyn.scan",
+            "--spec",
+            str(spec),
+            "--quiet",
+            "--no-plots",
+            "--workers",
+            "0",
+            "--results-dir",
+            str(tmp_path / "res"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2 and "10,000,000 points" in out.stderr and "Traceback" not in out.stderr, out.stderr
 
 
@@ -659,8 +735,15 @@ def test_help_into_a_closed_pipe_is_not_a_traceback(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     r, w = os.pipe()
     os.close(r)  # nobody reads: the first write raises EPIPE (BrokenPipeError; SIGPIPE is ignored by Python)
-    out = subprocess.run([sys.executable, "-m", "theorydyn", "--help"], cwd=tmp_path, env=env, stdout=w,
-                         stderr=subprocess.PIPE, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "theorydyn", "--help"],
+        cwd=tmp_path,
+        env=env,
+        stdout=w,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
     os.close(w)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
 

@@ -9,8 +9,11 @@ from theorydyn import Setting, data
 
 small_settings = st.builds(
     lambda L, C, q, part, seed: Setting(D=L * C, C=C, q=q, partition=part, partition_seed=seed),
-    L=st.integers(2, 5), C=st.integers(2, 4), q=st.floats(0.0, 1.0),
-    part=st.sampled_from(["blocks", "random"]), seed=st.integers(0, 1000),
+    L=st.integers(2, 5),
+    C=st.integers(2, 4),
+    q=st.floats(0.0, 1.0),
+    part=st.sampled_from(["blocks", "random"]),
+    seed=st.integers(0, 1000),
 )
 
 

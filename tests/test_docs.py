@@ -39,8 +39,17 @@ def test_mkdocs_build_strict(tmp_path):
     site = tmp_path / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     t0 = time.perf_counter()
-    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"),
-           "--site-dir", str(site)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mkdocs",
+        "build",
+        "--strict",
+        "--config-file",
+        str(ROOT / "mkdocs.yml"),
+        "--site-dir",
+        str(site),
+    ]
     out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - t0
     assert out.returncode == 0, f"mkdocs build --strict failed ({seconds:.1f} s):\n{out.stderr[-6000:]}"
@@ -56,8 +65,9 @@ def test_mkdocs_build_strict(tmp_path):
     assert 'id="theorydyn.reduced.integrate"' in reduced
     # the docstrings' Sphinx roles became links, not ":func:" text
     assert 'href="#theorydyn.reduced.integrate"' in reduced
-    assert not any(re.search(r":(func|class|mod|data|meth):<code>", (site / "api" / m / "index.html").read_text())
-                   for m in modules)
+    assert not any(
+        re.search(r":(func|class|mod|data|meth):<code>", (site / "api" / m / "index.html").read_text()) for m in modules
+    )
     # the math of the theory is handed to MathJax: no display math left as raw $$ text
     theory = (site / "theory" / "index.html").read_text()
     assert theory.count('<div class="arithmatex">') >= 15
@@ -83,7 +93,8 @@ def test_sphinx_roles_become_optional_autorefs():
     assert roles(html, "theorydyn.reduced") == (
         'see <autoref identifier="theorydyn.reduced.integrate" optional><code>integrate</code></autoref> and '
         '<autoref identifier="theorydyn.result.Result" optional><code>Result</code></autoref>, '
-        '<autoref identifier="theorydyn.reduced.check" optional><code>check</code></autoref>')
+        '<autoref identifier="theorydyn.reduced.check" optional><code>check</code></autoref>'
+    )
 
 
 def test_display_math_gets_a_block_of_its_own():
@@ -109,8 +120,13 @@ def test_tutorial_notebook_runs():
     # raises CellExecutionError, with the cell and its traceback, if any cell fails
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}).execute()
     seconds = time.perf_counter() - t0
-    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
-                   if o.output_type == "stream" and o.get("name") == "stdout")
+    text = "".join(
+        o.get("text", "")
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.output_type == "stream" and o.get("name") == "stdout"
+    )
     numbers = {k: float(v) for k, v in re.findall(r"^(.+?) = ([-+0-9.eE]+)$", text, flags=re.M)}
     # Theorem 4.1 (1) at the end of the reduced flow, and a simulator that learned the task
     assert numbers["reduced final association"] == 1.0, text

@@ -231,8 +231,10 @@ def test_main_rows_follow_the_paper_init_and_n01_is_a_sensitivity_row(monkeypatc
         return f2.run(s, seeds, kinds=kinds, N=64, N_test=64, steps=2, record_every=2, **over)
 
     monkeypatch.setattr(claim, "run", fake_run)
-    low = lambda runs, a: [replace(r, final_err=0.01 + 0.001 * i, assoc=a + 0.01 * i)  # noqa: E731
-                           for i, r in enumerate(runs)]
+
+    def low(runs, a):
+        return [replace(r, final_err=0.01 + 0.001 * i, assoc=a + 0.01 * i) for i, r in enumerate(runs)]
+
     original = claim.verdict_rows
     for main_assoc, unit_assoc, verdict in ((0.8, 0.0, Verdict.DEVIATES), (0.0, 0.8, Verdict.PASS)):
         calls.clear()
@@ -244,8 +246,9 @@ def test_main_rows_follow_the_paper_init_and_n01_is_a_sensitivity_row(monkeypatc
         sens = next(r for r in rows if "sensitivity" in r.claim)
         assert sens.verdict is Verdict.INFO and sens.params["p_std"] == 1.0
     # the sensitivity row itself, from runs with planted associations
-    res = f2.run(S16, seeds=range(3), kinds=("positional",), N=64, N_test=64, steps=2, record_every=2,
-                 **claim.paper_init(S16))["positional"]
+    res = f2.run(
+        S16, seeds=range(3), kinds=("positional",), N=64, N_test=64, steps=2, record_every=2, **claim.paper_init(S16)
+    )["positional"]
     row = claim.sensitivity_row(S16, low(res, 0.3), low(res, 0.0), {"D": 16})
     assert row.measured == pytest.approx(0.01) and "mean 0.3100" in row.note and "at N(0, 1): mean 0.0100" in row.note
 
@@ -253,6 +256,8 @@ def test_main_rows_follow_the_paper_init_and_n01_is_a_sensitivity_row(monkeypatc
 def _planted(verdict_rows, main_assoc, unit_assoc):
     """verdict_rows fed low errors and the planted association of the main runs (the sensitivity row is
     checked on its own in the test above)."""
+
     def rows(s, err, assoc, gain, *a, **k):
         return verdict_rows(s, [0.01, 0.011, 0.012], [main_assoc] * 3, [0.0, 0.1, -0.1], *a, **k)
+
     return rows

@@ -21,8 +21,10 @@ from theorydyn.stats import fit_power_law_ci
 
 def test_importing_the_library_sets_no_backend():
     """A notebook's backend survives ``import theorydyn.figures`` (and every plotting module)."""
-    code = ("import matplotlib; matplotlib.use('svg'); import theorydyn.figures, theorydyn.reduced, "
-            "theorydyn.simulate, theorydyn.scan; print(matplotlib.get_backend())")
+    code = (
+        "import matplotlib; matplotlib.use('svg'); import theorydyn.figures, theorydyn.reduced, "
+        "theorydyn.simulate, theorydyn.scan; print(matplotlib.get_backend())"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "svg"
 
@@ -74,8 +76,9 @@ def test_scan_plots_draw_into_given_axes():
     assert got is fig and len(axes[1].lines) >= 3
     assert exps["T1"]["b"] == pytest.approx(1.0, abs=0.01) and exps["T2"]["b"] == pytest.approx(1.5, abs=0.01)
     s = np.geomspace(1e-2, 1e4, 50)
-    tr = pd.DataFrame(dict(s=s, alpha=np.tanh(s), gamma=s / (1 + s), rho=-s / (10 + s), risk=1 / (1 + s),
-                           err_f=0.1 / (1 + s)))
+    tr = pd.DataFrame(
+        dict(s=s, alpha=np.tanh(s), gamma=s / (1 + s), rho=-s / (10 + s), risk=1 / (1 + s), err_f=0.1 / (1 + s))
+    )
     f2 = scanplots.plot_trajectories({"a": tr, "b": tr * 1.1}, groups={"a": "g", "b": "g"})
     assert len(f2.axes) == 5 and len(f2.axes[0].lines) == 2
     plt.close("all")
@@ -131,8 +134,9 @@ def test_semirealistic_figure_renders(tmp_path, monkeypatch):
     from theorydyn import figures as figmod
 
     real = figmod.compare_with_reduced
-    monkeypatch.setattr(figmod, "compare_with_reduced",
-                        lambda s, **kw: real(s, **{**kw, "Ns": (256, 2048), "seeds": (0,), "steps": 40}))
+    monkeypatch.setattr(
+        figmod, "compare_with_reduced", lambda s, **kw: real(s, **{**kw, "Ns": (256, 2048), "seeds": (0,), "steps": 40})
+    )
     paths = figures.make("semirealistic", tmp_path, True)
     assert [p.suffix for p in paths] == [".png", ".pdf"]
     assert all(p.stat().st_size > 5000 for p in paths)

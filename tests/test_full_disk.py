@@ -116,8 +116,26 @@ def test_simulate_divergence_exits_1_naming_the_step(tmp_path, capsys):
     """--eta 1e308 diverges at once: the phases are None, which used to be a TypeError when printed."""
     from theorydyn.simulate.__main__ import main
 
-    code = _run(main, ["--D", "16", "--C", "4", "--N", "128", "--n-test", "128", "--steps", "5", "--eta", "1e308",
-                       "--quiet", "--out", str(tmp_path / "s")])
+    code = _run(
+        main,
+        [
+            "--D",
+            "16",
+            "--C",
+            "4",
+            "--N",
+            "128",
+            "--n-test",
+            "128",
+            "--steps",
+            "5",
+            "--eta",
+            "1e308",
+            "--quiet",
+            "--out",
+            str(tmp_path / "s"),
+        ],
+    )
     out = capsys.readouterr()
     assert code == 1 and "diverged" in out.out and "at step 1" in out.out and "Traceback" not in out.err
 
@@ -182,9 +200,11 @@ def test_a_torn_ledger_is_refused_by_markdown(tmp_path, monkeypatch, capsys):
     assert _run(cli.main, ["--markdown", str(out)]) == 0
     assert capsys.readouterr().out.count("| Claim ") == 14
     lines = out.read_bytes().splitlines(keepends=True)
-    cases = {"row_boundary": b"".join(lines[:-1]),  # 13 of 14 rows, every line whole
-             "mid_line": out.read_bytes()[:-25],  # the last row cut
-             "empty": b""}
+    cases = {
+        "row_boundary": b"".join(lines[:-1]),  # 13 of 14 rows, every line whole
+        "mid_line": out.read_bytes()[:-25],  # the last row cut
+        "empty": b"",
+    }
     for name, data in cases.items():
         torn = tmp_path / f"{name}.csv"
         torn.write_bytes(data)

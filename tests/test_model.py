@@ -39,12 +39,16 @@ def test_gradients_match_central_differences(tau):
                 Ap, Am = A.copy(), A.copy()
                 Ap[i, k] += h
                 Am[i, k] -= h
-                num_A[i, k] = (model.risk(s, Ap, v, b.X, b.y, weights)
-                               - model.risk(s, Am, v, b.X, b.y, weights)) / (2 * h)
-        num_v = np.array([
-            (model.risk(s, A, v + h * e, b.X, b.y, weights) - model.risk(s, A, v - h * e, b.X, b.y, weights)) / (2 * h)
-            for e in np.eye(s.d)
-        ])
+                num_A[i, k] = (model.risk(s, Ap, v, b.X, b.y, weights) - model.risk(s, Am, v, b.X, b.y, weights)) / (
+                    2 * h
+                )
+        num_v = np.array(
+            [
+                (model.risk(s, A, v + h * e, b.X, b.y, weights) - model.risk(s, A, v - h * e, b.X, b.y, weights))
+                / (2 * h)
+                for e in np.eye(s.d)
+            ]
+        )
         np.testing.assert_allclose(gA, num_A, atol=1e-8, rtol=1e-5)
         np.testing.assert_allclose(gv, num_v, atol=1e-8, rtol=1e-5)
         assert np.all(np.diag(gA) == 0)
@@ -182,5 +186,6 @@ def test_activation_is_generic_over_torch_tensors():
     s = Setting(D=8, C=2)
     x = np.linspace(-2, 2, 9)
     np.testing.assert_allclose(model.activation(s, torch.from_numpy(x)).numpy(), model.activation(s, x), rtol=1e-15)
-    np.testing.assert_allclose(model.activation_grad(s, torch.from_numpy(x)).numpy(), model.activation_grad(s, x),
-                               rtol=1e-15)
+    np.testing.assert_allclose(
+        model.activation_grad(s, torch.from_numpy(x)).numpy(), model.activation_grad(s, x), rtol=1e-15
+    )

@@ -39,7 +39,9 @@ def test_setting_cli_error_exits_2():
 def test_error_messages_name_the_command():
     out = subprocess.run([sys.executable, "-m", "theorydyn.reduced", "--tau", "-1"], capture_output=True, text=True)
     assert out.returncode == 2
-    assert out.stderr.strip().splitlines()[-1] == "python -m theorydyn.reduced: error: argument --tau: must be > 0, got -1"
+    assert (
+        out.stderr.strip().splitlines()[-1] == "python -m theorydyn.reduced: error: argument --tau: must be > 0, got -1"
+    )
 
 
 def test_ci_installs_the_optional_extras():

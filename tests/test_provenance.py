@@ -9,7 +9,7 @@ import shutil
 import socket
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -27,13 +27,25 @@ GIT = shutil.which("git")
 
 def test_fields_and_values():
     prov = P.provenance()
-    assert list(prov) == ["theorydyn_version", "git_commit", "git_dirty", "numerics_version", "python", "numpy",
-                          "scipy", "numba", "pandas", "torch", "platform", "created_utc"]
+    assert list(prov) == [
+        "theorydyn_version",
+        "git_commit",
+        "git_dirty",
+        "numerics_version",
+        "python",
+        "numpy",
+        "scipy",
+        "numba",
+        "pandas",
+        "torch",
+        "platform",
+        "created_utc",
+    ]
     assert prov["theorydyn_version"] == __version__ and prov["numerics_version"] == NUMERICS_VERSION
     assert prov["numpy"] == np.__version__ and prov["pandas"] == pd.__version__ and prov["scipy"] == scipy.__version__
     assert prov["python"] == ".".join(map(str, sys.version_info[:3]))
     t = datetime.fromisoformat(prov["created_utc"])
-    assert t.utcoffset() == timedelta(0) and abs(datetime.now(timezone.utc) - t) < timedelta(minutes=5)
+    assert t.utcoffset() == timedelta(0) and abs(datetime.now(UTC) - t) < timedelta(minutes=5)
     json.dumps(prov)  # JSON-ready
 
 
@@ -48,9 +60,12 @@ def test_commit_is_the_checkouts_head_or_none():
     P.git_state.cache_clear()
     commit, dirty = P.git_state()
     if (ROOT / ".git").exists() and GIT:
-        head = subprocess.run([GIT, "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-        status = subprocess.run([GIT, "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True).stdout
+        head = subprocess.run(
+            [GIT, "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        status = subprocess.run(
+            [GIT, "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+        ).stdout
         assert commit == head and len(commit) == 40
         assert dirty is bool(status.strip())
     else:
@@ -81,18 +96,22 @@ def test_dirty_flag_in_a_fresh_repository(tmp_path):
 
 def _child(code: str, **env) -> str:
     e = dict(os.environ, PYTHONPATH=str(ROOT), **env)
-    return subprocess.run([sys.executable, "-c", code], cwd="/", env=e, capture_output=True, text=True,
-                          check=True, timeout=120).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd="/", env=e, capture_output=True, text=True, check=True, timeout=120
+    ).stdout.strip()
 
 
 def test_without_git_on_the_path_and_without_importing_torch():
-    out = _child("import json, sys; from theorydyn.provenance import provenance; p = provenance(); "
-                 "print(json.dumps([p['git_commit'], p['git_dirty'], p['torch'], 'torch' in sys.modules]))",
-                 PATH="")
+    out = _child(
+        "import json, sys; from theorydyn.provenance import provenance; p = provenance(); "
+        "print(json.dumps([p['git_commit'], p['git_dirty'], p['torch'], 'torch' in sys.modules]))",
+        PATH="",
+    )
     commit, dirty, torch_version, torch_imported = json.loads(out)
     assert commit is None and dirty is None and torch_imported is False
     try:
         from importlib.metadata import version
+
         assert torch_version == version("torch")
     except Exception:  # noqa: BLE001 — torch not installed
         assert torch_version is None

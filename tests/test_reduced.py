@@ -34,8 +34,9 @@ def _enumerate_full(s: Setting):
     return data.enumerate_population(s)
 
 
-@pytest.mark.parametrize("kw", [dict(D=6, C=2, q=0.4), dict(D=4, C=2, q=0.5, p=5, tau=0.7, beta=0.3),
-                                dict(D=6, C=3, q=0.9, nu=0.3, tau=2.0)])
+@pytest.mark.parametrize(
+    "kw", [dict(D=6, C=2, q=0.4), dict(D=4, C=2, q=0.5, p=5, tau=0.7, beta=0.3), dict(D=6, C=3, q=0.9, nu=0.3, tau=2.0)]
+)
 def test_exact_reduced_matches_exhaustive_full_model(kw):
     """ℓ_red, its gradient (per entry) and the errors against model (T) summed over every data point."""
     s = Setting(**kw)
@@ -172,8 +173,13 @@ def test_exact_refuses_beyond_limit_naming_it():
 
 
 @settings(max_examples=200, deadline=None)
-@given(gamma=st.floats(-300, 300), rho=st.floats(-300, 300), beta=st.floats(-50, 50),
-       tau=st.floats(0.05, 20), LC=st.sampled_from([(2, 2), (4, 3), (16, 4), (8, 8)]))
+@given(
+    gamma=st.floats(-300, 300),
+    rho=st.floats(-300, 300),
+    beta=st.floats(-50, 50),
+    tau=st.floats(0.05, 20),
+    LC=st.sampled_from([(2, 2), (4, 3), (16, 4), (8, 8)]),
+)
 def test_softmax_values_sum_to_one(gamma, rho, beta, tau, LC):
     L, C = LC
     s = Setting(D=L * C, C=C, beta=beta, tau=tau)
@@ -181,11 +187,13 @@ def test_softmax_values_sum_to_one(gamma, rho, beta, tau, LC):
     assert min(lam, gam, xi) >= 0
     assert lam + (C - 1) * gam + (s.D - C) * xi == pytest.approx(1.0, rel=1e-12)
     S = model.attention(s, model.symmetric_attention(s, gamma, rho))
-    np.testing.assert_allclose([S[0, 0], S[s.in_set_mask][0], S[s.cross_set_mask][0]], [lam, gam, xi],
-                               rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(
+        [S[0, 0], S[s.in_set_mask][0], S[s.cross_set_mask][0]], [lam, gam, xi], rtol=1e-9, atol=1e-300
+    )
     # the Numba kernel's own copy of the formula (it cannot call NumPy code) is the same function
-    np.testing.assert_allclose(rk.softmax3(s.beta / s.tau, gamma / s.tau, rho / s.tau, C, s.D), [lam, gam, xi],
-                               rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(
+        rk.softmax3(s.beta / s.tau, gamma / s.tau, rho / s.tau, C, s.D), [lam, gam, xi], rtol=1e-12, atol=1e-300
+    )
 
 
 def test_default_horizon():

@@ -18,8 +18,12 @@ def test_reduced_benchmark_runs_small(tmp_path, capsys):
 
 def test_reduced_benchmark_scaling_stops_at_the_budget(tmp_path, capsys):
     out = tmp_path / "red.csv"
-    assert main(["reduced", "--scaling-only", "--s-max", "10", "--s-max-exponent", "0", "--D-max", "256",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            ["reduced", "--scaling-only", "--s-max", "10", "--s-max-exponent", "0", "--D-max", "256", "--out", str(out)]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "largest D measured within" in text
     t = pd.read_csv(tmp_path / "red_scaling_D.csv")

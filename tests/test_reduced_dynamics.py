@@ -48,7 +48,7 @@ def test_trajectory_format():
     for method, kw in (("flow", dict(s_max=50.0)), ("gd", dict(eta=0.5, steps=100))):
         res = integrate(s, method, expectation="exact", n_points=30, **kw)
         tr = res.trajectory
-        assert list(tr.columns) == COLUMNS and tuple(COLUMNS[:len(CORE_COLUMNS)]) == CORE_COLUMNS
+        assert list(tr.columns) == COLUMNS and tuple(COLUMNS[: len(CORE_COLUMNS)]) == CORE_COLUMNS
         assert tr.s.iloc[0] == 0 and tr.s.is_monotonic_increasing and tr.s.iloc[-1] == pytest.approx(50.0)
         ls = np.log(tr.s.iloc[1:].to_numpy())
         assert np.ptp(np.diff(ls)) < 0.5 * np.mean(np.diff(ls)) + (0.7 if method == "gd" else 0)  # log-spaced
@@ -79,8 +79,14 @@ def test_gd_small_eta_converges_to_flow():
 
 
 @settings(max_examples=10, deadline=None)
-@given(DC=st.sampled_from([(12, 2), (16, 2), (16, 4), (32, 2)]), qf=st.floats(0.05, 0.5), nuD=st.floats(0.5, 2.0),
-       beta=st.floats(0.5, 2.0), eta=st.floats(0.1, 2.0), tau=st.floats(1.0, 2.0))
+@given(
+    DC=st.sampled_from([(12, 2), (16, 2), (16, 4), (32, 2)]),
+    qf=st.floats(0.05, 0.5),
+    nuD=st.floats(0.5, 2.0),
+    beta=st.floats(0.5, 2.0),
+    eta=st.floats(0.1, 2.0),
+    tau=st.floats(1.0, 2.0),
+)
 def test_gamma_stays_above_rho_along_the_recursion(DC, qf, nuD, beta, eta, tau):
     """Lemma 4.3: from γ = ρ = 0, γ(t) ≥ ρ(t) at every step of population GD (exact expectation),
     in the paper's regime: q ≤ C²/(2D), ν = Θ(1/D), β > 0.
@@ -150,9 +156,15 @@ def test_divergence_stops_and_keeps_the_trajectory():
 
 def test_bad_options_are_named():
     s = Setting(D=8, C=2)
-    for kw, word in ((dict(method="euler"), "method"), (dict(eta=0.0), "eta"), (dict(steps=2.5, method="gd"), "steps"),
-                     (dict(s_max=-1.0), "s_max"), (dict(n_points=1), "n_points"), (dict(solver="Euler"), "solver"),
-                     (dict(expectation="both"), "expectation")):
+    for kw, word in (
+        (dict(method="euler"), "method"),
+        (dict(eta=0.0), "eta"),
+        (dict(steps=2.5, method="gd"), "steps"),
+        (dict(s_max=-1.0), "s_max"),
+        (dict(n_points=1), "n_points"),
+        (dict(solver="Euler"), "solver"),
+        (dict(expectation="both"), "expectation"),
+    ):
         with pytest.raises(ValueError, match=word):
             integrate(s, **kw)
 
@@ -218,16 +230,39 @@ def test_spec9_regime_shows_three_phases():
 
 
 def test_cli_runs_and_rejects_bad_values(tmp_path, capsys):
-    assert main(["--D", "8", "--C", "2", "--q", "0.4", "--expectation", "exact", "--s-max", "30", "--n-points", "40",
-                 "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "--D",
+                "8",
+                "--C",
+                "2",
+                "--q",
+                "0.4",
+                "--expectation",
+                "exact",
+                "--s-max",
+                "30",
+                "--n-points",
+                "40",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "T0" in out and "status: ok" in out
     csv = tmp_path / "reduced_flow_D8_C2.csv"
     assert list(pd.read_csv(csv).columns) == COLUMNS
     assert (tmp_path / "reduced_flow_D8_C2.png").stat().st_size > 10_000
-    for argv, word in ((["--D", "10", "--C", "4"], "C must divide D"), (["--eta", "-1"], "--eta"),
-                       (["--n-samples", "1"], "--n-samples"), (["--expectation", "exact"], "--expectation exact"),
-                       (["--q", "2"], "q must lie")):
+    for argv, word in (
+        (["--D", "10", "--C", "4"], "C must divide D"),
+        (["--eta", "-1"], "--eta"),
+        (["--n-samples", "1"], "--n-samples"),
+        (["--expectation", "exact"], "--expectation exact"),
+        (["--q", "2"], "q must lie"),
+    ):
         with pytest.raises(SystemExit) as e:
             main(argv + ["--out", str(tmp_path), "--no-plot"])
         assert e.value.code == 2

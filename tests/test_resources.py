@@ -75,7 +75,11 @@ def test_exact_term_count_against_the_solver_and_brute_force():
         k = reduced_memory_module.n_count_types(C, q)
         brute = sum(1 for _ in itertools.combinations_with_replacement(range(k), D // C - 1))
         assert reduced_memory_module.n_exact_terms(D, C, q) == brute
-    assert reduced_memory_module.n_count_types(4, 0.3) == 15 and reduced_memory_module.n_count_types(4, 1.0) == 5 and reduced_memory_module.n_count_types(4, 0.0) == 1
+    assert (
+        reduced_memory_module.n_count_types(4, 0.3) == 15
+        and reduced_memory_module.n_count_types(4, 1.0) == 5
+        and reduced_memory_module.n_count_types(4, 0.0) == 1
+    )
 
 
 # ---- each total bounds the measured peak ---------------------------------------------------------------
@@ -88,9 +92,14 @@ def test_reduced_bank_estimates_bound_the_measured_peak():
     make_bank(Setting(D=8, C=2), "exact")
     for D, C, N in [(64, 4, 20_000), (128, 8, 5_000)]:
         s = Setting(D=D, C=C)
-        _between(_peak(lambda: make_bank(s, "mc", n_samples=N)), reduced_memory_module.reduced_memory(D, C, s.q, N).total)
+        _between(
+            _peak(lambda: make_bank(s, "mc", n_samples=N)), reduced_memory_module.reduced_memory(D, C, s.q, N).total
+        )
     s = Setting(D=32, C=4)
-    _between(_peak(lambda: make_bank(s, "exact")), reduced_memory_module.reduced_memory(32, 4, s.q, expectation="exact").total)
+    _between(
+        _peak(lambda: make_bank(s, "exact")),
+        reduced_memory_module.reduced_memory(32, 4, s.q, expectation="exact").total,
+    )
 
 
 def test_sample_estimate_bounds_the_measured_peak():
@@ -122,8 +131,9 @@ def test_vit_estimate_bounds_the_tensors_autograd_saves():
     torch = pytest.importorskip("torch")
     from theorydyn.vision.model import ViT, ViTConfig
 
-    for att, (w, depth, heads, patch, B) in itertools.product(("positional", "vanilla"),
-                                                                [(96, 2, 4, 4, 8), (64, 3, 2, 8, 16)]):
+    for att, (w, depth, heads, patch, B) in itertools.product(
+        ("positional", "vanilla"), [(96, 2, 4, 4, 8), (64, 3, 2, 8, 16)]
+    ):
         torch.manual_seed(0)
         m = ViT(ViTConfig(width=w, depth=depth, heads=heads, mlp=w, patch=patch, attention=att))
         saved: dict[int, int] = {}
@@ -144,7 +154,9 @@ def test_vit_estimate_bounds_the_tensors_autograd_saves():
 
 # ---- refusing --------------------------------------------------------------------------------------------
 def test_refusal_names_the_parameter_the_estimate_and_the_limit():
-    est = reduced_memory_module.reduced_memory(16, 4, 1.0, n_samples=10**12)  # `reduced --n-samples 1e12` (CLI default D=16, C=4)
+    est = reduced_memory_module.reduced_memory(
+        16, 4, 1.0, n_samples=10**12
+    )  # `reduced --n-samples 1e12` (CLI default D=16, C=4)
     assert est.total > 80 * (1 << 40)
     with pytest.raises(R.ResourceError) as e:
         R.check_memory(est, available=8 * GiB, force_name="--force")
@@ -155,14 +167,17 @@ def test_refusal_names_the_parameter_the_estimate_and_the_limit():
     assert R.check_memory(reduced_memory_module.reduced_memory(16, 4, 1.0, 4000), available=8 * GiB).total < 8 * GiB
 
 
-@pytest.mark.parametrize("est,named", [
-    (simulate_memory_module.simulate_memory(64, 4, N=10**12), "N=1000000000000"),
-    (simulate_memory_module.simulate_memory(64, 4, N=100, n_test=10**12), "n_test=1000000000000"),
-    (simulate_memory_module.simulate_memory(100_000, 4, N=2), "D=100000"),
-    (R.theorem_3_2_memory(100_000, 4), "N=20000, D=100000"),
-    (R.vit_batch_memory(100_000_000, 96, 2, 4), "batch=100000000"),
-    (reduced_memory_module.reduced_memory(512, 2, 0.0078, expectation="exact"), "D=512, C=2"),
-])
+@pytest.mark.parametrize(
+    "est,named",
+    [
+        (simulate_memory_module.simulate_memory(64, 4, N=10**12), "N=1000000000000"),
+        (simulate_memory_module.simulate_memory(64, 4, N=100, n_test=10**12), "n_test=1000000000000"),
+        (simulate_memory_module.simulate_memory(100_000, 4, N=2), "D=100000"),
+        (R.theorem_3_2_memory(100_000, 4), "N=20000, D=100000"),
+        (R.vit_batch_memory(100_000_000, 96, 2, 4), "batch=100000000"),
+        (reduced_memory_module.reduced_memory(512, 2, 0.0078, expectation="exact"), "D=512, C=2"),
+    ],
+)
 def test_the_issue_cases_are_refused_naming_their_parameter(est, named):
     with pytest.raises(R.ResourceError, match=named):
         R.check_memory(est, available=64 * GiB)
@@ -207,7 +222,8 @@ def test_resources_imports_no_solver():
     estimates are imported from beside the solvers, never through it."""
     assert not hasattr(R, "reduced_memory") and not hasattr(R, "simulate_memory")
     assert R.sample_memory is data.sample_memory
-    code = ("import sys, theorydyn.resources as R; assert 'theorydyn.reduced' not in sys.modules; "
-            "assert 'theorydyn.simulate' not in sys.modules")
+    code = (
+        "import sys, theorydyn.resources as R; assert 'theorydyn.reduced' not in sys.modules; "
+        "assert 'theorydyn.simulate' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ, PYTHONPATH=_ROOT))
-

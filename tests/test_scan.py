@@ -32,9 +32,12 @@ from theorydyn.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "scan_fake:fake_point"
+
+
 # columns that legitimately differ between two runs of the same points: wall times and the time stamp
 # of the provenance (the commit, versions and numerics version must agree)
-WALL = lambda df: [c for c in df.columns if c.endswith("wall_s") or c == "prov_created_utc"]  # noqa: E731
+def WALL(df):
+    return [c for c in df.columns if c.endswith("wall_s") or c == "prov_created_utc"]
 
 
 def _env(tmp_path, **extra):
@@ -46,8 +49,18 @@ def _env(tmp_path, **extra):
 
 
 def _cli(tmp_path, *args, **env):
-    cmd = [sys.executable, "-m", "theorydyn.scan", "--runner", FAKE, "--results-dir", str(tmp_path / "res"),
-           "--no-plots", "--quiet", *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "theorydyn.scan",
+        "--runner",
+        FAKE,
+        "--results-dir",
+        str(tmp_path / "res"),
+        "--no-plots",
+        "--quiet",
+        *args,
+    ]
     return subprocess.run(cmd, cwd=ROOT, env=_env(tmp_path, **env), capture_output=True, text=True, timeout=120)
 
 
@@ -57,8 +70,9 @@ def _lines(path: Path) -> list[str]:
 
 # ---- grid and keys ----------------------------------------------------------------------------------
 def test_grid_is_the_product_of_the_axes_in_order():
-    spec = ScanSpec("t", base={"D": 16, "C": 4, "s_max": 100.0},
-                    axes={"q": [0.1, 0.2, 0.3], "tau": [1.0, 2.0], "seed": [0, 1]})
+    spec = ScanSpec(
+        "t", base={"D": 16, "C": 4, "s_max": 100.0}, axes={"q": [0.1, 0.2, 0.3], "tau": [1.0, 2.0], "seed": [0, 1]}
+    )
     pts = spec.expand()
     assert len(pts) == 12
     assert [(p.setting.q, p.setting.tau, p.seed) for p in pts[:3]] == [(0.1, 1.0, 0), (0.1, 1.0, 1), (0.1, 2.0, 0)]
@@ -81,16 +95,33 @@ def test_options_that_cannot_change_the_numbers_do_not_change_the_key():
 
 
 _field_changes = {
-    "D": 12, "C": 3, "d": 9, "q": 0.3, "sigma2": 0.2, "p": 5, "nu": 0.3, "beta": 1.5, "tau": 2.0,
-    "partition": "random", "partition_seed": 3, "feature": 1,
+    "D": 12,
+    "C": 3,
+    "d": 9,
+    "q": 0.3,
+    "sigma2": 0.2,
+    "p": 5,
+    "nu": 0.3,
+    "beta": 1.5,
+    "tau": 2.0,
+    "partition": "random",
+    "partition_seed": 3,
+    "feature": 1,
 }
-_option_changes = {"method": "gd", "s_max": 123.0, "n_samples": 77, "expectation": "exact", "n_points": 33,
-                   "simulate": True}
+_option_changes = {
+    "method": "gd",
+    "s_max": 123.0,
+    "n_samples": 77,
+    "expectation": "exact",
+    "n_points": 33,
+    "simulate": True,
+}
 
 
 @settings(max_examples=40, deadline=None)
-@given(field=st.sampled_from(sorted(_field_changes) + sorted(_option_changes) + ["seed"]),
-       seed=st.integers(0, 2**31 - 1))
+@given(
+    field=st.sampled_from(sorted(_field_changes) + sorted(_option_changes) + ["seed"]), seed=st.integers(0, 2**31 - 1)
+)
 def test_the_key_changes_with_any_parameter(field, seed):
     s = Setting(D=6, C=2, q=0.4, partition_seed=1)
     base = point_key(s, {}, seed)
@@ -108,12 +139,15 @@ def test_the_key_changes_with_any_parameter(field, seed):
 def test_the_key_is_the_same_in_another_process():
     s = Setting(D=8, C=2, q=0.3, tau=2.0, partition="random", partition_seed=4)
     opts = {"s_max": 1e3, "n_samples": 100}
-    code = ("from theorydyn import Setting; from theorydyn.scan.grid import point_key; "
-            "print(point_key(Setting(D=8, C=2, q=0.3, tau=2.0, partition='random', partition_seed=4), "
-            "{'s_max': 1e3, 'n_samples': 100}, 7))")
+    code = (
+        "from theorydyn import Setting; from theorydyn.scan.grid import point_key; "
+        "print(point_key(Setting(D=8, C=2, q=0.3, tau=2.0, partition='random', partition_seed=4), "
+        "{'s_max': 1e3, 'n_samples': 100}, 7))"
+    )
     env = dict(os.environ, PYTHONHASHSEED="12345", PYTHONPATH=str(ROOT))
-    other = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                           check=True).stdout.strip()
+    other = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert other == point_key(s, opts, 7)
     assert len(other) == 64 and set(other) <= set("0123456789abcdef")
 
@@ -149,8 +183,9 @@ def test_default_scan_and_its_name():
 
 # ---- the store --------------------------------------------------------------------------------------
 def _rows(n):
-    return [{"key": f"{i:064x}", "q": 0.1 * i, "T1": None if i % 2 else 10.0 * i, "status": "ok, fine"}
-            for i in range(n)]
+    return [
+        {"key": f"{i:064x}", "q": 0.1 * i, "T1": None if i % 2 else 10.0 * i, "status": "ok, fine"} for i in range(n)
+    ]
 
 
 def test_store_round_trip_keeps_values_and_types(tmp_path):
@@ -185,8 +220,12 @@ _MIX = {"D": 16, "C": 4, "s_max": 1e4, "n_points": 8}
 _OVERLAPPING = (
     ScanSpec("mix", base=_MIX, axes={"q": [0.1, 0.2], "seed": list(range(6))}, runner=FAKE),
     ScanSpec("mix", base=_MIX, axes={"q": [0.2, 0.3], "seed": list(range(3, 9))}, runner=FAKE),  # 3 points shared
-    ScanSpec("mix", base={**_MIX, "simulate": True, "N": 256, "sim_steps": 20},  # more columns, same name
-             axes={"q": [0.2], "seed": list(range(6))}, runner=FAKE),
+    ScanSpec(
+        "mix",
+        base={**_MIX, "simulate": True, "N": 256, "sim_steps": 20},  # more columns, same name
+        axes={"q": [0.2], "seed": list(range(6))},
+        runner=FAKE,
+    ),
 )
 
 
@@ -198,8 +237,10 @@ def _scan_quietly(spec, results_dir) -> None:
 
 def _values(store: ResultStore) -> dict[str, dict[str, str]]:
     """Rows by key without the columns that legitimately differ between runs (wall times, time stamp)."""
-    return {k: {c: v for c, v in r.items() if not (c.endswith("wall_s") or c == "prov_created_utc")}
-            for k, r in store.rows.items()}
+    return {
+        k: {c: v for c, v in r.items() if not (c.endswith("wall_s") or c == "prov_created_utc")}
+        for k, r in store.rows.items()
+    }
 
 
 def _reference(tmp_path, specs) -> dict[str, dict[str, str]]:
@@ -246,17 +287,39 @@ def test_the_issues_repro_two_scan_processes_on_one_name(tmp_path):
     """Two ``python -m theorydyn.scan`` on the same --name at once (one --simulate), then a rerun: every row once."""
     flags = ["--D", "16", "--C", "4", "--n-points", "8", "--name", "mix", "--workers", "1"]
     env = _env(tmp_path)
-    cmd = [sys.executable, "-m", "theorydyn.scan", "--runner", FAKE, "--results-dir", str(tmp_path / "res"),
-           "--no-plots", "--quiet", *flags]
-    a = subprocess.Popen(cmd + ["--seeds", *map(str, range(40))], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    b = subprocess.Popen(cmd + ["--q", "0.3", "--seeds", *map(str, range(10)), "--simulate", "--N", "256",
-                                "--sim-steps", "20"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "theorydyn.scan",
+        "--runner",
+        FAKE,
+        "--results-dir",
+        str(tmp_path / "res"),
+        "--no-plots",
+        "--quiet",
+        *flags,
+    ]
+    a = subprocess.Popen(
+        cmd + ["--seeds", *map(str, range(40))],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    b = subprocess.Popen(
+        cmd + ["--q", "0.3", "--seeds", *map(str, range(10)), "--simulate", "--N", "256", "--sim-steps", "20"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     outs = [p.communicate(timeout=300) for p in (a, b)]
     assert (a.returncode, b.returncode) == (0, 0), outs
-    third = subprocess.run(cmd + ["--seeds", *map(str, range(40))], cwd=ROOT, env=env, capture_output=True,
-                           text=True, timeout=300)
+    third = subprocess.run(
+        cmd + ["--seeds", *map(str, range(40))], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     # the default q's at D = 16, C = 4 are 0.6, 0.8 and 1 (the larger factors are capped at q = 1)
     assert third.returncode == 0 and "[0 computed, 120 already done]" in third.stdout, third.stderr
     df = pd.read_csv(tmp_path / "res" / "mix.csv")
@@ -264,8 +327,7 @@ def test_the_issues_repro_two_scan_processes_on_one_name(tmp_path):
     assert "warning" not in third.stderr
 
 
-def kill_at_random_moments(target, args_of, n_kills: int, duration: float, seed: int = 0,
-                            ctx=None) -> list[int]:
+def kill_at_random_moments(target, args_of, n_kills: int, duration: float, seed: int = 0, ctx=None) -> list[int]:
     """Start ``target(*args_of(i))`` in a child process (forked, or from ``ctx``) and ``kill -9`` it after a
     random delay in [0, duration), for i = 0, 1, … until ``n_kills`` kills hit a running process (a process
     already done does not count; at most 3·n_kills tries). Returns the i's killed while running."""
@@ -362,10 +424,34 @@ def test_workers_exit_when_the_driver_is_killed(tmp_path):
 
     pids = tmp_path / "pids"
     pids.mkdir()
-    cmd = [sys.executable, "-m", "theorydyn.scan", "--runner", FAKE, "--results-dir", str(tmp_path / "res"),
-           "--no-plots", "--quiet", "--D", "16", "--C", "4", "--q", "0.1", "0.2", "0.3", "--workers", "2"]
-    driver = subprocess.Popen(cmd, cwd=ROOT, env=_env(tmp_path, SCAN_FAKE_SLEEP=3, SCAN_FAKE_PIDS=pids),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cmd = [
+        sys.executable,
+        "-m",
+        "theorydyn.scan",
+        "--runner",
+        FAKE,
+        "--results-dir",
+        str(tmp_path / "res"),
+        "--no-plots",
+        "--quiet",
+        "--D",
+        "16",
+        "--C",
+        "4",
+        "--q",
+        "0.1",
+        "0.2",
+        "0.3",
+        "--workers",
+        "2",
+    ]
+    driver = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env=_env(tmp_path, SCAN_FAKE_SLEEP=3, SCAN_FAKE_PIDS=pids),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -390,8 +476,25 @@ def test_invalid_axis_value_exits_2_naming_it_before_any_work(tmp_path):
 
 def test_a_failing_point_is_reported_not_stored_and_retried(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SCAN_FAKE_FAIL_Q", "0.2")
-    argv = ["--runner", FAKE, "--results-dir", str(tmp_path), "--workers", "0", "--quiet", "--no-plots",
-            "--D", "16", "--C", "4", "--q", "0.1", "0.2", "--seeds", "0"]
+    argv = [
+        "--runner",
+        FAKE,
+        "--results-dir",
+        str(tmp_path),
+        "--workers",
+        "0",
+        "--quiet",
+        "--no-plots",
+        "--D",
+        "16",
+        "--C",
+        "4",
+        "--q",
+        "0.1",
+        "0.2",
+        "--seeds",
+        "0",
+    ]
     assert main(argv) == 1
     assert "fake failure at q=0.2" in capsys.readouterr().out
     monkeypatch.delenv("SCAN_FAKE_FAIL_Q")
@@ -401,15 +504,22 @@ def test_a_failing_point_is_reported_not_stored_and_retried(tmp_path, monkeypatc
 
 @pytest.mark.slow
 def test_same_seeds_same_rows_and_force_recomputes(tmp_path):
-    spec = lambda: ScanSpec("det", base={"D": 16, "C": 4, "s_max": 1e4}, axes={"q": [0.1, 0.3], "seed": [0, 1]},  # noqa: E731
-                            runner=FAKE)
+    def spec():
+        return ScanSpec(
+            "det",
+            base={"D": 16, "C": 4, "s_max": 1e4},
+            axes={"q": [0.1, 0.3], "seed": [0, 1]},
+            runner=FAKE,
+        )
+
     a = run_scan(spec(), results_dir=tmp_path / "a", workers=0, progress=False, plots=False, summary=False).frame
     b = run_scan(spec(), results_dir=tmp_path / "b", workers=2, progress=False, plots=False, summary=False).frame
     pd.testing.assert_frame_equal(a.drop(columns=WALL(a)), b.drop(columns=WALL(b)))
     again = run_scan(spec(), results_dir=tmp_path / "a", workers=0, progress=False, plots=False, summary=False)
     assert again.computed == 0 and again.skipped == 4
-    forced = run_scan(spec(), results_dir=tmp_path / "a", workers=0, force=True, progress=False, plots=False,
-                      summary=False)
+    forced = run_scan(
+        spec(), results_dir=tmp_path / "a", workers=0, force=True, progress=False, plots=False, summary=False
+    )
     assert forced.computed == 4 and len(_lines(tmp_path / "a" / "det.csv")) == 5
     traj = pd.read_csv(tmp_path / "a" / "det" / f"{a['key'][0]}.csv")
     assert {"s", "alpha", "gamma", "rho"} <= set(traj.columns)
@@ -417,12 +527,26 @@ def test_same_seeds_same_rows_and_force_recomputes(tmp_path):
 
 def test_dask_executor_on_a_local_cluster(tmp_path):
     distributed = pytest.importorskip("distributed")  # the optional `dask` extra, installed in CI
-    spec = lambda: ScanSpec("dask", base={"D": 16, "C": 4, "s_max": 1e4}, axes={"q": [0.1, 0.3], "seed": [0, 1]},  # noqa: E731
-                            runner=FAKE)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster:
-        d = run_scan(spec(), results_dir=tmp_path / "d", scheduler=cluster.scheduler_address,
-                     progress=False, plots=False, summary=False)
+
+    def spec():
+        return ScanSpec(
+            "dask",
+            base={"D": 16, "C": 4, "s_max": 1e4},
+            axes={"q": [0.1, 0.3], "seed": [0, 1]},
+            runner=FAKE,
+        )
+
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
+        d = run_scan(
+            spec(),
+            results_dir=tmp_path / "d",
+            scheduler=cluster.scheduler_address,
+            progress=False,
+            plots=False,
+            summary=False,
+        )
     local = run_scan(spec(), results_dir=tmp_path / "l", workers=0, progress=False, plots=False, summary=False)
     assert d.computed == 4 and d.exit_code == 0
     pd.testing.assert_frame_equal(d.frame.drop(columns=WALL(d.frame)), local.frame.drop(columns=WALL(local.frame)))
@@ -435,8 +559,12 @@ def test_scheduler_that_cannot_be_reached_exits_2(tmp_path):
 
 @pytest.mark.slow
 def test_plots_and_summary_with_a_D_axis(tmp_path, capsys):
-    out = run_scan(ScanSpec("scal", base={"C": 4, "s_max": 1e6}, axes={"D": [16, 32, 64], "seed": [0, 1]}, runner=FAKE),
-                   results_dir=tmp_path, workers=0, progress=False)
+    out = run_scan(
+        ScanSpec("scal", base={"C": 4, "s_max": 1e6}, axes={"D": [16, 32, 64], "seed": [0, 1]}, runner=FAKE),
+        results_dir=tmp_path,
+        workers=0,
+        progress=False,
+    )
     text = capsys.readouterr().out
     assert "fitted exponent: T1" in text and "fitted exponent: T2" in text
     # the stand-in has T2 = 8 D^1.5 (1 + C²/D) up to a seeded jitter: the fit must see ≈ 1.5 − a bit
@@ -452,15 +580,36 @@ def test_plots_and_summary_with_a_D_axis(tmp_path, capsys):
 # ---- the real runner at a tiny size -----------------------------------------------------------------
 @pytest.mark.slow
 def test_real_runner_rows_are_reproducible_and_complete(tmp_path):
-    spec = lambda: ScanSpec("tiny", base={"D": 8, "C": 2, "s_max": 2e3, "n_samples": 300, "n_points": 60},  # noqa: E731
-                            axes={"q": [0.3, 0.5], "seed": [0, 1]})
+    def spec():
+        return ScanSpec(
+            "tiny",
+            base={"D": 8, "C": 2, "s_max": 2e3, "n_samples": 300, "n_points": 60},
+            axes={"q": [0.3, 0.5], "seed": [0, 1]},
+        )
+
     a = run_scan(spec(), results_dir=tmp_path / "a", workers=0, progress=False, plots=False, summary=False)
     b = run_scan(spec(), results_dir=tmp_path / "b", workers=2, progress=False, plots=False, summary=False)
     assert a.exit_code == 0 and a.computed == 4
     fa, fb = a.frame, b.frame
     pd.testing.assert_frame_equal(fa.drop(columns=WALL(fa)), fb.drop(columns=WALL(fb)))
-    for col in ("T0", "T1", "T1_mass", "T2", "plateau_alpha", "plateau_risk", "plateau_err", "final_risk",
-                "final_err_y", "final_err_f", "lemma43_ratio", "gamma_ge_rho", "status", "wall_s", "seed", "q"):
+    for col in (
+        "T0",
+        "T1",
+        "T1_mass",
+        "T2",
+        "plateau_alpha",
+        "plateau_risk",
+        "plateau_err",
+        "final_risk",
+        "final_err_y",
+        "final_err_f",
+        "lemma43_ratio",
+        "gamma_ge_rho",
+        "status",
+        "wall_s",
+        "seed",
+        "q",
+    ):
         assert col in fa.columns, col
     assert (fa["status"] == "ok").all()
     # each row restates its saved trajectory
@@ -468,21 +617,26 @@ def test_real_runner_rows_are_reproducible_and_complete(tmp_path):
         traj = pd.read_csv(tmp_path / "a" / "tiny" / f"{row['key']}.csv")
         assert traj["risk"].iloc[-1] == pytest.approx(row["final_risk"], rel=1e-12)
         later = traj["s"] > 0
-        assert row["min_gap_after_start"] == pytest.approx((traj["gamma"] - traj["rho"])[later].min(), rel=1e-12,
-                                                           abs=1e-300)
+        assert row["min_gap_after_start"] == pytest.approx(
+            (traj["gamma"] - traj["rho"])[later].min(), rel=1e-12, abs=1e-300
+        )
 
 
 def test_flags_override_a_saved_grid_and_name_it():
-    spec = spec_from_args(build_parser().parse_args(["--spec", str(ROOT / "scans" / "default.toml"), "--q", "0.25",
-                                                     "--s-max", "1e4"]))
+    spec = spec_from_args(
+        build_parser().parse_args(["--spec", str(ROOT / "scans" / "default.toml"), "--q", "0.25", "--s-max", "1e4"])
+    )
     assert spec.name == "default_q0.25_smax10000"
     assert "q" not in spec.axes and spec.base["q"] == 0.25 and spec.base["s_max"] == 1e4
     assert [p.seed for p in spec.expand()] == [0, 1, 2]
 
 
 def test_flags_that_cannot_act_are_refused(capsys):
-    for argv, msg in ((["--eta", "1", "5"], "--eta: has no effect"), (["--N", "100"], "--N: is the simulator"),
-                      (["--seeds", "-1"], "seed must be an integer >= 0")):
+    for argv, msg in (
+        (["--eta", "1", "5"], "--eta: has no effect"),
+        (["--N", "100"], "--N: is the simulator"),
+        (["--seeds", "-1"], "seed must be an integer >= 0"),
+    ):
         with pytest.raises(SystemExit) as e:
             main(argv + ["--quiet", "--no-plots"])
         assert e.value.code == 2 and msg in capsys.readouterr().err
@@ -492,8 +646,22 @@ def test_flags_that_cannot_act_are_refused(capsys):
 
 @pytest.mark.slow
 def test_simulate_option_adds_the_finite_sample_columns(tmp_path):
-    spec = ScanSpec("sim", base={"D": 8, "C": 2, "s_max": 200.0, "n_samples": 200, "n_points": 40, "simulate": True,
-                                 "N": 256, "sim_steps": 20, "record_every": 5, "eta": 10.0}, axes={"seed": [0]})
+    spec = ScanSpec(
+        "sim",
+        base={
+            "D": 8,
+            "C": 2,
+            "s_max": 200.0,
+            "n_samples": 200,
+            "n_points": 40,
+            "simulate": True,
+            "N": 256,
+            "sim_steps": 20,
+            "record_every": 5,
+            "eta": 10.0,
+        },
+        axes={"seed": [0]},
+    )
     out = run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False, summary=False)
     row = out.frame.iloc[0]
     assert out.exit_code == 0
@@ -507,11 +675,18 @@ def test_simulate_option_adds_the_finite_sample_columns(tmp_path):
 
 
 # ---- issue 18: ranges that rule out hangs, names that stay inside the results folder, Dask without workers ----
-@pytest.mark.parametrize("options, word", [
-    ({"s_max": 1e-300}, "s_max"), ({"s_max": 5e-324}, "s_max"), ({"s_max": 1e300}, "s_max"),
-    ({"n_points": 2**63 - 1}, "n_points"), ({"method": "gd", "steps": 10**10}, "steps"),
-    ({"method": "gd", "s_max": 1e12, "eta": 1e-3}, "steps"), ({"simulate": True, "sim_steps": 2**63}, "sim_steps"),
-])
+@pytest.mark.parametrize(
+    "options, word",
+    [
+        ({"s_max": 1e-300}, "s_max"),
+        ({"s_max": 5e-324}, "s_max"),
+        ({"s_max": 1e300}, "s_max"),
+        ({"n_points": 2**63 - 1}, "n_points"),
+        ({"method": "gd", "steps": 10**10}, "steps"),
+        ({"method": "gd", "s_max": 1e12, "eta": 1e-3}, "steps"),
+        ({"simulate": True, "sim_steps": 2**63}, "sim_steps"),
+    ],
+)
 def test_options_that_would_never_end_are_refused(options, word):
     with pytest.raises(ScanError, match=word):
         normalize_options(options)
@@ -601,12 +776,19 @@ def test_dask_without_a_live_worker_fails_in_the_stated_time_naming_the_schedule
         f"    code = main(['--runner', {FAKE!r}, '--results-dir', {str(tmp_path / 'res')!r}, '--no-plots',\n"
         "                 '--quiet', '--D', '16', '--C', '4', '--q', '0.25', '--seeds', '0',\n"
         "                 '--scheduler', c.scheduler_address])\n"
-        "sys.exit(code)\n")
+        "sys.exit(code)\n"
+    )
     import time
 
     t = time.perf_counter()
-    r = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=_env(tmp_path, THEORYDYN_DASK_WORKER_TIMEOUT=2),
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=_env(tmp_path, THEORYDYN_DASK_WORKER_TIMEOUT=2),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     address = r.stderr.splitlines()[0].strip()
     assert r.returncode == 2 and "no live Dask worker" in r.stderr and address in r.stderr.splitlines()[-1], r.stderr
     assert "Traceback" not in r.stderr and time.perf_counter() - t < 60
@@ -644,6 +826,7 @@ def test_watchdog_fails_unfinished_points_when_the_last_worker_is_gone():
 
 
 def test_with_quiet_the_reason_a_point_failed_is_still_printed(tmp_path):
-    r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0",
-             SCAN_FAKE_FAIL_Q="0.25")
+    r = _cli(
+        tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0", SCAN_FAKE_FAIL_Q="0.25"
+    )
     assert r.returncode == 1 and "fake failure at q=0.25" in r.stderr, (r.stdout, r.stderr)

@@ -24,11 +24,24 @@ FAKE = "scan_fake:fake_point"
 def sim_scan(tmp_path_factory):
     """D = 8, N = 64 and 2048, 3 seeds, 60 GD steps: seconds per point."""
     out_dir = tmp_path_factory.mktemp("simN")
-    spec = ScanSpec("simN", base={"D": 8, "C": 2, "s_max": 600.0, "n_samples": 300, "n_points": 60,
-                                  "simulate": True, "sim_steps": 60, "record_every": 10, "eta": 10.0},
-                    axes={"N": [64, 2048], "seed": [0, 1, 2]})
+    spec = ScanSpec(
+        "simN",
+        base={
+            "D": 8,
+            "C": 2,
+            "s_max": 600.0,
+            "n_samples": 300,
+            "n_points": 60,
+            "simulate": True,
+            "sim_steps": 60,
+            "record_every": 10,
+            "eta": 10.0,
+        },
+        axes={"N": [64, 2048], "seed": [0, 1, 2]},
+    )
     import contextlib
     import io
+
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         out = run_scan(spec, results_dir=out_dir, workers=0, progress=False)
@@ -75,8 +88,9 @@ def test_simulate_scan_writes_the_summary_csv_per_N(sim_scan):
     red = sf[sf["solver"] == "reduced"]
     assert red["N"].isna().all() and set(red["quantity"]) >= {"T0", "T2", "final_err_f", "final_association"}
     assert (red["n"] == 3).all()  # the reduced flow once per seed, not once per N
-    pd.testing.assert_frame_equal(sf.reset_index(drop=True), summary_frame(spec, out.frame).reset_index(drop=True),
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(
+        sf.reset_index(drop=True), summary_frame(spec, out.frame).reset_index(drop=True), check_dtype=False
+    )
 
 
 @pytest.mark.slow
@@ -99,14 +113,16 @@ def test_what_is_not_reached_says_how_to_reach_it(sim_scan):
 
 def test_a_reduced_phase_not_reached_names_the_s_max_that_reaches_it(tmp_path, capsys):
     # the stand-in's T2 = 8·D^1.5·(1+q)·jitter ≈ 1.8e3 at D = 32, q = 0.25: not reached by s_max = 1e3
-    spec = ScanSpec("short", base={"D": 32, "C": 4, "s_max": 1e3}, axes={"q": [0.25, 0.5], "seed": [0, 1, 2]},
-                    runner=FAKE)
+    spec = ScanSpec(
+        "short", base={"D": 32, "C": 4, "s_max": 1e3}, axes={"q": [0.25, 0.5], "seed": [0, 1, 2]}, runner=FAKE
+    )
     out = run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False)
     text = capsys.readouterr().out
     assert "0/3 reached" in text
     assert "not reached by the reduced flow's horizon s_max = 1e+03" in text and "--s-max 2e+03" in text
-    spec2 = ScanSpec("long", base={"D": 32, "C": 4, "s_max": 6e4}, axes={"q": [0.25, 0.5], "seed": [0, 1, 2]},
-                     runner=FAKE)
+    spec2 = ScanSpec(
+        "long", base={"D": 32, "C": 4, "s_max": 6e4}, axes={"q": [0.25, 0.5], "seed": [0, 1, 2]}, runner=FAKE
+    )
     run_scan(spec2, results_dir=tmp_path, workers=0, progress=False, plots=False)
     assert "not reached" not in capsys.readouterr().out
     assert out.exit_code == 0
@@ -117,8 +133,7 @@ def test_seed_intervals_are_log_scale_and_too_few_seeds_say_so(tmp_path, capsys)
     run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False)
     text = capsys.readouterr().out
     assert "n=2, too few seeds for an interval" in text
-    spec3 = ScanSpec("three", base={"D": 32, "C": 4, "s_max": 1e6}, axes={"q": [0.25], "seed": [0, 1, 2]},
-                     runner=FAKE)
+    spec3 = ScanSpec("three", base={"D": 32, "C": 4, "s_max": 1e6}, axes={"q": [0.25], "seed": [0, 1, 2]}, runner=FAKE)
     out = run_scan(spec3, results_dir=tmp_path, workers=0, progress=False, plots=False)
     sf = pd.read_csv(out.summary_csv)
     t2 = sf[(sf["solver"] == "reduced") & (sf["quantity"] == "T2")].iloc[0]
@@ -131,9 +146,10 @@ def test_the_default_horizon_follows_D():
     assert default_horizon(64) == 2e4 and default_horizon(16) == 2e4
     assert default_horizon(256) == pytest.approx(2e4 * 8)
     assert scan_horizon(64) == 5e4  # the default scan's horizon at D = 64 is unchanged
-    s_max = {p.setting.D: p.options["s_max"] for p in ScanSpec("t", base={"C": 4}, axes={"D": [32, 64, 128, 256]})
-             .expand()}
-    assert s_max == {32: 5e4, 64: 5e4, 128: pytest.approx(5e4 * 2 ** 1.5), 256: pytest.approx(4e5)}
+    s_max = {
+        p.setting.D: p.options["s_max"] for p in ScanSpec("t", base={"C": 4}, axes={"D": [32, 64, 128, 256]}).expand()
+    }
+    assert s_max == {32: 5e4, 64: 5e4, 128: pytest.approx(5e4 * 2**1.5), 256: pytest.approx(4e5)}
     pts = ScanSpec("t", base={"C": 4, "s_max": 1e3}, axes={"D": [32, 256]}).expand()
     assert [p.options["s_max"] for p in pts] == [1e3, 1e3]  # an explicit horizon is kept
 
@@ -154,14 +170,38 @@ def _synthetic_sim_frame() -> pd.DataFrame:
     for q in (0.2, 0.3):
         for N in (1000, 4000):
             for seed in range(3):
-                rows.append(dict(q=q, N=N, seed=seed, D=32, C=4, s_max=5e4, n_samples=100, method="flow",
-                                 simulate=True, T0=10 * (1 + q) + seed, T1=100.0 + seed,
-                                 T1_mass=np.nan if seed == 0 else 200.0, T2=300.0, final_err_f=0.01,
-                                 final_association=1.0, sim_status="ok", sim_T0=20.0 + seed, sim_T1=40.0,
-                                 sim_T1_mass=60.0, sim_T2=np.nan if N < 2000 else 500.0, sim_T_assoc=5.0,
-                                 sim_assoc_peak=0.9, sim_final_association=N / 5000 + 0.05 * seed,
-                                 sim_final_err_f=100 / N, sim_final_err_y=0.2, sim_s_reached=1.2e4, eta=10.0,
-                                 sim_steps=1200))
+                rows.append(
+                    dict(
+                        q=q,
+                        N=N,
+                        seed=seed,
+                        D=32,
+                        C=4,
+                        s_max=5e4,
+                        n_samples=100,
+                        method="flow",
+                        simulate=True,
+                        T0=10 * (1 + q) + seed,
+                        T1=100.0 + seed,
+                        T1_mass=np.nan if seed == 0 else 200.0,
+                        T2=300.0,
+                        final_err_f=0.01,
+                        final_association=1.0,
+                        sim_status="ok",
+                        sim_T0=20.0 + seed,
+                        sim_T1=40.0,
+                        sim_T1_mass=60.0,
+                        sim_T2=np.nan if N < 2000 else 500.0,
+                        sim_T_assoc=5.0,
+                        sim_assoc_peak=0.9,
+                        sim_final_association=N / 5000 + 0.05 * seed,
+                        sim_final_err_f=100 / N,
+                        sim_final_err_y=0.2,
+                        sim_s_reached=1.2e4,
+                        eta=10.0,
+                        sim_steps=1200,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -174,8 +214,14 @@ def test_hints_and_tables_with_two_scanned_axes():
     assert "--s-max 1e+05" in hints[0]
     assert "q=0.2 N=1000: T2 0/3; q=0.3 N=1000: T2 0/3." in hints[1] and "N=4000" not in hints[1]
     table = simulator_table(spec, df)
-    assert list(zip(table["q"], table["N"], strict=True)) == [(0.2, 1000), (0.2, 4000), (0.2, "∞ (reduced)"),
-                                                               (0.3, 1000), (0.3, 4000), (0.3, "∞ (reduced)")]
+    assert list(zip(table["q"], table["N"], strict=True)) == [
+        (0.2, 1000),
+        (0.2, 4000),
+        (0.2, "∞ (reduced)"),
+        (0.3, 1000),
+        (0.3, 4000),
+        (0.3, "∞ (reduced)"),
+    ]
     assert table["final_err_f"].iloc[0].startswith("0.1 ") and table["final_err_f"].iloc[1].startswith("0.025 ")
     sf = summary_frame(spec, df)
     red = sf[(sf["solver"] == "reduced") & (sf["quantity"] == "T0")]

@@ -1,5 +1,7 @@
 """Setting: defaults of docs/theory.md §1, derived quantities, and validation messages that name the rule."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -67,8 +69,8 @@ def test_random_partition_is_a_partition(L, C, seed):
 
 def test_frozen_and_hashable():
     s = Setting(D=8, C=2)
-    with pytest.raises(Exception):
-        s.D = 4
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.D = 4  # type: ignore[misc]
     assert hash(s) == hash(Setting(D=8, C=2)) and s == Setting(D=8, C=2)
     assert s.replace(q=0.3).q == 0.3 and s.replace(q=0.3).D == 8
 

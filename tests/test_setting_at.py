@@ -37,8 +37,9 @@ def test_at_moves_an_explicit_partition_to_blocks() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(C=st.sampled_from([2, 4]), L=st.integers(2, 16), L2=st.integers(2, 16),
-       explicit=st.sets(st.sampled_from(DERIVED)))
+@given(
+    C=st.sampled_from([2, 4]), L=st.integers(2, 16), L2=st.integers(2, 16), explicit=st.sets(st.sampled_from(DERIVED))
+)
 def test_at_equals_a_fresh_setting(C: int, L: int, L2: int, explicit: set[str]) -> None:
     """s.at(D=D2) equals a Setting built from scratch at D2 with the explicit fields copied."""
     vals = {"d": 8, "q": 0.3, "sigma2": 0.2, "nu": 0.05}

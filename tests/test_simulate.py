@@ -57,10 +57,16 @@ def test_fused_gradient_matches_central_differences(tau):
                 Ap, Am = A.copy(), A.copy()
                 Ap[i, k] += h
                 Am[i, k] -= h
-                num_A[i, k] = (model.risk(s, Ap, v, b.X, b.y, weights)
-                               - model.risk(s, Am, v, b.X, b.y, weights)) / (2 * h)
-        num_v = np.array([(model.risk(s, A, v + h * e, b.X, b.y, weights)
-                           - model.risk(s, A, v - h * e, b.X, b.y, weights)) / (2 * h) for e in np.eye(s.d)])
+                num_A[i, k] = (model.risk(s, Ap, v, b.X, b.y, weights) - model.risk(s, Am, v, b.X, b.y, weights)) / (
+                    2 * h
+                )
+        num_v = np.array(
+            [
+                (model.risk(s, A, v + h * e, b.X, b.y, weights) - model.risk(s, A, v - h * e, b.X, b.y, weights))
+                / (2 * h)
+                for e in np.eye(s.d)
+            ]
+        )
         np.testing.assert_allclose(gA, num_A, atol=1e-9, rtol=1e-6)
         np.testing.assert_allclose(gv, num_v, atol=1e-9, rtol=1e-6)
         assert np.all(np.diag(gA) == 0)
@@ -208,8 +214,9 @@ def test_shared_vocabulary_horizon_init_and_one_return_type():
 def test_replicas_equal_separate_runs():
     """R initialisations and learning rates sharing one X in one pass = R separate runs."""
     s = Setting(D=8, C=2)
-    reps = simulate_replicas(s, seed=1, eta=[0.5, 1.0, 2.0], init_seeds=[1, 7, 9], **{k: v for k, v in SMALL.items()
-                                                                                      if k != "eta"})
+    reps = simulate_replicas(
+        s, seed=1, eta=[0.5, 1.0, 2.0], init_seeds=[1, 7, 9], **{k: v for k, v in SMALL.items() if k != "eta"}
+    )
     for r, (eta, iseed) in enumerate(zip([0.5, 1.0, 2.0], [1, 7, 9], strict=True)):
         rng = np.random.default_rng(np.random.SeedSequence(iseed).spawn(3)[2])
         A0, v0 = init_params(s, 1e-3, rng)
@@ -264,9 +271,14 @@ def test_explicit_gaussian_data_has_no_f():
 
 def test_bad_options_are_named():
     s = Setting(D=8, C=2)
-    for kw, word in ((dict(N=0), "N"), (dict(eta=-1.0), "eta"), (dict(steps=-1), "steps"),
-                     (dict(omega=float("nan")), "omega"), (dict(record_every=0), "record_every"),
-                     (dict(dtype="float16"), "dtype")):
+    for kw, word in (
+        (dict(N=0), "N"),
+        (dict(eta=-1.0), "eta"),
+        (dict(steps=-1), "steps"),
+        (dict(omega=float("nan")), "omega"),
+        (dict(record_every=0), "record_every"),
+        (dict(dtype="float16"), "dtype"),
+    ):
         with pytest.raises(ValueError, match=word):
             simulate(s, **kw)
 
@@ -280,8 +292,9 @@ def test_population_gd_by_enumeration_is_the_reduced_recursion():
     eta, steps = 2.0, 40
     start = (s.alpha0, 0.0, 0.0)  # the idealized init, in the solvers' shared vocabulary
     res = simulate(s, eta=eta, steps=steps, record_every=1, train=(X, y, w), test=(X, y), init=start)
-    red = reduced.integrate(s, method="gd", eta=eta, steps=steps, expectation="exact", n_points=steps + 1,
-                            init=start).trajectory
+    red = reduced.integrate(
+        s, method="gd", eta=eta, steps=steps, expectation="exact", n_points=steps + 1, init=start
+    ).trajectory
     t = res.trajectory.set_index("step")
     for _, row in red.iterrows():
         k = int(round(row["step"]))
@@ -300,8 +313,9 @@ def test_population_gd_keeps_the_three_value_form(alpha, gamma, rho):
     cross-set entries equal, v ∥ w*) — on the exact enumeration, not an approximation."""
     s = Setting(D=6, C=2, q=0.5)
     X, y, w = enumeration(s)
-    res = simulate(s, eta=1.0, steps=25, record_every=25, train=(X, y, w), test=(X[:4], y[:4]),
-                   init=(alpha, gamma, rho))
+    res = simulate(
+        s, eta=1.0, steps=25, record_every=25, train=(X, y, w), test=(X[:4], y[:4]), init=(alpha, gamma, rho)
+    )
     scale = 1 + np.abs(res.A).max()
     assert np.ptp(res.A[s.in_set_mask]) < 1e-12 * scale
     assert np.ptp(res.A[s.cross_set_mask]) < 1e-12 * scale
@@ -317,8 +331,7 @@ def test_large_N_tracks_the_reduced_dynamics(tmp_path):
     from theorydyn.claims.semirealistic import compare_with_reduced
 
     s = Setting(D=8, C=2)
-    tab, curves = compare_with_reduced(s, Ns=(256, 16384), eta=2.0, steps=60, seeds=(0, 1), n_test=2048,
-                                       record_every=5)
+    tab, curves = compare_with_reduced(s, Ns=(256, 16384), eta=2.0, steps=60, seeds=(0, 1), n_test=2048, record_every=5)
     fig = plot_comparison(tab, curves)
     assert len(fig.axes) == 4 and fig.axes[0].get_xscale() == "log"
     assert set(curves) == {"reduced", "N=256", "N=16384"}
@@ -345,8 +358,14 @@ def test_gd_is_equivariant_under_a_permutation_of_the_patches(seed):
     v0 = rng.normal(scale=0.5, size=s.d)
     kw = dict(eta=0.5, steps=15, record_every=5)
     r = simulate(s, train=(b.X, b.y), test=(bt.X, bt.y), A0=A0, v0=v0, **kw)
-    rp = simulate(sp, train=(np.ascontiguousarray(b.X[:, perm]), b.y), test=(np.ascontiguousarray(bt.X[:, perm]), bt.y),
-                  A0=A0[np.ix_(perm, perm)], v0=v0, **kw)
+    rp = simulate(
+        sp,
+        train=(np.ascontiguousarray(b.X[:, perm]), b.y),
+        test=(np.ascontiguousarray(bt.X[:, perm]), bt.y),
+        A0=A0[np.ix_(perm, perm)],
+        v0=v0,
+        **kw,
+    )
     np.testing.assert_allclose(rp.A, r.A[np.ix_(perm, perm)], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(rp.v, r.v, rtol=1e-9, atol=1e-12)
     for col in ("gamma", "rho", "association", "risk", "err_y"):
@@ -354,10 +373,17 @@ def test_gd_is_equivariant_under_a_permutation_of_the_patches(seed):
 
 
 # ---- CLI ------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("argv, word", [
-    (["--N", "0"], "N"), (["--eta", "-1"], "eta"), (["--dtype", "float16"], "dtype"),
-    (["--record-every", "0"], "record-every"), (["--D", "7", "--C", "2"], "C"), (["--omega", "nan"], "omega"),
-])
+@pytest.mark.parametrize(
+    "argv, word",
+    [
+        (["--N", "0"], "N"),
+        (["--eta", "-1"], "eta"),
+        (["--dtype", "float16"], "dtype"),
+        (["--record-every", "0"], "record-every"),
+        (["--D", "7", "--C", "2"], "C"),
+        (["--omega", "nan"], "omega"),
+    ],
+)
 def test_cli_bad_values_exit_2_naming_the_rule(argv, word, capsys, tmp_path):
     with pytest.raises(SystemExit) as e:
         main(argv + ["--out", str(tmp_path)])
@@ -366,14 +392,52 @@ def test_cli_bad_values_exit_2_naming_the_rule(argv, word, capsys, tmp_path):
 
 
 def test_cli_writes_trajectory_summary_and_figure(tmp_path):
-    rc = main(["--D", "8", "--C", "2", "--N", "256", "--eta", "1", "--steps", "12", "--record-every", "4",
-               "--n-test", "128", "--dense-until", "2", "--out", str(tmp_path), "--quiet"])
+    rc = main(
+        [
+            "--D",
+            "8",
+            "--C",
+            "2",
+            "--N",
+            "256",
+            "--eta",
+            "1",
+            "--steps",
+            "12",
+            "--record-every",
+            "4",
+            "--n-test",
+            "128",
+            "--dense-until",
+            "2",
+            "--out",
+            str(tmp_path),
+            "--quiet",
+        ]
+    )
     assert rc == 0
     t = pd.read_csv(tmp_path / "trajectory.csv")
     assert list(t["step"]) == [0, 1, 2, 4, 8, 12]
-    for col in ("s", "alpha", "cos_v", "gamma", "in_std", "rho", "cross_std", "cross_absmax", "in_mass",
-                "row_spread_max", "association", "risk", "err_y", "err_f", "amb_f",
-                "rho", "err_y", "err_f"):
+    for col in (
+        "s",
+        "alpha",
+        "cos_v",
+        "gamma",
+        "in_std",
+        "rho",
+        "cross_std",
+        "cross_absmax",
+        "in_mass",
+        "row_spread_max",
+        "association",
+        "risk",
+        "err_y",
+        "err_f",
+        "amb_f",
+        "rho",
+        "err_y",
+        "err_f",
+    ):
         assert col in t
     summ = json.loads((tmp_path / "summary.json").read_text())
     assert summ["status"] == "ok" and "phases" in summ and "symmetry_breaking_final" in summ
@@ -383,17 +447,20 @@ def test_cli_writes_trajectory_summary_and_figure(tmp_path):
 
 def test_simulator_phases_on_a_hand_built_trajectory():
     """The one phase detector on a simulator-shaped trajectory whose crossings are known by hand."""
-    t = pd.DataFrame(dict(
-        step=np.arange(0, 100, 10), s=np.arange(0, 100, 10) * 2.0,
-        alpha=[0.0, 3.0, 3.7, 4.0, 3.9, 3.5, 3.0, 2.8, 2.7, 2.7],
-        cos_v=[0.1, 0.99, 0.95, 0.9, 0.85, 0.9, 0.95, 0.97, 0.96, 0.96],
-        gamma=[0.0, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 1.2, 1.3, 1.4],
-        rho=[0.0, -0.01, -0.02, -0.04, -0.06, -0.08, -0.1, -0.1, -0.1, -0.1],
-        cross_absmax=[0.003, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.5, 0.5, 0.5],
-        association=[0.0, 0.1, 0.2, 0.4, 0.8, 0.95, 1.0, 0.9, 0.9, 0.9],
-        err_y=[0.5, 0.15, 0.15, 0.14, 0.12, 0.08, 0.04, 0.025, 0.019, 0.01],
-        err_f=[0.5, 0.15, 0.15, 0.14, 0.12, 0.08, 0.03, 0.019, 0.015, 0.01],
-    ))
+    t = pd.DataFrame(
+        dict(
+            step=np.arange(0, 100, 10),
+            s=np.arange(0, 100, 10) * 2.0,
+            alpha=[0.0, 3.0, 3.7, 4.0, 3.9, 3.5, 3.0, 2.8, 2.7, 2.7],
+            cos_v=[0.1, 0.99, 0.95, 0.9, 0.85, 0.9, 0.95, 0.97, 0.96, 0.96],
+            gamma=[0.0, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 1.2, 1.3, 1.4],
+            rho=[0.0, -0.01, -0.02, -0.04, -0.06, -0.08, -0.1, -0.1, -0.1, -0.1],
+            cross_absmax=[0.003, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.5, 0.5, 0.5],
+            association=[0.0, 0.1, 0.2, 0.4, 0.8, 0.95, 1.0, 0.9, 0.9, 0.9],
+            err_y=[0.5, 0.15, 0.15, 0.14, 0.12, 0.08, 0.04, 0.025, 0.019, 0.01],
+            err_f=[0.5, 0.15, 0.15, 0.14, 0.12, 0.08, 0.03, 0.019, 0.015, 0.01],
+        )
+    )
     ph = detect_phases(t)
     # T1: γ crosses max_t |ρ| = 0.1 at the record s = 60 exactly (γ = 0.1 there is not > 0.1):
     # interpolated between s = 60 (0.1) and s = 80 (0.2)

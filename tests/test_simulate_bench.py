@@ -9,8 +9,25 @@ from theorydyn.bench.__main__ import main
 
 def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
     out = tmp_path / "sim.csv"
-    argv = ["simulate", "--N", "256", "--D", "8", "--n-test", "32", "--repeats", "1", "--sim-steps", "2",
-            "--replicas", "2", "--settle", "0", "--out", str(out)]
+    argv = [
+        "simulate",
+        "--N",
+        "256",
+        "--D",
+        "8",
+        "--n-test",
+        "32",
+        "--repeats",
+        "1",
+        "--sim-steps",
+        "2",
+        "--replicas",
+        "2",
+        "--settle",
+        "0",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "machine:" in text and "numba" in text
@@ -24,8 +41,23 @@ def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
 
 def test_simulate_benchmark_scaling_tables(tmp_path, capsys):
     out = tmp_path / "sim.csv"
-    argv = ["simulate", "--scaling-only", "--no-memory", "--scaling-N", "64,128", "--scaling-D", "8,16",
-            "--scaling-N-for-D", "64", "--repeats", "1", "--settle", "0", "--out", str(out)]
+    argv = [
+        "simulate",
+        "--scaling-only",
+        "--no-memory",
+        "--scaling-N",
+        "64,128",
+        "--scaling-D",
+        "8,16",
+        "--scaling-N-for-D",
+        "64",
+        "--repeats",
+        "1",
+        "--settle",
+        "0",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "log-log slope of the step time in N" in text and "log-log slope of the step time in D" in text
@@ -34,8 +66,10 @@ def test_simulate_benchmark_scaling_tables(tmp_path, capsys):
     assert list(tN.N) == [64, 128] and list(tD.D) == [8, 16]
 
 
-@pytest.mark.parametrize("argv,needle", [(["--dtypes", "float16"], "--dtypes"), (["--memory-N", "10,5"], "--memory-N"),
-                                         (["--D", "10"], "--D")])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [(["--dtypes", "float16"], "--dtypes"), (["--memory-N", "10,5"], "--memory-N"), (["--D", "10"], "--D")],
+)
 def test_simulate_benchmark_bad_input_exits_2(argv, needle, capsys):
     with pytest.raises(SystemExit) as e:
         main(["simulate", *argv])

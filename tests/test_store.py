@@ -23,21 +23,35 @@ from theorydyn.scan import grid as scangrid
 
 NUMERICS_VERSION, SCAN_KINDS = scangrid.NUMERICS_VERSION, scangrid.SCAN_KINDS
 SCAN_TEXT_COLUMNS = scangrid.SCAN_TEXT_COLUMNS
-ScanError, ScanSpec, load_spec_file, open_store = (scangrid.ScanError, scangrid.ScanSpec, scangrid.load_spec_file,
-                                                   scangrid.open_store)
+ScanError, ScanSpec, load_spec_file, open_store = (
+    scangrid.ScanError,
+    scangrid.ScanSpec,
+    scangrid.load_spec_file,
+    scangrid.open_store,
+)
 row_problem, validate_points = scangrid.row_problem, scangrid.validate_points
-RejectedRowsWarning, ResultStore, StoreError = (resultstore.RejectedRowsWarning, resultstore.ResultStore,
-                                                resultstore.StoreError)
+RejectedRowsWarning, ResultStore, StoreError = (
+    resultstore.RejectedRowsWarning,
+    resultstore.ResultStore,
+    resultstore.StoreError,
+)
 _cell, DB_NAME = resultstore._cell, resultstore.DB_NAME
 
 ROOT = Path(__file__).resolve().parents[1]
 GiB = 1 << 30
 
-_POINTS = ScanSpec("t", base={"D": 16, "C": 4, "s_max": 100.0},
-                   axes={"q": [0.1, 0.25], "method": ["flow", "gd"], "seed": [0, 1, 2]}).expand()
-_ODD_POINTS = ScanSpec("odd", base={"D": 6, "C": 2, "simulate": True, "dtype": "float32", "N": 300},
-                       axes={"partition": [[[0, 3], [1, 4], [2, 5]], "random"], "feature": [1, [0.6, 0.8, 0, 0, 0, 0]],
-                             "expectation": ["mc", "exact"]}).expand()
+_POINTS = ScanSpec(
+    "t", base={"D": 16, "C": 4, "s_max": 100.0}, axes={"q": [0.1, 0.25], "method": ["flow", "gd"], "seed": [0, 1, 2]}
+).expand()
+_ODD_POINTS = ScanSpec(
+    "odd",
+    base={"D": 6, "C": 2, "simulate": True, "dtype": "float32", "N": 300},
+    axes={
+        "partition": [[[0, 3], [1, 4], [2, 5]], "random"],
+        "feature": [1, [0.6, 0.8, 0, 0, 0, 0]],
+        "expectation": ["mc", "exact"],
+    },
+).expand()
 
 
 def _row(p, t1: float = 1.5, status: str = "ok, fine") -> dict:
@@ -57,8 +71,11 @@ def _content(row: dict) -> dict:
 def _put(path: Path, key, data, scope: str = "r") -> None:
     """Write a row behind the store's back (a foreign writer, a hand edit, a bug): insert or overwrite."""
     con = resultstore.connect(path.with_name(DB_NAME))  # the schema, as the store makes it
-    con.execute("INSERT INTO rows (scope, key, data, created_utc) VALUES (?, ?, ?, 'x') "
-                "ON CONFLICT (scope, key) DO UPDATE SET data = excluded.data", (scope, key, data))
+    con.execute(
+        "INSERT INTO rows (scope, key, data, created_utc) VALUES (?, ?, ?, 'x') "
+        "ON CONFLICT (scope, key) DO UPDATE SET data = excluded.data",
+        (scope, key, data),
+    )
     con.close()
 
 
@@ -81,15 +98,15 @@ def _mutants(row: dict, other_key: str) -> list[tuple[str, str | bytes]]:
     """(key, data) pairs that look like rows of ``row`` but are not valid rows."""
     key = row["key"]
     return [
-        (other_key, _data(row)),                                  # another key on this row's parameters
-        (key, _data(row, q=0.7)),                                 # this key, other parameters
-        (key, _data(row, status="ok\x00")),                      # a NUL byte
-        (key, _data(row, T1="abc")),                              # T1 does not parse
+        (other_key, _data(row)),  # another key on this row's parameters
+        (key, _data(row, q=0.7)),  # this key, other parameters
+        (key, _data(row, status="ok\x00")),  # a NUL byte
+        (key, _data(row, T1="abc")),  # T1 does not parse
         (key, _data(row, T1="1.5e")),
-        (key, _data(row)[:40]),                                   # cut JSON
+        (key, _data(row)[:40]),  # cut JSON
         (key, _data(row, numerics_version=NUMERICS_VERSION + 7)),  # stale
         (key, json.dumps({**json.loads(_data(row)), "key": other_key})),  # the data names another key
-        (key, json.dumps({"D": 16})),                             # parameters missing
+        (key, json.dumps({"D": 16})),  # parameters missing
         (key, b"\xff\xfe not utf-8"),
     ]
 
@@ -97,15 +114,23 @@ def _mutants(row: dict, other_key: str) -> list[tuple[str, str | bytes]]:
 _garbage = st.one_of(
     st.tuples(st.text(max_size=60), st.one_of(st.text(max_size=80), st.binary(max_size=40))),
     st.tuples(st.integers(0, len(_POINTS) - 1), st.integers(0, len(_POINTS) - 1), st.integers(0, 9)).map(
-        lambda t: ("mutant",) + t),
+        lambda t: ("mutant",) + t
+    ),
     st.just(("", "{}")),
     st.just(("k", json.dumps({"a": 1}))),
 )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ops=st.lists(st.one_of(st.tuples(st.just("row"), st.integers(0, len(_POINTS) - 1), st.floats(0, 1e6)),
-                              st.tuples(st.just("garbage"), _garbage)), max_size=25))
+@given(
+    ops=st.lists(
+        st.one_of(
+            st.tuples(st.just("row"), st.integers(0, len(_POINTS) - 1), st.floats(0, 1e6)),
+            st.tuples(st.just("garbage"), _garbage),
+        ),
+        max_size=25,
+    )
+)
 def test_any_garbage_reads_back_exactly_the_valid_rows(tmp_path_factory, ops):
     path = tmp_path_factory.mktemp("prop") / "r.csv"
     store = open_store(path)
@@ -128,8 +153,9 @@ def test_any_garbage_reads_back_exactly_the_valid_rows(tmp_path_factory, ops):
         warnings.simplefilter("always")
         got = open_store(path)  # never raises
     expected = {k: r for k, r in state.items() if r is not None}
-    assert {k: _content(r) for k, r in got.rows.items()} == \
-        {k: _content({c: _cell(v) for c, v in r.items()}) for k, r in expected.items()}
+    assert {k: _content(r) for k, r in got.rows.items()} == {
+        k: _content({c: _cell(v) for c, v in r.items()}) for k, r in expected.items()
+    }
     n_bad = sum(r is None for r in state.values())
     warned = [w for w in caught if issubclass(w.category, RejectedRowsWarning)]
     assert got.rejected == n_bad and len(warned) == (1 if n_bad else 0)
@@ -168,17 +194,20 @@ def _load_with_warning(path: Path) -> tuple[ResultStore, str | None]:
     return got, (msgs[0] if msgs else None)
 
 
-@pytest.mark.parametrize("bad,reason", [
-    (lambda r: _data(r, T1="oops"), "unparsable"),
-    (lambda r: _data(r)[:-1], "not a JSON object"),
-    (lambda r: _data(r, status="a\x00\x00"), "NUL byte"),
-    (lambda r: b"\xff\xfe", "not UTF-8"),
-    (lambda r: json.dumps([1, 2]), "not a JSON object"),
-    (lambda r: json.dumps({"D": "16", "numerics_version": str(NUMERICS_VERSION)}), "invalid"),
-    (lambda r: json.dumps({**json.loads(_data(r)), "key": "f" * 64}), "key mismatch"),
-    (lambda r: _data(r, q=0.7), "key mismatch"),  # a parameter edited, key kept
-    (lambda r: _data(r, numerics_version=NUMERICS_VERSION + 1), "stale"),
-])
+@pytest.mark.parametrize(
+    "bad,reason",
+    [
+        (lambda r: _data(r, T1="oops"), "unparsable"),
+        (lambda r: _data(r)[:-1], "not a JSON object"),
+        (lambda r: _data(r, status="a\x00\x00"), "NUL byte"),
+        (lambda r: b"\xff\xfe", "not UTF-8"),
+        (lambda r: json.dumps([1, 2]), "not a JSON object"),
+        (lambda r: json.dumps({"D": "16", "numerics_version": str(NUMERICS_VERSION)}), "invalid"),
+        (lambda r: json.dumps({**json.loads(_data(r)), "key": "f" * 64}), "key mismatch"),
+        (lambda r: _data(r, q=0.7), "key mismatch"),  # a parameter edited, key kept
+        (lambda r: _data(r, numerics_version=NUMERICS_VERSION + 1), "stale"),
+    ],
+)
 def test_each_bad_row_is_moved_aside_with_its_reason_and_computed_again(tmp_path, bad, reason):
     path, rows = _written(tmp_path)
     _put(path, rows[1]["key"], bad(rows[1]))
@@ -238,7 +267,7 @@ def test_generic_store_checks_declared_kinds_only(tmp_path):
     st_.append({"key": "a", "x": 1.0, "ok": True, "note": "3"})
     for key, x, ok, note in (("b", "nan?", "True", "4"), ("c", "2", "yes", "5"), ("d", "-inf", "False", "text")):
         _put(path, key, json.dumps({"x": x, "ok": ok, "note": note}), scope="g")
-    got, = [ResultStore(path, kinds={"x": "num", "ok": "bool"}, warn=False)]
+    (got,) = [ResultStore(path, kinds={"x": "num", "ok": "bool"}, warn=False)]
     assert sorted(got.rows) == ["a", "d"] and got.rejected == 2
     with pytest.raises(ValueError, match="unknown kind"):
         ResultStore(path, kinds={"x": "number"})
@@ -272,30 +301,33 @@ def test_scan_kinds_cover_the_parameters():
 
 
 # ---- spec files --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("content,message", [
-    ("setting = 5\n", "[setting] must be a table"),
-    ("axes = [1, 2]\n", "[axes] must be a table"),
-    ("[setting]\nDD = 64\n", "unknown key setting.DD"),
-    ("[setting]\nseed = 1\n", "seeds go in [axes]"),
-    ("[options]\nD = 64\n", "D is a Setting field"),
-    ("[setting]\ns_max = 1.0\n", "s_max is a solver option"),
-    ("[axes]\nfoo = [1]\n", "unknown key axes.foo"),
-    ("[setting]\nD = \"64\"\n", "setting.D must be an integer, got '64' (str)"),
-    ("[setting]\nD = 64.0\n", "setting.D must be an integer"),
-    ("[setting]\nq = true\n", "setting.q must be a number, got True (bool)"),
-    ("[options]\nsimulate = \"yes\"\n", "options.simulate must be true or false"),
-    ("[options]\nn_samples = 4.5\n", "options.n_samples must be an integer"),
-    ("[options]\nmethod = 1\n", "options.method must be one of"),
-    ("[axes]\nq = [0.1, \"x\"]\n", "axes.q must be a number, got 'x'"),
-    ("[axes]\nq = []\n", "axes.q has no values"),
-    ("[setting]\npartition = [1, 2]\n", "setting.partition must be one of"),
-    ("[setting]\nq = 0.2\n[axes]\nq = [0.1]\n", "both fixed"),
-    ("name = \"../x\"\n", "name must be text of letters"),
-    ("name = 3\n", "name must be text"),
-    ("runner = \"nocolon\"\n", "runner must look like 'module:function'"),
-    ("color = 1\n", "unknown top-level key(s) ['color']"),
-    ("[setting\n", "is not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("setting = 5\n", "[setting] must be a table"),
+        ("axes = [1, 2]\n", "[axes] must be a table"),
+        ("[setting]\nDD = 64\n", "unknown key setting.DD"),
+        ("[setting]\nseed = 1\n", "seeds go in [axes]"),
+        ("[options]\nD = 64\n", "D is a Setting field"),
+        ("[setting]\ns_max = 1.0\n", "s_max is a solver option"),
+        ("[axes]\nfoo = [1]\n", "unknown key axes.foo"),
+        ('[setting]\nD = "64"\n', "setting.D must be an integer, got '64' (str)"),
+        ("[setting]\nD = 64.0\n", "setting.D must be an integer"),
+        ("[setting]\nq = true\n", "setting.q must be a number, got True (bool)"),
+        ('[options]\nsimulate = "yes"\n', "options.simulate must be true or false"),
+        ("[options]\nn_samples = 4.5\n", "options.n_samples must be an integer"),
+        ("[options]\nmethod = 1\n", "options.method must be one of"),
+        ('[axes]\nq = [0.1, "x"]\n', "axes.q must be a number, got 'x'"),
+        ("[axes]\nq = []\n", "axes.q has no values"),
+        ("[setting]\npartition = [1, 2]\n", "setting.partition must be one of"),
+        ("[setting]\nq = 0.2\n[axes]\nq = [0.1]\n", "both fixed"),
+        ('name = "../x"\n', "name must be text of letters"),
+        ("name = 3\n", "name must be text"),
+        ('runner = "nocolon"\n', "runner must look like 'module:function'"),
+        ("color = 1\n", "unknown top-level key(s) ['color']"),
+        ("[setting\n", "is not valid TOML"),
+    ],
+)
 def test_bad_spec_files_are_named(tmp_path, content, message):
     f = tmp_path / "s.toml"
     f.write_text(content, encoding="utf-8")
@@ -325,9 +357,11 @@ def test_spec_files_that_are_not_files_or_not_text(tmp_path):
 
 def test_good_spec_files_load(tmp_path):
     f = tmp_path / "ok.toml"
-    f.write_bytes("\ufeff# BOM and comments are fine\n[setting]\nD = 6\nC = 2\nfeature = [1.0, 0, 0, 0, 0, 0]\n"
-                  "[axes]\nq = 0.5\npartition = [[[0, 1], [2, 3], [4, 5]], \"random\"]\nseed = [0, 1]\n"
-                  "[options]\nn_samples = 4e3\n".encode("utf-8"))
+    f.write_bytes(
+        "\ufeff# BOM and comments are fine\n[setting]\nD = 6\nC = 2\nfeature = [1.0, 0, 0, 0, 0, 0]\n"
+        '[axes]\nq = 0.5\npartition = [[[0, 1], [2, 3], [4, 5]], "random"]\nseed = [0, 1]\n'
+        "[options]\nn_samples = 4e3\n".encode("utf-8")
+    )
     spec = ScanSpec.from_toml(f)
     assert spec.name == "ok" and spec.axes["q"] == [0.5] and len(spec.expand()) == 4
     (tmp_path / "empty.toml").write_text("")
@@ -385,8 +419,9 @@ def test_a_rejected_listing_that_cannot_be_written_still_moves_the_rows_aside(tm
 def test_rows_written_by_a_scan_validate(tmp_path):
     from theorydyn.scan import run_scan
 
-    spec = ScanSpec("w", base={"D": 16, "C": 4, "s_max": 1e4}, axes={"q": [0.1, 0.3], "seed": [0, 1]},
-                    runner="scan_fake:fake_point")
+    spec = ScanSpec(
+        "w", base={"D": 16, "C": 4, "s_max": 1e4}, axes={"q": [0.1, 0.3], "seed": [0, 1]}, runner="scan_fake:fake_point"
+    )
     run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False, summary=False)
     got, msg = _load_with_warning(tmp_path / "w.csv")
     assert len(got) == 4 and msg is None
@@ -396,9 +431,20 @@ def test_rows_written_by_a_scan_validate(tmp_path):
 def test_rows_of_the_real_runner_validate(tmp_path):
     from theorydyn.scan import run_scan
 
-    spec = ScanSpec("real", base={"D": 8, "C": 2, "s_max": 200.0, "n_samples": 200, "n_points": 40, "N": 256,
-                                  "sim_steps": 20, "record_every": 5},
-                    axes={"simulate": [False, True], "method": ["flow", "gd"], "seed": [0]})
+    spec = ScanSpec(
+        "real",
+        base={
+            "D": 8,
+            "C": 2,
+            "s_max": 200.0,
+            "n_samples": 200,
+            "n_points": 40,
+            "N": 256,
+            "sim_steps": 20,
+            "record_every": 5,
+        },
+        axes={"simulate": [False, True], "method": ["flow", "gd"], "seed": [0]},
+    )
     out = run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False, summary=False)
     assert out.exit_code == 0
     got, msg = _load_with_warning(tmp_path / "real.csv")
@@ -407,5 +453,8 @@ def test_rows_of_the_real_runner_validate(tmp_path):
     assert set(got.columns) - set(SCAN_KINDS) - set(SCAN_TEXT_COLUMNS) == set()
     assert {"key", "runner", "status", "method"} <= set(got.columns) - set(SCAN_KINDS)
     df = got.frame()
-    assert all(pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c]) or df[c].isna().any()
-               for c in df.columns if c in SCAN_KINDS)
+    assert all(
+        pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c]) or df[c].isna().any()
+        for c in df.columns
+        if c in SCAN_KINDS
+    )

@@ -49,8 +49,15 @@ POINT = (0.9, 0.35, -0.2)  # (α, γ, ρ)
 
 
 def _setting(case) -> Setting:
-    return Setting(D=case["D"], C=case["C"], q=float(case["q"]), p=case["p"], nu=float(case["nu"]),
-                   beta=float(case["beta"]), tau=float(case["tau"]))
+    return Setting(
+        D=case["D"],
+        C=case["C"],
+        q=float(case["q"]),
+        p=case["p"],
+        nu=float(case["nu"]),
+        beta=float(case["beta"]),
+        tau=float(case["tau"]),
+    )
 
 
 def _softmax(b, c, r, C, D):
@@ -83,8 +90,9 @@ def _set_fn(ci: int):
     """mpmath function (α, γ, ρ, n⁺, n⁻, n⁰, T) → (term, ∂term/∂α, ∂term/∂γ, ∂term/∂ρ) of CASES[ci],
     the derivatives taken by sympy through the softmax."""
     term = _set_term(CASES[ci])
-    return sp.lambdify([a_, g_, r_, NP, NM, N0, TT], [term] + [sp.diff(term, v) for v in (a_, g_, r_)],
-                       "mpmath", cse=True)
+    return sp.lambdify(
+        [a_, g_, r_, NP, NM, N0, TT], [term] + [sp.diff(term, v) for v in (a_, g_, r_)], "mpmath", cse=True
+    )
 
 
 def _F_and_grad(ci: int, counts, point=POINT):
@@ -132,8 +140,13 @@ def _population(case):
     Returns a list of (y, counts per set (signal set first), probability) with the probabilities
     as exact rationals summing to 1; y = −1 mirrors the z-values (n⁺ ↔ n⁻)."""
     C, L, q = case["C"], case["D"] // case["C"], case["q"]
-    probs = {t: sp.factorial(C) / (sp.factorial(t[0]) * sp.factorial(t[1]) * sp.factorial(t[2]))
-             * (q / 2) ** (t[0] + t[1]) * (1 - q) ** t[2] for t in _types(C)}
+    probs = {
+        t: sp.factorial(C)
+        / (sp.factorial(t[0]) * sp.factorial(t[1]) * sp.factorial(t[2]))
+        * (q / 2) ** (t[0] + t[1])
+        * (1 - q) ** t[2]
+        for t in _types(C)
+    }
     agg: dict = {}
     for tup in itertools.product(_types(C), repeat=L - 1):
         key = tuple(sorted(tup))
@@ -169,8 +182,14 @@ def test_softmax_derivative_tables(C, D):
 
 
 # ---- the O(L) formula against the definition ------------------------------------------------------
-@pytest.mark.parametrize("counts", [[(2, 0, 0), (1, 1, 0), (0, 0, 2)], [(2, 0, 0), (0, 2, 0), (1, 0, 1)],
-                                    [(0, 2, 0), (2, 0, 0), (0, 1, 1), (1, 0, 1)]])
+@pytest.mark.parametrize(
+    "counts",
+    [
+        [(2, 0, 0), (1, 1, 0), (0, 0, 2)],
+        [(2, 0, 0), (0, 2, 0), (1, 0, 1)],
+        [(0, 2, 0), (2, 0, 0), (0, 1, 1), (1, 0, 1)],
+    ],
+)
 def test_count_formula_equals_attention_definition(counts):
     """h = α[(Λ−Γ)z + (Γ−Ξ)s_m + ΞT] is h_i = Σ_j S_ij α z_j for the three-value S (symbolic identity)."""
     C, L = 2, len(counts)
@@ -183,7 +202,7 @@ def test_count_formula_equals_attention_definition(counts):
     for i in range(D):
         m = i // C
         direct = sum((Lam if j == i else Gam if j // C == m else Xi) * a_ * z[j] for j in range(D))
-        sm = sum(z[m * C:(m + 1) * C])
+        sm = sum(z[m * C : (m + 1) * C])
         formula = a_ * ((Lam - Gam) * z[i] + (Gam - Xi) * sm + Xi * T)
         assert sp.simplify(direct - formula) == 0
 
@@ -244,8 +263,9 @@ def test_full_model_per_entry_gradient_is_reduced_gradient_over_counts():
     rk_, dA, dG, dR = _reduced_numeric(0)
     z, y, w = data.enumerate_population(s)
     X = data.embed(s, z)
-    r, gA, gv = model.risk_and_grad(s, model.symmetric_attention(s, POINT[1], POINT[2]), POINT[0] * s.w_star,
-                                    X, y, weights=w)
+    r, gA, gv = model.risk_and_grad(
+        s, model.symmetric_attention(s, POINT[1], POINT[2]), POINT[0] * s.w_star, X, y, weights=w
+    )
     assert r == pytest.approx(rk_, rel=RTOL)
     np.testing.assert_allclose(gA[s.in_set_mask], dG / s.n_in, rtol=RTOL, atol=0)
     np.testing.assert_allclose(gA[s.cross_set_mask], dR / s.n_cross, rtol=RTOL, atol=0)

@@ -68,8 +68,9 @@ def test_glm_oracle_error_dp_matches_exhaustive_enumeration(D, C, q, route):
     assert exact["amb"] == pytest.approx(amb, abs=1e-12)
 
 
-@pytest.mark.parametrize("D, C, q", [(64, 4, 0.25), (64, 4, 0.05), (32, 8, 0.3), (64, 16, 0.7), (128, 4, 0.1),
-                                     (48, 6, 0.9)])
+@pytest.mark.parametrize(
+    "D, C, q", [(64, 4, 0.25), (64, 4, 0.05), (32, 8, 0.3), (64, 16, 0.7), (128, 4, 0.1), (48, 6, 0.9)]
+)
 def test_glm_oracle_error_fft_matches_dp(D, C, q):
     """The DFT power (the route that scales to D = 256, C = 16) against the set-by-set convolution."""
     s = Setting(D=D, C=C, q=q)
@@ -294,8 +295,7 @@ def test_no_gram_matrix_pushes_every_diagonal_out_of_its_top(seed, D):
 
 # ---- data: labels versus f -------------------------------------------------------------------
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**31 - 1), DC=st.sampled_from([(8, 2), (12, 3), (16, 4), (12, 2)]),
-       q=st.floats(0.0, 1.0))
+@given(seed=st.integers(0, 2**31 - 1), DC=st.sampled_from([(8, 2), (12, 3), (16, 4), (12, 2)]), q=st.floats(0.0, 1.0))
 def test_labels_are_consistent_with_f(seed, DC, q):
     """y f > 0 unless some random set is entirely −y (then it can cancel or flip the signal set)."""
     s = Setting(D=DC[0], C=DC[1], q=q)
@@ -303,9 +303,9 @@ def test_labels_are_consistent_with_f(seed, DC, q):
     f = data.labelling(s, b.X)
     set_sums = b.z[:, s.sets].sum(axis=2).astype(int)  # (N, L)
     y = b.y.astype(int)
-    random_all_minus_y = np.array([
-        any(set_sums[n, l] == -s.C * y[n] for l in range(s.L) if l != b.signal[n]) for n in range(len(y))
-    ])
+    random_all_minus_y = np.array(
+        [any(set_sums[n, l] == -s.C * y[n] for l in range(s.L) if l != b.signal[n]) for n in range(len(y))]
+    )
     assert np.all((y * f > 0) | random_all_minus_y)
     # and the signal set alone is always detected: f − Thr(signal sum) = C y − … is exact
     np.testing.assert_array_equal(set_sums[np.arange(len(y)), b.signal], s.C * y)
@@ -337,9 +337,18 @@ def test_lemma_4_1_scaling_recovers_a_planted_exponent():
     s = Setting(D=16, C=4)
     rng = np.random.default_rng(0)
     Ns = [2**k for k in range(11, 16)]
-    rows = [dict(N=N, seed=k, in_rel_std=3.0 * N**-0.4 * np.exp(0.02 * rng.normal()),
-                 row_rel_spread=N**-0.25, cross_rel_std=0.5, association=1.0 - (N == 2048) * 0.25 * (k == 0))
-            for k in range(5) for N in Ns]
+    rows = [
+        dict(
+            N=N,
+            seed=k,
+            in_rel_std=3.0 * N**-0.4 * np.exp(0.02 * rng.normal()),
+            row_rel_spread=N**-0.25,
+            cross_rel_std=0.5,
+            association=1.0 - (N == 2048) * 0.25 * (k == 0),
+        )
+        for k in range(5)
+        for N in Ns
+    ]
     checks = t4.check_lemma_4_1_scaling(s, runs=pd.DataFrame(rows))
     assert {str(c.verdict) for c in checks} == {"INFO"}
     b = checks[0]
@@ -361,8 +370,9 @@ def test_lemma_4_1_scaling_runs_draw_independent_data_per_seed():
 
 def test_theorem_4_seeds_verdicts_fail_untrained_and_are_out_of_scope_at_d16():
     # one step of size 1e-6: the model at its initialisation
-    before = t4.check_theorem_4_seeds(Setting(D=32, C=4, q=0.25, nu=1 / 64), N=256, steps=1, eta=1e-6, seeds=2,
-                                      N_test=1024)
+    before = t4.check_theorem_4_seeds(
+        Setting(D=32, C=4, q=0.25, nu=1 / 64), N=256, steps=1, eta=1e-6, seeds=2, N_test=1024
+    )
     assert [str(c.verdict) for c in before] == ["FAIL", "FAIL", "INFO", "FAIL", "FAIL"]
     assert before[0].params["seeds"] == 2 and before[1].measured > 0.2
     # the verdict on the paper's Pr[f F <= 0], the conditional error beside it, never larger
@@ -394,11 +404,14 @@ def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch):
             tr = pd.DataFrame({"s": np.arange(len(c)) * 10.0, "cos_v": c})
             v = c[-1] * s.w_star + np.sqrt(1 - c[-1] ** 2) * np.roll(s.w_star, 1)
             return Result("simulate", s_, tr, Phases(T0=20.0), A_final=A, v_final=v)
+
         return run
 
-    for path, verdicts in (([0.02, 0.5, 0.995, 0.999, 0.9995], ["PASS", "PASS"]),
-                           ([0.02, 0.5, 0.9, 0.9, 0.9], ["FAIL", "PASS"]),
-                           ([0.3, 0.3, 0.3, 0.3, 0.3], ["FAIL", "FAIL"])):
+    for path, verdicts in (
+        ([0.02, 0.5, 0.995, 0.999, 0.9995], ["PASS", "PASS"]),
+        ([0.02, 0.5, 0.9, 0.9, 0.9], ["FAIL", "PASS"]),
+        ([0.3, 0.3, 0.3, 0.3, 0.3], ["FAIL", "FAIL"]),
+    ):
         monkeypatch.setattr(t4, "train_upstream", fake(path))
         rows = t4.check_theorem_4_seeds(s, N=256, steps=40, seeds=5, N_test=512)
         assert [str(c.verdict) for c in rows[3:]] == verdicts, path
@@ -549,8 +562,10 @@ def test_definition_2_1_row_passes_at_the_ledger_setting_and_fails_with_noisy_la
     (bad,) = d21.checks(Setting(D=16, C=4, q=1.0))  # every random set aligned w.p. 1/8: labels flip often
     assert not bad.passed and bad.measured > 0.1
     # more blank patches, fewer aligned random sets: the labels agree with f more often
-    assert d21.label_agreement(Setting(D=48, C=12, q=1.0))["agree"] < d21.label_agreement(
-        Setting(D=48, C=12, q=0.5))["agree"]
+    assert (
+        d21.label_agreement(Setting(D=48, C=12, q=1.0))["agree"]
+        < d21.label_agreement(Setting(D=48, C=12, q=0.5))["agree"]
+    )
 
 
 def test_frozen_attention_gradient_and_verdicts(monkeypatch):
@@ -566,8 +581,11 @@ def test_frozen_attention_gradient_and_verdicts(monkeypatch):
     planted = iter([])
     monkeypatch.setattr(t4, "train_v_frozen", lambda *a, **k: (A, v))
     monkeypatch.setattr(t4, "_fresh_errors", lambda *a, **k: {"err_f": next(planted)})
-    for errs, verdict in (([0.15, 0.16, 0.15], "PASS"), ([0.06, 0.065, 0.07], "DEVIATES"),
-                          ([0.10, 0.15, 0.12], "INFO")):
+    for errs, verdict in (
+        ([0.15, 0.16, 0.15], "PASS"),
+        ([0.06, 0.065, 0.07], "DEVIATES"),
+        ([0.10, 0.15, 0.12], "INFO"),
+    ):
         planted = iter(errs)
         (row,) = t4.check_frozen_attention(s, N=64, steps=1, seeds=3)
         assert str(row.verdict) == verdict and row.params["seeds"] == 3

@@ -47,8 +47,15 @@ def test_ties_occur_and_data_reduced_and_simulate_agree():
     reps = np.rint(w * 2 * S.L * 4 ** (S.D - S.C)).astype(int)
     assert np.allclose(reps / reps.sum(), w)
     Xr, yr = np.repeat(X, reps, axis=0), np.repeat(y, reps)
-    res = simulate(S, train=(X, y, w), test=(Xr, yr), steps=0, A0=model.symmetric_attention(S, 0.0, 0.0),
-                   v0=ALPHA0 * S.w_star, record_every=1)
+    res = simulate(
+        S,
+        train=(X, y, w),
+        test=(Xr, yr),
+        steps=0,
+        A0=model.symmetric_attention(S, 0.0, 0.0),
+        v0=ALPHA0 * S.w_star,
+        record_every=1,
+    )
     assert res.trajectory["err_y"].iloc[0] == pytest.approx(e_red.err_y, abs=1e-12)
 
 
@@ -102,7 +109,8 @@ def test_departures_name_eta_beta_tau_and_only_real_ones():
 def test_every_row_of_the_touched_claims_names_its_departures():
     from theorydyn.claims import dynamics, theorem31
 
-    rows = theorem31.check_theorem_3_1(Setting(D=32, C=4, q=0.25), N_fit=2000, N_test=2000, N_flat=0, seeds=2,
-                                       scan=False, N_literal=500)
+    rows = theorem31.check_theorem_3_1(
+        Setting(D=32, C=4, q=0.25), N_fit=2000, N_test=2000, N_flat=0, seeds=2, scan=False, N_literal=500
+    )
     rows += dynamics._flow_vs_gd(Setting(D=32, C=4), quick=True)
     assert all("departures" in c.params for c in rows), [c.quantity for c in rows if "departures" not in c.params]

@@ -27,12 +27,15 @@ def test_logreg_gradient_matches_central_differences():
     for lam in (0.0, 0.3):
         J, g = objective(wb, Z, y, lam)
         h = 1e-6
-        num = np.array([(objective(wb + h * e, Z, y, lam)[0] - objective(wb - h * e, Z, y, lam)[0]) / (2 * h)
-                        for e in np.eye(8)])
+        num = np.array(
+            [(objective(wb + h * e, Z, y, lam)[0] - objective(wb - h * e, Z, y, lam)[0]) / (2 * h) for e in np.eye(8)]
+        )
         np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-9)
         # and the value against a plain loop
-        ref = (np.mean([np.log1p(np.exp(-y[n] * (Z[n] @ wb[:-1] + wb[-1]))) for n in range(30)])
-               + 0.5 * lam * wb[:-1] @ wb[:-1])
+        ref = (
+            np.mean([np.log1p(np.exp(-y[n] * (Z[n] @ wb[:-1] + wb[-1]))) for n in range(30)])
+            + 0.5 * lam * wb[:-1] @ wb[:-1]
+        )
         assert J == pytest.approx(ref, rel=1e-12)
 
 
@@ -139,8 +142,9 @@ def test_projected_test_outputs_equal_model_forward_on_explicit_patches():
     A = tr.init_attention(s, 0.7, rng)
     u = v - (v @ s.w_star) * s.w_star
     X = data.embed(s, test.z.astype(np.int8)) + _explicit_noise(s, test.g, np.tile(u / np.linalg.norm(u), (s.D, 1)))
-    np.testing.assert_allclose(tr.outputs_v(s, model.attention(s, A), v, test), model.forward(s, A, v, X),
-                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        tr.outputs_v(s, model.attention(s, A), v, test), model.forward(s, A, v, X), rtol=1e-9, atol=1e-9
+    )
     # the linear rule: only the first normal column carries the noise, along P⊥W / ‖P⊥W‖_F
     W = rng.normal(size=(s.D, s.d))
     P = W - np.outer(W @ s.w_star, s.w_star)
@@ -168,7 +172,7 @@ def test_projected_noise_has_the_law_of_explicit_noise():
 def test_crossing_interpolates_in_log_n_and_marks_censored_values_as_bounds():
     N = np.array([1, 2, 4, 8, 16])
     lo, hi, kind = tr.crossing(N, np.array([0.5, 0.6, 0.8, 0.9, 0.95]), 0.85)
-    assert kind == "value" and lo == hi == pytest.approx(4 * 2 ** 0.5)  # halfway in log between 4 and 8
+    assert kind == "value" and lo == hi == pytest.approx(4 * 2**0.5)  # halfway in log between 4 and 8
     assert tr.crossing(N, np.full(5, 0.7), 0.85) == (16.0, math.inf, "lower")  # never: need > 16
     assert tr.crossing(N, np.full(5, 0.9), 0.85) == (1.0, 1.0, "value")  # at Ñ = 1: exactly one sample
     assert tr.crossing(N[2:], np.full(3, 0.9), 0.85) == (1.0, 4.0, "upper")  # at Ñ_min = 4: need ≤ 4
@@ -193,8 +197,7 @@ def test_slope_bounds_are_the_extremes_over_the_censoring_box():
     assert smin2 == pytest.approx(smin) and smax2 == math.inf
 
 
-def _synthetic_raw(need, Ds=(16, 32, 64, 128, 256), Ns=tuple(2 ** k for k in range(12)), seeds=6, noise=0.01,
-                   method="m"):
+def _synthetic_raw(need, Ds=(16, 32, 64, 128, 256), Ns=tuple(2**k for k in range(12)), seeds=6, noise=0.01, method="m"):
     """Per-seed curves acc = 0.9 + 0.1·log2(Ñ/Ñ*(D)), clipped to [0.5, 1], plus seed noise: the
     seed-mean crosses 0.9 at Ñ*(D) = need(D)."""
     rng = np.random.default_rng(1)
@@ -210,11 +213,12 @@ def _synthetic_raw(need, Ds=(16, 32, 64, 128, 256), Ns=tuple(2 ** k for k in ran
 
 
 def test_growth_fit_recovers_a_power_law_exponent_with_a_ci():
-    raw, levels = _synthetic_raw(lambda D: 0.5 * D ** 0.75)
+    raw, levels = _synthetic_raw(lambda D: 0.5 * D**0.75)
     reps = {}
     tgt = tr.target_table(raw, levels, B=400, _reps=reps)
-    np.testing.assert_allclose(tgt.sort_values("D")["N_target"], [0.5 * D ** 0.75 for D in (16, 32, 64, 128, 256)],
-                               rtol=0.15)
+    np.testing.assert_allclose(
+        tgt.sort_values("D")["N_target"], [0.5 * D**0.75 for D in (16, 32, 64, 128, 256)], rtol=0.15
+    )
     fit = tr.growth_fits(tgt, reps).set_index("x").loc["log D"]
     assert fit["slope_low"] == fit["slope_high"] == pytest.approx(0.75, abs=0.03)
     assert fit["ci_low"] < 0.75 < fit["ci_high"] and fit["ci_high"] - fit["ci_low"] < 0.3
@@ -232,7 +236,7 @@ def test_growth_fit_of_a_polylog_is_linear_in_log_log_d():
 
 def test_growth_fit_reports_a_bound_when_censored():
     # need D^1 but the grid stops at 64: D = 128, 256 are never reached → the slope is only bounded below
-    raw, levels = _synthetic_raw(lambda D: D, Ns=tuple(2 ** k for k in range(7)))
+    raw, levels = _synthetic_raw(lambda D: D, Ns=tuple(2**k for k in range(7)))
     reps = {}
     tgt = tr.target_table(raw, levels, B=200, _reps=reps)
     kinds = tgt.set_index("D")["kind"]
@@ -306,7 +310,7 @@ def test_run_is_resumable_and_keys_rows_by_their_parameters(tmp_path):
 
 def test_stop_rule_and_caps_bound_the_grid():
     s = tr.setting_at(tr.base_setting(), 256, "count")
-    opts = tr.TransferOptions(Ns=tuple(2 ** k for k in range(10)), budget=1 << 20, baseline_max_N=64)
+    opts = tr.TransferOptions(Ns=tuple(2**k for k in range(10)), budget=1 << 20, baseline_max_N=64)
     assert opts.max_N("pretrained", s) == 16 and opts.max_N("init", s) == 16
     assert opts.max_N("init", tr.setting_at(tr.base_setting(), 16, "count")) == 64
     with pytest.raises(ValueError, match="Ns"):
@@ -324,7 +328,7 @@ def test_oracle_block_attention_transfers_better_than_attention_at_init(tmp_path
 
 
 def test_plots_write_pngs(tmp_path):
-    raw, levels = _synthetic_raw(lambda D: D ** 0.5, Ds=(16, 32), Ns=(1, 2, 4, 8, 16), seeds=2)
+    raw, levels = _synthetic_raw(lambda D: D**0.5, Ds=(16, 32), Ns=(1, 2, 4, 8, 16), seeds=2)
     raw2, _ = _synthetic_raw(lambda D: 100.0, Ds=(16, 32), Ns=(1, 2, 4, 8, 16), seeds=2, method="never")
     levels["a_star"], levels["q"] = 0.95, 0.5
     summ, tgt, sl = tr.report(pd.concat([raw, raw2]), levels, tmp_path, B=50)
@@ -333,14 +337,17 @@ def test_plots_write_pngs(tmp_path):
     assert set(tgt["kind"]) == {"value", "lower"}
 
 
-@pytest.mark.parametrize("argv, word", [
-    (["--Ds", "30"], "--Ds"),
-    (["--methods", "pretrained,bogus"], "--methods"),
-    (["--eps", "0.7"], "--eps"),
-    (["--C", "5"], "C must divide D"),
-    (["--seeds", "0"], "--seeds"),
-    (["--Ds", "8"], "--Ds"),
-])
+@pytest.mark.parametrize(
+    "argv, word",
+    [
+        (["--Ds", "30"], "--Ds"),
+        (["--methods", "pretrained,bogus"], "--methods"),
+        (["--eps", "0.7"], "--eps"),
+        (["--C", "5"], "C must divide D"),
+        (["--seeds", "0"], "--seeds"),
+        (["--Ds", "8"], "--Ds"),
+    ],
+)
 def test_cli_rejects_bad_input_with_exit_2(argv, word, capsys):
     with pytest.raises(SystemExit) as e:
         transfer_main(argv)
@@ -351,7 +358,7 @@ def test_cli_rejects_bad_input_with_exit_2(argv, word, capsys):
 def _verdicts(needs):
     raws = []
     for method, need in needs.items():
-        raw, levels = _synthetic_raw(need, method=method, Ns=tuple(2 ** k for k in range(11)), seeds=5)
+        raw, levels = _synthetic_raw(need, method=method, Ns=tuple(2**k for k in range(11)), seeds=5)
         raws.append(raw)
     levels = levels.assign(a_star=0.95, init_ceiling=0.9, linear_reference=0.88)
     summary, tgt, slopes = tr.report(pd.concat(raws, ignore_index=True), levels, None, B=200)
@@ -411,16 +418,27 @@ def _bad_cache(path, how):
             key = "A" if "A" in arrays else "gamma"
             arrays[key] = arrays[key] * 2
             path.unlink()
-            np.savez(path, **arrays, params=np.asarray(json.dumps(params, sort_keys=True, separators=(",", ":"))),
-                     sha256=np.asarray(good_hash))
+            np.savez(
+                path,
+                **arrays,
+                params=np.asarray(json.dumps(params, sort_keys=True, separators=(",", ":"))),
+                sha256=np.asarray(good_hash),
+            )
             return
         path.unlink()
         cache_mod.write_cache(path, arrays, params)  # a self-consistent file: only the checks can refuse it
 
 
-@pytest.mark.parametrize("how,why", [("torn", "cannot be read"), ("empty", "cannot be read"),
-                                     ("other-setting", "other parameters"), ("nan", "gamma = nan"),
-                                     ("edited", "content hash")])
+@pytest.mark.parametrize(
+    "how,why",
+    [
+        ("torn", "cannot be read"),
+        ("empty", "cannot be read"),
+        ("other-setting", "other parameters"),
+        ("nan", "gamma = nan"),
+        ("edited", "content hash"),
+    ],
+)
 def test_a_bad_flow_cache_is_moved_aside_with_a_warning_and_recomputed(tmp_path, how, why):
     fresh = _flow(None)
     assert _flow(tmp_path)[:2] == fresh[:2]
@@ -434,8 +452,10 @@ def test_a_bad_flow_cache_is_moved_aside_with_a_warning_and_recomputed(tmp_path,
     assert _flow(tmp_path)[2]["cached"]  # the repaired cache is used again
 
 
-@pytest.mark.parametrize("how,why", [("torn", "cannot be read"), ("zero", "A = 0"),
-                                     ("other-setting", "other parameters"), ("edited", "content hash")])
+@pytest.mark.parametrize(
+    "how,why",
+    [("torn", "cannot be read"), ("zero", "A = 0"), ("other-setting", "other parameters"), ("edited", "content hash")],
+)
 def test_a_bad_pretrained_cache_is_moved_aside_and_recomputed(tmp_path, how, why):
     A0, info0 = tr.pretrained_attention(_SMALL, **_SIM_KW, cache=tmp_path)
     path = _only(tmp_path.glob("upstream_*.npz"))
@@ -447,8 +467,17 @@ def test_a_bad_pretrained_cache_is_moved_aside_and_recomputed(tmp_path, how, why
 
 
 def test_rows_made_from_a_cache_carry_its_hash_and_are_recomputed_when_it_changes(tmp_path):
-    opts = tr.TransferOptions(Ns=(1, 2), seeds=1, N_test=64, extra=1, ceiling_samples=500, upstream_N=64,
-                              upstream_steps=5, sim_max_D=16, baseline_max_N=2)
+    opts = tr.TransferOptions(
+        Ns=(1, 2),
+        seeds=1,
+        N_test=64,
+        extra=1,
+        ceiling_samples=500,
+        upstream_N=64,
+        upstream_steps=5,
+        sim_max_D=16,
+        baseline_max_N=2,
+    )
     kw = dict(Ds=(16,), opts=opts, methods=("pretrained-sim",), out=tmp_path, progress=None, B=10)
     first: list = []
     tr.run(tr.base_setting(), compute=_fake_compute(first), **kw)
@@ -471,8 +500,17 @@ def test_rows_made_from_a_cache_carry_its_hash_and_are_recomputed_when_it_change
 # ---- transfer rows: the store, not the CSV --------------------------------------------------------------
 def _small_run(out, calls, **extra):
     opts = tr.TransferOptions(Ns=(1, 2, 4), seeds=2, N_test=64, extra=1, ceiling_samples=500)
-    return tr.run(tr.base_setting(), (16,), opts, methods=("oracle", "init"), out=out, progress=None, B=10,
-                  compute=_fake_compute(calls), **extra)
+    return tr.run(
+        tr.base_setting(),
+        (16,),
+        opts,
+        methods=("oracle", "init"),
+        out=out,
+        progress=None,
+        B=10,
+        compute=_fake_compute(calls),
+        **extra,
+    )
 
 
 @pytest.mark.parametrize("garbage", ["abc", "0.1234"])
@@ -537,8 +575,10 @@ def test_checks_flag_names_the_verify_command(capsys):
 
 
 def test_importing_transfer_loads_neither_the_scan_nor_the_claims():
-    code = ("import sys, theorydyn.transfer, theorydyn.transfer.__main__; "
-            "print(sorted(m for m in sys.modules if m.startswith(('theorydyn.scan', 'theorydyn.claims'))))")
+    code = (
+        "import sys, theorydyn.transfer, theorydyn.transfer.__main__; "
+        "print(sorted(m for m in sys.modules if m.startswith(('theorydyn.scan', 'theorydyn.claims'))))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
@@ -555,14 +595,31 @@ def _transfer_quietly(out):
     real = analysis.save_figure
     analysis.save_figure = lambda draw, path, panels=1: write_text(path, "figure")
 
-    opts = tr.TransferOptions(Ns=(1, 2, 4), seeds=2, N_test=128, extra=1, ceiling_samples=300, steps_v=10,
-                              upstream_N=64, upstream_steps=3, sim_max_D=16, flow_n_samples=100,
-                              baseline_max_N=4)
+    opts = tr.TransferOptions(
+        Ns=(1, 2, 4),
+        seeds=2,
+        N_test=128,
+        extra=1,
+        ceiling_samples=300,
+        steps_v=10,
+        upstream_N=64,
+        upstream_steps=3,
+        sim_max_D=16,
+        flow_n_samples=100,
+        baseline_max_N=4,
+    )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return tr.run(tr.base_setting(), (16,), opts, methods=("pretrained", "other-partition", "init"),
-                          out=out, progress=None, B=10)
+            return tr.run(
+                tr.base_setting(),
+                (16,),
+                opts,
+                methods=("pretrained", "other-partition", "init"),
+                out=out,
+                progress=None,
+                B=10,
+            )
     finally:
         analysis.save_figure = real
 
@@ -582,8 +639,9 @@ def test_kill_9_at_20_random_moments_of_a_transfer_run_then_a_rerun_gives_the_un
     for i in hits:
         got = _transfer_quietly(tmp_path / f"k{i}")
         for a, b in zip(ref[:4], got[:4], strict=True):  # raw, summary, target, slopes
-            pd.testing.assert_frame_equal(a.drop(columns=["wall_s"], errors="ignore"),
-                                          b.drop(columns=["wall_s"], errors="ignore"))
+            pd.testing.assert_frame_equal(
+                a.drop(columns=["wall_s"], errors="ignore"), b.drop(columns=["wall_s"], errors="ignore")
+            )
         up = ["gamma", "rho", "alpha", "err_f", "T2", "status"]
         pd.testing.assert_frame_equal(ref[4][up], got[4][up])
         assert len(pd.read_csv(tmp_path / f"k{i}" / "transfer_rows.csv")) == len(ref[0])

@@ -29,7 +29,7 @@ def test_verify_reduced_ledger_has_intervals_over_seeds(tmp_path, capsys):
     assert header.split()[:3] == ["claim", "quantity", "measured"]
     df = pd.read_csv(out)
     # the ledger's columns, then where it came from (theorydyn version, commit, libraries, time)
-    assert list(df.columns[:len(LEDGER_COLUMNS)]) == LEDGER_COLUMNS
+    assert list(df.columns[: len(LEDGER_COLUMNS)]) == LEDGER_COLUMNS
     assert {"prov_theorydyn_version", "prov_git_commit", "prov_numpy", "prov_created_utc"} <= set(df.columns)
     lemma = df[df["claim"] == "Lemma 4.3"]
     assert len(lemma) == 3 and set(lemma["verdict"]) <= {"PASS", "FAIL", "INFO"}
@@ -70,8 +70,9 @@ def test_missing_and_broken_sources_become_rows(monkeypatch):
     def fine(s, *, quick=False, progress=None):
         return [Check.over_seeds("Theorem 9.9", "x", [1.0, 2.0, 3.0], "> 0", True, params={"D": s.D})]
 
-    register_claims(monkeypatch, {"a": "theorydyn.future_claim", "b": claim_module("b", broken),
-                                  "c": claim_module("c", fine)})
+    register_claims(
+        monkeypatch, {"a": "theorydyn.future_claim", "b": claim_module("b", broken), "c": claim_module("c", fine)}
+    )
     df = verify.collect(Setting(D=8, C=2), progress=False)
     assert list(df.columns) == LEDGER_COLUMNS
     assert list(df["verdict"]) == ["SKIP", "FAIL", "PASS"]  # a check that raised is not a pass
@@ -132,12 +133,23 @@ def test_every_registered_claim_follows_the_protocol():
 
 
 def _checks(verdicts):
-    return [Check.exact("Theorem 1", f"q {v}", 0.5, ">= 0.1", Verdict(v),
-                        note="why" if v in ("DEVIATES", "OUT_OF_SCOPE", "NOT_RUN") else "") for v in verdicts]
+    return [
+        Check.exact(
+            "Theorem 1",
+            f"q {v}",
+            0.5,
+            ">= 0.1",
+            Verdict(v),
+            note="why" if v in ("DEVIATES", "OUT_OF_SCOPE", "NOT_RUN") else "",
+        )
+        for v in verdicts
+    ]
 
 
-@pytest.mark.parametrize("verdicts, code", [(["PASS", "DEVIATES", "OUT_OF_SCOPE", "INFO", "NOT_RUN"], 0),
-                                            (["NOT_RUN", "FAIL"], 1), (["PASS", "FAIL"], 1)])
+@pytest.mark.parametrize(
+    "verdicts, code",
+    [(["PASS", "DEVIATES", "OUT_OF_SCOPE", "INFO", "NOT_RUN"], 0), (["NOT_RUN", "FAIL"], 1), (["PASS", "FAIL"], 1)],
+)
 def test_exit_status_is_one_only_for_a_fail(monkeypatch, tmp_path, capsys, verdicts, code):
     register_claims(monkeypatch, {"x": claim_module("x", lambda s, quick=False, progress=None: _checks(verdicts))})
     out = tmp_path / "l.csv"
@@ -151,11 +163,15 @@ def test_exit_status_is_one_only_for_a_fail(monkeypatch, tmp_path, capsys, verdi
 
 
 def test_format_markdown_intervals_notes_and_pipes():
-    df = pd.DataFrame([
-        Check.over_seeds("Lemma 4.3", "a | b", [1.0, 1.2, 1.1, 0.9, 1.3], "> 1", True).row(),
-        Check.exact("Theorem 3.1", "err", 0.05, ">= 0.125", Verdict.DEVIATES, note="fails for q(D-C) < 0.75 C^2").row(),
-        Check.over_seeds("Theorem 4.2 (1)", "assoc", [1.0] * 5, "== 1", True).row(),
-    ])
+    df = pd.DataFrame(
+        [
+            Check.over_seeds("Lemma 4.3", "a | b", [1.0, 1.2, 1.1, 0.9, 1.3], "> 1", True).row(),
+            Check.exact(
+                "Theorem 3.1", "err", 0.05, ">= 0.125", Verdict.DEVIATES, note="fails for q(D-C) < 0.75 C^2"
+            ).row(),
+            Check.over_seeds("Theorem 4.2 (1)", "assoc", [1.0] * 5, "== 1", True).row(),
+        ]
+    )
     md = verify.format_markdown(df).splitlines()
     assert md[0] == "| claim | the paper says | measured (CI) | verdict |" and len(md) == 5
     assert "a \\| b" in md[2] and "1.1 [" in md[2] and "**PASS**" in md[2]
@@ -168,9 +184,13 @@ def test_not_run_needs_its_command_prints_it_and_never_fails_the_ledger(monkeypa
     the summary line says how many rows did not run; a NOT_RUN row without a note is refused."""
     with pytest.raises(ValueError, match="needs a note"):
         Check("Figure 6", "acc", math.nan, "on par", Verdict.NOT_RUN)
-    row = Check.not_run("Section 6, Figure 6 (cifar10)", "accuracy, positional - vanilla", "on par",
-                        "cifar-10-python.tar.gz not in data/",
-                        "python -m theorydyn.vision cifar10 --experiment compare")
+    row = Check.not_run(
+        "Section 6, Figure 6 (cifar10)",
+        "accuracy, positional - vanilla",
+        "on par",
+        "cifar-10-python.tar.gz not in data/",
+        "python -m theorydyn.vision cifar10 --experiment compare",
+    )
     assert row.verdict is Verdict.NOT_RUN and row.passed and math.isnan(row.measured)
     assert row.note.endswith("run it with: python -m theorydyn.vision cifar10 --experiment compare")
     register_claims(monkeypatch, {"x": claim_module("x", lambda s, quick=False, progress=None: [row])})
@@ -208,8 +228,9 @@ def test_lemma43_rate_ratio_matches_the_full_model():
     z, y, w = data.enumerate_population(s)
     X = data.embed(s, z)
     a0 = s.nu ** (1 / (s.p - 1))
-    _, gA, _ = model.risk_and_grad(s, model.symmetric_attention(s, 0.0, 0.0), a0 * s.w_star, X, y.astype(float),
-                                   weights=w)
+    _, gA, _ = model.risk_and_grad(
+        s, model.symmetric_attention(s, 0.0, 0.0), a0 * s.w_star, X, y.astype(float), weights=w
+    )
     off = ~np.eye(s.D, dtype=bool)
     rate_in, rate_cross = -gA[s.same_set & off], -gA[~s.same_set]
     assert np.ptp(rate_in) < 1e-9 * np.abs(rate_in).max()  # one value per class (Lemma 4.1)
@@ -226,12 +247,14 @@ def test_polylog_reading_and_its_local_exponent():
     assert dynamics.polylog_reading(Setting(D=64, C=4)) == pytest.approx(64 / np.log(64) ** 2)
 
 
-@pytest.mark.parametrize("law, verdict", [(lambda D: D / 20, "PASS"), (lambda D: np.log(D), "DEVIATES"),
-                                          (lambda D: -1.0, "FAIL")])
+@pytest.mark.parametrize(
+    "law, verdict", [(lambda D: D / 20, "PASS"), (lambda D: np.log(D), "DEVIATES"), (lambda D: -1.0, "FAIL")]
+)
 def test_lemma43_across_d_verdict_can_come_out_otherwise(monkeypatch, law, verdict):
     rng = np.random.default_rng(0)
-    monkeypatch.setattr(dynamics, "lemma43_rate_ratio",
-                        lambda s, n, seed=0: law(s.D) * (1 + 0.01 * rng.standard_normal()))
+    monkeypatch.setattr(
+        dynamics, "lemma43_rate_ratio", lambda s, n, seed=0: law(s.D) * (1 + 0.01 * rng.standard_normal())
+    )
     [row] = dynamics.lemma43_across_D(Setting(D=64, C=4), n_samples=10, seeds=3)
     assert str(row.verdict) == verdict
 
@@ -249,12 +272,21 @@ def test_event_rows_can_fail():
     """Event I (only v moves in phase I) and Event III (the risk becomes o(1)) on planted flows: PASS when
     alpha moves and gamma, rho stay put and the risk ends below log(2)/8; FAIL when gamma moves with alpha,
     when T0 is not reached, or when the risk stays at a GLM's level."""
-    good = [_flow([0.1, 0.5, 1.0, 1.0], [0, 1e-4 * k, 2e-4 * k, 3.0], [0, -1e-4, -2e-4, -1.0],
-                  [0.69, 0.4, 0.2, 0.03 + 0.001 * k]) for k in range(1, 6)]
+    good = [
+        _flow(
+            [0.1, 0.5, 1.0, 1.0],
+            [0, 1e-4 * k, 2e-4 * k, 3.0],
+            [0, -1e-4, -2e-4, -1.0],
+            [0.69, 0.4, 0.2, 0.03 + 0.001 * k],
+        )
+        for k in range(1, 6)
+    ]
     e1, e3 = dynamics.event_rows(Setting(D=16, C=4), good, {"D": 16})
     assert (e1.verdict, e3.verdict) == (Verdict.PASS, Verdict.PASS) and e1.measured < 1e-3
-    moving = [_flow([0.1, 0.5, 1.0, 1.0], [0, 0.3, 0.6 + 0.01 * k, 3.0], [0, 0, 0, 0], [0.69, 0.4, 0.2, 0.2])
-              for k in range(5)]
+    moving = [
+        _flow([0.1, 0.5, 1.0, 1.0], [0, 0.3, 0.6 + 0.01 * k, 3.0], [0, 0, 0, 0], [0.69, 0.4, 0.2, 0.2])
+        for k in range(5)
+    ]
     e1, e3 = dynamics.event_rows(Setting(D=16, C=4), moving, {})
     assert (e1.verdict, e3.verdict) == (Verdict.FAIL, Verdict.FAIL) and e1.measured > 0.5
     never = [_flow([0.1, 0.2, 0.3], [0, 0, 0], [0, 0, 0], [0.6, 0.6, 0.6], T0=None)] * 3
@@ -268,10 +300,22 @@ def test_t0_and_t1_mass_are_info_definitions(monkeypatch):
     from theorydyn.result import Result
 
     def fake_integrate(s, **kw):
-        tr = pd.DataFrame({"s": [0.0, 1.0, 2.0], "alpha": [0.1, 0.5, 0.6], "gamma": [0.0, 0.1, 0.2],
-                           "rho": [0.0, -0.01, -0.02], "risk": [0.6, 0.3, 0.01], "err_f": [0.2, 0.1, 0.0]})
-        return Result("reduced", s, tr, Phases(T0=1.0, T1=1.5, T1_mass=1.6, T2=1.8, plateau_err=0.1,
-                                                final_err_f=0.0, lemma43_ratio=3.0))
+        tr = pd.DataFrame(
+            {
+                "s": [0.0, 1.0, 2.0],
+                "alpha": [0.1, 0.5, 0.6],
+                "gamma": [0.0, 0.1, 0.2],
+                "rho": [0.0, -0.01, -0.02],
+                "risk": [0.6, 0.3, 0.01],
+                "err_f": [0.2, 0.1, 0.0],
+            }
+        )
+        return Result(
+            "reduced",
+            s,
+            tr,
+            Phases(T0=1.0, T1=1.5, T1_mass=1.6, T2=1.8, plateau_err=0.1, final_err_f=0.0, lemma43_ratio=3.0),
+        )
 
     monkeypatch.setattr(dynamics, "integrate", fake_integrate)
     monkeypatch.setattr(dynamics, "_flow_vs_gd", lambda s, quick: [])

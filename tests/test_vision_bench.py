@@ -9,8 +9,26 @@ from theorydyn.vision.bench import main  # noqa: E402
 
 def test_bench_prints_table_and_ratio(tmp_path, capsys):
     csv = tmp_path / "bench.csv"
-    argv = ["--device", "cpu", "--batches", "4,8", "--width", "16", "--depth", "1", "--heads", "2",
-            "--steps", "1", "--warmup", "0", "--repeats", "1", "--out", str(csv)]
+    argv = [
+        "--device",
+        "cpu",
+        "--batches",
+        "4,8",
+        "--width",
+        "16",
+        "--depth",
+        "1",
+        "--heads",
+        "2",
+        "--steps",
+        "1",
+        "--warmup",
+        "0",
+        "--repeats",
+        "1",
+        "--out",
+        str(csv),
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "batch 4: positional/vanilla images per second = " in out and "batch 8:" in out
@@ -21,9 +39,14 @@ def test_bench_prints_table_and_ratio(tmp_path, capsys):
     assert df[df.attention == "vanilla"].ratio_vs_vanilla.eq(1.0).all()
 
 
-@pytest.mark.parametrize("argv,needle", [(["--batches", "12,x"], "--batches"),
-                                         (["--width", "10", "--heads", "3"], "--heads"),
-                                         (["--patch", "5"], "--patch")])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["--batches", "12,x"], "--batches"),
+        (["--width", "10", "--heads", "3"], "--heads"),
+        (["--patch", "5"], "--patch"),
+    ],
+)
 def test_bench_bad_input_exits_2(argv, needle, capsys):
     with pytest.raises(SystemExit) as e:
         main(["--device", "cpu", *argv])
@@ -34,8 +57,23 @@ def test_smoke_runs_the_accelerated_training_path_on_cpu(tmp_path, capsys):
     """--smoke goes through train() with bf16 autocast on (the CUDA switch) and writes its CSV."""
     torch.set_num_threads(1)
     csv = tmp_path / "smoke.csv"
-    argv = ["--smoke", "--device", "cpu", "--width", "16", "--depth", "1", "--heads", "2", "--batches", "32",
-            "--smoke-images", "64", "--out", str(csv)]
+    argv = [
+        "--smoke",
+        "--device",
+        "cpu",
+        "--width",
+        "16",
+        "--depth",
+        "1",
+        "--heads",
+        "2",
+        "--batches",
+        "32",
+        "--smoke-images",
+        "64",
+        "--out",
+        str(csv),
+    ]
     assert main(argv) == 0
     import pandas as pd
 
@@ -56,8 +94,10 @@ def test_ensemble_table_compares_members_with_the_single_network(tmp_path, capsy
     """--ensemble: one row per network and member count, ratios against K = 1 (no timing asserted)."""
     torch.set_num_threads(1)
     csv = tmp_path / "ens.csv"
-    assert main(["--ensemble", "--device", "cpu", "--members", "2", "--repeats", "1", "--epochs", "1",
-                 "--out", str(csv)]) == 0
+    assert (
+        main(["--ensemble", "--device", "cpu", "--members", "2", "--repeats", "1", "--epochs", "1", "--out", str(csv)])
+        == 0
+    )
     import pandas as pd
 
     df = pd.read_csv(csv)
@@ -66,8 +106,9 @@ def test_ensemble_table_compares_members_with_the_single_network(tmp_path, capsy
     assert "load average" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv,needle", [(["--ensemble", "--width", "8"], "--width"),
-                                         (["--members", "3"], "--members")])
+@pytest.mark.parametrize(
+    "argv,needle", [(["--ensemble", "--width", "8"], "--width"), (["--members", "3"], "--members")]
+)
 def test_ensemble_flags_are_refused_where_they_do_nothing(argv, needle, capsys):
     with pytest.raises(SystemExit) as e:
         main(["--device", "cpu", *argv])

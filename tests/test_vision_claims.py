@@ -91,13 +91,18 @@ def test_checks_end_to_end_on_a_tiny_configuration(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cv, "QUICK", dict(epochs=1))
 
-    monkeypatch.setitem(experiments.PRESETS, "digits", dict(experiments.PRESETS["digits"], width=16, depth=1, heads=2,
-                                                            mlp=16, batch_size=64, epochs=1))
+    monkeypatch.setitem(
+        experiments.PRESETS,
+        "digits",
+        dict(experiments.PRESETS["digits"], width=16, depth=1, heads=2, mlp=16, batch_size=64, epochs=1),
+    )
     said = []
-    rows = cv.checks(quick=True, seeds=(0, 1), progress=said.append, root=tmp_path, data=d, robustness_seeds=(0, 1),
-                     paper=False)
-    assert [r.claim for r in rows] == [f"Section 6, {x} (digits, a proxy for CIFAR)"
-                                       for x in ("Figures 6/7", "Figure 5a", "Figure 5a", "Figure 1a")]
+    rows = cv.checks(
+        quick=True, seeds=(0, 1), progress=said.append, root=tmp_path, data=d, robustness_seeds=(0, 1), paper=False
+    )
+    assert [r.claim for r in rows] == [
+        f"Section 6, {x} (digits, a proxy for CIFAR)" for x in ("Figures 6/7", "Figure 5a", "Figure 5a", "Figure 1a")
+    ]
     assert {r.verdict for r in rows} == {Verdict.INFO} and all("the rule gives" in r.note for r in rows)
     assert ["π_1, ViT patch 1" in rows[1].quantity, "π_2, ViT patch 2" in rows[2].quantity] == [True, True]
     for r in rows:
@@ -117,14 +122,19 @@ def test_the_three_figures_draw_from_the_cache(tmp_path, monkeypatch):
     from theorydyn.vision import experiments, figs
     from theorydyn.vision.data import load
 
-    monkeypatch.setitem(experiments.PRESETS, "digits", dict(experiments.PRESETS["digits"], width=16, depth=1, heads=2,
-                                                            mlp=16, epochs=1, batch_size=256))
+    monkeypatch.setitem(
+        experiments.PRESETS,
+        "digits",
+        dict(experiments.PRESETS["digits"], width=16, depth=1, heads=2, mlp=16, epochs=1, batch_size=256),
+    )
     data, root, seeds = load("digits", download=False), tmp_path / "runs", (0, 1)
 
     def draw_all():
-        for fn, name in ((figs.similarity_figure_digits, "vision_pos_similarity.png"),
-                         (figs.compare_figure_digits, "vision_compare.png"),
-                         (figs.permuted_figure_digits, "vision_permuted.png")):
+        for fn, name in (
+            (figs.similarity_figure_digits, "vision_pos_similarity.png"),
+            (figs.compare_figure_digits, "vision_compare.png"),
+            (figs.permuted_figure_digits, "vision_permuted.png"),
+        ):
             assert save(fn(data, seeds, root=root), tmp_path / "fig" / name).read_bytes()[:4] == b"\x89PNG"
 
     draw_all()
@@ -169,6 +179,7 @@ def test_paper_datasets_not_run_without_their_files_and_run_with_them(tmp_path):
         def accuracies(name, data_dir, **kw):
             seen.append((name, data_dir))
             return acc_pos, [0.80, 0.81, 0.79], dict(epochs=300, seeds=3)
+
         return accuracies
 
     for acc_pos, verdict in (([0.801, 0.809, 0.792], Verdict.PASS), ([0.70, 0.71, 0.69], Verdict.FAIL)):

@@ -26,19 +26,24 @@ def exit_code(argv, capsys):
     return e.value.code, capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["mnist"], "invalid choice: 'mnist'"),
-    (["cifar10", "--data-dir", "/no/such/dir"], "--data-dir"),
-    (["digits", "--shuffle-grid", "3"], "--shuffle-grid: the grid size must divide the image size 8"),
-    (["cifar10", "--shuffle-grid", "12"], "must divide the image size 32"),
-    (["cifar10", "--shuffle-grid", "0"], "--shuffle-grid: must be > 0"),
-    (["digits", "--model", "vit", "--shuffle-grid", "2", "--patch", "4", "--experiment", "single"],
-     "whole ViT patches"),
-    (["digits", "--patch", "3"], "--patch"),
-    (["digits", "--width", "10", "--heads", "3"], "--heads"),
-    (["digits", "--experiment", "nonsense"], "invalid choice"),
-    (["digits", "--batch-size", "5000", "--experiment", "single"], "--batch-size"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["mnist"], "invalid choice: 'mnist'"),
+        (["cifar10", "--data-dir", "/no/such/dir"], "--data-dir"),
+        (["digits", "--shuffle-grid", "3"], "--shuffle-grid: the grid size must divide the image size 8"),
+        (["cifar10", "--shuffle-grid", "12"], "must divide the image size 32"),
+        (["cifar10", "--shuffle-grid", "0"], "--shuffle-grid: must be > 0"),
+        (
+            ["digits", "--model", "vit", "--shuffle-grid", "2", "--patch", "4", "--experiment", "single"],
+            "whole ViT patches",
+        ),
+        (["digits", "--patch", "3"], "--patch"),
+        (["digits", "--width", "10", "--heads", "3"], "--heads"),
+        (["digits", "--experiment", "nonsense"], "invalid choice"),
+        (["digits", "--batch-size", "5000", "--experiment", "single"], "--batch-size"),
+    ],
+)
 def test_bad_input_exits_2_naming_the_rule(argv, needle, capsys):
     code, err = exit_code(argv, capsys)
     assert code == 2
@@ -54,8 +59,12 @@ def test_missing_archive_exits_2_naming_file_and_folder(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_subprocess_exit_status():
-    r = subprocess.run([sys.executable, "-m", "theorydyn.vision", "svhn", "--data-dir", "/no/such/dir"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "theorydyn.vision", "svhn", "--data-dir", "/no/such/dir"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and "--data-dir" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -65,8 +74,24 @@ def test_cifar10_end_to_end_on_a_self_made_archive(tmp_path, monkeypatch, capsys
     write_cifar(arch, "cifar10", n_train=(8, 8, 8, 8, 8), n_test=10)
     monkeypatch.setitem(vdata.CIFAR["cifar10"], "md5", md5sum(arch))
     out = tmp_path / "out"
-    argv = ["cifar10", "--data-dir", str(tmp_path), "--epochs", "2", "--batch-size", "16", "--patch", "4",
-            "--shuffle-grid", "8", "--out", str(out), "--device", "cpu", *TINY]
+    argv = [
+        "cifar10",
+        "--data-dir",
+        str(tmp_path),
+        "--epochs",
+        "2",
+        "--batch-size",
+        "16",
+        "--patch",
+        "4",
+        "--shuffle-grid",
+        "8",
+        "--out",
+        str(out),
+        "--device",
+        "cpu",
+        *TINY,
+    ]
     assert main(argv) == 0
     run = out / "vit-positional-s8-seed0"
     h = pd.read_csv(run / "history.csv")
@@ -110,8 +135,10 @@ def test_demo_honours_attention_and_robustness_writes_drops(tmp_path, capsys):
     assert pd.read_csv(out / "summary.csv").attention.tolist() == ["vanilla"]
     # the CLI trains the very network and schedule of the ledger's preset_configs (every field)
     from theorydyn.vision.experiments import preset_configs
-    vit, tcfg = preset_configs(vdata.load("digits", download=False), attention="vanilla", width=16, depth=1, heads=2,
-                               mlp=16, epochs=1)
+
+    vit, tcfg = preset_configs(
+        vdata.load("digits", download=False), attention="vanilla", width=16, depth=1, heads=2, mlp=16, epochs=1
+    )
     record = json.loads((out / "vit-vanilla-s0-seed0" / "run.json").read_text())
     assert record["meta"]["vit"] == vit.to_dict()
     assert record["train"] == json.loads(json.dumps(dataclasses.asdict(tcfg)))
@@ -137,7 +164,24 @@ def test_presets_digits_tuned_and_cifar_the_papers_vit():
 
 def test_init_and_pos_std_flags_reach_the_network(tmp_path):
     out = tmp_path / "single"
-    assert main(["digits", "--experiment", "single", "--init", "vit", "--pos-std", "0.5", "--epochs", "1",
-                 "--out", str(out), *TINY]) == 0
+    assert (
+        main(
+            [
+                "digits",
+                "--experiment",
+                "single",
+                "--init",
+                "vit",
+                "--pos-std",
+                "0.5",
+                "--epochs",
+                "1",
+                "--out",
+                str(out),
+                *TINY,
+            ]
+        )
+        == 0
+    )
     vit = json.loads((out / "vit-positional-s0-seed0" / "run.json").read_text())["meta"]["vit"]
     assert (vit["init"], vit["pos_std"]) == ("vit", 0.5)

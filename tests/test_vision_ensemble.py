@@ -14,8 +14,9 @@ from theorydyn.vision.train import Diverged, TrainConfig, train  # noqa: E402
 
 torch.set_num_threads(1)
 
-TINY = dict(image_size=8, patch=2, channels=1, classes=10, width=16, depth=2, heads=2, mlp=32, init="torch",
-            pos_std=1.0)
+TINY = dict(
+    image_size=8, patch=2, channels=1, classes=10, width=16, depth=2, heads=2, mlp=32, init="torch", pos_std=1.0
+)
 #: member k against the single run of seed k after 3 epochs: batched matmuls (baddbmm) and the
 #: member-wise layer norm round differently from the single network's addmm and fused layer norm
 #: (measured: ≤ 6e-7 on the weights and running statistics); everything else is bit for bit
@@ -41,8 +42,11 @@ def single(name, seed, vit=None):
     return build_model(name, channels=1, classes=10, vit=vit or ViTConfig(**TINY))
 
 
-CASES = {"vit-positional": ("vit", ViTConfig(**TINY)), "vit-vanilla": ("vit", ViTConfig(**TINY, attention="vanilla")),
-         "cnn": ("cnn", None)}
+CASES = {
+    "vit-positional": ("vit", ViTConfig(**TINY)),
+    "vit-vanilla": ("vit", ViTConfig(**TINY, attention="vanilla")),
+    "cnn": ("cnn", None),
+}
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -63,8 +67,9 @@ def test_a_one_member_ensemble_is_the_single_run_bit_for_bit(small_digits, tmp_p
     a = single("vit", 4)
     ha = train(a, small_digits, cfg, tmp_path / "a", perm=perm, progress=False)
     b = ensemble("vit", [4], channels=1, classes=10, vit=ViTConfig(**TINY))
-    [hb] = train(b, small_digits, dataclasses.replace(cfg, seed=0), [tmp_path / "b"], perm=perm, progress=False,
-                 seeds=[4])
+    [hb] = train(
+        b, small_digits, dataclasses.replace(cfg, seed=0), [tmp_path / "b"], perm=perm, progress=False, seeds=[4]
+    )
     cols = ["epoch", "train_loss", "test_acc", "lr"]
     pd.testing.assert_frame_equal(ha[cols], hb[cols], check_exact=True)
     for (k, va), vb in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
@@ -81,8 +86,9 @@ def test_member_k_is_the_single_run_of_seed_k(small_digits, tmp_path, case):
     hs = train(e, small_digits, cfg, [tmp_path / f"e{s}" for s in SEEDS], perm=perm, progress=False, seeds=SEEDS)
     for k, seed in enumerate(SEEDS):
         m = single(name, seed, vit)
-        h = train(m, small_digits, dataclasses.replace(cfg, seed=seed), tmp_path / f"s{seed}", perm=perm,
-                  progress=False)
+        h = train(
+            m, small_digits, dataclasses.replace(cfg, seed=seed), tmp_path / f"s{seed}", perm=perm, progress=False
+        )
         assert hs[k].epoch.tolist() == h.epoch.tolist()
         assert hs[k].train_loss.to_numpy() == pytest.approx(h.train_loss.to_numpy(), rel=RTOL, abs=ATOL)
         assert hs[k].test_acc.tolist() == h.test_acc.tolist()
@@ -109,15 +115,36 @@ def test_member_k_is_the_single_run_of_seed_k(small_digits, tmp_path, case):
 def test_an_ensemble_resumes_from_its_members_checkpoints_exactly(small_digits, tmp_path):
     cfg = TrainConfig(epochs=3, batch_size=32, lr=2e-3, warmup_epochs=1)
     outs = lambda d: [tmp_path / d / str(s) for s in SEEDS]  # noqa: E731
-    ha = train(ensemble("vit", SEEDS, channels=1, classes=10, vit=ViTConfig(**TINY)), small_digits, cfg, outs("a"),
-               progress=False, seeds=SEEDS)
-    train(ensemble("vit", SEEDS, channels=1, classes=10, vit=ViTConfig(**TINY)), small_digits, cfg, outs("b"),
-          progress=False, seeds=SEEDS, stop_after=1)
-    hb = train(ensemble("vit", (9, 9, 9), channels=1, classes=10, vit=ViTConfig(**TINY)), small_digits, cfg,
-               outs("b"), progress=False, seeds=SEEDS, resume=True)
+    ha = train(
+        ensemble("vit", SEEDS, channels=1, classes=10, vit=ViTConfig(**TINY)),
+        small_digits,
+        cfg,
+        outs("a"),
+        progress=False,
+        seeds=SEEDS,
+    )
+    train(
+        ensemble("vit", SEEDS, channels=1, classes=10, vit=ViTConfig(**TINY)),
+        small_digits,
+        cfg,
+        outs("b"),
+        progress=False,
+        seeds=SEEDS,
+        stop_after=1,
+    )
+    hb = train(
+        ensemble("vit", (9, 9, 9), channels=1, classes=10, vit=ViTConfig(**TINY)),
+        small_digits,
+        cfg,
+        outs("b"),
+        progress=False,
+        seeds=SEEDS,
+        resume=True,
+    )
     for a, b in zip(ha, hb, strict=True):
-        pd.testing.assert_frame_equal(a.drop(columns=["images_per_s", "seconds"]),
-                                      b.drop(columns=["images_per_s", "seconds"]), check_exact=True)
+        pd.testing.assert_frame_equal(
+            a.drop(columns=["images_per_s", "seconds"]), b.drop(columns=["images_per_s", "seconds"]), check_exact=True
+        )
     # a member's checkpoint resumes as a single run
     m = single("vit", 9)
     h = train(m, small_digits, dataclasses.replace(cfg, seed=SEEDS[1]), outs("b")[1], progress=False, resume=True)

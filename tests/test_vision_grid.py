@@ -41,8 +41,9 @@ def test_tiles_move_whole(size_s, seed):
     for k in range(g * g):
         r, c = divmod(k, g)
         r0, c0 = divmod(int(perm[k]), g)
-        assert torch.equal(y[..., r * s : (r + 1) * s, c * s : (c + 1) * s],
-                           x[..., r0 * s : (r0 + 1) * s, c0 * s : (c0 + 1) * s])
+        assert torch.equal(
+            y[..., r * s : (r + 1) * s, c * s : (c + 1) * s], x[..., r0 * s : (r0 + 1) * s, c0 * s : (c0 + 1) * s]
+        )
 
 
 def test_whole_image_grid_is_the_identity_and_seeds_matter():

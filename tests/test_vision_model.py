@@ -205,7 +205,7 @@ def test_positional_encodings_start_as_a_normal_truncated_at_two_sigma(std):
 
 
 def test_linear_initialisations_have_their_stated_scales():
-    """"vit": weights N(0, 0.02²), zero biases; "torch": weights and biases U(±1/√fan_in), std 1/√(3·fan_in)."""
+    """ "vit": weights N(0, 0.02²), zero biases; "torch": weights and biases U(±1/√fan_in), std 1/√(3·fan_in)."""
     cfg = dict(image_size=8, patch=2, channels=1, width=64, heads=4, depth=2, mlp=256)
     for init in ("vit", "torch"):
         torch.manual_seed(1)

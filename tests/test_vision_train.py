@@ -107,6 +107,7 @@ def test_augmentation_switches_change_the_batches(small_digits, tmp_path):
     cfg = TrainConfig(epochs=1, batch_size=64, seed=0, pad=0, label_smoothing=0.0)
     base = train(fresh(), small_digits, cfg, tmp_path / "a", progress=False).train_loss.iloc[0]
     same = train(fresh(), small_digits, cfg, tmp_path / "b", progress=False).train_loss.iloc[0]
-    aff = train(fresh(), small_digits, dataclasses.replace(cfg, affine=(0.5, 10.0, 0.1)), tmp_path / "c",
-                progress=False).train_loss.iloc[0]
+    aff = train(
+        fresh(), small_digits, dataclasses.replace(cfg, affine=(0.5, 10.0, 0.1)), tmp_path / "c", progress=False
+    ).train_loss.iloc[0]
     assert base == same and aff != base

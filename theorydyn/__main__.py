@@ -48,8 +48,10 @@ def _main(argv: list[str] | None) -> int:
         return 0 if argv else 2
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
-        print(f"{usage()}\n\ntheorydyn: error: command: unknown {name!r}; choose one of {', '.join(COMMANDS)}",
-              file=sys.stderr)
+        print(
+            f"{usage()}\n\ntheorydyn: error: command: unknown {name!r}; choose one of {', '.join(COMMANDS)}",
+            file=sys.stderr,
+        )
         return 2
     module = COMMANDS[name][0]
     importlib.import_module(module)  # an ImportError (a missing extra) surfaces here, before argv changes

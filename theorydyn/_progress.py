@@ -16,5 +16,14 @@ from tqdm.auto import tqdm
 def progress_bar(enabled: bool, total: float | None, desc: str, unit: str = "it", **kw) -> tqdm:
     """A tqdm bar on stderr (``disable=not enabled``); update it with ``bar.update(n)`` or
     ``bar.n = x; bar.refresh()`` and close it with ``bar.close()`` (or use it as a context)."""
-    return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, file=sys.stderr, leave=False,
-                dynamic_ncols=True, mininterval=0.5, **kw)
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        disable=not enabled,
+        file=sys.stderr,
+        leave=False,
+        dynamic_ncols=True,
+        mininterval=0.5,
+        **kw,
+    )

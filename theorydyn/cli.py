@@ -29,7 +29,7 @@ def _prog() -> str:
     path = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path("theorydyn")
     parts = path.with_suffix("").parts
     if path.suffix == ".py" and "theorydyn" in parts:
-        mod = parts[len(parts) - 1 - parts[::-1].index("theorydyn"):]
+        mod = parts[len(parts) - 1 - parts[::-1].index("theorydyn") :]
         mod = mod[:-1] if mod[-1] == "__main__" else mod
         return "python -m " + ".".join(mod)
     return path.name
@@ -61,28 +61,57 @@ def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int =
     flag's name.
     """
     g = parser.add_argument_group("setting (docs/theory.md §1)")
-    g.add_argument("--D", type=number(int, "--D", low=2, high=D_MAX), default=D,
-                   help=f"number of patches, 2..{D_MAX} (default %(default)s)")
-    g.add_argument("--C", type=number(int, "--C", low=2, high=D_MAX), default=C,
-                   help="size of each set S_l, 2 <= C < D, dividing D (default %(default)s)")
+    g.add_argument(
+        "--D",
+        type=number(int, "--D", low=2, high=D_MAX),
+        default=D,
+        help=f"number of patches, 2..{D_MAX} (default %(default)s)",
+    )
+    g.add_argument(
+        "--C",
+        type=number(int, "--C", low=2, high=D_MAX),
+        default=C,
+        help="size of each set S_l, 2 <= C < D, dividing D (default %(default)s)",
+    )
     g.add_argument("--d", type=number(int, "--d", low=2, high=D_MAX), default=None, help="patch dimension (default D)")
-    g.add_argument("--q", type=number(float, "--q", low=0, high=1, rule="q must lie in [0, 1]"), default=None,
-                   help="probability of ±w* in a random patch, in [0, 1] (default C²/D)")
+    g.add_argument(
+        "--q",
+        type=number(float, "--q", low=0, high=1, rule="q must lie in [0, 1]"),
+        default=None,
+        help="probability of ±w* in a random patch, in [0, 1] (default C²/D)",
+    )
     g.add_argument("--sigma2", type=positive(float, "--sigma2"), default=None, help="noise variance > 0 (default 1/d)")
     g.add_argument("--p", type=number(int, "--p", low=3), default=3, help="degree of the activation (odd, >= 3)")
-    g.add_argument("--nu", type=positive(float, "--nu"), default=None,
-                   help="linear part of the activation > 0 (default 1/d)")
+    g.add_argument(
+        "--nu", type=positive(float, "--nu"), default=None, help="linear part of the activation > 0 (default 1/d)"
+    )
     g.add_argument("--beta", type=number(float, "--beta"), default=1.0, help="fixed attention diagonal (default 1)")
-    g.add_argument("--tau", type=positive(float, "--tau"), default=1.0,
-                   help=f"softmax temperature >= {TAU_MIN:g} (default 1)")
+    g.add_argument(
+        "--tau", type=positive(float, "--tau"), default=1.0, help=f"softmax temperature >= {TAU_MIN:g} (default 1)"
+    )
     g.add_argument("--partition", type=_partition_arg, default="blocks", help="blocks | grid | random | '0,1;2,3;…'")
-    g.add_argument("--partition-seed", type=number(int, "--partition-seed", low=0), default=0,
-                   help="seed of the random partition, an integer >= 0")
+    g.add_argument(
+        "--partition-seed",
+        type=number(int, "--partition-seed", low=0),
+        default=0,
+        help="seed of the random partition, an integer >= 0",
+    )
 
 
 #: Setting field → the flag that sets it (for messages).
-SETTING_FLAGS = {"D": "--D", "C": "--C", "d": "--d", "q": "--q", "sigma2": "--sigma2", "p": "--p", "nu": "--nu",
-                 "beta": "--beta", "tau": "--tau", "partition": "--partition", "partition_seed": "--partition-seed"}
+SETTING_FLAGS = {
+    "D": "--D",
+    "C": "--C",
+    "d": "--d",
+    "q": "--q",
+    "sigma2": "--sigma2",
+    "p": "--p",
+    "nu": "--nu",
+    "beta": "--beta",
+    "tau": "--tau",
+    "partition": "--partition",
+    "partition_seed": "--partition-seed",
+}
 
 
 def setting_error_message(e: Exception) -> str:
@@ -96,8 +125,17 @@ def setting_error_message(e: Exception) -> str:
 def setting_from_args(args: argparse.Namespace, prog: str | None = None, **overrides) -> Setting:
     """Build a validated Setting from parsed flags; on a rule broken, exit 2 naming its flag."""
     kw = dict(
-        D=args.D, C=args.C, d=args.d, q=args.q, sigma2=args.sigma2, p=args.p, nu=args.nu,
-        beta=args.beta, tau=args.tau, partition=args.partition, partition_seed=args.partition_seed,
+        D=args.D,
+        C=args.C,
+        d=args.d,
+        q=args.q,
+        sigma2=args.sigma2,
+        p=args.p,
+        nu=args.nu,
+        beta=args.beta,
+        tau=args.tau,
+        partition=args.partition,
+        partition_seed=args.partition_seed,
     )
     kw.update(overrides)
     if isinstance(kw["tau"], (int, float)) and 0 < kw["tau"] < TAU_MIN:  # β/τ would overflow the softmax
@@ -108,8 +146,14 @@ def setting_from_args(args: argparse.Namespace, prog: str | None = None, **overr
         fail(setting_error_message(e), prog)
 
 
-def guard_memory(estimate: MemoryEstimate, *, force: bool = False, prog: str | None = None,
-                 force_flag: str = "--force", flags: Mapping[str, str | None] | None = None) -> MemoryEstimate:
+def guard_memory(
+    estimate: MemoryEstimate,
+    *,
+    force: bool = False,
+    prog: str | None = None,
+    force_flag: str = "--force",
+    flags: Mapping[str, str | None] | None = None,
+) -> MemoryEstimate:
     """:func:`~theorydyn.resources.check_memory` for a CLI: on refusal exit 2 with the message
     prefixed by the flags of the parameters that drive the largest term (``--n-samples: …``), the
     estimate and the limit; ``force`` (the CLI's ``force_flag``) skips the check.
@@ -127,8 +171,16 @@ def guard_memory(estimate: MemoryEstimate, *, force: bool = False, prog: str | N
         fail(str(e) if MEMORY_ENV in str(e) else f"{MEMORY_ENV}: {e}", prog)
 
 
-def number(kind=float, name: str = "value", *, low: float | None = None, high: float | None = None,
-           low_open: bool = False, high_open: bool = False, rule: str | None = None):
+def number(
+    kind=float,
+    name: str = "value",
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    rule: str | None = None,
+):
     """argparse ``type=`` converter: a finite ``kind`` (int or float) in [low, high] (open ends with
     ``low_open`` / ``high_open``; None: unbounded).
 
@@ -170,8 +222,9 @@ def number(kind=float, name: str = "value", *, low: float | None = None, high: f
                 raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
         if not math.isfinite(v):
             raise argparse.ArgumentTypeError(f"must be finite, got {text!r}")
-        if (low is not None and (v < low or (low_open and v == low))) or \
-                (high is not None and (v > high or (high_open and v == high))):
+        if (low is not None and (v < low or (low_open and v == low))) or (
+            high is not None and (v > high or (high_open and v == high))
+        ):
             raise argparse.ArgumentTypeError(f"{rule}, got {text}" if rule else f"must be {range_text()}, got {text}")
         return v
 
@@ -191,13 +244,18 @@ def positive(kind=float, name: str = "value", allow_zero: bool = False, below: f
     return number(kind, name, low=0, low_open=not allow_zero, high=below, high_open=below is not None)
 
 
-def add_common_arguments(parser: argparse.ArgumentParser, *, seed: int | None = 0, out: str | None = None,
-                         quiet: bool = True) -> None:
+def add_common_arguments(
+    parser: argparse.ArgumentParser, *, seed: int | None = 0, out: str | None = None, quiet: bool = True
+) -> None:
     """The flags every run CLI spells the same way: ``--seed`` (one integer ≥ 0), ``--out`` (a
     folder, proven writable before any work by :func:`output_dir`) and ``--quiet`` (no progress bar)."""
     if seed is not None:
-        parser.add_argument("--seed", type=positive(int, "--seed", allow_zero=True), default=seed,
-                            help="random seed, an integer >= 0 (default %(default)s); same seed, same numbers")
+        parser.add_argument(
+            "--seed",
+            type=positive(int, "--seed", allow_zero=True),
+            default=seed,
+            help="random seed, an integer >= 0 (default %(default)s); same seed, same numbers",
+        )
     if out is not None:
         parser.add_argument("--out", type=Path, default=Path(out), help="output folder (default %(default)s)")
     if quiet:
@@ -266,8 +324,11 @@ def write_output(path: str | Path, writer: Callable[[Path], object], prog: str |
     try:
         write_with(p, writer)
     except OSError as e:
-        print(f"{prog or _prog()}: error: cannot write {str(p)!r}: {e.strerror or e}; the previous file, if any, "
-              f"is unchanged", file=sys.stderr)
+        print(
+            f"{prog or _prog()}: error: cannot write {str(p)!r}: {e.strerror or e}; the previous file, if any, "
+            f"is unchanged",
+            file=sys.stderr,
+        )
         raise SystemExit(1) from None
     return p
 
@@ -284,8 +345,10 @@ class ArgumentParser(argparse.ArgumentParser):
         for a in self._actions:
             value = getattr(ns, a.dest, None) if a.option_strings and a.nargs in (None, "+") else None
             if isinstance(value, list) and not value:
-                self.error(f"argument {a.option_strings[-1]}: expected {'one value' if a.nargs is None else 'values'}, "
-                           f"got '--'")
+                self.error(
+                    f"argument {a.option_strings[-1]}: expected {'one value' if a.nargs is None else 'values'}, "
+                    f"got '--'"
+                )
         return ns, rest
 
 

@@ -133,8 +133,14 @@ def labelling(s: Setting, X: np.ndarray) -> np.ndarray:
     return labelling_from_z(s, proj)
 
 
-def errors(F: np.ndarray, y: np.ndarray, f: np.ndarray, weights: np.ndarray | None = None,
-           scale: np.ndarray | float | None = None, tie_rtol: float = 1e-12) -> dict[str, float]:
+def errors(
+    F: np.ndarray,
+    y: np.ndarray,
+    f: np.ndarray,
+    weights: np.ndarray | None = None,
+    scale: np.ndarray | float | None = None,
+    tie_rtol: float = 1e-12,
+) -> dict[str, float]:
     """Classification errors of outputs F against y and against the labelling function f.
 
     err_y = Pr[y F ≤ 0];  err_f = Pr[f F ≤ 0 | f ≠ 0];  amb_f = Pr[f = 0]
@@ -162,8 +168,9 @@ def errors(F: np.ndarray, y: np.ndarray, f: np.ndarray, weights: np.ndarray | No
     }
 
 
-def sample_gaussian_cnn(s: Setting, N: int, seed: int | np.random.Generator = 0, dtype=np.float64,
-                        w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def sample_gaussian_cnn(
+    s: Setting, N: int, seed: int | np.random.Generator = 0, dtype=np.float64, w: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The negative example of Figure 2 (docs/theory.md §7).
 
     X_j ~ N(0, I_d) i.i.d.; y = sign f_CNN(X) with f_CNN(X) = Σ_ℓ (Σ_{i∈S_ℓ} ⟨w, X_i⟩)³, a
@@ -201,8 +208,9 @@ def enumerate_population(s: Setting, max_points: int = 2_000_000) -> tuple[np.nd
     """
     M = 2 * s.L * 3 ** (s.D - s.C)
     if M > max_points:
-        raise ValueError(f"exhaustive enumeration needs 2*L*3^(D-C) = {M} points > max_points={max_points}; "
-                         "use a smaller D - C")
+        raise ValueError(
+            f"exhaustive enumeration needs 2*L*3^(D-C) = {M} points > max_points={max_points}; use a smaller D - C"
+        )
     others = s.D - s.C
     deltas = np.array(np.meshgrid(*([[1, -1, 0]] * others), indexing="ij"), dtype=np.int8).reshape(others, -1).T
     p_delta = np.prod(np.choose(deltas + 1, [s.q / 2, 1 - s.q, s.q / 2]), axis=1) if others else np.ones(1)
@@ -229,10 +237,16 @@ def sample_memory(D: int, C: int, d: int | None, N: int, itemsize: int = 8, labe
     """
     d = D if d is None else d
     chunk = min(N * D * d, max(D * d, _CHUNK_ELEMS // (D * d) * D * d))
-    return MemoryEstimate(f"data ({label}={N})", (
-        Term(f"X ({N}, {D}, {d}) {itemsize * 8}-bit floats", N * D * d * itemsize, {label: N, "D": D, "d": d}),
-        Term(f"feature coefficients u, z, masks ({N}, {D})", N * D * (F64 + I8 + 4 * BOOL) + 3 * N * F64,
-             {label: N, "D": D}),
-        Term("noise chunks (float64, 2 live)", 2 * chunk * F64, {"D": D, "d": d}),
-        SMALL,
-    ))
+    return MemoryEstimate(
+        f"data ({label}={N})",
+        (
+            Term(f"X ({N}, {D}, {d}) {itemsize * 8}-bit floats", N * D * d * itemsize, {label: N, "D": D, "d": d}),
+            Term(
+                f"feature coefficients u, z, masks ({N}, {D})",
+                N * D * (F64 + I8 + 4 * BOOL) + 3 * N * F64,
+                {label: N, "D": D},
+            ),
+            Term("noise chunks (float64, 2 live)", 2 * chunk * F64, {"D": D, "d": d}),
+            SMALL,
+        ),
+    )

@@ -20,7 +20,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 #: Penalties tried by :func:`fit_logreg_cv` (λ of the objective above).
-DEFAULT_LAMBDAS = tuple(10.0 ** k for k in range(-4, 3))
+DEFAULT_LAMBDAS = tuple(10.0**k for k in range(-4, 3))
 
 
 def flatten(X: np.ndarray) -> np.ndarray:
@@ -62,13 +62,18 @@ def fit_logreg(X: np.ndarray, y: np.ndarray, lam: float, maxiter: int = 500, tol
     if not lam >= 0:
         raise ValueError(f"lam must be >= 0, got {lam}")
     Z = flatten(X) if np.ndim(X) == 3 else np.asarray(X)
-    res = minimize(objective, np.zeros(Z.shape[1] + 1), args=(Z, y, lam), jac=True, method="L-BFGS-B",
-                   options={"maxiter": maxiter, "gtol": tol, "ftol": 1e-12})
+    res = minimize(
+        objective,
+        np.zeros(Z.shape[1] + 1),
+        args=(Z, y, lam),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": maxiter, "gtol": tol, "ftol": 1e-12},
+    )
     return LogReg(w=res.x[:-1], b=float(res.x[-1]), lam=float(lam), converged=bool(res.success))
 
 
-def fit_logreg_cv(X: np.ndarray, y: np.ndarray, lambdas=DEFAULT_LAMBDAS, folds: int = 4,
-                  seed: int = 0) -> LogReg:
+def fit_logreg_cv(X: np.ndarray, y: np.ndarray, lambdas=DEFAULT_LAMBDAS, folds: int = 4, seed: int = 0) -> LogReg:
     """Choose λ by K-fold cross-validation on (X, y) alone (held-out accuracy, ties → larger λ),
     then refit on all of (X, y). The test set is never seen here.
 

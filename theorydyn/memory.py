@@ -21,8 +21,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ResourceError", "Term", "MemoryEstimate", "available_memory", "check_memory", "format_bytes",
-           "parse_bytes", "MEMORY_ENV", "SMALL", "F64", "I64", "I16", "I8", "BOOL"]
+__all__ = [
+    "ResourceError",
+    "Term",
+    "MemoryEstimate",
+    "available_memory",
+    "check_memory",
+    "format_bytes",
+    "parse_bytes",
+    "MEMORY_ENV",
+    "SMALL",
+    "F64",
+    "I64",
+    "I16",
+    "I8",
+    "BOOL",
+]
 
 #: Environment variable that sets the memory limit (bytes, or with a K/M/G/T suffix, powers of 1024).
 MEMORY_ENV = "THEORYDYN_MEMORY_LIMIT"
@@ -69,8 +83,11 @@ class MemoryEstimate:
     def describe(self) -> str:
         """``task ≈ total: term (bytes), …`` with the three largest terms."""
         top = sorted(self.terms, key=lambda t: -t.nbytes)[:3]
-        return f"{self.task} needs ≈ {format_bytes(self.total)} (" + "; ".join(
-            f"{t.what}: {format_bytes(t.nbytes)}" for t in top) + ")"
+        return (
+            f"{self.task} needs ≈ {format_bytes(self.total)} ("
+            + "; ".join(f"{t.what}: {format_bytes(t.nbytes)}" for t in top)
+            + ")"
+        )
 
 
 def format_bytes(n: float) -> str:
@@ -131,9 +148,14 @@ def available_memory() -> tuple[int | None, str]:
                 break
     except (OSError, ValueError, IndexError):
         pass
-    for limit, usage, label in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current", "cgroup memory.max"),
-                                ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                                 "/sys/fs/cgroup/memory/memory.usage_in_bytes", "cgroup memory limit")):
+    for limit, usage, label in (
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current", "cgroup memory.max"),
+        (
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+            "cgroup memory limit",
+        ),
+    ):
         lim, used = _read_int(limit), _read_int(usage)
         if lim is not None and lim < 1 << 60:  # v1 reports "no limit" as a huge number
             found.append((max(lim - (used or 0), 0), label))
@@ -145,8 +167,9 @@ def available_memory() -> tuple[int | None, str]:
     return min(found)
 
 
-def check_memory(estimate: MemoryEstimate, *, force: bool = False, available: int | None = None,
-                 force_name: str = "force") -> MemoryEstimate:
+def check_memory(
+    estimate: MemoryEstimate, *, force: bool = False, available: int | None = None, force_name: str = "force"
+) -> MemoryEstimate:
     """Raise :class:`ResourceError` when ``estimate.total`` exceeds the available memory.
 
     Args:
@@ -169,7 +192,8 @@ def check_memory(estimate: MemoryEstimate, *, force: bool = False, available: in
         named = ", ".join(f"{k}={v}" for k, v in big.params.items()) or "the setting"
         raise ResourceError(
             f"{named}: {estimate.describe()}, more than the {format_bytes(available)} of memory available "
-            f"({source}); lower {' or '.join(big.params) or 'the size'}, or pass {force_name} to run anyway")
+            f"({source}); lower {' or '.join(big.params) or 'the size'}, or pass {force_name} to run anyway"
+        )
     return estimate
 
 

@@ -109,15 +109,17 @@ def _weights(N: int, weights: np.ndarray | None) -> np.ndarray:
     return w / w.sum()
 
 
-def risk(s: Setting, A: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray,
-         weights: np.ndarray | None = None) -> float:
+def risk(
+    s: Setting, A: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None
+) -> float:
     """Empirical risk (E): the (weighted) mean of ℓ(y F(X)).  y: (N,) in {−1, +1}."""
     F = forward(s, A, v, X)
     return float(_weights(len(F), weights) @ logistic_loss(np.asarray(y, float) * F))
 
 
-def risk_and_grad(s: Setting, A: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray,
-                  weights: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray]:
+def risk_and_grad(
+    s: Setting, A: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[float, np.ndarray, np.ndarray]:
     """Risk (E) and its analytic gradient in the off-diagonal of A and in v (docs/theory.md §2).
 
     Args:

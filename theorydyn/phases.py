@@ -187,7 +187,7 @@ def detect_phases(traj: pd.DataFrame, err_tol: float = ERR_TOL, refine: Refiner 
     lo = i0 if i0 is not None else 0
     hi = i1 if (i1 is not None and i1 > lo) else len(s) - 1
     if hi > lo:
-        dg, dr = np.diff(g[lo:hi + 1]), np.diff(r[lo:hi + 1])
+        dg, dr = np.diff(g[lo : hi + 1]), np.diff(r[lo : hi + 1])
         ok = dr != 0
         if np.any(ok):
             out["lemma43_ratio"] = float(np.median(dg[ok] / np.abs(dr[ok])))
@@ -198,7 +198,7 @@ def detect_phases(traj: pd.DataFrame, err_tol: float = ERR_TOL, refine: Refiner 
     if cos is not None and len(cos) > 1:
         k = int(np.argmin(cos[1:])) + 1
         out["cos_v_min"], out["cos_v_min_s"] = float(cos[k]), float(s[k])
-        out["cos_v_peak_before_min"] = float(np.max(cos[1:k + 1]))
+        out["cos_v_peak_before_min"] = float(np.max(cos[1 : k + 1]))
         j = k + int(np.argmax(cos[k:]))
         out["cos_v_max_after_min"], out["cos_v_max_after_min_s"] = float(cos[j]), float(s[j])
 

@@ -31,8 +31,20 @@ STYLE: dict[Any, Any] = {
 }
 
 #: One colour per quantity, the same in every figure.
-COLORS = {"alpha": "C0", "gamma": "C1", "rho": "C2", "T0": "C0", "T1": "C1", "T1_mass": "C4", "T2": "C3",
-          "risk": "k", "err_y": "C3", "err_f": "C5", "association": "C4", "cos_v": "C9"}
+COLORS = {
+    "alpha": "C0",
+    "gamma": "C1",
+    "rho": "C2",
+    "T0": "C0",
+    "T1": "C1",
+    "T1_mass": "C4",
+    "T2": "C3",
+    "risk": "k",
+    "err_y": "C3",
+    "err_f": "C5",
+    "association": "C4",
+    "cos_v": "C9",
+}
 
 
 def figure(nrows: int = 1, ncols: int = 1, **kw):

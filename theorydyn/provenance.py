@@ -28,7 +28,7 @@ import functools
 import platform
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -55,8 +55,10 @@ LIBRARIES = {"numpy": "numpy", "scipy": "scipy", "numba": "numba", "pandas": "pa
 PREFIX = "prov_"
 #: The provenance columns a table gets from :func:`attach_to_frame` that hold text (all but the
 #: numerics version), e.g. for a store that checks the kind of every column.
-PROVENANCE_TEXT_COLUMNS = tuple(PREFIX + k for k in ("theorydyn_version", "git_commit", "git_dirty", "python",
-                                                     *LIBRARIES, "platform", "created_utc"))
+PROVENANCE_TEXT_COLUMNS = tuple(
+    PREFIX + k
+    for k in ("theorydyn_version", "git_commit", "git_dirty", "python", *LIBRARIES, "platform", "created_utc")
+)
 _GIT_TIMEOUT_S = 3.0
 
 
@@ -66,13 +68,18 @@ def _package_root() -> Path:
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess | None:
     try:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                              timeout=_GIT_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def git_state(root: str | None = None) -> tuple[str | None, bool | None]:
     """(commit, dirty) of the work tree at ``root`` (default: the one holding this package).
 
@@ -113,11 +120,15 @@ def library_versions() -> dict[str, str | None]:
 def provenance(root: str | None = None) -> dict[str, Any]:
     """The provenance of a result computed now (module docstring)."""
     commit, dirty = git_state(root)
-    out: dict[str, Any] = {"theorydyn_version": __version__, "git_commit": commit, "git_dirty": dirty,
-                           "numerics_version": NUMERICS_VERSION}
+    out: dict[str, Any] = {
+        "theorydyn_version": __version__,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "numerics_version": NUMERICS_VERSION,
+    }
     out.update(library_versions())
     out["platform"] = f"{platform.system()}-{platform.machine()}"
-    out["created_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    out["created_utc"] = datetime.now(UTC).isoformat(timespec="seconds")
     return out
 
 

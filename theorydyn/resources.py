@@ -45,9 +45,21 @@ from .memory import (
 if TYPE_CHECKING:  # resources sits below setting's users; the Setting is only read here
     from .setting import Setting
 
-__all__ = ["ResourceError", "Term", "MemoryEstimate", "available_memory", "check_memory", "format_bytes",
-           "parse_bytes", "sample_memory", "theorem_3_1_memory", "theorem_3_2_memory", "vit_batch_memory",
-           "vit_train_memory", "MEMORY_ENV"]
+__all__ = [
+    "ResourceError",
+    "Term",
+    "MemoryEstimate",
+    "available_memory",
+    "check_memory",
+    "format_bytes",
+    "parse_bytes",
+    "sample_memory",
+    "theorem_3_1_memory",
+    "theorem_3_2_memory",
+    "vit_batch_memory",
+    "vit_train_memory",
+    "MEMORY_ENV",
+]
 
 
 def theorem_3_2_memory(D: int, C: int, d: int | None = None, N: int = 20_000) -> MemoryEstimate:
@@ -60,14 +72,18 @@ def theorem_3_2_memory(D: int, C: int, d: int | None = None, N: int = 20_000) ->
     """
     d = D if d is None else d
     data = sample_memory(D, C, d, N, 8, "N")
-    return MemoryEstimate("Theorem 3.2 check", data.terms[:-1] + (
-        # the check loops over seeds: the previous seed's X is alive while the next one is drawn
-        Term(f"the previous seed's X ({N}, {D}, {d}) float64", N * D * d * F64, {"N": N, "D": D, "d": d}),
-        Term("D × D float64 matrices of the construction (12)", 12 * D * D * F64, {"D": D}),
-        Term("(D, D) boolean masks of the Setting (4)", 4 * D * D * BOOL, {"D": D}),
-        Term(f"projections ⟨w*, X_j⟩ and labels ({N}, {D}) float64 ×3", 3 * N * D * F64, {"N": N, "D": D}),
-        SMALL,
-    ))
+    return MemoryEstimate(
+        "Theorem 3.2 check",
+        data.terms[:-1]
+        + (
+            # the check loops over seeds: the previous seed's X is alive while the next one is drawn
+            Term(f"the previous seed's X ({N}, {D}, {d}) float64", N * D * d * F64, {"N": N, "D": D, "d": d}),
+            Term("D × D float64 matrices of the construction (12)", 12 * D * D * F64, {"D": D}),
+            Term("(D, D) boolean masks of the Setting (4)", 4 * D * D * BOOL, {"D": D}),
+            Term(f"projections ⟨w*, X_j⟩ and labels ({N}, {D}) float64 ×3", 3 * N * D * F64, {"N": N, "D": D}),
+            SMALL,
+        ),
+    )
 
 
 # ---- the theorem checks -----------------------------------------------------------------------------
@@ -85,20 +101,38 @@ def theorem_3_1_memory(s: Setting, N_fit: int = 100_000, N_test: int = 100_000, 
     N_big = max(N_fit, N_test)
     flat = sample_memory(s.D, s.C, s.d, N_flat, 8, "N_flat")
     n_test_flat = min(N_test, 20_000)
-    return MemoryEstimate("Theorem 3.1 check", (
-        Term(f"exact law: 5 float64 grids ({n}, {n})", 5 * n * n * 8, {"D": s.D}),
-        Term(f"z of the fit and test draws ({N_fit}+{N_test}, {s.D}) int8 and float64 copies",
-             (N_fit + N_test) * s.D * 9, {"D": s.D}),
-        Term(f"draw temporaries u, masks ({N_big}, {s.D})", N_big * s.D * (8 + 4), {"D": s.D}),
-        Term(f"flattened X ({N_flat} + {n_test_flat}, {s.D}, {s.d}) float64", (N_flat + n_test_flat) * s.D * s.d * 8,
-             {"D": s.D, "d": s.d}),
-        *flat.terms[1:],
-    ))
+    return MemoryEstimate(
+        "Theorem 3.1 check",
+        (
+            Term(f"exact law: 5 float64 grids ({n}, {n})", 5 * n * n * 8, {"D": s.D}),
+            Term(
+                f"z of the fit and test draws ({N_fit}+{N_test}, {s.D}) int8 and float64 copies",
+                (N_fit + N_test) * s.D * 9,
+                {"D": s.D},
+            ),
+            Term(f"draw temporaries u, masks ({N_big}, {s.D})", N_big * s.D * (8 + 4), {"D": s.D}),
+            Term(
+                f"flattened X ({N_flat} + {n_test_flat}, {s.D}, {s.d}) float64",
+                (N_flat + n_test_flat) * s.D * s.d * 8,
+                {"D": s.D, "d": s.d},
+            ),
+            *flat.terms[1:],
+        ),
+    )
 
 
 # ---- the vision benchmark ---------------------------------------------------------------------------
-def vit_batch_memory(batch: int, width: int = 384, depth: int = 7, heads: int = 12, mlp: int | None = None,
-                     patch: int = 4, image_size: int = 32, channels: int = 3, itemsize: int = 4) -> MemoryEstimate:
+def vit_batch_memory(
+    batch: int,
+    width: int = 384,
+    depth: int = 7,
+    heads: int = 12,
+    mlp: int | None = None,
+    patch: int = 4,
+    image_size: int = 32,
+    channels: int = 3,
+    itemsize: int = 4,
+) -> MemoryEstimate:
     """One training step of :class:`theorydyn.vision.model.ViT` on a batch: input and saved activations.
 
     With T = (image_size / patch)² tokens, each block keeps for the backward pass
@@ -112,17 +146,35 @@ def vit_batch_memory(batch: int, width: int = 384, depth: int = 7, heads: int = 
     mlp = width if mlp is None else mlp
     T = (image_size // patch) ** 2
     per_image = depth * (T * (8 * width + 2 * mlp) + 2 * heads * T * T) + 2 * T * width
-    return MemoryEstimate(f"ViT step (batch={batch})", (
-        Term(f"input batch ({batch}, {channels}, {image_size}, {image_size}) float32",
-             batch * channels * image_size * image_size * 4, {"batch": batch}),
-        Term(f"saved activations ({depth} blocks, {T} tokens, width {width})", batch * per_image * itemsize,
-             {"batch": batch}),
-    ))
+    return MemoryEstimate(
+        f"ViT step (batch={batch})",
+        (
+            Term(
+                f"input batch ({batch}, {channels}, {image_size}, {image_size}) float32",
+                batch * channels * image_size * image_size * 4,
+                {"batch": batch},
+            ),
+            Term(
+                f"saved activations ({depth} blocks, {T} tokens, width {width})",
+                batch * per_image * itemsize,
+                {"batch": batch},
+            ),
+        ),
+    )
 
 
-def vit_train_memory(batch: int, width: int = 384, depth: int = 7, heads: int = 12, mlp: int | None = None,
-                     patch: int = 4, image_size: int = 32, channels: int = 3, classes: int = 10,
-                     itemsize: int = 4) -> MemoryEstimate:
+def vit_train_memory(
+    batch: int,
+    width: int = 384,
+    depth: int = 7,
+    heads: int = 12,
+    mlp: int | None = None,
+    patch: int = 4,
+    image_size: int = 32,
+    channels: int = 3,
+    classes: int = 10,
+    itemsize: int = 4,
+) -> MemoryEstimate:
     """:func:`vit_batch_memory` plus the weights of the ViT: parameters, gradients and AdamW's two
     moments (4 float32 copies) of ≈ depth·(4·width² + 2·width·mlp) block weights, the patch
     embedding (channels·patch²·width), the T·width positional encodings and the head (width·classes).
@@ -131,5 +183,12 @@ def vit_train_memory(batch: int, width: int = 384, depth: int = 7, heads: int = 
     T = (image_size // patch) ** 2
     n = depth * (4 * width * width + 2 * width * mlp) + channels * patch * patch * width + T * width + width * classes
     return vit_batch_memory(batch, width, depth, heads, mlp, patch, image_size, channels, itemsize) + MemoryEstimate(
-        "ViT weights", (Term(f"{n:,} parameters ×4 (weights, gradients, AdamW moments) float32", 16 * n,
-                             {"width": width, "depth": depth}),))
+        "ViT weights",
+        (
+            Term(
+                f"{n:,} parameters ×4 (weights, gradients, AdamW moments) float32",
+                16 * n,
+                {"width": width, "depth": depth},
+            ),
+        ),
+    )

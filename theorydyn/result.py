@@ -97,8 +97,17 @@ class Result:
     def summary(self) -> dict[str, Any]:
         """JSON-able digest: status, setting, options, phases and the last row."""
         fin = self.trajectory.iloc[-1].to_dict() if len(self.trajectory) else {}
-        return {"solver": self.solver, "status": str(self.status), "message": self.message,
-                "stopped_step": self.stopped_step, "seconds": self.seconds, "setting": self.setting.to_dict(),
-                "options": self.options, "phases": self.phases.as_dict(),
-                "final": {k: (None if v is None or (isinstance(v, float) and not np.isfinite(v)) else float(v))
-                          for k, v in fin.items()}}
+        return {
+            "solver": self.solver,
+            "status": str(self.status),
+            "message": self.message,
+            "stopped_step": self.stopped_step,
+            "seconds": self.seconds,
+            "setting": self.setting.to_dict(),
+            "options": self.options,
+            "phases": self.phases.as_dict(),
+            "final": {
+                k: (None if v is None or (isinstance(v, float) and not np.isfinite(v)) else float(v))
+                for k, v in fin.items()
+            },
+        }

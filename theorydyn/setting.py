@@ -125,8 +125,9 @@ class Setting:
         if D < 2:
             raise ValueError(f"D must be at least 2, got D={D}")
         if D > D_MAX:
-            raise ValueError(f"D must be at most D_MAX = {D_MAX} (D × D attention arrays; see theorydyn.setting.D_MAX), "
-                             f"got D={D}")
+            raise ValueError(
+                f"D must be at most D_MAX = {D_MAX} (D × D attention arrays; see theorydyn.setting.D_MAX), got D={D}"
+            )
         if not 2 <= C < D:
             raise ValueError(f"C must satisfy 2 <= C < D, got C={C}, D={D}")
         if D % C:
@@ -173,7 +174,9 @@ class Setting:
         except TypeError:
             raise ValueError(f"partition must be a name or an iterable of sets, got {part!r}") from None
         if len(sets) != D // C or any(len(S) != C for S in sets):
-            raise ValueError(f"partition must consist of D/C={D // C} sets of size C={C}, got sizes {[len(S) for S in sets]}")
+            raise ValueError(
+                f"partition must consist of D/C={D // C} sets of size C={C}, got sizes {[len(S) for S in sets]}"
+            )
         flat = sorted(i for S in sets for i in S)
         if flat != list(range(D)):
             raise ValueError(f"partition must cover each patch 0..{D - 1} exactly once")
@@ -272,7 +275,7 @@ class Setting:
         """α(0) = ν^{1/(p−1)}, the idealized initialisation (Parametrization 3.1)."""
         return self.nu ** (1.0 / (self.p - 1))
 
-    def replace(self, **changes: Any) -> "Setting":
+    def replace(self, **changes: Any) -> Setting:
         """A new validated Setting with some fields changed and every other field kept as resolved.
 
         ``Setting(D=64).replace(D=128)`` keeps d = 64, q = 1/4, σ² = ν = 1/64: a literal field edit.
@@ -285,7 +288,7 @@ class Setting:
         object.__setattr__(new, "explicit", frozenset((self.explicit - cleared) | given))
         return new
 
-    def at(self, **changes: Any) -> "Setting":
+    def at(self, **changes: Any) -> Setting:
         """This setting with some fields changed, every derived default re-derived.
 
         The fields of :data:`DERIVED` (d = D, q = min(1, C²/D), σ² = 1/d, ν = 1/d) that were set

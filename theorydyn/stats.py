@@ -11,7 +11,7 @@ from scipy import stats
 from scipy.stats import t as student_t
 
 
-def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
+def mean_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
     """Mean and two-sided Student-t confidence interval of the mean over independent seeds.
 
     Args:
@@ -43,8 +43,13 @@ def fit_power_law_ci(x: Iterable[float], y: Iterable[float], level: float = 0.95
         return None
     r = stats.linregress(np.log(x[ok]), np.log(y[ok]))
     half = stats.t.ppf(0.5 + level / 2, ok.sum() - 2) * r.stderr
-    return dict(b=float(r.slope), b_low=float(r.slope - half), b_high=float(r.slope + half),
-                prefactor=float(np.exp(r.intercept)), n=int(ok.sum()))
+    return dict(
+        b=float(r.slope),
+        b_low=float(r.slope - half),
+        b_high=float(r.slope + half),
+        prefactor=float(np.exp(r.intercept)),
+        n=int(ok.sum()),
+    )
 
 
 #: Fewest seeds for which the range-respecting intervals below are given: with two seeds the
@@ -61,8 +66,7 @@ def _finite_1d(values: ArrayLike, name: str) -> np.ndarray:
     return x
 
 
-def log_mean_ci(values: ArrayLike, level: float = 0.95,
-                min_n: int = MIN_SEEDS_FOR_CI) -> tuple[float, float, float]:
+def log_mean_ci(values: ArrayLike, level: float = 0.95, min_n: int = MIN_SEEDS_FOR_CI) -> tuple[float, float, float]:
     """Geometric mean and Student-t interval on the log scale, for a positive quantity (a phase time).
 
     The t-interval of the mean of log x over seeds, exponentiated: an interval for the geometric
@@ -88,8 +92,9 @@ def log_mean_ci(values: ArrayLike, level: float = 0.95,
     return centre, float(np.exp(lx.mean() - half)), float(np.exp(lx.mean() + half))
 
 
-def bounded_mean_ci(values: ArrayLike, level: float = 0.95, low: float = 0.0, high: float = 1.0,
-                    min_n: int = MIN_SEEDS_FOR_CI) -> tuple[float, float, float]:
+def bounded_mean_ci(
+    values: ArrayLike, level: float = 0.95, low: float = 0.0, high: float = 1.0, min_n: int = MIN_SEEDS_FOR_CI
+) -> tuple[float, float, float]:
     """Mean and Student-t interval intersected with [low, high], for a bounded quantity (a probability,
     an error rate, a patch association).
 
@@ -120,8 +125,9 @@ def bounded_mean_ci(values: ArrayLike, level: float = 0.95, low: float = 0.0, hi
     return m, max(low, m - half), min(high, m + half)
 
 
-def format_ci(values: ArrayLike, kind: str = "positive", level: float = 0.95,
-              min_n: int = MIN_SEEDS_FOR_CI, digits: int = 4) -> str:
+def format_ci(
+    values: ArrayLike, kind: str = "positive", level: float = 0.95, min_n: int = MIN_SEEDS_FOR_CI, digits: int = 4
+) -> str:
     """One cell of a summary: ``"centre [low, high]"`` by :func:`log_mean_ci` (``kind="positive"``)
     or :func:`bounded_mean_ci` on [0, 1] (``kind="probability"``); with fewer than ``min_n`` values
     ``"centre (n=2, too few seeds for an interval: a–b)"``, the seeds' range instead of an interval."""

@@ -201,8 +201,9 @@ def connect(db: str | Path) -> sqlite3.Connection:
         con.executescript(_SCHEMA)
     except sqlite3.DatabaseError as e:
         con.close()
-        raise StoreError(f"{str(db)!r} is not a theorydyn results database ({e}); move it away or choose "
-                         f"another results directory") from None
+        raise StoreError(
+            f"{str(db)!r} is not a theorydyn results database ({e}); move it away or choose another results directory"
+        ) from None
     return con
 
 
@@ -221,9 +222,16 @@ class ResultStore:
         StoreError: the export path or the database cannot be used.
     """
 
-    def __init__(self, path: str | Path, validate: Validator | None = None,
-                 kinds: Mapping[str, str] | None = None, warn: bool = True, *,
-                 db: str | Path | None = None, scope: str | None = None):
+    def __init__(
+        self,
+        path: str | Path,
+        validate: Validator | None = None,
+        kinds: Mapping[str, str] | None = None,
+        warn: bool = True,
+        *,
+        db: str | Path | None = None,
+        scope: str | None = None,
+    ):
         self.path = Path(path)
         self.validate = validate
         self.kinds = dict(kinds or {})
@@ -282,9 +290,12 @@ class ResultStore:
                 n += 1
                 dest = self.path.with_name(f"{self.scope}.legacy{n}.csv")
             self.path.replace(dest)
-            warnings.warn(f"{self.path}: a results CSV without rows in {self.db} (an older toolkit's file, or a "
-                          f"hand edit) was moved to {dest}; its rows are computed again", RejectedRowsWarning,
-                          stacklevel=3)
+            warnings.warn(
+                f"{self.path}: a results CSV without rows in {self.db} (an older toolkit's file, or a "
+                f"hand edit) was moved to {dest}; its rows are computed again",
+                RejectedRowsWarning,
+                stacklevel=3,
+            )
 
     # ---- reading ----------------------------------------------------------------------
     def _row_problem(self, row: dict[str, str]) -> str | None:
@@ -306,8 +317,7 @@ class ResultStore:
         """Read every committed row of the scope (another process's too); move the ones that fail their
         checks to the ``rejected`` table. Returns self."""
         con = self._connect()
-        found = con.execute("SELECT seq, key, data FROM rows WHERE scope = ? ORDER BY seq",
-                            (self.scope,)).fetchall()
+        found = con.execute("SELECT seq, key, data FROM rows WHERE scope = ? ORDER BY seq", (self.scope,)).fetchall()
         rows: dict[str, dict[str, str]] = {}
         bad: list[tuple[int, Any, Any, str]] = []
         for seq, key, data in found:
@@ -343,26 +353,33 @@ class ResultStore:
                 text = data.decode("utf-8", "backslashreplace") if isinstance(data, bytes) else str(data)
                 gone = con.execute("DELETE FROM rows WHERE seq = ?", (seq,)).rowcount
                 if gone:  # another process may have moved it already
-                    con.execute("INSERT INTO rejected (scope, key, reason, data, rejected_at) VALUES (?, ?, ?, ?, ?)",
-                                (self.scope, str(key), why, text, now))
+                    con.execute(
+                        "INSERT INTO rejected (scope, key, reason, data, rejected_at) VALUES (?, ?, ?, ?, ?)",
+                        (self.scope, str(key), why, text, now),
+                    )
             con.execute("COMMIT")
         except sqlite3.Error as e:
             if con.in_transaction:
                 con.execute("ROLLBACK")
-            raise StoreError(f"{len(bad)} row(s) of {str(self.db)!r} cannot be trusted and cannot be moved aside: "
-                             f"{e}") from None
+            raise StoreError(
+                f"{len(bad)} row(s) of {str(self.db)!r} cannot be trusted and cannot be moved aside: {e}"
+            ) from None
         self.rejected = len(bad)
         self.rejected_reasons = Counter(why.split(":")[0].split(" (")[0] for *_, why in bad)
         self._export_rejected(con)
         if self.warn:
             counts = ", ".join(f"{n} {why}" for why, n in self.rejected_reasons.most_common())
-            warnings.warn(f"{self.path}: {len(bad)} row(s) of {self.db} moved to its rejected table and "
-                          f"{self.rejected_path} ({counts}); they are computed again", RejectedRowsWarning,
-                          stacklevel=3)
+            warnings.warn(
+                f"{self.path}: {len(bad)} row(s) of {self.db} moved to its rejected table and "
+                f"{self.rejected_path} ({counts}); they are computed again",
+                RejectedRowsWarning,
+                stacklevel=3,
+            )
 
     def _export_rejected(self, con: sqlite3.Connection) -> None:
-        rej = con.execute("SELECT rejected_at, reason, key, data FROM rejected WHERE scope = ? ORDER BY id",
-                          (self.scope,)).fetchall()
+        rej = con.execute(
+            "SELECT rejected_at, reason, key, data FROM rejected WHERE scope = ? ORDER BY id", (self.scope,)
+        ).fetchall()
         try:
             write_text(self.rejected_path, _line(REJECTED_COLUMNS) + "".join(_line(r) for r in rej))
         except (OSError, ValueError) as e:  # the table holds them; the CSV listing is a convenience
@@ -419,8 +436,11 @@ class ResultStore:
         data = json.dumps({k: v for k, v in text_row.items() if k != KEY}, ensure_ascii=False)
         con = self._connect()
         try:
-            cur = con.execute("INSERT INTO rows (scope, key, data, created_utc) VALUES (?, ?, ?, ?) "
-                              "ON CONFLICT (scope, key) DO NOTHING", (self.scope, key, data, _now()))
+            cur = con.execute(
+                "INSERT INTO rows (scope, key, data, created_utc) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (scope, key) DO NOTHING",
+                (self.scope, key, data, _now()),
+            )
             inserted = cur.rowcount == 1
             if not inserted:
                 old = con.execute("SELECT data FROM rows WHERE scope = ? AND key = ?", (self.scope, key)).fetchone()
@@ -444,8 +464,7 @@ class ResultStore:
         con = self._connect()
         try:
             con.execute("BEGIN IMMEDIATE")
-            n = sum(con.execute("DELETE FROM rows WHERE scope = ? AND key = ?", (self.scope, k)).rowcount
-                    for k in keys)
+            n = sum(con.execute("DELETE FROM rows WHERE scope = ? AND key = ?", (self.scope, k)).rowcount for k in keys)
             con.execute("COMMIT")
         finally:
             if con.in_transaction:
@@ -462,8 +481,10 @@ class ResultStore:
             ValueError: the export path is a symbolic link or not a regular file.
         """
         self.load()
-        self._connect().execute("INSERT INTO exports (scope, path, written_utc) VALUES (?, ?, ?) ON CONFLICT (scope) "
-                                "DO UPDATE SET path = excluded.path, written_utc = excluded.written_utc",
-                                (self.scope, str(self.path), _now()))
+        self._connect().execute(
+            "INSERT INTO exports (scope, path, written_utc) VALUES (?, ?, ?) ON CONFLICT (scope) "
+            "DO UPDATE SET path = excluded.path, written_utc = excluded.written_utc",
+            (self.scope, str(self.path), _now()),
+        )
         write_text(self.path, self.text() if self.rows else _line([KEY]))
         return self.path

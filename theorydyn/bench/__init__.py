@@ -48,9 +48,14 @@ def machine_info() -> dict[str, object]:
                     break
     except OSError:
         pass
-    info: dict[str, Any] = dict(cpu=cpu, cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                                   else os.cpu_count(), numba_threads=numba.get_num_threads(),
-                                   python=platform.python_version(), numpy=np.__version__, numba=numba.__version__)
+    info: dict[str, Any] = dict(
+        cpu=cpu,
+        cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        numba_threads=numba.get_num_threads(),
+        python=platform.python_version(),
+        numpy=np.__version__,
+        numba=numba.__version__,
+    )
     try:
         import torch  # optional (extra "vision"): only its version is reported
 
@@ -62,8 +67,10 @@ def machine_info() -> dict[str, object]:
 
 
 def format_machine(info: dict[str, Any]) -> str:
-    return ("machine: {cpu}, {cores} cores usable (numba threads {numba_threads}); python {python}, numpy {numpy}, "
-            "numba {numba}, torch {torch}; load average (1 min) {loadavg_1min:.2f}").format(**info)
+    return (
+        "machine: {cpu}, {cores} cores usable (numba threads {numba_threads}); python {python}, numpy {numpy}, "
+        "numba {numba}, torch {torch}; load average (1 min) {loadavg_1min:.2f}"
+    ).format(**info)
 
 
 def write_tables(tables, out, info: dict) -> None:

@@ -31,13 +31,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if argv else 2
     which, rest = argv[0], argv[1:]
     if which not in BENCHMARKS + ("all",):
-        print(f"{usage}\npython -m theorydyn.bench: error: benchmark must be one of {BENCHMARKS + ('all',)}, "
-              f"got {which!r}", file=sys.stderr)
+        print(
+            f"{usage}\npython -m theorydyn.bench: error: benchmark must be one of {BENCHMARKS + ('all',)}, "
+            f"got {which!r}",
+            file=sys.stderr,
+        )
         return 2
     if which == "all" and rest:
         # 'all' runs each benchmark at its defaults: options would be dropped silently, so they are refused
-        print(f"{usage}\npython -m theorydyn.bench: error: {rest[0]}: 'all' takes no options (each benchmark runs "
-              f"at its defaults); run one benchmark to pass options", file=sys.stderr)
+        print(
+            f"{usage}\npython -m theorydyn.bench: error: {rest[0]}: 'all' takes no options (each benchmark runs "
+            f"at its defaults); run one benchmark to pass options",
+            file=sys.stderr,
+        )
         return 2
     names = BENCHMARKS if which == "all" else (which,)
     rc = 0

@@ -114,8 +114,13 @@ def memory_run(D: int = 64, N: int = 16384, steps: int = 2, n_test: int = 1024, 
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, str(D), str(N), str(steps), str(n_test), dtype],
-                         capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _MEMORY_SCRIPT, str(D), str(N), str(steps), str(n_test), dtype],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     m = json.loads(out.stdout.strip().splitlines()[-1])
     item = np.dtype(dtype).itemsize
     m.update(D=D, N=N, n_test=n_test, dtype=dtype, X_bytes=N * D * D * item, growth=m["vmhwm"] - m["base"])
@@ -134,9 +139,18 @@ def memory_scaling(D: int, N1: int, N2: int, budget_gib: float, dtype: str = "fl
     budget = budget_gib * 2**30
     n_max = int((budget - fixed) // per)
     x_per = D * D * np.dtype(dtype).itemsize
-    summary = dict(D=D, d=D, dtype=dtype, bytes_per_sample=per, X_bytes_per_sample=x_per,
-                   per_sample_over_X=per / x_per, fixed_MiB=fixed / 2**20, budget_GiB=budget_gib,
-                   N_max=n_max, NDd_max=n_max * D * D)
+    summary = dict(
+        D=D,
+        d=D,
+        dtype=dtype,
+        bytes_per_sample=per,
+        X_bytes_per_sample=x_per,
+        per_sample_over_X=per / x_per,
+        fixed_MiB=fixed / 2**20,
+        budget_GiB=budget_gib,
+        N_max=n_max,
+        NDd_max=n_max * D * D,
+    )
     return pd.DataFrame(runs), summary
 
 
@@ -154,8 +168,7 @@ def _main_row(args, s, torch, dtype: str, A: np.ndarray, v: np.ndarray) -> dict[
     Ar = np.repeat(A[None], args.replicas, axis=0)
     Vr = np.repeat(v[:, None], args.replicas, axis=1)
     vx = v.astype(dtype)
-    fns: dict[str, Callable[[], Any]] = dict(fused=lambda: fm.risk_grad(A[None], v[:, None]),
-                                             one_pass=lambda: X2 @ vx)
+    fns: dict[str, Callable[[], Any]] = dict(fused=lambda: fm.risk_grad(A[None], v[:, None]), one_pass=lambda: X2 @ vx)
     if torch is not None:
         Xt = torch.from_numpy(b.X)  # shares memory with X
         yt = torch.from_numpy(b.y.astype(dtype))
@@ -163,9 +176,11 @@ def _main_row(args, s, torch, dtype: str, A: np.ndarray, v: np.ndarray) -> dict[
         r_f, _, gA_f, gv_f = fns["fused"]()
         r_t, gA_t, gv_t = fns["autograd"]()
         tol = 1e-9 if dtype == "float64" else 2e-3
-        ok = (abs(r_f[0] - r_t) <= tol * abs(r_t)
-              and np.allclose(gA_f[0], gA_t, rtol=tol, atol=tol * np.abs(gA_t).max())
-              and np.allclose(gv_f[:, 0], gv_t, rtol=tol, atol=tol * np.abs(gv_t).max()))
+        ok = (
+            abs(r_f[0] - r_t) <= tol * abs(r_t)
+            and np.allclose(gA_f[0], gA_t, rtol=tol, atol=tol * np.abs(gA_t).max())
+            and np.allclose(gv_f[:, 0], gv_t, rtol=tol, atol=tol * np.abs(gv_t).max())
+        )
         if not ok:
             raise RuntimeError(f"fused step and autograd disagree in {dtype}")
     if not args.no_simulate:
@@ -174,8 +189,18 @@ def _main_row(args, s, torch, dtype: str, A: np.ndarray, v: np.ndarray) -> dict[
         def sim():
             # dense_until=0: the steady per-step cost at the recording rate; the default dense
             # recording of the first 40 steps (phase I) is a fixed cost per run, not per step
-            res = simulate(s, train=(b.X, b.y), test=(bt.X, bt.y), steps=K, eta=1e-3, A0=A, v0=v,
-                           record_every=50, dense_until=0, dtype=dtype)
+            res = simulate(
+                s,
+                train=(b.X, b.y),
+                test=(bt.X, bt.y),
+                steps=K,
+                eta=1e-3,
+                A0=A,
+                v0=v,
+                record_every=50,
+                dense_until=0,
+                dtype=dtype,
+            )
             if res.status != "ok":
                 raise RuntimeError(f"simulate() did not finish: {res.status}")
             return K + 1  # steps + 1 risk-and-gradient evaluations (the last one recorded, not applied)
@@ -190,18 +215,33 @@ def _main_row(args, s, torch, dtype: str, A: np.ndarray, v: np.ndarray) -> dict[
         fns["fused_back_to_back"] = fused_seq
     fns["replicas"] = lambda: fm.risk_grad(Ar, Vr)
     med = _interleaved(fns, args.repeats, args.settle)
-    row = dict(dtype=dtype, N=args.N, D=s.D, d=s.d, X_MiB=b.X.nbytes / 2**20, repeats=args.repeats,
-               sim_steps=args.sim_steps,
-               fused_ms=1e3 * med["fused"], one_pass_ms=1e3 * med["one_pass"],
-               fused_over_one_pass=med["fused"] / med["one_pass"],
-               X_GB_per_s_fused=b.X.nbytes / med["fused"] / 1e9, X_GB_per_s_one_pass=b.X.nbytes / med["one_pass"] / 1e9)
+    row = dict(
+        dtype=dtype,
+        N=args.N,
+        D=s.D,
+        d=s.d,
+        X_MiB=b.X.nbytes / 2**20,
+        repeats=args.repeats,
+        sim_steps=args.sim_steps,
+        fused_ms=1e3 * med["fused"],
+        one_pass_ms=1e3 * med["one_pass"],
+        fused_over_one_pass=med["fused"] / med["one_pass"],
+        X_GB_per_s_fused=b.X.nbytes / med["fused"] / 1e9,
+        X_GB_per_s_one_pass=b.X.nbytes / med["one_pass"] / 1e9,
+    )
     if "autograd" in med:
         row.update(autograd_ms=1e3 * med["autograd"], autograd_over_fused=med["autograd"] / med["fused"])
     if "simulate_step" in med:
-        row.update(simulate_step_ms=1e3 * med["simulate_step"], fused_back_to_back_ms=1e3 * med["fused_back_to_back"],
-                   simulate_over_fused=med["simulate_step"] / med["fused_back_to_back"])
-    row.update(replicas=args.replicas, replicas_per_run_ms=1e3 * med["replicas"] / args.replicas,
-               replica_run_over_single=med["replicas"] / args.replicas / med["fused"])
+        row.update(
+            simulate_step_ms=1e3 * med["simulate_step"],
+            fused_back_to_back_ms=1e3 * med["fused_back_to_back"],
+            simulate_over_fused=med["simulate_step"] / med["fused_back_to_back"],
+        )
+    row.update(
+        replicas=args.replicas,
+        replicas_per_run_ms=1e3 * med["replicas"] / args.replicas,
+        replica_run_over_single=med["replicas"] / args.replicas / med["fused"],
+    )
     return row
 
 
@@ -211,18 +251,26 @@ def args_steps(r) -> str:
 
 def _print_main(t: pd.DataFrame) -> None:
     for _, r in t.iterrows():
-        print(f"  {r['dtype']}: fused step {r['fused_ms']:.1f} ms; one pass over X {r['one_pass_ms']:.1f} ms "
-              f"-> {r['fused_over_one_pass']:.2f}x one pass (goal <= 1.3x)")
+        print(
+            f"  {r['dtype']}: fused step {r['fused_ms']:.1f} ms; one pass over X {r['one_pass_ms']:.1f} ms "
+            f"-> {r['fused_over_one_pass']:.2f}x one pass (goal <= 1.3x)"
+        )
         if "autograd_ms" in r and pd.notna(r.get("autograd_ms")):
-            print(f"    torch autograd {r['autograd_ms']:.1f} ms -> fused is {r['autograd_over_fused']:.2f}x faster "
-                  f"(goal >= 2x)")
+            print(
+                f"    torch autograd {r['autograd_ms']:.1f} ms -> fused is {r['autograd_over_fused']:.2f}x faster "
+                f"(goal >= 2x)"
+            )
         if "simulate_step_ms" in r and pd.notna(r.get("simulate_step_ms")):
-            print(f"    simulate() per step {r['simulate_step_ms']:.1f} ms; the kernel called the same way "
-                  f"({args_steps(r)} calls back to back) {r['fused_back_to_back_ms']:.1f} ms per call -> "
-                  f"{r['simulate_over_fused']:.2f}x "
-                  f"the kernel (goal <= 1.1x)")
-        print(f"    {int(r['replicas'])} replicas sharing X: {r['replicas_per_run_ms']:.1f} ms per run "
-              f"({r['replica_run_over_single']:.2f}x a single run)")
+            print(
+                f"    simulate() per step {r['simulate_step_ms']:.1f} ms; the kernel called the same way "
+                f"({args_steps(r)} calls back to back) {r['fused_back_to_back_ms']:.1f} ms per call -> "
+                f"{r['simulate_over_fused']:.2f}x "
+                f"the kernel (goal <= 1.1x)"
+            )
+        print(
+            f"    {int(r['replicas'])} replicas sharing X: {r['replicas_per_run_ms']:.1f} ms per run "
+            f"({r['replica_run_over_single']:.2f}x a single run)"
+        )
 
 
 def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
@@ -241,10 +289,19 @@ def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
         fns[f"fused_{n}"] = functools.partial(fm.risk_grad, A[None], v[:, None])
         fns[f"one_{n}"] = functools.partial(operator.matmul, b.X[:n].reshape(-1, s.d), vx)
     med = _interleaved(fns, args.repeats, args.settle)
-    rows = [dict(N=n, D=64, d=64, dtype=dtype, fused_ms=1e3 * med[f"fused_{n}"], one_pass_ms=1e3 * med[f"one_{n}"],
-                 fused_over_one_pass=med[f"fused_{n}"] / med[f"one_{n}"],
-                 fused_us_per_sample=1e6 * med[f"fused_{n}"] / n)
-            for n in Ns]
+    rows = [
+        dict(
+            N=n,
+            D=64,
+            d=64,
+            dtype=dtype,
+            fused_ms=1e3 * med[f"fused_{n}"],
+            one_pass_ms=1e3 * med[f"one_{n}"],
+            fused_over_one_pass=med[f"fused_{n}"] / med[f"one_{n}"],
+            fused_us_per_sample=1e6 * med[f"fused_{n}"] / n,
+        )
+        for n in Ns
+    ]
     tN = pd.DataFrame(rows)
     slope = float(np.polyfit(np.log(tN.N), np.log(tN.fused_ms), 1)[0]) if len(tN) > 1 else float("nan")
     print(f"\nstep time against N (D = d = 64, {dtype}, median of {args.repeats}):")
@@ -259,13 +316,27 @@ def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
         A, v = _point(s, np.random.default_rng(0))
         b = sample(s, args.scaling_N_for_D, seed=1, dtype=dtype)
         fm = FusedModel(b.X, b.y, s.p, s.nu, s.tau)
-        med = _interleaved(dict(fused=functools.partial(fm.risk_grad, A[None], v[:, None]),
-                                one=functools.partial(operator.matmul, b.X.reshape(-1, s.d), v.astype(dtype))),
-                           args.repeats, args.settle)
+        med = _interleaved(
+            dict(
+                fused=functools.partial(fm.risk_grad, A[None], v[:, None]),
+                one=functools.partial(operator.matmul, b.X.reshape(-1, s.d), v.astype(dtype)),
+            ),
+            args.repeats,
+            args.settle,
+        )
         n = args.scaling_N_for_D
-        rows.append(dict(N=n, D=D, d=D, dtype=dtype, fused_ms=1e3 * med["fused"], one_pass_ms=1e3 * med["one"],
-                         fused_over_one_pass=med["fused"] / med["one"],
-                         fused_ns_per_sample_per_D2=1e9 * med["fused"] / n / D**2))
+        rows.append(
+            dict(
+                N=n,
+                D=D,
+                d=D,
+                dtype=dtype,
+                fused_ms=1e3 * med["fused"],
+                one_pass_ms=1e3 * med["one"],
+                fused_over_one_pass=med["fused"] / med["one"],
+                fused_ns_per_sample_per_D2=1e9 * med["fused"] / n / D**2,
+            )
+        )
         del b, fm
     tD = pd.DataFrame(rows)
     slope = float(np.polyfit(np.log(tD.D), np.log(tD.fused_ms), 1)[0]) if len(tD) > 1 else float("nan")
@@ -276,11 +347,15 @@ def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
     # ---- memory per sample
     if not args.no_memory:
         runs, m = memory_scaling(64, args.memory_N[0], args.memory_N[1], args.memory_budget_gib, dtype)
-        print(f"\nmemory of simulate() (fresh processes, VmHWM, D = d = 64, {dtype}, n_test = 1024): "
-              f"{m['bytes_per_sample']:.0f} bytes per training sample = {m['per_sample_over_X']:.3f}x the sample's "
-              f"X ({m['X_bytes_per_sample']} bytes); fixed {m['fixed_MiB']:.0f} MiB")
-        print(f"  largest N in {m['budget_GiB']:g} GiB at D = d = 64: N = {m['N_max']:,} (N·D·d = {m['NDd_max']:.3g}); "
-              f"the same N·D·d holds at other D, d since X dominates")
+        print(
+            f"\nmemory of simulate() (fresh processes, VmHWM, D = d = 64, {dtype}, n_test = 1024): "
+            f"{m['bytes_per_sample']:.0f} bytes per training sample = {m['per_sample_over_X']:.3f}x the sample's "
+            f"X ({m['X_bytes_per_sample']} bytes); fixed {m['fixed_MiB']:.0f} MiB"
+        )
+        print(
+            f"  largest N in {m['budget_GiB']:g} GiB at D = d = 64: N = {m['N_max']:,} (N·D·d = {m['NDd_max']:.3g}); "
+            f"the same N·D·d holds at other D, d since X dominates"
+        )
         out.append(("memory", pd.concat([runs, pd.DataFrame([m])], ignore_index=True)))
     return out
 
@@ -288,16 +363,35 @@ def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
 PROG = "python -m theorydyn.bench simulate"
 #: flags of the main table / of --scaling / of its memory runs (each an error where its part does not run)
 _MAIN_FLAGS = ("N", "D", "n_test", "replicas", "sim_steps", "dtypes", "no_torch", "no_simulate")
-_SCALING_FLAGS = ("no_memory", "scaling_N", "scaling_D", "scaling_N_for_D", "scaling_dtype", "memory_N",
-                  "memory_budget_gib")
+_SCALING_FLAGS = (
+    "no_memory",
+    "scaling_N",
+    "scaling_D",
+    "scaling_N_for_D",
+    "scaling_dtype",
+    "memory_N",
+    "memory_budget_gib",
+)
 #: the defaults of the flags above (None in the parser, so that a flag given where it does nothing is seen)
-_DEFAULTS = dict(N=16384, D=64, n_test=8192, replicas=8, sim_steps=50, dtypes="float64,float32",
-                 scaling_N=[4096, 16384, 65536], scaling_D=[16, 32, 64, 128], scaling_N_for_D=4096,
-                 scaling_dtype="float32", memory_N=[4096, 16384], memory_budget_gib=24.0)
+_DEFAULTS = dict(
+    N=16384,
+    D=64,
+    n_test=8192,
+    replicas=8,
+    sim_steps=50,
+    dtypes="float64,float32",
+    scaling_N=[4096, 16384, 65536],
+    scaling_D=[16, 32, 64, 128],
+    scaling_N_for_D=4096,
+    scaling_dtype="float32",
+    memory_N=[4096, 16384],
+    memory_budget_gib=24.0,
+)
 
 
 def _ints(name):
     """argparse type: comma-separated integers >= 1 (each size a run allocates; the memory guard bounds them)."""
+
     def conv(text):
         try:
             vals = [int(t) for t in text.split(",") if t.strip()]
@@ -306,6 +400,7 @@ def _ints(name):
         if not vals or min(vals) < 1:
             raise argparse.ArgumentTypeError(f"{name} must be positive integers, got {text!r}")
         return vals
+
     return conv
 
 
@@ -313,41 +408,69 @@ def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(prog=PROG, description="Benchmark of the finite-sample simulator's step.")
     g = ap.add_argument_group("main table (not with --scaling-only)")
     g.add_argument("--N", type=number(int, "--N", low=2), default=None, help="training samples (default 16384)")
-    g.add_argument("--D", type=number(int, "--D", low=8, high=D_MAX), default=None,
-                   help="patches, a multiple of C = 4 (d = D; default 64)")
-    g.add_argument("--n-test", type=number(int, "--n-test", low=1), default=None,
-                   help="test samples of the timed simulate() run (default 8192)")
-    g.add_argument("--replicas", type=number(int, "--replicas", low=1), default=None,
-                   help="replicas sharing one X (default 8)")
-    g.add_argument("--sim-steps", type=number(int, "--sim-steps", low=1), default=None,
-                   help="steps of each timed simulate() (default 50: records at 0 and 50, its default rate)")
+    g.add_argument(
+        "--D",
+        type=number(int, "--D", low=8, high=D_MAX),
+        default=None,
+        help="patches, a multiple of C = 4 (d = D; default 64)",
+    )
+    g.add_argument(
+        "--n-test",
+        type=number(int, "--n-test", low=1),
+        default=None,
+        help="test samples of the timed simulate() run (default 8192)",
+    )
+    g.add_argument(
+        "--replicas", type=number(int, "--replicas", low=1), default=None, help="replicas sharing one X (default 8)"
+    )
+    g.add_argument(
+        "--sim-steps",
+        type=number(int, "--sim-steps", low=1),
+        default=None,
+        help="steps of each timed simulate() (default 50: records at 0 and 50, its default rate)",
+    )
     g.add_argument("--dtypes", default=None, help="comma-separated storage dtypes (default float64,float32)")
     g.add_argument("--no-torch", action="store_true", help="skip the autograd reference")
     g.add_argument("--no-simulate", action="store_true", help="skip timing simulate() per step")
     ap.add_argument("--repeats", type=number(int, "--repeats", low=1), default=7)
-    ap.add_argument("--settle", type=number(float, "--settle", low=0, high=10), default=SETTLE,
-                    help="pause before each timed call, 0..10 s "
-                         "(default %(default)s: lets spinning BLAS threads sleep)")
+    ap.add_argument(
+        "--settle",
+        type=number(float, "--settle", low=0, high=10),
+        default=SETTLE,
+        help="pause before each timed call, 0..10 s (default %(default)s: lets spinning BLAS threads sleep)",
+    )
     ap.add_argument("--scaling", action="store_true", help="step time against N and D, memory per sample")
     ap.add_argument("--scaling-only", action="store_true", help="only the --scaling part")
     g = ap.add_argument_group("--scaling")
     g.add_argument("--no-memory", action="store_true", help="skip the memory runs of --scaling")
     g.add_argument("--scaling-N", type=_ints("--scaling-N"), default=None, help="default 4096,16384,65536")
-    g.add_argument("--scaling-D", type=_ints("--scaling-D"), default=None,
-                   help="multiples of 4, >= 8 (default 16,32,64,128)")
-    g.add_argument("--scaling-N-for-D", type=number(int, "--scaling-N-for-D", low=1), default=None,
-                   help="N of the runs against D (default 4096)")
+    g.add_argument(
+        "--scaling-D", type=_ints("--scaling-D"), default=None, help="multiples of 4, >= 8 (default 16,32,64,128)"
+    )
+    g.add_argument(
+        "--scaling-N-for-D",
+        type=number(int, "--scaling-N-for-D", low=1),
+        default=None,
+        help="N of the runs against D (default 4096)",
+    )
     g.add_argument("--scaling-dtype", choices=("float32", "float64"), default=None, help="default float32")
-    g.add_argument("--memory-N", type=_ints("--memory-N"), default=None,
-                   help="the two N of the memory runs (default 4096,16384)")
-    g.add_argument("--memory-budget-gib", type=positive(float, "--memory-budget-gib"), default=None,
-                   help="memory budget of the N_max extrapolation, GiB (default 24)")
+    g.add_argument(
+        "--memory-N", type=_ints("--memory-N"), default=None, help="the two N of the memory runs (default 4096,16384)"
+    )
+    g.add_argument(
+        "--memory-budget-gib",
+        type=positive(float, "--memory-budget-gib"),
+        default=None,
+        help="memory budget of the N_max extrapolation, GiB (default 24)",
+    )
     ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
-    ap.add_argument("--out", type=Path, default=Path("bench_results/simulate.csv"),
-                    help="CSV of the main table; scaling tables go next to it (default %(default)s)")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=Path("bench_results/simulate.csv"),
+        help="CSV of the main table; scaling tables go next to it (default %(default)s)",
+    )
     return ap
-
-
 
 
 def _flag(dest: str) -> str:
@@ -369,19 +492,37 @@ def _guard(args) -> None:
         R, D, N = args.replicas, args.D, args.N
         nb = -(-N // block_size(N))  # the kernel's blocks of samples (as in simulate_memory)
         est = simulate_memory(D, 4, None, N, 0 if args.no_simulate else args.n_test, dtype) + MemoryEstimate(
-            "replicas", (Term(f"{R} replicas: (R, D, D) logits, gradients and ({nb}, R, D, D) partial gradients",
-                              (8 + nb) * R * D * D * 8, {"replicas": R, "D": D}),))
+            "replicas",
+            (
+                Term(
+                    f"{R} replicas: (R, D, D) logits, gradients and ({nb}, R, D, D) partial gradients",
+                    (8 + nb) * R * D * D * 8,
+                    {"replicas": R, "D": D},
+                ),
+            ),
+        )
         guard_memory(est, force=args.force, prog=PROG, flags={"d": None})
     if args.scaling or args.scaling_only:
         item = np.dtype(args.scaling_dtype).itemsize
-        guard_memory(sample_memory(64, 4, 64, max(args.scaling_N), item, "scaling_N"), force=args.force, prog=PROG,
-                     flags={"D": None, "d": None})
-        guard_memory(sample_memory(max(args.scaling_D), 4, max(args.scaling_D), args.scaling_N_for_D, item,
-                                   "scaling_N_for_D"), force=args.force, prog=PROG,
-                     flags={"D": "--scaling-D", "d": None})
+        guard_memory(
+            sample_memory(64, 4, 64, max(args.scaling_N), item, "scaling_N"),
+            force=args.force,
+            prog=PROG,
+            flags={"D": None, "d": None},
+        )
+        guard_memory(
+            sample_memory(max(args.scaling_D), 4, max(args.scaling_D), args.scaling_N_for_D, item, "scaling_N_for_D"),
+            force=args.force,
+            prog=PROG,
+            flags={"D": "--scaling-D", "d": None},
+        )
         if not args.no_memory:
-            guard_memory(simulate_memory(64, 4, None, args.memory_N[1], 1024, args.scaling_dtype), force=args.force,
-                         prog=PROG, flags={"N": "--memory-N", "D": None, "d": None, "n_test": None})
+            guard_memory(
+                simulate_memory(64, 4, None, args.memory_N[1], 1024, args.scaling_dtype),
+                force=args.force,
+                prog=PROG,
+                flags={"N": "--memory-N", "D": None, "d": None, "n_test": None},
+            )
 
 
 def _parse(argv):

@@ -41,8 +41,11 @@ def theorems_memory(s: Setting, only: list[str], full: bool) -> MemoryEstimate:
 
     parts = []
     if not only or "3.1" in only:
-        parts.append(theorem_3_1_memory(s) if only else
-                     theorem_3_1_memory(s, *((200_000, 200_000, 8_000) if full else (50_000, 50_000, 2_000))))
+        parts.append(
+            theorem_3_1_memory(s)
+            if only
+            else theorem_3_1_memory(s, *((200_000, 200_000, 8_000) if full else (50_000, 50_000, 2_000)))
+        )
     if not only or "3.2" in only:
         parts.append(theorem_3_2_memory(s.D, s.C, s.d, N=50_000 if (full and not only) else 5_000))
     if not only:
@@ -53,15 +56,24 @@ def theorems_memory(s: Setting, only: list[str], full: bool) -> MemoryEstimate:
 
 def build_parser():
     """The flags of ``theorydyn theorems`` (shared by the fuzz test of every CLI)."""
-    ap = ArgumentParser(prog=PROG, description="Numerical checks of Theorems 3.1, 3.2, 4.2 and Lemma 4.1 "
-                                               "(quick by default; --full for docs/theory.md §9 sizes).")
+    ap = ArgumentParser(
+        prog=PROG,
+        description="Numerical checks of Theorems 3.1, 3.2, 4.2 and Lemma 4.1 "
+        "(quick by default; --full for docs/theory.md §9 sizes).",
+    )
     add_setting_arguments(ap)
     ap.add_argument("--full", action="store_true", help="GD checks at the given D with N=16384, 1200 steps")
     ap.add_argument("--only", default="", help="comma-separated subset of 3.1,3.2 (the cheap checks alone)")
     ap.add_argument("--out", default=None, help="write the checks as CSV here (its folder is proven writable first)")
-    ap.add_argument("--figure31", nargs="?", const="figures/theorem31_glm.png", default=None, metavar="PNG",
-                    help="only draw the Theorem 3.1 scan (exact best-GLM error against q(D-C)/C^2, D in 64..256, "
-                         "C in 4..16) to PNG (default figures/theorem31_glm.png) and print the crossings")
+    ap.add_argument(
+        "--figure31",
+        nargs="?",
+        const="figures/theorem31_glm.png",
+        default=None,
+        metavar="PNG",
+        help="only draw the Theorem 3.1 scan (exact best-GLM error against q(D-C)/C^2, D in 64..256, "
+        "C in 4..16) to PNG (default figures/theorem31_glm.png) and print the crossings",
+    )
     ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
     return ap
 
@@ -98,24 +110,35 @@ def main(argv=None) -> int:
         fail("--full: has no effect with --only (Theorems 3.1 and 3.2 run at their own sample sizes)", prog)
     if not only:
         # theorem4.checks moves the setting to smaller D for the GD checks: refuse here what it would refuse there
-        for D2, what in ((16 if not args.full else min(s.D, 32), "Lemma 4.1 scaling"),
-                         (min(s.D, 32) if not args.full else s.D, "Theorem 4.2")):
+        for D2, what in (
+            (16 if not args.full else min(s.D, 32), "Lemma 4.1 scaling"),
+            (min(s.D, 32) if not args.full else s.D, "Theorem 4.2"),
+        ):
             try:
                 setting_at(s, D2)
             except ValueError as e:
                 mode = "--full" if args.full else "quick"
-                fail(f"--C: the {what} checks run at D={D2} ({mode} mode) and the setting "
-                     f"does not move there: {e}; use --only 3.1,3.2 or a C dividing {D2}", prog)
-    guard_memory(theorems_memory(s, only, args.full), force=args.force, prog=prog,
-                 flags={"N": None, "N_flat": None, "n_test": None})  # sample sizes fixed by the mode
+                fail(
+                    f"--C: the {what} checks run at D={D2} ({mode} mode) and the setting "
+                    f"does not move there: {e}; use --only 3.1,3.2 or a C dividing {D2}",
+                    prog,
+                )
+    guard_memory(
+        theorems_memory(s, only, args.full),
+        force=args.force,
+        prog=prog,
+        flags={"N": None, "N_flat": None, "n_test": None},
+    )  # sample sizes fixed by the mode
     out = output_file(args.out, "--out", prog) if args.out is not None else None
     say = lambda m: print(f"[theorems] {m}", file=sys.stderr, flush=True)  # noqa: E731
     if only:
-        checks = ((check_theorem_3_1(s, scan=False) if "3.1" in only else [])
-                  + (check_theorem_3_2(s) if "3.2" in only else []))
+        checks = (check_theorem_3_1(s, scan=False) if "3.1" in only else []) + (
+            check_theorem_3_2(s) if "3.2" in only else []
+        )
     else:
-        checks = [c for mod in (theorem31, theorem32, theorem4)
-                  for c in mod.checks(s, quick=not args.full, progress=say)]
+        checks = [
+            c for mod in (theorem31, theorem32, theorem4) for c in mod.checks(s, quick=not args.full, progress=say)
+        ]
     df = pd.DataFrame([c.row() for c in checks])
     with pd.option_context("display.width", 200, "display.max_colwidth", 70):
         print(df[["claim", "quantity", "measured", "ci_low", "ci_high", "threshold", "verdict"]].to_string(index=False))

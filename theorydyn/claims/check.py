@@ -31,8 +31,18 @@ import numpy as np
 
 from ..stats import mean_ci
 
-LEDGER_COLUMNS = ["claim", "quantity", "measured", "ci_low", "ci_high", "threshold", "verdict", "note",
-                  "route", "params"]
+LEDGER_COLUMNS = [
+    "claim",
+    "quantity",
+    "measured",
+    "ci_low",
+    "ci_high",
+    "threshold",
+    "verdict",
+    "note",
+    "route",
+    "params",
+]
 
 
 class Verdict(StrEnum):
@@ -88,14 +98,16 @@ class Check:
             raise ValueError(f"a {self.verdict} row needs a note saying why ({self.claim}: {self.quantity})")
 
     @classmethod
-    def exact(cls, claim: str, quantity: str, value: float, threshold: str, verdict: Verdict | bool,
-              **kw: Any) -> Check:
+    def exact(
+        cls, claim: str, quantity: str, value: float, threshold: str, verdict: Verdict | bool, **kw: Any
+    ) -> Check:
         """A row for an exact (non-random) computation: the interval is the value itself."""
         return cls(claim, quantity, float(value), threshold, verdict, ci_low=float(value), ci_high=float(value), **kw)
 
     @classmethod
-    def over_seeds(cls, claim: str, quantity: str, values: Sequence[float], threshold: str,
-                   verdict: Verdict | bool, **kw: Any) -> Check:
+    def over_seeds(
+        cls, claim: str, quantity: str, values: Sequence[float], threshold: str, verdict: Verdict | bool, **kw: Any
+    ) -> Check:
         """A row whose number is the mean over seeds of ``values``, with its 95% t-interval."""
         m, lo, hi = mean_ci(values)
         params = dict(kw.pop("params", {}))

@@ -43,8 +43,11 @@ def label_agreement(s: Setting) -> dict[str, float]:
     for _ in range(L - 1):
         total = np.convolve(total, T)  # law of the sum of the L - 1 thresholds on -C(L-1)..C(L-1)
     m = C + np.arange(-C * (L - 1), C * (L - 1) + 1)  # y f = C + sum
-    return {"agree": float(total[m > 0].sum()), "zero": float(total[m == 0].sum()),
-            "disagree": float(total[m < 0].sum())}
+    return {
+        "agree": float(total[m > 0].sum()),
+        "zero": float(total[m == 0].sum()),
+        "disagree": float(total[m < 0].sum()),
+    }
 
 
 def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
@@ -53,12 +56,19 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
         progress("Definition 2.1 (exact label agreement)")
     p = label_agreement(s)
     noise = 1.0 - p["agree"]
-    return [Check.exact("Definition 2.1", "1 - Pr[y f(X) > 0], exact (Assumption 1's labels against f)", noise,
-                        f"<= {NOISE_TOL} (1 - d^-omega(1))", noise <= NOISE_TOL,
-                        params=dict(D=s.D, C=s.C, q=round(s.q, 6), L=s.L),
-                        note=f"Pr[f = 0] = {p['zero']:.3g}, Pr[y f < 0] = {p['disagree']:.3g}",
-                        route="exhaustive enumeration of Assumption 1 and Monte Carlo on data.sample "
-                              "(tests/test_theorems.py::test_definition_2_1_label_agreement_exact_vs_enumeration)")]
+    return [
+        Check.exact(
+            "Definition 2.1",
+            "1 - Pr[y f(X) > 0], exact (Assumption 1's labels against f)",
+            noise,
+            f"<= {NOISE_TOL} (1 - d^-omega(1))",
+            noise <= NOISE_TOL,
+            params=dict(D=s.D, C=s.C, q=round(s.q, 6), L=s.L),
+            note=f"Pr[f = 0] = {p['zero']:.3g}, Pr[y f < 0] = {p['disagree']:.3g}",
+            route="exhaustive enumeration of Assumption 1 and Monte Carlo on data.sample "
+            "(tests/test_theorems.py::test_definition_2_1_label_agreement_exact_vs_enumeration)",
+        )
+    ]
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:

@@ -64,8 +64,16 @@ def _all_finite(v) -> bool:
     return bool(np.all(np.isfinite(np.asarray(v, dtype=float))))
 
 
-def checks(s: Setting, *, quick: bool = False, progress: Callable[[str], None] | None = None,
-           s_max: float | None = None, n_samples: int | None = None, seed: int = 0, seeds: int = 5) -> list[Check]:
+def checks(
+    s: Setting,
+    *,
+    quick: bool = False,
+    progress: Callable[[str], None] | None = None,
+    s_max: float | None = None,
+    n_samples: int | None = None,
+    seed: int = 0,
+    seeds: int = 5,
+) -> list[Check]:
     """The rows of the idealized dynamics at ``s`` (module docstring), one flow per seed (seeds
     ``seed`` … ``seed + seeds − 1``, independent Monte Carlo banks).
 
@@ -75,8 +83,9 @@ def checks(s: Setting, *, quick: bool = False, progress: Callable[[str], None] |
     say = progress or (lambda msg: None)
     s_max = s_max or default_horizon(s.D)
     n_samples = n_samples or (1500 if quick else 4000)
-    params = dict(D=s.D, C=s.C, q=round(s.q, 6), tau=s.tau, s_max=s_max, n_samples=n_samples,
-                  **departures(s, eta="flow"))
+    params = dict(
+        D=s.D, C=s.C, q=round(s.q, 6), tau=s.tau, s_max=s_max, n_samples=n_samples, **departures(s, eta="flow")
+    )
     per: dict[str, list[float]] = {}
     status = []
     results: list[Result] = []
@@ -101,7 +110,8 @@ def checks(s: Setting, *, quick: bool = False, progress: Callable[[str], None] |
             per["final_err_f"][-1] = float(traj["err_f"].iloc[-1])
         # the paper's Pr[f F <= 0]: a point with f = 0 counts as an error
         per.setdefault("final_err_f_all", []).append(
-            unconditional_error(per["final_err_f"][-1], float(traj["amb_f"].iloc[-1])))
+            unconditional_error(per["final_err_f"][-1], float(traj["amb_f"].iloc[-1]))
+        )
         per.setdefault("assoc", []).append(model.association(s, model.symmetric_attention(s, g[-1], r[-1])))
         # Event III: "α(t) increases again until the population risk becomes o(1)". Measured as the
         # change of α from T1 (γ overtakes max|ρ|) to the end of the run, relative to α(T1).
@@ -112,98 +122,202 @@ def checks(s: Setting, *, quick: bool = False, progress: Callable[[str], None] |
         results.append(res)
     bad = sorted({x for x in status if x != "ok"})
     note = f"solver: {bad}" if bad else ""
-    route_red = ("reduced recursion vs population GD of the full D x D model by exhaustive enumeration "
-                 "(tests/test_reduced_dynamics.py::test_gd_recursion_equals_full_model_population_gd); "
-                 "reduced gradient "
-                 "vs central differences (tests/test_reduced.py::test_gradient_matches_central_differences)")
-    route_ph = ("phase detection on a hand-built trajectory "
-                "(tests/test_reduced_dynamics.py::test_detect_phases_on_a_synthetic_trajectory)")
+    route_red = (
+        "reduced recursion vs population GD of the full D x D model by exhaustive enumeration "
+        "(tests/test_reduced_dynamics.py::test_gd_recursion_equals_full_model_population_gd); "
+        "reduced gradient "
+        "vs central differences (tests/test_reduced.py::test_gradient_matches_central_differences)"
+    )
+    route_ph = (
+        "phase detection on a hand-built trajectory "
+        "(tests/test_reduced_dynamics.py::test_detect_phases_on_a_synthetic_trajectory)"
+    )
 
     def over(claim, quantity, key, threshold, ok, route, extra=""):
         vals = per[key]
         if not _all_finite(vals):
             info = str(threshold).startswith("INFO")
-            return Check(claim, quantity, math.nan, threshold, Verdict.INFO if info else Verdict.FAIL,
-                         params=dict(params, seeds=seeds),
-                         note=f"not reached in {sum(not math.isfinite(v) for v in vals)} of {seeds} seeds; "
-                              f"values {vals}",
-                         route=route)
-        return Check.over_seeds(claim, quantity, vals, threshold, ok(vals), params=params,
-                                note="; ".join(x for x in (note, extra) if x), route=route)
+            return Check(
+                claim,
+                quantity,
+                math.nan,
+                threshold,
+                Verdict.INFO if info else Verdict.FAIL,
+                params=dict(params, seeds=seeds),
+                note=f"not reached in {sum(not math.isfinite(v) for v in vals)} of {seeds} seeds; values {vals}",
+                route=route,
+            )
+        return Check.over_seeds(
+            claim,
+            quantity,
+            vals,
+            threshold,
+            ok(vals),
+            params=params,
+            note="; ".join(x for x in (note, extra) if x),
+            route=route,
+        )
 
     scale = polylog_reading(s)
     start_ratio = lemma43_rate_ratio(s, 100_000, seed=seed + seeds)  # an independent bank
     per_seed_ratio = per["inc_ratio_min"]
     out = [
-        over("Lemma 4.3", "min over recorded intervals of the rate d gamma / ds", "dgamma_rate_min",
-             "> 0 in every seed", lambda v: min(v) > 0, route_red,
-             "the lemma: gamma(t+1) >= gamma(t) + eta polylog(d) alpha^p Gamma G^(p-1); a rate (increment / interval): "
-             "the minimum sits at s ~ 0, where it is the rate at s = 0"),
-        over("Lemma 4.3", "min over recorded intervals of d gamma / |d rho| (every increment, whole run), per seed",
-             "inc_ratio_min", f"> 1 in every seed (the lemma: >= D/polylog(d); D/ln(d)^2 = {scale:.3g})",
-             lambda v: min(v) > 1, route_red,
-             "the lemma gives d gamma >= eta polylog(d) a^p Gamma G^(p-1) and |d rho| <= the same / D, so the ratio is "
-             ">= D/polylog(d) with an unstated polylog and constant: at one D only '> 1' (what gamma >= rho needs) is "
-             "decidable; the growth in D is the across-D row. Per seed: "
-             + ", ".join(f"{v:.3g}" for v in per_seed_ratio)
-             + "; ratio / (D/ln(d)^2) per seed: " + ", ".join(f"{v / scale:.3g}" for v in per_seed_ratio)
-             + ". The minimum sits at the first recorded interval (s ~ 0.01): the rate ratio at s = 0, which a "
-             f"bank of 10^5 samples puts at {start_ratio:.4g} (the per-seed values carry the noise of their "
-             f"{n_samples}-sample banks)"),
-        over("Lemma 4.3", "median over phase II of d gamma / |d rho|", "lemma43_ratio",
-             f"INFO (the lemma: >= D/polylog(d); D/ln(d)^2 = {scale:.3g})", lambda v: Verdict.INFO, route_ph,
-             (f"ratio / D = {np.mean(per['lemma43_ratio']) / s.D:.3g}, ratio / (D/ln(d)^2) = "
-              f"{np.mean(per['lemma43_ratio']) / scale:.3g}") if _all_finite(per["lemma43_ratio"]) else ""),
-        over("Lemma 4.3 (consequence)", "min over recorded t > 0 of gamma(t) - rho(t)", "gap", "> 0 in every seed",
-             lambda v: min(v) > 0, route_red,
-             f"relative: min_t (gamma-rho)/(|gamma|+|rho|) = {min(per['gap_rel']):.3g} over seeds (t = 0 excluded: "
-             "gamma = rho = 0 there)"),
+        over(
+            "Lemma 4.3",
+            "min over recorded intervals of the rate d gamma / ds",
+            "dgamma_rate_min",
+            "> 0 in every seed",
+            lambda v: min(v) > 0,
+            route_red,
+            "the lemma: gamma(t+1) >= gamma(t) + eta polylog(d) alpha^p Gamma G^(p-1); a rate (increment / interval): "
+            "the minimum sits at s ~ 0, where it is the rate at s = 0",
+        ),
+        over(
+            "Lemma 4.3",
+            "min over recorded intervals of d gamma / |d rho| (every increment, whole run), per seed",
+            "inc_ratio_min",
+            f"> 1 in every seed (the lemma: >= D/polylog(d); D/ln(d)^2 = {scale:.3g})",
+            lambda v: min(v) > 1,
+            route_red,
+            "the lemma gives d gamma >= eta polylog(d) a^p Gamma G^(p-1) and |d rho| <= the same / D, so the ratio is "
+            ">= D/polylog(d) with an unstated polylog and constant: at one D only '> 1' (what gamma >= rho needs) is "
+            "decidable; the growth in D is the across-D row. Per seed: "
+            + ", ".join(f"{v:.3g}" for v in per_seed_ratio)
+            + "; ratio / (D/ln(d)^2) per seed: "
+            + ", ".join(f"{v / scale:.3g}" for v in per_seed_ratio)
+            + ". The minimum sits at the first recorded interval (s ~ 0.01): the rate ratio at s = 0, which a "
+            f"bank of 10^5 samples puts at {start_ratio:.4g} (the per-seed values carry the noise of their "
+            f"{n_samples}-sample banks)",
+        ),
+        over(
+            "Lemma 4.3",
+            "median over phase II of d gamma / |d rho|",
+            "lemma43_ratio",
+            f"INFO (the lemma: >= D/polylog(d); D/ln(d)^2 = {scale:.3g})",
+            lambda v: Verdict.INFO,
+            route_ph,
+            (
+                f"ratio / D = {np.mean(per['lemma43_ratio']) / s.D:.3g}, ratio / (D/ln(d)^2) = "
+                f"{np.mean(per['lemma43_ratio']) / scale:.3g}"
+            )
+            if _all_finite(per["lemma43_ratio"])
+            else "",
+        ),
+        over(
+            "Lemma 4.3 (consequence)",
+            "min over recorded t > 0 of gamma(t) - rho(t)",
+            "gap",
+            "> 0 in every seed",
+            lambda v: min(v) > 0,
+            route_red,
+            f"relative: min_t (gamma-rho)/(|gamma|+|rho|) = {min(per['gap_rel']):.3g} over seeds (t = 0 excluded: "
+            "gamma = rho = 0 there)",
+        ),
     ]
     out += lemma43_across_D(s)
-    for name, event, what in (("T0", "Event I", "end of phase I, alpha at its plateau"),
-                              ("T1", "Event II", "first s with gamma(s) > max_t |rho(t)|"),
-                              ("T1_mass", "Event II", "in-set attention mass Lambda+(C-1)Gamma reaches 1/2"),
-                              ("T2", "Event III", "error against f below 2%")):
+    for name, event, what in (
+        ("T0", "Event I", "end of phase I, alpha at its plateau"),
+        ("T1", "Event II", "first s with gamma(s) > max_t |rho(t)|"),
+        ("T1_mass", "Event II", "in-set attention mass Lambda+(C-1)Gamma reaches 1/2"),
+        ("T2", "Event III", "error against f below 2%"),
+    ):
         if name in DEFINITION_ROWS:  # the toolkit's own definitions: reported, not judged
-            out.append(over(f"Section 4.1, {event}", f"{name}: {what}", name, "INFO (a definition, not a claim)",
-                            lambda v: Verdict.INFO, route_ph, DEFINITION_ROWS[name]))
+            out.append(
+                over(
+                    f"Section 4.1, {event}",
+                    f"{name}: {what}",
+                    name,
+                    "INFO (a definition, not a claim)",
+                    lambda v: Verdict.INFO,
+                    route_ph,
+                    DEFINITION_ROWS[name],
+                )
+            )
             continue
-        out.append(over(f"Section 4.1, {event}", f"{name}: {what}", name, f"reached by s = {s_max:g} in every seed",
-                        lambda v: True, route_ph))
+        out.append(
+            over(
+                f"Section 4.1, {event}",
+                f"{name}: {what}",
+                name,
+                f"reached by s = {s_max:g} in every seed",
+                lambda v: True,
+                route_ph,
+            )
+        )
     glm = glm_oracle_error_exact(s)
-    out.append(over("Section 4.1, Event I", "error against f at T0 (the GLM-like plateau), given f != 0", "plateau_err",
-                    "INFO (Theorem 3.1: a GLM errs >= 1/8)", lambda v: Verdict.INFO, route_ph,
-                    f"at T0 gamma > rho already (the ties of s = 0 are broken), so the model is no longer a GLM and "
-                    f"may err less than any GLM: compare with the exact equal-weight GLM's error at this setting, "
-                    f"{glm['err_cond']:.4f} given f != 0 ({glm['err']:.4f} unconditional), not with 1/8 alone"))
+    out.append(
+        over(
+            "Section 4.1, Event I",
+            "error against f at T0 (the GLM-like plateau), given f != 0",
+            "plateau_err",
+            "INFO (Theorem 3.1: a GLM errs >= 1/8)",
+            lambda v: Verdict.INFO,
+            route_ph,
+            f"at T0 gamma > rho already (the ties of s = 0 are broken), so the model is no longer a GLM and "
+            f"may err less than any GLM: compare with the exact equal-weight GLM's error at this setting, "
+            f"{glm['err_cond']:.4f} given f != 0 ({glm['err']:.4f} unconditional), not with 1/8 alone",
+        )
+    )
+
     def event3(v):
         lo, hi = mean_ci(v)[1:]
         return Verdict.PASS if lo > 0 else Verdict.DEVIATES if hi < 0 else Verdict.INFO
 
-    out.append(over("Section 4.1, Event III", "relative change of alpha from T1 to the end of the run, "
-                    "(alpha(end) - alpha(T1)) / alpha(T1)", "alpha_III", "> 0 (the paper: alpha increases again)",
-                    event3, route_red,
-                    "DEVIATES when the 95% interval lies below 0: in the idealized dynamics alpha decreases in phase "
-                    "III while gamma grows (the model lowers the risk through attention, not through alpha)"))
-    out.append(over("Theorem 4.1 (1)",
-                    "patch association of the final A(gamma, rho) (Definition 2.2, fraction of rows)",
-                    "assoc", "== 1 in every seed", lambda v: min(v) == 1.0,
-                    "brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)"))
+    out.append(
+        over(
+            "Section 4.1, Event III",
+            "relative change of alpha from T1 to the end of the run, (alpha(end) - alpha(T1)) / alpha(T1)",
+            "alpha_III",
+            "> 0 (the paper: alpha increases again)",
+            event3,
+            route_red,
+            "DEVIATES when the 95% interval lies below 0: in the idealized dynamics alpha decreases in phase "
+            "III while gamma grows (the model lowers the risk through attention, not through alpha)",
+        )
+    )
+    out.append(
+        over(
+            "Theorem 4.1 (1)",
+            "patch association of the final A(gamma, rho) (Definition 2.2, fraction of rows)",
+            "assoc",
+            "== 1 in every seed",
+            lambda v: min(v) == 1.0,
+            "brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)",
+        )
+    )
     # Pr[f = 0] (exact) is the floor of every classifier's Pr[f F <= 0]: at or above the 2% reading of o(1)
     # no model can pass, and the setting is outside the regime where Assumption 2 makes Pr[f = 0] -> 0.
     floor = glm["amb"]
-    out.append(over("Theorem 4.1 (2)", "final population error against f, Pr[f F <= 0] (idealized dynamics)",
-                    "final_err_f_all", "< 0.02 (95% interval)",
-                    lambda v: Verdict.OUT_OF_SCOPE if floor >= ERR_TOL_41 else mean_ci(v)[2] < ERR_TOL_41, route_red,
-                    ("out of scope: " if floor >= ERR_TOL_41 else "")
-                    + f"the paper's quantity: f = 0 counts as an error; Pr[f=0] = {floor:.3g} (exact) is the floor of "
-                    f"every classifier" + (f", at or above {ERR_TOL_41:g}: no model reaches the 2% reading of o(1) at "
-                                           "this size (Assumption 2's q = poly(C)/D << 1 makes Pr[f=0] -> 0)"
-                                           if floor >= ERR_TOL_41 else "")
-                    + f"; given f != 0: {np.mean(per['final_err_f']):.4g}"))
-    out.append(over("Theorem 4.1 (2)", "final population error against f given f != 0, Pr[f F <= 0 | f != 0]",
-                    "final_err_f", "INFO (not the paper's quantity: f = 0 excluded)", lambda v: Verdict.INFO,
-                    route_red))
+    out.append(
+        over(
+            "Theorem 4.1 (2)",
+            "final population error against f, Pr[f F <= 0] (idealized dynamics)",
+            "final_err_f_all",
+            "< 0.02 (95% interval)",
+            lambda v: Verdict.OUT_OF_SCOPE if floor >= ERR_TOL_41 else mean_ci(v)[2] < ERR_TOL_41,
+            route_red,
+            ("out of scope: " if floor >= ERR_TOL_41 else "")
+            + f"the paper's quantity: f = 0 counts as an error; Pr[f=0] = {floor:.3g} (exact) is the floor of "
+            f"every classifier"
+            + (
+                f", at or above {ERR_TOL_41:g}: no model reaches the 2% reading of o(1) at "
+                "this size (Assumption 2's q = poly(C)/D << 1 makes Pr[f=0] -> 0)"
+                if floor >= ERR_TOL_41
+                else ""
+            )
+            + f"; given f != 0: {np.mean(per['final_err_f']):.4g}",
+        )
+    )
+    out.append(
+        over(
+            "Theorem 4.1 (2)",
+            "final population error against f given f != 0, Pr[f F <= 0 | f != 0]",
+            "final_err_f",
+            "INFO (not the paper's quantity: f = 0 excluded)",
+            lambda v: Verdict.INFO,
+            route_red,
+        )
+    )
     out += _flow_vs_gd(s, quick=quick)
     out += event_rows(s, results, params)
     return out
@@ -212,10 +326,10 @@ def checks(s: Setting, *, quick: bool = False, progress: Callable[[str], None] |
 #: Phase rows that are the toolkit's definitions, with why they are INFO (issue 17)
 DEFINITION_ROWS = {
     "T0": "INFO, not PASS: T0 is defined as the first s with alpha >= 0.9 x the plateau alpha reaches, so it is "
-          "reached by construction whenever alpha has a plateau (it was reached even at D = 16, q = 1, where every "
-          "other row fails); what Event I claims is tested by the row 'only v moves in phase I'",
+    "reached by construction whenever alpha has a plateau (it was reached even at D = 16, q = 1, where every "
+    "other row fails); what Event I claims is tested by the row 'only v moves in phase I'",
     "T1_mass": "INFO: the in-set attention mass reaching 1/2 is the toolkit's marker of phase II, not a claim of "
-               "the paper",
+    "the paper",
 }
 #: Event I, "only v moves in phase I": max(|gamma(T0)|, |rho(T0)|) / |alpha(T0) - alpha(0)| at most this
 #: (the attention logits move at most a tenth of what alpha moves), fixed before any run
@@ -238,33 +352,54 @@ def event_rows(s: Setting, results: list[Result], params: dict) -> list[Check]:
         if T0 is None:
             ratio.append(math.nan)
         else:
-            a, g, r = (float(np.interp(T0, tr["s"].to_numpy(float), tr[c].to_numpy(float)))
-                       for c in ("alpha", "gamma", "rho"))
+            a, g, r = (
+                float(np.interp(T0, tr["s"].to_numpy(float), tr[c].to_numpy(float))) for c in ("alpha", "gamma", "rho")
+            )
             da = abs(a - float(tr["alpha"].iloc[0]))
             ratio.append(max(abs(g), abs(r)) / da if da > 0 else math.inf)
         risk.append(float(tr["risk"].iloc[-1]))
         risk0.append(float(tr["risk"].iloc[0]))
-    route = ("reduced dynamics as in the rows above; verdicts on planted trajectories "
-             "(tests/test_verify.py::test_event_rows_can_fail)")
+    route = (
+        "reduced dynamics as in the rows above; verdicts on planted trajectories "
+        "(tests/test_verify.py::test_event_rows_can_fail)"
+    )
     floor = math.log(2) / 8
     if all(math.isfinite(r) for r in ratio):
         hi = mean_ci(ratio)[2]
         hi = max(ratio) if math.isnan(hi) else hi
-        e1 = Check.over_seeds("Section 4.1, Event I", "only v moves in phase I: max(|gamma(T0)|, |rho(T0)|) / "
-                              "|alpha(T0) - alpha(0)|", ratio, f"<= {EVENT_I_TOL} (95% upper bound)",
-                              bool(hi <= EVENT_I_TOL), params=params,
-                              note="per seed " + ", ".join(f"{r:.3g}" for r in ratio), route=route)
+        e1 = Check.over_seeds(
+            "Section 4.1, Event I",
+            "only v moves in phase I: max(|gamma(T0)|, |rho(T0)|) / |alpha(T0) - alpha(0)|",
+            ratio,
+            f"<= {EVENT_I_TOL} (95% upper bound)",
+            bool(hi <= EVENT_I_TOL),
+            params=params,
+            note="per seed " + ", ".join(f"{r:.3g}" for r in ratio),
+            route=route,
+        )
     else:
-        e1 = Check("Section 4.1, Event I", "only v moves in phase I: max(|gamma(T0)|, |rho(T0)|) / "
-                   "|alpha(T0) - alpha(0)|", math.nan, f"<= {EVENT_I_TOL} (95% upper bound)", Verdict.FAIL,
-                   params=dict(params, seeds=len(ratio)), note=f"T0 not reached (or alpha did not move): {ratio}",
-                   route=route)
+        e1 = Check(
+            "Section 4.1, Event I",
+            "only v moves in phase I: max(|gamma(T0)|, |rho(T0)|) / |alpha(T0) - alpha(0)|",
+            math.nan,
+            f"<= {EVENT_I_TOL} (95% upper bound)",
+            Verdict.FAIL,
+            params=dict(params, seeds=len(ratio)),
+            note=f"T0 not reached (or alpha did not move): {ratio}",
+            route=route,
+        )
     hi = mean_ci(risk)[2]
     hi = max(risk) if math.isnan(hi) else hi
-    e3 = Check.over_seeds("Section 4.1, Event III", "the risk becomes o(1): final population risk", risk,
-                          f"< log(2)/8 = {floor:.4f} (95% upper bound; a GLM's floor)", bool(hi < floor),
-                          params=params, note=f"initial risk {np.mean(risk0):.4f}; per seed "
-                                              + ", ".join(f"{r:.4g}" for r in risk), route=route)
+    e3 = Check.over_seeds(
+        "Section 4.1, Event III",
+        "the risk becomes o(1): final population risk",
+        risk,
+        f"< log(2)/8 = {floor:.4f} (95% upper bound; a GLM's floor)",
+        bool(hi < floor),
+        params=params,
+        note=f"initial risk {np.mean(risk0):.4f}; per seed " + ", ".join(f"{r:.4g}" for r in risk),
+        route=route,
+    )
     return [e1, e3]
 
 
@@ -286,18 +421,28 @@ def _flow_vs_gd(s: Setting, quick: bool) -> list[Check]:
         gd = integrate(sx, method="gd", eta=eta, steps=int(round(horizon / eta)), expectation="exact").trajectory
         a_flow = np.interp(gd["s"].to_numpy(), flow["s"].to_numpy(), flow["alpha"].to_numpy())
         gaps.append(float(np.max(np.abs(gd["alpha"].to_numpy() - a_flow) / np.abs(a_flow))))
-    params = dict(D=D, C=s.C, q=round(s.q, 6), horizon=horizon, etas=list(etas), expectation="exact",
-                  **departures(sx))
+    params = dict(D=D, C=s.C, q=round(s.q, 6), horizon=horizon, etas=list(etas), expectation="exact", **departures(sx))
     order = float(np.log2(gaps[-2] / gaps[-1]))
     note = "solver consistency of two integrations of the same reduced risk, not a claim of the paper"
     return [
-        Check.exact("docs/theory.md §3 (GD vs flow)",
-                    f"max_s<={horizon:g} |alpha_GD - alpha_flow| / alpha_flow at eta = {etas[-1]:g}",
-                    gaps[-1], "INFO (small)", Verdict.INFO, params=params,
-                    note=f"{note}; gaps: " + ", ".join(f"{g:.3g}" for g in gaps)),
-        Check.exact("docs/theory.md §3 (GD vs flow)",
-                    f"order of convergence log2(gap(eta)/gap(eta/2)), eta = {etas[-2]:g}",
-                    order, "INFO (1: explicit Euler)", Verdict.INFO, params=params, note=note),
+        Check.exact(
+            "docs/theory.md §3 (GD vs flow)",
+            f"max_s<={horizon:g} |alpha_GD - alpha_flow| / alpha_flow at eta = {etas[-1]:g}",
+            gaps[-1],
+            "INFO (small)",
+            Verdict.INFO,
+            params=params,
+            note=f"{note}; gaps: " + ", ".join(f"{g:.3g}" for g in gaps),
+        ),
+        Check.exact(
+            "docs/theory.md §3 (GD vs flow)",
+            f"order of convergence log2(gap(eta)/gap(eta/2)), eta = {etas[-2]:g}",
+            order,
+            "INFO (1: explicit Euler)",
+            Verdict.INFO,
+            params=params,
+            note=note,
+        ),
     ]
 
 
@@ -336,7 +481,7 @@ def lemma43_rate_ratio(s: Setting, n_samples: int = 100_000, seed: int = 0, meth
 
 def lemma43_Ds(C: int) -> tuple[int, ...]:
     """The D of the across-D row: q = C²/D from 1/2 down to 1/16 (D = 2C², 4C², 8C², 16C²; 32…256 at C = 4)."""
-    return tuple(2 ** k * 2 * C * C for k in range(4))
+    return tuple(2**k * 2 * C * C for k in range(4))
 
 
 def lemma43_across_D(s: Setting, n_samples: int = 100_000, seeds: int = 5) -> list[Check]:
@@ -358,18 +503,41 @@ def lemma43_across_D(s: Setting, n_samples: int = 100_000, seeds: int = 5) -> li
     fit = fit_power_law_ci([d for d, _ in rows], [r for _, r in rows])
     a_k = local_exponent(Ds[0], Ds[-1])
     listing = "; ".join(f"D={D}: {np.mean(v):.4g} (ratio/D = {np.mean(v) / D:.3g})" for D, v in per_D.items())
-    params = dict(C=s.C, D=list(Ds), q="C^2/D", seeds=seeds, n_samples=n_samples, gamma=0, rho=0,
-                  **departures(s, eta="flow"))
-    route = ("reduced gradient vs the full model's population gradient by exhaustive enumeration "
-             "(tests/test_verify.py::test_lemma43_rate_ratio_matches_the_full_model)")
+    params = dict(
+        C=s.C, D=list(Ds), q="C^2/D", seeds=seeds, n_samples=n_samples, gamma=0, rho=0, **departures(s, eta="flow")
+    )
+    route = (
+        "reduced gradient vs the full model's population gradient by exhaustive enumeration "
+        "(tests/test_verify.py::test_lemma43_rate_ratio_matches_the_full_model)"
+    )
     if fit is None or any(r <= 0 for _, r in rows):
-        return [Check("Lemma 4.3 (across D)", "exponent b of the start rate ratio d gamma/|d rho| ~ D^b",
-                      math.nan, f">= {a_k:.3g} (D/ln(d)^2)", Verdict.FAIL, params=params, route=route,
-                      note=f"gamma does not outrun rho at some D (ratio <= 0) or too few points: {listing}")]
+        return [
+            Check(
+                "Lemma 4.3 (across D)",
+                "exponent b of the start rate ratio d gamma/|d rho| ~ D^b",
+                math.nan,
+                f">= {a_k:.3g} (D/ln(d)^2)",
+                Verdict.FAIL,
+                params=params,
+                route=route,
+                note=f"gamma does not outrun rho at some D (ratio <= 0) or too few points: {listing}",
+            )
+        ]
     ok = fit["b_high"] >= a_k
-    return [Check("Lemma 4.3 (across D)", "exponent b of the start rate ratio d gamma/|d rho| ~ D^b at q = C^2/D",
-                  fit["b"], f">= {a_k:.3g} (the exponent of D/ln(d)^2 over D = {Ds[0]}..{Ds[-1]}; 'order D': 1)",
-                  Verdict.PASS if ok else Verdict.DEVIATES, params=params, route=route,
-                  ci_low=fit["b_low"], ci_high=fit["b_high"],
-                  note=(f"ratio at gamma = rho = 0 (alpha = nu^(1/(p-1))), mean over seeds: {listing}. "
-                        + ("" if ok else "the ratio grows slower than the lemma's D/polylog(d) read as D/ln(d)^2")))]
+    return [
+        Check(
+            "Lemma 4.3 (across D)",
+            "exponent b of the start rate ratio d gamma/|d rho| ~ D^b at q = C^2/D",
+            fit["b"],
+            f">= {a_k:.3g} (the exponent of D/ln(d)^2 over D = {Ds[0]}..{Ds[-1]}; 'order D': 1)",
+            Verdict.PASS if ok else Verdict.DEVIATES,
+            params=params,
+            route=route,
+            ci_low=fit["b_low"],
+            ci_high=fit["b_high"],
+            note=(
+                f"ratio at gamma = rho = 0 (alpha = nu^(1/(p-1))), mean over seeds: {listing}. "
+                + ("" if ok else "the ratio grows slower than the lemma's D/polylog(d) read as D/ln(d)^2")
+            ),
+        )
+    ]

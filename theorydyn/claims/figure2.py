@@ -60,9 +60,17 @@ def _lower(c: Check) -> float:
     return c.measured if math.isnan(c.ci_low) else c.ci_low
 
 
-def verdict_rows(s: Setting, err: Sequence[float], assoc: Sequence[float], contrast_gain: Sequence[float],
-                 err_tol: float = 0.05, assoc_tol: float = 0.25, plateau: float | None = None,
-                 params: dict | None = None, assoc_untrained: float | None = None) -> list[Check]:
+def verdict_rows(
+    s: Setting,
+    err: Sequence[float],
+    assoc: Sequence[float],
+    contrast_gain: Sequence[float],
+    err_tol: float = 0.05,
+    assoc_tol: float = 0.25,
+    plateau: float | None = None,
+    params: dict | None = None,
+    assoc_untrained: float | None = None,
+) -> list[Check]:
     """The three verdict rows of Figure 2 from per-seed numbers of the positional model.
 
     * low error: PASS iff the upper 95% bound of the mean test error is ≤ ``err_tol``, else FAIL;
@@ -87,44 +95,75 @@ def verdict_rows(s: Setting, err: Sequence[float], assoc: Sequence[float], contr
     blocks = block_contrast(s, s.same_set.astype(float))
     per_seed = lambda v: np.round(np.asarray(v, float), 4).tolist()  # noqa: E731
     ref = f"linear-readout plateau {plateau:.3f}; " if plateau is not None else ""
-    e = Check.over_seeds("Figure 2", "test error Pr[y F <= 0] of the positional-attention ViT (learned P)",
-                         err, f"upper 95% bound <= {err_tol} (paper: low)", True, params=params)
+    e = Check.over_seeds(
+        "Figure 2",
+        "test error Pr[y F <= 0] of the positional-attention ViT (learned P)",
+        err,
+        f"upper 95% bound <= {err_tol} (paper: low)",
+        True,
+        params=params,
+    )
     ok = _upper(e) <= err_tol
-    e = replace(e, verdict=Verdict.PASS if ok else Verdict.FAIL, note=f"{ref}per seed {per_seed(err)}",
-                route="torch autograd vs finite differences; readout vs theorydyn.model.forward")
-    out_of_scope = (f"low test error not reached (upper bound {_upper(e):.3f} > {err_tol}); "
-                    "the claim concerns the model at low error; ")
+    e = replace(
+        e,
+        verdict=Verdict.PASS if ok else Verdict.FAIL,
+        note=f"{ref}per seed {per_seed(err)}",
+        route="torch autograd vs finite differences; readout vs theorydyn.model.forward",
+    )
+    out_of_scope = (
+        f"low test error not reached (upper bound {_upper(e):.3f} > {err_tol}); "
+        "the claim concerns the model at low error; "
+    )
 
-    a = Check.over_seeds("Figure 2 / Definition 2.2",
-                         "patch association of the learned P^T P (fraction of rows, Top-C = own set)", assoc,
-                         f"upper 95% bound <= {assoc_tol} (paper: none); chance {chance:.4f}, full 1",
-                         Verdict.INFO, params=params, route="model.association (Definition 2.2)")
-    base = (f"per seed {per_seed(assoc)}; chance 1/binom(D-1,C-1) = {chance:.4f}"
-            + (f"; untrained {assoc_untrained:.4f}" if assoc_untrained is not None else ""))
+    a = Check.over_seeds(
+        "Figure 2 / Definition 2.2",
+        "patch association of the learned P^T P (fraction of rows, Top-C = own set)",
+        assoc,
+        f"upper 95% bound <= {assoc_tol} (paper: none); chance {chance:.4f}, full 1",
+        Verdict.INFO,
+        params=params,
+        route="model.association (Definition 2.2)",
+    )
+    base = f"per seed {per_seed(assoc)}; chance 1/binom(D-1,C-1) = {chance:.4f}" + (
+        f"; untrained {assoc_untrained:.4f}" if assoc_untrained is not None else ""
+    )
     if not ok:
         verdict, note = Verdict.OUT_OF_SCOPE, out_of_scope + base
     elif _upper(a) <= assoc_tol:
         verdict, note = Verdict.PASS, f"at low error the learned P^T P is not associated; {base}"
     else:
-        how = ("association established (lower bound above the tolerance)" if _lower(a) > assoc_tol
-               else "association not excluded (interval straddles the tolerance)")
+        how = (
+            "association established (lower bound above the tolerance)"
+            if _lower(a) > assoc_tol
+            else "association not excluded (interval straddles the tolerance)"
+        )
         verdict, note = Verdict.DEVIATES, f"the paper: P^T P does not match the sets; measured: {how}; {base}"
     a = replace(a, verdict=verdict, note=note)
 
-    c = Check.over_seeds("Figure 2", "block contrast z of the learned P^T P minus the untrained one (paired)",
-                         contrast_gain,
-                         f"95% interval reaches 0 (paper: looks random); perfect blocks z = {blocks:.2f}",
-                         Verdict.INFO, params=params, route="block_contrast tested on exact block matrices")
-    base = (f"per seed {per_seed(contrast_gain)}; z = (mean in-set - mean cross-set)/std of the off-diagonal; "
-            f"perfect blocks {blocks:.2f}")
+    c = Check.over_seeds(
+        "Figure 2",
+        "block contrast z of the learned P^T P minus the untrained one (paired)",
+        contrast_gain,
+        f"95% interval reaches 0 (paper: looks random); perfect blocks z = {blocks:.2f}",
+        Verdict.INFO,
+        params=params,
+        route="block_contrast tested on exact block matrices",
+    )
+    base = (
+        f"per seed {per_seed(contrast_gain)}; z = (mean in-set - mean cross-set)/std of the off-diagonal; "
+        f"perfect blocks {blocks:.2f}"
+    )
     if not ok:
         verdict, note = Verdict.OUT_OF_SCOPE, out_of_scope + base
     elif _lower(c) <= 0:
         verdict, note = Verdict.PASS, f"no block structure detected over {len(contrast_gain)} seeds; {base}"
     else:
-        verdict, note = (Verdict.DEVIATES, f"the paper: P^T P looks random; measured: set-mates' encodings are "
-                                           f"more similar than after init (lower bound {_lower(c):.2f} > 0), "
-                                           f"partial block structure; {base}")
+        verdict, note = (
+            Verdict.DEVIATES,
+            f"the paper: P^T P looks random; measured: set-mates' encodings are "
+            f"more similar than after init (lower bound {_lower(c):.2f} > 0), "
+            f"partial block structure; {base}",
+        )
     c = replace(c, verdict=verdict, note=note)
     return [e, a, c]
 
@@ -150,21 +189,34 @@ def sensitivity_row(s: Setting, main: Sequence[TrainRun], unit: Sequence[TrainRu
     p0 = main[0].params
     return Check.over_seeds(
         "Figure 2 / Definition 2.2 (sensitivity to P's initialisation)",
-        "patch association of the learned P^T P with P ~ N(0, 1), omega = 0.1 (the earlier ledger's init)", a_unit,
-        "INFO (the main row uses Parametrization 3.1's scale)", Verdict.INFO,
+        "patch association of the learned P^T P with P ~ N(0, 1), omega = 0.1 (the earlier ledger's init)",
+        a_unit,
+        "INFO (the main row uses Parametrization 3.1's scale)",
+        Verdict.INFO,
         params=dict(params, p_std=UNIT_INIT["p_std"], omega=UNIT_INIT["omega"]),
-        note=(f"association at Parametrization 3.1's scale (p_std = {p0.get('p_std', float('nan')):.4g}, "
-              f"omega = {p0.get('omega')}): mean {np.mean(a_main):.4f}, per seed {per(a_main)}; at N(0, 1): mean "
-              f"{np.mean(a_unit):.4f}, per seed {per(a_unit)}; test error at N(0, 1) {np.mean(e_unit):.4f} "
-              f"(per seed {per(e_unit)}); a larger P makes P^T P start far from any block structure and move "
-              "relatively less"),
-        route="model.association (Definition 2.2)")
+        note=(
+            f"association at Parametrization 3.1's scale (p_std = {p0.get('p_std', float('nan')):.4g}, "
+            f"omega = {p0.get('omega')}): mean {np.mean(a_main):.4f}, per seed {per(a_main)}; at N(0, 1): mean "
+            f"{np.mean(a_unit):.4f}, per seed {per(a_unit)}; test error at N(0, 1) {np.mean(e_unit):.4f} "
+            f"(per seed {per(e_unit)}); a larger P makes P^T P start far from any block structure and move "
+            "relatively less"
+        ),
+        route="model.association (Definition 2.2)",
+    )
 
 
-def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None,
-           seeds: Iterable[int] = range(5), results: dict[str, list[TrainRun]] | None = None,
-           at: Setting | None = None, err_tol: float = 0.05, assoc_tol: float = 0.25,
-           unit_results: Sequence[TrainRun] | None = None) -> list[Check]:
+def checks(
+    s: Setting,
+    *,
+    quick: bool = True,
+    progress: Callable[[str], None] | None = None,
+    seeds: Iterable[int] = range(5),
+    results: dict[str, list[TrainRun]] | None = None,
+    at: Setting | None = None,
+    err_tol: float = 0.05,
+    assoc_tol: float = 0.25,
+    unit_results: Sequence[TrainRun] | None = None,
+) -> list[Check]:
     """The ledger rows of Figure 2 (module docstring and :func:`verdict_rows`): low error
     (PASS/FAIL), no association of the learned PᵀP and PᵀP looks random (PASS / DEVIATES /
     OUT_OF_SCOPE), and as INFO: the association of the positional logits, of the untrained PᵀP,
@@ -183,60 +235,129 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     s = figure2_setting() if at is None else at
     seeds = list(seeds)
     pi = paper_init(s)
-    res = results if results is not None else run(s, seeds, quick=quick, progress=progress, p_std=pi["p_std"],
-                                                  omega=pi["omega"])
+    res = (
+        results
+        if results is not None
+        else run(s, seeds, quick=quick, progress=progress, p_std=pi["p_std"], omega=pi["omega"])
+    )
     if unit_results is None and results is None:
-        unit_results = run(s, seeds, quick=quick, kinds=("positional",), progress=progress,
-                           p_std=UNIT_INIT["p_std"], omega=UNIT_INIT["omega"])["positional"]
+        unit_results = run(
+            s,
+            seeds,
+            quick=quick,
+            kinds=("positional",),
+            progress=progress,
+            p_std=UNIT_INIT["p_std"],
+            omega=UNIT_INIT["omega"],
+        )["positional"]
     pos, tee = res["positional"], res.get("T", [])
     n0 = pos[0].params
-    params = dict(D=s.D, C=s.C, partition=s.partition, N=n0["N"], steps=n0["steps"], lr=n0["lr"],
-                  optimizer="Adam", dtype=n0["dtype"], p_std=round(float(n0.get("p_std", 1.0)), 6),
-                  omega=n0.get("omega", 0.1))
+    params = dict(
+        D=s.D,
+        C=s.C,
+        partition=s.partition,
+        N=n0["N"],
+        steps=n0["steps"],
+        lr=n0["lr"],
+        optimizer="Adam",
+        dtype=n0["dtype"],
+        p_std=round(float(n0.get("p_std", 1.0)), 6),
+        omega=n0.get("omega", 0.1),
+    )
     vals = lambda rs, k: [getattr(r, k) for r in rs]  # noqa: E731
     per_seed = lambda v: np.round(np.asarray(v, float), 4).tolist()  # noqa: E731
     plateau = float(np.mean(vals(pos, "linear_err")))
     init = vals(pos, "assoc_init")
     gain = [r.contrast - r.contrast_init for r in pos]
-    rows = verdict_rows(s, vals(pos, "final_err"), vals(pos, "assoc"), gain, err_tol, assoc_tol, plateau, params,
-                        assoc_untrained=float(np.mean(init)))
+    rows = verdict_rows(
+        s,
+        vals(pos, "final_err"),
+        vals(pos, "assoc"),
+        gain,
+        err_tol,
+        assoc_tol,
+        plateau,
+        params,
+        assoc_untrained=float(np.mean(init)),
+    )
     if unit_results:
         rows.insert(2, sensitivity_row(s, pos, unit_results, params))
     chance = chance_association(s)
-    rows.append(Check.over_seeds(
-        "Figure 2 / Definition 2.2", "patch association of the learned positional logits (P^T W_Q)(P^T W_K)^T",
-        vals(pos, "assoc_logits"), "none (diagnostic)", Verdict.INFO, params=params,
-        note=(f"the scores the model uses (P^T P is what the paper shows); "
-              f"per seed {per_seed(vals(pos, 'assoc_logits'))}; "
-              f"block contrast z {np.mean(vals(pos, 'contrast_logits')):.2f}; "
-              f"||P^T P - init||/||init|| = {np.mean(vals(pos, 'moved')):.2f}"),
-        route="model.association (Definition 2.2)"))
-    rows.append(Check.over_seeds(
-        "Figure 2 / Definition 2.2", "patch association of the untrained P^T P", init, f"chance {chance:.4f}",
-        Verdict.INFO, params=params,
-        note=f"the baseline of the learned value; block contrast z {np.mean(vals(pos, 'contrast_init')):.2f}",
-        route="chance 1/binom(D-1,C-1) checked by Monte Carlo in tests"))
+    rows.append(
+        Check.over_seeds(
+            "Figure 2 / Definition 2.2",
+            "patch association of the learned positional logits (P^T W_Q)(P^T W_K)^T",
+            vals(pos, "assoc_logits"),
+            "none (diagnostic)",
+            Verdict.INFO,
+            params=params,
+            note=(
+                f"the scores the model uses (P^T P is what the paper shows); "
+                f"per seed {per_seed(vals(pos, 'assoc_logits'))}; "
+                f"block contrast z {np.mean(vals(pos, 'contrast_logits')):.2f}; "
+                f"||P^T P - init||/||init|| = {np.mean(vals(pos, 'moved')):.2f}"
+            ),
+            route="model.association (Definition 2.2)",
+        )
+    )
+    rows.append(
+        Check.over_seeds(
+            "Figure 2 / Definition 2.2",
+            "patch association of the untrained P^T P",
+            init,
+            f"chance {chance:.4f}",
+            Verdict.INFO,
+            params=params,
+            note=f"the baseline of the learned value; block contrast z {np.mean(vals(pos, 'contrast_init')):.2f}",
+            route="chance 1/binom(D-1,C-1) checked by Monte Carlo in tests",
+        )
+    )
     for kind, rs in (("positional logits (P^T W_Q)(P^T W_K)^T", pos), ("model (T)'s A_hat", tee)):
         if rs:
-            rows.append(Check.over_seeds(
-                "Figure 2", f"rows of the {kind} whose Top-C is some set S_l (own or not)",
-                vals(rs, "some_set_logits"), "none (diagnostic)", Verdict.INFO, params=params,
-                note=(f"per seed {per_seed(vals(rs, 'some_set_logits'))}; a readout sum_i sigma(h_i) fits f with any "
-                      "assignment of rows to sets, so the scores may group patches by set without each row "
-                      "choosing its own set (Definition 2.2)"),
-                route="set_rows tested on exact block and permuted-block matrices"))
+            rows.append(
+                Check.over_seeds(
+                    "Figure 2",
+                    f"rows of the {kind} whose Top-C is some set S_l (own or not)",
+                    vals(rs, "some_set_logits"),
+                    "none (diagnostic)",
+                    Verdict.INFO,
+                    params=params,
+                    note=(
+                        f"per seed {per_seed(vals(rs, 'some_set_logits'))}; a readout sum_i sigma(h_i) fits f with any "
+                        "assignment of rows to sets, so the scores may group patches by set without each row "
+                        "choosing its own set (Definition 2.2)"
+                    ),
+                    route="set_rows tested on exact block and permuted-block matrices",
+                )
+            )
     if tee:
-        rows.append(Check.over_seeds(
-            "Figure 2 (model (T))", "test error of model (T) trained the same way", vals(tee, "final_err"),
-            "none (comparison)", Verdict.INFO, params=params, note=f"per seed {per_seed(vals(tee, 'final_err'))}"))
-        rows.append(Check.over_seeds(
-            "Figure 2 (model (T)) / Definition 2.2",
-            "patch association of model (T)'s learned A_hat (diagonal beta included)", vals(tee, "assoc"),
-            "none (comparison)", Verdict.INFO, params=params,
-            note=(f"per seed {per_seed(vals(tee, 'assoc'))}; untrained {np.mean(vals(tee, 'assoc_init')):.4f}; "
-                  f"block contrast z {np.mean(vals(tee, 'contrast')):.2f} "
-                  f"(untrained {np.mean(vals(tee, 'contrast_init')):.2f})"),
-            route="model.association (Definition 2.2)"))
+        rows.append(
+            Check.over_seeds(
+                "Figure 2 (model (T))",
+                "test error of model (T) trained the same way",
+                vals(tee, "final_err"),
+                "none (comparison)",
+                Verdict.INFO,
+                params=params,
+                note=f"per seed {per_seed(vals(tee, 'final_err'))}",
+            )
+        )
+        rows.append(
+            Check.over_seeds(
+                "Figure 2 (model (T)) / Definition 2.2",
+                "patch association of model (T)'s learned A_hat (diagonal beta included)",
+                vals(tee, "assoc"),
+                "none (comparison)",
+                Verdict.INFO,
+                params=params,
+                note=(
+                    f"per seed {per_seed(vals(tee, 'assoc'))}; untrained {np.mean(vals(tee, 'assoc_init')):.4f}; "
+                    f"block contrast z {np.mean(vals(tee, 'contrast')):.2f} "
+                    f"(untrained {np.mean(vals(tee, 'contrast_init')):.2f})"
+                ),
+                route="model.association (Definition 2.2)",
+            )
+        )
     return rows
 
 
@@ -251,7 +372,11 @@ def memory(s: Setting, quick: bool) -> MemoryEstimate:
     cfg = QUICK if quick else FULL
     N, n = int(cfg["N"]), int(cfg["N"] + cfg["N_test"])
     draw = sample_memory(fs.D, fs.C, fs.d, n, 8, "N")
-    return MemoryEstimate("Figure 2 check", draw.terms + (
-        Term(f"float32 tensors of X ({n}, {fs.D}, {fs.d})", n * fs.D * fs.d * 4, {"N": n}),
-        Term(f"activations of one pass ({N}, {fs.D}) float32 (6)", 6 * N * fs.D * 4, {"N": N}),
-    ))
+    return MemoryEstimate(
+        "Figure 2 check",
+        draw.terms
+        + (
+            Term(f"float32 tensors of X ({n}, {fs.D}, {fs.d})", n * fs.D * fs.d * 4, {"N": n}),
+            Term(f"activations of one pass ({N}, {fs.D}) float32 (6)", 6 * N * fs.D * 4, {"N": N}),
+        ),
+    )

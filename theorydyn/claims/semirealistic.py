@@ -27,8 +27,16 @@ from ..simulate import simulate
 QUANTITIES = ("alpha", "gamma", "rho", "err_f")
 
 
-def reduced_trajectory(s: Setting, eta: float, steps: int, method: str = "gd", expectation: str = "auto",
-                       n_samples: int = 20000, seed: int = 0, n_points: int = 400) -> pd.DataFrame:
+def reduced_trajectory(
+    s: Setting,
+    eta: float,
+    steps: int,
+    method: str = "gd",
+    expectation: str = "auto",
+    n_samples: int = 20000,
+    seed: int = 0,
+    n_points: int = 400,
+) -> pd.DataFrame:
     """:func:`theorydyn.reduced.integrate` from the idealized init up to s = η·steps.
 
     ``method="gd"``: the same discrete recursion as the simulator (then the gap is the finite-N
@@ -43,8 +51,7 @@ def reduced_trajectory(s: Setting, eta: float, steps: int, method: str = "gd", e
             return reduced.integrate(s, method=method, expectation="exact", **kw).trajectory
         except ValueError:
             expectation = "mc"
-    return reduced.integrate(s, method=method, expectation=expectation, n_samples=n_samples, seed=seed,
-                             **kw).trajectory
+    return reduced.integrate(s, method=method, expectation=expectation, n_samples=n_samples, seed=seed, **kw).trajectory
 
 
 def gaps(sim: pd.DataFrame, red: pd.DataFrame) -> dict[str, float]:
@@ -62,12 +69,23 @@ def gaps(sim: pd.DataFrame, red: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def compare_with_reduced(s: Setting, Ns: Sequence[int] = (1024, 4096, 16384, 65536), eta: float = 1.0,
-                         steps: int = 200, seeds: Sequence[int] = (0,), init: str = "idealized",
-                         omega: float = 1e-3, dtype: str = "float64", record_every: int | None = None,
-                         n_test: int = 8192, reduced_method: str = "gd", expectation: str = "auto",
-                         n_samples: int = 20000, reduced_traj: pd.DataFrame | None = None,
-                         progress: bool = False):
+def compare_with_reduced(
+    s: Setting,
+    Ns: Sequence[int] = (1024, 4096, 16384, 65536),
+    eta: float = 1.0,
+    steps: int = 200,
+    seeds: Sequence[int] = (0,),
+    init: str = "idealized",
+    omega: float = 1e-3,
+    dtype: str = "float64",
+    record_every: int | None = None,
+    n_test: int = 8192,
+    reduced_method: str = "gd",
+    expectation: str = "auto",
+    n_samples: int = 20000,
+    reduced_traj: pd.DataFrame | None = None,
+    progress: bool = False,
+):
     """Simulator against the reduced dynamics for N in ``Ns``: the gap must shrink as N grows.
 
     Args:
@@ -87,11 +105,15 @@ def compare_with_reduced(s: Setting, Ns: Sequence[int] = (1024, 4096, 16384, 655
     """
     if init not in ("idealized", "realistic"):
         raise ValueError(f"init must be 'idealized' or 'realistic', got {init!r}")
-    red = reduced_traj if reduced_traj is not None else reduced_trajectory(s, eta, steps, reduced_method,
-                                                                             expectation, n_samples)
+    red = (
+        reduced_traj
+        if reduced_traj is not None
+        else reduced_trajectory(s, eta, steps, reduced_method, expectation, n_samples)
+    )
     record_every = record_every or max(1, steps // 50)
-    kw: dict[str, Any] = dict(eta=eta, steps=steps, omega=omega, record_every=record_every, dtype=dtype, n_test=n_test,
-              progress=progress)
+    kw: dict[str, Any] = dict(
+        eta=eta, steps=steps, omega=omega, record_every=record_every, dtype=dtype, n_test=n_test, progress=progress
+    )
     if init == "idealized":
         kw.update(A0=model.symmetric_attention(s, 0.0, 0.0), v0=s.alpha0 * np.asarray(s.w_star))
     rows, curves = [], {"reduced": red}

@@ -155,8 +155,7 @@ def theorem_3_1_scope(s: Setting, q_max: float = SCOPE_Q_MAX, L_min: int = SCOPE
     """
     spurious = s.q * (s.D - s.C)
     if not spurious > s.C:
-        return (f"Assumption 2 (more spurious features than informative ones): q(D-C) = {spurious:.3g} "
-                f"<= C = {s.C}")
+        return f"Assumption 2 (more spurious features than informative ones): q(D-C) = {spurious:.3g} <= C = {s.C}"
     if s.q > q_max:
         return f"Assumption 2 (q << 1, read as q <= {q_max:g}): q = {s.q:.3g}"
     if s.L < L_min:
@@ -164,8 +163,9 @@ def theorem_3_1_scope(s: Setting, q_max: float = SCOPE_Q_MAX, L_min: int = SCOPE
     return None
 
 
-def glm_crossing(s: Setting, bound: float | None = None, n_grid: int = 48, q_min: float = 1e-3,
-                 key: str = "err") -> dict[str, float]:
+def glm_crossing(
+    s: Setting, bound: float | None = None, n_grid: int = 48, q_min: float = 1e-3, key: str = "err"
+) -> dict[str, float]:
     """Where the exact error of the equal-weight GLM with the best link crosses the bound of Theorem 3.1.
 
     Along q ∈ [q_min, 1] at fixed (D, C) (other fields of ``s`` kept), err(q) = ``key`` of
@@ -187,8 +187,14 @@ def glm_crossing(s: Setting, bound: float | None = None, n_grid: int = 48, q_min
     qs = np.geomspace(q_min, 1.0, n_grid)
     e = np.array([err(q) for q in qs])
     above = np.flatnonzero(e >= 0)
-    out = dict(D=s.D, C=s.C, err_at_1=float(e[-1] + bound), q_star=float("nan"), x_star=float("nan"),
-               spurious_star=float("nan"))
+    out = dict(
+        D=s.D,
+        C=s.C,
+        err_at_1=float(e[-1] + bound),
+        q_star=float("nan"),
+        x_star=float("nan"),
+        spurious_star=float("nan"),
+    )
     if len(above) and above[0] > 0:
         k = above[0]
         q_star = float(brentq(err, qs[k - 1], qs[k], xtol=1e-12))
@@ -213,13 +219,19 @@ def glm_crossings(Ds=SCAN_31_D, Cs=SCAN_31_C, n_grid: int = 48) -> pd.DataFrame:
             if C < D and D % C == 0:
                 s = Setting(D=D, C=C, q=0.5)
                 cond = glm_crossing(s, n_grid=n_grid, key="err_cond")
-                rows.append(dict(glm_crossing(s, n_grid=n_grid, key="err"), x_scope=1.0 / C,
-                                 **{f"{k}_cond": cond[k] for k in ("q_star", "x_star", "spurious_star", "err_at_1")}))
+                rows.append(
+                    dict(
+                        glm_crossing(s, n_grid=n_grid, key="err"),
+                        x_scope=1.0 / C,
+                        **{f"{k}_cond": cond[k] for k in ("q_star", "x_star", "spurious_star", "err_at_1")},
+                    )
+                )
     return pd.DataFrame(rows)
 
 
-def theorem_3_1_scan(Ds=SCAN_31_D, Cs=SCAN_31_C, n_q: int = 40, base: Setting | None = None,
-                     n_grid: int = 48) -> tuple[pd.DataFrame, pd.DataFrame]:
+def theorem_3_1_scan(
+    Ds=SCAN_31_D, Cs=SCAN_31_C, n_q: int = 40, base: Setting | None = None, n_grid: int = 48
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The exact error of the equal-weight GLM with the best link against x = q(D − C)/C², for every
     (D, C) with C < D.
 
@@ -238,8 +250,17 @@ def theorem_3_1_scan(Ds=SCAN_31_D, Cs=SCAN_31_C, n_q: int = 40, base: Setting | 
             for q in np.geomspace(0.2 * C / (D - C), 1.0, n_q):
                 sq = s.replace(q=float(q))
                 e = glm_oracle_error_exact(sq)
-                rows.append(dict(D=D, C=C, q=float(q), x=q * (D - C) / C**2, spurious=q * (D - C), **e,
-                                 in_scope=theorem_3_1_scope(sq) is None))
+                rows.append(
+                    dict(
+                        D=D,
+                        C=C,
+                        q=float(q),
+                        x=q * (D - C) / C**2,
+                        spurious=q * (D - C),
+                        **e,
+                        in_scope=theorem_3_1_scope(sq) is None,
+                    )
+                )
     return pd.DataFrame(rows), glm_crossings(Ds, Cs, n_grid=n_grid)
 
 
@@ -251,13 +272,16 @@ def plot_theorem_3_1_scan(ax, curves, crossings) -> None:
     open: the conditional one); the dotted verticals are the scope boundary q(D − C) = C (x = 1/C)
     of each C, left of which the toolkit's Assumption 2 rule does not hold.
     """
-    colors = {C: c for C, c in zip(sorted(curves["C"].unique()), ("tab:blue", "tab:orange", "tab:green", "tab:red"),
-                                           strict=False)}
+    colors = {
+        C: c
+        for C, c in zip(sorted(curves["C"].unique()), ("tab:blue", "tab:orange", "tab:green", "tab:red"), strict=False)
+    }
     styles = {D: ls for D, ls in zip(sorted(curves["D"].unique()), ("-", "--", ":", "-."), strict=False)}
     for (D, C), g in curves.groupby(["D", "C"]):
         ax.plot(g["x"], g["err"], color=colors[C], ls=styles[D], lw=1.6, label=f"D={D}, C={C}")
-        ax.plot(g["x"], g["err_cond"], color=colors[C], ls=styles[D], lw=0.8, alpha=0.45,
-                label=f"D={D}, C={C} (given f≠0)")
+        ax.plot(
+            g["x"], g["err_cond"], color=colors[C], ls=styles[D], lw=0.8, alpha=0.45, label=f"D={D}, C={C} (given f≠0)"
+        )
     for C, col in colors.items():
         ax.axvline(1.0 / C, color=col, lw=0.8, ls=(0, (1, 3)))
     for _, r in crossings.iterrows():
@@ -291,8 +315,9 @@ def save_theorem_3_1_figure(path: str = "figures/theorem31_glm.png", csv: str | 
 
 
 # ---- the literal statement: any φ, any weights --------------------------------------------------
-def lookup_glm_error(s: Setting, X: np.ndarray, f: np.ndarray, base: int,
-                     weights: np.ndarray | None = None) -> dict[str, float]:
+def lookup_glm_error(
+    s: Setting, X: np.ndarray, f: np.ndarray, base: int, weights: np.ndarray | None = None
+) -> dict[str, float]:
     """Error of the GLM g = φ(Σ_j ⟨w_j, X_j⟩) with w_j = base^j w* and the best link φ (a lookup table:
     per value of the projection, the weighted majority of sign f), on the points X with labels f.
 
@@ -322,8 +347,12 @@ def lookup_glm_error(s: Setting, X: np.ndarray, f: np.ndarray, base: int,
     err = amb + float(np.minimum(pos, neg).sum())  # φ = majority; f = 0 errs whatever φ says
     n_T = len(pos)
     n_z = len(np.unique(z, axis=0))
-    return {"err": err, "err_cond": (err - amb) / (1 - amb) if amb < 1 else float("nan"), "amb": amb,
-            "injective": float(n_T == n_z)}
+    return {
+        "err": err,
+        "err_cond": (err - amb) / (1 - amb) if amb < 1 else float("nan"),
+        "amb": amb,
+        "injective": float(n_T == n_z),
+    }
 
 
 #: The small setting of the exact literal-statement row (issue 21's example): q(D − C) = 3 > C, q = 1/2, L = 4.
@@ -358,12 +387,12 @@ def literal_construction_mc(s: Setting, N: int, seed: int, base: int = 3, chunk:
         e = lookup_glm_error(s, b.X, data.labelling(s, b.X), base)
         err, amb, inj = err + e["err"] * n, amb + e["amb"] * n, min(inj, e["injective"])
     err, amb = err / N, amb / N
-    return {"err": err, "err_cond": (err - amb) / (1 - amb) if amb < 1 else float("nan"), "amb": amb,
-            "injective": inj}
+    return {"err": err, "err_cond": (err - amb) / (1 - amb) if amb < 1 else float("nan"), "amb": amb, "injective": inj}
 
 
-def best_phi_error(proj_fit: np.ndarray, f_fit: np.ndarray, proj_test: np.ndarray, f_test: np.ndarray,
-                   bins: int = 64) -> dict[str, float]:
+def best_phi_error(
+    proj_fit: np.ndarray, f_fit: np.ndarray, proj_test: np.ndarray, f_test: np.ndarray, bins: int = 64
+) -> dict[str, float]:
     """Error of the best φ for a fixed projection: φ = per-bin majority of sign f, fitted on one
     sample and measured on another (Theorem 3.1's g = φ ∘ projection).
 
@@ -387,8 +416,9 @@ def best_phi_error(proj_fit: np.ndarray, f_fit: np.ndarray, proj_test: np.ndarra
     return {"err": float(wrong.mean()), "err_cond": float(wrong[dec].mean()) if dec.any() else float("nan")}
 
 
-def _glm_fitted_errors(s: Setting, N_fit: int, N_test: int, N_flat: int, lam: float,
-                       rng: np.random.Generator) -> dict[str, dict[str, float]]:
+def _glm_fitted_errors(
+    s: Setting, N_fit: int, N_test: int, N_flat: int, lam: float, rng: np.random.Generator
+) -> dict[str, dict[str, float]]:
     """One seed of the fitted GLMs of Theorem 3.1: {name: {"err": Pr[f g ≤ 0], "err_cond": Pr[f g ≤ 0 | f ≠ 0]}}
     (module docstring)."""
     y1, _, z1 = data.sample_z(s, N_fit, rng)
@@ -397,8 +427,11 @@ def _glm_fitted_errors(s: Setting, N_fit: int, N_test: int, N_flat: int, lam: fl
     half = N_fit // 2
     # Fitted to sign f (the target of Theorem 3.1); the rare f = 0 samples get label +1.
     lr = fit_logreg(z1[:half].astype(float), np.sign(f1[:half]) + (f1[:half] == 0), lam)
-    errs = {"logistic regression on <w*, X_j>": best_phi_error(lr.decision(z1[half:].astype(float)), f1[half:],
-                                                               lr.decision(z2.astype(float)), f2)}
+    errs = {
+        "logistic regression on <w*, X_j>": best_phi_error(
+            lr.decision(z1[half:].astype(float)), f1[half:], lr.decision(z2.astype(float)), f2
+        )
+    }
     if N_flat >= 4:
         b = data.sample(s, N_flat, seed=rng)
         fb = data.labelling(s, b.X)
@@ -406,7 +439,8 @@ def _glm_fitted_errors(s: Setting, N_fit: int, N_test: int, N_flat: int, lam: fl
         lrx = fit_logreg(b.X[:h], np.sign(fb[:h]) + (fb[:h] == 0), lam)
         bt = data.sample(s, min(N_test, 20_000), seed=rng)
         errs["logistic regression on flattened X"] = best_phi_error(
-            lrx.decision(b.X[h:]), fb[h:], lrx.decision(bt.X), data.labelling(s, bt.X))
+            lrx.decision(b.X[h:]), fb[h:], lrx.decision(bt.X), data.labelling(s, bt.X)
+        )
     return errs
 
 
@@ -414,17 +448,32 @@ def _glm_fitted_errors(s: Setting, N_fit: int, N_test: int, N_flat: int, lam: fl
 SCOPE_STATEMENT = "Assumption 1 only (the theorem's statement)"
 SCOPE_TOOLKIT = "Assumption 1 + the toolkit's Assumption 2 rule (theorem_3_1_scope)"
 BOUND_TEXT = ">= 0.125"
-ROUTE_EXACT = ("FFT power vs set-by-set DP vs exhaustive enumeration vs Monte Carlo "
-               "(tests/test_theorems.py::test_glm_oracle_error_*)")
-ROUTE_FIT = ("logistic regression gradient vs central differences "
-             "(tests/test_transfer.py::test_logreg_gradient_matches_central_differences)")
-ROUTE_LITERAL = ("lookup GLM with weights 1^j = the exact equal-weight route, and base 3 injective / base 2 colliding "
-                 "on the exhaustive enumeration (tests/test_theorems.py::test_literal_*)")
+ROUTE_EXACT = (
+    "FFT power vs set-by-set DP vs exhaustive enumeration vs Monte Carlo "
+    "(tests/test_theorems.py::test_glm_oracle_error_*)"
+)
+ROUTE_FIT = (
+    "logistic regression gradient vs central differences "
+    "(tests/test_transfer.py::test_logreg_gradient_matches_central_differences)"
+)
+ROUTE_LITERAL = (
+    "lookup GLM with weights 1^j = the exact equal-weight route, and base 3 injective / base 2 colliding "
+    "on the exhaustive enumeration (tests/test_theorems.py::test_literal_*)"
+)
 
 
-def check_theorem_3_1(s: Setting, N_fit: int = 100_000, N_test: int = 100_000, N_flat: int = 2_000,
-                      lam: float = 1e-3, seeds: int = 5, seed: int = 0, scan: bool = True, literal: bool = True,
-                      N_literal: int = 10_000) -> list[Check]:
+def check_theorem_3_1(
+    s: Setting,
+    N_fit: int = 100_000,
+    N_test: int = 100_000,
+    N_flat: int = 2_000,
+    lam: float = 1e-3,
+    seeds: int = 5,
+    seed: int = 0,
+    scan: bool = True,
+    literal: bool = True,
+    N_literal: int = 10_000,
+) -> list[Check]:
     """Theorem 3.1 (any GLM g = φ(Σ_j ⟨w_j, X_j⟩) has Pr[f g ≤ 0] ≥ 1/8), on the paper's quantity
     Pr[f g ≤ 0] (a point with f = 0 has f g = 0 and counts as an error).
 
@@ -466,59 +515,119 @@ def check_theorem_3_1(s: Setting, N_fit: int = 100_000, N_test: int = 100_000, N
         crossing.update(crossing or glm_crossing(s, n_grid=24))
         xs = crossing["x_star"]
         where = "inside Assumption 2 (toolkit rule)" if reading == SCOPE_TOOLKIT else "under Assumption 1"
-        return Verdict.DEVIATES, (f"the bound fails {where}: q(D-C)/C^2 = {x:.3g} is below this (D, C)'s crossing "
-                                  f"x* = {xs:.3g} of the exact equal-weight Pr[f g <= 0] through 1/8 (the bound needs "
-                                  f"q(D-C) >~ 0.75 C^2, see the scan rows). {what}")
+        return Verdict.DEVIATES, (
+            f"the bound fails {where}: q(D-C)/C^2 = {x:.3g} is below this (D, C)'s crossing "
+            f"x* = {xs:.3g} of the exact equal-weight Pr[f g <= 0] through 1/8 (the bound needs "
+            f"q(D-C) >~ 0.75 C^2, see the scan rows). {what}"
+        )
 
     def other(ok: bool, what: str) -> str:
         """The verdict under the toolkit's reading, for a row judged under the statement's."""
         return f"{what}. Under the toolkit's Assumption 2 rule: {judge(ok, SCOPE_TOOLKIT, '')[0]}"
 
-    def both(quantity: str, value: float, ok: bool, what: str, route: str, lo: float | None = None,
-             hi: float | None = None, params: dict | None = None, claim: str = "Theorem 3.1",
-             why_crossing: bool = True) -> list[Check]:
+    def both(
+        quantity: str,
+        value: float,
+        ok: bool,
+        what: str,
+        route: str,
+        lo: float | None = None,
+        hi: float | None = None,
+        params: dict | None = None,
+        claim: str = "Theorem 3.1",
+        why_crossing: bool = True,
+    ) -> list[Check]:
         rows = []
         for reading in (SCOPE_STATEMENT, SCOPE_TOOLKIT):
             v, note = judge(ok, reading, what, why_crossing)
             p = dict(params or base, scope=reading)
-            rows.append(Check(claim, quantity, float(value), BOUND_TEXT, v, params=p, note=note, route=route,
-                              ci_low=float(value if lo is None else lo), ci_high=float(value if hi is None else hi)))
+            rows.append(
+                Check(
+                    claim,
+                    quantity,
+                    float(value),
+                    BOUND_TEXT,
+                    v,
+                    params=p,
+                    note=note,
+                    route=route,
+                    ci_low=float(value if lo is None else lo),
+                    ci_high=float(value if hi is None else hi),
+                )
+            )
         return rows
 
     exact = glm_oracle_error_exact(s)
     glm = "equal-weight GLM, best link (w_j = w*, phi = majority of sign f given the projection)"
-    upper = ("an upper bound on the best GLM's error (docs/theory.md §6.1): it can refute the bound, not confirm "
-             f"it; Pr[f=0] = {exact['amb']:.3g}, given f != 0: {exact['err_cond']:.4f}")
+    upper = (
+        "an upper bound on the best GLM's error (docs/theory.md §6.1): it can refute the bound, not confirm "
+        f"it; Pr[f=0] = {exact['amb']:.3g}, given f != 0: {exact['err_cond']:.4f}"
+    )
     checks = both(f"exact Pr[f g <= 0], g = {glm}", exact["err"], exact["err"] >= THEOREM_3_1_BOUND, upper, ROUTE_EXACT)
-    checks.append(Check.exact("Theorem 3.1", f"exact Pr[f g <= 0 | f != 0], g = {glm}", exact["err_cond"],
-                              "INFO (not the paper's quantity: f = 0 excluded)", Verdict.INFO,
-                              params=dict(base, scope="none (INFO)"), route=ROUTE_EXACT,
-                              note=f"the conditional error; the verdict rows judge Pr[f g <= 0] = {exact['err']:.4f}"))
+    checks.append(
+        Check.exact(
+            "Theorem 3.1",
+            f"exact Pr[f g <= 0 | f != 0], g = {glm}",
+            exact["err_cond"],
+            "INFO (not the paper's quantity: f = 0 excluded)",
+            Verdict.INFO,
+            params=dict(base, scope="none (INFO)"),
+            route=ROUTE_EXACT,
+            note=f"the conditional error; the verdict rows judge Pr[f g <= 0] = {exact['err']:.4f}",
+        )
+    )
     p_fit = dict(base, N_fit=N_fit, N_test=N_test, N_flat=N_flat, lam=lam)
     per_seed: dict[str, list[dict[str, float]]] = {}
     for k in range(seeds):
         rng = np.random.default_rng(np.random.SeedSequence([seed, k, 31]))
         for name, e in _glm_fitted_errors(s, N_fit, N_test, N_flat, lam, rng).items():
             per_seed.setdefault(name, []).append(e)
-    fit_note = ("phi = per-bin majority of sign f, fitted on held-out samples; a fitted error bounds the best GLM's "
-                "from above")
+    fit_note = (
+        "phi = per-bin majority of sign f, fitted on held-out samples; a fitted error bounds the best GLM's from above"
+    )
     for name, es in per_seed.items():
         vals = [e["err"] for e in es]
         m, lo, hi = mean_ci(vals)
         v, note = judge(hi >= THEOREM_3_1_BOUND, SCOPE_STATEMENT, fit_note)
-        checks.append(Check.over_seeds(
-            "Theorem 3.1", f"Pr[f g <= 0], g = best phi of {name}", vals, BOUND_TEXT, v,
-            params=dict(p_fit, scope=SCOPE_STATEMENT), route=ROUTE_FIT,
-            note=other(hi >= THEOREM_3_1_BOUND, f"{note}; given f != 0: {np.mean([e['err_cond'] for e in es]):.4f}")))
+        checks.append(
+            Check.over_seeds(
+                "Theorem 3.1",
+                f"Pr[f g <= 0], g = best phi of {name}",
+                vals,
+                BOUND_TEXT,
+                v,
+                params=dict(p_fit, scope=SCOPE_STATEMENT),
+                route=ROUTE_FIT,
+                note=other(
+                    hi >= THEOREM_3_1_BOUND, f"{note}; given f != 0: {np.mean([e['err_cond'] for e in es]):.4f}"
+                ),
+            )
+        )
     mins = np.min(np.array([[e["err"] for e in es] for es in per_seed.values()]), axis=0)
     mins_c = np.min(np.array([[e["err_cond"] for e in es] for es in per_seed.values()]), axis=0)
     m, lo, hi = mean_ci(mins)
-    checks += both("Pr[f g <= 0], g = best phi of min over the fitted GLMs (per seed)", m,
-                   hi >= THEOREM_3_1_BOUND, fit_note, ROUTE_FIT, lo, hi, dict(p_fit, seeds=seeds))
-    checks.append(Check.over_seeds("Theorem 3.1", "Pr[f g <= 0 | f != 0], g = best phi of min over the fitted GLMs "
-                                   "(per seed)", list(mins_c), "INFO (not the paper's quantity: f = 0 excluded)",
-                                   Verdict.INFO, params=dict(p_fit, scope="none (INFO)"), route=ROUTE_FIT,
-                                   note="the conditional error of the fitted GLMs"))
+    checks += both(
+        "Pr[f g <= 0], g = best phi of min over the fitted GLMs (per seed)",
+        m,
+        hi >= THEOREM_3_1_BOUND,
+        fit_note,
+        ROUTE_FIT,
+        lo,
+        hi,
+        dict(p_fit, seeds=seeds),
+    )
+    checks.append(
+        Check.over_seeds(
+            "Theorem 3.1",
+            "Pr[f g <= 0 | f != 0], g = best phi of min over the fitted GLMs (per seed)",
+            list(mins_c),
+            "INFO (not the paper's quantity: f = 0 excluded)",
+            Verdict.INFO,
+            params=dict(p_fit, scope="none (INFO)"),
+            route=ROUTE_FIT,
+            note="the conditional error of the fitted GLMs",
+        )
+    )
     if literal:
         checks += _literal_rows(s, exact, N_literal, seeds, seed, base, both)
     if scan:
@@ -526,8 +635,9 @@ def check_theorem_3_1(s: Setting, N_fit: int = 100_000, N_test: int = 100_000, N
     return checks
 
 
-def _literal_rows(s: Setting, exact: dict[str, float], N: int, seeds: int, seed: int, base: dict,
-                  both: Callable[..., list[Check]]) -> list[Check]:
+def _literal_rows(
+    s: Setting, exact: dict[str, float], N: int, seeds: int, seed: int, base: dict, both: Callable[..., list[Check]]
+) -> list[Check]:
     """The literal statement's rows (:func:`check_theorem_3_1`): the injective lookup GLM, exact at
     :data:`LITERAL_EXACT`, Monte Carlo at ``s``."""
     claim = "Theorem 3.1 (literal: any w_j, any phi)"
@@ -538,25 +648,56 @@ def _literal_rows(s: Setting, exact: dict[str, float], N: int, seeds: int, seed:
     ex2 = literal_construction_exact(base=2, **LITERAL_EXACT)
     reason2 = theorem_3_1_scope(sx)
     ok = ex["err"] >= THEOREM_3_1_BOUND
-    why = (f"the construction errs only where f = 0 (every classifier errs there): Pr[f g <= 0] = Pr[f=0] = "
-           f"{ex['amb']:.4f}, given f != 0: {ex['err_cond']:.3g} (equal weights: {eq['err']:.4f} / "
-           f"{eq['err_cond']:.4f}; "
-           f"colliding weights 2^j: {ex2['err']:.4f} / {ex2['err_cond']:.4f})")
-    note = (f"{why}; here Pr[f=0] >= 1/8, so the bound holds at this setting only through the ambiguous points"
-            if ok else f"read literally (any phi) Theorem 3.1 is false: {why}")
-    rows = [Check.exact(claim, f"exact Pr[f g <= 0], g = {glm}, D={sx.D}, C={sx.C}, q={sx.q:g} (enumerated)", ex["err"],
-                        BOUND_TEXT, Verdict.PASS if ok else Verdict.DEVIATES, route=ROUTE_LITERAL, note=note,
-                        params=dict(D=sx.D, C=sx.C, q=sx.q, scope=f"{SCOPE_STATEMENT}; toolkit rule: "
-                                    f"{'in scope' if reason2 is None else reason2}",
-                                    expectation="exhaustive enumeration", **departures(sx, model=False)))]
+    why = (
+        f"the construction errs only where f = 0 (every classifier errs there): Pr[f g <= 0] = Pr[f=0] = "
+        f"{ex['amb']:.4f}, given f != 0: {ex['err_cond']:.3g} (equal weights: {eq['err']:.4f} / "
+        f"{eq['err_cond']:.4f}; "
+        f"colliding weights 2^j: {ex2['err']:.4f} / {ex2['err_cond']:.4f})"
+    )
+    note = (
+        f"{why}; here Pr[f=0] >= 1/8, so the bound holds at this setting only through the ambiguous points"
+        if ok
+        else f"read literally (any phi) Theorem 3.1 is false: {why}"
+    )
+    rows = [
+        Check.exact(
+            claim,
+            f"exact Pr[f g <= 0], g = {glm}, D={sx.D}, C={sx.C}, q={sx.q:g} (enumerated)",
+            ex["err"],
+            BOUND_TEXT,
+            Verdict.PASS if ok else Verdict.DEVIATES,
+            route=ROUTE_LITERAL,
+            note=note,
+            params=dict(
+                D=sx.D,
+                C=sx.C,
+                q=sx.q,
+                scope=f"{SCOPE_STATEMENT}; toolkit rule: {'in scope' if reason2 is None else reason2}",
+                expectation="exhaustive enumeration",
+                **departures(sx, model=False),
+            ),
+        )
+    ]
     vals = [literal_construction_mc(s, N, seed + k)["err"] for k in range(seeds)]
     m, lo, hi = mean_ci(vals)
-    what = (f"read literally (any phi) Theorem 3.1 is false: with w_j = 3^j w* the projection is injective on the "
-            f"patterns <w*, X_j> in {{-1,0,1}} (balanced ternary) and a lookup phi computes sign f exactly; the error "
-            f"is Pr[f=0] (exact, FFT route: {exact['amb']:.3g}), the floor of every classifier, against "
-            f"{exact['err']:.4f} for equal weights. The paper's bound needs phi or the w_j restricted")
-    return rows + both(f"Pr[f g <= 0], g = {glm} (Monte Carlo)", m, hi >= THEOREM_3_1_BOUND, what, ROUTE_LITERAL,
-                       lo, hi, dict(base, N=N, seeds=seeds, dtype="float32"), claim=claim, why_crossing=False)
+    what = (
+        f"read literally (any phi) Theorem 3.1 is false: with w_j = 3^j w* the projection is injective on the "
+        f"patterns <w*, X_j> in {{-1,0,1}} (balanced ternary) and a lookup phi computes sign f exactly; the error "
+        f"is Pr[f=0] (exact, FFT route: {exact['amb']:.3g}), the floor of every classifier, against "
+        f"{exact['err']:.4f} for equal weights. The paper's bound needs phi or the w_j restricted"
+    )
+    return rows + both(
+        f"Pr[f g <= 0], g = {glm} (Monte Carlo)",
+        m,
+        hi >= THEOREM_3_1_BOUND,
+        what,
+        ROUTE_LITERAL,
+        lo,
+        hi,
+        dict(base, N=N, seeds=seeds, dtype="float32"),
+        claim=claim,
+        why_crossing=False,
+    )
 
 
 def _scan_rows() -> list[Check]:
@@ -568,8 +709,10 @@ def _scan_rows() -> list[Check]:
         listing = ", ".join(
             f"D={int(r.D)}: x*={r.x_star:.3f} (q*={r.q_star:.3f}, q*(D-C)={r.spurious_star:.1f}; given f != 0: "
             f"x*={r.x_star_cond:.3f})"
-            if np.isfinite(r.x_star) else f"D={int(r.D)}: none for q <= 1 (err(1) = {r.err_at_1:.3f})"
-            for r in g.itertuples())
+            if np.isfinite(r.x_star)
+            else f"D={int(r.D)}: none for q <= 1 (err(1) = {r.err_at_1:.3f})"
+            for r in g.itertuples()
+        )
         fin = xs[np.isfinite(xs)]
         meas = float(fin.max()) if len(fin) else float("nan")
         for reading in (SCOPE_STATEMENT, SCOPE_TOOLKIT):
@@ -582,16 +725,28 @@ def _scan_rows() -> list[Check]:
                 holds = bool(np.all(g["q_star"].to_numpy() <= 1e-3))
                 thr = "no crossing (Pr[f g <= 0] >= 1/8 at every q in (0, 1])"
                 where = "under Assumption 1 wherever q(D-C) < x* C^2"
-            rows.append(Check.exact(
-                "Theorem 3.1 (scan)",
-                f"C={int(C)}: largest x* = q*(D-C)/C^2 where the exact equal-weight Pr[f g <= 0] crosses 1/8",
-                meas, thr, Verdict.PASS if holds else Verdict.DEVIATES,
-                params=dict(C=int(C), D=list(SCAN_31_D), scope=reading, departures="none (no transformer parameter "
-                            "enters this row)"),
-                note=(f"the bound fails {where} (x* = 0.73-0.75 measured): 'q = poly(C)/D' needs poly(C) >~ 0.75 C^2. "
-                      f"{listing}. Figure (both errors): python -m theorydyn.figures theorem31"),
-                route="Brent's method on the exact FFT route "
-                      "(tests/test_theorems.py::test_glm_crossing_is_where_the_exact_error_meets_one_eighth)"))
+            rows.append(
+                Check.exact(
+                    "Theorem 3.1 (scan)",
+                    f"C={int(C)}: largest x* = q*(D-C)/C^2 where the exact equal-weight Pr[f g <= 0] crosses 1/8",
+                    meas,
+                    thr,
+                    Verdict.PASS if holds else Verdict.DEVIATES,
+                    params=dict(
+                        C=int(C),
+                        D=list(SCAN_31_D),
+                        scope=reading,
+                        departures="none (no transformer parameter enters this row)",
+                    ),
+                    note=(
+                        f"the bound fails {where} (x* = 0.73-0.75 measured): "
+                        "'q = poly(C)/D' needs poly(C) >~ 0.75 C^2. "
+                        f"{listing}. Figure (both errors): python -m theorydyn.figures theorem31"
+                    ),
+                    route="Brent's method on the exact FFT route "
+                    "(tests/test_theorems.py::test_glm_crossing_is_where_the_exact_error_meets_one_eighth)",
+                )
+            )
     return rows
 
 
@@ -600,8 +755,9 @@ QUICK = dict(N_fit=50_000, N_test=50_000, N_flat=2_000)
 FULL = dict(N_fit=200_000, N_test=200_000, N_flat=8_000)
 
 
-def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None,
-           seeds: int = 5) -> list[Check]:
+def checks(
+    s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None, seeds: int = 5
+) -> list[Check]:
     """The ledger rows of Theorem 3.1 at ``s``: :func:`check_theorem_3_1` with the scan, sizes
     :data:`QUICK` or :data:`FULL`, each random number over ``seeds`` seeds."""
     if progress:

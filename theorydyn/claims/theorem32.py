@@ -32,7 +32,6 @@ def offdiag_topc_miss(s: Setting, M: np.ndarray) -> float:
     return float(np.mean(cth > in_max))
 
 
-
 @dataclass(frozen=True)
 class PositionalTransformer:
     """A one-layer transformer with positional attention (Definition 3.2):
@@ -91,8 +90,15 @@ def construct_theorem_3_2(s: Setting, kappa: float = 60.0, b: float = 1.0) -> Po
 THEOREM_3_2_ERR_TOL = 0.01
 
 
-def check_theorem_3_2(s: Setting, N: int = 5_000, seeds: int = 5, seed: int = 0, kappa: float = 60.0,
-                      M: PositionalTransformer | None = None, err_tol: float = THEOREM_3_2_ERR_TOL) -> list[Check]:
+def check_theorem_3_2(
+    s: Setting,
+    N: int = 5_000,
+    seeds: int = 5,
+    seed: int = 0,
+    kappa: float = 60.0,
+    M: PositionalTransformer | None = None,
+    err_tol: float = THEOREM_3_2_ERR_TOL,
+) -> list[Check]:
     """Theorem 3.2 checked through the code that judges trained models.
 
     The construction ``M`` (default :func:`construct_theorem_3_2` with κ·τ, so that the softmax
@@ -132,35 +138,66 @@ def check_theorem_3_2(s: Setting, N: int = 5_000, seeds: int = 5, seed: int = 0,
     literal = float(np.mean(cth > np.where(s.same_set, G, -np.inf).max(axis=1)))
     route_fwd = "model.forward vs explicit loops (tests/test_model.py::test_forward_against_explicit_loops)"
     return [
-        Check.over_seeds("Theorem 3.2",
-                         "Pr[f F <= 0 | f != 0], F = model (T) forward with the construction's P, W_Q, W_K, v",
-                         errs, f"<= {err_tol} (d^-omega(1))", bool(hi <= err_tol), params=params,
-                         note=f"sigma(x) = x^{s.p} + nu x of model (T); Pr[f = 0] = {np.mean(amb):.4f}",
-                         route=route_fwd),
-        Check.exact("Theorem 3.2", "fraction of rows i whose off-diagonal Top-C of <p_i, p_j> misses S(i)", miss,
-                    "== 1",
-                    miss == 1.0, params=params, note="Gram matrix computed from the construction's P",
-                    route="brute-force Top-C over tie-breaks (tests/test_theorems.py::"
-                          "test_theorem_3_2_construction_fits_f_without_positional_association)"),
-        Check.exact("Theorem 3.2",
-                    "patch association of P^T P (Definition 2.2, model.association_rows, fraction of rows)",
-                    float(np.mean(assoc_rows)), "== 0", not assoc_rows.any(), params=params,
-                    route="brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)"),
-        Check.exact("Theorem 3.2 (literal)", "fraction of rows whose Top-C over all j (diagonal included) misses S(i)",
-                    literal, "== 1 (as stated)", Verdict.DEVIATES if literal < 1 else Verdict.PASS, params=params,
-                    note=("impossible as stated: the row i of largest |p_i| has <p_i, p_i> >= <p_i, p_j> "
-                          "(Cauchy-Schwarz), so i, in S(i), is in its own Top-C; the checks read the statement "
-                          "with the diagonal excluded"),
-                    route="hypothesis test over random Gram matrices (tests/test_theorems.py::"
-                          "test_no_gram_matrix_pushes_every_diagonal_out_of_its_top)"),
-        Check.exact("Theorem 3.2", "patch association of the logits A = (P^T W_Q)(P^T W_K)^T (fraction of rows)",
-                    model.association(s, A), "INFO", Verdict.INFO, params=params,
-                    note="the block structure lives in W_Q, W_K, not in the positional encodings"),
+        Check.over_seeds(
+            "Theorem 3.2",
+            "Pr[f F <= 0 | f != 0], F = model (T) forward with the construction's P, W_Q, W_K, v",
+            errs,
+            f"<= {err_tol} (d^-omega(1))",
+            bool(hi <= err_tol),
+            params=params,
+            note=f"sigma(x) = x^{s.p} + nu x of model (T); Pr[f = 0] = {np.mean(amb):.4f}",
+            route=route_fwd,
+        ),
+        Check.exact(
+            "Theorem 3.2",
+            "fraction of rows i whose off-diagonal Top-C of <p_i, p_j> misses S(i)",
+            miss,
+            "== 1",
+            miss == 1.0,
+            params=params,
+            note="Gram matrix computed from the construction's P",
+            route="brute-force Top-C over tie-breaks (tests/test_theorems.py::"
+            "test_theorem_3_2_construction_fits_f_without_positional_association)",
+        ),
+        Check.exact(
+            "Theorem 3.2",
+            "patch association of P^T P (Definition 2.2, model.association_rows, fraction of rows)",
+            float(np.mean(assoc_rows)),
+            "== 0",
+            not assoc_rows.any(),
+            params=params,
+            route="brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)",
+        ),
+        Check.exact(
+            "Theorem 3.2 (literal)",
+            "fraction of rows whose Top-C over all j (diagonal included) misses S(i)",
+            literal,
+            "== 1 (as stated)",
+            Verdict.DEVIATES if literal < 1 else Verdict.PASS,
+            params=params,
+            note=(
+                "impossible as stated: the row i of largest |p_i| has <p_i, p_i> >= <p_i, p_j> "
+                "(Cauchy-Schwarz), so i, in S(i), is in its own Top-C; the checks read the statement "
+                "with the diagonal excluded"
+            ),
+            route="hypothesis test over random Gram matrices (tests/test_theorems.py::"
+            "test_no_gram_matrix_pushes_every_diagonal_out_of_its_top)",
+        ),
+        Check.exact(
+            "Theorem 3.2",
+            "patch association of the logits A = (P^T W_Q)(P^T W_K)^T (fraction of rows)",
+            model.association(s, A),
+            "INFO",
+            Verdict.INFO,
+            params=params,
+            note="the block structure lives in W_Q, W_K, not in the positional encodings",
+        ),
     ]
 
 
-def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None,
-           seeds: int = 5) -> list[Check]:
+def checks(
+    s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None, seeds: int = 5
+) -> list[Check]:
     """The ledger rows of Theorem 3.2 at ``s``: :func:`check_theorem_3_2` on N = 5000 samples per
     seed (50000 in the full ledger), ``seeds`` seeds."""
     if progress:

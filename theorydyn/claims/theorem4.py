@@ -58,10 +58,16 @@ def symmetry_deviation(s: Setting, A: np.ndarray) -> dict[str, float]:
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = (srt[:, -1] - crv.mean()) / others
     g = abs(gap) if gap != 0 else np.nan
-    return {"gap": gap, "in_mean": float(inv.mean()), "cross_mean": float(crv.mean()),
-            "in_rel_std": float(inv.std() / g), "cross_rel_std": float(crv.std() / g),
-            "cross_absmax": float(np.abs(crv).max()), "row_rel_spread": float(spread.max() / g),
-            "top_row_ratio": float(np.median(ratio))}
+    return {
+        "gap": gap,
+        "in_mean": float(inv.mean()),
+        "cross_mean": float(crv.mean()),
+        "in_rel_std": float(inv.std() / g),
+        "cross_rel_std": float(crv.std() / g),
+        "cross_absmax": float(np.abs(crv).max()),
+        "row_rel_spread": float(spread.max() / g),
+        "top_row_ratio": float(np.median(ratio)),
+    }
 
 
 def _fresh_errors(s: Setting, A: np.ndarray, v: np.ndarray, N_test: int, seed: int) -> dict[str, float]:
@@ -71,16 +77,31 @@ def _fresh_errors(s: Setting, A: np.ndarray, v: np.ndarray, N_test: int, seed: i
     return data.errors(np.where(np.isfinite(F), F, 0.0), b.y, data.labelling(s, b.X))
 
 
-def train_upstream(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 400, omega: float = 1e-3,
-                   seed: int = 0, dtype: str = "float32", record_every: int = 50):
+def train_upstream(
+    s: Setting,
+    N: int = 16384,
+    eta: float = 10.0,
+    steps: int = 400,
+    omega: float = 1e-3,
+    seed: int = 0,
+    dtype: str = "float32",
+    record_every: int = 50,
+):
     """GD on (E) with the full D×D Â from the realistic initialisation (:func:`theorydyn.simulate.simulate`)."""
     return simulate(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=record_every, dtype=dtype)
 
 
-def lemma_4_1_scaling_runs(s: Setting, Ns: tuple[int, ...] = (2048, 4096, 8192, 16384, 32768), seeds: int = 5,
-                           steps: int = 150,
-                           eta: float = 10.0, omega: float = 1e-3, seed: int = 0, dtype: str = "float32",
-                           progress=None):
+def lemma_4_1_scaling_runs(
+    s: Setting,
+    Ns: tuple[int, ...] = (2048, 4096, 8192, 16384, 32768),
+    seeds: int = 5,
+    steps: int = 150,
+    eta: float = 10.0,
+    omega: float = 1e-3,
+    seed: int = 0,
+    dtype: str = "float32",
+    progress=None,
+):
     """Realistic GD at every N of ``Ns`` and every seed; each (N, seed) draws its own data.
 
     Returns a DataFrame with columns N, seed, the :func:`symmetry_deviation` fields, association
@@ -93,11 +114,20 @@ def lemma_4_1_scaling_runs(s: Setting, Ns: tuple[int, ...] = (2048, 4096, 8192, 
             sd = int(seed + 1000 * k + int(round(np.log2(N))))
             if progress:
                 progress(f"Lemma 4.1 scaling: D={s.D}, N={N}, seed {k + 1}/{seeds}")
-            res = simulate(s, N=int(N), eta=eta, steps=steps, omega=omega, seed=sd, record_every=steps, dtype=dtype,
-                            n_test=2048)
+            res = simulate(
+                s, N=int(N), eta=eta, steps=steps, omega=omega, seed=sd, record_every=steps, dtype=dtype, n_test=2048
+            )
             e = _fresh_errors(s, res.A, res.v, 4096, sd + 7919)
-            rows.append(dict(N=int(N), seed=k, **symmetry_deviation(s, res.A), association=association(s, res.A),
-                             err_f=e["err_f"], status=str(getattr(res, "status", "ok"))))
+            rows.append(
+                dict(
+                    N=int(N),
+                    seed=k,
+                    **symmetry_deviation(s, res.A),
+                    association=association(s, res.A),
+                    err_f=e["err_f"],
+                    status=str(getattr(res, "status", "ok")),
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -111,39 +141,70 @@ def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
     """
     runs = runs if runs is not None else lemma_4_1_scaling_runs(s, **kw)
     Ns = sorted(runs["N"].unique())
-    params = dict(D=s.D, C=s.C, q=round(s.q, 6), N=f"{Ns[0]}..{Ns[-1]}", init="realistic",
-                  **departures(s, eta=kw.get("eta", 10.0)))
+    params = dict(
+        D=s.D,
+        C=s.C,
+        q=round(s.q, 6),
+        N=f"{Ns[0]}..{Ns[-1]}",
+        init="realistic",
+        **departures(s, eta=kw.get("eta", 10.0)),
+    )
     out = []
-    for col, what in (("in_rel_std", "in-set std / gap"), ("row_rel_spread", "row-level spread / gap"),
-                      ("cross_rel_std", "cross-set std / gap")):
+    for col, what in (
+        ("in_rel_std", "in-set std / gap"),
+        ("row_rel_spread", "row-level spread / gap"),
+        ("cross_rel_std", "cross-set std / gap"),
+    ):
         slopes = [float(np.polyfit(np.log(g["N"]), np.log(g[col]), 1)[0]) for _, g in runs.groupby("seed")]
         means = runs.groupby("N")[col].mean()
         listing = ", ".join(f"N={n}: {m:.3f}" for n, m in means.items())
-        out.append(Check.over_seeds("Lemma 4.1 (finite N)", f"exponent b of {what} of A_hat ~ N^b (realistic GD)",
-                                    slopes,
-                                    "INFO (0: no approach to the symmetric form)", Verdict.INFO, params=params,
-                                    note=f"mean over seeds: {listing}",
-                                    route="slope recovery on planted power laws "
-                                          "(tests/test_theorems.py::test_lemma_4_1_scaling_recovers_a_planted_exponent)"))
+        out.append(
+            Check.over_seeds(
+                "Lemma 4.1 (finite N)",
+                f"exponent b of {what} of A_hat ~ N^b (realistic GD)",
+                slopes,
+                "INFO (0: no approach to the symmetric form)",
+                Verdict.INFO,
+                params=params,
+                note=f"mean over seeds: {listing}",
+                route="slope recovery on planted power laws "
+                "(tests/test_theorems.py::test_lemma_4_1_scaling_recovers_a_planted_exponent)",
+            )
+        )
         big = runs[runs["N"] == Ns[-1]][col].to_list()
         if col == "in_rel_std" and "association" in runs:
             am = runs.groupby("N")["association"].mean()
             small = runs[runs["N"] == Ns[0]]["association"].to_list()
-            out.append(Check.over_seeds(
-                "Lemma 4.1 (finite N)", f"patch association of A_hat at N = {Ns[0]} (Definition 2.2, fraction of rows)",
-                small, "INFO (finite-N break of the symmetry can cost rows)", Verdict.INFO,
-                params=dict(params, N=Ns[0]),
-                note="mean over seeds: " + ", ".join(f"N={n}: {m:.3f}" for n, m in am.items()),
-                route="brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)"))
-        out.append(Check.over_seeds("Lemma 4.1 (finite N)", f"{what} of A_hat at N = {Ns[-1]} (realistic GD)", big,
-                                    "INFO (the lemma is about (P))", Verdict.INFO, params=dict(params, N=Ns[-1]),
-                                    route="symmetry_deviation vs hand-built A (tests/test_theorems.py::"
-                                          "test_lemma_4_1_check_sees_the_three_value_form_and_a_dominant_row)"))
+            out.append(
+                Check.over_seeds(
+                    "Lemma 4.1 (finite N)",
+                    f"patch association of A_hat at N = {Ns[0]} (Definition 2.2, fraction of rows)",
+                    small,
+                    "INFO (finite-N break of the symmetry can cost rows)",
+                    Verdict.INFO,
+                    params=dict(params, N=Ns[0]),
+                    note="mean over seeds: " + ", ".join(f"N={n}: {m:.3f}" for n, m in am.items()),
+                    route="brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)",
+                )
+            )
+        out.append(
+            Check.over_seeds(
+                "Lemma 4.1 (finite N)",
+                f"{what} of A_hat at N = {Ns[-1]} (realistic GD)",
+                big,
+                "INFO (the lemma is about (P))",
+                Verdict.INFO,
+                params=dict(params, N=Ns[-1]),
+                route="symmetry_deviation vs hand-built A (tests/test_theorems.py::"
+                "test_lemma_4_1_check_sees_the_three_value_form_and_a_dominant_row)",
+            )
+        )
     return out
 
 
-def check_lemma_4_1_population(s: Setting, D: int = 6, C: int = 2, q: float = 0.4, eta: float = 2.0,
-                               steps: int = 300, tol: float = 1e-9) -> list[Check]:
+def check_lemma_4_1_population(
+    s: Setting, D: int = 6, C: int = 2, q: float = 0.4, eta: float = 2.0, steps: int = 300, tol: float = 1e-9
+) -> list[Check]:
     """Lemma 4.1 as stated: GD on the population risk (P) keeps A in the three-value form.
 
     (P) is computed exactly by enumerating every noiseless data point with its probability
@@ -168,22 +229,41 @@ def check_lemma_4_1_population(s: Setting, D: int = 6, C: int = 2, q: float = 0.
         if gap > 0:
             worst_A = max(worst_A, float(max(np.ptp(inv), np.ptp(crv)) / gap))
     inv, crv = A[sp.in_set_mask], A[sp.cross_set_mask]
-    params = dict(D=D, C=C, q=q, p=s.p, eta=eta, steps=steps, expectation="exact enumeration",
-                  **departures(sp, eta=eta))
+    params = dict(
+        D=D, C=C, q=q, p=s.p, eta=eta, steps=steps, expectation="exact enumeration", **departures(sp, eta=eta)
+    )
     note = f"final gamma {inv.mean():.4f}, rho {crv.mean():.4f}, alpha {v @ sp.w_star:.4f}"
     return [
-        Check.exact("Lemma 4.1", "max over GD on (P) of (in-set or cross-set spread of A) / |gamma - rho|", worst_A,
-                    f"<= {tol:g}", worst_A <= tol, params=params, note=note,
-                    route="enumeration vs itertools (tests/test_data.py::test_enumerate_population_against_itertools); "
-                          "gradients vs central differences "
-                          "(tests/test_model.py::test_gradients_match_central_differences)"),
+        Check.exact(
+            "Lemma 4.1",
+            "max over GD on (P) of (in-set or cross-set spread of A) / |gamma - rho|",
+            worst_A,
+            f"<= {tol:g}",
+            worst_A <= tol,
+            params=params,
+            note=note,
+            route="enumeration vs itertools (tests/test_data.py::test_enumerate_population_against_itertools); "
+            "gradients vs central differences "
+            "(tests/test_model.py::test_gradients_match_central_differences)",
+        ),
     ]
 
 
-def check_theorem_4_seeds(s: Setting, N: int = 8192, steps: int = 200, seeds: int = 5, eta: float = 10.0,
-                          omega: float = 1e-3, seed: int = 0, N_test: int = 8192, err_tol: float = 0.05,
-                          dtype: str = "float32", progress=None, ledger_D: int | None = None,
-                          cos_tol: float = COS_TOL) -> list[Check]:
+def check_theorem_4_seeds(
+    s: Setting,
+    N: int = 8192,
+    steps: int = 200,
+    seeds: int = 5,
+    eta: float = 10.0,
+    omega: float = 1e-3,
+    seed: int = 0,
+    N_test: int = 8192,
+    err_tol: float = 0.05,
+    dtype: str = "float32",
+    progress=None,
+    ledger_D: int | None = None,
+    cos_tol: float = COS_TOL,
+) -> list[Check]:
     """Theorem 4.2 (realistic init) at the end of GD, over ``seeds`` independent seeds (data and init):
 
     1. patch association of Â (Definition 2.2, :func:`theorydyn.model.association`), fraction of
@@ -228,8 +308,17 @@ def check_theorem_4_seeds(s: Setting, N: int = 8192, steps: int = 200, seeds: in
         after = tr[tr["s"] >= T0] if T0 is not None else tr.iloc[0:0]
         cos_after.append(float(after["cos_v"].min()) if len(after) else float("nan"))
         cos_rise.append(cos[-1] - float(tr["cos_v"].iloc[0]))
-    params = dict(D=s.D, C=s.C, q=round(s.q, 6), N=N, eta=eta, steps=steps, omega=omega, init="realistic",
-                  **departures(s, eta=eta))
+    params = dict(
+        D=s.D,
+        C=s.C,
+        q=round(s.q, 6),
+        N=N,
+        eta=eta,
+        steps=steps,
+        omega=omega,
+        init="realistic",
+        **departures(s, eta=eta),
+    )
     note = f"cos(v, w*) mean {np.mean(cos):.3f}; simulate status {sorted(set(status))}"
     where = theorem_4_2_where(s, N, steps, seeds, ledger_D)
     _, _, hi = mean_ci(errs)
@@ -237,9 +326,11 @@ def check_theorem_4_seeds(s: Setting, N: int = 8192, steps: int = 200, seeds: in
     v2 = Verdict.OUT_OF_SCOPE if scope else bool(hi <= err_tol)
     if scope:
         note = f"out of scope: {scope}; {note}"
-    route = ("association vs brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c); "
-             "GD step: gradients vs central differences "
-             "(tests/test_model.py::test_gradients_match_central_differences)")
+    route = (
+        "association vs brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c); "
+        "GD step: gradients vs central differences "
+        "(tests/test_model.py::test_gradients_match_central_differences)"
+    )
     reached = all(math.isfinite(c) for c in cos_after)
     c_lo = (min(cos_after) if math.isnan(mean_ci(cos_after)[1]) else mean_ci(cos_after)[1]) if reached else math.nan
     v3 = Verdict.OUT_OF_SCOPE if scope else Verdict.FAIL if not reached else bool(c_lo >= cos_tol)
@@ -248,24 +339,60 @@ def check_theorem_4_seeds(s: Setting, N: int = 8192, steps: int = 200, seeds: in
     v4 = Verdict.OUT_OF_SCOPE if scope else bool(r_lo > 0)
     per = lambda v: ", ".join(f"{x:.4f}" for x in v)  # noqa: E731
     return [
-        Check.over_seeds(f"Theorem 4.2 (1) {where}", "patch association of A_hat (Definition 2.2, fraction of rows)",
-                         assoc, "== 1 (all rows, every seed)", v1, params=params, note=note, route=route),
-        Check.over_seeds(f"Theorem 4.2 (2) {where}", "Pr[f F <= 0] on fresh samples (f = 0 an error)", errs,
-                         f"<= {err_tol}", v2, params=params, note=note, route=route),
-        Check.over_seeds(f"Theorem 4.2 (2) {where}", "Pr[f F <= 0 | f != 0] on fresh samples", errs_c,
-                         "INFO (not the paper's quantity: f = 0 excluded)", Verdict.INFO, params=params, note=note,
-                         route=route),
+        Check.over_seeds(
+            f"Theorem 4.2 (1) {where}",
+            "patch association of A_hat (Definition 2.2, fraction of rows)",
+            assoc,
+            "== 1 (all rows, every seed)",
+            v1,
+            params=params,
+            note=note,
+            route=route,
+        ),
+        Check.over_seeds(
+            f"Theorem 4.2 (2) {where}",
+            "Pr[f F <= 0] on fresh samples (f = 0 an error)",
+            errs,
+            f"<= {err_tol}",
+            v2,
+            params=params,
+            note=note,
+            route=route,
+        ),
+        Check.over_seeds(
+            f"Theorem 4.2 (2) {where}",
+            "Pr[f F <= 0 | f != 0] on fresh samples",
+            errs_c,
+            "INFO (not the paper's quantity: f = 0 excluded)",
+            Verdict.INFO,
+            params=params,
+            note=note,
+            route=route,
+        ),
         (Check.over_seeds if reached else _unreached)(
-            f"Lemma 4.2 (finite N) {where}", "min over recorded s >= T0 of cos(v_hat(s), w*)", cos_after,
-            f"95% lower bound >= {cos_tol} (v stays along w*)", v3, params=params,
-            note=(f"per seed {per(cos_after)} (nan: T0, the end of phase I, not reached); the lemma is about (P), "
-                  "where v is exactly along w*; at finite N the noise directions get a share of v"
-                  + (f"; out of scope: {scope}" if scope else "")),
-            route="tests/test_theorems.py::test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star"),
-        Check.over_seeds(f"Figure 4 {where}", "cos(v_hat, w*) at the end minus at initialisation (paired by seed)",
-                         cos_rise, "95% interval > 0 (cos rises)", v4, params=params,
-                         note=f"per seed {per(cos_rise)}" + (f"; out of scope: {scope}" if scope else ""),
-                         route="tests/test_theorems.py::test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star"),
+            f"Lemma 4.2 (finite N) {where}",
+            "min over recorded s >= T0 of cos(v_hat(s), w*)",
+            cos_after,
+            f"95% lower bound >= {cos_tol} (v stays along w*)",
+            v3,
+            params=params,
+            note=(
+                f"per seed {per(cos_after)} (nan: T0, the end of phase I, not reached); the lemma is about (P), "
+                "where v is exactly along w*; at finite N the noise directions get a share of v"
+                + (f"; out of scope: {scope}" if scope else "")
+            ),
+            route="tests/test_theorems.py::test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star",
+        ),
+        Check.over_seeds(
+            f"Figure 4 {where}",
+            "cos(v_hat, w*) at the end minus at initialisation (paired by seed)",
+            cos_rise,
+            "95% interval > 0 (cos rises)",
+            v4,
+            params=params,
+            note=f"per seed {per(cos_rise)}" + (f"; out of scope: {scope}" if scope else ""),
+            route="tests/test_theorems.py::test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star",
+        ),
     ]
 
 
@@ -283,8 +410,9 @@ def theorem_4_2_where(s: Setting, N: int, steps: int, seeds: int, ledger_D: int 
     return f"[D = {s.D}, N = {N}, {steps} steps, {seeds} seeds{other}]"
 
 
-def train_v_frozen(s: Setting, N: int, eta: float, steps: int, omega: float, seed: int,
-                   dtype: str = "float32") -> tuple[np.ndarray, np.ndarray]:
+def train_v_frozen(
+    s: Setting, N: int, eta: float, steps: int, omega: float, seed: int, dtype: str = "float32"
+) -> tuple[np.ndarray, np.ndarray]:
     """GD on (E) in v alone, Â frozen at the realistic initialisation (Â_ij ~ N(0, ω²), Â_ii = β,
     v̂ ~ N(0, ω² I_d): :func:`theorydyn.simulate.init_params`), on N fresh samples; returns (Â, v̂).
     The gradient is :func:`frozen_grad_v`."""
@@ -314,10 +442,19 @@ def frozen_grad_v(s: Setting, S: np.ndarray, v: np.ndarray, X: np.ndarray, y: np
     return (dU.reshape(-1) @ X.reshape(-1, d)).astype(np.float64)
 
 
-def check_frozen_attention(s: Setting, N: int = 16384, steps: int = 250, seeds: int = 5, eta: float = 10.0,
-                           omega: float = 1e-3, seed: int = 0, N_test: int = 8192, ledger_D: int | None = None,
-                           progress=None) -> list[Check]:
-    """"Without patch association the model is a GLM that does not fit f" (Section 4, with Theorem 3.1):
+def check_frozen_attention(
+    s: Setting,
+    N: int = 16384,
+    steps: int = 250,
+    seeds: int = 5,
+    eta: float = 10.0,
+    omega: float = 1e-3,
+    seed: int = 0,
+    N_test: int = 8192,
+    ledger_D: int | None = None,
+    progress=None,
+) -> list[Check]:
+    """ "Without patch association the model is a GLM that does not fit f" (Section 4, with Theorem 3.1):
     Â frozen at its initialisation, v̂ trained by GD as in the Theorem 4.2 row (same N, η, ω, steps),
     error against f on fresh samples over ``seeds`` seeds. PASS iff its 95% interval lies at or above
     1/8 (Theorem 3.1's bound for every GLM); DEVIATES iff it lies below (the frozen model beats the
@@ -339,29 +476,41 @@ def check_frozen_attention(s: Setting, N: int = 16384, steps: int = 250, seeds: 
     best = glm_oracle_error_exact(s)["err_cond"]
     note = f"per seed {', '.join(f'{e:.4f}' for e in errs)}; exact best-GLM error at this setting {best:.4f}"
     if best < 0.125:
-        note += (" (below 1/8 itself: Theorem 3.1's bound fails at this setting for the best GLM, see the Theorem 3.1 "
-                 "scan rows)")
+        note += (
+            " (below 1/8 itself: Theorem 3.1's bound fails at this setting for the best GLM, see the Theorem 3.1 "
+            "scan rows)"
+        )
     if scope:
         verdict, note = Verdict.OUT_OF_SCOPE, f"out of scope: {scope}; {note}"
     elif lo >= 0.125:
         verdict = Verdict.PASS
     elif hi < 0.125:
-        why = ("1/8 fails here for the best GLM itself, and the frozen model errs about as the best GLM does"
-               if best < 0.125 else
-               "with A_ii = beta != A_ij the frozen model is not exactly a GLM (h_i weighs its own patch more)")
+        why = (
+            "1/8 fails here for the best GLM itself, and the frozen model errs about as the best GLM does"
+            if best < 0.125
+            else "with A_ii = beta != A_ij the frozen model is not exactly a GLM (h_i weighs its own patch more)"
+        )
         verdict, note = Verdict.DEVIATES, f"the model with A frozen at init errs less than 1/8: {why}; {note}"
     else:
         verdict, note = Verdict.INFO, f"unresolved: the 95% interval straddles 1/8; {note}"
     where = theorem_4_2_where(s, N, steps, seeds, ledger_D)
-    return [Check.over_seeds(f"Section 4, without patch association (Theorem 3.1) {where}",
-                             "Pr[f F <= 0 | f != 0] with A_hat frozen at init, v_hat trained by GD", errs,
-                             ">= 1/8 (95% interval; a GLM errs at least 1/8)", verdict,
-                             params=dict(D=s.D, C=s.C, q=round(s.q, 6), N=N, eta=eta, steps=steps, omega=omega,
-                                         init="realistic, A frozen"), note=note,
-                             route="frozen_grad_v vs model.risk_and_grad "
-                                   "(tests/test_theorems.py::test_frozen_attention_gradient_and_verdicts), itself "
-                                   "vs central differences "
-                                   "(tests/test_model.py::test_gradients_match_central_differences)")]
+    return [
+        Check.over_seeds(
+            f"Section 4, without patch association (Theorem 3.1) {where}",
+            "Pr[f F <= 0 | f != 0] with A_hat frozen at init, v_hat trained by GD",
+            errs,
+            ">= 1/8 (95% interval; a GLM errs at least 1/8)",
+            verdict,
+            params=dict(
+                D=s.D, C=s.C, q=round(s.q, 6), N=N, eta=eta, steps=steps, omega=omega, init="realistic, A frozen"
+            ),
+            note=note,
+            route="frozen_grad_v vs model.risk_and_grad "
+            "(tests/test_theorems.py::test_frozen_attention_gradient_and_verdicts), itself "
+            "vs central differences "
+            "(tests/test_model.py::test_gradients_match_central_differences)",
+        )
+    ]
 
 
 def smallest_in_scope(s: Setting, D_from: int, D_to: int) -> tuple[Setting, str | None]:
@@ -377,9 +526,19 @@ def smallest_in_scope(s: Setting, D_from: int, D_to: int) -> tuple[Setting, str 
     return sd, theorem_3_1_scope(sd)
 
 
-def n_star_runs(s: Setting, Ds: tuple[int, ...], seeds: int = 5, steps: int = 250, eta: float = 10.0,
-                omega: float = 1e-3, N0: int = 256, N_max: int = 16384, seed: int = 0, dtype: str = "float32",
-                progress=None) -> pd.DataFrame:
+def n_star_runs(
+    s: Setting,
+    Ds: tuple[int, ...],
+    seeds: int = 5,
+    steps: int = 250,
+    eta: float = 10.0,
+    omega: float = 1e-3,
+    N0: int = 256,
+    N_max: int = 16384,
+    seed: int = 0,
+    dtype: str = "float32",
+    progress=None,
+) -> pd.DataFrame:
     """N*(D): per D and seed, the smallest N of the doubling grid N0, 2 N0, …, N_max whose GD run
     (:func:`train_upstream` at ``setting_at(s, D)``, η, ω, ``steps`` as the Theorem 4.2 row) ends with
     full patch association (Definition 2.2, every row); inf when none up to ``N_max`` does (censored).
@@ -407,8 +566,9 @@ def n_star_runs(s: Setting, Ds: tuple[int, ...], seeds: int = 5, steps: int = 25
     return pd.DataFrame(rows)
 
 
-def check_n_star(s: Setting, runs: pd.DataFrame, steps: int, N_max: int, eta: float = 10.0,
-                 omega: float = 1e-3) -> list[Check]:
+def check_n_star(
+    s: Setting, runs: pd.DataFrame, steps: int, N_max: int, eta: float = 10.0, omega: float = 1e-3
+) -> list[Check]:
     """INFO rows of N*(D) (:func:`n_star_runs`): per D, log2 N* over seeds (N*(D) = the largest over
     seeds, the N that gives full association in every seed); and the exponent b of N* ∝ D^b, the
     least-squares slope of log N* on log D fitted per seed, with its 95% interval over seeds.
@@ -417,27 +577,46 @@ def check_n_star(s: Setting, runs: pd.DataFrame, steps: int, N_max: int, eta: fl
     Ds = sorted(runs["D"].unique())
     out = []
     base = dict(C=s.C, q=round(s.q, 6), eta=eta, omega=omega, steps=steps, N_grid=f"doubling..{N_max}")
-    route = ("association vs brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c); "
-             "search and fit on planted thresholds (tests/test_theorems.py::test_n_star_search_and_exponent)")
+    route = (
+        "association vs brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c); "
+        "search and fit on planted thresholds (tests/test_theorems.py::test_n_star_search_and_exponent)"
+    )
     for D in Ds:
         g = runs[runs["D"] == D].sort_values("seed")
         vals = g["N_star"].to_numpy(float)
         scope = theorem_3_1_scope(setting_at(s, int(D)))
-        note = (f"per seed N* {[int(v) if math.isfinite(v) else 'censored' for v in vals]}; runs (N:association) "
-                + " | ".join(g["tried"])
-                + (f"; outside the scope rule: {scope}" if scope else "; inside the scope rule"))
+        note = (
+            f"per seed N* {[int(v) if math.isfinite(v) else 'censored' for v in vals]}; runs (N:association) "
+            + " | ".join(g["tried"])
+            + (f"; outside the scope rule: {scope}" if scope else "; inside the scope rule")
+        )
         worst = float(np.max(vals))
         if np.all(np.isfinite(vals)):
-            out.append(Check.over_seeds(f"Theorem 4.2 (N = poly(d)) [D = {D}]",
-                                        f"log2 N*(D), smallest doubling-grid N with full association; N*(D) over "
-                                        f"seeds = {int(worst)}", np.log2(vals).tolist(),
-                                        "INFO (the paper: N = poly(d), no degree)", Verdict.INFO,
-                                        params=dict(base, D=int(D)), note=note, route=route))
+            out.append(
+                Check.over_seeds(
+                    f"Theorem 4.2 (N = poly(d)) [D = {D}]",
+                    f"log2 N*(D), smallest doubling-grid N with full association; N*(D) over seeds = {int(worst)}",
+                    np.log2(vals).tolist(),
+                    "INFO (the paper: N = poly(d), no degree)",
+                    Verdict.INFO,
+                    params=dict(base, D=int(D)),
+                    note=note,
+                    route=route,
+                )
+            )
         else:
-            out.append(Check(f"Theorem 4.2 (N = poly(d)) [D = {D}]", "log2 N*(D), smallest doubling-grid N with full "
-                             "association", math.nan, "INFO (the paper: N = poly(d), no degree)", Verdict.INFO,
-                             params=dict(base, D=int(D), seeds=len(vals)),
-                             note=f"censored: no N <= {N_max} gave full association in some seed; {note}", route=route))
+            out.append(
+                Check(
+                    f"Theorem 4.2 (N = poly(d)) [D = {D}]",
+                    "log2 N*(D), smallest doubling-grid N with full association",
+                    math.nan,
+                    "INFO (the paper: N = poly(d), no degree)",
+                    Verdict.INFO,
+                    params=dict(base, D=int(D), seeds=len(vals)),
+                    note=f"censored: no N <= {N_max} gave full association in some seed; {note}",
+                    route=route,
+                )
+            )
     piv = runs.pivot(index="seed", columns="D", values="N_star")
     ok = len(Ds) >= 2 and bool(np.all(np.isfinite(piv.to_numpy(float))))
     params = dict(base, D="/".join(str(int(D)) for D in Ds))
@@ -445,15 +624,33 @@ def check_n_star(s: Setting, runs: pd.DataFrame, steps: int, N_max: int, eta: fl
         x = np.log(np.asarray(Ds, float))
         slopes = [float(np.polyfit(x, np.log(piv.loc[k].to_numpy(float)), 1)[0]) for k in piv.index]
         b_max = float(np.polyfit(x, np.log([float(piv[D].max()) for D in Ds]), 1)[0])
-        out.append(Check.over_seeds("Theorem 4.2 (N = poly(d))", "exponent b of N*(D) ~ D^b (slope per seed)", slopes,
-                                    "INFO (the paper gives no degree)", Verdict.INFO, params=params,
-                                    note=f"slope of the largest-over-seeds N*(D): {b_max:.3g}; doubling grid: each "
-                                         f"N* is known to a factor 2", route=route))
+        out.append(
+            Check.over_seeds(
+                "Theorem 4.2 (N = poly(d))",
+                "exponent b of N*(D) ~ D^b (slope per seed)",
+                slopes,
+                "INFO (the paper gives no degree)",
+                Verdict.INFO,
+                params=params,
+                note=f"slope of the largest-over-seeds N*(D): {b_max:.3g}; doubling grid: each "
+                f"N* is known to a factor 2",
+                route=route,
+            )
+        )
     else:
-        out.append(Check("Theorem 4.2 (N = poly(d))", "exponent b of N*(D) ~ D^b (slope per seed)", math.nan,
-                         "INFO (the paper gives no degree)", Verdict.INFO, params=dict(params, seeds=len(piv)),
-                         note="not measured: " + ("fewer than two D" if len(Ds) < 2 else
-                                                 f"some seed censored (N* > {N_max}) at some D"), route=route))
+        out.append(
+            Check(
+                "Theorem 4.2 (N = poly(d))",
+                "exponent b of N*(D) ~ D^b (slope per seed)",
+                math.nan,
+                "INFO (the paper gives no degree)",
+                Verdict.INFO,
+                params=dict(params, seeds=len(piv)),
+                note="not measured: "
+                + ("fewer than two D" if len(Ds) < 2 else f"some seed censored (N* > {N_max}) at some D"),
+                route=route,
+            )
+        )
     return out
 
 
@@ -463,8 +660,14 @@ THEOREM_4_2 = dict(quick=(16384, 250), full=(16384, 1200))
 QUICK_D_MAX = 32
 
 
-def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None,
-           seeds: int = 5, n_star: bool = True) -> list[Check]:
+def checks(
+    s: Setting,
+    *,
+    quick: bool = True,
+    progress: Callable[[str], None] | None = None,
+    seeds: int = 5,
+    n_star: bool = True,
+) -> list[Check]:
     """The ledger rows of Lemma 4.1, Theorem 4.2 (with Lemma 4.2 and Figure 4 from its runs) and
     N*(D), each random number over ``seeds`` seeds; every row's claim text names its size.
 
@@ -487,29 +690,49 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     sl, scope = smallest_in_scope(s, D_from, s.D)
     Ns = tuple(2**k for k in range(11, 16 if quick else 17))
     rows = check_lemma_4_1_scaling(sl, Ns=Ns, seeds=seeds, steps=150 if quick else 300, progress=say)
-    why = (f"D = {sl.D}: the smallest multiple of C from {D_from} inside the scope rule (theorem_3_1_scope: "
-           f"q(D-C) = {sl.q * (sl.D - sl.C):.3g} > C = {sl.C}, q <= 1/2, L >= 4)") if scope is None else \
-          f"out of scope at every D from {D_from} to {s.D}: {scope}"
+    why = (
+        (
+            f"D = {sl.D}: the smallest multiple of C from {D_from} inside the scope rule (theorem_3_1_scope: "
+            f"q(D-C) = {sl.q * (sl.D - sl.C):.3g} > C = {sl.C}, q <= 1/2, L >= 4)"
+        )
+        if scope is None
+        else f"out of scope at every D from {D_from} to {s.D}: {scope}"
+    )
     for c in rows:
-        out.append(replace(c, claim=f"{c.claim} [D = {sl.D}]",
-                           verdict=Verdict.OUT_OF_SCOPE if scope else c.verdict,
-                           note="; ".join(x for x in (why, c.note) if x)))
+        out.append(
+            replace(
+                c,
+                claim=f"{c.claim} [D = {sl.D}]",
+                verdict=Verdict.OUT_OF_SCOPE if scope else c.verdict,
+                note="; ".join(x for x in (why, c.note) if x),
+            )
+        )
     N, steps = THEOREM_4_2["quick" if quick else "full"]
     sg = setting_at(s, min(s.D, QUICK_D_MAX)) if quick else s
     out += check_theorem_4_seeds(sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D)
     out += check_frozen_attention(sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D)
     if sg.D != s.D:
         Nf, stf = THEOREM_4_2["full"]
-        cmd = (f"python -m theorydyn.verify --D {s.D} --C {s.C} --q {s.q:g} --only theorem4 "
-               f"(full size: N = {Nf}, {stf} steps, {seeds} seeds)")
-        for part, what in (("(1)", "patch association of A_hat (Definition 2.2, fraction of rows)"),
-                           ("(2)", "Pr[f F <= 0 | f != 0] on fresh samples")):
-            out.append(Check.not_run(f"Theorem 4.2 {part} [D = {s.D}, the ledger's D]", what,
-                                     "== 1 (all rows, every seed)" if part == "(1)" else "<= 0.05",
-                                     f"not run in quick mode: the quick budget runs Theorem 4.2 at D = {sg.D} "
-                                     f"(the rows above); at D = {s.D} a seed of {Nf} samples and {stf} steps takes "
-                                     f"minutes", cmd, params=dict(D=s.D, C=s.C, q=round(s.q, 6), N=Nf, steps=stf,
-                                                                  seeds=seeds)))
+        cmd = (
+            f"python -m theorydyn.verify --D {s.D} --C {s.C} --q {s.q:g} --only theorem4 "
+            f"(full size: N = {Nf}, {stf} steps, {seeds} seeds)"
+        )
+        for part, what in (
+            ("(1)", "patch association of A_hat (Definition 2.2, fraction of rows)"),
+            ("(2)", "Pr[f F <= 0 | f != 0] on fresh samples"),
+        ):
+            out.append(
+                Check.not_run(
+                    f"Theorem 4.2 {part} [D = {s.D}, the ledger's D]",
+                    what,
+                    "== 1 (all rows, every seed)" if part == "(1)" else "<= 0.05",
+                    f"not run in quick mode: the quick budget runs Theorem 4.2 at D = {sg.D} "
+                    f"(the rows above); at D = {s.D} a seed of {Nf} samples and {stf} steps takes "
+                    f"minutes",
+                    cmd,
+                    params=dict(D=s.D, C=s.C, q=round(s.q, 6), N=Nf, steps=stf, seeds=seeds),
+                )
+            )
     if n_star:
         Ds = tuple(D for D in ((16, 32) if quick else (16, 32, 64)) if D <= max(s.D, 32) and D % s.C == 0)
         N_max = N if quick else 4 * N

@@ -54,9 +54,11 @@ from .check import Check, Verdict
 
 ACC_TOL = 0.02  # two accuracy points: "on par" in Figures 6/7
 VIT_DROP_TOL = 0.02  # the ViT's drop under π_s: within two points (3 seeds give a wide t-interval)
-ROUTE_ATTENTION = ("positional attention against a per-image loop of softmax(P W_Q (P W_K)ᵀ/√d_h) V; vanilla "
-                   "against an explicit softmax(QKᵀ/√d_h)V; patch permutation equivariance of the ViT "
-                   "(tests/test_vision_model.py)")
+ROUTE_ATTENTION = (
+    "positional attention against a per-image loop of softmax(P W_Q (P W_K)ᵀ/√d_h) V; vanilla "
+    "against an explicit softmax(QKᵀ/√d_h)V; patch permutation equivariance of the ViT "
+    "(tests/test_vision_model.py)"
+)
 ROUTE_GRID = "π_s against its inverse and tile-by-tile bookkeeping (tests/test_vision_grid.py)"
 ROUTE_MAPS = "distance profile against a per-pair loop over the grid (tests/test_vision_claims.py)"
 
@@ -72,16 +74,19 @@ def _ci_inside(lo: float, hi: float, m: float, tol: float) -> bool:
     return -tol <= lo and hi <= tol
 
 
-def accuracy_check(acc_pos: Sequence[float], acc_van: Sequence[float], tol: float = ACC_TOL,
-                   params: dict | None = None) -> Check:
+def accuracy_check(
+    acc_pos: Sequence[float], acc_van: Sequence[float], tol: float = ACC_TOL, params: dict | None = None
+) -> Check:
     """Row 1 from per-seed final test accuracies (paired by seed), read as an equivalence test:
     PASS when the 95% interval of the difference lies inside ±tol (on par shown), FAIL when it
     lies wholly outside (a difference shown), INFO when it straddles a bound (too few seeds to
     tell: neither on par nor a difference is shown)."""
     d = np.asarray(acc_pos, float) - np.asarray(acc_van, float)
     m, lo, hi = mean_ci(d)
-    note = (f"positional {np.mean(acc_pos):.4f} ({', '.join(f'{a:.4f}' for a in acc_pos)}), vanilla "
-            f"{np.mean(acc_van):.4f} ({', '.join(f'{a:.4f}' for a in acc_van)}) per seed")
+    note = (
+        f"positional {np.mean(acc_pos):.4f} ({', '.join(f'{a:.4f}' for a in acc_pos)}), vanilla "
+        f"{np.mean(acc_van):.4f} ({', '.join(f'{a:.4f}' for a in acc_van)}) per seed"
+    )
     if _ci_inside(lo, hi, m, tol):
         verdict = Verdict.PASS
     elif (lo if not np.isnan(lo) else m) > tol or (hi if not np.isnan(hi) else m) < -tol:
@@ -89,13 +94,25 @@ def accuracy_check(acc_pos: Sequence[float], acc_van: Sequence[float], tol: floa
     else:
         verdict = Verdict.INFO
         note += f"; inconclusive: the 95% interval straddles ±{tol}, more seeds are needed to tell"
-    return Check.over_seeds("Section 6, Figures 6/7", "final test accuracy, positional − vanilla attention (digits)",
-                            d.tolist(), f"95% CI inside [-{tol}, +{tol}]", verdict,
-                            params=dict(params or {}), note=note, route=ROUTE_ATTENTION)
+    return Check.over_seeds(
+        "Section 6, Figures 6/7",
+        "final test accuracy, positional − vanilla attention (digits)",
+        d.tolist(),
+        f"95% CI inside [-{tol}, +{tol}]",
+        verdict,
+        params=dict(params or {}),
+        note=note,
+        route=ROUTE_ATTENTION,
+    )
 
 
-def robustness_check(vit_drop: Sequence[float], cnn_drop: Sequence[float], tol: float = VIT_DROP_TOL,
-                     params: dict | None = None, baseline: dict | None = None) -> Check:
+def robustness_check(
+    vit_drop: Sequence[float] | np.ndarray,
+    cnn_drop: Sequence[float] | np.ndarray,
+    tol: float = VIT_DROP_TOL,
+    params: dict | None = None,
+    baseline: dict | None = None,
+) -> Check:
     """Row 2 from per-seed accuracy drops under π_s (paired by seed); ``params`` names ``s`` and the
     ViT's ``patch``.
 
@@ -105,17 +122,19 @@ def robustness_check(vit_drop: Sequence[float], cnn_drop: Sequence[float], tol: 
     DEVIATES: the ViT is shown robust but the CNN does not degrade measurably. INFO: neither shown
     nor contradicted, i.e. too few seeds for the run-to-run noise.
     """
-    vit_drop, cnn_drop = np.asarray(vit_drop, float), np.asarray(cnn_drop, float)
-    vm, vlo, vhi = mean_ci(vit_drop)
-    gap = cnn_drop - vit_drop
+    vit_d, cnn_d = np.asarray(vit_drop, float), np.asarray(cnn_drop, float)
+    vm, vlo, vhi = mean_ci(vit_d)
+    gap = cnn_d - vit_d
     m, lo, hi = mean_ci(gap)
     if np.isnan(vlo):  # one seed: no interval, the means decide
         vlo = vhi = vm
         lo = hi = m
     base = "" if not baseline else "; " + ", ".join(f"{k} {v:.4f}" for k, v in baseline.items())
-    cm, clo, _ = mean_ci(cnn_drop)
-    note = (f"ViT drop {vm:+.4f} [{vlo:+.4f}, {vhi:+.4f}], CNN drop {cm:+.4f} (95% lower {clo:+.4f}), "
-            f"{len(gap)} seeds{base}")
+    cm, clo, _ = mean_ci(cnn_d)
+    note = (
+        f"ViT drop {vm:+.4f} [{vlo:+.4f}, {vhi:+.4f}], CNN drop {cm:+.4f} (95% lower {clo:+.4f}), "
+        f"{len(gap)} seeds{base}"
+    )
     if vlo > tol or hi < 0:
         verdict = Verdict.FAIL
         note += "; the ViT is not robust to π_s" if vlo > tol else "; the ViT degrades more than the CNN"
@@ -126,16 +145,31 @@ def robustness_check(vit_drop: Sequence[float], cnn_drop: Sequence[float], tol: 
         note += "; the CNN does not degrade measurably more than the ViT, so the contrast of Figure 5a does not show"
     else:
         verdict = Verdict.INFO
-        note += (f"; inconclusive: the ViT's drop is not shown within ±{tol}"
-                 + ("" if lo > 0 else " and the CNN − ViT gap not shown above 0") + " at this number of seeds")
+        note += (
+            f"; inconclusive: the ViT's drop is not shown within ±{tol}"
+            + ("" if lo > 0 else " and the CNN − ViT gap not shown above 0")
+            + " at this number of seeds"
+        )
     where = f"π_{params['s']}, ViT patch {params['patch']}" if params and "s" in params else "π_s"
-    return Check.over_seeds("Section 6, Figure 5a", f"accuracy drop under {where}, CNN − ViT (digits)", gap.tolist(),
-                            f"ViT drop 95% upper <= {tol} and CNN − ViT 95% CI > 0", verdict,
-                            params=dict(params or {}), note=note, route=f"{ROUTE_ATTENTION}; {ROUTE_GRID}")
+    return Check.over_seeds(
+        "Section 6, Figure 5a",
+        f"accuracy drop under {where}, CNN − ViT (digits)",
+        gap.tolist(),
+        f"ViT drop 95% upper <= {tol} and CNN − ViT 95% CI > 0",
+        verdict,
+        params=dict(params or {}),
+        note=note,
+        route=f"{ROUTE_ATTENTION}; {ROUTE_GRID}",
+    )
 
 
-def decay_check(contrast: Sequence[float], init_contrast: Sequence[float], params: dict | None = None,
-                vanilla_contrast: Sequence[float] | None = None, ink: tuple[float, float] | None = None) -> Check:
+def decay_check(
+    contrast: Sequence[float],
+    init_contrast: Sequence[float],
+    params: dict | None = None,
+    vanilla_contrast: Sequence[float] | None = None,
+    ink: tuple[float, float] | None = None,
+) -> Check:
     """Row 3 from per-seed contrasts ``ρ(1) − ρ(g−1)`` of trained and untrained encodings; ``ink``
     (mean pixel of the border-ring patches, of the inner ones; :func:`ring_ink`) goes into the note
     of a DEVIATES row, as the measured property of the images that the pairs at distance g−1 share."""
@@ -155,10 +189,16 @@ def decay_check(contrast: Sequence[float], init_contrast: Sequence[float], param
     else:
         verdict = Verdict.FAIL
         note += "; no decay with grid distance beyond what the initialisation shows"
-    return Check.over_seeds("Section 6, Figure 1a", "cosine similarity of positional encodings, ρ(1) − ρ(far) "
-                            "(positional-attention ViT, digits)", list(contrast),
-                            "PASS: 95% CI > max(0, init); DEVIATES: 95% CI < min(0, init)", verdict,
-                            params=dict(params or {}), note=note, route=f"{ROUTE_ATTENTION}; {ROUTE_MAPS}")
+    return Check.over_seeds(
+        "Section 6, Figure 1a",
+        "cosine similarity of positional encodings, ρ(1) − ρ(far) (positional-attention ViT, digits)",
+        list(contrast),
+        "PASS: 95% CI > max(0, init); DEVIATES: 95% CI < min(0, init)",
+        verdict,
+        params=dict(params or {}),
+        note=note,
+        route=f"{ROUTE_ATTENTION}; {ROUTE_MAPS}",
+    )
 
 
 #: the claim text of a digits row: a proxy of the paper's datasets
@@ -170,9 +210,13 @@ PAPER_DATASETS = ("cifar10", "cifar100", "svhn")
 def proxy(c: Check) -> Check:
     """A digits row as a proxy: claim text marked :data:`PROXY`, verdict INFO, and the verdict the
     paper's rule gives on digits (with the note's reason) kept in the note."""
-    return dataclasses.replace(c, claim=f"{c.claim} {PROXY}", verdict=Verdict.INFO,
-                               note=f"proxy on digits, not the paper's datasets: the rule gives {c.verdict} here"
-                                    + (f"; {c.note}" if c.note else ""))
+    return dataclasses.replace(
+        c,
+        claim=f"{c.claim} {PROXY}",
+        verdict=Verdict.INFO,
+        note=f"proxy on digits, not the paper's datasets: the rule gives {c.verdict} here"
+        + (f"; {c.note}" if c.note else ""),
+    )
 
 
 def expected_files(name: str) -> list[str]:
@@ -182,9 +226,15 @@ def expected_files(name: str) -> list[str]:
     return [str(CIFAR[name]["archive"])] if name in CIFAR else [str(v[0]) for v in SVHN.values()]
 
 
-def paper_rows(data_dir: str | Path | None = None, *, quick: bool = True, seeds=(0, 1, 2),
-               root: str | Path = "runs/vision/ledger", progress: Callable[[str], None] | None = None,
-               accuracies: Callable[..., tuple[list[float], list[float], dict]] | None = None) -> list[Check]:
+def paper_rows(
+    data_dir: str | Path | None = None,
+    *,
+    quick: bool = True,
+    seeds=(0, 1, 2),
+    root: str | Path = "runs/vision/ledger",
+    progress: Callable[[str], None] | None = None,
+    accuracies: Callable[..., tuple[list[float], list[float], dict]] | None = None,
+) -> list[Check]:
     """Section 6 on the paper's datasets: Figures 6/7 per dataset of :data:`PAPER_DATASETS` where its
     files are in ``data_dir`` (:func:`accuracy_check` on :func:`real_accuracies`, or ``accuracies``
     in tests), a NOT_RUN row with the command otherwise; NOT_RUN rows for Figure 5a and Figure 1a on
@@ -199,27 +249,54 @@ def paper_rows(data_dir: str | Path | None = None, *, quick: bool = True, seeds=
         claim = f"Section 6, Figures 6/7 ({name})"
         quantity = f"final test accuracy, positional − vanilla attention ({name})"
         if missing:
-            out.append(Check.not_run(claim, quantity, f"95% CI inside [-{ACC_TOL}, +{ACC_TOL}]",
-                                     f"{', '.join(missing)} not in {root_dir}/ (the data directory)",
-                                     f"python -m theorydyn.vision {name} --experiment compare --seeds {len(seeds)}"
-                                     f"{flag} --no-download (then the ledger, with the files in {root_dir}/)",
-                                     params=dict(dataset=name, seeds=len(seeds))))
+            out.append(
+                Check.not_run(
+                    claim,
+                    quantity,
+                    f"95% CI inside [-{ACC_TOL}, +{ACC_TOL}]",
+                    f"{', '.join(missing)} not in {root_dir}/ (the data directory)",
+                    f"python -m theorydyn.vision {name} --experiment compare --seeds {len(seeds)}"
+                    f"{flag} --no-download (then the ledger, with the files in {root_dir}/)",
+                    params=dict(dataset=name, seeds=len(seeds)),
+                )
+            )
             continue
         acc_pos, acc_van, params = run(name, root_dir, quick=quick, seeds=seeds, root=root, progress=progress)
         c = accuracy_check(acc_pos, acc_van, params=dict(params, dataset=name))
         out.append(dataclasses.replace(c, claim=claim, quantity=quantity))
     cmd = "python -m theorydyn.vision cifar10 --experiment {}" + flag
-    out.append(Check.not_run("Section 6, Figure 5a (cifar10)", "accuracy drop under π_s, CNN − ViT (cifar10)",
-                             "ViT unchanged, CNN degrades", "not wired into the ledger (the digits proxy row is)",
-                             cmd.format("robustness"), params=dict(dataset="cifar10")))
-    out.append(Check.not_run("Section 6, Figure 1a (cifar10)", "similarity of learned positional encodings (cifar10)",
-                             "decays with grid distance", "not wired into the ledger (the digits proxy row is)",
-                             cmd.format("single --attention positional"), params=dict(dataset="cifar10")))
-    out.append(Check("Section 6, Figures 6/7 (ImageNet)", "final test accuracy, positional − vanilla attention "
-                     "(ImageNet)", float("nan"), f"95% CI inside [-{ACC_TOL}, +{ACC_TOL}]", Verdict.NOT_RUN,
-                     params=dict(dataset="imagenet"),
-                     note=f"no command runs it: theorydyn.vision has no ImageNet loader (datasets: digits, "
-                          f"{', '.join(PAPER_DATASETS)})"))
+    out.append(
+        Check.not_run(
+            "Section 6, Figure 5a (cifar10)",
+            "accuracy drop under π_s, CNN − ViT (cifar10)",
+            "ViT unchanged, CNN degrades",
+            "not wired into the ledger (the digits proxy row is)",
+            cmd.format("robustness"),
+            params=dict(dataset="cifar10"),
+        )
+    )
+    out.append(
+        Check.not_run(
+            "Section 6, Figure 1a (cifar10)",
+            "similarity of learned positional encodings (cifar10)",
+            "decays with grid distance",
+            "not wired into the ledger (the digits proxy row is)",
+            cmd.format("single --attention positional"),
+            params=dict(dataset="cifar10"),
+        )
+    )
+    out.append(
+        Check(
+            "Section 6, Figures 6/7 (ImageNet)",
+            "final test accuracy, positional − vanilla attention (ImageNet)",
+            float("nan"),
+            f"95% CI inside [-{ACC_TOL}, +{ACC_TOL}]",
+            Verdict.NOT_RUN,
+            params=dict(dataset="imagenet"),
+            note=f"no command runs it: theorydyn.vision has no ImageNet loader (datasets: digits, "
+            f"{', '.join(PAPER_DATASETS)})",
+        )
+    )
     return out
 
 
@@ -239,11 +316,19 @@ def real_accuracies(name: str, data_dir: Path, *, quick: bool, seeds, root, prog
     for att in ("positional", "vanilla"):
         for seed in seeds:
             say(f"vision: {name} ViT {att} seed {seed} ({tcfg.epochs} epochs)")
-            r = cached_run(RunSpec("vit", att, None, seed, vit.patch), data, dataclasses.replace(vit, attention=att),
-                           tcfg, Path(root))
+            r = cached_run(
+                RunSpec("vit", att, None, seed, vit.patch),
+                data,
+                dataclasses.replace(vit, attention=att),
+                tcfg,
+                Path(root),
+            )
             acc.setdefault(att, []).append(r["final_test_acc"])
-    return acc["positional"], acc["vanilla"], dict(patch=vit.patch, width=vit.width, depth=vit.depth,
-                                                   epochs=tcfg.epochs, seeds=len(seeds), quick=quick)
+    return (
+        acc["positional"],
+        acc["vanilla"],
+        dict(patch=vit.patch, width=vit.width, depth=vit.depth, epochs=tcfg.epochs, seeds=len(seeds), quick=quick),
+    )
 
 
 def ring_ink(x, patch: int) -> tuple[float, float]:
@@ -279,23 +364,43 @@ def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
     return vit_train_memory(p["batch_size"], p["width"], p["depth"], p["heads"], p["mlp"], p["patch"], 8, 1, 10)
 
 
-def checks(s: Setting | None = None, *, quick: bool = True, seeds=(0, 1, 2),
-           progress: Callable[[str], None] | None = None, root: str | Path = "runs/vision/ledger", data=None,
-           robustness_seeds=None, data_dir: str | Path | None = None, paper: bool = True) -> list[Check]:
+def checks(
+    s: Setting | None = None,
+    *,
+    quick: bool = True,
+    seeds=(0, 1, 2),
+    progress: Callable[[str], None] | None = None,
+    root: str | Path = "runs/vision/ledger",
+    data=None,
+    robustness_seeds=None,
+    data_dir: str | Path | None = None,
+    paper: bool = True,
+) -> list[Check]:
     """The four Section 6 rows on digits, as proxies (:func:`proxy`), then the rows of the paper's
     datasets (:func:`paper_rows` on ``data_dir``; ``paper=False`` leaves them out); module docstring;
     the ledger's ``s`` is not used. ``data`` defaults to the bundled digits;
     the Figure 5a rows run over ``robustness_seeds`` (default
     :data:`~theorydyn.vision.experiments.ROBUSTNESS_SEEDS`), the others over ``seeds``."""
-    rows = [proxy(c) for c in digits_rows(quick=quick, seeds=seeds, progress=progress, root=root, data=data,
-                                          robustness_seeds=robustness_seeds)]
+    rows = [
+        proxy(c)
+        for c in digits_rows(
+            quick=quick, seeds=seeds, progress=progress, root=root, data=data, robustness_seeds=robustness_seeds
+        )
+    ]
     if paper:
         rows += paper_rows(data_dir, quick=quick, seeds=seeds, root=root, progress=progress)
     return rows
 
 
-def digits_rows(*, quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str], None] | None = None,
-                root: str | Path = "runs/vision/ledger", data=None, robustness_seeds=None) -> list[Check]:
+def digits_rows(
+    *,
+    quick: bool = True,
+    seeds=(0, 1, 2),
+    progress: Callable[[str], None] | None = None,
+    root: str | Path = "runs/vision/ledger",
+    data=None,
+    robustness_seeds=None,
+) -> list[Check]:
     """The four Section 6 rows on digits with the verdicts of the paper's rules (:func:`checks` marks
     them as proxies)."""
     # torch and theorydyn.vision are the vision extra: imported only when these rows are computed,
@@ -330,19 +435,43 @@ def digits_rows(*, quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str]
         acc, contrasts = {}, {}
         for att in ("positional", "vanilla"):  # the seeds of one configuration train together (an ensemble)
             say(f"vision: ViT {att}, seeds {', '.join(map(str, seeds))} ({tcfg.epochs} epochs)")
-            rs = cached_runs([RunSpec("vit", att, None, seed, vit.patch) for seed in seeds], data,
-                             dataclasses.replace(vit, attention=att), tcfg, root)
+            rs = cached_runs(
+                [RunSpec("vit", att, None, seed, vit.patch) for seed in seeds],
+                data,
+                dataclasses.replace(vit, attention=att),
+                tcfg,
+                root,
+            )
             acc[att] = [r["final_test_acc"] for r in rs]
             say(f"vision: ViT {att}, seeds {', '.join(map(str, seeds))}, P initialised at {mvit.pos_std:g} (Figure 1a)")
-            rs = cached_runs([RunSpec("vit", att, None, seed, mvit.patch) for seed in seeds], data,
-                             dataclasses.replace(mvit, attention=att), mcfg, root)
+            rs = cached_runs(
+                [RunSpec("vit", att, None, seed, mvit.patch) for seed in seeds],
+                data,
+                dataclasses.replace(mvit, attention=att),
+                mcfg,
+                root,
+            )
             contrasts[att] = [contrast(cosine_similarity(load_pos(r["folder"]))) for r in rs]
         init = [contrast(cosine_similarity(initial_pos(mvit, seed))) for seed in seeds]
-        common = dict(dataset="digits", patch=vit.patch, width=vit.width, depth=vit.depth, epochs=tcfg.epochs,
-                      seeds=len(seeds), quick=quick)
-        rows = [accuracy_check(acc["positional"], acc["vanilla"], params=common),
-                decay_check(contrasts["positional"], init, params=dict(common, pos_std=mvit.pos_std),
-                            vanilla_contrast=contrasts["vanilla"], ink=ring_ink(data.x_train, vit.patch))]
+        common = dict(
+            dataset="digits",
+            patch=vit.patch,
+            width=vit.width,
+            depth=vit.depth,
+            epochs=tcfg.epochs,
+            seeds=len(seeds),
+            quick=quick,
+        )
+        rows = [
+            accuracy_check(acc["positional"], acc["vanilla"], params=common),
+            decay_check(
+                contrasts["positional"],
+                init,
+                params=dict(common, pos_std=mvit.pos_std),
+                vanilla_contrast=contrasts["vanilla"],
+                ink=ring_ink(data.x_train, vit.patch),
+            ),
+        ]
 
         for k, setting in enumerate(ROBUSTNESS_DIGITS):
             rvit, rcfg = preset_configs(data, **{**over, "patch": setting["patch"]})  # the CNN trains on rcfg too
@@ -350,12 +479,28 @@ def digits_rows(*, quick: bool = True, seeds=(0, 1, 2), progress: Callable[[str]
             rseeds = tuple(ROBUSTNESS_SEEDS if robustness_seeds is None else robustness_seeds)
             df = robustness(data, rvit, rcfg, root, seeds=rseeds, **setting)
             drops = robustness_drops(df)
-            base = {f"{m} {'permuted' if p else 'original'}": float(g.final_test_acc.mean())
-                    for (m, p), g in df.groupby(["model", "permuted"])}
-            rows.insert(1 + k, robustness_check(drops["vit"], drops[setting["cnn"]], baseline=base,
-                                                params=dict(dataset="digits", s=setting["s"], patch=rvit.patch,
-                                                            width=rvit.width, depth=rvit.depth, epochs=rcfg.epochs,
-                                                            seeds=len(rseeds), quick=quick)))
+            base = {
+                f"{m} {'permuted' if p else 'original'}": float(g.final_test_acc.mean())
+                for (m, p), g in df.groupby(["model", "permuted"])
+            }
+            rows.insert(
+                1 + k,
+                robustness_check(
+                    drops["vit"],
+                    drops[str(setting["cnn"])],
+                    baseline=base,
+                    params=dict(
+                        dataset="digits",
+                        s=setting["s"],
+                        patch=rvit.patch,
+                        width=rvit.width,
+                        depth=rvit.depth,
+                        epochs=rcfg.epochs,
+                        seeds=len(rseeds),
+                        quick=quick,
+                    ),
+                ),
+            )
         return rows
     finally:
         torch.set_num_threads(threads)

@@ -28,11 +28,15 @@ _DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO)
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(prog=PROG, description="Every figure of theorydyn, recomputed into --out.")
     ap.add_argument("names", nargs="*", default=["all"], help=f"figures to make: all or any of {', '.join(REGISTRY)}")
-    ap.add_argument("--out", default="figures", help="output folder, created and proven writable before any work "
-                                                     "(default %(default)s)")
+    ap.add_argument(
+        "--out",
+        default="figures",
+        help="output folder, created and proven writable before any work (default %(default)s)",
+    )
     ap.add_argument("--quick", action="store_true", help="small sizes (what is committed)")
-    ap.add_argument("--list", action="store_true",
-                    help="list the figures and whether each can be made (writes nothing)")
+    ap.add_argument(
+        "--list", action="store_true", help="list the figures and whether each can be made (writes nothing)"
+    )
     return ap
 
 
@@ -47,8 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         fail(f"names: unknown figure(s) {bad}; known: all, {', '.join(REGISTRY)}", PROG)
     if args.list:
         # --list makes nothing: a flag that would only act on the figures is refused, not dropped
-        for flag, given in (("names", args.names not in ([], ["all"])), ("--quick", args.quick),
-                            ("--out", args.out != ap.get_default("out"))):
+        for flag, given in (
+            ("names", args.names not in ([], ["all"])),
+            ("--quick", args.quick),
+            ("--out", args.out != ap.get_default("out")),
+        ):
             if given:
                 fail(f"{flag}: has no effect with --list (it lists the figures and makes none)", PROG)
     else:
@@ -80,8 +87,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[figures] {name}: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
             traceback.print_exc(limit=3, file=sys.stderr)
             continue
-        print(f"[figures] {name}: {', '.join(str(p) for p in made[name])} ({time.perf_counter() - t:.0f} s)",
-              file=sys.stderr)
+        print(
+            f"[figures] {name}: {', '.join(str(p) for p in made[name])} ({time.perf_counter() - t:.0f} s)",
+            file=sys.stderr,
+        )
     text = readme(out)
     write_output(out / "README.md", lambda t: t.write_text(text), PROG)
     return 1 if failed else 0

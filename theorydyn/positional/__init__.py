@@ -10,20 +10,36 @@ prints them and ``python -m theorydyn.figures figure2`` draws the figure. torch 
 """
 
 from .model import (
-                    FIGURE2_SETTING,
-                    KINDS,
-                    TorchParams,
-                    block_contrast,
-                    chance_association,
-                    figure2_setting,
-                    init_torch_params,
-                    positional_logits,
-                    readout,
-                    set_rows,
-                    t_logits,
+    FIGURE2_SETTING,
+    KINDS,
+    TorchParams,
+    block_contrast,
+    chance_association,
+    figure2_setting,
+    init_torch_params,
+    positional_logits,
+    readout,
+    set_rows,
+    t_logits,
 )
 from .train import FULL, QUICK, TrainRun, run, sample, train
 
-__all__ = ["FIGURE2_SETTING", "FULL", "KINDS", "QUICK", "TorchParams", "TrainRun", "block_contrast",
-           "chance_association", "figure2_setting", "init_torch_params", "positional_logits", "readout", "run",
-           "sample", "set_rows", "t_logits", "train"]
+__all__ = [
+    "FIGURE2_SETTING",
+    "FULL",
+    "KINDS",
+    "QUICK",
+    "TorchParams",
+    "TrainRun",
+    "block_contrast",
+    "chance_association",
+    "figure2_setting",
+    "init_torch_params",
+    "positional_logits",
+    "readout",
+    "run",
+    "sample",
+    "set_rows",
+    "t_logits",
+    "train",
+]

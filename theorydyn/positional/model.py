@@ -43,6 +43,7 @@ KINDS = ("positional", "T")
 #: The setting of Figure 2: 16 patches on a 4 × 4 grid, sets = the four 2 × 2 tiles.
 FIGURE2_SETTING = dict(D=16, C=4, partition="grid")
 
+
 def figure2_setting(**changes: Any) -> Setting:
     """The Setting of Figure 2 (D = 16, C = 4, 2 × 2 tiles on the 4 × 4 grid, d = D), with changes."""
     return Setting(**{**FIGURE2_SETTING, **changes})
@@ -96,6 +97,7 @@ def _torch():
     import torch  # the "vision" extra; imported lazily so that the rest of theorydyn does not need it
 
     return torch
+
 
 def positional_logits(P, WQ, WK):
     """A = (Pᵀ W_Q)(Pᵀ W_K)ᵀ / √d_h.  P: (d_p, D), W_Q, W_K: (d_p, d_h) → A: (D, D).  No X enters."""
@@ -153,8 +155,9 @@ class TorchParams:
         return readout(s, self.scores(s), self.tensors["v"], X)
 
 
-def init_torch_params(s: Setting, kind: str, seed: int, omega: float = 0.1, d_p: int | None = None,
-                dtype=None, p_std: float = 1.0) -> TorchParams:
+def init_torch_params(
+    s: Setting, kind: str, seed: int, omega: float = 0.1, d_p: int | None = None, dtype=None, p_std: float = 1.0
+) -> TorchParams:
     """Random initialisation (module docstring), from a private torch Generator seeded with ``seed``.
 
     Args:
@@ -177,8 +180,12 @@ def init_torch_params(s: Setting, kind: str, seed: int, omega: float = 0.1, d_p:
     D, d = s.D, s.d
     dp = d if d_p is None else int(d_p)
     if kind == "positional":
-        t = dict(P=rn(dp, D) * p_std, WQ=rn(dp, dp) / math.sqrt(dp), WK=rn(dp, dp) / math.sqrt(dp),
-                 v=rn(d) * omega / math.sqrt(d))
+        t = dict(
+            P=rn(dp, D) * p_std,
+            WQ=rn(dp, dp) / math.sqrt(dp),
+            WK=rn(dp, dp) / math.sqrt(dp),
+            v=rn(d) * omega / math.sqrt(d),
+        )
     else:
         t = dict(A=rn(D, D) * omega, v=rn(d) * omega / math.sqrt(d))
     for x in t.values():

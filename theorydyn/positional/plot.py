@@ -18,15 +18,20 @@ from .train import TrainRun
 _LABELS = {"positional": "ViT, positional attention: PᵀP", "T": "model (T): Â"}
 
 
-def plot_curve(ax, results: dict[str, list[TrainRun]], attr: str = "test_err", ylabel: str = "test error Pr[y F ≤ 0]",
-               band: str = "minmax") -> None:
+def plot_curve(
+    ax,
+    results: dict[str, list[TrainRun]],
+    attr: str = "test_err",
+    ylabel: str = "test error Pr[y F ≤ 0]",
+    band: str = "minmax",
+) -> None:
     """A recorded curve (``attr`` of :class:`TrainRun`: test_err, train_loss, assoc_curve,
     contrast_curve) against Adam steps: the mean over seeds, a band (``"minmax"`` over seeds or
     ``"ci"``, the 95% t-interval), one line per kind."""
     for kind, rs in results.items():
         steps = rs[0].steps
         Y = np.array([getattr(r, attr) for r in rs])
-        line, = ax.plot(steps, Y.mean(0), label=f"{_LABELS.get(kind, kind)} ({len(rs)} seeds)")
+        (line,) = ax.plot(steps, Y.mean(0), label=f"{_LABELS.get(kind, kind)} ({len(rs)} seeds)")
         if band == "ci" and len(rs) > 1:
             lo, hi = np.array([mean_ci(col)[1:] for col in Y.T]).T
         else:
@@ -63,8 +68,15 @@ def plot_association(ax, s: Setting, results: dict[str, list[TrainRun]]) -> None
     ax.legend(fontsize=7)
 
 
-def plot_gram(ax, s: Setting, G: np.ndarray, title: str = "", label: str = "cos(p_i, p_j)",
-              normalise: bool = True, mask_diagonal: bool = False):
+def plot_gram(
+    ax,
+    s: Setting,
+    G: np.ndarray,
+    title: str = "",
+    label: str = "cos(p_i, p_j)",
+    normalise: bool = True,
+    mask_diagonal: bool = False,
+):
     """A (D, D) matrix with the patches ordered set by set and the set boundaries drawn.
 
     ``normalise``: show G_ij / √(G_ii G_jj) (the cosine for PᵀP, as in Figure 1a), else G itself.
@@ -113,15 +125,26 @@ def make_figure(results: dict[str, list[TrainRun]], s: Setting | None = None, se
     plot_association(axes[0, 2], s, results)
     axes[0, 2].set_title("patch association (Definition 2.2)", fontsize=9)
     r = pos[seed_index]
-    plot_gram(axes[1, 0], s, r.gram_init, f"untrained PᵀP (seed {r.seed}): assoc. {r.assoc_init:.2f}, "
-                                          f"z {r.contrast_init:.2f}")
-    plot_gram(axes[1, 1], s, r.gram, f"learned PᵀP (seed {r.seed}): assoc. {r.assoc:.2f}, z {r.contrast:.2f}, "
-                                     f"err {r.final_err:.3f}")
+    plot_gram(
+        axes[1, 0], s, r.gram_init, f"untrained PᵀP (seed {r.seed}): assoc. {r.assoc_init:.2f}, z {r.contrast_init:.2f}"
+    )
+    plot_gram(
+        axes[1, 1],
+        s,
+        r.gram,
+        f"learned PᵀP (seed {r.seed}): assoc. {r.assoc:.2f}, z {r.contrast:.2f}, err {r.final_err:.3f}",
+    )
     if "T" in results:
         t = results["T"][seed_index]
-        plot_gram(axes[1, 2], s, t.gram, f"model (T) learned Â (seed {t.seed}): assoc. {t.assoc:.2f}, "
-                                         f"z {t.contrast:.2f}, err {t.final_err:.3f}",
-                  label="Â_ij (diagonal β fixed, grey)", normalise=False, mask_diagonal=True)
+        plot_gram(
+            axes[1, 2],
+            s,
+            t.gram,
+            f"model (T) learned Â (seed {t.seed}): assoc. {t.assoc:.2f}, z {t.contrast:.2f}, err {t.final_err:.3f}",
+            label="Â_ij (diagonal β fixed, grey)",
+            normalise=False,
+            mask_diagonal=True,
+        )
     else:
         axes[1, 2].set_axis_off()
     return fig

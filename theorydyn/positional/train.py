@@ -28,6 +28,7 @@ from .model import KINDS, _torch, block_contrast, init_torch_params, set_rows
 QUICK = dict(N=4096, N_test=8192, steps=1000, lr=0.01, record_every=10)
 FULL = dict(N=8192, N_test=16384, steps=4000, lr=0.01, record_every=40)
 
+
 @dataclass
 class TrainRun:
     """One training run.
@@ -85,9 +86,21 @@ def sample(s: Setting, N: int, N_test: int, seed: int) -> tuple[np.ndarray, np.n
     return X, y, Xt, yt
 
 
-def train(s: Setting, kind: str, N: int, steps: int, seed: int, *, N_test: int = 8192, lr: float = 0.01,
-          record_every: int = 10, omega: float = 0.1, d_p: int | None = None, dtype: str = "float32",
-          p_std: float = 1.0) -> TrainRun:
+def train(
+    s: Setting,
+    kind: str,
+    N: int,
+    steps: int,
+    seed: int,
+    *,
+    N_test: int = 8192,
+    lr: float = 0.01,
+    record_every: int = 10,
+    omega: float = 0.1,
+    d_p: int | None = None,
+    dtype: str = "float32",
+    p_std: float = 1.0,
+) -> TrainRun:
     """Train one model on Figure 2's data with full-batch Adam; deterministic per ``seed``.
 
     Args:
@@ -147,21 +160,54 @@ def train(s: Setting, kind: str, N: int, steps: int, seed: int, *, N_test: int =
     gram = prm.gram(s)
     with torch.no_grad():
         logits = prm.logits(s).numpy().astype(np.float64)
-    params = dict(kind=kind, D=s.D, C=s.C, d=s.d, partition=s.partition, N=N, N_test=N_test, steps=steps,
-                  lr=lr, omega=omega, p_std=p_std, seed=seed, dtype=dtype)
-    return TrainRun(kind=kind, seed=int(seed), steps=np.array(rec_steps), test_err=np.array(errs),
-                  train_loss=np.array(losses), assoc_curve=np.array(assocs), contrast_curve=np.array(contrasts),
-                  final_err=errs[-1], gram=gram, gram_init=gram_init, logits=logits,
-                  assoc=association(s, gram), assoc_init=association(s, gram_init),
-                  assoc_logits=association(s, logits), contrast=block_contrast(s, gram),
-                  contrast_init=block_contrast(s, gram_init), contrast_logits=block_contrast(s, logits),
-                  some_set_logits=float(np.mean(set_rows(s, logits))),
-                  moved=float(np.linalg.norm(gram - gram_init) / np.linalg.norm(gram_init)),
-                  linear_err=linear_err, params=params)
+    params = dict(
+        kind=kind,
+        D=s.D,
+        C=s.C,
+        d=s.d,
+        partition=s.partition,
+        N=N,
+        N_test=N_test,
+        steps=steps,
+        lr=lr,
+        omega=omega,
+        p_std=p_std,
+        seed=seed,
+        dtype=dtype,
+    )
+    return TrainRun(
+        kind=kind,
+        seed=int(seed),
+        steps=np.array(rec_steps),
+        test_err=np.array(errs),
+        train_loss=np.array(losses),
+        assoc_curve=np.array(assocs),
+        contrast_curve=np.array(contrasts),
+        final_err=errs[-1],
+        gram=gram,
+        gram_init=gram_init,
+        logits=logits,
+        assoc=association(s, gram),
+        assoc_init=association(s, gram_init),
+        assoc_logits=association(s, logits),
+        contrast=block_contrast(s, gram),
+        contrast_init=block_contrast(s, gram_init),
+        contrast_logits=block_contrast(s, logits),
+        some_set_logits=float(np.mean(set_rows(s, logits))),
+        moved=float(np.linalg.norm(gram - gram_init) / np.linalg.norm(gram_init)),
+        linear_err=linear_err,
+        params=params,
+    )
 
 
-def run(s: Setting, seeds: Iterable[int] = range(5), quick: bool = True, kinds: Sequence[str] = KINDS,
-        progress: Callable[[str], None] | None = None, **overrides: Any) -> dict[str, list[TrainRun]]:
+def run(
+    s: Setting,
+    seeds: Iterable[int] = range(5),
+    quick: bool = True,
+    kinds: Sequence[str] = KINDS,
+    progress: Callable[[str], None] | None = None,
+    **overrides: Any,
+) -> dict[str, list[TrainRun]]:
     """Train every kind at every seed with the QUICK (or FULL) sizes; ``overrides`` replace them and
     may also set the initialisation (``omega``, ``p_std``: :func:`train`)."""
     torch = _torch()
@@ -175,9 +221,20 @@ def run(s: Setting, seeds: Iterable[int] = range(5), quick: bool = True, kinds: 
             out[kind] = []
             for seed in seeds:
                 say(f"Figure 2: {kind} seed {seed}")
-                out[kind].append(train(s, kind, cfg["N"], cfg["steps"], seed, N_test=cfg["N_test"], lr=cfg["lr"],
-                                       record_every=cfg["record_every"], omega=cfg.get("omega", 0.1),
-                                       p_std=cfg.get("p_std", 1.0)))
+                out[kind].append(
+                    train(
+                        s,
+                        kind,
+                        cfg["N"],
+                        cfg["steps"],
+                        seed,
+                        N_test=cfg["N_test"],
+                        lr=cfg["lr"],
+                        record_every=cfg["record_every"],
+                        omega=cfg.get("omega", 0.1),
+                        p_std=cfg.get("p_std", 1.0),
+                    )
+                )
     finally:
         torch.set_num_threads(threads)
     return out

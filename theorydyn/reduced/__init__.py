@@ -57,6 +57,19 @@ from .solve import (
     population_risk,
 )
 
-__all__ = ["COLUMNS", "MAX_TERMS", "SOLVERS", "Bank", "Estimate", "bank_from_set_counts", "default_horizon",
-           "forward_counts", "integrate", "make_bank", "mc_set_counts", "n_exact_terms", "population_risk",
-           "plot_trajectory"]
+__all__ = [
+    "COLUMNS",
+    "MAX_TERMS",
+    "SOLVERS",
+    "Bank",
+    "Estimate",
+    "bank_from_set_counts",
+    "default_horizon",
+    "forward_counts",
+    "integrate",
+    "make_bank",
+    "mc_set_counts",
+    "n_exact_terms",
+    "population_risk",
+    "plot_trajectory",
+]

@@ -39,25 +39,48 @@ PROG = "python -m theorydyn.reduced"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = ArgumentParser(prog=PROG, description="Idealized dynamics of (alpha, gamma, rho) "
-                                 "(Lemmas 4.1-4.3, docs/theory.md §3): phases I-III.")
+    ap = ArgumentParser(
+        prog=PROG,
+        description="Idealized dynamics of (alpha, gamma, rho) (Lemmas 4.1-4.3, docs/theory.md §3): phases I-III.",
+    )
     add_setting_arguments(ap)
     g = ap.add_argument_group("solver")
-    g.add_argument("--method", choices=("flow", "gd"), default="flow",
-                   help="gradient flow in s = eta*t, or the GD recursion")
+    g.add_argument(
+        "--method", choices=("flow", "gd"), default="flow", help="gradient flow in s = eta*t, or the GD recursion"
+    )
     g.add_argument("--eta", type=positive(float, "--eta"), default=None, help="GD step (s = eta*step; default 1)")
-    g.add_argument("--steps", type=number(int, "--steps", low=1, high=STEPS_MAX), default=None,
-                   help=f"GD steps, 1..{STEPS_MAX:.0e} (default s_max/eta)")
-    g.add_argument("--s-max", type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX), default=2e4,
-                   help=f"final time s, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default %(default)g)")
-    g.add_argument("--n-samples", type=positive(int, "--n-samples"), default=None,
-                   help="Monte Carlo bank size, >= 2 (default 4000; --expectation mc only)")
+    g.add_argument(
+        "--steps",
+        type=number(int, "--steps", low=1, high=STEPS_MAX),
+        default=None,
+        help=f"GD steps, 1..{STEPS_MAX:.0e} (default s_max/eta)",
+    )
+    g.add_argument(
+        "--s-max",
+        type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX),
+        default=2e4,
+        help=f"final time s, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default %(default)g)",
+    )
+    g.add_argument(
+        "--n-samples",
+        type=positive(int, "--n-samples"),
+        default=None,
+        help="Monte Carlo bank size, >= 2 (default 4000; --expectation mc only)",
+    )
     g.add_argument("--expectation", choices=("mc", "exact"), default="mc")
-    g.add_argument("--n-points", type=number(int, "--n-points", low=2, high=N_POINTS_MAX), default=200,
-                   help=f"rows of the trajectory, 2..{N_POINTS_MAX:.0e} (default %(default)s)")
+    g.add_argument(
+        "--n-points",
+        type=number(int, "--n-points", low=2, high=N_POINTS_MAX),
+        default=200,
+        help=f"rows of the trajectory, 2..{N_POINTS_MAX:.0e} (default %(default)s)",
+    )
     g.add_argument("--solver", choices=SOLVERS, default=None, help="ODE solver of --method flow (default LSODA)")
-    g.add_argument("--err-tol", type=positive(float, "--err-tol", below=1.0), default=ERR_TOL,
-                   help="T2 tolerance on err_f, in (0, 1) (default %(default)s)")
+    g.add_argument(
+        "--err-tol",
+        type=positive(float, "--err-tol", below=1.0),
+        default=ERR_TOL,
+        help="T2 tolerance on err_f, in (0, 1) (default %(default)s)",
+    )
     g.add_argument("--no-plot", action="store_true", help="skip the PNG")
     g.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
     add_common_arguments(ap, seed=0, out="runs/reduced")
@@ -86,8 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.method == "gd" and args.steps is None and args.s_max / eta > STEPS_MAX:
         fail(f"--s-max / --eta: {args.s_max / eta:.3g} GD steps is more than {STEPS_MAX:.0e}", PROG)
     if args.expectation == "exact" and n_exact_terms(s) > MAX_TERMS:
-        fail(f"--expectation exact: {n_exact_terms(s):.3g} multisets of count types at D={s.D}, C={s.C} "
-             f"(the limit is {MAX_TERMS:.3g}); use --expectation mc", PROG)
+        fail(
+            f"--expectation exact: {n_exact_terms(s):.3g} multisets of count types at D={s.D}, C={s.C} "
+            f"(the limit is {MAX_TERMS:.3g}); use --expectation mc",
+            PROG,
+        )
     guard_memory(reduced_memory(s.D, s.C, s.q, n_samples, args.expectation), force=args.force, prog=PROG)
     out = output_dir(args.out)
     stem = f"reduced_{args.method}_D{s.D}_C{s.C}"
@@ -95,10 +121,20 @@ def main(argv: list[str] | None = None) -> int:
     for path in (csv, js) + (() if args.no_plot else (png,)):
         probe_output(path, "--out", PROG)  # a link, a folder or a full disk is refused before any work
     try:
-        res = integrate(s, args.method, eta=eta, steps=args.steps,
-                        s_max=args.s_max if (args.method == "flow" or args.steps is None) else None,
-                        n_samples=n_samples, seed=args.seed, expectation=args.expectation,
-                        n_points=args.n_points, solver=solver, err_tol=args.err_tol, progress=not args.quiet)
+        res = integrate(
+            s,
+            args.method,
+            eta=eta,
+            steps=args.steps,
+            s_max=args.s_max if (args.method == "flow" or args.steps is None) else None,
+            n_samples=n_samples,
+            seed=args.seed,
+            expectation=args.expectation,
+            n_points=args.n_points,
+            solver=solver,
+            err_tol=args.err_tol,
+            progress=not args.quiet,
+        )
     except ValueError as e:
         fail(str(e), PROG)
     # each file atomically: a kill or a full disk leaves the earlier file or the new one, never a torn one
@@ -118,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def format_phases(ph: dict) -> str:
     """A human-readable phase summary (one line per quantity; times in s)."""
+
     def f(v):
         if v is None:
             return "not reached"

@@ -61,8 +61,12 @@ def type_probabilities(C: int, q: float) -> np.ndarray:
     """(K,) Pr[a random set has type k] = Multinomial(C; q/2, q/2, 1−q) (Assumption 1)."""
     plus, minus, zero = count_types(C)
     # Python's 0.0 ** 0 == 1.0 keeps q = 0 and q = 1 exact
-    return np.array([math.comb(C, a) * math.comb(C - a, b) * (q / 2) ** (a + b) * (1 - q) ** c
-                     for a, b, c in zip(plus.tolist(), minus.tolist(), zero.tolist(), strict=True)])
+    return np.array(
+        [
+            math.comb(C, a) * math.comb(C - a, b) * (q / 2) ** (a + b) * (1 - q) ** c
+            for a, b, c in zip(plus.tolist(), minus.tolist(), zero.tolist(), strict=True)
+        ]
+    )
 
 
 @njit(cache=True)
@@ -195,8 +199,29 @@ def _add_sample(out, w, F, Fabs, gA, gC, gR, f):
 
 
 @njit(cache=True)
-def evaluate(alpha, gamma, rho, beta, tau, p, nu, C, D, plus, minus, zero, Tvals, row_ptr, nz_type, nz_count, tidx,
-             fval, weights, tab, out):
+def evaluate(
+    alpha,
+    gamma,
+    rho,
+    beta,
+    tau,
+    p,
+    nu,
+    C,
+    D,
+    plus,
+    minus,
+    zero,
+    Tvals,
+    row_ptr,
+    nz_type,
+    nz_count,
+    tidx,
+    fval,
+    weights,
+    tab,
+    out,
+):
     """Table + accumulate; ``out`` as in :func:`accumulate` with 2–7 already in (α, γ, ρ):
     the c- and r-derivatives are divided by τ (∂/∂γ = (1/τ)∂/∂c)."""
     build_table(alpha, gamma, rho, beta, tau, p, nu, C, D, plus, minus, zero, Tvals, tab)
@@ -208,8 +233,31 @@ def evaluate(alpha, gamma, rho, beta, tau, p, nu, C, D, plus, minus, zero, Tvals
 
 
 @njit(cache=True)
-def gd_run(theta, eta, n_in, n_cross, n_steps, beta, tau, p, nu, C, D, plus, minus, zero, Tvals, row_ptr, nz_type,
-           nz_count, tidx, fval, weights, tab, out):
+def gd_run(
+    theta,
+    eta,
+    n_in,
+    n_cross,
+    n_steps,
+    beta,
+    tau,
+    p,
+    nu,
+    C,
+    D,
+    plus,
+    minus,
+    zero,
+    Tvals,
+    row_ptr,
+    nz_type,
+    nz_count,
+    tidx,
+    fval,
+    weights,
+    tab,
+    out,
+):
     """``n_steps`` steps of the paper's recursion (docs/theory.md §3), updating ``theta`` = (α, γ, ρ) in place:
 
         α ← α − η ∂ℓ_red/∂α,  γ ← γ − η ∂ℓ_red/∂γ / (D(C−1)),  ρ ← ρ − η ∂ℓ_red/∂ρ / (D(D−C)).
@@ -219,10 +267,36 @@ def gd_run(theta, eta, n_in, n_cross, n_steps, beta, tau, p, nu, C, D, plus, min
     was not finite (divergence) and ``theta`` is left at that state.
     """
     for i in range(n_steps):
-        evaluate(theta[0], theta[1], theta[2], beta, tau, p, nu, C, D, plus, minus, zero, Tvals, row_ptr, nz_type,
-                 nz_count, tidx, fval, weights, tab, out)
-        if not (out[10] == 0.0 and math.isfinite(out[0]) and math.isfinite(out[2]) and math.isfinite(out[3])
-                and math.isfinite(out[4])):
+        evaluate(
+            theta[0],
+            theta[1],
+            theta[2],
+            beta,
+            tau,
+            p,
+            nu,
+            C,
+            D,
+            plus,
+            minus,
+            zero,
+            Tvals,
+            row_ptr,
+            nz_type,
+            nz_count,
+            tidx,
+            fval,
+            weights,
+            tab,
+            out,
+        )
+        if not (
+            out[10] == 0.0
+            and math.isfinite(out[0])
+            and math.isfinite(out[2])
+            and math.isfinite(out[3])
+            and math.isfinite(out[4])
+        ):
             return i
         theta[0] -= eta * out[2]
         theta[1] -= eta * out[3] / n_in
@@ -270,6 +344,7 @@ def enumerate_multisets(n: int, logp, out_counts, out_logw):
 
 
 # ---- plain NumPy reference (for tests and the benchmark: the same formula, no tables) -----------
+
 
 def reference_numpy(alpha, gamma, rho, beta, tau, p, nu, C, D, set_counts, weights=None):
     """The reduced risk and gradient evaluated directly per sample and per set, vectorised in NumPy.
@@ -322,6 +397,7 @@ def reference_numpy(alpha, gamma, rho, beta, tau, p, nu, C, D, set_counts, weigh
 
 # ---- Monte Carlo draws and bank construction (docs/theory.md §3: counts are drawn, never D-length vectors) ----
 
+
 def type_sampler(C: int, q: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The law of one random set's count type, prepared for inverting 32-bit uniforms.
 
@@ -344,7 +420,7 @@ def type_sampler(C: int, q: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     cut = np.ceil(np.minimum(cdf, 1.0) * 2.0**32).astype(np.uint64)
     last = int(np.flatnonzero(prob[order] > 0)[-1])
     cut[last:] = np.uint64(2**33)
-    lows = (np.arange(4096, dtype=np.uint64) << np.uint64(20))
+    lows = np.arange(4096, dtype=np.uint64) << np.uint64(20)
     start = np.searchsorted(cut, lows, side="right")
     return order.astype(np.int64), cut, start.astype(np.int64)
 

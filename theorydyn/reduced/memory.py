@@ -43,13 +43,19 @@ def reduced_memory(D: int, C: int, q: float, n_samples: int = 4000, expectation:
     if expectation == "exact":
         M = n_exact_terms(D, C, q)
         nnz = M * min(K, L)
-        return MemoryEstimate("reduced exact expectation", (
-            Term(f"{M:,} multisets × {K} count types, int16, 2 copies", 2 * M * K * I16, {"D": D, "C": C}),
-            Term("compressed rows (int64 type and count per nonzero, ≤ min(K, L) nonzeros)", 2 * I64 * nnz,
-                 {"D": D, "C": C}),
-            Term("weights, T, f, index vectors", 6 * F64 * M, {"D": D, "C": C}),
-            SMALL,
-        ))
+        return MemoryEstimate(
+            "reduced exact expectation",
+            (
+                Term(f"{M:,} multisets × {K} count types, int16, 2 copies", 2 * M * K * I16, {"D": D, "C": C}),
+                Term(
+                    "compressed rows (int64 type and count per nonzero, ≤ min(K, L) nonzeros)",
+                    2 * I64 * nnz,
+                    {"D": D, "C": C},
+                ),
+                Term("weights, T, f, index vectors", 6 * F64 * M, {"D": D, "C": C}),
+                SMALL,
+            ),
+        )
     N = int(n_samples)
     # expected number of distinct set types per sample: the signal set's, plus each type that
     # appears among the L − 1 random sets, whose types are i.i.d. by the count-type law; summed
@@ -57,13 +63,22 @@ def reduced_memory(D: int, C: int, q: float, n_samples: int = 4000, expectation:
     plus, minus, _ = count_types(C)
     probs = type_probabilities(C, q)[np.lexsort((minus, plus))].tolist()
     nz = 1.0 + sum(1.0 - (1.0 - pk) ** (L - 1) for pk in probs)
-    return MemoryEstimate("reduced Monte Carlo bank", (
-        # the peak is the merge of identical samples; the draw before it (N(L−1) 32-bit uniforms
-        # and the int16 histograms) is smaller
-        Term(f"type histograms ({N}, K={K}) int16", N * K * I16, {"n_samples": N}),
-        Term(f"merge: the histograms as int64 ({N}, {K}) and their sort keys", N * K * I64 + 4 * N * I64,
-             {"n_samples": N}),
-        Term(f"bank arrays of the merged rows (≤ {N}): ≈ {nz:.1f} nonzero types per row and per-row vectors",
-             int(2 * N * nz * I64) + 5 * N * F64, {"n_samples": N}),
-        SMALL,
-    ))
+    return MemoryEstimate(
+        "reduced Monte Carlo bank",
+        (
+            # the peak is the merge of identical samples; the draw before it (N(L−1) 32-bit uniforms
+            # and the int16 histograms) is smaller
+            Term(f"type histograms ({N}, K={K}) int16", N * K * I16, {"n_samples": N}),
+            Term(
+                f"merge: the histograms as int64 ({N}, {K}) and their sort keys",
+                N * K * I64 + 4 * N * I64,
+                {"n_samples": N},
+            ),
+            Term(
+                f"bank arrays of the merged rows (≤ {N}): ≈ {nz:.1f} nonzero types per row and per-row vectors",
+                int(2 * N * nz * I64) + 5 * N * F64,
+                {"n_samples": N},
+            ),
+            SMALL,
+        ),
+    )

@@ -45,8 +45,16 @@ def plot_trajectory(res: Result, axes=None, title: str | None = None):
         ax.legend(loc="upper left")
     for j, key in enumerate(_MARKS):
         if getattr(ph, key) is not None:  # staggered: T1_mass and T2 often coincide
-            axes[0].text(getattr(ph, key), 1.01 + 0.06 * (j % 2), key, color=COLORS[key], fontsize=8,
-                         transform=axes[0].get_xaxis_transform(), ha="center", va="bottom")
+            axes[0].text(
+                getattr(ph, key),
+                1.01 + 0.06 * (j % 2),
+                key,
+                color=COLORS[key],
+                fontsize=8,
+                transform=axes[0].get_xaxis_transform(),
+                ha="center",
+                va="bottom",
+            )
     axes[2].set_xlabel("s = η t")
     axes[0].set_ylabel("α")
     axes[1].set_ylabel("logit")

@@ -54,13 +54,39 @@ from ..setting import Setting
 from . import _kernels as rk
 from . import memory
 
-__all__ = ["Bank", "Estimate", "default_horizon", "make_bank", "mc_set_counts", "bank_from_set_counts", "n_exact_terms",
-           "population_risk", "integrate", "forward_counts", "COLUMNS", "SOLVERS"]
+__all__ = [
+    "Bank",
+    "Estimate",
+    "default_horizon",
+    "make_bank",
+    "mc_set_counts",
+    "bank_from_set_counts",
+    "n_exact_terms",
+    "population_risk",
+    "integrate",
+    "forward_counts",
+    "COLUMNS",
+    "SOLVERS",
+]
 
 #: Columns of a trajectory returned by :func:`integrate`: the common schema of
 #: :data:`theorydyn.result.CORE_COLUMNS`, then the softmax values of the three-value form.
-COLUMNS = ["s", "step", "alpha", "gamma", "rho", "in_mass", "association", "risk", "err_y", "err_f", "amb_f",
-           "Lambda", "Gamma", "Xi"]
+COLUMNS = [
+    "s",
+    "step",
+    "alpha",
+    "gamma",
+    "rho",
+    "in_mass",
+    "association",
+    "risk",
+    "err_y",
+    "err_f",
+    "amb_f",
+    "Lambda",
+    "Gamma",
+    "Xi",
+]
 
 #: Default cap on the number of multisets of count types for ``method="exact"`` (≈ 1 s per evaluation).
 MAX_TERMS = 2_000_000
@@ -78,6 +104,7 @@ def default_horizon(D: int) -> float:
 
 
 # ---- the bank of samples ----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Bank:
@@ -165,9 +192,22 @@ def _finish_bank(s: Setting, kind: str, counts: np.ndarray, weights: np.ndarray,
     counts = np.ascontiguousarray(counts, dtype=np.int16)
     tidx, Tvals, f, row_ptr, nz_type, nz_count = rk.bank_arrays(counts, sm, threshold(s, sm), s.L * s.C)
     weights = np.ascontiguousarray(weights, dtype=np.float64)
-    return Bank(kind=kind, counts=counts, tidx=tidx, Tvals=Tvals, fval=f, weights=weights, n_samples=int(n_samples),
-                amb_f=float(weights[f == 0].sum()), row_ptr=row_ptr, nz_type=nz_type, nz_count=nz_count,
-                plus=plus, minus=minus, zero=zero)
+    return Bank(
+        kind=kind,
+        counts=counts,
+        tidx=tidx,
+        Tvals=Tvals,
+        fval=f,
+        weights=weights,
+        n_samples=int(n_samples),
+        amb_f=float(weights[f == 0].sum()),
+        row_ptr=row_ptr,
+        nz_type=nz_type,
+        nz_count=nz_count,
+        plus=plus,
+        minus=minus,
+        zero=zero,
+    )
 
 
 def bank_from_type_counts(s: Setting, counts: np.ndarray, merge: bool = True) -> Bank:
@@ -216,8 +256,14 @@ def n_exact_terms(s: Setting) -> int:
     return memory.n_exact_terms(s.D, s.C, s.q)
 
 
-def make_bank(s: Setting, expectation: str = "mc", n_samples: int = 4000, seed: int = 0,
-              max_terms: int = MAX_TERMS, merge: bool = True) -> Bank:
+def make_bank(
+    s: Setting,
+    expectation: str = "mc",
+    n_samples: int = 4000,
+    seed: int = 0,
+    max_terms: int = MAX_TERMS,
+    merge: bool = True,
+) -> Bank:
     """The samples of the reduced expectation: Monte Carlo (``"mc"``) or exhaustive (``"exact"``).
 
     Raises:
@@ -234,7 +280,8 @@ def make_bank(s: Setting, expectation: str = "mc", n_samples: int = 4000, seed: 
         raise ValueError(
             f"exact expectation needs {M:,} multisets of count types (L-1={s.L - 1} sets over {len(pos)} types "
             f"at D={s.D}, C={s.C}), above the limit max_terms={max_terms:,}; use Monte Carlo (method/expectation "
-            f"'mc') or raise max_terms")
+            f"'mc') or raise max_terms"
+        )
     sub = np.zeros((M, len(pos)), dtype=np.int16)
     logw = np.empty(M)
     m = rk.enumerate_multisets(s.L - 1, np.log(prob[pos]), sub, logw)
@@ -248,6 +295,7 @@ def make_bank(s: Setting, expectation: str = "mc", n_samples: int = 4000, seed: 
 
 
 # ---- evaluation -------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -283,9 +331,24 @@ class _Evaluator:
         self.s, self.bank = s, bank
         self.tab = np.empty((len(bank.plus), len(bank.Tvals), 4))
         self.out = np.empty(rk.N_OUT)
-        self.args = (float(s.beta), float(s.tau), int(s.p), float(s.nu), int(s.C), int(s.D), bank.plus, bank.minus,
-                     bank.zero, bank.Tvals, bank.row_ptr, bank.nz_type, bank.nz_count, bank.tidx, bank.fval,
-                     bank.weights)
+        self.args = (
+            float(s.beta),
+            float(s.tau),
+            int(s.p),
+            float(s.nu),
+            int(s.C),
+            int(s.D),
+            bank.plus,
+            bank.minus,
+            bank.zero,
+            bank.Tvals,
+            bank.row_ptr,
+            bank.nz_type,
+            bank.nz_count,
+            bank.tidx,
+            bank.fval,
+            bank.weights,
+        )
 
     def raw(self, alpha: float, gamma: float, rho: float) -> np.ndarray:
         rk.evaluate(float(alpha), float(gamma), float(rho), *self.args, self.tab, self.out)
@@ -301,8 +364,9 @@ class _Evaluator:
         return _estimate_from(self.s, o, gamma, rho, b.kind, b.n_samples, b.amb_f, len(b))
 
 
-def _estimate_from(s: Setting, o: np.ndarray, gamma: float, rho: float, kind: str, n_samples: int, amb_f: float,
-                   n_terms: int) -> Estimate:
+def _estimate_from(
+    s: Setting, o: np.ndarray, gamma: float, rho: float, kind: str, n_samples: int, amb_f: float, n_terms: int
+) -> Estimate:
     """An :class:`Estimate` from the accumulated sums ``o`` (see :func:`theorydyn.reduced._kernels.accumulate`)."""
     if o[10] > 0:  # F overflowed for some sample
         o[:8] = np.nan
@@ -314,9 +378,20 @@ def _estimate_from(s: Setting, o: np.ndarray, gamma: float, rho: float, kind: st
         se = np.zeros(4)
     lam, gam, xi = softmax_values(s, gamma, rho)
     mass = 1.0 - amb_f
-    return Estimate(risk=float(o[0]), grad=o[2:5].copy(), risk_stderr=float(se[0]), grad_stderr=se[1:].copy(),
-                    err_y=float(o[8]), err_f=float(o[9] / mass) if mass > 0 else float("nan"),
-                    amb_f=float(amb_f), Lambda=lam, Gamma=gam, Xi=xi, method=kind, n_terms=int(n_terms))
+    return Estimate(
+        risk=float(o[0]),
+        grad=o[2:5].copy(),
+        risk_stderr=float(se[0]),
+        grad_stderr=se[1:].copy(),
+        err_y=float(o[8]),
+        err_f=float(o[9] / mass) if mass > 0 else float("nan"),
+        amb_f=float(amb_f),
+        Lambda=lam,
+        Gamma=gam,
+        Xi=xi,
+        method=kind,
+        n_terms=int(n_terms),
+    )
 
 
 #: Samples per chunk of the streaming Monte Carlo evaluation (even: chunks start on a whole raw word;
@@ -337,8 +412,22 @@ def _mc_estimate(s: Setting, alpha: float, gamma: float, rho: float, n_samples: 
     sm = plus - minus
     Tmax = s.L * s.C
     tab = np.empty((len(plus), 2 * Tmax + 1, 4))
-    rk.build_table(float(alpha), float(gamma), float(rho), float(s.beta), float(s.tau), int(s.p), float(s.nu),
-                   int(s.C), int(s.D), plus, minus, zero, np.arange(-Tmax, Tmax + 1, dtype=np.float64), tab)
+    rk.build_table(
+        float(alpha),
+        float(gamma),
+        float(rho),
+        float(s.beta),
+        float(s.tau),
+        int(s.p),
+        float(s.nu),
+        int(s.C),
+        int(s.D),
+        plus,
+        minus,
+        zero,
+        np.arange(-Tmax, Tmax + 1, dtype=np.float64),
+        tab,
+    )
     out = np.zeros(rk.N_OUT + 1)
     hist = np.empty(len(plus), dtype=np.int64)
     bitgen = np.random.default_rng(seed).bit_generator
@@ -353,12 +442,20 @@ def _mc_estimate(s: Setting, alpha: float, gamma: float, rho: float, n_samples: 
     out[4] /= tau
     out[6] /= tau * tau
     out[7] /= tau * tau
-    return _estimate_from(s, out[:rk.N_OUT], gamma, rho, "mc", n, float(out[rk.N_OUT]), n)
+    return _estimate_from(s, out[: rk.N_OUT], gamma, rho, "mc", n, float(out[rk.N_OUT]), n)
 
 
-def population_risk(s: Setting, alpha: float, gamma: float, rho: float, method: str = "exact",
-                    n_samples: int = 100_000, seed: int = 0, max_terms: int = MAX_TERMS,
-                    bank: Bank | None = None) -> Estimate:
+def population_risk(
+    s: Setting,
+    alpha: float,
+    gamma: float,
+    rho: float,
+    method: str = "exact",
+    n_samples: int = 100_000,
+    seed: int = 0,
+    max_terms: int = MAX_TERMS,
+    bank: Bank | None = None,
+) -> Estimate:
     """ℓ_red(α, γ, ρ) and its gradient, exactly or by Monte Carlo (docs/theory.md §3).
 
     Args:
@@ -394,12 +491,27 @@ def forward_counts(s: Setting, alpha: float, gamma: float, rho: float, z: np.nda
     T = counts @ (plus - minus)
     Tvals, tidx = np.unique(T, return_inverse=True)
     tab = np.empty((K, len(Tvals), 4))
-    rk.build_table(float(alpha), float(gamma), float(rho), float(s.beta), float(s.tau), int(s.p), float(s.nu),
-                   int(s.C), int(s.D), plus, minus, zero, Tvals.astype(np.float64), tab)
+    rk.build_table(
+        float(alpha),
+        float(gamma),
+        float(rho),
+        float(s.beta),
+        float(s.tau),
+        int(s.p),
+        float(s.nu),
+        int(s.C),
+        int(s.D),
+        plus,
+        minus,
+        zero,
+        Tvals.astype(np.float64),
+        tab,
+    )
     return np.einsum("nk,nk->n", counts, tab[:, tidx.ravel(), 0].T)
 
 
 # ---- dynamics ---------------------------------------------------------------------------------
+
 
 class _Diverged(Exception):
     pass
@@ -420,17 +532,46 @@ def _row(ev: _Evaluator, s_val: float, step: float, th) -> dict | None:
     s = ev.s
     # Definition 2.2 at the three-value form: row i's C largest entries are its set iff min(β, γ) > ρ
     assoc = 1.0 if min(s.beta, float(th[1])) > float(th[2]) else 0.0
-    return dict(s=s_val, step=step, alpha=float(th[0]), gamma=float(th[1]), rho=float(th[2]),
-                in_mass=e.Lambda + (s.C - 1) * e.Gamma, association=assoc, risk=e.risk, err_y=e.err_y,
-                err_f=e.err_f, amb_f=e.amb_f, Lambda=e.Lambda, Gamma=e.Gamma, Xi=e.Xi)
+    return dict(
+        s=s_val,
+        step=step,
+        alpha=float(th[0]),
+        gamma=float(th[1]),
+        rho=float(th[2]),
+        in_mass=e.Lambda + (s.C - 1) * e.Gamma,
+        association=assoc,
+        risk=e.risk,
+        err_y=e.err_y,
+        err_f=e.err_f,
+        amb_f=e.amb_f,
+        Lambda=e.Lambda,
+        Gamma=e.Gamma,
+        Xi=e.Xi,
+    )
 
 
-def integrate(s: Setting, method: str = "flow", *, eta: float = 1.0, steps: int | None = None,
-              s_max: float | None = None, n_samples: int = 4000, seed: int = 0, expectation: str = "mc",
-              n_points: int = 200, s_min: float | None = None, solver: str = "LSODA", rtol: float = 1e-7,
-              atol: float = 1e-10, init: tuple[float, float, float] | None = None, max_terms: int = MAX_TERMS,
-              err_tol: float = ERR_TOL, progress: bool = False, bank: Bank | None = None,
-              s_grid=None) -> Result:
+def integrate(
+    s: Setting,
+    method: str = "flow",
+    *,
+    eta: float = 1.0,
+    steps: int | None = None,
+    s_max: float | None = None,
+    n_samples: int = 4000,
+    seed: int = 0,
+    expectation: str = "mc",
+    n_points: int = 200,
+    s_min: float | None = None,
+    solver: str = "LSODA",
+    rtol: float = 1e-7,
+    atol: float = 1e-10,
+    init: tuple[float, float, float] | None = None,
+    max_terms: int = MAX_TERMS,
+    err_tol: float = ERR_TOL,
+    progress: bool = False,
+    bank: Bank | None = None,
+    s_grid=None,
+) -> Result:
     """Population GD (``method="gd"``) or gradient flow (``method="flow"``) of ℓ_red from the idealized init.
 
     Args:
@@ -491,10 +632,21 @@ def integrate(s: Setting, method: str = "flow", *, eta: float = 1.0, steps: int 
         bank = make_bank(s, expectation, n_samples=n_samples, seed=seed, max_terms=max_terms)
     ev = _Evaluator(s, bank)
     th0 = np.array(init if init is not None else (s.alpha0, 0.0, 0.0), dtype=np.float64)
-    options = dict(method=method, eta=eta, steps=steps, s_max=s_end, n_samples=n_samples if bank.kind == "mc" else None,
-                   seed=seed if bank.kind == "mc" else None, expectation=bank.kind, n_points=n_points,
-                   solver=solver if method == "flow" else None, rtol=rtol if method == "flow" else None,
-                   atol=atol if method == "flow" else None, init=[float(x) for x in th0], err_tol=err_tol)
+    options = dict(
+        method=method,
+        eta=eta,
+        steps=steps,
+        s_max=s_end,
+        n_samples=n_samples if bank.kind == "mc" else None,
+        seed=seed if bank.kind == "mc" else None,
+        expectation=bank.kind,
+        n_points=n_points,
+        solver=solver if method == "flow" else None,
+        rtol=rtol if method == "flow" else None,
+        atol=atol if method == "flow" else None,
+        init=[float(x) for x in th0],
+        err_tol=err_tol,
+    )
     bar = progress_bar(progress, total=s_end, desc=f"reduced {method}", unit="s")
     refine = None
     # overflow of e^{...} in far-off regions is detected and reported as divergence, not printed
@@ -566,6 +718,7 @@ def _flow_refiner(s: Setting, ev: _Evaluator, dense: _Dense):
     """``refine(column, s_lo, s_hi, level, rising)`` for :func:`detect_phases`: the crossing from the
     dense output — Brent's method for the smooth columns, bisection for the errors (a finite bank
     makes them step functions of s, whose first jump below the level is found to 1e-9 relative)."""
+
     def value(name: str, t: float) -> float:
         th = dense(t)
         if name in ("alpha", "gamma", "rho"):
@@ -624,8 +777,11 @@ def _run_flow(s, ev, th0, s_end, eta, n_points, s_min, solver, rtol, atol, bar, 
         while gi < len(grid):
             ode.step()
             if ode.status == "failed":
-                return rows, (Status.FAILED, f"solver {solver} failed at s={ode.t:.6g}: {ode.message}",
-                              ode.t / eta), dense
+                return (
+                    rows,
+                    (Status.FAILED, f"solver {solver} failed at s={ode.t:.6g}: {ode.message}", ode.t / eta),
+                    dense,
+                )
             dense.add(ode.t, ode.dense_output())
             while gi < len(grid) and grid[gi] <= ode.t:
                 row = _row(ev, float(grid[gi]), float(grid[gi] / eta), dense(grid[gi]))

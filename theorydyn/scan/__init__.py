@@ -14,5 +14,14 @@ from ..store import ResultStore
 from .grid import Point, ScanError, ScanSpec, point_key
 from .run import ScanOutcome, run_scan, seed_ci_table, summary_table
 
-__all__ = ["Point", "ResultStore", "ScanError", "ScanOutcome", "ScanSpec", "point_key", "run_scan", "seed_ci_table",
-           "summary_table"]
+__all__ = [
+    "Point",
+    "ResultStore",
+    "ScanError",
+    "ScanOutcome",
+    "ScanSpec",
+    "point_key",
+    "run_scan",
+    "seed_ci_table",
+    "summary_table",
+]

@@ -51,21 +51,31 @@ def _check_results_files(results_dir: str, name: str) -> None:
     for path in (Path(results_dir) / f"{name}.csv", Path(results_dir) / f"{name}.rejected.csv"):
         try:
             if path.is_symlink():
-                fail(f"--results-dir: {path} is a symbolic link; theorydyn does not write through links "
-                     f"(remove it, or use another --name or --results-dir)", PROG)
+                fail(
+                    f"--results-dir: {path} is a symbolic link; theorydyn does not write through links "
+                    f"(remove it, or use another --name or --results-dir)",
+                    PROG,
+                )
             if path.exists() and not path.is_file():
-                fail(f"--results-dir: {path} exists and is not a regular file (a folder, a pipe or a device); "
-                     f"use another --name or --results-dir", PROG)
+                fail(
+                    f"--results-dir: {path} exists and is not a regular file (a folder, a pipe or a device); "
+                    f"use another --name or --results-dir",
+                    PROG,
+                )
         except OSError as e:
             fail(f"--results-dir: cannot use {str(path)!r}: {e.strerror or e}", PROG)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = ArgumentParser(prog=PROG, description="Where do the phases of Section 4.1 hold, and when? A resumable scan.",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, conflict_handler="resolve",
-                                 epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) × seeds {0, 1, 2}, "
-                                        "reduced gradient flow to s = 5·10⁴·max(1, D/64)^1.5 (2.5 × the ledger's "
-                                        "horizon) with 4000 Monte Carlo samples.")
+    ap = ArgumentParser(
+        prog=PROG,
+        description="Where do the phases of Section 4.1 hold, and when? A resumable scan.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        conflict_handler="resolve",
+        epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) × seeds {0, 1, 2}, "
+        "reduced gradient flow to s = 5·10⁴·max(1, D/64)^1.5 (2.5 × the ledger's "
+        "horizon) with 4000 Monte Carlo samples.",
+    )
     ap.add_argument("--spec", help="a saved grid, scans/NAME.toml (flags given as well override its entries)")
     ap.add_argument("--name", help="scan name (default: derived from the spec or the flags)")
     add_setting_arguments(ap)
@@ -73,36 +83,72 @@ def build_parser() -> argparse.ArgumentParser:
     g = ap.add_argument_group("scan axes (lists)")
     g.add_argument("--D", type=number(int, "--D"), nargs="+", default=None, help="number(s) of patches (default 64)")
     g.add_argument("--C", type=number(int, "--C"), nargs="+", default=None, help="set size(s) (default 4)")
-    g.add_argument("--q", type=number(float, "--q"), nargs="+", default=None,
-                   help="q value(s) (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D)")
-    g.add_argument("--tau", type=number(float, "--tau", low=TAU_MIN), nargs="+", default=None,
-                   help=f"softmax temperature(s) >= {TAU_MIN:g} (default 1)")
-    g.add_argument("--eta", type=number(float, "--eta"), nargs="+", default=None,
-                   help="GD step(s) η: reduced --method gd and the simulator (default 10)")
-    g.add_argument("--N", type=number(int, "--N"), nargs="+", default=None,
-                   help="simulator sample size(s) (default 16384)")
+    g.add_argument(
+        "--q",
+        type=number(float, "--q"),
+        nargs="+",
+        default=None,
+        help="q value(s) (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D)",
+    )
+    g.add_argument(
+        "--tau",
+        type=number(float, "--tau", low=TAU_MIN),
+        nargs="+",
+        default=None,
+        help=f"softmax temperature(s) >= {TAU_MIN:g} (default 1)",
+    )
+    g.add_argument(
+        "--eta",
+        type=number(float, "--eta"),
+        nargs="+",
+        default=None,
+        help="GD step(s) η: reduced --method gd and the simulator (default 10)",
+    )
+    g.add_argument(
+        "--N", type=number(int, "--N"), nargs="+", default=None, help="simulator sample size(s) (default 16384)"
+    )
     g.add_argument("--seeds", type=number(int, "--seeds"), nargs="+", default=None, help="seeds (default 0 1 2)")
     o = ap.add_argument_group("solver options")
     o.add_argument("--method", choices=("flow", "gd"), default=None, help="reduced dynamics: gradient flow or GD")
-    o.add_argument("--s-max", type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX), default=None,
-                   help=f"horizon in s = η·t, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default 5e4·max(1, D/64)^1.5, per D)")
-    o.add_argument("--n-samples", type=positive(int, "--n-samples"), default=None,
-                   help="Monte Carlo count samples (default 4000)")
+    o.add_argument(
+        "--s-max",
+        type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX),
+        default=None,
+        help=f"horizon in s = η·t, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default 5e4·max(1, D/64)^1.5, per D)",
+    )
+    o.add_argument(
+        "--n-samples", type=positive(int, "--n-samples"), default=None, help="Monte Carlo count samples (default 4000)"
+    )
     o.add_argument("--expectation", choices=("mc", "exact"), default=None, help="Monte Carlo or exact (small L)")
-    o.add_argument("--n-points", type=number(int, "--n-points", low=2, high=N_POINTS_MAX), default=None,
-                   help=f"trajectory points, 2..{N_POINTS_MAX:.0e} (default 400)")
+    o.add_argument(
+        "--n-points",
+        type=number(int, "--n-points", low=2, high=N_POINTS_MAX),
+        default=None,
+        help=f"trajectory points, 2..{N_POINTS_MAX:.0e} (default 400)",
+    )
     o.add_argument("--simulate", action="store_true", default=None, help="also run the finite-sample simulator")
-    o.add_argument("--sim-steps", type=number(int, "--sim-steps", low=1, high=SIM_STEPS_MAX), default=None,
-                   help=f"simulator GD steps, 1..{SIM_STEPS_MAX:.0e} (1200)")
+    o.add_argument(
+        "--sim-steps",
+        type=number(int, "--sim-steps", low=1, high=SIM_STEPS_MAX),
+        default=None,
+        help=f"simulator GD steps, 1..{SIM_STEPS_MAX:.0e} (1200)",
+    )
     o.add_argument("--omega", type=positive(float, "--omega"), default=None, help="simulator init scale ω (1e-3)")
     o.add_argument("--dtype", choices=("float64", "float32"), default=None, help="simulator dtype of X")
     r = ap.add_argument_group("running")
-    r.add_argument("--workers", type=positive(int, "--workers", allow_zero=True), default=2,
-                   help="local worker processes; 0 runs in this process (default 2)")
+    r.add_argument(
+        "--workers",
+        type=positive(int, "--workers", allow_zero=True),
+        default=2,
+        help="local worker processes; 0 runs in this process (default 2)",
+    )
     r.add_argument("--scheduler", help="run on a Dask cluster, e.g. tcp://HOST:8786 (needs the dask extra)")
     r.add_argument("--force", action="store_true", help="recompute points already in the results")
-    r.add_argument("--force-memory", action="store_true",
-                   help="run points whose memory estimate exceeds the machine's available memory")
+    r.add_argument(
+        "--force-memory",
+        action="store_true",
+        help="run points whose memory estimate exceeds the machine's available memory",
+    )
     r.add_argument("--results-dir", default=str(RESULTS_DIR), help="where results go (default %(default)s)")
     r.add_argument("--no-plots", action="store_true", help="skip the plots")
     r.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
@@ -111,8 +157,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _LIST_FLAGS = {"D": "D", "C": "C", "q": "q", "tau": "tau", "eta": "eta", "N": "N", "seeds": "seed"}
-_SINGLE_SETTING = {"d": None, "sigma2": None, "p": 3, "nu": None, "beta": 1.0, "partition": "blocks",
-                   "partition_seed": 0}
+_SINGLE_SETTING = {
+    "d": None,
+    "sigma2": None,
+    "p": 3,
+    "nu": None,
+    "beta": 1.0,
+    "partition": "blocks",
+    "partition_seed": 0,
+}
 _OPTION_FLAGS = ("method", "s_max", "n_samples", "expectation", "n_points", "simulate", "sim_steps", "omega", "dtype")
 
 
@@ -163,8 +216,9 @@ def spec_from_args(args: argparse.Namespace) -> ScanSpec:
         is_default = not args.spec and k == "seed" and vals == list(DEFAULT_SEEDS)
         if (args.spec or k not in ("D", "C")) and not is_default:
             tokens.append("sim" if k == "simulate" else _token(k.replace("_", ""), vals))
-    if "eta" in given and not (spec.base.get("simulate") or spec.base.get("method") == "gd"
-                               or "simulate" in spec.axes or "method" in spec.axes):
+    if "eta" in given and not (
+        spec.base.get("simulate") or spec.base.get("method") == "gd" or "simulate" in spec.axes or "method" in spec.axes
+    ):
         raise ScanError("--eta: has no effect on the reduced gradient flow; add --simulate or --method gd")
     if "N" in given and not (spec.base.get("simulate") or "simulate" in spec.axes):
         raise ScanError("--N: is the simulator's sample size; add --simulate")
@@ -177,12 +231,32 @@ def spec_from_args(args: argparse.Namespace) -> ScanSpec:
 
 
 #: a grid key → the flag that sets it (for messages that name a key: they name the flag as well)
-_KEY_FLAGS = {"D": "--D", "C": "--C", "q": "--q", "tau": "--tau", "eta": "--eta", "N": "--N", "seed": "--seeds",
-              "d": "--d", "sigma2": "--sigma2", "p": "--p", "nu": "--nu", "beta": "--beta", "partition": "--partition",
-              "partition_seed": "--partition-seed", "s_max": "--s-max", "n_samples": "--n-samples",
-              "n_points": "--n-points", "sim_steps": "--sim-steps", "omega": "--omega", "n_test": "--n-test",
-              "record_every": "--record-every", "expectation": "--expectation", "method": "--method",
-              "dtype": "--dtype"}
+_KEY_FLAGS = {
+    "D": "--D",
+    "C": "--C",
+    "q": "--q",
+    "tau": "--tau",
+    "eta": "--eta",
+    "N": "--N",
+    "seed": "--seeds",
+    "d": "--d",
+    "sigma2": "--sigma2",
+    "p": "--p",
+    "nu": "--nu",
+    "beta": "--beta",
+    "partition": "--partition",
+    "partition_seed": "--partition-seed",
+    "s_max": "--s-max",
+    "n_samples": "--n-samples",
+    "n_points": "--n-points",
+    "sim_steps": "--sim-steps",
+    "omega": "--omega",
+    "n_test": "--n-test",
+    "record_every": "--record-every",
+    "expectation": "--expectation",
+    "method": "--method",
+    "dtype": "--dtype",
+}
 
 
 def _name_flags(message: str, args: argparse.Namespace) -> str:
@@ -191,8 +265,11 @@ def _name_flags(message: str, args: argparse.Namespace) -> str:
     if message.startswith("--"):
         return message
     head = message.split("\n", 2)[:2]
-    named = [flag for key, flag in _KEY_FLAGS.items()
-             if any(re.search(rf"(?<![\w.]){re.escape(key)}(=| must)", line) for line in head)]
+    named = [
+        flag
+        for key, flag in _KEY_FLAGS.items()
+        if any(re.search(rf"(?<![\w.]){re.escape(key)}(=| must)", line) for line in head)
+    ]
     if args.spec is not None:
         named.append("--spec")
     return f"{'/'.join(dict.fromkeys(named))}: {message}" if named else message
@@ -204,14 +281,20 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     cores = os.cpu_count() or 1
     if args.workers > 4 * cores:
-        fail(f"--workers: {args.workers} worker processes on {cores} cores (at most 4 per core: each worker holds "
-             f"a point in memory)", PROG)
+        fail(
+            f"--workers: {args.workers} worker processes on {cores} cores (at most 4 per core: each worker holds "
+            f"a point in memory)",
+            PROG,
+        )
     if args.name is not None and not args.name.strip():
         fail("--name: must not be empty", PROG)
     try:
         spec = spec_from_args(args)
-        validate_points(spec.expand(), force=args.force_memory,  # every point computable before any work
-                        concurrent=1 if args.scheduler else max(args.workers, 1))
+        validate_points(
+            spec.expand(),
+            force=args.force_memory,  # every point computable before any work
+            concurrent=1 if args.scheduler else max(args.workers, 1),
+        )
         check_runner(spec)
     except ScanError as e:
         fail(_name_flags(str(e), args), PROG)
@@ -220,9 +303,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RejectedRowsWarning)
-            outcome = run_scan(spec, results_dir=args.results_dir, workers=args.workers, scheduler=args.scheduler,
-                               force=args.force, force_memory=args.force_memory, progress=not args.quiet,
-                               plots=not args.no_plots)
+            outcome = run_scan(
+                spec,
+                results_dir=args.results_dir,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                force=args.force,
+                force_memory=args.force_memory,
+                progress=not args.quiet,
+                plots=not args.no_plots,
+            )
     except ScanError as e:
         fail(str(e), PROG)
     except KeyboardInterrupt:

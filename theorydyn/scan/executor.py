@@ -128,8 +128,9 @@ class WatchedExecutor(Executor):
     called every ``every_s`` seconds by a daemon thread.
     """
 
-    def __init__(self, inner: Executor, count_workers: Callable[[], int], scheduler: str, timeout_s: float,
-                 every_s: float = 1.0):
+    def __init__(
+        self, inner: Executor, count_workers: Callable[[], int], scheduler: str, timeout_s: float, every_s: float = 1.0
+    ):
         self._inner, self._count, self._scheduler = inner, count_workers, scheduler
         self.timeout_s, self._every_s = timeout_s, every_s
         self._pending: set[Future] = set()
@@ -179,8 +180,10 @@ class WatchedExecutor(Executor):
             if not victims:
                 continue
             self.fired = True
-            err = ScanError(f"--scheduler: no live Dask worker at {self._scheduler} for {self.timeout_s:g} s "
-                            f"(${DASK_WORKER_TIMEOUT_ENV}); start workers and rerun to resume")
+            err = ScanError(
+                f"--scheduler: no live Dask worker at {self._scheduler} for {self.timeout_s:g} s "
+                f"(${DASK_WORKER_TIMEOUT_ENV}); start workers and rerun to resume"
+            )
             for f in victims:
                 try:
                     f.set_exception(err)
@@ -199,11 +202,13 @@ def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHan
         try:
             from distributed import Client
         except ImportError:
-            raise ScanError("--scheduler needs dask.distributed, which is not installed: pip install 'theorydyn[dask]' "
-                 "(or pip install distributed)") from None
+            raise ScanError(
+                "--scheduler needs dask.distributed, which is not installed: pip install 'theorydyn[dask]' "
+                "(or pip install distributed)"
+            ) from None
         if scheduler.startswith("tcp://"):
             # A refused or unroutable address fails here at once, not after Client's timeout.
-            host, _, port = scheduler[len("tcp://"):].rpartition(":")
+            host, _, port = scheduler[len("tcp://") :].rpartition(":")
             try:
                 socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
             except (OSError, ValueError) as e:
@@ -217,8 +222,10 @@ def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHan
             client.wait_for_workers(1, timeout=timeout_s)
         except (OSError, TimeoutError) as e:
             client.close()
-            raise ScanError(f"--scheduler: no live Dask worker at {scheduler} within {timeout_s:g} s "
-                            f"(${DASK_WORKER_TIMEOUT_ENV}); start workers, then rerun") from e
+            raise ScanError(
+                f"--scheduler: no live Dask worker at {scheduler} within {timeout_s:g} s "
+                f"(${DASK_WORKER_TIMEOUT_ENV}); start workers, then rerun"
+            ) from e
         watched = WatchedExecutor(client.get_executor(), lambda: len(client.nthreads()), scheduler, timeout_s)
         return ExecutorHandle(watched, f"dask {scheduler}", client.close)
     if workers == 0:
@@ -228,8 +235,12 @@ def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHan
     saved = {k: os.environ.get(k) for k in _THREAD_VARS}
     for k in _THREAD_VARS:
         os.environ.setdefault(k, "1")
-    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_exit_with_parent, initargs=(os.getpid(),))
+    ex = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_exit_with_parent,
+        initargs=(os.getpid(),),
+    )
 
     def restore() -> None:
         for k, v in saved.items():

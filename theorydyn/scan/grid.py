@@ -68,13 +68,13 @@ DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 #: Solver options of a point, with their defaults (docs/theory.md §9's regime).
 OPTION_DEFAULTS: dict[str, Any] = {
     # reduced (α, γ, ρ) dynamics (Lemmas 4.1–4.3)
-    "method": "flow",        # "flow" (gradient flow in s = ηt) or "gd" (the paper's recursion)
-    "s_max": 5.0e4,          # horizon in s = η·t; a point's default is point.scan_horizon(D) (5e4 up to D = 64)
-    "n_samples": 4000,       # Monte Carlo count samples (common random numbers)
-    "expectation": "mc",     # "mc" or "exact" (small L only)
-    "n_points": 400,         # log-spaced trajectory points (phase times resolved to ≈4%)
-    "eta": 10.0,             # GD step η: the reduced recursion (method="gd") and the simulator
-    "steps": 0,              # reduced GD steps; 0 → ceil(s_max / η)
+    "method": "flow",  # "flow" (gradient flow in s = ηt) or "gd" (the paper's recursion)
+    "s_max": 5.0e4,  # horizon in s = η·t; a point's default is point.scan_horizon(D) (5e4 up to D = 64)
+    "n_samples": 4000,  # Monte Carlo count samples (common random numbers)
+    "expectation": "mc",  # "mc" or "exact" (small L only)
+    "n_points": 400,  # log-spaced trajectory points (phase times resolved to ≈4%)
+    "eta": 10.0,  # GD step η: the reduced recursion (method="gd") and the simulator
+    "steps": 0,  # reduced GD steps; 0 → ceil(s_max / η)
     # finite-sample simulator (Theorem 4.2, docs/theory.md §4)
     "simulate": False,
     "N": 16384,
@@ -177,8 +177,10 @@ def normalize_options(options: dict[str, Any]) -> dict[str, Any]:
     if o["method"] == "gd":
         o["steps"] = o["steps"] or math.ceil(o["s_max"] / o["eta"])
         if o["steps"] > STEPS_MAX:
-            raise ScanError(f"s_max / eta must be at most {STEPS_MAX:.0e} GD steps, got s_max={o['s_max']:g}, "
-                            f"eta={o['eta']:g} ({o['steps']:.3g} steps)")
+            raise ScanError(
+                f"s_max / eta must be at most {STEPS_MAX:.0e} GD steps, got s_max={o['s_max']:g}, "
+                f"eta={o['eta']:g} ({o['steps']:.3g} steps)"
+            )
         keep += ["eta", "steps"]
     if o["simulate"]:
         keep += ["eta", "N", "sim_steps", "omega", "record_every", "dtype"]
@@ -233,16 +235,20 @@ class ScanSpec:
             raise ScanError(f"name must be a file name (no '/', not starting with '.'), got name={self.name!r}")
         bad_names = sorted(set(self.axes) - set(AXIS_NAMES)) + sorted(set(self.base) - set(AXIS_NAMES))
         if bad_names:
-            raise ScanError(f"unknown parameter(s) {bad_names}; a scan axis is a Setting field "
-                            f"({', '.join(SETTING_FIELDS)}), a solver option ({', '.join(OPTION_DEFAULTS)}) or seed")
+            raise ScanError(
+                f"unknown parameter(s) {bad_names}; a scan axis is a Setting field "
+                f"({', '.join(SETTING_FIELDS)}), a solver option ({', '.join(OPTION_DEFAULTS)}) or seed"
+            )
         for k, vals in self.axes.items():
             if not vals:
                 raise ScanError(f"axis {k} has no values")
         size = self.size()
         if size > GRID_POINTS_MAX:  # counted before expanding: a 10^7-point grid is refused at once
             counts = " × ".join(f"{k}: {len(v)}" for k, v in self.axes.items())
-            raise ScanError(f"the grid has {size:,} points ({counts}), more than the limit of {GRID_POINTS_MAX:,}; "
-                            f"split it into smaller scans")
+            raise ScanError(
+                f"the grid has {size:,} points ({counts}), more than the limit of {GRID_POINTS_MAX:,}; "
+                f"split it into smaller scans"
+            )
         problems: list[str] = []
         points: list[Point] = []
         seen: set[str] = set()
@@ -311,20 +317,26 @@ def value_type_problem(name: str, v: Any) -> str | None:
     if name in _CHOICES:
         return None if isinstance(v, str) else f"one of {list(_CHOICES[name])} (text)"
     if name == "partition":
-        ok = isinstance(v, str) or (isinstance(v, list) and all(isinstance(S, list) and all(_is_int(i) for i in S)
-                                                                 for S in v))
+        ok = isinstance(v, str) or (
+            isinstance(v, list) and all(isinstance(S, list) and all(_is_int(i) for i in S) for S in v)
+        )
         return None if ok else f"one of {list(('blocks', 'grid', 'random'))} or a list of lists of patch indices"
     if name == "feature":
-        return None if _is_int(v) or (isinstance(v, list) and all(_is_real(x) for x in v)) else \
-            "a basis index (integer) or a list of numbers"
+        return (
+            None
+            if _is_int(v) or (isinstance(v, list) and all(_is_real(x) for x in v))
+            else "a basis index (integer) or a list of numbers"
+        )
     return None
 
 
 def _section(raw: dict[str, Any], table: str, allowed: tuple[str, ...], where: str) -> dict[str, Any]:
     sec = raw.get(table, {})
     if not isinstance(sec, dict):
-        raise ScanError(f"--spec: [{table}] must be a table (lines 'name = value' under '[{table}]'), "
-                        f"got {table} = {sec!r} in {where}")
+        raise ScanError(
+            f"--spec: [{table}] must be a table (lines 'name = value' under '[{table}]'), "
+            f"got {table} = {sec!r} in {where}"
+        )
     problems = []
     for k, v in sec.items():
         if k not in allowed:
@@ -370,7 +382,9 @@ def load_spec_file(path: str | Path) -> dict[str, Any]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise ScanError(f"--spec: {where} is not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})") from None
+        raise ScanError(
+            f"--spec: {where} is not UTF-8 text (byte {e.start}: {data[e.start : e.start + 1]!r})"
+        ) from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -379,12 +393,16 @@ def load_spec_file(path: str | Path) -> dict[str, Any]:
         raise ScanError(f"--spec: {where} nests values too deeply to read (lists or tables within lists)") from None
     unknown = [k for k in raw if k not in _TOP_KEYS]
     if unknown:
-        raise ScanError(f"--spec: unknown top-level key(s) {unknown} in {where}; use name, runner and the tables "
-                        f"[setting], [axes], [options]")
+        raise ScanError(
+            f"--spec: unknown top-level key(s) {unknown} in {where}; use name, runner and the tables "
+            f"[setting], [axes], [options]"
+        )
     name = raw.get("name", path.stem)
     if not (isinstance(name, str) and _NAME_RE.fullmatch(name)):
-        raise ScanError(f"--spec: name must be text of letters, digits and . _ + - (it names the results file), "
-                        f"got name = {name!r} in {where}")
+        raise ScanError(
+            f"--spec: name must be text of letters, digits and . _ + - (it names the results file), "
+            f"got name = {name!r} in {where}"
+        )
     runner = raw.get("runner", DEFAULT_RUNNER)
     if not (isinstance(runner, str) and _RUNNER_RE.fullmatch(runner)):
         raise ScanError(f"--spec: runner must look like 'module:function', got runner = {runner!r} in {where}")
@@ -421,8 +439,14 @@ def point_memory(p: Point) -> resources.MemoryEstimate | None:
 _SIM_N_TEST = 8192
 
 
-def validate_points(points: list[Point], *, force: bool = False, available: int | None = None,
-                    concurrent: int = 1, max_terms: int | None = None) -> None:
+def validate_points(
+    points: list[Point],
+    *,
+    force: bool = False,
+    available: int | None = None,
+    concurrent: int = 1,
+    max_terms: int | None = None,
+) -> None:
     """Refuse, before any work, the points the default runner cannot compute.
 
     * ``expectation = "exact"`` with more multisets of count types than ``max_terms``
@@ -453,17 +477,23 @@ def validate_points(points: list[Point], *, force: bool = False, available: int 
                 max_terms = MAX_TERMS  # the solver's own limit
             M = n_exact_terms(p.setting.D, p.setting.C, p.setting.q)
             if M > max_terms:
-                problems.append(f"expectation='exact' needs {M:,} multisets of count types at D={p.setting.D}, "
-                                f"C={p.setting.C}, q={p.setting.q:g}, above the solver's limit {max_terms:,}; "
-                                f"use expectation='mc' (at {where})")
+                problems.append(
+                    f"expectation='exact' needs {M:,} multisets of count types at D={p.setting.D}, "
+                    f"C={p.setting.C}, q={p.setting.q:g}, above the solver's limit {max_terms:,}; "
+                    f"use expectation='mc' (at {where})"
+                )
                 continue
         est = point_memory(p)
         if limit is None or force or est is None:
             continue
         try:
-            resources.check_memory(est, available=limit,
-                                   force_name="force (--force-memory)" if concurrent == 1 else
-                                   f"force (--force-memory), or use fewer than {concurrent} workers")
+            resources.check_memory(
+                est,
+                available=limit,
+                force_name="force (--force-memory)"
+                if concurrent == 1
+                else f"force (--force-memory), or use fewer than {concurrent} workers",
+            )
         except resources.ResourceError as e:
             problems.append(f"{e} (at {where})")
     if problems:
@@ -476,17 +506,49 @@ def validate_points(points: list[Point], *, force: bool = False, available: int 
 #: Kinds of the result columns (resultstore): a row whose value does not parse is rejected on loading.
 SCAN_KINDS: dict[str, str] = {
     **{k: "num" for k in _INT_FIELDS + _REAL_FIELDS + _FLOAT_OPTIONS + _INT_OPTIONS},
-    "simulate": "bool", "seed": "num", "numerics_version": "num",
+    "simulate": "bool",
+    "seed": "num",
+    "numerics_version": "num",
     # the phase columns of both solvers come from the one detector: its fields, bare and prefixed sim_
-    **{p + f.name: ("bool" if f.name == "gamma_ge_rho" else "num")
-       for p in ("", "sim_") for f in dataclasses.fields(Phases)},
-    **{k: "num" for k in ("final_gamma", "final_rho", "s_reached", "reduced_wall_s", "wall_s", "sim_wall_s",
-                          "sim_final_association", "sim_final_risk", "sim_final_err_y", "sim_final_err_f",
-                          "sim_final_cos_v", "prov_numerics_version", "final_association", "sim_s_reached")},
+    **{
+        p + f.name: ("bool" if f.name == "gamma_ge_rho" else "num")
+        for p in ("", "sim_")
+        for f in dataclasses.fields(Phases)
+    },
+    **{
+        k: "num"
+        for k in (
+            "final_gamma",
+            "final_rho",
+            "s_reached",
+            "reduced_wall_s",
+            "wall_s",
+            "sim_wall_s",
+            "sim_final_association",
+            "sim_final_risk",
+            "sim_final_err_y",
+            "sim_final_err_f",
+            "sim_final_cos_v",
+            "prov_numerics_version",
+            "final_association",
+            "sim_s_reached",
+        )
+    },
 }
 #: Text columns of the default runner's rows (not checked beyond the key's hash).
-SCAN_TEXT_COLUMNS = ("key", "partition", "feature", "method", "expectation", "dtype", "runner", "status", "sim_status",
-                     "message", "sim_message") + PROVENANCE_TEXT_COLUMNS
+SCAN_TEXT_COLUMNS = (
+    "key",
+    "partition",
+    "feature",
+    "method",
+    "expectation",
+    "dtype",
+    "runner",
+    "status",
+    "sim_status",
+    "message",
+    "sim_message",
+) + PROVENANCE_TEXT_COLUMNS
 
 _INT_TEXT = re.compile(r"[+-]?\d+")
 

@@ -32,17 +32,33 @@ from ..plotting import axes_or_new
 from ..stats import MIN_SEEDS_FOR_CI, bounded_mean_ci, fit_power_law_ci, log_mean_ci
 
 PHASES = ("T0", "T1", "T1_mass", "T2")
-_STYLE = {"T0": ("tab:blue", "o"), "T1": ("tab:orange", "s"), "T1_mass": ("tab:olive", "^"), "T2": ("tab:red", "D"),
-          "T_assoc": ("tab:purple", "v"), "final_association": ("tab:green", "o"), "assoc_peak": ("tab:cyan", "P"),
-          "final_err_f": ("tab:red", "s"), "final_err_y": ("tab:gray", "^")}
+_STYLE = {
+    "T0": ("tab:blue", "o"),
+    "T1": ("tab:orange", "s"),
+    "T1_mass": ("tab:olive", "^"),
+    "T2": ("tab:red", "D"),
+    "T_assoc": ("tab:purple", "v"),
+    "final_association": ("tab:green", "o"),
+    "assoc_peak": ("tab:cyan", "P"),
+    "final_err_f": ("tab:red", "s"),
+    "final_err_y": ("tab:gray", "^"),
+}
 #: Phase times whose definition depends on the horizon s_max (module docstring).
 HORIZON_DEPENDENT = ("T1",)
 #: Options that only the simulator reads: along them the reduced (N = ∞) numbers do not change.
 SIM_ONLY_OPTIONS = ("N", "sim_steps", "omega", "record_every", "dtype")
 #: The simulator's summary quantities (columns ``sim_<name>``) and their kind of interval.
-SIM_QUANTITIES = (("T0", "positive"), ("T1", "positive"), ("T1_mass", "positive"), ("T2", "positive"),
-                  ("T_assoc", "positive"), ("assoc_peak", "probability"), ("final_association", "probability"),
-                  ("final_err_f", "probability"), ("final_err_y", "probability"))
+SIM_QUANTITIES = (
+    ("T0", "positive"),
+    ("T1", "positive"),
+    ("T1_mass", "positive"),
+    ("T2", "positive"),
+    ("T_assoc", "positive"),
+    ("assoc_peak", "probability"),
+    ("final_association", "probability"),
+    ("final_err_f", "probability"),
+    ("final_err_y", "probability"),
+)
 #: Simulator quantities without an N = ∞ reference: the reduced flow's association is all-or-nothing
 #: (every row of its three-value form is alike, and at the idealised start every row ties), so its
 #: T_assoc and peak say nothing about the simulator's.
@@ -75,8 +91,11 @@ def group_intervals(df: pd.DataFrame, axis: str, column: str, kind: str) -> pd.D
 def reduced_rows(df: pd.DataFrame) -> pd.DataFrame:
     """One row per reduced run: a scan over N (or another simulator-only option) repeats the same
     reduced flow at every value; those repeats are dropped."""
-    keys = [c for c in df.columns if c in ("D", "C", "q", "tau", "d", "p", "sigma2", "nu", "beta", "s_max",
-                                            "n_samples", "method", "seed")]
+    keys = [
+        c
+        for c in df.columns
+        if c in ("D", "C", "q", "tau", "d", "p", "sigma2", "nu", "beta", "s_max", "n_samples", "method", "seed")
+    ]
     return df.drop_duplicates(subset=keys) if keys else df
 
 
@@ -86,16 +105,20 @@ def setting_text(df: pd.DataFrame, skip: Iterable[str] = (), simulate: bool | No
     skip = set(skip)
     one = lambda c: c in df.columns and c not in skip and df[c].nunique(dropna=False) == 1  # noqa: E731
     fmt = lambda v: f"{v:.4g}" if isinstance(v, float) else str(v)  # noqa: E731
-    parts = [f"{name}={fmt(df[c].iloc[0])}" for c, name in (("D", "D"), ("C", "C"), ("q", "q"), ("tau", "τ"))
-             if one(c)]
+    parts = [f"{name}={fmt(df[c].iloc[0])}" for c, name in (("D", "D"), ("C", "C"), ("q", "q"), ("tau", "τ")) if one(c)]
     if one("s_max"):
         parts.append(f"· reduced to s={df['s_max'].iloc[0]:.3g}")
-    sim = bool(df["simulate"].fillna(False).astype(bool).any()) if simulate is None and "simulate" in df.columns \
+    sim = (
+        bool(df["simulate"].fillna(False).astype(bool).any())
+        if simulate is None and "simulate" in df.columns
         else bool(simulate)
+    )
     if sim:
-        gd = [f"η={fmt(df['eta'].iloc[0])}" if one("eta") else "",
-              f"{int(df['sim_steps'].iloc[0])} steps" if one("sim_steps") else "",
-              f"N={int(df['N'].iloc[0])}" if one("N") else ""]
+        gd = [
+            f"η={fmt(df['eta'].iloc[0])}" if one("eta") else "",
+            f"{int(df['sim_steps'].iloc[0])} steps" if one("sim_steps") else "",
+            f"N={int(df['N'].iloc[0])}" if one("N") else "",
+        ]
         parts.append("· GD " + ", ".join(p for p in gd if p))
     if "seed" in df.columns:
         parts.append(f"· {df['seed'].nunique()} seed(s)")
@@ -113,8 +136,9 @@ def _axis_scale(ax, df: pd.DataFrame, axis: str) -> None:
             ax.xaxis.set_minor_formatter(NullFormatter())
 
 
-def _draw_intervals(ax, df: pd.DataFrame, axis: str, column: str, kind: str, label: str, color, marker,
-                    ls: str = "-") -> None:
+def _draw_intervals(
+    ax, df: pd.DataFrame, axis: str, column: str, kind: str, label: str, color, marker, ls: str = "-"
+) -> None:
     """Seeds as dots; centre as a line; the interval as error bars (none below three seeds: then the
     axes get one note saying so, :func:`_note_few_seeds`)."""
     ax.scatter(df[axis], df[column], color=color, marker=marker, alpha=0.35, s=14)
@@ -127,14 +151,30 @@ def _draw_intervals(ax, df: pd.DataFrame, axis: str, column: str, kind: str, lab
     yerr[:, ~have] = 0.0
     if not have.all() and (g["n"] < MIN_SEEDS_FOR_CI).any():
         ax._theorydyn_few_seeds = True  # noqa: SLF001 — read by _note_few_seeds
-    ax.errorbar(g.index.to_numpy(float), g["centre"].to_numpy(float), yerr=yerr, color=color, marker=marker,
-                ls=ls, capsize=3, label=label)
+    ax.errorbar(
+        g.index.to_numpy(float),
+        g["centre"].to_numpy(float),
+        yerr=yerr,
+        color=color,
+        marker=marker,
+        ls=ls,
+        capsize=3,
+        label=label,
+    )
 
 
 def _note_few_seeds(ax) -> None:
     if getattr(ax, "_theorydyn_few_seeds", False):
-        ax.text(0.99, 0.01, f"no interval where < {MIN_SEEDS_FOR_CI} seeds (seeds as dots)", transform=ax.transAxes,
-                fontsize=6, ha="right", va="bottom", color="0.3")
+        ax.text(
+            0.99,
+            0.01,
+            f"no interval where < {MIN_SEEDS_FOR_CI} seeds (seeds as dots)",
+            transform=ax.transAxes,
+            fontsize=6,
+            ha="right",
+            va="bottom",
+            color="0.3",
+        )
 
 
 def _draw_reference(ax, df: pd.DataFrame, axis: str, column: str, kind: str, label: str, color) -> None:
@@ -158,8 +198,11 @@ def local_slopes(x: Iterable[float], y: Iterable[float]) -> list[tuple[float, fl
     """(x_i, x_{i+1}, d log y / d log x) between neighbouring x of the means of y."""
     m = pd.Series(np.asarray(list(y), float)).groupby(np.asarray(list(x), float)).mean().dropna()
     xs, ys = m.index.to_numpy(float), m.to_numpy(float)
-    return [(xs[i], xs[i + 1], float(np.log(ys[i + 1] / ys[i]) / np.log(xs[i + 1] / xs[i])))
-            for i in range(len(xs) - 1) if ys[i] > 0 and ys[i + 1] > 0]
+    return [
+        (xs[i], xs[i + 1], float(np.log(ys[i + 1] / ys[i]) / np.log(xs[i + 1] / xs[i])))
+        for i in range(len(xs) - 1)
+        if ys[i] > 0 and ys[i + 1] > 0
+    ]
 
 
 def plot_phase_times(df: pd.DataFrame, axis: str, ax=None, title: str = ""):
@@ -212,8 +255,16 @@ def plot_simulator(df: pd.DataFrame, axis: str, axes=None, title: str = ""):
             if short:
                 missed.append(f"{name} ({', '.join(short)})")
     if missed:
-        ax_t.text(0.01, 0.01, "not reached by every seed (seeds reached):\n" + "\n".join(missed),
-                  transform=ax_t.transAxes, fontsize=6, va="bottom", ha="left", color="0.3")
+        ax_t.text(
+            0.01,
+            0.01,
+            "not reached by every seed (seeds reached):\n" + "\n".join(missed),
+            transform=ax_t.transAxes,
+            fontsize=6,
+            va="bottom",
+            ha="left",
+            color="0.3",
+        )
     for ax in (ax_t, ax_q):
         _note_few_seeds(ax)
         _axis_scale(ax, df, axis)
@@ -256,8 +307,15 @@ def plot_scaling(df: pd.DataFrame, axis: str = "D", ax=None, title: str = "") ->
             ax.plot(xs, fit["prefactor"] * xs ** fit["b"], color=color, ls="--", lw=1)
         for x0, x1, sl in local_slopes(df[axis], df[ph]):
             xm = np.sqrt(x0 * x1)
-            ax.annotate(f"{sl:.2f}", (xm, np.interp(np.log(xm), np.log(m.index.to_numpy(float)), m.to_numpy(float))),
-                        color=color, fontsize=7, xytext=(0, 5), textcoords="offset points", ha="center")
+            ax.annotate(
+                f"{sl:.2f}",
+                (xm, np.interp(np.log(xm), np.log(m.index.to_numpy(float)), m.to_numpy(float))),
+                color=color,
+                fontsize=7,
+                xytext=(0, 5),
+                textcoords="offset points",
+                ha="center",
+            )
     _note_few_seeds(ax)
     ax.set_xscale("log")
     _axis_scale(ax, df, axis)
@@ -270,8 +328,7 @@ def plot_scaling(df: pd.DataFrame, axis: str = "D", ax=None, title: str = "") ->
     return fig, exps
 
 
-def plot_trajectories(trajs: dict[str, pd.DataFrame], axes=None, title: str = "",
-                      groups: dict[str, str] | None = None):
+def plot_trajectories(trajs: dict[str, pd.DataFrame], axes=None, title: str = "", groups: dict[str, str] | None = None):
     """α, γ, ρ, risk and error against f (log s) of every trajectory, overlaid.
 
     ``groups`` maps a trajectory's label to its group (e.g. ``"q=0.25"``): one colour and one
@@ -292,8 +349,9 @@ def plot_trajectories(trajs: dict[str, pd.DataFrame], axes=None, title: str = ""
         for ax, (c, _name) in zip(axes, cols, strict=True):
             if c in tr.columns:
                 first = ax is axes[0] and g not in labelled
-                ax.plot(s[keep], tr[c].to_numpy(float)[keep], color=color, lw=1.1, alpha=0.85,
-                        label=g if first else None)
+                ax.plot(
+                    s[keep], tr[c].to_numpy(float)[keep], color=color, lw=1.1, alpha=0.85, label=g if first else None
+                )
         labelled.add(g)
     for ax, (c, name) in zip(axes, cols, strict=True):
         ax.set_xscale("log")

@@ -41,10 +41,25 @@ def scan_horizon(D: int) -> float:
     :func:`default_horizon`, so it follows D as the ledger's does (5·10⁴ up to D = 64, then ∝ D^1.5)."""
     return SCAN_HORIZON_FACTOR * default_horizon(D)
 
+
 #: Row columns of the reduced run, in order (None where a phase is not reached); the same names,
 #: prefixed ``sim_``, for the finite-sample run: both come from the one detector of theorydyn.phases.
-REDUCED_FIELDS = ("T0", "T1", "T1_mass", "T2", "T_assoc", "plateau_alpha", "plateau_risk", "plateau_err",
-                  "final_risk", "final_err_y", "final_err_f", "lemma43_ratio", "gamma_ge_rho", "min_gap_after_start")
+REDUCED_FIELDS = (
+    "T0",
+    "T1",
+    "T1_mass",
+    "T2",
+    "T_assoc",
+    "plateau_alpha",
+    "plateau_risk",
+    "plateau_err",
+    "final_risk",
+    "final_err_y",
+    "final_err_f",
+    "lemma43_ratio",
+    "gamma_ge_rho",
+    "min_gap_after_start",
+)
 
 
 def _scalar(v: Any) -> Any:
@@ -67,8 +82,13 @@ def phase_fields(res: Result, prefix: str = "") -> dict[str, Any]:
     trajectory has no meaningful phase times, and a row must not pretend it has."""
     ph = res.phases.as_dict()
     out = {f"{prefix}{k}": (_scalar(ph.get(k)) if res.ok else None) for k in REDUCED_FIELDS}
-    out.update({f"{prefix}{k}": (_scalar(v) if res.ok else None) for k, v in ph.items()
-                if f"{prefix}{k}" not in out and _scalar(v) is not None})
+    out.update(
+        {
+            f"{prefix}{k}": (_scalar(v) if res.ok else None)
+            for k, v in ph.items()
+            if f"{prefix}{k}" not in out and _scalar(v) is not None
+        }
+    )
     out[f"{prefix}status"] = str(res.status)
     out[f"{prefix}message"] = res.message
     return out
@@ -76,8 +96,13 @@ def phase_fields(res: Result, prefix: str = "") -> dict[str, Any]:
 
 def run_point(s: Setting, options: dict[str, Any], seed: int) -> dict[str, Any]:
     """The default runner (module docstring); ``options`` as normalised by the scan grid."""
-    kw: dict[str, Any] = dict(method=options["method"], s_max=options["s_max"], seed=seed,
-                              expectation=options["expectation"], n_points=options["n_points"])
+    kw: dict[str, Any] = dict(
+        method=options["method"],
+        s_max=options["s_max"],
+        seed=seed,
+        expectation=options["expectation"],
+        n_points=options["n_points"],
+    )
     if options["expectation"] == "mc":
         kw["n_samples"] = options["n_samples"]
     if options["method"] == "gd":
@@ -97,8 +122,16 @@ def run_point(s: Setting, options: dict[str, Any], seed: int) -> dict[str, Any]:
     trajectories = {"": traj}
     arrays: dict[str, np.ndarray] = {}
     if options.get("simulate"):
-        sim = simulate(s, N=options["N"], eta=options["eta"], steps=options["sim_steps"], omega=options["omega"],
-                       seed=seed, record_every=options["record_every"], dtype=options["dtype"])
+        sim = simulate(
+            s,
+            N=options["N"],
+            eta=options["eta"],
+            steps=options["sim_steps"],
+            omega=options["omega"],
+            seed=seed,
+            record_every=options["record_every"],
+            dtype=options["dtype"],
+        )
         out.update(phase_fields(sim, "sim_"))
         if len(sim.trajectory):
             last = sim.trajectory.iloc[-1]

@@ -62,8 +62,22 @@ RESULTS_DIR = Path("scans/results")
 #: The default scan around docs/theory.md §9: q at these multiples of C²/D (Assumption 2's q = poly(C)/D).
 DEFAULT_Q_FACTORS = (0.6, 0.8, 1.0, 1.2, 1.4)
 DEFAULT_SEEDS = (0, 1, 2)
-SUMMARY_COLUMNS = ("T0", "T1", "T1_mass", "T2", "plateau_alpha", "plateau_err", "final_risk", "final_err_f",
-                   "lemma43_ratio", "gamma_ge_rho", "sim_final_association", "sim_final_err_f", "wall_s", "status")
+SUMMARY_COLUMNS = (
+    "T0",
+    "T1",
+    "T1_mass",
+    "T2",
+    "plateau_alpha",
+    "plateau_err",
+    "final_risk",
+    "final_err_f",
+    "lemma43_ratio",
+    "gamma_ge_rho",
+    "sim_final_association",
+    "sim_final_err_f",
+    "wall_s",
+    "status",
+)
 
 
 # ---- progress -------------------------------------------------------------------------------
@@ -77,8 +91,10 @@ class Progress:
 
     def update(self, running: int, note: str = "") -> None:
         self.bar.n = self.done + self.failed
-        self.bar.set_postfix_str(f"{running} running{f', {self.failed} failed' if self.failed else ''}"
-                                 + (f" · {note}" if note else ""), refresh=False)
+        self.bar.set_postfix_str(
+            f"{running} running{f', {self.failed} failed' if self.failed else ''}" + (f" · {note}" if note else ""),
+            refresh=False,
+        )
         self.bar.refresh()
 
     def close(self) -> None:
@@ -143,8 +159,10 @@ def _export(store) -> None:
     try:
         store.export()
     except (OSError, ValueError) as e:
-        print(f"{PROG}: warning: the rows are in {store.db} but the CSV export {store.path} could not be "
-              f"written: {e}", file=sys.stderr)
+        print(
+            f"{PROG}: warning: the rows are in {store.db} but the CSV export {store.path} could not be written: {e}",
+            file=sys.stderr,
+        )
 
 
 def check_runner(spec: ScanSpec) -> None:
@@ -155,9 +173,18 @@ def check_runner(spec: ScanSpec) -> None:
         raise ScanError(f"--runner: cannot load {spec.runner!r}: {e}") from None
 
 
-def run_scan(spec: ScanSpec, *, results_dir: str | Path = RESULTS_DIR, workers: int = 2, scheduler: str | None = None,
-             force: bool = False, force_memory: bool = False, progress: bool = True, plots: bool = True,
-             summary: bool = True) -> ScanOutcome:
+def run_scan(
+    spec: ScanSpec,
+    *,
+    results_dir: str | Path = RESULTS_DIR,
+    workers: int = 2,
+    scheduler: str | None = None,
+    force: bool = False,
+    force_memory: bool = False,
+    progress: bool = True,
+    plots: bool = True,
+    summary: bool = True,
+) -> ScanOutcome:
     """Run (or resume) a scan; see the module docstring.
 
     Every point is checked before any work (:func:`~theorydyn.scan.grid.validate_points`: the exact
@@ -188,8 +215,10 @@ def run_scan(spec: ScanSpec, *, results_dir: str | Path = RESULTS_DIR, workers: 
     todo = [p for p in points if p.key not in store]
     skipped = len(points) - len(todo)
     if progress and skipped:
-        print(f"[{spec.name}] {skipped} of {len(points)} points already in {store.path}; computing {len(todo)}",
-              file=sys.stderr)
+        print(
+            f"[{spec.name}] {skipped} of {len(points)} points already in {store.path}; computing {len(todo)}",
+            file=sys.stderr,
+        )
     outcome = ScanOutcome(spec.name, pd.DataFrame(), 0, skipped, results=store.path)
     if todo:
         handle = make_executor(workers, scheduler)
@@ -241,21 +270,29 @@ def run_scan(spec: ScanSpec, *, results_dir: str | Path = RESULTS_DIR, workers: 
                     outcome.computed += 1
                     bar.done += 1
                     t2 = out.get("T2")
-                    bar.update(min(len(pending), slots), f"{where} T2={_fmt(t2) if t2 is not None else '—'} "
-                                             f"({out.get('wall_s', 0):.1f} s)")
+                    bar.update(
+                        min(len(pending), slots),
+                        f"{where} T2={_fmt(t2) if t2 is not None else '—'} ({out.get('wall_s', 0):.1f} s)",
+                    )
                 refill()
         except BrokenProcessPool:
             # Raised by result() or by submit() once a worker died; the rows saved so far stand.
             pending.clear()
             outcome.lost = len(todo) - outcome.computed - len(outcome.failed)
             bar.close()
-            print(f"{PROG}: a worker process died (killed, or out of memory); {outcome.lost} point(s) "
-                  f"not computed. Rerun the same command to resume.", file=sys.stderr)
+            print(
+                f"{PROG}: a worker process died (killed, or out of memory); {outcome.lost} point(s) "
+                f"not computed. Rerun the same command to resume.",
+                file=sys.stderr,
+            )
         except KeyboardInterrupt:
             cancelled = True
             bar.close()
-            print(f"\n{PROG}: interrupted; {outcome.computed} point(s) saved, {len(pending)} not computed. "
-                  f"Rerun the same command to resume.", file=sys.stderr)
+            print(
+                f"\n{PROG}: interrupted; {outcome.computed} point(s) saved, {len(pending)} not computed. "
+                f"Rerun the same command to resume.",
+                file=sys.stderr,
+            )
             handle.close(cancel=True)
             raise
         finally:
@@ -279,10 +316,17 @@ def run_scan(spec: ScanSpec, *, results_dir: str | Path = RESULTS_DIR, workers: 
 # ---- summary ------------------------------------------------------------------------------------
 #: Quantities of the reduced flow summarised over seeds, with their kind of interval (theorydyn.stats:
 #: "positive" → the t-interval of the logs, centre the geometric mean; "probability" → cut to [0, 1]).
-REDUCED_QUANTITIES = (("T0", "positive"), ("T1", "positive"), ("T1_mass", "positive"), ("T2", "positive"),
-                      ("final_err_f", "probability"))
-INTERVAL_NOTE = ("95% interval over seeds: phase times on the log scale (geometric mean [t-interval of the logs]), "
-                 "fractions cut to [0, 1]; no interval below 3 seeds")
+REDUCED_QUANTITIES = (
+    ("T0", "positive"),
+    ("T1", "positive"),
+    ("T1_mass", "positive"),
+    ("T2", "positive"),
+    ("final_err_f", "probability"),
+)
+INTERVAL_NOTE = (
+    "95% interval over seeds: phase times on the log scale (geometric mean [t-interval of the logs]), "
+    "fractions cut to [0, 1]; no interval below 3 seeds"
+)
 
 
 def summary_table(spec: ScanSpec, df: pd.DataFrame) -> pd.DataFrame:
@@ -313,25 +357,44 @@ def summary_frame(spec: ScanSpec, df: pd.DataFrame) -> pd.DataFrame:
     scanned = [a for a in spec.scanned_axes() if a in df.columns]
     rows: list[dict[str, Any]] = []
     how = {"positive": "log-t", "probability": "t cut to [0, 1]"}
-    red_keys = [a for a in scanned if a not in scanplots.SIM_ONLY_OPTIONS
-                and not (a == "eta" and "method" in df.columns and (df["method"] == "flow").all())]
+    red_keys = [
+        a
+        for a in scanned
+        if a not in scanplots.SIM_ONLY_OPTIONS
+        and not (a == "eta" and "method" in df.columns and (df["method"] == "flow").all())
+    ]
     red = scanplots.reduced_rows(df)
     for key, g in _groups(red, red_keys):
         base = dict(zip(red_keys, key, strict=True))
         horizon = float(g["s_max"].max()) if "s_max" in g.columns else math.nan
         for q, kind in REDUCED_QUANTITIES + (("final_association", "probability"),):
             if q in g.columns:
-                rows.append({**base, "solver": "reduced", "quantity": q, "horizon": horizon,
-                             **scanplots.interval(pd.to_numeric(g[q], errors="coerce"), kind), "interval": how[kind]})
+                rows.append(
+                    {
+                        **base,
+                        "solver": "reduced",
+                        "quantity": q,
+                        "horizon": horizon,
+                        **scanplots.interval(pd.to_numeric(g[q], errors="coerce"), kind),
+                        "interval": how[kind],
+                    }
+                )
     if _is_simulate(df):
         for key, g in _groups(df, scanned):
             base = dict(zip(scanned, key, strict=True))
             horizon = float(g["sim_s_reached"].max()) if "sim_s_reached" in g.columns else math.nan
             for q, kind in scanplots.SIM_QUANTITIES:
                 if f"sim_{q}" in g.columns:
-                    rows.append({**base, "solver": "simulator", "quantity": q, "horizon": horizon,
-                                 **scanplots.interval(pd.to_numeric(g[f"sim_{q}"], errors="coerce"), kind),
-                                 "interval": how[kind]})
+                    rows.append(
+                        {
+                            **base,
+                            "solver": "simulator",
+                            "quantity": q,
+                            "horizon": horizon,
+                            **scanplots.interval(pd.to_numeric(g[f"sim_{q}"], errors="coerce"), kind),
+                            "interval": how[kind],
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -352,8 +415,9 @@ def _cell(x: np.ndarray, kind: str) -> str:
     return format_ci(x, kind)
 
 
-def seed_ci_table(spec: ScanSpec, df: pd.DataFrame,
-                  columns: tuple[str, ...] = ("T0", "T1", "T1_mass", "T2", "final_err_f")) -> pd.DataFrame | None:
+def seed_ci_table(
+    spec: ScanSpec, df: pd.DataFrame, columns: tuple[str, ...] = ("T0", "T1", "T1_mass", "T2", "final_err_f")
+) -> pd.DataFrame | None:
     """Per setting of the scanned axes (seed excluded): centre and 95% interval over seeds of the
     reduced flow's phase times (log scale) and final error (cut to [0, 1]). A phase not reached by
     some seed is reported as such ("n/N reached"), never averaged over the seeds that reached it as
@@ -396,8 +460,11 @@ def simulator_table(spec: ScanSpec, df: pd.DataFrame) -> pd.DataFrame | None:
         row[ref_axis] = "∞ (reduced)"
         for q, kind in scanplots.SIM_QUANTITIES:
             if q in g.columns:
-                row[q] = ("—" if q in scanplots.NO_REFERENCE
-                          else _cell(pd.to_numeric(g[q], errors="coerce").to_numpy(float), kind))
+                row[q] = (
+                    "—"
+                    if q in scanplots.NO_REFERENCE
+                    else _cell(pd.to_numeric(g[q], errors="coerce").to_numpy(float), kind)
+                )
         rows.append(row)
     out = pd.DataFrame(rows)
     cols = list(dict.fromkeys(red_keys + [ref_axis] + [c for c in out.columns if c not in red_keys + [ref_axis]]))
@@ -415,25 +482,33 @@ def not_reached_hints(spec: ScanSpec, df: pd.DataFrame) -> list[str]:
     if not len(sf):
         return hints
     sf = sf[(sf["reached"] < sf["n"]) & sf["quantity"].str.startswith("T")]
-    key_cols = [c for c in sf.columns if c not in ("solver", "quantity", "n", "reached", "centre", "low", "high",
-                                                   "interval", "horizon")]
+    key_cols = [
+        c
+        for c in sf.columns
+        if c not in ("solver", "quantity", "n", "reached", "centre", "low", "high", "interval", "horizon")
+    ]
     for (solver, horizon), g in sf.groupby(["solver", "horizon"], sort=False):
         parts = []
         keys = [c for c in key_cols if g[c].notna().all()]  # the reduced rows have no N
-        for key, gg in (g.groupby(keys, sort=False) if keys else [((), g)]):
-            where = " ".join(f"{k}={_fmt(v)}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,),
-                                                               strict=True))
+        for key, gg in g.groupby(keys, sort=False) if keys else [((), g)]:
+            where = " ".join(
+                f"{k}={_fmt(v)}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,), strict=True)
+            )
             counts = ", ".join(f"{r['quantity']} {int(r['reached'])}/{int(r['n'])}" for _, r in gg.iterrows())
             parts.append(f"{where}: {counts}" if where else counts)
         what = "; ".join(parts)
         if solver == "reduced":
-            hints.append(f"not reached by the reduced flow's horizon s_max = {horizon:.3g} (seeds that reached it): "
-                         f"{what}. To reach it, raise the horizon: --s-max {2 * horizon:.3g} (or s_max in the spec's "
-                         f"[options]).")
+            hints.append(
+                f"not reached by the reduced flow's horizon s_max = {horizon:.3g} (seeds that reached it): "
+                f"{what}. To reach it, raise the horizon: --s-max {2 * horizon:.3g} (or s_max in the spec's "
+                f"[options])."
+            )
         else:
-            hints.append(f"not reached by the simulator's horizon η·steps = {horizon:.3g} (seeds that reached it): "
-                         f"{what}. To reach it, raise --sim-steps (e.g. ×2); T2 (test error < 2%) may stay out of "
-                         f"reach at small N, where the error floors above 2%.")
+            hints.append(
+                f"not reached by the simulator's horizon η·steps = {horizon:.3g} (seeds that reached it): "
+                f"{what}. To reach it, raise --sim-steps (e.g. ×2); T2 (test error < 2%) may stay out of "
+                f"reach at small N, where the error floors above 2%."
+            )
     return hints
 
 
@@ -444,30 +519,55 @@ def print_summary(spec: ScanSpec, outcome: ScanOutcome, file=None) -> None:
         print(f"[{spec.name}] no finished points", file=file)
         return
     scanned = [a for a in spec.scanned_axes() if a in df.columns]
-    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_rows", 200,
-                           "display.max_colwidth", 60, "display.float_format", lambda v: f"{v:.4g}"):
+    with pd.option_context(
+        "display.width",
+        200,
+        "display.max_columns",
+        30,
+        "display.max_rows",
+        200,
+        "display.max_colwidth",
+        60,
+        "display.float_format",
+        lambda v: f"{v:.4g}",
+    ):
         print(summary_table(spec, df).to_string(index=False), file=file)
         ci = seed_ci_table(spec, df)
         if ci is not None:
-            print(f"\nreduced flow (N = ∞), {scanplots.setting_text(scanplots.reduced_rows(df), scanned, False)}; "
-                  f"{INTERVAL_NOTE}:", file=file)
+            print(
+                f"\nreduced flow (N = ∞), {scanplots.setting_text(scanplots.reduced_rows(df), scanned, False)}; "
+                f"{INTERVAL_NOTE}:",
+                file=file,
+            )
             print(ci.to_string(index=False), file=file)
         sim = simulator_table(spec, df)
         if sim is not None:
-            print(f"\nsimulator (finite N) beside its N = ∞ reference (the reduced flow), "
-                  f"{scanplots.setting_text(df, scanned)}; times in s = η·t; {INTERVAL_NOTE}:", file=file)
+            print(
+                f"\nsimulator (finite N) beside its N = ∞ reference (the reduced flow), "
+                f"{scanplots.setting_text(df, scanned)}; times in s = η·t; {INTERVAL_NOTE}:",
+                file=file,
+            )
             print(sim.to_string(index=False), file=file)
     for ph, fit in outcome.exponents.items():
         if fit is not None:
-            note = (" — T1 depends on the horizon (its level max_t |ρ(t)| grows with s_max): this exponent is "
-                    "the horizon's as much as D's; T1_mass is the horizon-free Event II time"
-                    if ph in scanplots.HORIZON_DEPENDENT else "")
-            print(f"fitted exponent: {ph} ∝ D^{fit['b']:.3f} [95% CI {fit['b_low']:.3f}, {fit['b_high']:.3f}] "
-                  f"over {fit['n']} points{note}", file=file)
+            note = (
+                " — T1 depends on the horizon (its level max_t |ρ(t)| grows with s_max): this exponent is "
+                "the horizon's as much as D's; T1_mass is the horizon-free Event II time"
+                if ph in scanplots.HORIZON_DEPENDENT
+                else ""
+            )
+            print(
+                f"fitted exponent: {ph} ∝ D^{fit['b']:.3f} [95% CI {fit['b_low']:.3f}, {fit['b_high']:.3f}] "
+                f"over {fit['n']} points{note}",
+                file=file,
+            )
     for line in not_reached_hints(spec, df):
         print(line, file=file)
-    print(f"\n{len(df)} point(s) [{outcome.computed} computed, {outcome.skipped} already done] in "
-          f"{outcome.wall_s:.1f} s · results: {outcome.results}", file=file)
+    print(
+        f"\n{len(df)} point(s) [{outcome.computed} computed, {outcome.skipped} already done] in "
+        f"{outcome.wall_s:.1f} s · results: {outcome.results}",
+        file=file,
+    )
     if outcome.summary_csv is not None:
         print(f"summary: {outcome.summary_csv}", file=file)
     for p in outcome.plots:
@@ -492,16 +592,21 @@ def make_plots(spec: ScanSpec, df: pd.DataFrame, results_dir: Path) -> tuple[lis
         setting = scanplots.setting_text(df, [axis])
         if not (sim and axis in scanplots.SIM_ONLY_OPTIONS):  # along N the reduced flow is one run repeated
             red = scanplots.reduced_rows(df) if sim else df
-            fig = scanplots.plot_phase_times(red, axis, title=f"{spec.name}: reduced phase times against {axis}\n"
-                                                              f"{scanplots.setting_text(red, [axis], False)}")
+            fig = scanplots.plot_phase_times(
+                red,
+                axis,
+                title=f"{spec.name}: reduced phase times against {axis}\n{scanplots.setting_text(red, [axis], False)}",
+            )
             paths.append(save(fig, Path(f"{base}_phases_{axis}.png")))
         if sim:
-            fig = scanplots.plot_simulator(df, axis, title=f"{spec.name}: simulator against {axis}, N = ∞ reference "
-                                                           f"dashed · {setting}")
+            fig = scanplots.plot_simulator(
+                df, axis, title=f"{spec.name}: simulator against {axis}, N = ∞ reference dashed · {setting}"
+            )
             paths.append(save(fig, Path(f"{base}_simulator_{axis}.png")))
     if "D" in scanned:
-        fig, exps = scanplots.plot_scaling(df, title=f"{spec.name}: scaling with D · "
-                                                     f"{scanplots.setting_text(df, ['D', 'q', 's_max'], False)}")
+        fig, exps = scanplots.plot_scaling(
+            df, title=f"{spec.name}: scaling with D · {scanplots.setting_text(df, ['D', 'q', 's_max'], False)}"
+        )
         paths.append(save(fig, Path(f"{base}_scaling_D.png")))
         exps = {k: v for k, v in exps.items() if k in ("T1", "T1_mass", "T2")}
     trajs, groups = {}, {}
@@ -512,7 +617,8 @@ def make_plots(spec: ScanSpec, df: pd.DataFrame, results_dir: Path) -> tuple[lis
             trajs[label] = pd.read_csv(f)
             groups[label] = " ".join(f"{a}={_fmt(r[a])}" for a in scanned if a in r) or label
     if trajs:
-        fig = scanplots.plot_trajectories(trajs, groups=groups, title=f"{spec.name}: reduced trajectories (colour: "
-                                                                        f"{', '.join(scanned) or 'point'})")
+        fig = scanplots.plot_trajectories(
+            trajs, groups=groups, title=f"{spec.name}: reduced trajectories (colour: {', '.join(scanned) or 'point'})"
+        )
         paths.append(save(fig, Path(f"{base}_trajectories.png")))
     return paths, exps

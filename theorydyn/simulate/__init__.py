@@ -39,5 +39,15 @@ The fused Numba step (``_kernel``) is private. CLI: ``python -m theorydyn.simula
 from .plot import plot_attention, plot_comparison, plot_figure4
 from .run import COLUMNS, attention_stats, init_params, row_in_means, simulate, simulate_replicas, symmetry_breaking
 
-__all__ = ["COLUMNS", "attention_stats", "init_params", "row_in_means", "simulate", "simulate_replicas",
-           "symmetry_breaking", "plot_attention", "plot_comparison", "plot_figure4"]
+__all__ = [
+    "COLUMNS",
+    "attention_stats",
+    "init_params",
+    "row_in_means",
+    "simulate",
+    "simulate_replicas",
+    "symmetry_breaking",
+    "plot_attention",
+    "plot_comparison",
+    "plot_figure4",
+]

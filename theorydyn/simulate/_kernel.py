@@ -412,8 +412,9 @@ class FusedModel:
             probabilities of an exhaustive enumeration; ``None`` → the plain mean 1/N.
     """
 
-    def __init__(self, X: np.ndarray, y: np.ndarray | None, p: int, nu: float, tau: float,
-                 weights: np.ndarray | None = None):
+    def __init__(
+        self, X: np.ndarray, y: np.ndarray | None, p: int, nu: float, tau: float, weights: np.ndarray | None = None
+    ):
         X = np.asarray(X)
         if X.ndim != 3:
             raise ValueError(f"X must have shape (N, D, d), got {X.shape}")
@@ -460,11 +461,26 @@ class FusedModel:
             lw = np.empty((self.nb, R, 2))
             VT = np.ascontiguousarray(V.T)
             if self.X.dtype == np.float32:
-                _fused_many32(self.X, self.y, self.w, 1.0 / self.N, S.astype(np.float32), ST.astype(np.float32),
-                              VT.astype(np.float32), self.p, self.nu, self.block, self.sub, dS, gVb, lw)
+                _fused_many32(
+                    self.X,
+                    self.y,
+                    self.w,
+                    1.0 / self.N,
+                    S.astype(np.float32),
+                    ST.astype(np.float32),
+                    VT.astype(np.float32),
+                    self.p,
+                    self.nu,
+                    self.block,
+                    self.sub,
+                    dS,
+                    gVb,
+                    lw,
+                )
             else:
-                _fused_many(self.X, self.y, self.w, 1.0 / self.N, S, ST, VT, self.p, self.nu, self.block, self.sub,
-                            dS, gVb, lw)
+                _fused_many(
+                    self.X, self.y, self.w, 1.0 / self.N, S, ST, VT, self.p, self.nu, self.block, self.sub, dS, gVb, lw
+                )
             # partials added in block order: independent of threads and scheduling
             dS_sum = dS.sum(axis=0)
             gV = np.ascontiguousarray(gVb.sum(axis=0).T)
@@ -484,8 +500,9 @@ class FusedModel:
         return F
 
 
-def risk_and_grad(s, A: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray,
-                  weights: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray]:
+def risk_and_grad(
+    s, A: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[float, np.ndarray, np.ndarray]:
     """Same contract as :func:`theorydyn.model.risk_and_grad`, through the fused kernel.
 
     A: (D, D), v: (d,), X: (N, D, d), y: (N,) → (risk, grad_A (D, D) zero diagonal, grad_v (d,)).

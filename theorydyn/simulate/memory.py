@@ -11,8 +11,9 @@ from ._kernel import block_size
 __all__ = ["simulate_memory"]
 
 
-def simulate_memory(D: int, C: int, d: int | None = None, N: int = 16384, n_test: int = 8192, dtype: str = "float64",
-                    replicas: int = 1) -> MemoryEstimate:
+def simulate_memory(
+    D: int, C: int, d: int | None = None, N: int = 16384, n_test: int = 8192, dtype: str = "float64", replicas: int = 1
+) -> MemoryEstimate:
     """Peak of :func:`theorydyn.simulate.simulate`: the training and test X, and the D × D arrays.
 
     Training X (N, D, d) and test X (n_test, D, d) in ``dtype``; the logits A and their copies

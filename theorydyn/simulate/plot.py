@@ -55,8 +55,9 @@ def plot_figure4(res: Result, axes=None):
         ax[3].legend(fontsize=8)
         ax[3].set_title("cos(v̂, w*) and association")
     o = res.options
-    fig.suptitle(f"finite-sample GD: N={o.get('N')}, η={o.get('eta')}, ω={o.get('omega')}, {o.get('dtype')} "
-                 f"— {res.status}")
+    fig.suptitle(
+        f"finite-sample GD: N={o.get('N')}, η={o.get('eta')}, ω={o.get('omega')}, {o.get('dtype')} — {res.status}"
+    )
     return fig
 
 
@@ -75,8 +76,9 @@ def plot_attention(res: Result, axes=None):
     A = np.array(res.A, dtype=float)
     off = A.copy()
     np.fill_diagonal(off, np.nan)  # the diagonal is the fixed β, not learned
-    fig, ax = axes_or_new(axes, 1, 3, figsize=(14, 4.4), layout="constrained",
-                          gridspec_kw=dict(width_ratios=[1, 1.2, 1.1]))
+    fig, ax = axes_or_new(
+        axes, 1, 3, figsize=(14, 4.4), layout="constrained", gridspec_kw=dict(width_ratios=[1, 1.2, 1.1])
+    )
     ax[0].imshow(s.same_set, cmap="Greys", interpolation="nearest")
     ax[0].set_title(f"set mask: i, j in the same S_ℓ (C={s.C})")
     lim = np.nanmax(np.abs(off))
@@ -94,8 +96,10 @@ def plot_attention(res: Result, axes=None):
         a.set_xlabel("j")
         a.set_ylabel("i")
     o = res.options
-    fig.suptitle(f"realistic GD (Theorem 4.2): D={s.D}, C={s.C}, N={o.get('N')}, η={o.get('eta'):g}, "
-                 f"{o.get('steps')} steps, ω={o.get('omega'):g} (status: {res.status})")
+    fig.suptitle(
+        f"realistic GD (Theorem 4.2): D={s.D}, C={s.C}, N={o.get('N')}, η={o.get('eta'):g}, "
+        f"{o.get('steps')} steps, ω={o.get('omega'):g} (status: {res.status})"
+    )
     return fig
 
 

@@ -44,12 +44,29 @@ from ..result import CORE_COLUMNS, Result, Status
 from ..setting import Setting
 from ._kernel import FusedModel
 
-__all__ = ["simulate", "simulate_replicas", "init_params", "attention_stats", "row_in_means", "symmetry_breaking",
-           "COLUMNS"]
+__all__ = [
+    "simulate",
+    "simulate_replicas",
+    "init_params",
+    "attention_stats",
+    "row_in_means",
+    "symmetry_breaking",
+    "COLUMNS",
+]
 
 #: Columns of a simulator trajectory: the common schema, then the simulator's own.
-COLUMNS = list(CORE_COLUMNS) + ["eta", "cos_v", "v_norm", "in_std", "cross_std", "cross_absmax", "row_spread_max",
-                                "row_in_max", "row_in_median", "train_err"]
+COLUMNS = list(CORE_COLUMNS) + [
+    "eta",
+    "cos_v",
+    "v_norm",
+    "in_std",
+    "cross_std",
+    "cross_absmax",
+    "row_spread_max",
+    "row_in_max",
+    "row_in_median",
+    "train_err",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -74,13 +91,18 @@ def attention_stats(s: Setting, A: np.ndarray, v: np.ndarray) -> dict[str, float
     rim = row_in_means(s, A)
     S = attention(s, A)
     return {
-        "alpha": vw, "cos_v": vw / vn if vn > 0 else 0.0, "v_norm": vn,
-        "gamma": float(a_in.mean()), "in_std": float(a_in.std()),
-        "rho": float(a_cross.mean()), "cross_std": float(a_cross.std()),
+        "alpha": vw,
+        "cos_v": vw / vn if vn > 0 else 0.0,
+        "v_norm": vn,
+        "gamma": float(a_in.mean()),
+        "in_std": float(a_in.std()),
+        "rho": float(a_cross.mean()),
+        "cross_std": float(a_cross.std()),
         "in_mass": float(np.where(s.same_set, S, 0.0).sum(axis=1).mean()),
         "cross_absmax": float(np.abs(a_cross).max()),
         "row_spread_max": float(spread.max()),
-        "row_in_max": float(rim.max()), "row_in_median": float(np.median(rim)),
+        "row_in_max": float(rim.max()),
+        "row_in_median": float(np.median(rim)),
         "association": association(s, A),
     }
 
@@ -187,12 +209,30 @@ def _check_options(N, eta, steps, omega, record_every, dtype, n_test):
         raise ValueError(f"n_test must be an integer >= 1, got {n_test!r}")
 
 
-def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] = 10.0, steps: int | None = None,
-                      omega: float = 1e-3, seed: int = 0, record_every: int = 10, dtype: str = "float64",
-                      n_test: int = 8192, train: Any = None, test: Any = None, A0: Any = None, v0: Any = None,
-                      progress: bool = False, replicas: int | None = None, init_seeds: Sequence[int] | None = None,
-                      dense_until: int = 40, err_tol: float = ERR_TOL, *, s_max: float | None = None,
-                      init: tuple[float, float, float] | None = None, s_grid: Any = None) -> list[Result]:
+def simulate_replicas(
+    s: Setting,
+    N: int = 16384,
+    eta: float | Sequence[float] = 10.0,
+    steps: int | None = None,
+    omega: float = 1e-3,
+    seed: int = 0,
+    record_every: int = 10,
+    dtype: str = "float64",
+    n_test: int = 8192,
+    train: Any = None,
+    test: Any = None,
+    A0: Any = None,
+    v0: Any = None,
+    progress: bool = False,
+    replicas: int | None = None,
+    init_seeds: Sequence[int] | None = None,
+    dense_until: int = 40,
+    err_tol: float = ERR_TOL,
+    *,
+    s_max: float | None = None,
+    init: tuple[float, float, float] | None = None,
+    s_grid: Any = None,
+) -> list[Result]:
     """R runs sharing one X in one pass per step (U = X V with V: (d, R)): a list of R Results.
 
     Replica r uses the training/test data of ``seed``, the learning rate ``eta[r]`` (a scalar
@@ -296,8 +336,12 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
             rows[r].append(row)
         r0 = idx[0] if idx.size else 0
         if rows[r0]:
-            bar.set_postfix(risk=f"{rows[r0][-1]['risk']:.4g}", err=f"{rows[r0][-1]['err_y']:.4f}",
-                            assoc=f"{rows[r0][-1]['association']:.2f}", refresh=False)
+            bar.set_postfix(
+                risk=f"{rows[r0][-1]['risk']:.4g}",
+                err=f"{rows[r0][-1]['err_y']:.4f}",
+                assoc=f"{rows[r0][-1]['association']:.2f}",
+                refresh=False,
+            )
 
     bar = progress_bar(progress, total=steps, desc="simulate", unit="step")
     # a non-finite risk or parameter is caught below and reported as divergence, not printed
@@ -339,11 +383,23 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
     results = []
     for r in range(R):
         traj = pd.DataFrame(rows[r], columns=COLUMNS)
-        options = dict(N=int(X.shape[0]), eta=float(etas[r]), steps=int(steps), omega=float(omega), seed=int(seed),
-                       init_seed=int(init_seeds[r]), record_every=int(record_every), dtype=dt.name,
-                       n_test=int(Xt.shape[0]), explicit_train=train is not None, explicit_test=test is not None,
-                       explicit_init=A0 is not None or v0 is not None, replicas=R, dense_until=int(dense_until),
-                       err_tol=err_tol)
+        options = dict(
+            N=int(X.shape[0]),
+            eta=float(etas[r]),
+            steps=int(steps),
+            omega=float(omega),
+            seed=int(seed),
+            init_seed=int(init_seeds[r]),
+            record_every=int(record_every),
+            dtype=dt.name,
+            n_test=int(Xt.shape[0]),
+            explicit_train=train is not None,
+            explicit_test=test is not None,
+            explicit_init=A0 is not None or v0 is not None,
+            replicas=R,
+            dense_until=int(dense_until),
+            err_tol=err_tol,
+        )
         if s_grid is not None:
             options["s_grid"] = [float(x) for x in s_grid]
         ph = detect_phases(traj, err_tol=err_tol) if len(traj) else Phases(err_tol=err_tol)
@@ -352,11 +408,28 @@ def simulate_replicas(s: Setting, N: int = 16384, eta: float | Sequence[float] =
     return results
 
 
-def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int | None = None, omega: float = 1e-3,
-             seed: int = 0, record_every: int = 10, dtype: str = "float64", n_test: int = 8192,
-             train: Any = None, test: Any = None, A0: Any = None, v0: Any = None, progress: bool = False,
-             dense_until: int = 40, err_tol: float = ERR_TOL, *, s_max: float | None = None,
-             init: tuple[float, float, float] | None = None, s_grid: Any = None) -> Result:
+def simulate(
+    s: Setting,
+    N: int = 16384,
+    eta: float = 10.0,
+    steps: int | None = None,
+    omega: float = 1e-3,
+    seed: int = 0,
+    record_every: int = 10,
+    dtype: str = "float64",
+    n_test: int = 8192,
+    train: Any = None,
+    test: Any = None,
+    A0: Any = None,
+    v0: Any = None,
+    progress: bool = False,
+    dense_until: int = 40,
+    err_tol: float = ERR_TOL,
+    *,
+    s_max: float | None = None,
+    init: tuple[float, float, float] | None = None,
+    s_grid: Any = None,
+) -> Result:
     """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; docs/theory.md §4).
 
     Args:
@@ -395,7 +468,25 @@ def simulate(s: Setting, N: int = 16384, eta: float = 10.0, steps: int | None = 
     Raises:
         ValueError: naming a bad option.
     """
-    return simulate_replicas(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=record_every,
-                             dtype=dtype, n_test=n_test, train=train, test=test, A0=A0, v0=v0, progress=progress,
-                             init_seeds=[seed], dense_until=dense_until, err_tol=err_tol, s_max=s_max, init=init,
-                             s_grid=s_grid)[0]
+    return simulate_replicas(
+        s,
+        N=N,
+        eta=eta,
+        steps=steps,
+        omega=omega,
+        seed=seed,
+        record_every=record_every,
+        dtype=dtype,
+        n_test=n_test,
+        train=train,
+        test=test,
+        A0=A0,
+        v0=v0,
+        progress=progress,
+        init_seeds=[seed],
+        dense_until=dense_until,
+        err_tol=err_tol,
+        s_max=s_max,
+        init=init,
+        s_grid=s_grid,
+    )[0]

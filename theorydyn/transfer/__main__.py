@@ -49,50 +49,90 @@ def _int_list(text: str) -> tuple[int, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = ArgumentParser(prog=PROG,
-                        description="Transfer with a frozen attention: accuracy against Ñ and Ñ_target against D "
-                                    "(Theorems 5.1, 5.2), resumable. Quick by default; --full for the report sizes.")
+    ap = ArgumentParser(
+        prog=PROG,
+        description="Transfer with a frozen attention: accuracy against Ñ and Ñ_target against D "
+        "(Theorems 5.1, 5.2), resumable. Quick by default; --full for the report sizes.",
+    )
     add_setting_arguments(ap, D=64, C=4)
     ap.add_argument("--full", action="store_true", help="the sizes of the reported run (FULL)")
-    ap.add_argument("--count", type=positive(float, "--count"), default=None,
-                    help="K = q(D − C), kept across D (default 8); not with --keep-q")
-    ap.add_argument("--keep-q", action="store_true", help="keep --q fixed across D instead (the old, censored rule); "
-                    "--q and --D (default q = C²/D) act only with it")
-    ap.add_argument("--eps", type=number(float, "--eps", low=0, high=0.5, low_open=True, high_open=True), default=0.05,
-                    help="target = a*(D) − eps, in (0, 0.5) (default 0.05)")
+    ap.add_argument(
+        "--count",
+        type=positive(float, "--count"),
+        default=None,
+        help="K = q(D − C), kept across D (default 8); not with --keep-q",
+    )
+    ap.add_argument(
+        "--keep-q",
+        action="store_true",
+        help="keep --q fixed across D instead (the old, censored rule); "
+        "--q and --D (default q = C²/D) act only with it",
+    )
+    ap.add_argument(
+        "--eps",
+        type=number(float, "--eps", low=0, high=0.5, low_open=True, high_open=True),
+        default=0.05,
+        help="target = a*(D) − eps, in (0, 0.5) (default 0.05)",
+    )
     ap.add_argument("--Ds", type=_int_list, help="comma-separated D values (each a multiple of C)")
     ap.add_argument("--Ns", type=_int_list, help="comma-separated increasing Ñ grid (default powers of 2 from 1)")
     ap.add_argument("--seeds", type=positive(int, "--seeds"), help="repeats per Ñ")
     ap.add_argument("--N-test", type=positive(int, "--N-test"), help="fresh test samples")
-    ap.add_argument("--upstream-N", type=positive(int, "--upstream-N"),
-                    help="finite-sample pre-training samples (method pretrained-sim)")
-    ap.add_argument("--upstream-steps", type=positive(int, "--upstream-steps"),
-                    help="finite-sample pre-training steps (method pretrained-sim)")
+    ap.add_argument(
+        "--upstream-N",
+        type=positive(int, "--upstream-N"),
+        help="finite-sample pre-training samples (method pretrained-sim)",
+    )
+    ap.add_argument(
+        "--upstream-steps",
+        type=positive(int, "--upstream-steps"),
+        help="finite-sample pre-training steps (method pretrained-sim)",
+    )
     ap.add_argument("--scratch-max-D", type=positive(int, "--scratch-max-D"), help="train 'scratch' only up to this D")
-    ap.add_argument("--sim-max-D", type=positive(int, "--sim-max-D"),
-                    help="finite-sample pre-training only up to this D")
+    ap.add_argument(
+        "--sim-max-D", type=positive(int, "--sim-max-D"), help="finite-sample pre-training only up to this D"
+    )
     ap.add_argument("--eta", type=positive(float, "--eta"), default=10.0, help="GD step size (default 10)")
     ap.add_argument("--omega", type=positive(float, "--omega"), default=1e-3, help="initialisation scale ω")
-    ap.add_argument("--steps-v", type=positive(int, "--steps-v"), default=None,
-                    help="fine-tuning steps for ṽ (default 300; frozen-attention methods)")
-    ap.add_argument("--method", choices=("gd", "lbfgs"), default=None,
-                    help="optimiser of ṽ (default gd; frozen-attention methods)")
-    ap.add_argument("--methods", default=None,
-                    help=f"comma-separated subset of {','.join(METHODS)} (default {','.join(DEFAULT_METHODS)})")
-    ap.add_argument("--out", default="runs/transfer", help="output folder (rows, CSVs, PNGs; default runs/transfer); "
-                    "rerunning with the same folder resumes")
+    ap.add_argument(
+        "--steps-v",
+        type=positive(int, "--steps-v"),
+        default=None,
+        help="fine-tuning steps for ṽ (default 300; frozen-attention methods)",
+    )
+    ap.add_argument(
+        "--method", choices=("gd", "lbfgs"), default=None, help="optimiser of ṽ (default gd; frozen-attention methods)"
+    )
+    ap.add_argument(
+        "--methods",
+        default=None,
+        help=f"comma-separated subset of {','.join(METHODS)} (default {','.join(DEFAULT_METHODS)})",
+    )
+    ap.add_argument(
+        "--out",
+        default="runs/transfer",
+        help="output folder (rows, CSVs, PNGs; default runs/transfer); rerunning with the same folder resumes",
+    )
     ap.add_argument("--cache", default=None, help="folder of pre-trained attentions (.npz; default OUT/upstream_cache)")
-    ap.add_argument("--checks", action="store_true", help=f"removed: the ledger rows (Theorems 5.1, 5.2) are "
-                    f"'{VERIFY_COMMAND}' (add --quick for the QUICK sizes)")
+    ap.add_argument(
+        "--checks",
+        action="store_true",
+        help=f"removed: the ledger rows (Theorems 5.1, 5.2) are '{VERIFY_COMMAND}' (add --quick for the QUICK sizes)",
+    )
     ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
     return ap
 
 
 #: what the memory estimate's parameters are called on this command line
-MEMORY_FLAGS: dict[str, Any] = {"D": "--Ds", "N": "--Ns", "N_test": "--N-test", "upstream_N": "--upstream-N",
-                                "d": "--d", "n_samples": None, "n_test": None}
-
-
+MEMORY_FLAGS: dict[str, Any] = {
+    "D": "--Ds",
+    "N": "--Ns",
+    "N_test": "--N-test",
+    "upstream_N": "--upstream-N",
+    "d": "--d",
+    "n_samples": None,
+    "n_test": None,
+}
 
 
 def _output_dirs(paths) -> None:
@@ -119,16 +159,30 @@ def memory(base, Ds, opts, methods, rule: str):
     for D in Ds:
         s_up = setting_at(base, D, rule)
         sd = downstream_setting(s_up)
-        run_at = [m for m in methods if not ((m == "scratch" and D > opts.scratch_max_D)
-                                             or (m == "logreg" and D > opts.logreg_max_D)
-                                             or (m == "pretrained-sim" and D > opts.sim_max_D))]
+        run_at = [
+            m
+            for m in methods
+            if not (
+                (m == "scratch" and D > opts.scratch_max_D)
+                or (m == "logreg" and D > opts.logreg_max_D)
+                or (m == "pretrained-sim" and D > opts.sim_max_D)
+            )
+        ]
         n_train = max((opts.max_N(m, sd) for m in run_at), default=min(opts.Ns))
         sim = "pretrained-sim" in methods and D <= opts.sim_max_D
-        ests.append(transfer_memory(D, s_up.C, s_up.d, s_up.q, opts.N_test, n_train,
-                                    ceiling_samples=opts.ceiling_samples,
-                                    flow_n_samples=opts.flow_n_samples
-                                    if set(methods) & {"pretrained", "other-partition"}
-                                    else None, upstream_N=opts.upstream_N if sim else None))
+        ests.append(
+            transfer_memory(
+                D,
+                s_up.C,
+                s_up.d,
+                s_up.q,
+                opts.N_test,
+                n_train,
+                ceiling_samples=opts.ceiling_samples,
+                flow_n_samples=opts.flow_n_samples if set(methods) & {"pretrained", "other-partition"} else None,
+                upstream_N=opts.upstream_N if sim else None,
+            )
+        )
     return max(ests, key=lambda e: e.total)
 
 
@@ -142,10 +196,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.checks:
         for a in ap._actions:
             if a.dest in given and a.dest not in ("checks", "full", "out"):
-                fail(f"{a.option_strings[-1]}: has no effect with --checks (the ledger runs at fixed sizes; "
-                     f"only --full and --out apply)", PROG)
-        fail(f"--checks: the ledger rows of Theorems 5.1 and 5.2 are printed by "
-             f"'{VERIFY_COMMAND}{'' if args.full else ' --quick'}'; this command runs the experiment only", PROG)
+                fail(
+                    f"{a.option_strings[-1]}: has no effect with --checks (the ledger runs at fixed sizes; "
+                    f"only --full and --out apply)",
+                    PROG,
+                )
+        fail(
+            f"--checks: the ledger rows of Theorems 5.1 and 5.2 are printed by "
+            f"'{VERIFY_COMMAND}{'' if args.full else ' --quick'}'; this command runs the experiment only",
+            PROG,
+        )
     methods = tuple(m.strip() for m in (args.methods or ",".join(DEFAULT_METHODS)).split(",") if m.strip())
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
@@ -158,15 +218,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             fail("--q: only used with --keep-q (otherwise q = K/(D − C) follows --count)", PROG)
     if "D" in given and (not args.keep_q or "q" in given):
         fail("--D: the experiment runs at each D of --Ds; --D only sets the default q = C²/D of --keep-q", PROG)
-    uses = {"upstream_N": "pretrained-sim", "upstream_steps": "pretrained-sim", "sim_max_D": "pretrained-sim",
-            "scratch_max_D": "scratch"}
+    uses = {
+        "upstream_N": "pretrained-sim",
+        "upstream_steps": "pretrained-sim",
+        "sim_max_D": "pretrained-sim",
+        "scratch_max_D": "scratch",
+    }
     for k, m in uses.items():
         if k in given and m not in methods:
             fail(f"--{k.replace('_', '-')}: only used by method {m}, which --methods leaves out", PROG)
     for k in ("steps_v", "method"):
         if k in given and not set(methods) & set(FROZEN):
-            fail(f"--{k.replace('_', '-')}: only used by the frozen-attention methods ({', '.join(FROZEN)}), "
-                 f"which --methods leaves out", PROG)
+            fail(
+                f"--{k.replace('_', '-')}: only used by the frozen-attention methods ({', '.join(FROZEN)}), "
+                f"which --methods leaves out",
+                PROG,
+            )
     for k in ("eta", "omega"):
         if k in given and set(methods) <= {"logreg"}:
             fail(f"--{k}: not used by logreg (L2 logistic regression, λ by cross-validation)", PROG)
@@ -190,20 +257,40 @@ def main(argv: Sequence[str] | None = None) -> int:
             setting_at(base, D, "keep" if count is None else "count")
         except ValueError as e:
             fail(f"--Ds: D={D}: {e}", PROG)
-    opts = options_from(cfg, omega=args.omega, eta=args.eta, steps_v=300 if args.steps_v is None else args.steps_v,
-                        method=args.method or "gd", count=count, eps=args.eps)
-    guard_memory(memory(base, cfg["Ds"], opts, methods, "keep" if count is None else "count"), force=args.force,
-                 prog=PROG, flags=MEMORY_FLAGS)
+    opts = options_from(
+        cfg,
+        omega=args.omega,
+        eta=args.eta,
+        steps_v=300 if args.steps_v is None else args.steps_v,
+        method=args.method or "gd",
+        count=count,
+        eps=args.eps,
+    )
+    guard_memory(
+        memory(base, cfg["Ds"], opts, methods, "keep" if count is None else "count"),
+        force=args.force,
+        prog=PROG,
+        flags=MEMORY_FLAGS,
+    )
     _output_dirs([(args.out, "--out")] + ([(args.cache, "--cache")] if args.cache is not None else []))
     raw, summary, tgt, slopes, upstream = run(s, cfg["Ds"], opts, methods=methods, out=args.out, cache=args.cache)
     levels = pd.read_csv(Path(args.out) / "transfer_levels.csv")
     with pd.option_context("display.width", 200, "display.max_rows", 400):
         print(levels.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
-        show = tgt.assign(N_target=[f"{r.lo:.3g} [{r.ci_low:.3g}, {r.ci_high:.3g}]" if r.kind == "value" else
-                                    (f"> {r.lo:g}" if r.kind == "lower" else f"<= {r.hi:g}") for r in tgt.itertuples()])
+        show = tgt.assign(
+            N_target=[
+                f"{r.lo:.3g} [{r.ci_low:.3g}, {r.ci_high:.3g}]"
+                if r.kind == "value"
+                else (f"> {r.lo:g}" if r.kind == "lower" else f"<= {r.hi:g}")
+                for r in tgt.itertuples()
+            ]
+        )
         print(show[["D", "method", "target", "N_target", "kind", "N_max", "max_acc"]].to_string(index=False))
-        print(slopes.assign(slope=[describe_slope(r) for _, r in slopes.iterrows()])[
-            ["method", "x", "slope", "censored", "n_D", "rms"]].to_string(index=False))
+        print(
+            slopes.assign(slope=[describe_slope(r) for _, r in slopes.iterrows()])[
+                ["method", "x", "slope", "censored", "n_D", "rms"]
+            ].to_string(index=False)
+        )
     print(f"wrote {args.out}/transfer_*.csv, transfer_curves.png, transfer_target.png")
     return 0
 

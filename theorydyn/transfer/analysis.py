@@ -30,8 +30,9 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     out = out.reset_index()
     for c in ("acc_f", "acc_y"):
         n = out[f"{c}_count"].to_numpy(float)
-        half = np.where(n > 1, student_t.ppf(0.975, np.maximum(n - 1, 1)) * out[f"{c}_std"].fillna(0) / np.sqrt(n),
-                        np.nan)
+        half = np.where(
+            n > 1, student_t.ppf(0.975, np.maximum(n - 1, 1)) * out[f"{c}_std"].fillna(0) / np.sqrt(n), np.nan
+        )
         out[f"{c}_ci_low"], out[f"{c}_ci_high"] = out[f"{c}_mean"] - half, out[f"{c}_mean"] + half
     return out
 
@@ -68,8 +69,9 @@ def _boot(n_seeds: int, B: int, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(0, n_seeds, size=(B, n_seeds))
 
 
-def target_table(raw: pd.DataFrame, levels: pd.DataFrame, B: int = 2000, seed: int = 0,
-                 _reps: dict | None = None) -> pd.DataFrame:
+def target_table(
+    raw: pd.DataFrame, levels: pd.DataFrame, B: int = 2000, seed: int = 0, _reps: dict | None = None
+) -> pd.DataFrame:
     """Ñ_target per (D, method) from the seed-mean curve (:func:`crossing`), with a 95% bootstrap
     interval over seeds (percentile; a replicate that is censored widens the interval to its
     bound, so an interval end can be 1 or ∞). ``levels`` gives the target per D.
@@ -88,11 +90,23 @@ def target_table(raw: pd.DataFrame, levels: pd.DataFrame, B: int = 2000, seed: i
         reps = np.array([crossing(N, M[i].mean(axis=0), target)[:2] for i in idx])
         if _reps is not None:
             _reps[(D, method)] = reps
-        rows.append(dict(D=D, method=method, target=target, N_target=lo if kind == "value" else np.nan, lo=lo, hi=hi,
-                         kind=kind, ci_low=float(np.quantile(reps[:, 0], 0.025, method="lower")),
-                         ci_high=float(np.quantile(reps[:, 1], 0.975, method="higher")), N_min=N[0], N_max=N[-1],
-                         seeds=len(M),
-                         max_acc=float(M.mean(axis=0).max())))
+        rows.append(
+            dict(
+                D=D,
+                method=method,
+                target=target,
+                N_target=lo if kind == "value" else np.nan,
+                lo=lo,
+                hi=hi,
+                kind=kind,
+                ci_low=float(np.quantile(reps[:, 0], 0.025, method="lower")),
+                ci_high=float(np.quantile(reps[:, 1], 0.975, method="higher")),
+                N_min=N[0],
+                N_max=N[-1],
+                seeds=len(M),
+                max_acc=float(M.mean(axis=0).max()),
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -106,9 +120,17 @@ def slope_bounds(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, 
     def dot(wv, yv):
         with np.errstate(invalid="ignore"):
             terms = np.where(wv == 0, 0.0, wv * yv)
-        return float(np.sum(terms)) if np.all(np.isfinite(terms)) else (
-            -math.inf if np.any(terms == -math.inf) and not np.any(terms == math.inf)
-            else math.inf if np.any(terms == math.inf) and not np.any(terms == -math.inf) else math.nan)
+        return (
+            float(np.sum(terms))
+            if np.all(np.isfinite(terms))
+            else (
+                -math.inf
+                if np.any(terms == -math.inf) and not np.any(terms == math.inf)
+                else math.inf
+                if np.any(terms == math.inf) and not np.any(terms == -math.inf)
+                else math.nan
+            )
+        )
 
     smin = dot(w, np.where(w > 0, lo, hi))
     smax = dot(w, np.where(w > 0, hi, lo))
@@ -135,17 +157,32 @@ def growth_fits(tgt: pd.DataFrame, reps: dict | None = None) -> pd.DataFrame:
             if reps is not None and all((d, method) in reps for d in g["D"]):
                 R = [np.log(reps[(d, method)]) for d in g["D"]]  # each (B, 2)
                 B = min(len(r) for r in R)
-                sb = np.array([slope_bounds(x, np.array([r[b, 0] for r in R]), np.array([r[b, 1] for r in R]))
-                               for b in range(B)])
-                ci = (float(np.quantile(sb[:, 0], 0.025, method="lower")),
-                      float(np.quantile(sb[:, 1], 0.975, method="higher")))
+                sb = np.array(
+                    [slope_bounds(x, np.array([r[b, 0] for r in R]), np.array([r[b, 1] for r in R])) for b in range(B)]
+                )
+                ci = (
+                    float(np.quantile(sb[:, 0], 0.025, method="lower")),
+                    float(np.quantile(sb[:, 1], 0.975, method="higher")),
+                )
             rms = np.nan
             if np.all(lo == hi):
                 c = np.polyfit(x, lo, 1)
                 rms = float(np.sqrt(np.mean((np.polyval(c, x) - lo) ** 2)))
-            rows.append(dict(method=method, x=xname, slope_low=smin, slope_high=smax, ci_low=ci[0], ci_high=ci[1],
-                             censored=int((g["kind"] != "value").sum()), n_D=len(g), D_min=int(D.min()),
-                             D_max=int(D.max()), rms=rms))
+            rows.append(
+                dict(
+                    method=method,
+                    x=xname,
+                    slope_low=smin,
+                    slope_high=smax,
+                    ci_low=ci[0],
+                    ci_high=ci[1],
+                    censored=int((g["kind"] != "value").sum()),
+                    n_D=len(g),
+                    D_min=int(D.min()),
+                    D_max=int(D.max()),
+                    rms=rms,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -162,8 +199,8 @@ def report(raw: pd.DataFrame, levels: pd.DataFrame, out: str | Path | None = Non
         out.mkdir(parents=True, exist_ok=True)
         for name, df in (("raw", raw), ("summary", summary), ("target", tgt), ("slopes", slopes)):
             write_table(df, out / f"transfer_{name}.csv")
-        save_figure(lambda ax: plot_curves(summary, levels, ax), out / "transfer_curves.png",
-                    panels=summary["D"].nunique())
+        save_figure(
+            lambda ax: plot_curves(summary, levels, ax), out / "transfer_curves.png", panels=summary["D"].nunique()
+        )
         save_figure(lambda ax: plot_samples_to_target(tgt, ax[0], slopes), out / "transfer_target.png", panels=1)
     return summary, tgt, slopes
-

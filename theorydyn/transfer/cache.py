@@ -52,8 +52,10 @@ def _setting_tag(s: Setting) -> str:
     """Names a cached attention: the setting, and the numerics version (so a change of the solvers'
     numbers never reuses an attention computed by older code)."""
     part = s.partition if isinstance(s.partition, str) else "explicit"
-    return (f"D{s.D}_C{s.C}_d{s.d}_q{s.q:.6g}_nu{s.nu:g}_beta{s.beta:g}_tau{s.tau:g}_{part}{s.partition_seed}"
-            f"_feat{s.feature if isinstance(s.feature, int) else 'vec'}_v{NUMERICS_VERSION}")
+    return (
+        f"D{s.D}_C{s.C}_d{s.d}_q{s.q:.6g}_nu{s.nu:g}_beta{s.beta:g}_tau{s.tau:g}_{part}{s.partition_seed}"
+        f"_feat{s.feature if isinstance(s.feature, int) else 'vec'}_v{NUMERICS_VERSION}"
+    )
 
 
 def _cache_key(s: Setting, N: int, steps: int, eta: float, omega: float, seed: int) -> str:
@@ -97,8 +99,9 @@ def _move_aside(path: Path, why: str) -> None:
     warnings.warn(f"cached attention {path} {why}; {where}, computing it again", CacheWarning, stacklevel=4)
 
 
-def read_cache(path: Path, params: dict[str, Any],
-               check: Callable[[dict[str, np.ndarray]], str | None]) -> tuple[dict[str, np.ndarray], str] | None:
+def read_cache(
+    path: Path, params: dict[str, Any], check: Callable[[dict[str, np.ndarray]], str | None]
+) -> tuple[dict[str, np.ndarray], str] | None:
     """The arrays of a valid cache at ``path`` and its hash, or None (absent, or bad: moved aside with a
     :class:`CacheWarning`). Valid: readable, made from ``params``, its hash matching, ``check`` passing."""
     if not path.exists():
@@ -144,18 +147,24 @@ _FLOW = ("gamma", "rho", "alpha", "err_f", "T2", "status", "s_max")
 _SIM = ("status", "steps", "test_err_f", "association", "wall_s")
 
 
-def flow_attention(s: Setting, s_max: float | None = None, n_samples: int = 2000, seed: int = 0,
-                   cache: str | Path | None = None) -> tuple[float, float, dict]:
+def flow_attention(
+    s: Setting, s_max: float | None = None, n_samples: int = 2000, seed: int = 0, cache: str | Path | None = None
+) -> tuple[float, float, dict]:
     """(γ, ρ, info) at the end of the reduced gradient flow from the idealized init (Theorem 4.1's
     population GD, docs/theory.md §3), read from / written to ``cache`` (checked .npz, module docstring).
     info: alpha, err_f (population, against f), T2, status, s_max, cached, cache_sha256."""
     s_max = flow_s_max(s.D) if s_max is None else s_max
-    params = dict(kind="reduced-flow", setting=s.to_dict(), s_max=s_max, n_samples=n_samples, seed=seed,
-                  numerics=NUMERICS_VERSION)
-    path = (Path(cache) / f"flow_{_setting_tag(s)}_smax{s_max:g}_n{n_samples}_seed{seed}.npz"
-            if cache is not None else None)
-    found = read_cache(path, params, lambda a: _scalars_problem(a, ("gamma", "rho", "alpha", "s_max"), _FLOW)) \
-        if path is not None else None
+    params = dict(
+        kind="reduced-flow", setting=s.to_dict(), s_max=s_max, n_samples=n_samples, seed=seed, numerics=NUMERICS_VERSION
+    )
+    path = (
+        Path(cache) / f"flow_{_setting_tag(s)}_smax{s_max:g}_n{n_samples}_seed{seed}.npz" if cache is not None else None
+    )
+    found = (
+        read_cache(path, params, lambda a: _scalars_problem(a, ("gamma", "rho", "alpha", "s_max"), _FLOW))
+        if path is not None
+        else None
+    )
     if found is not None:
         arrays, digest = found
         info = {k: arrays[k].item() for k in _FLOW}
@@ -164,9 +173,15 @@ def flow_attention(s: Setting, s_max: float | None = None, n_samples: int = 2000
 
     res = integrate(s, method="flow", s_max=s_max, n_samples=n_samples, seed=seed, n_points=40)
     last = res.trajectory.iloc[-1]
-    info = dict(gamma=float(last["gamma"]), rho=float(last["rho"]), alpha=float(last["alpha"]),
-                err_f=float(last["err_f"]), T2=float(res.phases.T2 if res.phases.T2 is not None else np.nan),
-                status=str(res.status), s_max=float(last["s"]))
+    info = dict(
+        gamma=float(last["gamma"]),
+        rho=float(last["rho"]),
+        alpha=float(last["alpha"]),
+        err_f=float(last["err_f"]),
+        T2=float(res.phases.T2 if res.phases.T2 is not None else np.nan),
+        status=str(res.status),
+        s_max=float(last["s"]),
+    )
     arrays = _arrays(info)
     if path is not None:
         write_cache(path, arrays, params)
@@ -174,13 +189,23 @@ def flow_attention(s: Setting, s_max: float | None = None, n_samples: int = 2000
     return float(info.pop("gamma")), float(info.pop("rho")), info
 
 
-def pretrained_attention(s: Setting, N: int, steps: int, eta: float, omega: float, seed: int = 0,
-                         cache: str | Path | None = None) -> tuple[np.ndarray, dict]:
+def pretrained_attention(
+    s: Setting, N: int, steps: int, eta: float, omega: float, seed: int = 0, cache: str | Path | None = None
+) -> tuple[np.ndarray, dict]:
     """Â pre-trained upstream by finite-sample GD (:func:`~theorydyn.transfer.task.pretrain`), read from /
     written to ``cache`` (checked .npz, module docstring). Returns (Â, info) with info: status, steps,
     test_err_f, association (Definition 2.2, own sets), wall_s, cached, cache_sha256."""
-    params = dict(kind="simulate", setting=s.to_dict(), N=N, steps=steps, eta=eta, omega=omega, seed=seed,
-                  dtype="float32", numerics=NUMERICS_VERSION)
+    params = dict(
+        kind="simulate",
+        setting=s.to_dict(),
+        N=N,
+        steps=steps,
+        eta=eta,
+        omega=omega,
+        seed=seed,
+        dtype="float32",
+        numerics=NUMERICS_VERSION,
+    )
     path = Path(cache) / _cache_key(s, N, steps, eta, omega, seed) if cache is not None else None
 
     def check(a: dict[str, np.ndarray]) -> str | None:
@@ -205,8 +230,13 @@ def pretrained_attention(s: Setting, N: int, steps: int, eta: float, omega: floa
     t = time.perf_counter()
     res = pretrain(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed)
     last = res.trajectory.iloc[-1]
-    info = dict(status=str(res.status), steps=int(last["step"]), test_err_f=float(last["err_f"]),
-                association=model.association(s, res.A), wall_s=time.perf_counter() - t)
+    info = dict(
+        status=str(res.status),
+        steps=int(last["step"]),
+        test_err_f=float(last["err_f"]),
+        association=model.association(s, res.A),
+        wall_s=time.perf_counter() - t,
+    )
     arrays = {"A": np.asarray(res.A), **_arrays(info)}
     if path is not None:
         write_cache(path, arrays, params)

@@ -65,7 +65,7 @@ class TransferOptions:
     upstream_steps · eta = 2·10⁴ by default: the finite-sample GD runs to the same time s = η·t as
     the reduced flow's horizon at D ≤ 64, so the two pre-trained Â are comparable."""
 
-    Ns: tuple[int, ...] = tuple(2 ** k for k in range(11))
+    Ns: tuple[int, ...] = tuple(2**k for k in range(11))
     seeds: int = 5
     N_test: int = 8192
     omega: float = 1e-3
@@ -104,8 +104,13 @@ class TransferOptions:
 
     def max_N(self, method: str, s: Setting) -> int:
         """The largest Ñ tried for ``method`` at setting ``s`` (the cost cap, module docstring)."""
-        cap = {"scratch": self.scratch_max_N, "logreg": self.logreg_max_N, "init": self.baseline_max_N,
-               "other-partition": self.baseline_max_N, "pretrained-sim": self.baseline_max_N}.get(method, max(self.Ns))
+        cap = {
+            "scratch": self.scratch_max_N,
+            "logreg": self.logreg_max_N,
+            "init": self.baseline_max_N,
+            "other-partition": self.baseline_max_N,
+            "pretrained-sim": self.baseline_max_N,
+        }.get(method, max(self.Ns))
         budget = self.budget_scratch if method == "scratch" else self.budget
         fit = [n for n in self.Ns if n <= cap and n * s.D * s.d <= budget]
         return max(fit) if fit else min(self.Ns)
@@ -121,8 +126,9 @@ def train_seed(seed: int, N: int) -> int:
     return 1000 * seed + N
 
 
-def compute_row(sd: Setting, method: str, A: np.ndarray | None, N: int, seed: int, opts: TransferOptions,
-                test: TestSet) -> dict[str, float]:
+def compute_row(
+    sd: Setting, method: str, A: np.ndarray | None, N: int, seed: int, opts: TransferOptions, test: TestSet
+) -> dict[str, float]:
     """Train one method on the Ñ = ``N`` downstream samples of repeat ``seed`` and test it.
 
     Frozen methods train ṽ alone (:func:`fit_v`, ṽ(0) from ``seed``); ``scratch`` trains A and v
@@ -159,8 +165,15 @@ def row_key(D: int, method: str, N: int, seed: int, config: dict) -> str:
 
 
 #: Kinds of the transfer row columns: a row whose value does not parse is moved aside and recomputed.
-TRANSFER_KINDS = {"D": "num", "N_tilde": "num", "seed": "num", "acc_f": "num", "acc_y": "num", "wall_s": "num",
-                  "prov_numerics_version": "num"}
+TRANSFER_KINDS = {
+    "D": "num",
+    "N_tilde": "num",
+    "seed": "num",
+    "acc_f": "num",
+    "acc_y": "num",
+    "wall_s": "num",
+    "prov_numerics_version": "num",
+}
 
 
 def row_problem(row: dict[str, str]) -> str | None:
@@ -173,8 +186,12 @@ def row_problem(row: dict[str, str]) -> str | None:
             return "key mismatch: the key is not the hash of the row's parameters"
         if params.get("numerics") != NUMERICS_VERSION:
             return f"stale: numerics={params.get('numerics')}, current {NUMERICS_VERSION}"
-        if (str(params["D"]), params["method"], str(params["N"]), str(params["seed"])) != \
-                (row["D"], row["method"], row["N_tilde"], row["seed"]):
+        if (str(params["D"]), params["method"], str(params["N"]), str(params["seed"])) != (
+            row["D"],
+            row["method"],
+            row["N_tilde"],
+            row["seed"],
+        ):
             return "invalid: the row's D, method, N_tilde or seed differ from its parameters"
         for c in ("acc_f", "acc_y"):
             if not 0.0 <= float(row[c]) <= 1.0:
@@ -222,23 +239,38 @@ class _MemoryStore:
         return True
 
 
-def attentions_at(s_up: Setting, D: int, methods: Sequence[str], opts: TransferOptions,
-                  cache: str | Path | None, progress=None) -> tuple[dict[str, np.ndarray], dict[str, dict], list[dict]]:
+def attentions_at(
+    s_up: Setting, D: int, methods: Sequence[str], opts: TransferOptions, cache: str | Path | None, progress=None
+) -> tuple[dict[str, np.ndarray], dict[str, dict], list[dict]]:
     """The frozen Â of each frozen method at D, with their provenance (part of the row keys) and a
     table of upstream diagnostics. ``s_up`` is the upstream setting at D."""
     attn, source, ups = {}, {}, []
     need_flow = any(m in methods for m in ("pretrained", "other-partition"))
     if need_flow:
         g, r, info = flow_attention(s_up, n_samples=opts.flow_n_samples, cache=cache)
-        src = dict(kind="reduced-flow", s_max=info["s_max"], n_samples=opts.flow_n_samples, gamma=round(g, 10),
-                   rho=round(r, 10), cache=info["cache_sha256"])
-        ups.append(dict(D=D, method="pretrained", gamma=g, rho=r, **{k: info[k] for k in ("alpha", "err_f", "T2",
-                                                                                          "status",
-                                                                                          "s_max", "cached")}))
+        src = dict(
+            kind="reduced-flow",
+            s_max=info["s_max"],
+            n_samples=opts.flow_n_samples,
+            gamma=round(g, 10),
+            rho=round(r, 10),
+            cache=info["cache_sha256"],
+        )
+        ups.append(
+            dict(
+                D=D,
+                method="pretrained",
+                gamma=g,
+                rho=r,
+                **{k: info[k] for k in ("alpha", "err_f", "T2", "status", "s_max", "cached")},
+            )
+        )
         if progress:
-            progress(f"upstream D={D}: reduced flow to s={info['s_max']:g}: γ={g:.3f}, ρ={r:.4f}, "
-                     f"err_f={info['err_f']:.4f}"
-                     f"{' (cached)' if info['cached'] else ''}")
+            progress(
+                f"upstream D={D}: reduced flow to s={info['s_max']:g}: γ={g:.3f}, ρ={r:.4f}, "
+                f"err_f={info['err_f']:.4f}"
+                f"{' (cached)' if info['cached'] else ''}"
+            )
         if "pretrained" in methods:
             attn["pretrained"], source["pretrained"] = model.symmetric_attention(s_up, g, r), src
         if "other-partition" in methods:
@@ -249,14 +281,30 @@ def attentions_at(s_up: Setting, D: int, methods: Sequence[str], opts: TransferO
         ok = not str(info["status"]).startswith("diverged")
         if ok:  # a diverged pre-training is no pre-trained Â: the cross-check is left out at this D
             attn["pretrained-sim"] = A
-            source["pretrained-sim"] = dict(kind="simulate", N=opts.upstream_N, steps=opts.upstream_steps,
-                                            eta=opts.eta, omega=opts.omega, cache=info["cache_sha256"])
-        ups.append(dict(D=D, method="pretrained-sim", err_f=info["test_err_f"], association=info["association"],
-                        status=info["status"], cached=info["cached"]))
+            source["pretrained-sim"] = dict(
+                kind="simulate",
+                N=opts.upstream_N,
+                steps=opts.upstream_steps,
+                eta=opts.eta,
+                omega=opts.omega,
+                cache=info["cache_sha256"],
+            )
+        ups.append(
+            dict(
+                D=D,
+                method="pretrained-sim",
+                err_f=info["test_err_f"],
+                association=info["association"],
+                status=info["status"],
+                cached=info["cached"],
+            )
+        )
         if progress:
-            progress(f"upstream D={D}: finite-sample GD N={opts.upstream_N}, {opts.upstream_steps} steps: "
-                     f"{info['status']}, association {info['association']:.2f}, err_f {info['test_err_f']:.3f}"
-                     f"{' (cached)' if info['cached'] else ''}{'' if ok else ' — left out'}")
+            progress(
+                f"upstream D={D}: finite-sample GD N={opts.upstream_N}, {opts.upstream_steps} steps: "
+                f"{info['status']}, association {info['association']:.2f}, err_f {info['test_err_f']:.3f}"
+                f"{' (cached)' if info['cached'] else ''}{'' if ok else ' — left out'}"
+            )
     if "init" in methods:
         attn["init"] = init_attention(s_up, opts.omega, np.random.default_rng(12345))
         source["init"] = dict(kind="init", omega=opts.omega, rng=12345)
@@ -266,12 +314,21 @@ def attentions_at(s_up: Setting, D: int, methods: Sequence[str], opts: TransferO
     return attn, source, ups
 
 
-def run(s: Setting, Ds: Iterable[int] = (16, 32, 64, 128, 256), opts: TransferOptions = TransferOptions(),
-        upstream_N: int | None = None, upstream_steps: int | None = None, upstream_eta: float | None = None,
-        methods: Sequence[str] = DEFAULT_METHODS,
-        targets: Sequence[float] | None = None, out: str | Path | None = None,
-        progress: Callable[[str], None] | None = _progress, cache: str | Path | None = None,
-        compute: Callable[..., dict] = compute_row, B: int = 2000):
+def run(
+    s: Setting,
+    Ds: Iterable[int] = (16, 32, 64, 128, 256),
+    opts: TransferOptions = TransferOptions(),
+    upstream_N: int | None = None,
+    upstream_steps: int | None = None,
+    upstream_eta: float | None = None,
+    methods: Sequence[str] = DEFAULT_METHODS,
+    targets: Sequence[float] | None = None,
+    out: str | Path | None = None,
+    progress: Callable[[str], None] | None = _progress,
+    cache: str | Path | None = None,
+    compute: Callable[..., dict] = compute_row,
+    B: int = 2000,
+):
     """The whole transfer experiment, resumable.
 
     For each D: the upstream setting :func:`setting_at` (q rule ``"count"`` with K = ``opts.count``),
@@ -288,8 +345,9 @@ def run(s: Setting, Ds: Iterable[int] = (16, 32, 64, 128, 256), opts: TransferOp
     CSVs and the two figures there (:func:`report`).
     """
     del targets
-    repl: dict[str, Any] = {k: v for k, v in (("upstream_N", upstream_N), ("upstream_steps", upstream_steps))
-                            if v is not None}
+    repl: dict[str, Any] = {
+        k: v for k, v in (("upstream_N", upstream_N), ("upstream_steps", upstream_steps)) if v is not None
+    }
     if upstream_eta is not None and upstream_eta != opts.eta:
         repl["eta"] = upstream_eta
     if repl:
@@ -312,15 +370,26 @@ def run(s: Setting, Ds: Iterable[int] = (16, 32, 64, 128, 256), opts: TransferOp
             sd = downstream_setting(s_up)
             a_star = block_ceiling(s_up, n_samples=opts.ceiling_samples)
             target = a_star - opts.eps
-            level_rows.append(dict(D=D, q=s_up.q, K=s_up.q * (D - s_up.C), a_star=a_star, target=target,
-                               init_ceiling=ceiling(s_up, 0.0, 0.0, n_samples=opts.ceiling_samples)[0],
-                               linear_reference=linear_reference(s_up, n_samples=10 * opts.ceiling_samples)))
+            level_rows.append(
+                dict(
+                    D=D,
+                    q=s_up.q,
+                    K=s_up.q * (D - s_up.C),
+                    a_star=a_star,
+                    target=target,
+                    init_ceiling=ceiling(s_up, 0.0, 0.0, n_samples=opts.ceiling_samples)[0],
+                    linear_reference=linear_reference(s_up, n_samples=10 * opts.ceiling_samples),
+                )
+            )
             attn, source, up = attentions_at(s_up, D, methods, opts, cache, progress)
             ups += up
             test = TestSet.draw(sd, opts.N_test, seed=opts.test_seed)
             for method in methods:
-                if ((method in FROZEN and method not in attn) or (method == "scratch" and D > opts.scratch_max_D)
-                        or (method == "logreg" and D > opts.logreg_max_D)):
+                if (
+                    (method in FROZEN and method not in attn)
+                    or (method == "scratch" and D > opts.scratch_max_D)
+                    or (method == "logreg" and D > opts.logreg_max_D)
+                ):
                     continue  # pretrained-sim above sim_max_D, scratch / logreg above their max D
                 config = _row_config(sd, method, opts, source.get(method, {}))
                 n_max = opts.max_N(method, sd)
@@ -334,10 +403,22 @@ def run(s: Setting, Ds: Iterable[int] = (16, 32, 64, 128, 256), opts: TransferOp
                             r = store.rows[key]
                             res = dict(acc_f=float(r["acc_f"]), acc_y=float(r["acc_y"]), wall_s=float(r["wall_s"]))
                         else:
-                            res = {k: float(v) for k, v in compute(sd, method, attn.get(method), N, seed, opts,
-                                                                   test).items()}
-                            if not store.append(dict(key=key, D=D, method=method, N_tilde=N, seed=seed, **res,
-                                                     params=row_params(D, method, N, seed, config), **prov)):
+                            res = {
+                                k: float(v)
+                                for k, v in compute(sd, method, attn.get(method), N, seed, opts, test).items()
+                            }
+                            if not store.append(
+                                dict(
+                                    key=key,
+                                    D=D,
+                                    method=method,
+                                    N_tilde=N,
+                                    seed=seed,
+                                    **res,
+                                    params=row_params(D, method, N, seed, config),
+                                    **prov,
+                                )
+                            ):
                                 r = store.rows[key]  # another process committed this row first: its row stands
                                 res = dict(acc_f=float(r["acc_f"]), acc_y=float(r["acc_y"]), wall_s=float(r["wall_s"]))
                         rows.append(dict(D=D, method=method, N_tilde=N, seed=seed, **res))
@@ -355,8 +436,11 @@ def run(s: Setting, Ds: Iterable[int] = (16, 32, 64, 128, 256), opts: TransferOp
             try:
                 store.export()
             except (OSError, ValueError) as e:  # e.g. a link or a full disk: the rows stay in the database
-                warnings.warn(f"the transfer rows are in {store.db} but their CSV export {store.path} could not be "
-                              f"written: {e}", RuntimeWarning, stacklevel=2)
+                warnings.warn(
+                    f"the transfer rows are in {store.db} but their CSV export {store.path} could not be written: {e}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
     raw = pd.DataFrame(rows, columns=["D", "method", "N_tilde", "seed", "acc_f", "acc_y", "wall_s"])
     levels = pd.DataFrame(level_rows)
     upstream = pd.DataFrame(ups)
@@ -368,13 +452,38 @@ def run(s: Setting, Ds: Iterable[int] = (16, 32, 64, 128, 256), opts: TransferOp
 
 
 # ---- named sizes (the CLI's default and --full; the ledger's quick and full runs) -------------------
-QUICK: dict[str, Any] = dict(Ds=(16, 32, 64, 128, 256), Ns=tuple(2 ** k for k in range(9)), seeds=5, N_test=4096,
-             upstream_N=4096, upstream_steps=2000, logreg_max_N=64, scratch_max_N=256, baseline_max_N=64,
-             budget=1 << 19, budget_scratch=1 << 18, sim_max_D=16, scratch_max_D=16, logreg_max_D=64)
+QUICK: dict[str, Any] = dict(
+    Ds=(16, 32, 64, 128, 256),
+    Ns=tuple(2**k for k in range(9)),
+    seeds=5,
+    N_test=4096,
+    upstream_N=4096,
+    upstream_steps=2000,
+    logreg_max_N=64,
+    scratch_max_N=256,
+    baseline_max_N=64,
+    budget=1 << 19,
+    budget_scratch=1 << 18,
+    sim_max_D=16,
+    scratch_max_D=16,
+    logreg_max_D=64,
+)
 # The sizes of the reported run (pre-trained Â are cached under OUT/upstream_cache).
-FULL: dict[str, Any] = dict(Ds=(16, 32, 64, 128, 256), Ns=tuple(2 ** k for k in range(11)), seeds=5, N_test=8192,
-            upstream_N=8192, upstream_steps=2000, logreg_max_N=1024, scratch_max_N=1024, baseline_max_N=256,
-            budget=1 << 20, budget_scratch=1 << 20, sim_max_D=32, scratch_max_D=32)
+FULL: dict[str, Any] = dict(
+    Ds=(16, 32, 64, 128, 256),
+    Ns=tuple(2**k for k in range(11)),
+    seeds=5,
+    N_test=8192,
+    upstream_N=8192,
+    upstream_steps=2000,
+    logreg_max_N=1024,
+    scratch_max_N=1024,
+    baseline_max_N=256,
+    budget=1 << 20,
+    budget_scratch=1 << 20,
+    sim_max_D=32,
+    scratch_max_D=32,
+)
 
 
 def options_from(cfg: dict, **kw) -> TransferOptions:

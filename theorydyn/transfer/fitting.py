@@ -30,8 +30,9 @@ def risk_and_grad_v(s: Setting, S: np.ndarray, v: np.ndarray, X: np.ndarray, y: 
     return r, np.einsum("nj,njk->k", G @ S, X)
 
 
-def descend(obj: Callable[[list[np.ndarray]], tuple[float, list[np.ndarray]]], params: list[np.ndarray],
-            eta: float, steps: int) -> tuple[list[np.ndarray], float, int]:
+def descend(
+    obj: Callable[[list[np.ndarray]], tuple[float, list[np.ndarray]]], params: list[np.ndarray], eta: float, steps: int
+) -> tuple[list[np.ndarray], float, int]:
     """GD with step η, halved (up to 40 times) whenever a step would raise the risk or leave the
     finite range: with the cubic activation a fixed large step can jump to |v| ~ 1e100 in a few
     steps once margins grow, so each step is accepted only if the risk does not increase.
@@ -58,8 +59,17 @@ def descend(obj: Callable[[list[np.ndarray]], tuple[float, list[np.ndarray]]], p
     return params, r, t
 
 
-def fit_v(s: Setting, A: np.ndarray, X: np.ndarray, y: np.ndarray, omega: float = 1e-3, eta: float = 10.0,
-          steps: int = 300, seed: int = 0, method: str = "gd") -> np.ndarray:
+def fit_v(
+    s: Setting,
+    A: np.ndarray,
+    X: np.ndarray,
+    y: np.ndarray,
+    omega: float = 1e-3,
+    eta: float = 10.0,
+    steps: int = 300,
+    seed: int = 0,
+    method: str = "gd",
+) -> np.ndarray:
     """Train ṽ alone with Â frozen, from ṽ(0) ~ N(0, ω² I_d) (Section 5, fine-tuning (Ẽ)).
 
     method ``"gd"``: ``steps`` GD steps of size η, safeguarded by :func:`descend`;
@@ -70,8 +80,9 @@ def fit_v(s: Setting, A: np.ndarray, X: np.ndarray, y: np.ndarray, omega: float 
     X = np.asarray(X, dtype=np.float64)
     if method == "lbfgs":
         with np.errstate(over="ignore", invalid="ignore"):
-            res = minimize(lambda w: risk_and_grad_v(s, S, w, X, y), v, jac=True, method="L-BFGS-B",
-                           options={"maxiter": steps})
+            res = minimize(
+                lambda w: risk_and_grad_v(s, S, w, X, y), v, jac=True, method="L-BFGS-B", options={"maxiter": steps}
+            )
         return res.x
     if method != "gd":
         raise ValueError(f"method must be 'gd' or 'lbfgs', got {method!r}")
@@ -83,8 +94,9 @@ def fit_v(s: Setting, A: np.ndarray, X: np.ndarray, y: np.ndarray, omega: float 
     return descend(obj, [v], eta, steps)[0][0]
 
 
-def fit_scratch(s: Setting, X: np.ndarray, y: np.ndarray, omega: float = 1e-3, eta: float = 10.0,
-                steps: int = 1200, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def fit_scratch(
+    s: Setting, X: np.ndarray, y: np.ndarray, omega: float = 1e-3, eta: float = 10.0, steps: int = 1200, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Train A (off-diagonal) and v together on the Ñ samples from the realistic initialisation
     (the upstream algorithm with only the downstream data), by the safeguarded GD of
     :func:`descend`.  → (A, v)."""
@@ -99,4 +111,3 @@ def fit_scratch(s: Setting, X: np.ndarray, y: np.ndarray, omega: float = 1e-3, e
 
     A, v = descend(obj, [A, v], eta, steps)[0]
     return A, v
-

@@ -14,9 +14,18 @@ from ..reduced.memory import reduced_memory
 from ..simulate.memory import simulate_memory
 
 
-def transfer_memory(D: int, C: int, d: int | None, q: float, N_test: int, N_train: int, *,
-                    ceiling_samples: int = 20000, flow_n_samples: int | None = 2000,
-                    upstream_N: int | None = None) -> MemoryEstimate:
+def transfer_memory(
+    D: int,
+    C: int,
+    d: int | None,
+    q: float,
+    N_test: int,
+    N_train: int,
+    *,
+    ceiling_samples: int = 20000,
+    flow_n_samples: int | None = 2000,
+    upstream_N: int | None = None,
+) -> MemoryEstimate:
     """Peak of :func:`theorydyn.transfer.experiment.run` at one D (the D's run one after the other).
 
     The phases at D run in turn, so the peak is the largest of them (the D × D attentions, ≈ 8
@@ -35,22 +44,46 @@ def transfer_memory(D: int, C: int, d: int | None, q: float, N_test: int, N_trai
     d = D if d is None else d
     attn = Term("D × D float64 attentions and scores (≈ 8)", 8 * D * D * F64, {"D": D})
     n = int(ceiling_samples)
-    phases = [MemoryEstimate(f"transfer references at D={D}", (
-        Term(f"feature values of {n} samples: u ({n}, {D}) float64, z int8, 3 masks",
-             n * D * (F64 + I8 + 3 * BOOL), {"D": D}), attn, SMALL))]
+    phases = [
+        MemoryEstimate(
+            f"transfer references at D={D}",
+            (
+                Term(
+                    f"feature values of {n} samples: u ({n}, {D}) float64, z int8, 3 masks",
+                    n * D * (F64 + I8 + 3 * BOOL),
+                    {"D": D},
+                ),
+                attn,
+                SMALL,
+            ),
+        )
+    ]
     if flow_n_samples is not None:
         phases.append(reduced_memory(D, C, q, flow_n_samples) + MemoryEstimate("attentions", (attn,)))
     if upstream_N is not None:
         sim = simulate_memory(D, C, d, upstream_N, 8192, "float32")
         # its N is the upstream sample size (named so that a caller can tell it from the downstream Ñ)
-        terms = tuple(Term(t.what, t.nbytes, {("upstream_N" if k == "N" else k): v for k, v in t.params.items()})
-                      for t in sim.terms)
+        terms = tuple(
+            Term(t.what, t.nbytes, {("upstream_N" if k == "N" else k): v for k, v in t.params.items()})
+            for t in sim.terms
+        )
         phases.append(MemoryEstimate(f"finite-sample pre-training at D={D}", terms + (attn,)))
     N = int(N_test)
     train = sample_memory(D, C, d, N_train, 8, "N")
-    phases.append(MemoryEstimate(f"transfer rows at D={D}", (
-        Term(f"test set z, g ({N}, {D}) float64 and its draw's u, int8 z, masks",
-             N * D * (2 * F64 + F64 + I8 + 3 * BOOL), {"N_test": N, "D": D}),
-        Term(f"outputs of one evaluation ({N}, {D}) float64 ×3", 3 * N * D * F64, {"N_test": N, "D": D}),
-        *train.terms[:-1], attn, SMALL)))
+    phases.append(
+        MemoryEstimate(
+            f"transfer rows at D={D}",
+            (
+                Term(
+                    f"test set z, g ({N}, {D}) float64 and its draw's u, int8 z, masks",
+                    N * D * (2 * F64 + F64 + I8 + 3 * BOOL),
+                    {"N_test": N, "D": D},
+                ),
+                Term(f"outputs of one evaluation ({N}, {D}) float64 ×3", 3 * N * D * F64, {"N_test": N, "D": D}),
+                *train.terms[:-1],
+                attn,
+                SMALL,
+            ),
+        )
+    )
     return max(phases, key=lambda e: e.total)

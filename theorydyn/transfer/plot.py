@@ -92,15 +92,20 @@ def plot_samples_to_target(tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = 
         hi = g["ci_high"].to_numpy(float)
         hi_err = np.where(np.isfinite(hi), np.clip(hi - y, 0, None), 0.0)
         if val.any():
-            ax.errorbar(x[val], y[val], yerr=[lo_err[val], hi_err[val]], fmt="o-", ms=4, color=c, capsize=2,
-                        label=label)
+            ax.errorbar(
+                x[val], y[val], yerr=[lo_err[val], hi_err[val]], fmt="o-", ms=4, color=c, capsize=2, label=label
+            )
             label = None
         up = (g["kind"] == "lower").to_numpy()
         down = (g["kind"] == "upper").to_numpy()
         for mask, base, sign in ((up, g["lo"].to_numpy(float), 1), (down, g["hi"].to_numpy(float), -1)):
             for xi, b in zip(x[mask], base[mask], strict=False):
-                ax.annotate("", xy=(xi, b * 2.0 ** (1.2 * sign)), xytext=(xi, b),
-                            arrowprops=dict(arrowstyle="->", color=c, lw=1.4))
+                ax.annotate(
+                    "",
+                    xy=(xi, b * 2.0 ** (1.2 * sign)),
+                    xytext=(xi, b),
+                    arrowprops=dict(arrowstyle="->", color=c, lw=1.4),
+                )
             if mask.any():
                 ax.scatter(x[mask], base[mask], marker="_", s=80, color=c, label=label)
                 label = None
@@ -113,4 +118,3 @@ def plot_samples_to_target(tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = 
     top = np.nanmax(np.where(np.isfinite(tgt["hi"]), tgt["hi"], tgt["lo"]).astype(float))
     ax.set_ylim(0.7, max(4.0, top) * 4)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1)
-

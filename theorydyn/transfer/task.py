@@ -62,15 +62,21 @@ def oracle_attention(s: Setting, gap: float = 10.0) -> np.ndarray:
     return model.symmetric_attention(s, s.beta, s.beta - gap)
 
 
-def pretrain(s: Setting, N: int = 16384, eta: float = 10.0, steps: int = 1200, omega: float = 1e-3,
-             seed: int = 0, dtype: str = "float32"):
+def pretrain(
+    s: Setting,
+    N: int = 16384,
+    eta: float = 10.0,
+    steps: int = 1200,
+    omega: float = 1e-3,
+    seed: int = 0,
+    dtype: str = "float32",
+):
     """Pre-train (A, v) by realistic GD on the upstream task with ``theorydyn.simulate``.
 
     Returns the simulate result (``res.A`` is the Â to transfer; ``res.trajectory`` the record).
     """
 
-    return simulate(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=max(1, steps // 4),
-                    dtype=dtype)
+    return simulate(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=max(1, steps // 4), dtype=dtype)
 
 
 # ---- the setting across D ------------------------------------------------------------------------
@@ -95,12 +101,15 @@ def setting_at(s: Setting, D: int, q_rule: str = "keep") -> Setting:
         raise ValueError(f"q_rule must be one of {Q_RULES}, got {q_rule!r}")
     q = s.q if q_rule == "keep" else s.q * (s.D - s.C) / (D - s.C)
     if q > 1:
-        raise ValueError(f"q_rule='count': q(D−C) = {s.q * (s.D - s.C):g} needs D − C ≥ {s.q * (s.D - s.C):g}, "
-                         f"got D={D} (q would be {q:.3g} > 1)")
+        raise ValueError(
+            f"q_rule='count': q(D−C) = {s.q * (s.D - s.C):g} needs D − C ≥ {s.q * (s.D - s.C):g}, "
+            f"got D={D} (q would be {q:.3g} > 1)"
+        )
     kw: dict[str, Any] = dict(d=None if s.d == s.D else s.d, sigma2=None if s.sigma2 == 1.0 / s.d else s.sigma2)
     part = s.partition if isinstance(s.partition, str) else "blocks"
-    return Setting(D=D, C=s.C, q=q, p=s.p, nu=s.nu, beta=s.beta, tau=s.tau, partition=part,
-                   partition_seed=s.partition_seed, **kw)
+    return Setting(
+        D=D, C=s.C, q=q, p=s.p, nu=s.nu, beta=s.beta, tau=s.tau, partition=part, partition_seed=s.partition_seed, **kw
+    )
 
 
 def with_count(s: Setting, K: float) -> Setting:
@@ -120,8 +129,9 @@ def tie_tolerance(s: Setting, alpha: float) -> float:
     return 1e-10 * s.D * float(model.activation(s, alpha))
 
 
-def ceiling(s: Setting, gamma: float, rho: float, alphas: Sequence[float] = ALPHAS, n_samples: int = 20000,
-            seed: int = 0) -> tuple[float, float]:
+def ceiling(
+    s: Setting, gamma: float, rho: float, alphas: Sequence[float] = ALPHAS, n_samples: int = 20000, seed: int = 0
+) -> tuple[float, float]:
     """max over α of the population accuracy against f of model (T) with the three-value attention
     (β, γ, ρ) and v = α w, by Monte Carlo over ``n_samples`` draws of the feature values z
     (docs/theory.md §3: with v ∥ w the noise drops out of F exactly, and F is evaluated in O(L) per
@@ -212,4 +222,3 @@ def accuracies(F: np.ndarray, test: TestSet) -> dict[str, float]:
     F = np.where(np.isfinite(F), F, 0.0)
     e = data.errors(F, test.y, test.f)
     return {"acc_f": 1.0 - e["err_f"], "acc_y": 1.0 - e["err_y"]}
-

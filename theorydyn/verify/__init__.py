@@ -45,12 +45,27 @@ SKIP = "SKIP"
 
 
 def _row(claim: str, quantity: str, verdict: str, note: str = "") -> dict[str, Any]:
-    return dict(claim=claim, quantity=quantity, measured=math.nan, ci_low=math.nan, ci_high=math.nan, threshold="",
-                verdict=verdict, note=note, route="", params="")
+    return dict(
+        claim=claim,
+        quantity=quantity,
+        measured=math.nan,
+        ci_low=math.nan,
+        ci_high=math.nan,
+        threshold="",
+        verdict=verdict,
+        note=note,
+        route="",
+        params="",
+    )
 
 
-def collect(s: Setting, quick: bool = False, only: list[str] | None = None, progress: bool = True,
-            options: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
+def collect(
+    s: Setting,
+    quick: bool = False,
+    only: list[str] | None = None,
+    progress: bool = True,
+    options: dict[str, dict[str, Any]] | None = None,
+) -> pd.DataFrame:
     """Run every selected claim (:func:`theorydyn.claims.select`): the ledger, one row per check
     (columns :data:`COLUMNS`), the claims in registry order.
 
@@ -76,13 +91,20 @@ def collect(s: Setting, quick: bool = False, only: list[str] | None = None, prog
             continue
         except Exception as e:  # noqa: BLE001 — one broken part must not hide the others' results
             last = traceback.extract_tb(e.__traceback__)[-1]
-            rows.append(_row(where, "(the check raised)", str(Verdict.FAIL),
-                             f"{type(e).__name__}: {e} [{Path(last.filename).name}:{last.lineno}]"))
+            rows.append(
+                _row(
+                    where,
+                    "(the check raised)",
+                    str(Verdict.FAIL),
+                    f"{type(e).__name__}: {e} [{Path(last.filename).name}:{last.lineno}]",
+                )
+            )
             continue
         rows += [c.row() for c in checks]
         if progress:
-            print(f"[verify] {name}: {len(checks)} checks in {time.perf_counter() - t:.1f} s", file=sys.stderr,
-                  flush=True)
+            print(
+                f"[verify] {name}: {len(checks)} checks in {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True
+            )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -107,11 +129,18 @@ def format_measured(measured: Any, lo: Any, hi: Any, params: Any = "") -> str:
 
 def format_table(df: pd.DataFrame) -> str:
     """The ledger as printed text (claim, quantity, measured with its 95% interval, threshold, verdict)."""
-    show = pd.DataFrame({
-        "claim": df["claim"], "quantity": df["quantity"],
-        "measured [95% CI]": [format_measured(m, a, b, p) for m, a, b, p in
-                              zip(df["measured"], df["ci_low"], df["ci_high"], df["params"], strict=True)],
-        "threshold": df["threshold"].fillna("").astype(str), "verdict": df["verdict"]})
+    show = pd.DataFrame(
+        {
+            "claim": df["claim"],
+            "quantity": df["quantity"],
+            "measured [95% CI]": [
+                format_measured(m, a, b, p)
+                for m, a, b, p in zip(df["measured"], df["ci_low"], df["ci_high"], df["params"], strict=True)
+            ],
+            "threshold": df["threshold"].fillna("").astype(str),
+            "verdict": df["verdict"],
+        }
+    )
     with pd.option_context("display.width", 250, "display.max_colwidth", 90, "display.max_rows", 1000):
         return show.to_string(index=False)
 
@@ -133,8 +162,10 @@ def format_markdown(df: pd.DataFrame) -> str:
         verdict = f"**{r.verdict}**"
         if r.verdict in ("DEVIATES", "OUT_OF_SCOPE", "NOT_RUN", "FAIL", SKIP) and isinstance(r.note, str) and r.note:
             verdict += f": {r.note}"
-        lines.append(f"| {_md(r.claim)}: {_md(r.quantity)} | {_md(r.threshold)} | "
-                     f"{format_measured(r.measured, r.ci_low, r.ci_high, r.params)} | {_md(verdict)} |")
+        lines.append(
+            f"| {_md(r.claim)}: {_md(r.quantity)} | {_md(r.threshold)} | "
+            f"{format_measured(r.measured, r.ci_low, r.ci_high, r.params)} | {_md(verdict)} |"
+        )
     return "\n".join(lines)
 
 

@@ -40,29 +40,59 @@ from . import PROG, collect, default_out, format_markdown, format_table  # noqa:
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(prog=PROG, description="The claims ledger: one verdict per claim of the paper.")
     add_setting_arguments(ap)
-    ap.add_argument("--quick", action="store_true",
-                    help="the quick ledger (a few minutes on 2 cores at D=64); without it "
-                         "the GD checks run at full size (N=16384, 1200 steps, 5 seeds: hours)")
-    ap.add_argument("--only", nargs="+", choices=claims.names(),
-                    help="run only these claims (theorydyn.claims.REGISTRY), or the groups reduced (= dynamics) "
-                         "and theorems (= theorem31 theorem32 theorem4)")
-    ap.add_argument("--s-max", type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX), default=None,
-                    help="horizon of the reduced flow (default reduced.default_horizon(D) = 2e4·max(1, D/64)^1.5)")
-    ap.add_argument("--n-samples", type=number(int, "--n-samples", low=2), default=None,
-                    help="Monte Carlo samples of the reduced risk per seed, >= 2 (default 4000; 1500 with --quick)")
-    ap.add_argument("--seed", type=positive(int, "--seed", allow_zero=True), default=None,
-                    help="first seed of the reduced flows (seeds seed … seed+4; default 0)")
-    ap.add_argument("--out", default=None, help="CSV path (default scans/results/verify_D<D>_C<C>[_quick].csv); "
-                                                "its folder is created and proven writable before any check")
-    ap.add_argument("--markdown", nargs="?", const="", default=None, metavar="CSV",
-                    help="print the README table from a ledger CSV (default: the --out path of these settings) "
-                         "and exit, without running any check")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="the quick ledger (a few minutes on 2 cores at D=64); without it "
+        "the GD checks run at full size (N=16384, 1200 steps, 5 seeds: hours)",
+    )
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        choices=claims.names(),
+        help="run only these claims (theorydyn.claims.REGISTRY), or the groups reduced (= dynamics) "
+        "and theorems (= theorem31 theorem32 theorem4)",
+    )
+    ap.add_argument(
+        "--s-max",
+        type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX),
+        default=None,
+        help="horizon of the reduced flow (default reduced.default_horizon(D) = 2e4·max(1, D/64)^1.5)",
+    )
+    ap.add_argument(
+        "--n-samples",
+        type=number(int, "--n-samples", low=2),
+        default=None,
+        help="Monte Carlo samples of the reduced risk per seed, >= 2 (default 4000; 1500 with --quick)",
+    )
+    ap.add_argument(
+        "--seed",
+        type=positive(int, "--seed", allow_zero=True),
+        default=None,
+        help="first seed of the reduced flows (seeds seed … seed+4; default 0)",
+    )
+    ap.add_argument(
+        "--out",
+        default=None,
+        help="CSV path (default scans/results/verify_D<D>_C<C>[_quick].csv); "
+        "its folder is created and proven writable before any check",
+    )
+    ap.add_argument(
+        "--markdown",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="CSV",
+        help="print the README table from a ledger CSV (default: the --out path of these settings) "
+        "and exit, without running any check",
+    )
     ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
     return ap
 
 
-def _memory(s: Setting, quick: bool, only: list[str] | None,
-            options: dict[str, dict[str, Any]]) -> MemoryEstimate | None:
+def _memory(
+    s: Setting, quick: bool, only: list[str] | None, options: dict[str, dict[str, Any]]
+) -> MemoryEstimate | None:
     """The largest peak among the selected claims' ``memory`` (with the options their ``checks`` get):
     they run one after the other, each freeing its arrays before the next starts. Claims that are
     not installed are left out (a SKIP row, nothing allocated)."""
@@ -123,8 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     if "dynamics" not in claims.select(args.only):
         for flag, v in reduced_flags:
             if v is not None:
-                fail(f"{flag}: only used by the reduced dynamics (dynamics, or the group reduced), which --only "
-                     "leaves out", PROG)
+                fail(
+                    f"{flag}: only used by the reduced dynamics (dynamics, or the group reduced), which --only "
+                    "leaves out",
+                    PROG,
+                )
     out = Path(args.out) if args.out else default_out(s, args.quick)
     if args.out is not None and (not args.out.strip() or _stat_ok(out, "--out").is_dir()):
         fail(f"--out: must be a CSV file path, got {args.out!r}", PROG)
@@ -141,11 +174,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"theorydyn verify at {s}\n")
     print(format_table(df))
     counts = df["verdict"].value_counts().to_dict()
-    print(f"\n{' · '.join(f'{k} {v}' for k, v in sorted(counts.items()))} · {time.perf_counter() - t:.0f} s · "
-          f"ledger: {out}")
+    print(
+        f"\n{' · '.join(f'{k} {v}' for k, v in sorted(counts.items()))} · {time.perf_counter() - t:.0f} s · "
+        f"ledger: {out}"
+    )
     if counts.get("NOT_RUN", 0):
-        print(f"NOT_RUN: {counts['NOT_RUN']} rows did not run here (not a pass); each note gives the command that "
-              "would run it")
+        print(
+            f"NOT_RUN: {counts['NOT_RUN']} rows did not run here (not a pass); each note gives the command that "
+            "would run it"
+        )
     return 1 if counts.get(str(Verdict.FAIL), 0) else 0
 
 

@@ -24,54 +24,106 @@ def fail(message: str):
     _cli_fail(message, PROG)
 
 
-
 def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = ArgumentParser(
+        prog=PROG, description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     p.add_argument("dataset", nargs="?", default="digits", choices=("digits", "cifar10", "cifar100", "svhn"))
-    p.add_argument("--experiment", choices=("single", "compare", "permuted", "robustness", "demo"), default=None,
-                   help="default: demo for digits, single otherwise")
-    p.add_argument("--model", choices=("vit", "resnet18", "vgg19", "cnn"), default="vit",
-                   help="the network of --experiment single (the other experiments fix theirs)")
-    p.add_argument("--attention", choices=("positional", "vanilla"), default=None,
-                   help="default positional (the demo: both); refused by --experiment compare")
-    p.add_argument("--shuffle-grid", type=positive(int, "--shuffle-grid"), default=None, metavar="S",
-                   help="permute the S×S tiles with π_S (S must divide the image size; single and robustness)")
+    p.add_argument(
+        "--experiment",
+        choices=("single", "compare", "permuted", "robustness", "demo"),
+        default=None,
+        help="default: demo for digits, single otherwise",
+    )
+    p.add_argument(
+        "--model",
+        choices=("vit", "resnet18", "vgg19", "cnn"),
+        default="vit",
+        help="the network of --experiment single (the other experiments fix theirs)",
+    )
+    p.add_argument(
+        "--attention",
+        choices=("positional", "vanilla"),
+        default=None,
+        help="default positional (the demo: both); refused by --experiment compare",
+    )
+    p.add_argument(
+        "--shuffle-grid",
+        type=positive(int, "--shuffle-grid"),
+        default=None,
+        metavar="S",
+        help="permute the S×S tiles with π_S (S must divide the image size; single and robustness)",
+    )
     p.add_argument("--epochs", type=positive(int, "--epochs"), default=None)
     p.add_argument("--batch-size", type=positive(int, "--batch-size"), default=None)
     p.add_argument("--lr", type=positive(float, "--lr"), default=None)
-    p.add_argument("--weight-decay", type=positive(float, "--weight-decay", allow_zero=True), default=None,
-                   help="AdamW weight decay of the matrices (default 0.05)")
-    p.add_argument("--warmup", type=number(float, "--warmup", low=0), default=None,
-                   help="warmup epochs, at most --epochs")
-    p.add_argument("--label-smoothing", type=number(float, "--label-smoothing", low=0, high=1, high_open=True),
-                   default=None, help="in [0, 1) (default: 0 on digits, 0.1 on 32×32 images)")
-    p.add_argument("--pad", type=positive(int, "--pad", allow_zero=True), default=None,
-                   help="random-crop padding (default: 0 on digits, 4 on 32×32 images)")
+    p.add_argument(
+        "--weight-decay",
+        type=positive(float, "--weight-decay", allow_zero=True),
+        default=None,
+        help="AdamW weight decay of the matrices (default 0.05)",
+    )
+    p.add_argument(
+        "--warmup", type=number(float, "--warmup", low=0), default=None, help="warmup epochs, at most --epochs"
+    )
+    p.add_argument(
+        "--label-smoothing",
+        type=number(float, "--label-smoothing", low=0, high=1, high_open=True),
+        default=None,
+        help="in [0, 1) (default: 0 on digits, 0.1 on 32×32 images)",
+    )
+    p.add_argument(
+        "--pad",
+        type=positive(int, "--pad", allow_zero=True),
+        default=None,
+        help="random-crop padding (default: 0 on digits, 4 on 32×32 images)",
+    )
     g = p.add_argument_group("ViT shape (defaults depend on the dataset)")
     for k in ("width", "depth", "heads", "mlp", "patch"):
         g.add_argument(f"--{k}", type=positive(int, f"--{k}"), default=None)
-    g.add_argument("--init", choices=("vit", "torch"), default=None,
-                   help="linear layers: vit = N(0, 0.02²) weights, zero biases; torch = PyTorch's U(±1/√fan_in) "
-                        "(default: torch on digits, vit on 32×32 images)")
-    g.add_argument("--pos-std", type=positive(float, "--pos-std"), default=None,
-                   help="std σ of P's initialisation N(0, σ²), truncated at ±2σ (default: 1 on digits, 0.02 on 32×32)")
-    p.add_argument("--seed", type=number(int, "--seed", low=0, high=SEED_MAX), default=0,
-                   help=f"seed of the initialisation and the data order, 0..{SEED_MAX} "
-                        "(compare, robustness: the first)")
+    g.add_argument(
+        "--init",
+        choices=("vit", "torch"),
+        default=None,
+        help="linear layers: vit = N(0, 0.02²) weights, zero biases; torch = PyTorch's U(±1/√fan_in) "
+        "(default: torch on digits, vit on 32×32 images)",
+    )
+    g.add_argument(
+        "--pos-std",
+        type=positive(float, "--pos-std"),
+        default=None,
+        help="std σ of P's initialisation N(0, σ²), truncated at ±2σ (default: 1 on digits, 0.02 on 32×32)",
+    )
+    p.add_argument(
+        "--seed",
+        type=number(int, "--seed", low=0, high=SEED_MAX),
+        default=0,
+        help=f"seed of the initialisation and the data order, 0..{SEED_MAX} (compare, robustness: the first)",
+    )
     p.add_argument("--seeds", type=positive(int, "--seeds"), default=3, help="seeds of compare and robustness")
-    p.add_argument("--perm-seed", type=number(int, "--perm-seed", low=0, high=SEED_MAX), default=0,
-                   help="seed of the grid permutation π_s (where images are permuted)")
+    p.add_argument(
+        "--perm-seed",
+        type=number(int, "--perm-seed", low=0, high=SEED_MAX),
+        default=0,
+        help="seed of the grid permutation π_s (where images are permuted)",
+    )
     p.add_argument("--data-dir", default=None, help="folder of the official archives (default ./data)")
     p.add_argument("--no-download", action="store_true", help="never try the network")
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present")
     p.add_argument("--compile", action="store_true", help="torch.compile the network")
-    p.add_argument("--threads", type=positive(int, "--threads"), default=None,
-                   help="CPU threads of torch (CPU results are bit-identical for the same seed *and* the same thread "
-                        "count: reductions are split by thread; default torch's choice)")
+    p.add_argument(
+        "--threads",
+        type=positive(int, "--threads"),
+        default=None,
+        help="CPU threads of torch (CPU results are bit-identical for the same seed *and* the same thread "
+        "count: reductions are split by thread; default torch's choice)",
+    )
     p.add_argument("--out", default=None, help="output folder (default runs/vision/<dataset>-<experiment>)")
-    p.add_argument("--resume", action="store_true", help="continue the runs in --out from their checkpoints "
-                   "(robustness always reuses finished runs)")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the runs in --out from their checkpoints (robustness always reuses finished runs)",
+    )
     p.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the device's")
     return p
 
@@ -81,11 +133,14 @@ SEED_MAX = 2**32 - 1
 parser = build_parser  # the former name
 
 
-
-
 #: where each flag acts (experiments); given elsewhere it would do nothing, so it is refused
-ONLY_IN = {"model": ("single",), "shuffle_grid": ("single", "robustness"), "seeds": ("compare", "robustness"),
-           "resume": ("single", "compare", "permuted", "demo"), "patch": ("single", "compare", "robustness", "demo")}
+ONLY_IN = {
+    "model": ("single",),
+    "shuffle_grid": ("single", "robustness"),
+    "seeds": ("compare", "robustness"),
+    "resume": ("single", "compare", "permuted", "demo"),
+    "patch": ("single", "compare", "robustness", "demo"),
+}
 #: image channels and classes per dataset (for the memory estimate, before any data is read)
 SHAPES = {"digits": (1, 10), "cifar10": (3, 10), "cifar100": (3, 100), "svhn": (3, 10)}
 
@@ -128,8 +183,9 @@ def main(argv=None) -> int:
 
     image_size = 8 if args.dataset == "digits" else 32
     # the preset, with each entry that has a flag replaced by the flag's value when given
-    pick = {k: getattr(args, k) if getattr(args, k, None) is not None else v
-            for k, v in preset_of(args.dataset).items()}
+    pick = {
+        k: getattr(args, k) if getattr(args, k, None) is not None else v for k, v in preset_of(args.dataset).items()
+    }
     warmup = pick["warmup"]
     experiment = args.experiment or ("demo" if args.dataset == "digits" else "single")
     if experiment == "compare" and args.attention is not None:
@@ -166,10 +222,24 @@ def main(argv=None) -> int:
     channels, classes = SHAPES[args.dataset]
     if args.model == "vit" or experiment != "single":  # the other networks' sizes are fixed (and small)
         patch = 2 if experiment == "permuted" else pick["patch"]
-        est = vit_train_memory(pick["batch_size"], pick["width"], pick["depth"], pick["heads"], pick["mlp"], patch,
-                               image_size, channels, classes)
-        guard_device_memory(est, force=args.force, device=torch.device(device), prog=PROG,
-                            flags={"batch": "--batch-size", "width": "--width", "depth": "--depth"})
+        est = vit_train_memory(
+            pick["batch_size"],
+            pick["width"],
+            pick["depth"],
+            pick["heads"],
+            pick["mlp"],
+            patch,
+            image_size,
+            channels,
+            classes,
+        )
+        guard_device_memory(
+            est,
+            force=args.force,
+            device=torch.device(device),
+            prog=PROG,
+            flags={"batch": "--batch-size", "width": "--width", "depth": "--depth"},
+        )
     out = Path(args.out if args.out is not None else f"runs/vision/{args.dataset}-{experiment}")
     if args.out is not None and not args.out.strip():
         fail("--out: must be a folder path, got ''")
@@ -192,11 +262,21 @@ def main(argv=None) -> int:
     if device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
-    vit, tcfg = configs(pick, image_size=image_size, channels=data.channels, classes=data.classes,
-                        attention=attention, seed=args.seed, compile=args.compile)
+    vit, tcfg = configs(
+        pick,
+        image_size=image_size,
+        channels=data.channels,
+        classes=data.classes,
+        attention=attention,
+        seed=args.seed,
+        compile=args.compile,
+    )
     common = dict(resume=args.resume, perm_seed=args.perm_seed)
-    print(f"{args.dataset}: {len(data.x_train)} train / {len(data.x_test)} test images "
-          f"{data.channels}×{image_size}×{image_size} on {device}; experiment {experiment}; out {out}", file=sys.stderr)
+    print(
+        f"{args.dataset}: {len(data.x_train)} train / {len(data.x_test)} test images "
+        f"{data.channels}×{image_size}×{image_size} on {device}; experiment {experiment}; out {out}",
+        file=sys.stderr,
+    )
     try:
         if experiment == "single":
             spec = RunSpec(args.model, attention, s, args.seed, vit.patch)
@@ -210,14 +290,25 @@ def main(argv=None) -> int:
         elif experiment == "robustness":
             s_r, p_r = s or pick["patch"], pick["patch"]  # default: tiles of one ViT patch (checked above)
             cnn = "cnn" if args.dataset == "digits" else "resnet18"
-            rows = robustness(data, vit, tcfg, out, seeds=range(args.seed, args.seed + args.seeds), s=s_r, patch=p_r,
-                              cnn=cnn, perm_seed=args.perm_seed, progress=True)
+            rows = robustness(
+                data,
+                vit,
+                tcfg,
+                out,
+                seeds=range(args.seed, args.seed + args.seeds),
+                s=s_r,
+                patch=p_r,
+                cnn=cnn,
+                perm_seed=args.perm_seed,
+                progress=True,
+            )
             rows["run"] = rows["run"] + rows["permuted"].map({True: f" (π_{s_r})", False: ""})
             fig = robustness_figure(rows, f"{args.dataset}: original vs permuted (s = {s_r})")
             fig.savefig(out / "robustness.png", dpi=120)
             for m, dr in robustness_drops(rows).items():
-                print(f"{m}: accuracy drop under π_{s_r} = {dr.mean():.4f} "
-                      f"(per seed {', '.join(f'{v:.4f}' for v in dr)})")
+                print(
+                    f"{m}: accuracy drop under π_{s_r} = {dr.mean():.4f} (per seed {', '.join(f'{v:.4f}' for v in dr)})"
+                )
             df = pd_frame(rows.to_dict("records"), out)
         else:
             atts = (args.attention,) if args.attention else ("positional", "vanilla")
@@ -232,10 +323,13 @@ def main(argv=None) -> int:
     if experiment == "compare":
         for att, g in df.groupby("attention", sort=False):
             acc = g.final_test_acc
-            print(f"{att}: mean final test accuracy {acc.mean():.4f} over {len(acc)} seeds "
-                  f"({', '.join(f'{v:.4f}' for v in acc)})")
-    print(f"wrote {out}/summary.csv and one folder per run (history.csv, checkpoint.pt, run.json, maps)",
-          file=sys.stderr)
+            print(
+                f"{att}: mean final test accuracy {acc.mean():.4f} over {len(acc)} seeds "
+                f"({', '.join(f'{v:.4f}' for v in acc)})"
+            )
+    print(
+        f"wrote {out}/summary.csv and one folder per run (history.csv, checkpoint.pt, run.json, maps)", file=sys.stderr
+    )
     return 0
 
 

@@ -46,7 +46,9 @@ def random_affine(x: torch.Tensor, shift: float, rotate: float, scale: float, ge
     z = 1 + u[:, 1] * scale
     cos, sin = torch.cos(a) / z, torch.sin(a) / z
     # affine_grid maps output to input coordinates in [-1, 1]: a shift of t pixels is 2t/n there
-    theta = torch.stack([torch.stack([cos, -sin, u[:, 2] * (2 * shift / W)], 1),
-                         torch.stack([sin, cos, u[:, 3] * (2 * shift / H)], 1)], 1)
+    theta = torch.stack(
+        [torch.stack([cos, -sin, u[:, 2] * (2 * shift / W)], 1), torch.stack([sin, cos, u[:, 3] * (2 * shift / H)], 1)],
+        1,
+    )
     grid = F.affine_grid(theta, [B, c, H, W], align_corners=False)
     return F.grid_sample(x.float(), grid, mode="bilinear", padding_mode="zeros", align_corners=False)

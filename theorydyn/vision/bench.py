@@ -77,8 +77,9 @@ def peak_memory_mb(device) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
 
 
-def smoke(device, *, width: int, depth: int, heads: int, patch: int, images: int, batch: int, out_dir,
-          compile: bool = False) -> pd.DataFrame:
+def smoke(
+    device, *, width: int, depth: int, heads: int, patch: int, images: int, batch: int, out_dir, compile: bool = False
+) -> pd.DataFrame:
     """One epoch of the ViT per attention on synthetic 32×32×3 data through :func:`train` (amp on)."""
     import tempfile
     from pathlib import Path
@@ -94,18 +95,40 @@ def smoke(device, *, width: int, depth: int, heads: int, patch: int, images: int
     for att in ("positional", "vanilla"):
         torch.manual_seed(0)
         model = ViT(ViTConfig(width=width, depth=depth, heads=heads, mlp=width, patch=patch, attention=att))
-        cfg = TrainConfig(epochs=1, batch_size=batch, lr=1e-3, warmup_epochs=0.1, label_smoothing=0.0, pad=0,
-                          flip=False, amp=True, compile=compile)
+        cfg = TrainConfig(
+            epochs=1,
+            batch_size=batch,
+            lr=1e-3,
+            warmup_epochs=0.1,
+            label_smoothing=0.0,
+            pad=0,
+            flip=False,
+            amp=True,
+            compile=compile,
+        )
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
         with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
             h = train(model, data, cfg, Path(tmp), progress=False)
         r = h.iloc[-1]
-        rows.append(dict(device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-                         attention=att, width=width, depth=depth, heads=heads, patch=patch, images=images,
-                         batch=batch, amp="bf16", images_per_s=float(r.images_per_s), seconds=float(r.seconds),
-                         train_loss=float(r.train_loss), test_acc=float(r.test_acc),
-                         peak_memory_mb=peak_memory_mb(device)))
+        rows.append(
+            dict(
+                device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+                attention=att,
+                width=width,
+                depth=depth,
+                heads=heads,
+                patch=patch,
+                images=images,
+                batch=batch,
+                amp="bf16",
+                images_per_s=float(r.images_per_s),
+                seconds=float(r.seconds),
+                train_loss=float(r.train_loss),
+                test_acc=float(r.test_acc),
+                peak_memory_mb=peak_memory_mb(device),
+            )
+        )
         del model
         if device.type == "cuda":
             torch.cuda.empty_cache()
@@ -129,10 +152,12 @@ def ensemble_rates(device, *, member_counts, epochs: int, repeats: int, out_dir,
 
     data = load("digits", device=device, download=False)
     vit, tcfg = preset_configs(data, epochs=epochs)
-    models = {"ViT positional, patch 2": ("vit", dataclasses.replace(vit, attention="positional")),
-              "ViT vanilla, patch 2": ("vit", dataclasses.replace(vit, attention="vanilla")),
-              "ViT positional, patch 1": ("vit", dataclasses.replace(vit, attention="positional", patch=1)),
-              "small CNN": ("cnn", vit)}
+    models = {
+        "ViT positional, patch 2": ("vit", dataclasses.replace(vit, attention="positional")),
+        "ViT vanilla, patch 2": ("vit", dataclasses.replace(vit, attention="vanilla")),
+        "ViT positional, patch 1": ("vit", dataclasses.replace(vit, attention="positional", patch=1)),
+        "small CNN": ("cnn", vit),
+    }
     counts = sorted(set([1, *member_counts]))
     rows = []
     for label, (name, vcfg) in models.items():
@@ -150,8 +175,16 @@ def ensemble_rates(device, *, member_counts, epochs: int, repeats: int, out_dir,
                 if say:
                     say(f"{label}, {K} member(s), repeat {r + 1}/{repeats}: {best[K]:,.0f} img/s")
         for K in counts:
-            rows.append(dict(model=label, members=K, images_per_s=best[K], ratio_vs_single=best[K] / best[1],
-                             load_min=min(loads), load_max=max(loads)))
+            rows.append(
+                dict(
+                    model=label,
+                    members=K,
+                    images_per_s=best[K],
+                    ratio_vs_single=best[K] / best[1],
+                    load_min=min(loads),
+                    load_max=max(loads),
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -174,37 +207,67 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present")
-    p.add_argument("--batches", type=_batches, default=[128, 1024],
-                   help="comma-separated batch sizes (default 128,1024; --smoke: one)")
+    p.add_argument(
+        "--batches",
+        type=_batches,
+        default=[128, 1024],
+        help="comma-separated batch sizes (default 128,1024; --smoke: one)",
+    )
     p.add_argument("--width", type=positive(int, "--width"), default=None, help="default 384 on cuda, 96 on cpu")
     p.add_argument("--depth", type=positive(int, "--depth"), default=None, help="default 7 on cuda, 2 on cpu")
     p.add_argument("--heads", type=positive(int, "--heads"), default=None, help="default 12 on cuda, 4 on cpu")
     p.add_argument("--patch", type=number(int, "--patch", low=1, high=32), default=4, help="divides 32 (default 4)")
-    p.add_argument("--steps", type=positive(int, "--steps"), default=None,
-                   help="timed steps (default 30 cuda, 2 cpu; not with --smoke)")
-    p.add_argument("--warmup", type=positive(int, "--warmup", allow_zero=True), default=None,
-                   help="untimed steps first (default 10 cuda, 1 cpu; not with --smoke)")
-    p.add_argument("--repeats", type=positive(int, "--repeats"), default=None,
-                   help="alternate the two models this many times, keep each one's best (default 3 cuda, 2 cpu; "
-                        "not with --smoke)")
+    p.add_argument(
+        "--steps",
+        type=positive(int, "--steps"),
+        default=None,
+        help="timed steps (default 30 cuda, 2 cpu; not with --smoke)",
+    )
+    p.add_argument(
+        "--warmup",
+        type=positive(int, "--warmup", allow_zero=True),
+        default=None,
+        help="untimed steps first (default 10 cuda, 1 cpu; not with --smoke)",
+    )
+    p.add_argument(
+        "--repeats",
+        type=positive(int, "--repeats"),
+        default=None,
+        help="alternate the two models this many times, keep each one's best (default 3 cuda, 2 cpu; not with --smoke)",
+    )
     p.add_argument("--compile", action="store_true", help="torch.compile both models")
-    p.add_argument("--out", default=None, help="also write the table to this CSV (--smoke: default "
-                   "runs/vision/bench-smoke.csv)")
-    p.add_argument("--smoke", action="store_true", help="one epoch per attention through the training loop on "
-                   "synthetic data (module docstring)")
-    p.add_argument("--smoke-images", type=positive(int, "--smoke-images"), default=None,
-                   help="training images of --smoke (default 50000 on cuda, 512 on cpu)")
+    p.add_argument(
+        "--out", default=None, help="also write the table to this CSV (--smoke: default runs/vision/bench-smoke.csv)"
+    )
+    p.add_argument(
+        "--smoke",
+        action="store_true",
+        help="one epoch per attention through the training loop on synthetic data (module docstring)",
+    )
+    p.add_argument(
+        "--smoke-images",
+        type=positive(int, "--smoke-images"),
+        default=None,
+        help="training images of --smoke (default 50000 on cuda, 512 on cpu)",
+    )
     p.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the device's")
-    p.add_argument("--ensemble", action="store_true", help="the digits networks alone against ensembles of "
-                   "--members seeds, through the training loop (module docstring)")
-    p.add_argument("--members", type=_batches, default=[3, 10],
-                   help="comma-separated ensemble sizes of --ensemble (default 3,10; 1, the single network, always)")
+    p.add_argument(
+        "--ensemble",
+        action="store_true",
+        help="the digits networks alone against ensembles of "
+        "--members seeds, through the training loop (module docstring)",
+    )
+    p.add_argument(
+        "--members",
+        type=_batches,
+        default=[3, 10],
+        help="comma-separated ensemble sizes of --ensemble (default 3,10; 1, the single network, always)",
+    )
     p.add_argument("--epochs", type=positive(int, "--epochs"), default=1, help="epochs per --ensemble measurement")
-    p.add_argument("--threads", type=positive(int, "--threads"), default=None,
-                   help="CPU threads of torch (default torch's choice)")
+    p.add_argument(
+        "--threads", type=positive(int, "--threads"), default=None, help="CPU threads of torch (default torch's choice)"
+    )
     return p
-
-
 
 
 def guard_device_memory(est, *, force: bool, device, prog: str, flags: dict[str, str]):
@@ -286,13 +349,22 @@ def main(argv=None) -> int:
 
         out = _out_path(args.out, None, prog)
         repeats = args.repeats or 2
-        where = (torch.cuda.get_device_name(device) if device.type == "cuda"
-                 else f"CPU, {torch.get_num_threads()} threads")
-        print(f"ensemble: {where}; digits preset networks, {args.epochs} epoch(s) per measurement, best of {repeats}; "
-              f"load average before {os.getloadavg()[0]:.2f}", file=sys.stderr)
-        df = ensemble_rates(device, member_counts=args.members, epochs=args.epochs, repeats=repeats,
-                            out_dir=None if out is None else out.parent,
-                            say=lambda m: print(f"\r{m}   ", end="", file=sys.stderr, flush=True))
+        where = (
+            torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {torch.get_num_threads()} threads"
+        )
+        print(
+            f"ensemble: {where}; digits preset networks, {args.epochs} epoch(s) per measurement, best of {repeats}; "
+            f"load average before {os.getloadavg()[0]:.2f}",
+            file=sys.stderr,
+        )
+        df = ensemble_rates(
+            device,
+            member_counts=args.members,
+            epochs=args.epochs,
+            repeats=repeats,
+            out_dir=None if out is None else out.parent,
+            say=lambda m: print(f"\r{m}   ", end="", file=sys.stderr, flush=True),
+        )
         print(file=sys.stderr)
         print(df.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
         print(f"{where}; load average (1 min) during the runs {df.load_min.min():.2f}–{df.load_max.max():.2f}")
@@ -316,9 +388,16 @@ def main(argv=None) -> int:
         if batch > images:
             fail(f"--batches: the smoke batch {batch} exceeds --smoke-images {images}", prog)
         test = max(batch, images // 10)
-        est = vit_train_memory(batch, width, depth, heads, width, args.patch) + MemoryEstimate("synthetic data", (
-            Term(f"{images} + {test} synthetic images 3×32×32 float32", (images + test) * 3 * 32 * 32 * 4,
-                 {"smoke_images": images}),))
+        est = vit_train_memory(batch, width, depth, heads, width, args.patch) + MemoryEstimate(
+            "synthetic data",
+            (
+                Term(
+                    f"{images} + {test} synthetic images 3×32×32 float32",
+                    (images + test) * 3 * 32 * 32 * 4,
+                    {"smoke_images": images},
+                ),
+            ),
+        )
         guard_device_memory(est, force=args.force, device=device, prog=prog, flags=flags)
         out = _out_path(args.out, "runs/vision/bench-smoke.csv", prog)
     else:
@@ -330,17 +409,32 @@ def main(argv=None) -> int:
     if gpu:
         torch.backends.cuda.matmul.allow_tf32 = True
     if args.smoke:
-        print(f"smoke: {device}, ViT width {width} depth {depth} heads {heads} patch {args.patch}, one epoch of "
-              f"{images} synthetic 32×32×3 images at batch {batch}, bf16 autocast", file=sys.stderr)
-        df = smoke(device, width=width, depth=depth, heads=heads, patch=args.patch, images=images, batch=batch,
-                   out_dir=out.parent, compile=args.compile)
+        print(
+            f"smoke: {device}, ViT width {width} depth {depth} heads {heads} patch {args.patch}, one epoch of "
+            f"{images} synthetic 32×32×3 images at batch {batch}, bf16 autocast",
+            file=sys.stderr,
+        )
+        df = smoke(
+            device,
+            width=width,
+            depth=depth,
+            heads=heads,
+            patch=args.patch,
+            images=images,
+            batch=batch,
+            out_dir=out.parent,
+            compile=args.compile,
+        )
         print(df.drop(columns="device").to_string(index=False, float_format=lambda v: f"{v:,.3f}"))
         df.to_csv(out, index=False)
         print(f"wrote {out}", file=sys.stderr)
         return 0
     name = torch.cuda.get_device_name(device) if gpu else f"CPU, {torch.get_num_threads()} threads"
-    print(f"device: {name}; ViT width {width}, depth {depth}, heads {heads}, MLP {width}, patch {args.patch} "
-          f"({(32 // args.patch) ** 2} tokens); {steps} timed steps after {warmup}, best of {repeats}", file=sys.stderr)
+    print(
+        f"device: {name}; ViT width {width}, depth {depth}, heads {heads}, MLP {width}, patch {args.patch} "
+        f"({(32 // args.patch) ** 2} tokens); {steps} timed steps after {warmup}, best of {repeats}",
+        file=sys.stderr,
+    )
     rows = []
     for batch in batches:
         models: dict[str, Any] = {}
@@ -353,12 +447,24 @@ def main(argv=None) -> int:
         for r in range(repeats):  # alternate, so that drifts of a shared machine hit both alike
             for att, m in models.items():
                 best[att] = max(best[att], step_rate(m, batch, steps, warmup if r == 0 else 0, device))
-                print(f"\rbatch {batch} repeat {r + 1}/{repeats} {att}: {best[att]:,.0f} img/s   ",
-                      end="", file=sys.stderr, flush=True)
+                print(
+                    f"\rbatch {batch} repeat {r + 1}/{repeats} {att}: {best[att]:,.0f} img/s   ",
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
         print(file=sys.stderr)
         for att in models:
-            rows.append(dict(device=name, batch=batch, attention=att, images_per_s=best[att],
-                             ms_per_step=1e3 * batch / best[att], ratio_vs_vanilla=best[att] / best["vanilla"]))
+            rows.append(
+                dict(
+                    device=name,
+                    batch=batch,
+                    attention=att,
+                    images_per_s=best[att],
+                    ms_per_step=1e3 * batch / best[att],
+                    ratio_vs_vanilla=best[att] / best["vanilla"],
+                )
+            )
         del models
         if gpu:
             torch.cuda.empty_cache()

@@ -50,10 +50,16 @@ CIFAR: dict[str, dict[str, Any]] = {
     ),
 }
 SVHN = {
-    "train": ("train_32x32.mat", "http://ufldl.stanford.edu/housenumbers/train_32x32.mat",
-              "e26dedcc434d2e4c54c9b2d4a06d8373"),
-    "test": ("test_32x32.mat", "http://ufldl.stanford.edu/housenumbers/test_32x32.mat",
-             "eb5a983be6a315427106f1b164d9cef3"),
+    "train": (
+        "train_32x32.mat",
+        "http://ufldl.stanford.edu/housenumbers/train_32x32.mat",
+        "e26dedcc434d2e4c54c9b2d4a06d8373",
+    ),
+    "test": (
+        "test_32x32.mat",
+        "http://ufldl.stanford.edu/housenumbers/test_32x32.mat",
+        "eb5a983be6a315427106f1b164d9cef3",
+    ),
 }
 
 # Per-channel mean/std of the training pixels in [0, 1] (standard values), for normalisation.
@@ -210,21 +216,34 @@ def read_digits(test_fraction: float = 0.2, seed: int = 0):
     return xtr, ytr, xte, yte
 
 
-def synthetic(n_train: int, n_test: int, image_size: int = 32, channels: int = 3, classes: int = 10,
-              seed: int = 0, device="cpu") -> ImageData:
+def synthetic(
+    n_train: int, n_test: int, image_size: int = 32, channels: int = 3, classes: int = 10, seed: int = 0, device="cpu"
+) -> ImageData:
     """Random uint8 images ``(N, channels, n, n)`` whose label is the brightest of ``classes``
     horizontal bands (learnable, so a working training step lowers the loss); for the benchmark."""
     if min(n_train, n_test, image_size, channels, classes) < 1 or image_size < classes:
-        raise ValueError(f"synthetic: sizes must be >= 1 and image_size >= classes, got n_train={n_train}, "
-                         f"n_test={n_test}, image_size={image_size}, channels={channels}, classes={classes}")
+        raise ValueError(
+            f"synthetic: sizes must be >= 1 and image_size >= classes, got n_train={n_train}, "
+            f"n_test={n_test}, image_size={image_size}, channels={channels}, classes={classes}"
+        )
     g = torch.Generator().manual_seed(seed)
     n = n_train + n_test
     y = torch.randint(0, classes, (n,), generator=g)
     x = torch.randint(0, 160, (n, channels, image_size, image_size), generator=g, dtype=torch.uint8)
-    band = (torch.arange(image_size) * classes // image_size)  # (n,) band of each row
+    band = torch.arange(image_size) * classes // image_size  # (n,) band of each row
     x = torch.where((band[None, :] == y[:, None])[:, None, :, None], x + 80, x)
-    return ImageData("synthetic", x[:n_train], y[:n_train], x[n_train:], y[n_train:], classes=classes,
-                     mean=(0.5,) * channels, std=(0.25,) * channels, flip=False, pad=0).to(device)
+    return ImageData(
+        "synthetic",
+        x[:n_train],
+        y[:n_train],
+        x[n_train:],
+        y[n_train:],
+        classes=classes,
+        mean=(0.5,) * channels,
+        std=(0.25,) * channels,
+        flip=False,
+        pad=0,
+    ).to(device)
 
 
 def load(name: str, data_dir: str | Path | None = None, device="cpu", download: bool = True) -> ImageData:
@@ -249,7 +268,14 @@ def load(name: str, data_dir: str | Path | None = None, device="cpu", download: 
     xtr, ytr, xte, yte = (torch.from_numpy(a) for a in arrays)
     mean, std = STATS[name]
     return ImageData(
-        name, xtr, ytr, xte, yte,
+        name,
+        xtr,
+        ytr,
+        xte,
+        yte,
         classes=CIFAR[name]["classes"] if name in CIFAR else 10,
-        mean=mean, std=std, flip=name.startswith("cifar"), pad=1 if name == "digits" else 4,
+        mean=mean,
+        std=std,
+        flip=name.startswith("cifar"),
+        pad=1 if name == "digits" else 4,
     ).to(device)

@@ -54,13 +54,41 @@ PRESETS = {
     # A weight std of 0.02 is about 1/4 of PyTorch's 1/√(3·64) at width 64 (0.02 suits width ≥ 384);
     # vanilla attention needs P large enough to tell positions apart in X + P. Dropout 0.1 (attention
     # output, MLP) on top of this preset did not help in a side loop (98.8 / 98.2), so it is not offered.
-    "digits": dict(width=64, depth=4, heads=4, mlp=128, patch=2, init="torch", pos_std=1.0,
-                   epochs=60, batch_size=64, lr=2e-3, weight_decay=0.05, warmup=3.0, label_smoothing=0.0, pad=0,
-                   affine=None),
+    "digits": dict(
+        width=64,
+        depth=4,
+        heads=4,
+        mlp=128,
+        patch=2,
+        init="torch",
+        pos_std=1.0,
+        epochs=60,
+        batch_size=64,
+        lr=2e-3,
+        weight_decay=0.05,
+        warmup=3.0,
+        label_smoothing=0.0,
+        pad=0,
+        affine=None,
+    ),
     # 32×32 images: the paper's small ViT (docs/theory.md §8) and its 300 epochs at batch 128
-    "cifar": dict(width=384, depth=7, heads=12, mlp=384, patch=4, init="vit", pos_std=0.02,
-                  epochs=300, batch_size=128, lr=1e-3, weight_decay=0.05, warmup=5.0, label_smoothing=0.1, pad=None,
-                  affine=None),
+    "cifar": dict(
+        width=384,
+        depth=7,
+        heads=12,
+        mlp=384,
+        patch=4,
+        init="vit",
+        pos_std=0.02,
+        epochs=300,
+        batch_size=128,
+        lr=1e-3,
+        weight_decay=0.05,
+        warmup=5.0,
+        label_smoothing=0.1,
+        pad=None,
+        affine=None,
+    ),
 }
 #: The runs behind Figure 1a (similarity of the learned encodings): the preset with P initialised as in
 #: the paper's ViT, at 0.02. From the preset's N(0, 1), 60 epochs move P by a fraction of its size,
@@ -70,17 +98,28 @@ MAPS_OVERRIDES = dict(pos_std=0.02)
 VIT_KEYS = ("width", "depth", "heads", "mlp", "patch", "init", "pos_std")
 
 
-def configs(d: dict, *, image_size: int, channels: int, classes: int, attention: str = "positional",
-            seed: int = 0, **train) -> tuple[ViTConfig, TrainConfig]:
+def configs(
+    d: dict, *, image_size: int, channels: int, classes: int, attention: str = "positional", seed: int = 0, **train
+) -> tuple[ViTConfig, TrainConfig]:
     """The ViT and training configuration of one :data:`PRESETS` entry ``d`` (possibly edited) for
     images ``(channels, image_size, image_size)``; ``train`` sets TrainConfig fields no preset holds
     (``compile``, ``shuffle_grid``)."""
-    vit = ViTConfig(image_size=image_size, channels=channels, classes=classes, attention=attention,
-                    **{k: d[k] for k in VIT_KEYS})
+    vit = ViTConfig(
+        image_size=image_size, channels=channels, classes=classes, attention=attention, **{k: d[k] for k in VIT_KEYS}
+    )
     affine = tuple(d["affine"]) if d.get("affine") is not None else None
-    tcfg = TrainConfig(epochs=d["epochs"], batch_size=d["batch_size"], lr=d["lr"], weight_decay=d["weight_decay"],
-                       warmup_epochs=d["warmup"], label_smoothing=d["label_smoothing"], pad=d["pad"], affine=affine,
-                       seed=seed, **train)
+    tcfg = TrainConfig(
+        epochs=d["epochs"],
+        batch_size=d["batch_size"],
+        lr=d["lr"],
+        weight_decay=d["weight_decay"],
+        warmup_epochs=d["warmup"],
+        label_smoothing=d["label_smoothing"],
+        pad=d["pad"],
+        affine=affine,
+        seed=seed,
+        **train,
+    )
     return vit, tcfg
 
 
@@ -89,15 +128,22 @@ def preset_of(dataset: str) -> dict:
     return PRESETS["digits" if dataset == "digits" else "cifar"]
 
 
-def preset_configs(data: ImageData, attention: str = "positional", seed: int = 0,
-                   **overrides) -> tuple[ViTConfig, TrainConfig]:
+def preset_configs(
+    data: ImageData, attention: str = "positional", seed: int = 0, **overrides
+) -> tuple[ViTConfig, TrainConfig]:
     """The ViT and training configuration of :data:`PRESETS` for ``data`` (digits or 32×32 images);
     ``overrides`` replace preset entries (e.g. ``epochs=15``)."""
     unknown = set(overrides) - set(preset_of(data.name))
     if unknown:
         raise ValueError(f"not a preset entry: {sorted(unknown)}")
-    return configs({**preset_of(data.name), **overrides}, image_size=data.image_size, channels=data.channels,
-                   classes=data.classes, attention=attention, seed=seed)
+    return configs(
+        {**preset_of(data.name), **overrides},
+        image_size=data.image_size,
+        channels=data.channels,
+        classes=data.classes,
+        attention=attention,
+        seed=seed,
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,9 +162,18 @@ class RunSpec:
 
 def config_key(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int) -> str:
     """A 10-hex-digit hash of everything that determines a run's numbers (threads aside)."""
-    blob = json.dumps(dict(spec=dataclasses.asdict(spec), data=[data.name, len(data.x_train), len(data.x_test)],
-                           vit=vit.to_dict() if spec.model == "vit" else None, train=dataclasses.asdict(tcfg),
-                           perm_seed=perm_seed, torch=torch.__version__.split("+")[0]), sort_keys=True, default=str)
+    blob = json.dumps(
+        dict(
+            spec=dataclasses.asdict(spec),
+            data=[data.name, len(data.x_train), len(data.x_test)],
+            vit=vit.to_dict() if spec.model == "vit" else None,
+            train=dataclasses.asdict(tcfg),
+            perm_seed=perm_seed,
+            torch=torch.__version__.split("+")[0],
+        ),
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
@@ -128,14 +183,25 @@ def _setup(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, pe
     perm = grid_permutation(data.image_size, s, perm_seed) if s else None
     vcfg = dataclasses.replace(vit, attention=spec.attention, patch=spec.patch) if spec.model == "vit" else vit
     cfg = dataclasses.replace(tcfg, seed=spec.seed, shuffle_grid=s)
-    meta = dict(dataset=data.name, model=spec.model, perm_seed=perm_seed,
-                vit=vcfg.to_dict() if spec.model == "vit" else None)
+    meta = dict(
+        dataset=data.name, model=spec.model, perm_seed=perm_seed, vit=vcfg.to_dict() if spec.model == "vit" else None
+    )
     return vcfg, cfg, perm, meta
 
 
-def run(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, out: Path, *,
-        resume: bool, perm_seed: int, folder: Path | None = None, maps: bool = True,
-        progress: bool = True) -> dict:
+def run(
+    spec: RunSpec,
+    data: ImageData,
+    vit: ViTConfig,
+    tcfg: TrainConfig,
+    out: Path,
+    *,
+    resume: bool,
+    perm_seed: int,
+    folder: Path | None = None,
+    maps: bool = True,
+    progress: bool = True,
+) -> dict:
     """Train one network; return its summary row (final and best test accuracy, speed)."""
     vcfg, cfg, perm, meta = _setup(spec, data, vit, tcfg, perm_seed)
     torch.manual_seed(spec.seed)  # initialisation
@@ -149,33 +215,67 @@ def run(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, out: 
         if perm is None:
             plot_maps(pos, folder / "pos_similarity.png", f"Figure 1a: positional-encoding similarity ({where})")
         else:
-            plot_maps(pos, folder / "pos_similarity.png", f"Figure 5c: grid size s={s} ({where})",
-                      perm=perm, s=s, patch=spec.patch)
+            plot_maps(
+                pos,
+                folder / "pos_similarity.png",
+                f"Figure 5c: grid size s={s} ({where})",
+                perm=perm,
+                s=s,
+                patch=spec.patch,
+            )
     return _summary(spec, data, hist, folder)
 
 
 def _summary(spec: RunSpec, data: ImageData, hist: pd.DataFrame, folder: Path) -> dict:
     last = hist.iloc[-1]
-    return dict(run=spec.name, model=spec.model, attention=spec.attention if spec.model == "vit" else "",
-                grid=spec.s or data.image_size, seed=spec.seed, epochs=int(last.epoch),
-                final_test_acc=float(last.test_acc), best_test_acc=float(hist.test_acc.max()),
-                final_train_loss=float(last.train_loss), images_per_s=float(hist.images_per_s.median()),
-                seconds=float(hist.seconds.sum()), folder=str(folder))
+    return dict(
+        run=spec.name,
+        model=spec.model,
+        attention=spec.attention if spec.model == "vit" else "",
+        grid=spec.s or data.image_size,
+        seed=spec.seed,
+        epochs=int(last.epoch),
+        final_test_acc=float(last.test_acc),
+        best_test_acc=float(hist.test_acc.max()),
+        final_train_loss=float(last.train_loss),
+        images_per_s=float(hist.images_per_s.median()),
+        seconds=float(hist.seconds.sum()),
+        folder=str(folder),
+    )
 
 
-def cache_folder(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, root: Path,
-                 perm_seed: int = 0) -> Path:
+def cache_folder(
+    spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, root: Path, perm_seed: int = 0
+) -> Path:
     """The folder of :func:`cached_run`: ``root/<name>-<config_key>``, one per (configuration, seed)."""
     return Path(root) / f"{spec.name}-{config_key(spec, data, vit, tcfg, perm_seed)}"
 
 
-def cached_run(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, root: Path, *,
-               perm_seed: int = 0, progress: bool = False) -> dict:
+def cached_run(
+    spec: RunSpec,
+    data: ImageData,
+    vit: ViTConfig,
+    tcfg: TrainConfig,
+    root: Path,
+    *,
+    perm_seed: int = 0,
+    progress: bool = False,
+) -> dict:
     """:func:`run` in :func:`cache_folder`: a finished run of the same configuration is read
     back from its checkpoint instead of trained again (an unfinished one is resumed)."""
     folder = cache_folder(spec, data, vit, tcfg, root, perm_seed)
-    return run(spec, data, vit, tcfg, Path(root), resume=True, perm_seed=perm_seed, folder=folder, maps=False,
-               progress=progress)
+    return run(
+        spec,
+        data,
+        vit,
+        tcfg,
+        Path(root),
+        resume=True,
+        perm_seed=perm_seed,
+        folder=folder,
+        maps=False,
+        progress=progress,
+    )
 
 
 #: the most seeds of one configuration that :func:`cached_runs` trains together as one ensemble
@@ -190,8 +290,17 @@ def _epoch_done(folder: Path) -> int:
     return int(torch.load(ckpt, map_location="cpu", weights_only=True)["epoch"])
 
 
-def cached_runs(specs: Sequence[RunSpec], data: ImageData, vit: ViTConfig, tcfg: TrainConfig, root: Path, *,
-                perm_seed: int = 0, progress: bool = False, max_members: int | None = None) -> list[dict]:
+def cached_runs(
+    specs: Sequence[RunSpec],
+    data: ImageData,
+    vit: ViTConfig,
+    tcfg: TrainConfig,
+    root: Path,
+    *,
+    perm_seed: int = 0,
+    progress: bool = False,
+    max_members: int | None = None,
+) -> list[dict]:
     """:func:`cached_run` of every spec, in order, with the runs still to train trained together: the
     seeds of one configuration (specs equal but for the seed) that start from the same epoch form an
     ensemble of up to ``max_members`` (default :data:`MAX_MEMBERS`) members, each member exactly the
@@ -210,13 +319,30 @@ def cached_runs(specs: Sequence[RunSpec], data: ImageData, vit: ViTConfig, tcfg:
         for i in range(0, len(members), cap):
             chunk = members[i : i + cap]
             if len(chunk) > 1:  # one alone is trained below, by cached_run
-                train_together([sp for sp, _ in chunk], data, vit, tcfg, [f for _, f in chunk], resume=done > 0,
-                               perm_seed=perm_seed, progress=progress)
+                train_together(
+                    [sp for sp, _ in chunk],
+                    data,
+                    vit,
+                    tcfg,
+                    [f for _, f in chunk],
+                    resume=done > 0,
+                    perm_seed=perm_seed,
+                    progress=progress,
+                )
     return [cached_run(spec, data, vit, tcfg, root, perm_seed=perm_seed, progress=progress) for spec in specs]
 
 
-def train_together(specs: Sequence[RunSpec], data: ImageData, vit: ViTConfig, tcfg: TrainConfig,
-                   folders: Sequence[Path], *, resume: bool, perm_seed: int, progress: bool = True) -> None:
+def train_together(
+    specs: Sequence[RunSpec],
+    data: ImageData,
+    vit: ViTConfig,
+    tcfg: TrainConfig,
+    folders: Sequence[Path],
+    *,
+    resume: bool,
+    perm_seed: int,
+    progress: bool = True,
+) -> None:
     """Train the runs ``specs`` (one configuration, one seed each) as one ensemble, run ``k`` into
     ``folders[k]`` exactly as :func:`run` writes it; read their rows back with :func:`run` (``resume``)."""
     bases = {dataclasses.replace(sp, seed=0) for sp in specs}
@@ -226,8 +352,18 @@ def train_together(specs: Sequence[RunSpec], data: ImageData, vit: ViTConfig, tc
     seeds = [sp.seed for sp in specs]
     vcfg, cfg, perm, meta = _setup(base, data, vit, tcfg, perm_seed)
     model = ensemble(base.model, seeds, channels=data.channels, classes=data.classes, vit=vcfg)
-    train(model, data, cfg, list(folders), perm=perm, resume=resume, meta=meta, seeds=seeds,
-          tag=f"{base.name.rsplit('-seed', 1)[0]}-seeds{','.join(map(str, seeds))}", progress=progress)
+    train(
+        model,
+        data,
+        cfg,
+        list(folders),
+        perm=perm,
+        resume=resume,
+        meta=meta,
+        seeds=seeds,
+        tag=f"{base.name.rsplit('-seed', 1)[0]}-seeds{','.join(map(str, seeds))}",
+        progress=progress,
+    )
 
 
 def load_pos(folder: Path) -> torch.Tensor:
@@ -265,7 +401,7 @@ def compare_figure(hists: dict[str, list[pd.DataFrame]], title: str) -> Figure:
         label = "ViT, positional attention (Def. 3.2)" if att == "positional" else "ViT, vanilla attention"
         m, sd = acc.mean(axis=1), acc.std(axis=1).fillna(0)
         for ax in (a1, a3):
-            line, = ax.plot(m.index, m, label=f"{label}, final {acc.iloc[-1].mean():.4f}")
+            (line,) = ax.plot(m.index, m, label=f"{label}, final {acc.iloc[-1].mean():.4f}")
             ax.fill_between(m.index, m - sd, m + sd, alpha=0.25, color=line.get_color())
         g = np.exp(np.log(loss).mean(axis=1))
         a2.plot(g.index, g, label=label, color=line.get_color())
@@ -276,10 +412,19 @@ def compare_figure(hists: dict[str, list[pd.DataFrame]], title: str) -> Figure:
     half = int(a1.get_xlim()[1] // 2)
     tail = pd.concat([a.loc[half:] for a in accs], axis=1)
     low, high = float(tail.min().min()), float(tail.max().max())
-    a3.set(xlim=(half, a1.get_xlim()[1]), ylim=(max(0.0, low - 0.005), min(1.0, high + 0.005)),
-           xlabel="epoch", ylabel="test accuracy", title="the same, second half of training")
-    a2.set(xlabel="epoch", ylabel="training loss", yscale="log",
-           title=f"{title}: training loss\n(geometric mean; band: min–max over seeds)")
+    a3.set(
+        xlim=(half, a1.get_xlim()[1]),
+        ylim=(max(0.0, low - 0.005), min(1.0, high + 0.005)),
+        xlabel="epoch",
+        ylabel="test accuracy",
+        title="the same, second half of training",
+    )
+    a2.set(
+        xlabel="epoch",
+        ylabel="training loss",
+        yscale="log",
+        title=f"{title}: training loss\n(geometric mean; band: min–max over seeds)",
+    )
     a1.legend(fontsize=8, loc="lower right")
     return fig
 
@@ -291,8 +436,7 @@ def compare(data, vit, tcfg, out, *, seeds, resume, perm_seed) -> pd.DataFrame:
     for att in ("positional", "vanilla"):
         specs = [RunSpec("vit", att, None, seed, vit.patch) for seed in seeds]
         if len(specs) > 1:  # the seeds train together; their rows (and maps) are read back below
-            train_together(specs, data, vit, tcfg, [out / sp.name for sp in specs], resume=resume,
-                           perm_seed=perm_seed)
+            train_together(specs, data, vit, tcfg, [out / sp.name for sp in specs], resume=resume, perm_seed=perm_seed)
         for spec in specs:
             rows.append(run(spec, data, vit, tcfg, out, resume=resume or len(specs) > 1, perm_seed=perm_seed))
             hists.setdefault(att, []).append(pd.read_csv(out / spec.name / "history.csv"))
@@ -352,10 +496,15 @@ def robustness(data, vit, tcfg, root, *, seeds, s, patch, cnn="cnn", perm_seed=0
     ``acc(original) − acc(permuted)`` of the same seed.
     """
     # the CNN ignores the ViT's patch: one spec (one cached run) whatever the patch
-    specs = [RunSpec(m, vit.attention, grid, seed, patch if m == "vit" else 0)
-             for seed in seeds for m in ("vit", cnn) for grid in (None, s)]
-    runs = cached_runs(specs, data, dataclasses.replace(vit, patch=patch), tcfg, root, perm_seed=perm_seed,
-                       progress=progress)
+    specs = [
+        RunSpec(m, vit.attention, grid, seed, patch if m == "vit" else 0)
+        for seed in seeds
+        for m in ("vit", cnn)
+        for grid in (None, s)
+    ]
+    runs = cached_runs(
+        specs, data, dataclasses.replace(vit, patch=patch), tcfg, root, perm_seed=perm_seed, progress=progress
+    )
     rows = [dict(r, permuted=spec.s is not None, s=s) for spec, r in zip(specs, runs, strict=True)]
     df = pd.DataFrame(rows)
     df.to_csv(Path(root) / f"robustness-s{s}-p{patch}.csv", index=False)
@@ -384,8 +533,14 @@ def robustness_figure(df: pd.DataFrame, title: str, ax=None) -> Figure:
         means = [d[d.model == m].final_test_acc.mean() for m in models]
         sds = [d[d.model == m].final_test_acc.std(ddof=1) if (d.model == m).sum() > 1 else 0 for m in models]
         x = np.arange(len(models)) + (j - 0.5) * 0.35
-        ax.bar(x, means, 0.33, yerr=sds, capsize=3,
-               label="original images" if not perm else f"permuted, π_s with s = {int(df.s.iloc[0])}")
+        ax.bar(
+            x,
+            means,
+            0.33,
+            yerr=sds,
+            capsize=3,
+            label="original images" if not perm else f"permuted, π_s with s = {int(df.s.iloc[0])}",
+        )
         for xi, m in zip(x, models, strict=True):
             v = d[d.model == m].final_test_acc.to_numpy()
             ax.plot(np.full(len(v), xi), v, "k.", ms=4)

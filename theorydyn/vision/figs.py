@@ -32,9 +32,17 @@ def _preset_runs(data, seeds, root, progress=False, **overrides) -> dict[str, li
 
     vit, tcfg = preset_configs(data, **overrides)
     # the seeds of each attention train together (one ensemble); cached runs are read back
-    return {att: cached_runs([RunSpec("vit", att, None, seed, vit.patch) for seed in seeds], data,
-                             dataclasses.replace(vit, attention=att), tcfg, root, progress=progress)
-            for att in ("positional", "vanilla")}
+    return {
+        att: cached_runs(
+            [RunSpec("vit", att, None, seed, vit.patch) for seed in seeds],
+            data,
+            dataclasses.replace(vit, attention=att),
+            tcfg,
+            root,
+            progress=progress,
+        )
+        for att in ("positional", "vanilla")
+    }
 
 
 def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
@@ -47,15 +55,18 @@ def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
     runs = _preset_runs(data, seeds, root, **overrides)
     vit, tcfg = preset_configs(data, **overrides)
     C = {att: [cosine_similarity(load_pos(r["folder"])) for r in rs] for att, rs in runs.items()}
-    profiles = {"positional attention": np.array([distance_profile(c) for c in C["positional"]]),
-                "vanilla attention": np.array([distance_profile(c) for c in C["vanilla"]]),
-                "untrained initialisation": np.array([distance_profile(cosine_similarity(initial_pos(vit, s)))
-                                                      for s in seeds])}
+    profiles = {
+        "positional attention": np.array([distance_profile(c) for c in C["positional"]]),
+        "vanilla attention": np.array([distance_profile(c) for c in C["vanilla"]]),
+        "untrained initialisation": np.array([distance_profile(cosine_similarity(initial_pos(vit, s))) for s in seeds]),
+    }
     acc = {att: np.mean([r["final_test_acc"] for r in rs]) for att, rs in runs.items()}
-    title = (f"Positional-encoding similarity, ViT on 8×8 digits ({vit.tokens} patches of {vit.patch}×{vit.patch}, "
-             f"width {vit.width}, depth {vit.depth}, P initialised at {vit.pos_std:g}, {tcfg.epochs} epochs; "
-             f"test accuracy positional {acc['positional']:.3f}, vanilla {acc['vanilla']:.3f}, "
-             f"mean of {len(seeds)} seeds); maps: seed {seeds[0]}")
+    title = (
+        f"Positional-encoding similarity, ViT on 8×8 digits ({vit.tokens} patches of {vit.patch}×{vit.patch}, "
+        f"width {vit.width}, depth {vit.depth}, P initialised at {vit.pos_std:g}, {tcfg.epochs} epochs; "
+        f"test accuracy positional {acc['positional']:.3f}, vanilla {acc['vanilla']:.3f}, "
+        f"mean of {len(seeds)} seeds); maps: seed {seeds[0]}"
+    )
     return similarity_figure(C["positional"][0], C["vanilla"][0], profiles, title)
 
 
@@ -80,7 +91,11 @@ def permuted_figure_digits(data, seeds=None, root=ROOT) -> Figure:
     for ax, setting in zip(np.atleast_1d(fig.subplots(1, len(ROBUSTNESS_DIGITS))), ROBUSTNESS_DIGITS, strict=True):
         vit, tcfg = preset_configs(data, patch=setting["patch"])
         df = robustness(data, vit, tcfg, root, seeds=seeds, **setting)
-        robustness_figure(df, f"Digits, π_{setting['s']} (Figure 5a form): ViT patch {vit.patch} "
-                              f"({vit.tokens} tokens, width {vit.width}, depth {vit.depth}), {tcfg.epochs} epochs, "
-                              f"{len(seeds)} seeds", ax=ax)
+        robustness_figure(
+            df,
+            f"Digits, π_{setting['s']} (Figure 5a form): ViT patch {vit.patch} "
+            f"({vit.tokens} tokens, width {vit.width}, depth {vit.depth}), {tcfg.epochs} epochs, "
+            f"{len(seeds)} seeds",
+            ax=ax,
+        )
     return fig

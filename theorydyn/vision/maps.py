@@ -95,8 +95,11 @@ def draw_mosaic(ax, C: np.ndarray, title: str = "", vmin: float = -1.0, vmax: fl
     if mark:
         for i in range(g * g):
             r, c = divmod(i, g)
-            ax.add_patch(Rectangle((c * (g + 1) + c - 0.5, r * (g + 1) + r - 0.5), 1, 1, fill=False,
-                                   edgecolor="red", linewidth=1.2))
+            ax.add_patch(
+                Rectangle(
+                    (c * (g + 1) + c - 0.5, r * (g + 1) + r - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=1.2
+                )
+            )
     ax.set_title(title, fontsize=9)
     ax.set_xticks([])
     ax.set_yticks([])
@@ -115,13 +118,17 @@ def draw_profiles(ax, profiles: dict[str, np.ndarray]) -> None:
         ax.fill_between(k, m - sd, m + sd, alpha=0.25)
     ax.axhline(0.0, color="grey", lw=0.7)
     ax.set_xticks(np.arange(1, arr.shape[1] + 1))
-    ax.set(xlabel="grid distance k from the query patch (Chebyshev)",
-           ylabel="mean cosine similarity ρ(k)", title="Similarity against distance (mean ± std over seeds)")
+    ax.set(
+        xlabel="grid distance k from the query patch (Chebyshev)",
+        ylabel="mean cosine similarity ρ(k)",
+        title="Similarity against distance (mean ± std over seeds)",
+    )
     ax.legend(fontsize=8)
 
 
-def similarity_figure(C_pos: np.ndarray, C_van: np.ndarray | None, profiles: dict[str, np.ndarray],
-                      title: str) -> Figure:
+def similarity_figure(
+    C_pos: np.ndarray, C_van: np.ndarray | None, profiles: dict[str, np.ndarray], title: str
+) -> Figure:
     """Figure 1a with its quantitative companion: the cosine-similarity mosaic of a positional-attention
     ViT (and of a vanilla one), on one colour scale with a labelled colorbar, and the distance profiles."""
     mats = [("positional attention", C_pos)] + ([("vanilla attention", C_van)] if C_van is not None else [])

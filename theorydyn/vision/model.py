@@ -132,8 +132,9 @@ class LayerNorm(nn.LayerNorm):
             return super().forward(x)
         K, E = self.weight.shape
         shape = (K,) + (1,) * (x.ndim - 2) + (E,)
-        return torch.addcmul(self.bias.view(shape), F.layer_norm(x, (E,), None, None, self.eps),
-                             self.weight.view(shape))
+        return torch.addcmul(
+            self.bias.view(shape), F.layer_norm(x, (E,), None, None, self.eps), self.weight.view(shape)
+        )
 
 
 class Conv2d(nn.Conv2d):
@@ -173,8 +174,16 @@ class BatchNorm2d(nn.BatchNorm2d):
         if self.training and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
         # views of the contiguous (K, C) buffers: batch_norm updates the running statistics in place
-        return F.batch_norm(x, self.running_mean.view(-1), self.running_var.view(-1), self.weight.view(-1),
-                            self.bias.view(-1), self.training, self.momentum, self.eps)
+        return F.batch_norm(
+            x,
+            self.running_mean.view(-1),
+            self.running_var.view(-1),
+            self.weight.view(-1),
+            self.bias.view(-1),
+            self.training,
+            self.momentum,
+            self.eps,
+        )
 
 
 class Attention(nn.Module):
@@ -335,8 +344,13 @@ class SmallCNN(nn.Module):
             return [Conv2d(a, b, 3, 1, members), BatchNorm2d(b, members), nn.ReLU()]
 
         self.features = nn.Sequential(
-            *cbr(channels, 32), *cbr(32, 64), nn.MaxPool2d(2), *cbr(64, 128), nn.MaxPool2d(2),
-            nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+            *cbr(channels, 32),
+            *cbr(32, 64),
+            nn.MaxPool2d(2),
+            *cbr(64, 128),
+            nn.MaxPool2d(2),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
         )
         self.head = Linear(128, classes, members)
 
@@ -351,8 +365,7 @@ class SmallCNN(nn.Module):
 MODELS = ("vit", "resnet18", "vgg19", "cnn")
 
 
-def build_model(name: str, *, channels: int, classes: int, vit: ViTConfig | None = None,
-                members: int = 1) -> nn.Module:
+def build_model(name: str, *, channels: int, classes: int, vit: ViTConfig | None = None, members: int = 1) -> nn.Module:
     """The network called ``name`` (one of :data:`MODELS`); ``vit`` gives the ViT's shape; ``members``
     > 1 (ViT and small CNN only) an uninitialised ensemble (use :func:`ensemble`)."""
     if members > 1 and name not in ENSEMBLES:
@@ -379,8 +392,9 @@ def members(model: nn.Module) -> int:
     return int(getattr(model, "members", 1))
 
 
-def ensemble(name: str, seeds: Sequence[int], *, channels: int, classes: int,
-             vit: ViTConfig | None = None) -> nn.Module:
+def ensemble(
+    name: str, seeds: Sequence[int], *, channels: int, classes: int, vit: ViTConfig | None = None
+) -> nn.Module:
     """The networks of ``seeds`` as one: member ``k`` is initialised exactly as the single network built
     after ``torch.manual_seed(seeds[k])``; one seed gives that single network itself."""
     singles = []

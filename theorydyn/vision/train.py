@@ -80,18 +80,23 @@ def member_opt_state(state: dict, k: int, K: int) -> dict:
     """Member ``k``'s part of an ensemble optimiser's ``state_dict()`` (the single network's form)."""
     if K == 1:
         return state
-    return dict(param_groups=state["param_groups"],
-                state={i: {n: v if n == "step" else v[k].clone() for n, v in st.items()}
-                       for i, st in state["state"].items()})
+    return dict(
+        param_groups=state["param_groups"],
+        state={i: {n: v if n == "step" else v[k].clone() for n, v in st.items()} for i, st in state["state"].items()},
+    )
 
 
 def stack_opt_states(states: list[dict]) -> dict:
     """An ensemble optimiser's ``state_dict()`` from its members' (inverse of :func:`member_opt_state`)."""
     if len(states) == 1:
         return states[0]
-    return dict(param_groups=states[0]["param_groups"],
-                state={i: {n: v if n == "step" else torch.stack([s["state"][i][n] for s in states])
-                           for n, v in st.items()} for i, st in states[0]["state"].items()})
+    return dict(
+        param_groups=states[0]["param_groups"],
+        state={
+            i: {n: v if n == "step" else torch.stack([s["state"][i][n] for s in states]) for n, v in st.items()}
+            for i, st in states[0]["state"].items()
+        },
+    )
 
 
 def epoch_generator(seed: int, epoch: int, device: torch.device) -> torch.Generator:
@@ -119,8 +124,9 @@ def sync(device: torch.device) -> None:
 
 
 @torch.no_grad()
-def accuracies(model: nn.Module, data: ImageData, perm=None, s: int | None = None, batch: int = 1000,
-               amp: bool | None = None) -> list[float]:
+def accuracies(
+    model: nn.Module, data: ImageData, perm=None, s: int | None = None, batch: int = 1000, amp: bool | None = None
+) -> list[float]:
     """Test accuracy of each member (one for a single network), with π_s applied to the test images
     exactly as to the training images; every member sees the same test images."""
     was = model.training
@@ -139,8 +145,9 @@ def accuracies(model: nn.Module, data: ImageData, perm=None, s: int | None = Non
     return (correct.double() / len(data.x_test)).tolist()  # one host sync per evaluation
 
 
-def evaluate(model: nn.Module, data: ImageData, perm=None, s: int | None = None, batch: int = 1000,
-             amp: bool | None = None) -> float:
+def evaluate(
+    model: nn.Module, data: ImageData, perm=None, s: int | None = None, batch: int = 1000, amp: bool | None = None
+) -> float:
     """Test accuracy of a single network (:func:`accuracies` of its one member)."""
     if members(model) != 1:
         raise ValueError("evaluate: an ensemble has one accuracy per member; use accuracies()")
@@ -148,8 +155,12 @@ def evaluate(model: nn.Module, data: ImageData, perm=None, s: int | None = None,
 
 
 def _progress(tag: str, epoch: int, epochs: int, step: int, steps: int, loss: float, ips: float) -> None:
-    print(f"\r{tag} epoch {epoch + 1}/{epochs} step {step}/{steps} loss {loss:.4f} {ips:,.0f} img/s   ",
-          end="", file=sys.stderr, flush=True)
+    print(
+        f"\r{tag} epoch {epoch + 1}/{epochs} step {step}/{steps} loss {loss:.4f} {ips:,.0f} img/s   ",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _write_history(history: list[dict], out: Path) -> None:
@@ -192,15 +203,17 @@ def train(
     outs = [Path(out)] if isinstance(out, (str, Path)) else [Path(o) for o in out]
     seeds = [cfg.seed] if seeds is None else [int(v) for v in seeds]
     if not (len(outs) == len(seeds) == K):
-        raise ValueError(f"train: a model of {K} member(s) needs {K} seed(s) and output folder(s), "
-                         f"got {len(seeds)} and {len(outs)}")
+        raise ValueError(
+            f"train: a model of {K} member(s) needs {K} seed(s) and output folder(s), got {len(seeds)} and {len(outs)}"
+        )
     for o in outs:
         o.mkdir(parents=True, exist_ok=True)
     device = data.x_train.device
     s = cfg.shuffle_grid
     cfgs = [replace(cfg, seed=seed) for seed in seeds]
-    records = [dict(train=asdict(c), meta=meta or {}, perm=None if perm is None else [int(v) for v in perm])
-               for c in cfgs]
+    records = [
+        dict(train=asdict(c), meta=meta or {}, perm=None if perm is None else [int(v) for v in perm]) for c in cfgs
+    ]
     model.to(device)
     opt = make_optimizer(model, cfg)
     histories: list[list[dict]] = [[] for _ in range(K)]
@@ -237,8 +250,9 @@ def train(
         alive[k] = False
         histories[k].append(row)
         _write_history(histories[k], outs[k])
-        diverged.append(f"training loss is not finite {where}; stopped there, history so far in "
-                        f"{outs[k] / 'history.csv'}")
+        diverged.append(
+            f"training loss is not finite {where}; stopped there, history so far in {outs[k] / 'history.csv'}"
+        )
         if not any(alive):
             raise Diverged("; ".join(diverged))
 
@@ -266,8 +280,13 @@ def train(
                 if K == 1:
                     losses = F.cross_entropy(logits, y, label_smoothing=cfg.label_smoothing).unsqueeze(0)
                 else:
-                    losses = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none",
-                                             label_smoothing=cfg.label_smoothing).view(K, -1).mean(1)
+                    losses = (
+                        F.cross_entropy(
+                            logits.flatten(0, 1), y.flatten(), reduction="none", label_smoothing=cfg.label_smoothing
+                        )
+                        .view(K, -1)
+                        .mean(1)
+                    )
             opt.zero_grad(set_to_none=True)
             losses.sum().backward()
             opt.step()
@@ -276,17 +295,42 @@ def train(
             if device.type != "cuda" or i % 20 == 19:
                 bad = [k for k, ok in enumerate(torch.isfinite(loss_sum).tolist()) if alive[k] and not ok]
                 for k in bad:
-                    die(k, dict(epoch=epoch + 1, train_loss=float("nan"), test_acc=float("nan"), lr=lr,
-                                images_per_s=float("nan"), seconds=(time.perf_counter() - t0) / K),
-                        f"at step {t + 1} (epoch {epoch + 1})")
+                    die(
+                        k,
+                        dict(
+                            epoch=epoch + 1,
+                            train_loss=float("nan"),
+                            test_acc=float("nan"),
+                            lr=lr,
+                            images_per_s=float("nan"),
+                            seconds=(time.perf_counter() - t0) / K,
+                        ),
+                        f"at step {t + 1} (epoch {epoch + 1})",
+                    )
             if progress and (i % 20 == 0 or i == steps - 1):
-                _progress(tag, epoch, cfg.epochs, i + 1, steps, losses.mean().item(),
-                          K * (i + 1) * cfg.batch_size / (time.perf_counter() - t0))
+                _progress(
+                    tag,
+                    epoch,
+                    cfg.epochs,
+                    i + 1,
+                    steps,
+                    losses.mean().item(),
+                    K * (i + 1) * cfg.batch_size / (time.perf_counter() - t0),
+                )
         sync(device)
         secs = (time.perf_counter() - t0) / K  # each member's share
         train_loss = [v / steps for v in loss_sum.tolist()]
-        rows = [dict(epoch=epoch + 1, train_loss=train_loss[k], test_acc=float("nan"), lr=lr,
-                     images_per_s=steps * cfg.batch_size / secs, seconds=secs) for k in range(K)]
+        rows = [
+            dict(
+                epoch=epoch + 1,
+                train_loss=train_loss[k],
+                test_acc=float("nan"),
+                lr=lr,
+                images_per_s=steps * cfg.batch_size / secs,
+                seconds=secs,
+            )
+            for k in range(K)
+        ]
         for k in range(K):
             if alive[k] and not np.isfinite(train_loss[k]):
                 die(k, rows[k], f"in epoch {epoch + 1}")
@@ -300,8 +344,16 @@ def train(
             histories[k].append(rows[k])
             _write_history(histories[k], outs[k])
             tmp = ckpts[k].with_name("checkpoint.pt.tmp")
-            torch.save(dict(model=state if K == 1 else member_state(model, k), opt=member_opt_state(opt_state, k, K),
-                            history=histories[k], epoch=epoch + 1, record=records[k]), tmp)
+            torch.save(
+                dict(
+                    model=state if K == 1 else member_state(model, k),
+                    opt=member_opt_state(opt_state, k, K),
+                    history=histories[k],
+                    epoch=epoch + 1,
+                    record=records[k],
+                ),
+                tmp,
+            )
             os.replace(tmp, ckpts[k])
         if progress:
             _progress(tag, epoch, cfg.epochs, steps, steps, float(np.nanmean(train_loss)), K * rows[0]["images_per_s"])

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -84,9 +83,9 @@ Q_RULES = ("keep", "count")
 
 
 def setting_at(s: Setting, D: int, q_rule: str = "keep") -> Setting:
-    """``s`` at another number of patches D, with C, p, ν, β, τ kept; d = D and σ² = 1/d re-derived
-    when ``s`` used those defaults (Simplification 3.1, ‖ξ‖ ≈ ‖w*‖). An explicit partition cannot move
-    to another D, so it becomes ``"blocks"``.
+    """``s`` at another number of patches D (:meth:`Setting.at`), with C, p, ν, β, τ, the feature and the
+    partition rule kept; d = D and σ² = 1/d re-derived unless ``s`` set them explicitly (Simplification 3.1,
+    ‖ξ‖ ≈ ‖w*‖). An explicit partition cannot move to another D, so it becomes ``"blocks"``.
 
     The q rule is explicit:
 
@@ -105,11 +104,7 @@ def setting_at(s: Setting, D: int, q_rule: str = "keep") -> Setting:
             f"q_rule='count': q(D−C) = {s.q * (s.D - s.C):g} needs D − C ≥ {s.q * (s.D - s.C):g}, "
             f"got D={D} (q would be {q:.3g} > 1)"
         )
-    kw: dict[str, Any] = dict(d=None if s.d == s.D else s.d, sigma2=None if s.sigma2 == 1.0 / s.d else s.sigma2)
-    part = s.partition if isinstance(s.partition, str) else "blocks"
-    return Setting(
-        D=D, C=s.C, q=q, p=s.p, nu=s.nu, beta=s.beta, tau=s.tau, partition=part, partition_seed=s.partition_seed, **kw
-    )
+    return s.at(D=D, q=q, nu=s.nu)
 
 
 def with_count(s: Setting, K: float) -> Setting:

@@ -306,6 +306,7 @@ def test_t0_and_t1_mass_are_info_definitions(monkeypatch):
                 "alpha": [0.1, 0.5, 0.6],
                 "gamma": [0.0, 0.1, 0.2],
                 "rho": [0.0, -0.01, -0.02],
+                "amb_f": [0.0, 0.0, 0.0],
                 "risk": [0.6, 0.3, 0.01],
                 "err_f": [0.2, 0.1, 0.0],
             }

@@ -24,7 +24,7 @@ from theorydyn.memory import SMALL_BYTES
 from theorydyn.reduced import make_bank
 from theorydyn.reduced import memory as reduced_memory_module
 from theorydyn.reduced import n_exact_terms as solver_exact_terms
-from theorydyn.reduced.solve import mc_type_counts
+from theorydyn.reduced.bank import mc_type_counts
 from theorydyn.simulate import memory as simulate_memory_module
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(R.__file__)))

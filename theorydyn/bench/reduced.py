@@ -34,9 +34,10 @@ import pandas as pd
 
 from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
 from ..limits import S_MAX_MAX, S_MAX_MIN
+from ..reduced import bank_from_set_counts, integrate, mc_set_counts, population_risk
 from ..reduced._kernels import reference_draw_numpy, reference_numpy
 from ..reduced.memory import reduced_memory
-from ..reduced.solve import _Evaluator, bank_from_set_counts, integrate, mc_set_counts, population_risk
+from ..reduced.risk import _Evaluator
 from ..resources import MemoryEstimate, Term
 from ..setting import D_MAX, Setting
 from . import best_time, format_machine, machine_info, write_tables

@@ -11,6 +11,10 @@ Population GD from the idealized initialisation stays in the three-value form
 * :func:`default_horizon` — the default s_max of a flow, 2·10⁴·max(1, D/64)^1.5;
 * :mod:`theorydyn.reduced.memory` — its memory estimate and the count-type law's sizes.
 
+Modules, one idea each: ``bank`` (the samples of the expectation: :func:`make_bank`, Monte Carlo
+or exact), ``risk`` (ℓ_red, its gradient and errors on a bank: :func:`population_risk`,
+:func:`forward_counts`), ``solve`` (the GD recursion and the flow: :func:`integrate`).
+
 **Shared input vocabulary** of :func:`theorydyn.reduced.integrate` and :func:`theorydyn.simulate.simulate`
 (the same keyword means the same thing in both; where the names differ, so does the meaning):
 
@@ -40,22 +44,10 @@ flow is :func:`theorydyn.reduced.default_horizon`.
 The Numba kernels (``_kernels``) are private. CLI: ``python -m theorydyn.reduced --help``.
 """
 
+from .bank import MAX_TERMS, Bank, bank_from_set_counts, make_bank, mc_set_counts, n_exact_terms
 from .plot import plot_trajectory
-from .solve import (
-    COLUMNS,
-    MAX_TERMS,
-    SOLVERS,
-    Bank,
-    Estimate,
-    bank_from_set_counts,
-    default_horizon,
-    forward_counts,
-    integrate,
-    make_bank,
-    mc_set_counts,
-    n_exact_terms,
-    population_risk,
-)
+from .risk import Estimate, forward_counts, population_risk
+from .solve import COLUMNS, SOLVERS, default_horizon, integrate
 
 __all__ = [
     "COLUMNS",

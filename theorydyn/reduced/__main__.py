@@ -31,9 +31,10 @@ from ..cli import (
 from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
 from ..phases import ERR_TOL
 from ..plotting import save
+from .bank import MAX_TERMS, n_exact_terms
 from .memory import reduced_memory
 from .plot import plot_trajectory
-from .solve import MAX_TERMS, SOLVERS, integrate, n_exact_terms
+from .solve import SOLVERS, integrate
 
 PROG = "python -m theorydyn.reduced"
 

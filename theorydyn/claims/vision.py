@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -66,6 +67,16 @@ ROUTE_MAPS = "distance profile against a per-pair loop over the grid (tests/test
 #: entries here override the preset (tests).
 QUICK: dict = {}
 FULL: dict = {}
+
+
+def _vision() -> SimpleNamespace:
+    """torch and the modules of :mod:`theorydyn.vision` used here (``data``, ``experiments``, ``maps``)."""
+    # the vision extra (torch): imported on first use only, so that the ledger imports and runs without it
+    import torch
+
+    from ..vision import data, experiments, maps
+
+    return SimpleNamespace(torch=torch, data=data, experiments=experiments, maps=maps)
 
 
 def _ci_inside(lo: float, hi: float, m: float, tol: float) -> bool:
@@ -221,9 +232,8 @@ def proxy(c: Check) -> Check:
 
 def expected_files(name: str) -> list[str]:
     """The official files of a dataset that :func:`theorydyn.vision.data.load` reads."""
-    from ..vision.data import CIFAR, SVHN  # the vision extra
-
-    return [str(CIFAR[name]["archive"])] if name in CIFAR else [str(v[0]) for v in SVHN.values()]
+    d = _vision().data
+    return [str(d.CIFAR[name]["archive"])] if name in d.CIFAR else [str(v[0]) for v in d.SVHN.values()]
 
 
 def paper_rows(
@@ -304,20 +314,17 @@ def real_accuracies(name: str, data_dir: Path, *, quick: bool, seeds, root, prog
     """Final test accuracies of the positional and the vanilla ViT at the preset of ``name`` (the
     CIFAR preset: 300 epochs), one cached run per seed (:func:`theorydyn.vision.experiments.cached_run`),
     the path of the digits rows; returns (acc_pos, acc_van, params)."""
-    import torch
-
-    from ..vision.data import load
-    from ..vision.experiments import RunSpec, cached_run, preset_configs
-
+    v = _vision()
+    ex = v.experiments
     say = progress or (lambda msg: None)
-    data = load(name, data_dir, device="cuda" if torch.cuda.is_available() else "cpu", download=False)
-    vit, tcfg = preset_configs(data)
+    data = v.data.load(name, data_dir, device="cuda" if v.torch.cuda.is_available() else "cpu", download=False)
+    vit, tcfg = ex.preset_configs(data)
     acc: dict[str, list[float]] = {}
     for att in ("positional", "vanilla"):
         for seed in seeds:
             say(f"vision: {name} ViT {att} seed {seed} ({tcfg.epochs} epochs)")
-            r = cached_run(
-                RunSpec("vit", att, None, seed, vit.patch),
+            r = ex.cached_run(
+                ex.RunSpec("vit", att, None, seed, vit.patch),
                 data,
                 dataclasses.replace(vit, attention=att),
                 tcfg,
@@ -334,8 +341,7 @@ def real_accuracies(name: str, data_dir: Path, *, quick: bool, seeds, root, prog
 def ring_ink(x, patch: int) -> tuple[float, float]:
     """Mean pixel (0…1) of the patches on the border ring of the ``g×g`` patch grid and of the others,
     over images ``x: (N, c, n, n)`` uint8 (``g = n/patch ≥ 3``)."""
-    import torch  # the vision extra
-
+    torch = _vision().torch
     n = x.shape[-1]
     g = n // patch
     per_patch = x.double().mean(dim=(0, 1)).reshape(g, patch, g, patch).mean(dim=(1, 3)) / 255  # (g, g)
@@ -346,9 +352,7 @@ def ring_ink(x, patch: int) -> tuple[float, float]:
 
 def contrast(C: np.ndarray) -> float:
     """``ρ(1) − ρ(g−1)`` of a similarity matrix ``C: (g², g²)``."""
-    from ..vision.maps import distance_profile  # vision needs torch (the vision extra): imported on use only
-
-    rho = distance_profile(C)
+    rho = _vision().maps.distance_profile(C)
     return float(rho[0] - rho[-1])
 
 
@@ -357,10 +361,10 @@ def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
     (:func:`theorydyn.resources.vit_train_memory`, 8 × 8 grey images, 10 classes); nothing when the
     vision extra is absent (then :func:`checks` gives a SKIP row)."""
     try:
-        from ..vision.experiments import preset_of  # the vision extra (torch)
+        ex = _vision().experiments
     except ImportError:
         return MemoryEstimate("Section 6 rows (vision extra absent)", ())
-    p = {**preset_of("digits"), **(QUICK if quick else FULL)}
+    p = {**ex.preset_of("digits"), **(QUICK if quick else FULL)}
     return vit_train_memory(p["batch_size"], p["width"], p["depth"], p["heads"], p["mlp"], p["patch"], 8, 1, 10)
 
 
@@ -403,40 +407,23 @@ def digits_rows(
 ) -> list[Check]:
     """The four Section 6 rows on digits with the verdicts of the paper's rules (:func:`checks` marks
     them as proxies)."""
-    # torch and theorydyn.vision are the vision extra: imported only when these rows are computed,
-    # so the rest of the ledger runs without them
-    import torch
-
-    from ..vision.data import load
-    from ..vision.experiments import (
-        MAPS_OVERRIDES,
-        ROBUSTNESS_DIGITS,
-        ROBUSTNESS_SEEDS,
-        RunSpec,
-        cached_runs,
-        initial_pos,
-        load_pos,
-        preset_configs,
-        robustness,
-        robustness_drops,
-    )
-    from ..vision.maps import cosine_similarity
-
+    v = _vision()
+    torch, ex = v.torch, v.experiments
     say = progress or (lambda msg: None)
     seeds = tuple(seeds)
     threads = torch.get_num_threads()
     torch.set_num_threads(min(threads, 2))
     try:
-        data = data if data is not None else load("digits", download=False)
+        data = data if data is not None else v.data.load("digits", download=False)
         over = QUICK if quick else FULL
-        vit, tcfg = preset_configs(data, **over)
+        vit, tcfg = ex.preset_configs(data, **over)
         root = Path(root)  # folders are keyed by the configuration: quick and full share what they can
-        mvit, mcfg = preset_configs(data, **{**over, **MAPS_OVERRIDES})
+        mvit, mcfg = ex.preset_configs(data, **{**over, **ex.MAPS_OVERRIDES})
         acc, contrasts = {}, {}
         for att in ("positional", "vanilla"):  # the seeds of one configuration train together (an ensemble)
             say(f"vision: ViT {att}, seeds {', '.join(map(str, seeds))} ({tcfg.epochs} epochs)")
-            rs = cached_runs(
-                [RunSpec("vit", att, None, seed, vit.patch) for seed in seeds],
+            rs = ex.cached_runs(
+                [ex.RunSpec("vit", att, None, seed, vit.patch) for seed in seeds],
                 data,
                 dataclasses.replace(vit, attention=att),
                 tcfg,
@@ -444,15 +431,15 @@ def digits_rows(
             )
             acc[att] = [r["final_test_acc"] for r in rs]
             say(f"vision: ViT {att}, seeds {', '.join(map(str, seeds))}, P initialised at {mvit.pos_std:g} (Figure 1a)")
-            rs = cached_runs(
-                [RunSpec("vit", att, None, seed, mvit.patch) for seed in seeds],
+            rs = ex.cached_runs(
+                [ex.RunSpec("vit", att, None, seed, mvit.patch) for seed in seeds],
                 data,
                 dataclasses.replace(mvit, attention=att),
                 mcfg,
                 root,
             )
-            contrasts[att] = [contrast(cosine_similarity(load_pos(r["folder"]))) for r in rs]
-        init = [contrast(cosine_similarity(initial_pos(mvit, seed))) for seed in seeds]
+            contrasts[att] = [contrast(v.maps.cosine_similarity(ex.load_pos(r["folder"]))) for r in rs]
+        init = [contrast(v.maps.cosine_similarity(ex.initial_pos(mvit, seed))) for seed in seeds]
         common = dict(
             dataset="digits",
             patch=vit.patch,
@@ -473,12 +460,12 @@ def digits_rows(
             ),
         ]
 
-        for k, setting in enumerate(ROBUSTNESS_DIGITS):
-            rvit, rcfg = preset_configs(data, **{**over, "patch": setting["patch"]})  # the CNN trains on rcfg too
+        for k, setting in enumerate(ex.ROBUSTNESS_DIGITS):
+            rvit, rcfg = ex.preset_configs(data, **{**over, "patch": setting["patch"]})  # the CNN trains on rcfg too
             say(f"vision: permutation robustness, π_{setting['s']}, ViT patch {rvit.patch} and small CNN")
-            rseeds = tuple(ROBUSTNESS_SEEDS if robustness_seeds is None else robustness_seeds)
-            df = robustness(data, rvit, rcfg, root, seeds=rseeds, **setting)
-            drops = robustness_drops(df)
+            rseeds = tuple(ex.ROBUSTNESS_SEEDS if robustness_seeds is None else robustness_seeds)
+            df = ex.robustness(data, rvit, rcfg, root, seeds=rseeds, **setting)
+            drops = ex.robustness_drops(df)
             base = {
                 f"{m} {'permuted' if p else 'original'}": float(g.final_test_acc.mean())
                 for (m, p), g in df.groupby(["model", "permuted"])

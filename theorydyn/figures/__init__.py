@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
@@ -314,20 +315,24 @@ register(
 def digits(quick: bool):
     """The bundled 8×8 digits (scikit-learn; no download); the figures train or read the cached runs
     under ``runs/vision/ledger`` that the ledger's Section 6 rows use (one thread: reproducible)."""
-    # torch and theorydyn.vision are the optional vision extra: imported only when these figures are made
+    v = _vision()
+    v.torch.set_num_threads(1)
+    return v.data.load("digits", download=False)
+
+
+def _vision() -> SimpleNamespace:
+    """torch and the modules of :mod:`theorydyn.vision` used here (``data``, ``figs``)."""
+    # the vision extra (torch): imported only when these figures are made, so the other figures run without it
     import torch
 
-    from ..vision.data import load
+    from ..vision import data, figs
 
-    torch.set_num_threads(1)
-    return load("digits", download=False)
+    return SimpleNamespace(torch=torch, data=data, figs=figs)
 
 
 def _vision_drawer(name: str):
     def draw(data, axes=None):
-        from ..vision import figs  # the vision extra (torch): imported only when drawn
-
-        return getattr(figs, name)(data)
+        return getattr(_vision().figs, name)(data)
 
     return draw
 

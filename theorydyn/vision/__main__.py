@@ -14,6 +14,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from ..cli import ArgumentParser, given_flags, number, output_dir, positive
 from ..cli import fail as _cli_fail
 
@@ -334,8 +336,6 @@ def main(argv=None) -> int:
 
 
 def pd_frame(rows, out):
-    import pandas as pd
-
     df = pd.DataFrame(rows)
     df.to_csv(out / "summary.csv", index=False)
     return df

@@ -29,18 +29,28 @@ on a shared machine the numbers move with it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import torch
+import torch.nn.functional as F
+
+from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_dir, positive
+from ..resources import MemoryEstimate, ResourceError, Term, check_memory, vit_train_memory
+from .data import load, synthetic
+from .experiments import preset_configs
+from .model import ViT, ViTConfig, ensemble
+from .train import TrainConfig, train
 
 
 def step_rate(model, batch: int, steps: int, warmup: int, device) -> float:
     """Images per second of ``steps`` timed training steps after ``warmup`` untimed ones."""
-    import torch
-    import torch.nn.functional as F
-
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     g = torch.Generator(device=device).manual_seed(0)
     x = torch.randn(batch, 3, 32, 32, device=device, generator=g)
@@ -68,11 +78,9 @@ def step_rate(model, batch: int, steps: int, warmup: int, device) -> float:
 
 def peak_memory_mb(device) -> float:
     """Peak memory in MiB: CUDA allocator peak on a GPU, the process's peak resident set on a CPU."""
-    import torch
-
     if device.type == "cuda":
         return torch.cuda.max_memory_allocated(device) / 2**20
-    import resource
+    import resource  # Unix only: imported on the CPU path that reads it
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
 
@@ -81,15 +89,6 @@ def smoke(
     device, *, width: int, depth: int, heads: int, patch: int, images: int, batch: int, out_dir, compile: bool = False
 ) -> pd.DataFrame:
     """One epoch of the ViT per attention on synthetic 32×32×3 data through :func:`train` (amp on)."""
-    import tempfile
-    from pathlib import Path
-
-    import torch
-
-    from .data import synthetic
-    from .model import ViT, ViTConfig
-    from .train import TrainConfig, train
-
     data = synthetic(images, max(batch, images // 10), image_size=32, channels=3, classes=10, seed=0, device=device)
     rows = []
     for att in ("positional", "vanilla"):
@@ -140,16 +139,6 @@ def ensemble_rates(device, *, member_counts, epochs: int, repeats: int, out_dir,
     :func:`theorydyn.vision.train.train` on the bundled digits (preset of
     :data:`theorydyn.vision.experiments.PRESETS`), ``epochs`` epochs per measurement, best of ``repeats``
     alternations of the member counts."""
-    import dataclasses
-    import os
-    import tempfile
-    from pathlib import Path
-
-    from .data import load
-    from .experiments import preset_configs
-    from .model import ensemble
-    from .train import train
-
     data = load("digits", device=device, download=False)
     vit, tcfg = preset_configs(data, epochs=epochs)
     models = {
@@ -203,8 +192,6 @@ def _batches(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..cli import ArgumentParser, number, positive
-
     p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present")
     p.add_argument(
@@ -273,13 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
 def guard_device_memory(est, *, force: bool, device, prog: str, flags: dict[str, str]):
     """:func:`theorydyn.cli.guard_memory` against the memory of ``device``: the free memory of a CUDA
     device (``torch.cuda.mem_get_info``), else the machine's (``$THEORYDYN_MEMORY_LIMIT`` first)."""
-    from ..cli import fail, guard_memory
-    from ..resources import ResourceError, check_memory
-
     if device.type != "cuda":
         return guard_memory(est, force=force, prog=prog, flags=flags)
-    import torch
-
     free, _ = torch.cuda.mem_get_info(device)
     try:
         return check_memory(est, force=force, available=int(free), force_name="--force")
@@ -290,10 +272,6 @@ def guard_device_memory(est, *, force: bool, device, prog: str, flags: dict[str,
 
 def _out_path(path, default: str | None, prog: str):
     """The CSV path of ``--out`` (or ``default``), its folder proven writable before any work; None without one."""
-    from pathlib import Path
-
-    from ..cli import fail, output_dir
-
     if path is None and default is None:
         return None
     given = str(path if path is not None else default)
@@ -309,12 +287,7 @@ def main(argv=None) -> int:
     do nothing with or without --smoke, the memory of the largest batch on the device, --out."""
     p = build_parser()
     args = p.parse_args(argv)
-    from ..cli import given_flags  # the vision extra's CLI: its imports stay with it
-
     given = given_flags(build_parser(), argv)
-
-    from ..cli import fail
-    from ..resources import MemoryEstimate, Term, vit_train_memory
 
     prog = PROG
     if args.ensemble:
@@ -333,20 +306,12 @@ def main(argv=None) -> int:
             fail(f"--batches: --smoke trains at one batch size, got {args.batches}", prog)
     elif "smoke_images" in given:
         fail("--smoke-images: only used by --smoke", prog)
-    try:
-        import torch
-    except ImportError:
-        fail("torch is missing: install the vision extra (pip install torch==2.13.0 scikit-learn)", prog)
-    from .model import ViT, ViTConfig
-
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     if device.type == "cuda" and not torch.cuda.is_available():
         fail("--device: cuda requested but no CUDA device is available", prog)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     if args.ensemble:
-        import os
-
         out = _out_path(args.out, None, prog)
         repeats = args.repeats or 2
         where = (

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from scipy.io import loadmat
 
 DATASETS = ("digits", "cifar10", "cifar100", "svhn")
 
@@ -192,8 +193,6 @@ def read_svhn(train_path: Path, test_path: Path, md5: dict | None = None):
 
     ``X: (32, 32, 3, N)`` becomes ``(N, 3, 32, 32)``; the label 10 (digit 0) becomes 0.
     """
-    from scipy.io import loadmat
-
     out = []
     for split, path in (("train", train_path), ("test", test_path)):
         verify_md5(path, (md5 or {}).get(split, SVHN[split][2]))
@@ -206,6 +205,7 @@ def read_svhn(train_path: Path, test_path: Path, md5: dict | None = None):
 
 def read_digits(test_fraction: float = 0.2, seed: int = 0):
     """scikit-learn's 8×8 digits as uint8 ``(N, 1, 8, 8)`` (values ·255/16), split stratified by ``seed``."""
+    # scikit-learn (the vision extra) serves only the bundled digits: imported when they are read
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 

@@ -23,13 +23,26 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from .experiments import (
+    MAPS_OVERRIDES,
+    ROBUSTNESS_DIGITS,
+    ROBUSTNESS_SEEDS,
+    RunSpec,
+    cached_runs,
+    compare_figure,
+    initial_pos,
+    load_pos,
+    preset_configs,
+    robustness,
+    robustness_figure,
+)
+from .maps import cosine_similarity, distance_profile, similarity_figure
+
 ROOT = Path("runs/vision/ledger")
 SEEDS = (0, 1, 2)
 
 
 def _preset_runs(data, seeds, root, progress=False, **overrides) -> dict[str, list[dict]]:
-    from .experiments import RunSpec, cached_runs, preset_configs
-
     vit, tcfg = preset_configs(data, **overrides)
     # the seeds of each attention train together (one ensemble); cached runs are read back
     return {
@@ -48,9 +61,6 @@ def _preset_runs(data, seeds, root, progress=False, **overrides) -> dict[str, li
 def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
     """Figure 1a and the distance profiles from the runs of ``seeds`` with P initialised as in the
     paper's ViT (:data:`~theorydyn.vision.experiments.MAPS_OVERRIDES`)."""
-    from .experiments import MAPS_OVERRIDES, initial_pos, load_pos, preset_configs
-    from .maps import cosine_similarity, distance_profile, similarity_figure
-
     overrides: dict = dict(MAPS_OVERRIDES)
     runs = _preset_runs(data, seeds, root, **overrides)
     vit, tcfg = preset_configs(data, **overrides)
@@ -72,8 +82,6 @@ def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
 
 def compare_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
     """Figures 6/7 from the preset runs of ``seeds``."""
-    from .experiments import compare_figure
-
     runs = _preset_runs(data, seeds, root)
     hists = {att: [pd.read_csv(Path(r["folder"]) / "history.csv") for r in rs] for att, rs in runs.items()}
     return compare_figure(hists, "digits")
@@ -83,8 +91,6 @@ def permuted_figure_digits(data, seeds=None, root=ROOT) -> Figure:
     """Figure 5a (digits form) from the ledger's robustness runs: one panel per setting of
     :data:`~theorydyn.vision.experiments.ROBUSTNESS_DIGITS`, over ``seeds`` (default
     :data:`~theorydyn.vision.experiments.ROBUSTNESS_SEEDS`)."""
-    from .experiments import ROBUSTNESS_DIGITS, ROBUSTNESS_SEEDS, preset_configs, robustness, robustness_figure
-
     seeds = ROBUSTNESS_SEEDS if seeds is None else seeds
 
     fig = Figure(figsize=(5.2 * len(ROBUSTNESS_DIGITS), 4.4), layout="constrained")

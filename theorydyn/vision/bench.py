@@ -38,15 +38,25 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import torch
-import torch.nn.functional as F
 
 from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_dir, positive
-from ..resources import MemoryEstimate, ResourceError, Term, check_memory, vit_train_memory
-from .data import load, synthetic
-from .experiments import preset_configs
-from .model import ViT, ViTConfig, ensemble
-from .train import TrainConfig, train
+
+PROG = "python -m theorydyn.vision.bench"
+
+try:  # the vision extra: run as a command without it, say how to install it instead of a traceback
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    if __name__ == "__main__":
+        fail("torch is missing: install the vision extra (pip install torch==2.13.0 scikit-learn)", PROG)
+    raise
+
+# below the guard: these need torch
+from ..resources import MemoryEstimate, ResourceError, Term, check_memory, vit_train_memory  # noqa: E402
+from .data import load, synthetic  # noqa: E402
+from .experiments import preset_configs  # noqa: E402
+from .model import ViT, ViTConfig, ensemble  # noqa: E402
+from .train import TrainConfig, train  # noqa: E402
 
 
 def step_rate(model, batch: int, steps: int, warmup: int, device) -> float:
@@ -175,9 +185,6 @@ def ensemble_rates(device, *, member_counts, epochs: int, repeats: int, out_dir,
                 )
             )
     return pd.DataFrame(rows)
-
-
-PROG = "python -m theorydyn.vision.bench"
 
 
 def _batches(text: str) -> list[int]:

@@ -1,0 +1,88 @@
+"""Crashes and a full disk at any moment (issue 18): ``kill -9`` of a ``verify`` run, and a store whose
+disk fills at the k-th write of a scan. What is left must be whole, and a rerun must give an
+uninterrupted run's results."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import kill_at_random_moments
+
+from theorydyn.verify.__main__ import _whole_ledger, main  # imported here: each forked run starts at main()
+
+# a small, fast selection of the quick ledger (the claims' checks take ~1 s; the rest is the write)
+VERIFY = ["--D", "16", "--C", "4", "--quick", "--only", "definition21", "theorem32"]
+# columns that legitimately differ between two runs: the provenance's time stamp
+STAMPS = ["prov_created_utc"]
+
+
+def _verify_quietly(out: Path, argv: tuple[str, ...] = tuple(VERIFY)) -> None:
+    """``python -m theorydyn.verify`` as the CLI runs it (argument parsing, probe, checks, atomic ledger
+    write), in a forked child whose output goes nowhere (the imports are the parent's: the time spent is
+    that of the run itself, so that random moments fall in it)."""
+    import contextlib
+    import os
+    import sys
+
+    with open(os.devnull, "w") as null, contextlib.redirect_stdout(null), contextlib.redirect_stderr(null):
+        sys.exit(main([*argv, "--out", str(out)]))
+
+
+def _run_verify(out: Path, argv: tuple[str, ...] = tuple(VERIFY)) -> float:
+    """An uninterrupted verify run in a forked child (the parent never runs the checks' kernels, so its
+    later forks are safe); returns its wall time."""
+    p = multiprocessing.get_context("fork").Process(target=_verify_quietly, args=(out, argv))
+    t = time.perf_counter()
+    p.start()
+    p.join(120)
+    assert p.exitcode in (0, 1), p.exitcode  # 1: some claim FAILs at this tiny size, which is a verdict
+    return time.perf_counter() - t
+
+
+def _ledger(path: Path) -> pd.DataFrame:
+    return _whole_ledger(path).drop(columns=STAMPS)  # raises on a torn ledger
+
+
+@pytest.mark.slow
+def test_kill_9_at_20_random_moments_of_verify_leaves_the_old_ledger_or_the_new_one_and_a_rerun_equals(tmp_path):
+    ref_path = tmp_path / "ref" / "ledger.csv"
+    full = _run_verify(ref_path)
+    ref = _ledger(ref_path)
+    assert len(ref) == ref["ledger_rows"].iloc[0] > 5
+    # the ledger that exists before each killed run: an older one (another selection), so old and new differ
+    out = tmp_path / "k" / "ledger.csv"
+    old_run = tmp_path / "old" / "ledger.csv"
+    _run_verify(old_run, tuple(a for a in VERIFY if a != "theorem32"))
+    old = old_run.read_bytes()
+    assert len(_ledger(old_run)) < len(ref)
+    seen = {"old": 0, "new": 0}
+
+    def before(i: int) -> tuple[Path]:
+        out.parent.mkdir(exist_ok=True)
+        out.write_bytes(old)
+        return (out,)
+
+    def after(i: int, killed: bool) -> None:
+        data = out.read_bytes()
+        if data == old:
+            seen["old"] += 1
+        else:  # the new ledger, whole, with an uninterrupted run's values
+            pd.testing.assert_frame_equal(_ledger(out), ref)
+            seen["new"] += 1
+        # what a reader sees (every name not hidden) is the ledger alone: no torn copy, no temporary file;
+        # a kill -9 can leave the hidden temporary of atomic_path (.<stem>.<pid>.tmp.csv), never another name
+        visible = sorted(p.name for p in out.parent.iterdir() if not p.name.startswith("."))
+        assert visible == ["ledger.csv"], visible
+        hidden = [p.name for p in out.parent.iterdir() if p.name.startswith(".")]
+        assert all(h.startswith(".ledger.") and h.endswith(".tmp.csv") for h in hidden), hidden
+
+    hits = kill_at_random_moments(_verify_quietly, before, 20, duration=full, seed=18, after=after)
+    assert len(hits) == 20, hits  # 20 kills landed while verify was running
+    assert seen["old"] >= 1, seen
+    # an uninterrupted rerun over whatever the kills left: the uninterrupted run's ledger
+    _run_verify(out)
+    pd.testing.assert_frame_equal(_ledger(out), ref)

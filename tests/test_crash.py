@@ -4,7 +4,9 @@ uninterrupted run's results."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+import sqlite3
 import time
 from pathlib import Path
 
@@ -86,3 +88,78 @@ def test_kill_9_at_20_random_moments_of_verify_leaves_the_old_ledger_or_the_new_
     # an uninterrupted rerun over whatever the kills left: the uninterrupted run's ledger
     _run_verify(out)
     pd.testing.assert_frame_equal(_ledger(out), ref)
+
+
+# ---- a full disk at the k-th write of the store ---------------------------------------------------------
+FULL = "database or disk is full"
+SCAN = ["--runner", "scan_fake:fake_point", "--no-plots", "--quiet", "--workers", "0", "--name", "full"]
+SCAN += ["--D", "16", "--C", "4", "--n-points", "8", "--q", "0.1", "0.2", "--seeds", *map(str, range(6))]
+WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "COMMIT")
+
+
+class _DiskFillsAt:
+    """A store connection whose k-th write (INSERT, UPDATE, DELETE, COMMIT) and every later one fail as
+    SQLite fails on a full disk, until ``freed``."""
+
+    def __init__(self, con, disk):
+        self._con, self._disk = con, disk
+
+    def execute(self, sql, *args):
+        if sql.lstrip().split(None, 1)[0].upper() in WRITES and not self._disk["freed"]:
+            self._disk["writes"] += 1
+            if self._disk["writes"] >= self._disk["k"]:
+                raise sqlite3.OperationalError(FULL)
+        return self._con.execute(sql, *args)
+
+    def __getattr__(self, name):
+        return getattr(self._con, name)
+
+
+def _scan(results: Path, capsys) -> tuple[int, str]:
+    from theorydyn.scan.__main__ import main as scan_main
+
+    try:
+        rc = scan_main([*SCAN, "--results-dir", str(results)])
+    except SystemExit as e:
+        rc = e.code if isinstance(e.code, int) else 2
+    return rc, capsys.readouterr().err
+
+
+def _stored(results: Path) -> dict[str, dict]:
+    """The committed rows, read with plain sqlite3 (not through the store), without the columns that differ
+    between runs (wall times, the provenance's time stamp)."""
+    con = sqlite3.connect(results / "results.sqlite")
+    try:
+        found = con.execute("SELECT key, data FROM rows WHERE scope = 'full'").fetchall()
+    finally:
+        con.close()
+    return {
+        k: {c: v for c, v in json.loads(d).items() if not (c.endswith("wall_s") or c == "prov_created_utc")}
+        for k, d in found
+    }
+
+
+@pytest.mark.parametrize("k", [1, 2, 7, 12, 13])  # 12 points: 12 row commits, then the export's bookkeeping
+def test_a_full_disk_at_the_kth_store_write_is_a_clean_error_and_a_rerun_completes(tmp_path, monkeypatch, capsys, k):
+    from theorydyn import store as store_mod
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))  # the stand-in runner
+    assert _scan(tmp_path / "ref", capsys)[0] == 0
+    ref = _stored(tmp_path / "ref")
+    assert len(ref) == 12
+
+    disk = {"k": k, "writes": 0, "freed": False}
+    real = store_mod.connect
+    monkeypatch.setattr(store_mod, "connect", lambda db: _DiskFillsAt(real(db), disk))
+    res = tmp_path / "res"
+    rc, err = _scan(res, capsys)
+    assert rc in (1, 2) and "results.sqlite" in err and FULL in err and "Traceback" not in err, (rc, err)
+    got = _stored(res)
+    assert len(got) == min(k - 1, 12)  # the rows committed before the disk filled stay
+    assert all(ref[key] == row for key, row in got.items())
+
+    disk["freed"] = True  # space is freed: the rerun completes, and equals an uninterrupted run's rows
+    rc, err = _scan(res, capsys)
+    assert rc == 0 and "Traceback" not in err, err
+    assert _stored(res) == ref
+    assert sorted(pd.read_csv(res / "full.csv", dtype={"key": str})["key"]) == sorted(ref)

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -27,8 +30,6 @@ def _verify_quietly(out: Path, argv: tuple[str, ...] = tuple(VERIFY)) -> None:
     write), in a forked child whose output goes nowhere (the imports are the parent's: the time spent is
     that of the run itself, so that random moments fall in it)."""
     import contextlib
-    import os
-    import sys
 
     with open(os.devnull, "w") as null, contextlib.redirect_stdout(null), contextlib.redirect_stderr(null):
         sys.exit(main([*argv, "--out", str(out)]))
@@ -159,6 +160,44 @@ def test_a_full_disk_at_the_kth_store_write_is_a_clean_error_and_a_rerun_complet
     assert all(ref[key] == row for key, row in got.items())
 
     disk["freed"] = True  # space is freed: the rerun completes, and equals an uninterrupted run's rows
+    rc, err = _scan(res, capsys)
+    assert rc == 0 and "Traceback" not in err, err
+    assert _stored(res) == ref
+    assert sorted(pd.read_csv(res / "full.csv", dtype={"key": str})["key"]) == sorted(ref)
+
+
+@pytest.fixture()
+def small_tmpfs(tmp_path):
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root); the injected full disk above still runs")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+@pytest.mark.parametrize("room_kib", [96, 128, 192])
+def test_a_scan_on_a_real_full_disk_exits_cleanly_and_resumes_once_space_is_freed(
+    small_tmpfs, tmp_path, monkeypatch, capsys, room_kib
+):
+    """The same on a real 1 MiB tmpfs, filled to leave ``room_kib``: enough for the folder's 64 KiB write
+    probe and the database, too little for 12 points' trajectories, rows and WAL frames, so the disk fills
+    mid-scan (at 96/128/192 KiB: after 1/3/4-5 rows), wherever SQLite or a trajectory write meets it."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))  # the stand-in runner
+    assert _scan(tmp_path / "ref", capsys)[0] == 0
+    ref = _stored(tmp_path / "ref")
+    res = small_tmpfs / "res"
+    st = os.statvfs(small_tmpfs)
+    (small_tmpfs / "fill").write_bytes(b"\0" * max(st.f_bavail * st.f_frsize - room_kib * 1024, 0))
+    rc, err = _scan(res, capsys)
+    assert rc == 1 and "Traceback" not in err, (rc, err)
+    assert ("No space left" in err or FULL in err) and str(res) in err, err  # the file is named
+    got = _stored(res)
+    assert len(got) < 12 and all(ref[key] == row for key, row in got.items())  # the rows committed stay
+    (small_tmpfs / "fill").unlink()  # space is freed
     rc, err = _scan(res, capsys)
     assert rc == 0 and "Traceback" not in err, err
     assert _stored(res) == ref

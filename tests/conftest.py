@@ -40,3 +40,37 @@ def register_claims(monkeypatch, modules):
         registry[name] = f"toy_claims.{name}"
     monkeypatch.setattr(claims, "REGISTRY", registry)
     monkeypatch.setattr(claims, "GROUPS", {})
+
+
+def kill_at_random_moments(
+    target, args_of, n_kills: int, duration: float, seed: int = 0, ctx=None, after=None
+) -> list[int]:
+    """Start ``target(*args_of(i))`` in a child process (forked, or from ``ctx``) and ``kill -9`` it after a
+    random delay in [0, duration), for i = 0, 1, … until ``n_kills`` kills hit a running process (a process
+    already done does not count; at most 3·n_kills tries). ``after(i, killed)``, if given, runs once the
+    child of try i is gone (to check what it left before the next try). Returns the i's killed while running."""
+    import multiprocessing
+    import random
+    import signal
+    import time
+
+    ctx = ctx or multiprocessing.get_context("fork")
+    rng = random.Random(seed)
+    hit: list[int] = []
+    for i in range(3 * n_kills):
+        p = ctx.Process(target=target, args=args_of(i))
+        p.start()
+        time.sleep(rng.uniform(0.0, duration))
+        try:
+            os.kill(p.pid, signal.SIGKILL)
+        except ProcessLookupError:  # done already (and reaped by a fork server)
+            pass
+        p.join(30)
+        killed = p.exitcode == -signal.SIGKILL
+        if after is not None:
+            after(i, killed)
+        if killed:
+            hit.append(i)
+            if len(hit) == n_kills:
+                break
+    return hit

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import random
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -21,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import kill_at_random_moments
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -325,29 +324,6 @@ def test_the_issues_repro_two_scan_processes_on_one_name(tmp_path):
     df = pd.read_csv(tmp_path / "res" / "mix.csv")
     assert len(df) == 3 * 40 + 10 and df["key"].is_unique and _once_each(tmp_path / "res") == []
     assert "warning" not in third.stderr
-
-
-def kill_at_random_moments(target, args_of, n_kills: int, duration: float, seed: int = 0, ctx=None) -> list[int]:
-    """Start ``target(*args_of(i))`` in a child process (forked, or from ``ctx``) and ``kill -9`` it after a
-    random delay in [0, duration), for i = 0, 1, … until ``n_kills`` kills hit a running process (a process
-    already done does not count; at most 3·n_kills tries). Returns the i's killed while running."""
-    ctx = ctx or multiprocessing.get_context("fork")
-    rng = random.Random(seed)
-    hit: list[int] = []
-    for i in range(3 * n_kills):
-        p = ctx.Process(target=target, args=args_of(i))
-        p.start()
-        time.sleep(rng.uniform(0.0, duration))
-        try:
-            os.kill(p.pid, signal.SIGKILL)
-        except ProcessLookupError:  # done already (and reaped by a fork server)
-            pass
-        p.join(30)
-        if p.exitcode == -signal.SIGKILL:
-            hit.append(i)
-            if len(hit) == n_kills:
-                break
-    return hit
 
 
 @pytest.mark.slow

@@ -626,7 +626,7 @@ def _transfer_quietly(out):
 
 @pytest.mark.slow
 def test_kill_9_at_20_random_moments_of_a_transfer_run_then_a_rerun_gives_the_uninterrupted_tables(tmp_path):
-    from test_scan import kill_at_random_moments
+    from conftest import kill_at_random_moments
 
     ref = _transfer_quietly(tmp_path / "ref")
     t0 = time.perf_counter()

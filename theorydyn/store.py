@@ -477,14 +477,18 @@ class ResultStore:
         too) to the CSV export, atomically (:mod:`theorydyn.atomic`). Returns its path.
 
         Raises:
-            OSError: the CSV cannot be written (the rows stay committed in the database).
+            OSError: the CSV cannot be written, or the database cannot record it (a full disk); the
+                rows stay committed in the database.
             ValueError: the export path is a symbolic link or not a regular file.
         """
         self.load()
-        self._connect().execute(
-            "INSERT INTO exports (scope, path, written_utc) VALUES (?, ?, ?) ON CONFLICT (scope) "
-            "DO UPDATE SET path = excluded.path, written_utc = excluded.written_utc",
-            (self.scope, str(self.path), _now()),
-        )
+        try:
+            self._connect().execute(
+                "INSERT INTO exports (scope, path, written_utc) VALUES (?, ?, ?) ON CONFLICT (scope) "
+                "DO UPDATE SET path = excluded.path, written_utc = excluded.written_utc",
+                (self.scope, str(self.path), _now()),
+            )
+        except sqlite3.OperationalError as e:  # a full disk ("database or disk is full"), like append's
+            raise OSError(f"cannot record the export in {self.db}: {e}") from None
         write_text(self.path, self.text() if self.rows else _line([KEY]))
         return self.path

@@ -315,6 +315,13 @@ def main(argv: list[str] | None = None) -> int:
             )
     except ScanError as e:
         fail(str(e), PROG)
+    except OSError as e:  # a full disk under the store or an output: the rows committed so far stay
+        print(
+            f"{PROG}: error: {e}; the rows committed so far stay in the store: free space and rerun the same "
+            "command to resume",
+            file=sys.stderr,
+        )
+        return 1
     except KeyboardInterrupt:
         return 130
     for w in caught:

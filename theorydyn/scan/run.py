@@ -117,10 +117,11 @@ class ScanOutcome:
     plots: list[Path] = field(default_factory=list)
     exponents: dict[str, dict | None] = field(default_factory=dict)
     summary_csv: Path | None = None
+    export_failed: bool = False  # the CSV export could not be written (a full disk): the rows are in the store
 
     @property
     def exit_code(self) -> int:
-        return 1 if (self.failed or self.lost) else 0
+        return 1 if (self.failed or self.lost or self.export_failed) else 0
 
 
 def _fmt(v: Any) -> str:
@@ -153,9 +154,9 @@ def _row(point: Point, out: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _export(store) -> None:
-    """The CSV export of the store (re-read: another process's rows too); a failure is a message,
-    the rows stay committed in the database."""
+def _export(store) -> bool:
+    """The CSV export of the store (re-read: another process's rows too); a failure is a message
+    (and exit status 1), the rows stay committed in the database. Returns whether it was written."""
     try:
         store.export()
     except (OSError, ValueError) as e:
@@ -163,6 +164,8 @@ def _export(store) -> None:
             f"{PROG}: warning: the rows are in {store.db} but the CSV export {store.path} could not be written: {e}",
             file=sys.stderr,
         )
+        return False
+    return True
 
 
 def check_runner(spec: ScanSpec) -> None:
@@ -299,9 +302,9 @@ def run_scan(
             if not cancelled:
                 bar.close()
                 handle.close(cancel=bool(outcome.lost))
-            _export(store)
+            outcome.export_failed = not _export(store)
     else:
-        _export(store)
+        outcome.export_failed = not _export(store)
     outcome.frame = store.frame([p.key for p in points])
     outcome.wall_s = time.perf_counter() - t_start
     if plots and len(outcome.frame):

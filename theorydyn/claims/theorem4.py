@@ -21,6 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from .. import data, model
 from ..model import association
@@ -28,10 +29,11 @@ from ..resources import MemoryEstimate
 from ..setting import Setting
 from ..simulate import simulate
 from ..simulate.memory import simulate_memory
+from ..simulate.run import init_params
 from ..stats import mean_ci
 from ..transfer import setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from .check import Check, Verdict, departures, unconditional_error
-from .theorem31 import theorem_3_1_scope
+from .theorem31 import glm_oracle_error_exact, theorem_3_1_scope
 
 #: Lemma 4.2 at finite N: "v stays along w*" read as cos(v_hat, w*) >= 0.99 after phase I (the part of
 #: v_hat off w* at most sqrt(1 - 0.99^2) = 14% of its norm), fixed before any run.
@@ -416,8 +418,6 @@ def train_v_frozen(
     """GD on (E) in v alone, Â frozen at the realistic initialisation (Â_ij ~ N(0, ω²), Â_ii = β,
     v̂ ~ N(0, ω² I_d): :func:`theorydyn.simulate.init_params`), on N fresh samples; returns (Â, v̂).
     The gradient is :func:`frozen_grad_v`."""
-    from ..simulate.run import init_params
-
     rng = np.random.default_rng(seed)
     b = data.sample(s, int(N), seed=rng, dtype=np.dtype(dtype))
     A, v = init_params(s, omega, rng)
@@ -430,8 +430,6 @@ def train_v_frozen(
 def frozen_grad_v(s: Setting, S: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """∇_v of the empirical risk (E) at fixed scores S (D, D): the v part of
     :func:`theorydyn.model.risk_and_grad` in two flat passes over X (N, D, d) in X's dtype."""
-    from scipy.special import expit
-
     N, D, d = X.shape
     y = np.asarray(y, dtype=np.float64)
     U = (X.reshape(-1, d) @ v.astype(X.dtype)).reshape(N, D).astype(np.float64)
@@ -461,8 +459,6 @@ def check_frozen_attention(
     bound: with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval straddles 1/8;
     OUT_OF_SCOPE outside :func:`theorem_3_1_scope`. The note gives the exact best-GLM error
     (:func:`theorydyn.claims.theorem31.glm_oracle_error_exact`)."""
-    from .theorem31 import glm_oracle_error_exact
-
     scope = theorem_3_1_scope(s)
     errs = []
     for k in range(seeds):

@@ -8,6 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from theorydyn import Setting, data, model
+from theorydyn.claims import lemma41 as l41
+from theorydyn.claims import nstar as ns
 from theorydyn.claims import theorem4 as t4
 from theorydyn.claims import theorem31 as t31
 from theorydyn.claims import theorem32 as t32
@@ -315,7 +317,7 @@ def test_labels_are_consistent_with_f(seed, DC, q):
 def test_lemma_4_1_check_sees_the_three_value_form_and_a_dominant_row():
     s = Setting(D=16, C=4)
     A = model.symmetric_attention(s, 1.0, -0.2)
-    dev = t4.symmetry_deviation(s, A)
+    dev = l41.symmetry_deviation(s, A)
     assert dev["gap"] == pytest.approx(1.2)
     assert dev["in_rel_std"] == pytest.approx(0.0, abs=1e-12) and dev["row_rel_spread"] == pytest.approx(0.0, abs=1e-12)
     assert dev["top_row_ratio"] == pytest.approx(1.0)
@@ -325,7 +327,7 @@ def test_lemma_4_1_check_sees_the_three_value_form_and_a_dominant_row():
     for S in s.sets:
         i = S[0]
         B[i, S[1:]] = -0.2 + 3 * 1.2
-    dev = t4.symmetry_deviation(s, B)
+    dev = l41.symmetry_deviation(s, B)
     assert dev["top_row_ratio"] == pytest.approx(3.0)
     # in-set entries: 3 per set at 3.4, 9 at 1.0 (mean 1.6); gap 1.6 + 0.2 = 1.8; row means 3.4 and 1.0
     assert dev["gap"] == pytest.approx(1.8) and dev["row_rel_spread"] == pytest.approx(2.4 / 1.8)
@@ -349,7 +351,7 @@ def test_lemma_4_1_scaling_recovers_a_planted_exponent():
         for k in range(5)
         for N in Ns
     ]
-    checks = t4.check_lemma_4_1_scaling(s, runs=pd.DataFrame(rows))
+    checks = l41.check_lemma_4_1_scaling(s, runs=pd.DataFrame(rows))
     assert {str(c.verdict) for c in checks} == {"INFO"}
     b = checks[0]
     assert b.quantity.startswith("exponent") and b.ci_low < -0.4 < b.ci_high and b.ci_high - b.ci_low < 0.05
@@ -362,7 +364,7 @@ def test_lemma_4_1_scaling_recovers_a_planted_exponent():
 
 def test_lemma_4_1_scaling_runs_draw_independent_data_per_seed():
     s = Setting(D=8, C=2, q=0.5)
-    runs = t4.lemma_4_1_scaling_runs(s, Ns=(256, 512), seeds=2, steps=3)
+    runs = l41.lemma_4_1_scaling_runs(s, Ns=(256, 512), seeds=2, steps=3)
     assert len(runs) == 4 and set(runs["N"]) == {256, 512}
     a, b = runs[runs["N"] == 256]["in_rel_std"].to_numpy()
     assert a != b  # seeds do not share data
@@ -422,11 +424,11 @@ def test_lemma_4_1_size_is_chosen_by_the_scope_rule():
     """D = 16 at q = 1/4, C = 4 has q(D - C) = 3 <= C: the rule moves to D = 24 (q(D - C) = 5 > C); at
     q = 1/2 (C = 4) D = 16 is in scope; where no D is, the setting at the start with the rule's reason."""
     assert t31.theorem_3_1_scope(Setting(D=16, C=4, q=0.25)) is not None
-    sl, why = t4.smallest_in_scope(Setting(D=64, C=4, q=0.25), 16, 64)
+    sl, why = l41.smallest_in_scope(Setting(D=64, C=4, q=0.25), 16, 64)
     assert (sl.D, sl.q, why) == (24, 0.25, None)
-    assert t4.smallest_in_scope(Setting(D=32, C=4, q=0.5), 16, 32)[0].D == 16
-    assert t4.smallest_in_scope(Setting(D=128, C=8, q=0.5), 16, 128)[0].D == 32
-    sl, why = t4.smallest_in_scope(Setting(D=64, C=4, q=0.05), 16, 64)
+    assert l41.smallest_in_scope(Setting(D=32, C=4, q=0.5), 16, 32)[0].D == 16
+    assert l41.smallest_in_scope(Setting(D=128, C=8, q=0.5), 16, 128)[0].D == 32
+    sl, why = l41.smallest_in_scope(Setting(D=64, C=4, q=0.05), 16, 64)
     assert sl.D == 16 and "more spurious" in why
 
 
@@ -441,17 +443,17 @@ def test_n_star_search_and_exponent(monkeypatch):
         calls.append((s_.D, N, seed))
         return SimpleNamespace(A=np.full((s_.D, s_.D), 1.0 if N >= 2 * s_.D**2 else 0.0))
 
-    monkeypatch.setattr(t4, "train_upstream", fake)
-    monkeypatch.setattr(t4, "association", lambda s_, A: float(A[0, 0]))
+    monkeypatch.setattr(ns, "train_upstream", fake)
+    monkeypatch.setattr(ns, "association", lambda s_, A: float(A[0, 0]))
     s = Setting(D=64, C=4)
-    runs = t4.n_star_runs(s, (16, 32, 64), seeds=3, N0=64, N_max=16384)
+    runs = ns.n_star_runs(s, (16, 32, 64), seeds=3, N0=64, N_max=16384)
     assert runs.groupby("D")["N_star"].max().to_dict() == {16: 512, 32: 2048, 64: 8192}
     assert len(set(seed for _, _, seed in calls)) == len(calls)  # every run draws its own data
-    rows = t4.check_n_star(s, runs, steps=250, N_max=16384)
+    rows = ns.check_n_star(s, runs, steps=250, N_max=16384)
     assert [str(c.verdict) for c in rows] == ["INFO"] * 4
     assert rows[-1].measured == pytest.approx(2.0) and rows[0].measured == pytest.approx(9.0)
-    censored = t4.n_star_runs(s, (16, 128), seeds=2, N0=64, N_max=16384)  # 2 * 128^2 > N_max
-    rows = t4.check_n_star(s, censored, steps=250, N_max=16384)
+    censored = ns.n_star_runs(s, (16, 128), seeds=2, N0=64, N_max=16384)  # 2 * 128^2 > N_max
+    rows = ns.check_n_star(s, censored, steps=250, N_max=16384)
     assert np.isnan(rows[-1].measured) and "censored" in rows[-1].note and "censored" in rows[1].note
 
 
@@ -469,9 +471,9 @@ def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
         where = t4.theorem_4_2_where(sg, kw["N"], kw["steps"], 5, kw["ledger_D"])
         return [Check.over_seeds(f"Theorem 4.2 (1) {where}", "assoc", [1.0] * 5, "== 1", True)]
 
-    monkeypatch.setattr(t4, "check_lemma_4_1_scaling", scaling)
+    monkeypatch.setattr(l41, "check_lemma_4_1_scaling", scaling)
     monkeypatch.setattr(t4, "check_theorem_4_seeds", seeds_)
-    rows = t4.checks(Setting(D=64, C=4), quick=True, n_star=False)
+    rows = l41.checks(Setting(D=64, C=4), quick=True) + t4.checks(Setting(D=64, C=4), quick=True)
     assert seen == {"lemma": 24, "thm": (32, 16384, 250)}
     lemma = [c for c in rows if c.claim.startswith("Lemma 4.1 (finite N)")]
     assert lemma and all(c.claim.endswith("[D = 24]") and "scope rule" in c.note for c in lemma)
@@ -481,7 +483,7 @@ def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
     assert len(nr) == 2 and all("[D = 64" in c.claim for c in nr)
     assert "python -m theorydyn.verify --D 64 --C 4 --q 0.25 --only theorem4" in nr[0].note
     # out of scope at every size: the Lemma 4.1 rows say OUT_OF_SCOPE
-    rows = t4.checks(Setting(D=64, C=4, q=0.05), quick=True, n_star=False)
+    rows = l41.checks(Setting(D=64, C=4, q=0.05), quick=True)
     assert {str(c.verdict) for c in rows if c.claim.startswith("Lemma 4.1 (finite N)")} == {"OUT_OF_SCOPE"}
 
 
@@ -530,7 +532,7 @@ def test_theorems_cli_exits_1_on_a_fail_row(monkeypatch, tmp_path):
 def test_lemma_4_1_holds_exactly_for_population_gd():
     """GD on the exactly enumerated population keeps the three-value form to rounding, while γ − ρ
     grows to O(1), so the measured ratio is meaningful (a broken symmetry would show at O(1))."""
-    (c,) = t4.check_lemma_4_1_population(Setting(), steps=150)
+    (c,) = l41.check_lemma_4_1_population(Setting(), steps=150)
     assert c.passed and c.measured < 1e-10
     gamma, rho = (float(x.split()[-1].rstrip(",")) for x in c.note.split(", ")[:2])
     assert gamma - rho > 0.5
@@ -580,7 +582,7 @@ def test_frozen_attention_gradient_and_verdicts(monkeypatch):
 
     planted = iter([])
     monkeypatch.setattr(t4, "train_v_frozen", lambda *a, **k: (A, v))
-    monkeypatch.setattr(t4, "_fresh_errors", lambda *a, **k: {"err_f": next(planted)})
+    monkeypatch.setattr(t4, "fresh_errors", lambda *a, **k: {"err_f": next(planted)})
     for errs, verdict in (
         ([0.15, 0.16, 0.15], "PASS"),
         ([0.06, 0.065, 0.07], "DEVIATES"),

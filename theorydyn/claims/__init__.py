@@ -21,7 +21,9 @@ the earlier ledger (``reduced``, ``theorems``) as groups of modules.
 * :mod:`.definition21` — Definition 2.1 (the labels agree with f, exactly);
 * :mod:`.dynamics` — the idealized dynamics: Lemma 4.3, Events I–III, Theorem 4.1;
 * :mod:`.theorem31`, :mod:`.theorem32` — Theorems 3.1 and 3.2;
-* :mod:`.theorem4` — Lemma 4.1 and Theorem 4.2 at finite N;
+* :mod:`.lemma41` — Lemma 4.1 (on the population, and its break at finite N);
+* :mod:`.theorem4` — Theorem 4.2 at finite N (with Lemma 4.2 and Figure 4 from its runs);
+* :mod:`.nstar` — N*(D), the N Theorem 4.2 needs against D;
 * :mod:`.transfer` — Theorems 5.1 and 5.2; :mod:`.figure2` — Figure 2; :mod:`.vision` — Section 6;
 * :mod:`.semirealistic` — finite-sample GD against the reduced dynamics (a figure, no rows).
 
@@ -41,7 +43,9 @@ REGISTRY: dict[str, str] = {
     "dynamics": "theorydyn.claims.dynamics",
     "theorem31": "theorydyn.claims.theorem31",
     "theorem32": "theorydyn.claims.theorem32",
+    "lemma41": "theorydyn.claims.lemma41",
     "theorem4": "theorydyn.claims.theorem4",
+    "nstar": "theorydyn.claims.nstar",
     "transfer": "theorydyn.claims.transfer",
     "figure2": "theorydyn.claims.figure2",
     "vision": "theorydyn.claims.vision",
@@ -50,7 +54,7 @@ REGISTRY: dict[str, str] = {
 #: names of the earlier ledger's sources → the claims they now are (``verify --only reduced theorems``)
 GROUPS: dict[str, tuple[str, ...]] = {
     "reduced": ("dynamics",),
-    "theorems": ("theorem31", "theorem32", "theorem4"),
+    "theorems": ("theorem31", "theorem32", "lemma41", "theorem4", "nstar"),
 }
 
 

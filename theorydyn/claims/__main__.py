@@ -1,5 +1,5 @@
 """``python -m theorydyn.claims`` (also ``theorydyn theorems``, ``python -m theorydyn theorems``): the
-theorem rows alone (:mod:`.theorem31`, :mod:`.theorem32`, :mod:`.theorem4`).
+theorem rows alone (:mod:`.theorem31`, :mod:`.theorem32`, :mod:`.lemma41`, :mod:`.theorem4`, :mod:`.nstar`).
 
 Exit status 0 unless a row is FAIL (1); 2 on bad input (before any work).
 """
@@ -27,7 +27,7 @@ from ..resources import MemoryEstimate, theorem_3_1_memory, theorem_3_2_memory  
 from ..setting import Setting  # noqa: E402
 from ..simulate.memory import simulate_memory  # noqa: E402
 from ..transfer import setting_at  # noqa: E402
-from . import theorem4, theorem31, theorem32  # noqa: E402
+from . import lemma41, nstar, theorem4, theorem31, theorem32  # noqa: E402
 from .check import Verdict  # noqa: E402
 from .theorem31 import check_theorem_3_1, save_theorem_3_1_figure  # noqa: E402
 from .theorem32 import check_theorem_3_2  # noqa: E402
@@ -109,7 +109,8 @@ def main(argv=None) -> int:
     if only and args.full:
         fail("--full: has no effect with --only (Theorems 3.1 and 3.2 run at their own sample sizes)", prog)
     if not only:
-        # theorem4.checks moves the setting to smaller D for the GD checks: refuse here what it would refuse there
+        # lemma41.checks and theorem4.checks move the setting to smaller D for the GD checks: refuse here
+        # what they would refuse there
         for D2, what in (
             (16 if not args.full else min(s.D, 32), "Lemma 4.1 scaling"),
             (min(s.D, 32) if not args.full else s.D, "Theorem 4.2"),
@@ -137,7 +138,9 @@ def main(argv=None) -> int:
         )
     else:
         checks = [
-            c for mod in (theorem31, theorem32, theorem4) for c in mod.checks(s, quick=not args.full, progress=say)
+            c
+            for mod in (theorem31, theorem32, lemma41, theorem4, nstar)
+            for c in mod.checks(s, quick=not args.full, progress=say)
         ]
     df = pd.DataFrame([c.row() for c in checks])
     with pd.option_context("display.width", 200, "display.max_colwidth", 70):

@@ -1,14 +1,15 @@
-"""Theorems 4.1/4.2 and Lemma 4.1 at finite N in the ledger (docs/theory.md §4): GD on N samples.
+"""Theorem 4.2 at finite N in the ledger (docs/theory.md §4), with the rows measured on its runs.
 
-* Lemma 4.1 — exact on the enumerated population (:func:`check_lemma_4_1_population`: GD on (P)
-  keeps A in the three-value form); at finite N the symmetry break is a diagnostic (INFO) measured
-  against N with its exponent (:func:`lemma_4_1_scaling_runs`, :func:`check_lemma_4_1_scaling`,
-  distance from the form: :func:`symmetry_deviation`).
 * Theorem 4.2 — patch association (Definition 2.2) and small test error at the end of realistic
   GD with the full D × D Â (:func:`theorydyn.simulate.simulate`), over seeds
-  (:func:`check_theorem_4_seeds`), judged inside Theorem 3.1's scope rule (the same Assumption 2).
+  (:func:`check_theorem_4_seeds`), judged inside Theorem 3.1's scope rule (the same Assumption 2);
+  from the same runs, Lemma 4.2 at finite N (v stays along w*) and Figure 4 (cos(v̂, w*) rises).
+* Without patch association (:func:`check_frozen_attention`): Â frozen at its initialisation, the
+  model is (nearly) a GLM, its error against Theorem 3.1's 1/8.
 
-Theorem 4.1 on the idealized (population) dynamics is checked by :mod:`theorydyn.claims.dynamics`.
+Lemma 4.1 is :mod:`theorydyn.claims.lemma41`; N*(D), the N Theorem 4.2 needs, is
+:mod:`theorydyn.claims.nstar`; Theorem 4.1 on the idealized (population) dynamics is checked by
+:mod:`theorydyn.claims.dynamics`.
 
 Shapes: A: (D, D), v: (d,), X: (N, D, d).
 """
@@ -17,10 +18,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 
 import numpy as np
-import pandas as pd
+from scipy.special import expit
 
 from .. import data, model
 from ..model import association
@@ -28,53 +28,20 @@ from ..resources import MemoryEstimate
 from ..setting import Setting
 from ..simulate import simulate
 from ..simulate.memory import simulate_memory
+from ..simulate.run import init_params
 from ..stats import mean_ci
 from ..transfer import setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
-from .check import Check, Verdict, departures, unconditional_error
-from .theorem31 import theorem_3_1_scope
+from .check import Check, Verdict, departures, fresh_errors, unconditional_error
+from .theorem31 import glm_oracle_error_exact, theorem_3_1_scope
 
 #: Lemma 4.2 at finite N: "v stays along w*" read as cos(v_hat, w*) >= 0.99 after phase I (the part of
 #: v_hat off w* at most sqrt(1 - 0.99^2) = 14% of its norm), fixed before any run.
 COS_TOL = 0.99
 
-
-def symmetry_deviation(s: Setting, A: np.ndarray) -> dict[str, float]:
-    """Distance of Â from the three-value form of Lemma 4.1 (A_ii = β, γ in-set, ρ across sets).
-
-    gap = mean in-set − mean cross-set entry; ``in_rel_std`` / ``cross_rel_std`` = std of the in-set /
-    cross-set entries over |gap|. Row level (the finite-sample break of the symmetry): r_i = mean of
-    row i's in-set entries; ``row_rel_spread`` = max over sets of (max_i r_i − min_i r_i) / |gap|;
-    ``top_row_ratio`` = median over sets of (max_i r_i − ρ̄) / (median of the set's other rows − ρ̄),
-    ρ̄ the cross-set mean (≈ 1 under Lemma 4.1, ≫ 1 when one query row per set dominates).
-    """
-    A = np.asarray(A, dtype=np.float64)
-    inv, crv = A[s.in_set_mask], A[s.cross_set_mask]
-    gap = float(inv.mean() - crv.mean())
-    r = np.where(s.in_set_mask, A, 0.0).sum(axis=1) / (s.C - 1)
-    rows = r[s.sets]  # (L, C)
-    srt = np.sort(rows, axis=1)
-    spread = srt[:, -1] - srt[:, 0]
-    others = np.median(srt[:, :-1], axis=1) - crv.mean()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = (srt[:, -1] - crv.mean()) / others
-    g = abs(gap) if gap != 0 else np.nan
-    return {
-        "gap": gap,
-        "in_mean": float(inv.mean()),
-        "cross_mean": float(crv.mean()),
-        "in_rel_std": float(inv.std() / g),
-        "cross_rel_std": float(crv.std() / g),
-        "cross_absmax": float(np.abs(crv).max()),
-        "row_rel_spread": float(spread.max() / g),
-        "top_row_ratio": float(np.median(ratio)),
-    }
-
-
-def _fresh_errors(s: Setting, A: np.ndarray, v: np.ndarray, N_test: int, seed: int) -> dict[str, float]:
-    b = data.sample(s, N_test, seed=seed)
-    with np.errstate(over="ignore", invalid="ignore"):
-        F = model.forward(s, A, v, b.X)
-    return data.errors(np.where(np.isfinite(F), F, 0.0), b.y, data.labelling(s, b.X))
+#: Theorem 4.2's sizes: (N, steps) in quick and full mode, and the largest D that fits the quick budget
+#: (a D = 64 run of 250 steps at N = 16384 takes about 40 s a seed on 2 busy cores, 1200 steps 3 min).
+THEOREM_4_2 = dict(quick=(16384, 250), full=(16384, 1200))
+QUICK_D_MAX = 32
 
 
 def train_upstream(
@@ -89,164 +56,6 @@ def train_upstream(
 ):
     """GD on (E) with the full D×D Â from the realistic initialisation (:func:`theorydyn.simulate.simulate`)."""
     return simulate(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=record_every, dtype=dtype)
-
-
-def lemma_4_1_scaling_runs(
-    s: Setting,
-    Ns: tuple[int, ...] = (2048, 4096, 8192, 16384, 32768),
-    seeds: int = 5,
-    steps: int = 150,
-    eta: float = 10.0,
-    omega: float = 1e-3,
-    seed: int = 0,
-    dtype: str = "float32",
-    progress=None,
-):
-    """Realistic GD at every N of ``Ns`` and every seed; each (N, seed) draws its own data.
-
-    Returns a DataFrame with columns N, seed, the :func:`symmetry_deviation` fields, association
-    (Definition 2.2), err_f (fresh samples), and the runs' status. Nothing is cached or shared:
-    run (N, k) uses ``simulate(seed = seed + 1000 k + log2 N)``.
-    """
-    rows = []
-    for k in range(seeds):
-        for N in Ns:
-            sd = int(seed + 1000 * k + int(round(np.log2(N))))
-            if progress:
-                progress(f"Lemma 4.1 scaling: D={s.D}, N={N}, seed {k + 1}/{seeds}")
-            res = simulate(
-                s, N=int(N), eta=eta, steps=steps, omega=omega, seed=sd, record_every=steps, dtype=dtype, n_test=2048
-            )
-            e = _fresh_errors(s, res.A, res.v, 4096, sd + 7919)
-            rows.append(
-                dict(
-                    N=int(N),
-                    seed=k,
-                    **symmetry_deviation(s, res.A),
-                    association=association(s, res.A),
-                    err_f=e["err_f"],
-                    status=str(getattr(res, "status", "ok")),
-                )
-            )
-    return pd.DataFrame(rows)
-
-
-def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
-    """The finite-N symmetry break of Lemma 4.1 against N: INFO rows with 95% intervals over seeds.
-
-    For each seed, the least-squares slope b of log(in-set std / gap) against log N (the
-    deviation ∝ N^b; 0 would mean no approach to the three-value form), and the same for the
-    row-level spread; plus the values at the largest N. ``runs``: a DataFrame from
-    :func:`lemma_4_1_scaling_runs` (else computed with ``kw``).
-    """
-    runs = runs if runs is not None else lemma_4_1_scaling_runs(s, **kw)
-    Ns = sorted(runs["N"].unique())
-    params = dict(
-        D=s.D,
-        C=s.C,
-        q=round(s.q, 6),
-        N=f"{Ns[0]}..{Ns[-1]}",
-        init="realistic",
-        **departures(s, eta=kw.get("eta", 10.0)),
-    )
-    out = []
-    for col, what in (
-        ("in_rel_std", "in-set std / gap"),
-        ("row_rel_spread", "row-level spread / gap"),
-        ("cross_rel_std", "cross-set std / gap"),
-    ):
-        slopes = [float(np.polyfit(np.log(g["N"]), np.log(g[col]), 1)[0]) for _, g in runs.groupby("seed")]
-        means = runs.groupby("N")[col].mean()
-        listing = ", ".join(f"N={n}: {m:.3f}" for n, m in means.items())
-        out.append(
-            Check.over_seeds(
-                "Lemma 4.1 (finite N)",
-                f"exponent b of {what} of A_hat ~ N^b (realistic GD)",
-                slopes,
-                "INFO (0: no approach to the symmetric form)",
-                Verdict.INFO,
-                params=params,
-                note=f"mean over seeds: {listing}",
-                route="slope recovery on planted power laws "
-                "(tests/test_theorems.py::test_lemma_4_1_scaling_recovers_a_planted_exponent)",
-            )
-        )
-        big = runs[runs["N"] == Ns[-1]][col].to_list()
-        if col == "in_rel_std" and "association" in runs:
-            am = runs.groupby("N")["association"].mean()
-            small = runs[runs["N"] == Ns[0]]["association"].to_list()
-            out.append(
-                Check.over_seeds(
-                    "Lemma 4.1 (finite N)",
-                    f"patch association of A_hat at N = {Ns[0]} (Definition 2.2, fraction of rows)",
-                    small,
-                    "INFO (finite-N break of the symmetry can cost rows)",
-                    Verdict.INFO,
-                    params=dict(params, N=Ns[0]),
-                    note="mean over seeds: " + ", ".join(f"N={n}: {m:.3f}" for n, m in am.items()),
-                    route="brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)",
-                )
-            )
-        out.append(
-            Check.over_seeds(
-                "Lemma 4.1 (finite N)",
-                f"{what} of A_hat at N = {Ns[-1]} (realistic GD)",
-                big,
-                "INFO (the lemma is about (P))",
-                Verdict.INFO,
-                params=dict(params, N=Ns[-1]),
-                route="symmetry_deviation vs hand-built A (tests/test_theorems.py::"
-                "test_lemma_4_1_check_sees_the_three_value_form_and_a_dominant_row)",
-            )
-        )
-    return out
-
-
-def check_lemma_4_1_population(
-    s: Setting, D: int = 6, C: int = 2, q: float = 0.4, eta: float = 2.0, steps: int = 300, tol: float = 1e-9
-) -> list[Check]:
-    """Lemma 4.1 as stated: GD on the population risk (P) keeps A in the three-value form.
-
-    (P) is computed exactly by enumerating every noiseless data point with its probability
-    (:func:`theorydyn.data.enumerate_population`) at a size where that is instant (default D = 6,
-    C = 2; p, β, τ taken from ``s``). From the idealized init (A = β I, v = α(0) w*), plain GD with
-    the full-model gradients (:func:`theorydyn.model.risk_and_grad`) runs ``steps`` steps; the
-    measured value is the largest spread of the in-set and of the cross-set entries relative to
-    |γ − ρ| over the run. (v stays in span(w*) trivially here, the enumeration being noiseless, so
-    Lemma 4.2 is not checked by this route.)
-    """
-    sp = Setting(D=D, C=C, q=q, p=s.p, beta=s.beta, tau=s.tau)
-    z, y, w = data.enumerate_population(sp)
-    X = data.embed(sp, z)
-    A = model.symmetric_attention(sp, 0.0, 0.0)
-    v = sp.alpha0 * sp.w_star
-    worst_A = 0.0
-    for _ in range(steps):
-        _, gA, gv = model.risk_and_grad(sp, A, v, X, y, weights=w)
-        A, v = A - eta * gA, v - eta * gv
-        inv, crv = A[sp.in_set_mask], A[sp.cross_set_mask]
-        gap = abs(inv.mean() - crv.mean())
-        if gap > 0:
-            worst_A = max(worst_A, float(max(np.ptp(inv), np.ptp(crv)) / gap))
-    inv, crv = A[sp.in_set_mask], A[sp.cross_set_mask]
-    params = dict(
-        D=D, C=C, q=q, p=s.p, eta=eta, steps=steps, expectation="exact enumeration", **departures(sp, eta=eta)
-    )
-    note = f"final gamma {inv.mean():.4f}, rho {crv.mean():.4f}, alpha {v @ sp.w_star:.4f}"
-    return [
-        Check.exact(
-            "Lemma 4.1",
-            "max over GD on (P) of (in-set or cross-set spread of A) / |gamma - rho|",
-            worst_A,
-            f"<= {tol:g}",
-            worst_A <= tol,
-            params=params,
-            note=note,
-            route="enumeration vs itertools (tests/test_data.py::test_enumerate_population_against_itertools); "
-            "gradients vs central differences "
-            "(tests/test_model.py::test_gradients_match_central_differences)",
-        ),
-    ]
 
 
 def check_theorem_4_seeds(
@@ -298,7 +107,7 @@ def check_theorem_4_seeds(
             progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {k + 1}/{seeds}")
         res = train_upstream(s, N, eta, steps, omega, sd, dtype=dtype, record_every=max(1, steps // 10))
         assoc.append(association(s, res.A))
-        e = _fresh_errors(s, res.A, res.v, N_test, sd + 7919)
+        e = fresh_errors(s, res.A, res.v, N_test, sd + 7919)
         errs.append(unconditional_error(e["err_f"], e["amb_f"]))
         errs_c.append(e["err_f"])
         cos.append(float(res.v @ s.w_star / np.linalg.norm(res.v)))
@@ -416,8 +225,6 @@ def train_v_frozen(
     """GD on (E) in v alone, Â frozen at the realistic initialisation (Â_ij ~ N(0, ω²), Â_ii = β,
     v̂ ~ N(0, ω² I_d): :func:`theorydyn.simulate.init_params`), on N fresh samples; returns (Â, v̂).
     The gradient is :func:`frozen_grad_v`."""
-    from ..simulate.run import init_params
-
     rng = np.random.default_rng(seed)
     b = data.sample(s, int(N), seed=rng, dtype=np.dtype(dtype))
     A, v = init_params(s, omega, rng)
@@ -430,8 +237,6 @@ def train_v_frozen(
 def frozen_grad_v(s: Setting, S: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """∇_v of the empirical risk (E) at fixed scores S (D, D): the v part of
     :func:`theorydyn.model.risk_and_grad` in two flat passes over X (N, D, d) in X's dtype."""
-    from scipy.special import expit
-
     N, D, d = X.shape
     y = np.asarray(y, dtype=np.float64)
     U = (X.reshape(-1, d) @ v.astype(X.dtype)).reshape(N, D).astype(np.float64)
@@ -461,8 +266,6 @@ def check_frozen_attention(
     bound: with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval straddles 1/8;
     OUT_OF_SCOPE outside :func:`theorem_3_1_scope`. The note gives the exact best-GLM error
     (:func:`theorydyn.claims.theorem31.glm_oracle_error_exact`)."""
-    from .theorem31 import glm_oracle_error_exact
-
     scope = theorem_3_1_scope(s)
     errs = []
     for k in range(seeds):
@@ -470,7 +273,7 @@ def check_frozen_attention(
             progress(f"A frozen at init: D={s.D}, N={N}, {steps} steps, seed {k + 1}/{seeds}")
         sd = int(seed + 1000 * k + 4242)
         A, v = train_v_frozen(s, N, eta, steps, omega, sd)
-        errs.append(_fresh_errors(s, A, v, N_test, sd + 7919)["err_f"])
+        errs.append(fresh_errors(s, A, v, N_test, sd + 7919)["err_f"])
     _, lo, hi = mean_ci(errs)
     lo, hi = (min(errs), max(errs)) if math.isnan(lo) else (lo, hi)
     best = glm_oracle_error_exact(s)["err_cond"]
@@ -513,203 +316,27 @@ def check_frozen_attention(
     ]
 
 
-def smallest_in_scope(s: Setting, D_from: int, D_to: int) -> tuple[Setting, str | None]:
-    """The smallest multiple of C in [``D_from``, max(D_from, ``D_to``)] whose setting (q and ν kept,
-    :func:`theorydyn.transfer.setting_at`) lies inside :func:`theorem_3_1_scope`; when none does, the
-    setting at ``D_from`` with the scope rule's reason (its rows are then OUT_OF_SCOPE)."""
-    start = D_from + (-D_from) % s.C
-    for D in range(start, max(start, D_to) + 1, s.C):
-        sd = setting_at(s, D)
-        if theorem_3_1_scope(sd) is None:
-            return sd, None
-    sd = setting_at(s, start)
-    return sd, theorem_3_1_scope(sd)
-
-
-def n_star_runs(
-    s: Setting,
-    Ds: tuple[int, ...],
-    seeds: int = 5,
-    steps: int = 250,
-    eta: float = 10.0,
-    omega: float = 1e-3,
-    N0: int = 256,
-    N_max: int = 16384,
-    seed: int = 0,
-    dtype: str = "float32",
-    progress=None,
-) -> pd.DataFrame:
-    """N*(D): per D and seed, the smallest N of the doubling grid N0, 2 N0, …, N_max whose GD run
-    (:func:`train_upstream` at ``setting_at(s, D)``, η, ω, ``steps`` as the Theorem 4.2 row) ends with
-    full patch association (Definition 2.2, every row); inf when none up to ``N_max`` does (censored).
-
-    Run (D, N, k) draws its own data and initialisation, ``seed + 1000 k + 100 log2 N + D + 7``.
-    Returns a DataFrame with columns D, seed, N_star, tried (the N's run, with their association).
-    """
-    rows = []
-    for D in Ds:
-        sd_ = setting_at(s, D)
-        for k in range(seeds):
-            N, found, tried = int(N0), math.inf, []
-            while N <= N_max:
-                if progress:
-                    progress(f"N*(D): D={D}, N={N}, seed {k + 1}/{seeds}")
-                sd = int(seed + 1000 * k + 100 * round(math.log2(N)) + D + 7)
-                res = train_upstream(sd_, N, eta, steps, omega, sd, dtype=dtype, record_every=steps)
-                a = association(sd_, res.A)
-                tried.append(f"{N}:{a:.3f}")
-                if a == 1.0:
-                    found = float(N)
-                    break
-                N *= 2
-            rows.append(dict(D=int(D), seed=k, N_star=found, tried=" ".join(tried)))
-    return pd.DataFrame(rows)
-
-
-def check_n_star(
-    s: Setting, runs: pd.DataFrame, steps: int, N_max: int, eta: float = 10.0, omega: float = 1e-3
-) -> list[Check]:
-    """INFO rows of N*(D) (:func:`n_star_runs`): per D, log2 N* over seeds (N*(D) = the largest over
-    seeds, the N that gives full association in every seed); and the exponent b of N* ∝ D^b, the
-    least-squares slope of log N* on log D fitted per seed, with its 95% interval over seeds.
-    Theorem 4.2 assumes N = poly(d) (d = D here) and gives no degree: INFO. A seed censored at some
-    D (no N ≤ N_max) makes the exponent unmeasured (nan), said in the note."""
-    Ds = sorted(runs["D"].unique())
-    out = []
-    base = dict(C=s.C, q=round(s.q, 6), eta=eta, omega=omega, steps=steps, N_grid=f"doubling..{N_max}")
-    route = (
-        "association vs brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c); "
-        "search and fit on planted thresholds (tests/test_theorems.py::test_n_star_search_and_exponent)"
-    )
-    for D in Ds:
-        g = runs[runs["D"] == D].sort_values("seed")
-        vals = g["N_star"].to_numpy(float)
-        scope = theorem_3_1_scope(setting_at(s, int(D)))
-        note = (
-            f"per seed N* {[int(v) if math.isfinite(v) else 'censored' for v in vals]}; runs (N:association) "
-            + " | ".join(g["tried"])
-            + (f"; outside the scope rule: {scope}" if scope else "; inside the scope rule")
-        )
-        worst = float(np.max(vals))
-        if np.all(np.isfinite(vals)):
-            out.append(
-                Check.over_seeds(
-                    f"Theorem 4.2 (N = poly(d)) [D = {D}]",
-                    f"log2 N*(D), smallest doubling-grid N with full association; N*(D) over seeds = {int(worst)}",
-                    np.log2(vals).tolist(),
-                    "INFO (the paper: N = poly(d), no degree)",
-                    Verdict.INFO,
-                    params=dict(base, D=int(D)),
-                    note=note,
-                    route=route,
-                )
-            )
-        else:
-            out.append(
-                Check(
-                    f"Theorem 4.2 (N = poly(d)) [D = {D}]",
-                    "log2 N*(D), smallest doubling-grid N with full association",
-                    math.nan,
-                    "INFO (the paper: N = poly(d), no degree)",
-                    Verdict.INFO,
-                    params=dict(base, D=int(D), seeds=len(vals)),
-                    note=f"censored: no N <= {N_max} gave full association in some seed; {note}",
-                    route=route,
-                )
-            )
-    piv = runs.pivot(index="seed", columns="D", values="N_star")
-    ok = len(Ds) >= 2 and bool(np.all(np.isfinite(piv.to_numpy(float))))
-    params = dict(base, D="/".join(str(int(D)) for D in Ds))
-    if ok:
-        x = np.log(np.asarray(Ds, float))
-        slopes = [float(np.polyfit(x, np.log(piv.loc[k].to_numpy(float)), 1)[0]) for k in piv.index]
-        b_max = float(np.polyfit(x, np.log([float(piv[D].max()) for D in Ds]), 1)[0])
-        out.append(
-            Check.over_seeds(
-                "Theorem 4.2 (N = poly(d))",
-                "exponent b of N*(D) ~ D^b (slope per seed)",
-                slopes,
-                "INFO (the paper gives no degree)",
-                Verdict.INFO,
-                params=params,
-                note=f"slope of the largest-over-seeds N*(D): {b_max:.3g}; doubling grid: each "
-                f"N* is known to a factor 2",
-                route=route,
-            )
-        )
-    else:
-        out.append(
-            Check(
-                "Theorem 4.2 (N = poly(d))",
-                "exponent b of N*(D) ~ D^b (slope per seed)",
-                math.nan,
-                "INFO (the paper gives no degree)",
-                Verdict.INFO,
-                params=dict(params, seeds=len(piv)),
-                note="not measured: "
-                + ("fewer than two D" if len(Ds) < 2 else f"some seed censored (N* > {N_max}) at some D"),
-                route=route,
-            )
-        )
-    return out
-
-
-#: Theorem 4.2's sizes: (N, steps) in quick and full mode, and the largest D that fits the quick budget
-#: (a D = 64 run of 250 steps at N = 16384 takes about 40 s a seed on 2 busy cores, 1200 steps 3 min).
-THEOREM_4_2 = dict(quick=(16384, 250), full=(16384, 1200))
-QUICK_D_MAX = 32
-
-
 def checks(
     s: Setting,
     *,
     quick: bool = True,
     progress: Callable[[str], None] | None = None,
     seeds: int = 5,
-    n_star: bool = True,
 ) -> list[Check]:
-    """The ledger rows of Lemma 4.1, Theorem 4.2 (with Lemma 4.2 and Figure 4 from its runs) and
-    N*(D), each random number over ``seeds`` seeds; every row's claim text names its size.
+    """The ledger rows of Theorem 4.2 (with Lemma 4.2 and Figure 4 from its runs) and of the model
+    without patch association, each random number over ``seeds`` seeds; every row's claim text
+    names its size.
 
-    * Lemma 4.1 on the exactly enumerated population; its finite-N break against
-      N ∈ {2^11, …, 2^15} (quick; … 2^16 full) at the smallest D ≥ 16 (quick; ≥ min(D, 32) full)
-      inside the scope rule :func:`theorem_3_1_scope` (:func:`smallest_in_scope`, q and ν kept):
-      D = 24 for q = 1/4, C = 4, where D = 16 has q(D − C) = 3 ≤ C; OUT_OF_SCOPE if none up to D.
     * Theorem 4.2 at the ledger's D in full mode (N = 16384, 1200 steps); in quick mode at
       D = min(D, 32) with 250 steps, labelled so in its claim text, plus a NOT_RUN row for the
       ledger's D when that is larger, with the command that runs it.
     * without patch association (:func:`check_frozen_attention`): Â frozen at init, at the Theorem
-      4.2 row's size, error against 1/8;
-    * N*(D) (:func:`n_star_runs`) over D = 16, 32 (quick) or 16, 32, 64 (full; up to the ledger's
-      D), at the Theorem 4.2 row's η, ω and steps, N up to the row's N (quick) or 4× it (full).
+      4.2 row's size, error against 1/8.
     """
     say = progress or (lambda msg: None)
-    say("Lemma 4.1 (population, exact enumeration)")
-    out = check_lemma_4_1_population(s)
-    D_from = 16 if quick else min(s.D, 32)
-    sl, scope = smallest_in_scope(s, D_from, s.D)
-    Ns = tuple(2**k for k in range(11, 16 if quick else 17))
-    rows = check_lemma_4_1_scaling(sl, Ns=Ns, seeds=seeds, steps=150 if quick else 300, progress=say)
-    why = (
-        (
-            f"D = {sl.D}: the smallest multiple of C from {D_from} inside the scope rule (theorem_3_1_scope: "
-            f"q(D-C) = {sl.q * (sl.D - sl.C):.3g} > C = {sl.C}, q <= 1/2, L >= 4)"
-        )
-        if scope is None
-        else f"out of scope at every D from {D_from} to {s.D}: {scope}"
-    )
-    for c in rows:
-        out.append(
-            replace(
-                c,
-                claim=f"{c.claim} [D = {sl.D}]",
-                verdict=Verdict.OUT_OF_SCOPE if scope else c.verdict,
-                note="; ".join(x for x in (why, c.note) if x),
-            )
-        )
     N, steps = THEOREM_4_2["quick" if quick else "full"]
     sg = setting_at(s, min(s.D, QUICK_D_MAX)) if quick else s
-    out += check_theorem_4_seeds(sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D)
+    out = check_theorem_4_seeds(sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D)
     out += check_frozen_attention(sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D)
     if sg.D != s.D:
         Nf, stf = THEOREM_4_2["full"]
@@ -733,22 +360,13 @@ def checks(
                     params=dict(D=s.D, C=s.C, q=round(s.q, 6), N=Nf, steps=stf, seeds=seeds),
                 )
             )
-    if n_star:
-        Ds = tuple(D for D in ((16, 32) if quick else (16, 32, 64)) if D <= max(s.D, 32) and D % s.C == 0)
-        N_max = N if quick else 4 * N
-        runs = n_star_runs(s, Ds, seeds=seeds, steps=steps, N_max=N_max, progress=say)
-        out += check_n_star(s, runs, steps=steps, N_max=N_max)
     return out
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
     """Peak of :func:`checks`: the largest simulation (:func:`theorydyn.simulate.memory.simulate_memory`):
-    Theorem 4.2 at N = 16384 and D = min(D, 32) in quick mode, at D otherwise (N*(D) goes up to
-    4 × 16384 samples at D ≤ 64 in full mode)."""
+    Theorem 4.2 at N = 16384 and D = min(D, 32) in quick mode, at D otherwise."""
     if quick:
         D = min(s.D, QUICK_D_MAX)
         return simulate_memory(D, s.C, s.d if s.d != s.D else D, N=16384)
-    big = simulate_memory(s.D, s.C, s.d, N=16384)
-    Dn = min(64, max(s.D, 32))
-    star = simulate_memory(Dn, s.C, Dn, N=4 * 16384)
-    return max(big, star, key=lambda e: e.total)
+    return simulate_memory(s.D, s.C, s.d, N=16384)

@@ -10,10 +10,11 @@ depends on randomness is a mean over ≥ 5 independent seeds with its 95% t-inte
 The claims are the modules of :data:`theorydyn.claims.REGISTRY` (each imported on use, one
 protocol: ``checks(s, *, quick, progress)`` and ``memory(s, quick)``; docs/adding_a_claim.md), run
 in registry order: ``dynamics`` (Lemma 4.3, Events I–III, Theorem 4.1 on the idealized dynamics),
-``theorem31``, ``theorem32``, ``theorem4`` (Lemma 4.1, Theorem 4.2 at finite N), ``transfer``
-(Theorems 5.1, 5.2), ``figure2`` (Figure 2) and ``vision`` (Section 6). ``--only`` also takes the
-groups of :data:`theorydyn.claims.GROUPS`: ``reduced`` (= dynamics) and ``theorems``
-(= theorem31, theorem32, theorem4). This module only collects and prints.
+``theorem31``, ``theorem32``, ``lemma41`` (Lemma 4.1), ``theorem4`` (Theorem 4.2 at finite N, with
+Lemma 4.2 and Figure 4 from its runs), ``nstar`` (N*(D)), ``transfer`` (Theorems 5.1, 5.2),
+``figure2`` (Figure 2) and ``vision`` (Section 6). ``--only`` also takes the groups of
+:data:`theorydyn.claims.GROUPS`: ``reduced`` (= dynamics) and ``theorems`` (= theorem31, theorem32,
+lemma41, theorem4, nstar). This module only collects and prints.
 
 A claim that is not installed becomes one SKIP row saying so; a claim that raises becomes a
 FAIL row with the exception (a check that could not run is not a pass).

@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         choices=claims.names(),
         help="run only these claims (theorydyn.claims.REGISTRY), or the groups reduced (= dynamics) "
-        "and theorems (= theorem31 theorem32 theorem4)",
+        "and theorems (= theorem31 theorem32 lemma41 theorem4 nstar)",
     )
     ap.add_argument(
         "--s-max",

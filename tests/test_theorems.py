@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from theorydyn import Setting, data, model
+from theorydyn import Setting, data, glm, model
 from theorydyn.claims import lemma41 as l41
 from theorydyn.claims import nstar as ns
 from theorydyn.claims import theorem4 as t4
@@ -65,7 +65,7 @@ def _glm_error_by_enumeration(s):
 def test_glm_oracle_error_dp_matches_exhaustive_enumeration(D, C, q, route):
     s = Setting(D=D, C=C, q=q)
     err, amb = _glm_error_by_enumeration(s)
-    exact = t31.glm_oracle_error_exact(s, route=route)
+    exact = glm.glm_oracle_error_exact(s, route=route)
     assert exact["err"] == pytest.approx(err, abs=1e-12)
     assert exact["amb"] == pytest.approx(amb, abs=1e-12)
 
@@ -76,49 +76,49 @@ def test_glm_oracle_error_dp_matches_exhaustive_enumeration(D, C, q, route):
 def test_glm_oracle_error_fft_matches_dp(D, C, q):
     """The DFT power (the route that scales to D = 256, C = 16) against the set-by-set convolution."""
     s = Setting(D=D, C=C, q=q)
-    a, b = t31.glm_oracle_error_exact(s, route="fft"), t31.glm_oracle_error_exact(s, route="dp")
+    a, b = glm.glm_oracle_error_exact(s, route="fft"), glm.glm_oracle_error_exact(s, route="dp")
     for k in ("err", "err_cond", "amb"):
         assert a[k] == pytest.approx(b[k], abs=1e-12, rel=1e-9)
     # the law itself, entry by entry (not only the error built from it)
-    np.testing.assert_allclose(t31._random_sets_law_fft(s), t31._random_sets_law_dp(s), atol=1e-14)
+    np.testing.assert_allclose(glm._random_sets_law_fft(s), glm._random_sets_law_dp(s), atol=1e-14)
     with pytest.raises(ValueError, match="route"):
-        t31.glm_oracle_error_exact(s, route="mc")
+        glm.glm_oracle_error_exact(s, route="mc")
 
 
 def test_glm_error_is_a_known_identity_across_c():
     """Trinomial(1/4, 1/2, 1/4) is the law of (e1 + e2)/2 for two signs, so C = 8 at q = 1/2 and C = 16
     at q = 1 (L = 16 both) have the same set sums up to a factor 2 and the same best-GLM error."""
-    a = t31.glm_oracle_error_exact(Setting(D=128, C=8, q=0.5))
-    b = t31.glm_oracle_error_exact(Setting(D=256, C=16, q=1.0))
+    a = glm.glm_oracle_error_exact(Setting(D=128, C=8, q=0.5))
+    b = glm.glm_oracle_error_exact(Setting(D=256, C=16, q=1.0))
     assert a["err"] == pytest.approx(b["err"], abs=1e-12)
 
 
 def test_theorem_3_1_scope_rule():
-    assert t31.theorem_3_1_scope(Setting(D=64, C=4, q=0.25)) is None
-    assert t31.theorem_3_1_scope(Setting(D=64, C=4, q=0.10)) is None  # q(D-C) = 6 > 4
-    assert "more spurious" in t31.theorem_3_1_scope(Setting(D=64, C=4, q=0.05))  # q(D-C) = 3
-    assert "q << 1" in t31.theorem_3_1_scope(Setting(D=64, C=4, q=0.75))
+    assert glm.theorem_3_1_scope(Setting(D=64, C=4, q=0.25)) is None
+    assert glm.theorem_3_1_scope(Setting(D=64, C=4, q=0.10)) is None  # q(D-C) = 6 > 4
+    assert "more spurious" in glm.theorem_3_1_scope(Setting(D=64, C=4, q=0.05))  # q(D-C) = 3
+    assert "q << 1" in glm.theorem_3_1_scope(Setting(D=64, C=4, q=0.75))
     # with q <= 1/2, rule 1 already forces L - 1 > 1/q >= 2, i.e. L >= 4: rule 3 bites only when stricter
-    assert t31.theorem_3_1_scope(Setting(D=16, C=4, q=0.5)) is None
-    assert "C << D" in t31.theorem_3_1_scope(Setting(D=16, C=4, q=0.5), L_min=5)
-    assert "more spurious" in t31.theorem_3_1_scope(Setting(D=16, C=4, q=0.25))  # q(D-C) = 3
+    assert glm.theorem_3_1_scope(Setting(D=16, C=4, q=0.5)) is None
+    assert "C << D" in glm.theorem_3_1_scope(Setting(D=16, C=4, q=0.5), L_min=5)
+    assert "more spurious" in glm.theorem_3_1_scope(Setting(D=16, C=4, q=0.25))  # q(D-C) = 3
 
 
 def test_glm_crossing_is_where_the_exact_error_meets_one_eighth():
     s = Setting(D=64, C=4, q=0.25)
-    c = t31.glm_crossing(s)  # the paper's Pr[f g <= 0] (f = 0 counts as an error)
+    c = glm.glm_crossing(s)  # the paper's Pr[f g <= 0] (f = 0 counts as an error)
     assert 0.74 < c["x_star"] < 0.75 and c["spurious_star"] == pytest.approx(c["x_star"] * 16)
-    for key, cc in (("err", c), ("err_cond", t31.glm_crossing(s, key="err_cond"))):
-        e = lambda q: t31.glm_oracle_error_exact(s.replace(q=q))[key]  # noqa: E731
+    for key, cc in (("err", c), ("err_cond", glm.glm_crossing(s, key="err_cond"))):
+        e = lambda q: glm.glm_oracle_error_exact(s.replace(q=q))[key]  # noqa: E731
         assert e(cc["q_star"]) == pytest.approx(0.125, abs=1e-9)
         assert e(cc["q_star"] * 0.98) < 0.125 < e(cc["q_star"] * 1.02)
     # the conditional error is never larger, so its crossing is never earlier: issue 21's 0.744 vs 0.752
-    assert t31.glm_crossing(s, key="err_cond")["x_star"] > c["x_star"] + 0.005
+    assert glm.glm_crossing(s, key="err_cond")["x_star"] > c["x_star"] + 0.005
     # at C = 16, D = 64 the error stays below 1/8 for every q <= 1: no crossing
-    c16 = t31.glm_crossing(Setting(D=64, C=16, q=0.5))
+    c16 = glm.glm_crossing(Setting(D=64, C=16, q=0.5))
     assert np.isnan(c16["q_star"]) and c16["err_at_1"] < 0.125
     with pytest.raises(ValueError, match="key"):
-        t31.glm_crossing(s, key="amb")
+        glm.glm_crossing(s, key="amb")
 
 
 def test_theorem_3_1_scan_figure_draws_both_errors_and_crossings():
@@ -127,13 +127,13 @@ def test_theorem_3_1_scan_figure_draws_both_errors_and_crossings():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    curves, cross = t31.theorem_3_1_scan(Ds=(32, 64), Cs=(4,), n_q=6, n_grid=12)
+    curves, cross = glm.theorem_3_1_scan(Ds=(32, 64), Cs=(4,), n_q=6, n_grid=12)
     assert set(curves.columns) >= {"D", "C", "q", "x", "err", "err_cond", "in_scope"} and len(curves) == 12
     assert (curves["err"] >= curves["err_cond"] - 1e-15).all()
     assert {"x_star", "x_star_cond"} <= set(cross.columns)
     assert not curves[curves["spurious"] <= 4]["in_scope"].any()
     fig, ax = plt.subplots()
-    t31.plot_theorem_3_1_scan(ax, curves, cross)
+    glm.plot_theorem_3_1_scan(ax, curves, cross)
     labels = [ln.get_label() for ln in ax.get_lines() if ln.get_label().startswith("D=")]
     assert len(labels) == 4 and sum("given" in lb for lb in labels) == 2
     plt.close(fig)
@@ -145,15 +145,15 @@ def test_glm_oracle_error_dp_matches_monte_carlo():
     N = 200_000
     y1, _, z1 = data.sample_z(s, N, rng)
     y2, _, z2 = data.sample_z(s, N, rng)
-    mc = t31.best_phi_error(z1.sum(1), data.labelling_from_z(s, z1), z2.sum(1), data.labelling_from_z(s, z2))
-    exact = t31.glm_oracle_error_exact(s)
+    mc = glm.best_phi_error(z1.sum(1), data.labelling_from_z(s, z1), z2.sum(1), data.labelling_from_z(s, z2))
+    exact = glm.glm_oracle_error_exact(s)
     assert abs(mc["err"] - exact["err"]) < 4 * np.sqrt(exact["err"] * (1 - exact["err"]) / N) + 2e-3
 
 
 def test_best_phi_is_the_per_bin_majority():
     proj = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
     f = np.array([1, 1, -1, -1, -1, 1, 1, -1, 0])
-    e = t31.best_phi_error(proj, f, proj, f)
+    e = glm.best_phi_error(proj, f, proj, f)
     # φ(0)=+1, φ(1)=−1, φ(2)=+1 (vote 1+1−1+0 = 1): wrong on one f at 0, one at 2, and f = 0
     assert e["err"] == pytest.approx(3 / 9)
     assert e["err_cond"] == pytest.approx(2 / 8)
@@ -207,23 +207,23 @@ def test_theorem_3_1_scan_rows_judge_both_readings():
 # ---- the literal statement: injective weights and a lookup link ---------------------------------
 def test_literal_construction_is_exact_and_a_colliding_one_is_not():
     """w_j = 3^j w*: the lookup computes f exactly, errs only on f = 0; w_j = 2^j w* collides and errs."""
-    inj = t31.literal_construction_exact(base=3)
+    inj = glm.literal_construction_exact(base=3)
     assert inj["err_cond"] == 0.0 and inj["injective"] == 1.0
     assert inj["err"] == pytest.approx(inj["amb"], abs=1e-15)
     # base 1 is the equal-weight GLM: the independent exact route (FFT / DP) gives the same numbers
-    eq = t31.glm_oracle_error_exact(Setting(**t31.LITERAL_EXACT))
-    one = t31.literal_construction_exact(base=1)
+    eq = glm.glm_oracle_error_exact(Setting(**t31.LITERAL_EXACT))
+    one = glm.literal_construction_exact(base=1)
     assert one["err"] == pytest.approx(eq["err"], abs=1e-12) and one["amb"] == pytest.approx(eq["amb"], abs=1e-12)
     assert eq["err_cond"] == pytest.approx(0.0593, abs=1e-4)  # issue 21: 0 vs 0.059 for equal weights
     # a perturbed construction: base 2 makes 1*1 + 2*(-1) = -1*1 + 2*0, patterns collide, the error rises
-    col = t31.literal_construction_exact(base=2)
+    col = glm.literal_construction_exact(base=2)
     assert col["injective"] == 0.0 and col["err_cond"] > 0.05 and col["err"] > inj["err"] + 0.05
 
 
 def test_literal_construction_by_monte_carlo_matches_the_exact_floor():
     s = Setting(D=16, C=2, q=0.25)
-    mc = t31.literal_construction_mc(s, 20_000, seed=1)
-    amb = t31.glm_oracle_error_exact(s)["amb"]
+    mc = glm.literal_construction_mc(s, 20_000, seed=1)
+    amb = glm.glm_oracle_error_exact(s)["amb"]
     assert mc["injective"] == 1.0 and mc["err_cond"] == 0.0
     assert abs(mc["err"] - amb) < 4 * np.sqrt(amb * (1 - amb) / 20_000)
 
@@ -423,7 +423,7 @@ def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch):
 def test_lemma_4_1_size_is_chosen_by_the_scope_rule():
     """D = 16 at q = 1/4, C = 4 has q(D - C) = 3 <= C: the rule moves to D = 24 (q(D - C) = 5 > C); at
     q = 1/2 (C = 4) D = 16 is in scope; where no D is, the setting at the start with the rule's reason."""
-    assert t31.theorem_3_1_scope(Setting(D=16, C=4, q=0.25)) is not None
+    assert glm.theorem_3_1_scope(Setting(D=16, C=4, q=0.25)) is not None
     sl, why = l41.smallest_in_scope(Setting(D=64, C=4, q=0.25), 16, 64)
     assert (sl.D, sl.q, why) == (24, 0.25, None)
     assert l41.smallest_in_scope(Setting(D=32, C=4, q=0.5), 16, 32)[0].D == 16
@@ -506,7 +506,7 @@ def test_theorems_cli_theorem_3_1_out_of_scope(tmp_path, monkeypatch):
     def fake_fit(s, *a, **k):  # the fits are tested elsewhere; here only the scope bookkeeping
         return {"logistic regression on <w*, X_j>": {"err": 0.01, "err_cond": 0.01}}
 
-    monkeypatch.setattr(t31, "_glm_fitted_errors", fake_fit)
+    monkeypatch.setattr(t31, "glm_fitted_errors", fake_fit)
     out = tmp_path / "c.csv"
     assert theorems_main(["--D", "64", "--C", "4", "--q", "0.05", "--only", "3.1", "--out", str(out)]) == 0
     df = pd.read_csv(out)
@@ -515,7 +515,7 @@ def test_theorems_cli_theorem_3_1_out_of_scope(tmp_path, monkeypatch):
     assert len(tk) == 3 and set(tk["verdict"]) == {"OUT_OF_SCOPE"}
     assert tk["note"].str.contains("more spurious features").all()
     assert len(st) >= 3 and set(st["verdict"]) <= {"DEVIATES", "PASS"}
-    exact = t31.glm_oracle_error_exact(Setting(D=64, C=4, q=0.05))
+    exact = glm.glm_oracle_error_exact(Setting(D=64, C=4, q=0.05))
     assert df["measured"].iloc[0] == pytest.approx(exact["err"])
 
 

@@ -49,7 +49,7 @@ def test_verify_reduced_ledger_has_intervals_over_seeds(tmp_path, capsys):
     t41 = df[df["claim"] == "Theorem 4.1 (2)"]
     assert list(t41["verdict"])[1] == "INFO" and t41["measured"].iloc[0] >= t41["measured"].iloc[1]
     # Pr[f = 0] is the floor of Pr[f F <= 0]: 0.027 here, above the 2% reading of o(1): out of scope, not FAIL
-    from theorydyn.claims.theorem31 import glm_oracle_error_exact
+    from theorydyn.glm import glm_oracle_error_exact
 
     floor = glm_oracle_error_exact(Setting(D=32, C=4))["amb"]
     assert floor > 0.02 and t41["verdict"].iloc[0] == "OUT_OF_SCOPE" and "floor" in t41["note"].iloc[0]

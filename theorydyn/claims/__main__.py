@@ -23,13 +23,14 @@ from ..cli import (  # noqa: E402
     output_file,
     setting_from_args,
 )
+from ..glm import save_theorem_3_1_figure  # noqa: E402
 from ..resources import MemoryEstimate, theorem_3_1_memory, theorem_3_2_memory  # noqa: E402
 from ..setting import Setting  # noqa: E402
 from ..simulate.memory import simulate_memory  # noqa: E402
 from ..transfer import setting_at  # noqa: E402
 from . import lemma41, nstar, theorem4, theorem31, theorem32  # noqa: E402
 from .check import Verdict  # noqa: E402
-from .theorem31 import check_theorem_3_1, save_theorem_3_1_figure  # noqa: E402
+from .theorem31 import check_theorem_3_1  # noqa: E402
 from .theorem32 import check_theorem_3_2  # noqa: E402
 
 PROG = "theorydyn theorems"

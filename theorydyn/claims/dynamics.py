@@ -30,6 +30,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import model
+from ..glm import glm_oracle_error_exact
 from ..phases import ERR_TOL
 from ..reduced import default_horizon, integrate, population_risk
 from ..reduced.memory import reduced_memory
@@ -38,7 +39,6 @@ from ..result import Result
 from ..setting import Setting
 from ..stats import fit_power_law_ci, mean_ci
 from .check import Check, Verdict, departures, unconditional_error
-from .theorem31 import glm_oracle_error_exact
 
 
 def memory(s: Setting, quick: bool, *, n_samples: int | None = None, **_: object) -> MemoryEstimate:

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .. import data, model
+from ..glm import theorem_3_1_scope
 from ..model import association
 from ..resources import MemoryEstimate
 from ..setting import Setting
@@ -29,7 +30,6 @@ from ..simulate import simulate
 from ..simulate.memory import simulate_memory
 from ..transfer import setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from .check import Check, Verdict, departures, fresh_errors
-from .theorem31 import theorem_3_1_scope
 
 
 def symmetry_deviation(s: Setting, A: np.ndarray) -> dict[str, float]:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from ..glm import theorem_3_1_scope
 from ..model import association
 from ..resources import MemoryEstimate
 from ..setting import Setting
@@ -21,7 +22,6 @@ from ..simulate.memory import simulate_memory
 from ..transfer import setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from .check import Check, Verdict
 from .theorem4 import THEOREM_4_2, train_upstream
-from .theorem31 import theorem_3_1_scope
 
 
 def n_star_runs(

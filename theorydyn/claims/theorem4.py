@@ -23,6 +23,7 @@ import numpy as np
 from scipy.special import expit
 
 from .. import data, model
+from ..glm import glm_oracle_error_exact, theorem_3_1_scope
 from ..model import association
 from ..resources import MemoryEstimate
 from ..setting import Setting
@@ -32,7 +33,6 @@ from ..simulate.run import init_params
 from ..stats import mean_ci
 from ..transfer import setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from .check import Check, Verdict, departures, fresh_errors, unconditional_error
-from .theorem31 import glm_oracle_error_exact, theorem_3_1_scope
 
 #: Lemma 4.2 at finite N: "v stays along w*" read as cos(v_hat, w*) >= 0.99 after phase I (the part of
 #: v_hat off w* at most sqrt(1 - 0.99^2) = 14% of its norm), fixed before any run.
@@ -265,7 +265,7 @@ def check_frozen_attention(
     1/8 (Theorem 3.1's bound for every GLM); DEVIATES iff it lies below (the frozen model beats the
     bound: with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval straddles 1/8;
     OUT_OF_SCOPE outside :func:`theorem_3_1_scope`. The note gives the exact best-GLM error
-    (:func:`theorydyn.claims.theorem31.glm_oracle_error_exact`)."""
+    (:func:`theorydyn.glm.glm_oracle_error_exact`)."""
     scope = theorem_3_1_scope(s)
     errs = []
     for k in range(seeds):

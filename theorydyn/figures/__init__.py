@@ -32,7 +32,7 @@ import pandas as pd
 from .. import transfer
 from ..atomic import write_with
 from ..claims.semirealistic import compare_with_reduced
-from ..claims.theorem31 import plot_theorem_3_1_scan, theorem_3_1_scan
+from ..glm import plot_theorem_3_1_scan, theorem_3_1_scan
 from ..plotting import axes_or_new, save
 from ..positional import figure2_setting
 from ..positional import run as run_figure2
@@ -237,7 +237,7 @@ def _draw_theorem31(data, axes=None):
     "Theorem 3.1: the exact best-GLM error against q(D−C)/C² for D ∈ {64, 128, 256}, C ∈ {4, 8, 16}",
     "Theorem 3.1 (a GLM errs with probability ≥ 1/8) holds only once q(D−C) ≳ 0.75·C²: the exact error "
     "collapses on q(D−C)/C² and crosses 1/8 there (the ledger's DEVIATES row); dotted: q(D−C) = C.",
-    ("theorydyn.claims.theorem31",),
+    ("theorydyn.glm",),
     _draw_theorem31,
 )
 def fig_theorem31(quick: bool):

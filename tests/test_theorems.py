@@ -473,6 +473,7 @@ def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
 
     monkeypatch.setattr(l41, "check_lemma_4_1_scaling", scaling)
     monkeypatch.setattr(t4, "check_theorem_4_seeds", seeds_)
+    monkeypatch.setattr(t4, "check_frozen_attention", lambda sg, **kw: [])
     rows = l41.checks(Setting(D=64, C=4), quick=True) + t4.checks(Setting(D=64, C=4), quick=True)
     assert seen == {"lemma": 24, "thm": (32, 16384, 250)}
     lemma = [c for c in rows if c.claim.startswith("Lemma 4.1 (finite N)")]

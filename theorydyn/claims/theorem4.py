@@ -346,7 +346,7 @@ def checks(
         )
         for part, what in (
             ("(1)", "patch association of A_hat (Definition 2.2, fraction of rows)"),
-            ("(2)", "Pr[f F <= 0 | f != 0] on fresh samples"),
+            ("(2)", "Pr[f F <= 0] on fresh samples (f = 0 an error)"),
         ):
             out.append(
                 Check.not_run(

@@ -167,7 +167,7 @@ def test_theorem_3_1_verdicts_pass_deviate_and_out_of_scope():
     kw = dict(N_fit=6_000, N_test=6_000, N_flat=0, seeds=2, scan=False, N_literal=2_000)
     ok = t31.check_theorem_3_1(Setting(D=64, C=4), **kw)
     st, tk = t31.SCOPE_STATEMENT, t31.SCOPE_TOOLKIT
-    main = [c for c in ok if c.claim == "Theorem 3.1"]
+    main = [c for c in ok if c.claim.split(" [scope")[0] == "Theorem 3.1"]
     # the paper's quantity: 0.1537 (0.1506 given f != 0, now an INFO row beside it)
     assert main[0].measured == pytest.approx(0.15368, abs=1e-4) and main[0].ci_low == main[0].ci_high
     assert "equal-weight GLM, best link" in main[0].quantity and "upper bound" in main[0].note
@@ -201,6 +201,8 @@ def test_theorem_3_1_scan_rows_judge_both_readings():
         # every crossing lies near 0.75, above 1/C (toolkit rule) and above 0 (the statement): DEVIATES both ways
         assert 0.74 < c.measured < 0.76 and str(c.verdict) == "DEVIATES"
     assert {c.params["scope"] for c in rows} == {t31.SCOPE_STATEMENT, t31.SCOPE_TOOLKIT}
+    # the claim text names the reading, so two rows with the same quantity can be told apart in a table
+    assert all(c.claim.endswith(t31.READING_TAG[c.params["scope"]]) for c in rows)
     assert "given f != 0" in rows[0].note
 
 

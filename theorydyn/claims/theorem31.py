@@ -54,6 +54,8 @@ LITERAL_EXACT: dict[str, Any] = dict(D=8, C=2, q=0.5)
 #: The two readings of Theorem 3.1's scope; every row names the one it is judged under (params ``scope``).
 SCOPE_STATEMENT = "Assumption 1 only (the theorem's statement)"
 SCOPE_TOOLKIT = "Assumption 1 + the toolkit's Assumption 2 rule (theorem_3_1_scope)"
+#: The reading a row is judged under, in its claim text (the params carry the long form).
+READING_TAG = {SCOPE_STATEMENT: " [scope: Assumption 1]", SCOPE_TOOLKIT: " [scope: Assumptions 1 + 2, toolkit rule]"}
 BOUND_TEXT = ">= 0.125"
 ROUTE_EXACT = (
     "FFT power vs set-by-set DP vs exhaustive enumeration vs Monte Carlo "
@@ -150,7 +152,7 @@ def check_theorem_3_1(
             p = dict(params or base, scope=reading)
             rows.append(
                 Check(
-                    claim,
+                    claim + READING_TAG[reading],
                     quantity,
                     float(value),
                     BOUND_TEXT,
@@ -334,7 +336,7 @@ def _scan_rows() -> list[Check]:
                 where = "under Assumption 1 wherever q(D-C) < x* C^2"
             rows.append(
                 Check.exact(
-                    "Theorem 3.1 (scan)",
+                    "Theorem 3.1 (scan)" + READING_TAG[reading],
                     f"C={int(C)}: largest x* = q*(D-C)/C^2 where the exact equal-weight Pr[f g <= 0] crosses 1/8",
                     meas,
                     thr,

@@ -16,6 +16,13 @@ instead keys the folder by a hash of the whole configuration, so that reruns of 
 configuration (the ledger's) reuse the finished run; :func:`cached_runs` trains the seeds of one
 configuration that are not cached yet together, as one ensemble (:func:`train_together`; ``compare``
 does the same), one folder per seed as if each had been trained alone.
+
+Each finished cached run's summary row is committed to the results store (:mod:`theorydyn.store`)
+of its root, ``root/results.sqlite`` under the scope ``vision_runs`` (:func:`open_runs`; export
+``root/vision_runs.csv``), keyed by :func:`run_key` (the run's full configuration and the numerics
+version). A cached run is served from its row, checked on reading (:func:`row_problem`; with
+``weights``, also that its folder still holds the finished checkpoint); a row that fails is moved to
+the store's rejected table and the run is computed again. The folders keep the weights.
 """
 
 from __future__ import annotations
@@ -23,7 +30,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import textwrap
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,6 +41,8 @@ import pandas as pd
 import torch
 from matplotlib.figure import Figure
 
+from ..provenance import NUMERICS_VERSION
+from ..store import RejectedRowsWarning, ResultStore, canonical_json, content_key
 from .data import ImageData
 from .grid import grid_permutation
 from .maps import plot_maps
@@ -160,21 +171,32 @@ class RunSpec:
         return f"{self.model}-{att}-s{self.s or 0}-seed{self.seed}"
 
 
+def _config(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int) -> dict:
+    return dict(
+        spec=dataclasses.asdict(spec),
+        data=[data.name, len(data.x_train), len(data.x_test)],
+        vit=vit.to_dict() if spec.model == "vit" else None,
+        train=dataclasses.asdict(tcfg),
+        perm_seed=perm_seed,
+        torch=torch.__version__.split("+")[0],
+    )
+
+
 def config_key(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int) -> str:
     """A 10-hex-digit hash of everything that determines a run's numbers (threads aside)."""
-    blob = json.dumps(
-        dict(
-            spec=dataclasses.asdict(spec),
-            data=[data.name, len(data.x_train), len(data.x_test)],
-            vit=vit.to_dict() if spec.model == "vit" else None,
-            train=dataclasses.asdict(tcfg),
-            perm_seed=perm_seed,
-            torch=torch.__version__.split("+")[0],
-        ),
-        sort_keys=True,
-        default=str,
-    )
+    blob = json.dumps(_config(spec, data, vit, tcfg, perm_seed), sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+def run_params(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int) -> dict:
+    """Everything a cached run's row depends on (:func:`config_key`'s configuration and the numerics version)."""
+    cfg = json.loads(json.dumps(_config(spec, data, vit, tcfg, perm_seed), default=str))
+    return dict(cfg, numerics=NUMERICS_VERSION)
+
+
+def run_key(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int) -> str:
+    """The store key of a cached run's row: :func:`theorydyn.store.content_key` of :func:`run_params`."""
+    return content_key(run_params(spec, data, vit, tcfg, perm_seed))
 
 
 def _setup(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int):
@@ -251,6 +273,59 @@ def cache_folder(
     return Path(root) / f"{spec.name}-{config_key(spec, data, vit, tcfg, perm_seed)}"
 
 
+#: the store scope (and CSV export ``root/vision_runs.csv``) of the cached runs' rows
+RUNS_SCOPE = "vision_runs"
+#: the columns of a run's summary row (:func:`_summary`) and their types
+SUMMARY_TYPES: dict[str, type] = dict(
+    run=str,
+    model=str,
+    attention=str,
+    grid=int,
+    seed=int,
+    epochs=int,
+    final_test_acc=float,
+    best_test_acc=float,
+    final_train_loss=float,
+    images_per_s=float,
+    seconds=float,
+    folder=str,
+)
+RUN_KINDS = {c: "num" for c, t in SUMMARY_TYPES.items() if t is not str}
+
+
+def _typed(row: dict[str, str]) -> dict:
+    """A stored row (text by column) as the summary dict :func:`run` returns (empty text: NaN)."""
+    return {c: (math.nan if t is float and row[c] == "" else t(row[c])) for c, t in SUMMARY_TYPES.items()}
+
+
+def row_problem(row: dict[str, str]) -> str | None:
+    """Why a stored run row cannot be trusted, or None (the store's ``validate``): its key must be the
+    hash of its own ``params`` with the current numerics, every summary column must parse, and the
+    accuracies must be finite and in [0, 1]."""
+    try:
+        params = json.loads(row["params"])
+        if not isinstance(params, dict) or content_key(params) != row["key"]:
+            return "key mismatch: the key is not the hash of the row's parameters"
+        if params.get("numerics") != NUMERICS_VERSION:
+            return f"stale: numerics={params.get('numerics')}, current {NUMERICS_VERSION}"
+        r = _typed(row)
+        for c in ("final_test_acc", "best_test_acc"):
+            if not 0.0 <= r[c] <= 1.0:  # NaN fails too
+                return f"invalid: {c}={row[c]!r} not a finite accuracy in [0, 1]"
+    except KeyError as e:
+        return f"invalid: no column {e.args[0]!r}"
+    except (ValueError, TypeError, AttributeError) as e:
+        return f"invalid: {type(e).__name__}: {e}"
+    return None
+
+
+def open_runs(root: Path, validate=row_problem) -> ResultStore:
+    """The store of the cached runs' rows under ``root`` (``root/results.sqlite``, scope
+    :data:`RUNS_SCOPE`, export ``root/vision_runs.csv``), rows checked with ``validate``."""
+    Path(root).mkdir(parents=True, exist_ok=True)
+    return ResultStore(Path(root) / f"{RUNS_SCOPE}.csv", validate=validate, kinds=RUN_KINDS, scope=RUNS_SCOPE)
+
+
 def cached_run(
     spec: RunSpec,
     data: ImageData,
@@ -260,22 +335,56 @@ def cached_run(
     *,
     perm_seed: int = 0,
     progress: bool = False,
+    weights: bool = True,
 ) -> dict:
-    """:func:`run` in :func:`cache_folder`: a finished run of the same configuration is read
-    back from its checkpoint instead of trained again (an unfinished one is resumed)."""
+    """:func:`run` in :func:`cache_folder`, its summary row kept in the store of ``root``
+    (:func:`open_runs`): a run with a valid row is served from it without training (with ``weights``,
+    the caller needs the folder's weights, e.g. :func:`load_pos`: only while the folder holds the
+    finished checkpoint); otherwise a finished folder is read back from its checkpoint, an unfinished
+    one resumed, and the row committed (once per key) and exported."""
     folder = cache_folder(spec, data, vit, tcfg, root, perm_seed)
-    return run(
-        spec,
-        data,
-        vit,
-        tcfg,
-        Path(root),
-        resume=True,
-        perm_seed=perm_seed,
-        folder=folder,
-        maps=False,
-        progress=progress,
-    )
+    params = run_params(spec, data, vit, tcfg, perm_seed)
+    key = content_key(params)
+
+    def validate(row: dict[str, str]) -> str | None:
+        why = row_problem(row)
+        if why is None and weights and row["key"] == key and _epoch_done(folder) < tcfg.epochs:
+            why = f"missing weights: {folder / 'checkpoint.pt'} is not a finished checkpoint"
+        return why
+
+    store = open_runs(root, validate)
+    try:
+        if key in store:
+            return dict(_typed(store.rows[key]), folder=str(folder))
+        finished = _epoch_done(folder) >= tcfg.epochs
+        for resume in (True, False) if finished else (True,):
+            r = run(
+                spec,
+                data,
+                vit,
+                tcfg,
+                Path(root),
+                resume=resume,
+                perm_seed=perm_seed,
+                folder=folder,
+                maps=False,
+                progress=progress,
+            )
+            row = dict({c: r[c] for c in SUMMARY_TYPES}, key=key, params=canonical_json(params))
+            why = validate({k: str(v) for k, v in row.items()})
+            if why is None:
+                store.append(row)
+                store.export()
+                break
+            if resume and finished:  # the finished folder itself is bad: train the run again
+                warnings.warn(
+                    f"{folder}: the run read back from its checkpoint fails its checks ({why}); trained again",
+                    RejectedRowsWarning,
+                    stacklevel=2,
+                )
+        return r  # a row that would be rejected (a diverged run) is returned, not kept
+    finally:
+        store.close()
 
 
 #: the most seeds of one configuration that :func:`cached_runs` trains together as one ensemble

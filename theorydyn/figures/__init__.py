@@ -31,6 +31,7 @@ import pandas as pd
 
 from .. import transfer
 from ..atomic import write_with
+from ..claims.figure2 import paper_init
 from ..claims.semirealistic import compare_with_reduced
 from ..glm import plot_theorem_3_1_scan, theorem_3_1_scan
 from ..plotting import axes_or_new, save
@@ -258,7 +259,9 @@ def _draw_figure2(results, axes=None):
     _draw_figure2,
 )
 def fig_figure2(quick: bool):
-    return run_figure2(figure2_setting(), seeds=range(5), quick=quick)  # torch is imported on use
+    # the ledger's main row: P and v at Parametrization 3.1's scale (claims.figure2.paper_init)
+    s = figure2_setting()
+    return run_figure2(s, seeds=range(5), quick=quick, **paper_init(s))  # torch is imported on use
 
 
 # ---- transfer ---------------------------------------------------------------------------------------

@@ -261,7 +261,8 @@ def _draw_figure2(results, axes=None):
 def fig_figure2(quick: bool):
     # the ledger's main row: P and v at Parametrization 3.1's scale (claims.figure2.paper_init)
     s = figure2_setting()
-    return run_figure2(s, seeds=range(5), quick=quick, **paper_init(s))  # torch is imported on use
+    pi = paper_init(s)
+    return run_figure2(s, seeds=range(5), quick=quick, p_std=pi["p_std"], omega=pi["omega"])  # torch on use
 
 
 # ---- transfer ---------------------------------------------------------------------------------------

@@ -131,19 +131,19 @@ def _estimate_from(
 _MC_CHUNK = 1024
 
 
-def _mc_estimate(s: Setting, alpha: float, gamma: float, rho: float, n_samples: int, seed: int) -> Estimate:
-    """ℓ_red by Monte Carlo without storing the samples: the samples of ``make_bank(s, "mc",
-    n_samples, seed)``, drawn chunk by chunk and evaluated as they are drawn on a table over every
-    T ∈ [−D, D] (:func:`theorydyn.reduced._kernels.mc_accumulate`); risk and gradient sums equal
-    those of the unmerged bank bit for bit. Memory O(chunk + K·D), not O(N·L)."""
-    if n_samples < 2:
-        raise ValueError(f"n_samples must be >= 2 (a standard error needs two samples), got {n_samples}")
-    n = int(n_samples)
-    order, cut, start = rk.type_sampler(s.C, s.q)
-    plus, minus, zero = rk.count_types(s.C)
-    sm = plus - minus
-    Tmax = s.L * s.C
-    tab = np.empty((len(plus), 2 * Tmax + 1, 4))
+def _type_table(
+    s: Setting,
+    alpha: float,
+    gamma: float,
+    rho: float,
+    plus: np.ndarray,
+    minus: np.ndarray,
+    zero: np.ndarray,
+    T: np.ndarray,
+) -> np.ndarray:
+    """The kernel's per-(count type, T) table (K, len(T), 4) at (α, γ, ρ): one place for its long
+    argument list, shared by the Monte Carlo estimate and :func:`forward_counts`."""
+    tab = np.empty((len(plus), len(T), 4))
     rk.build_table(
         float(alpha),
         float(gamma),
@@ -157,9 +157,25 @@ def _mc_estimate(s: Setting, alpha: float, gamma: float, rho: float, n_samples: 
         plus,
         minus,
         zero,
-        np.arange(-Tmax, Tmax + 1, dtype=np.float64),
+        T,
         tab,
     )
+    return tab
+
+
+def _mc_estimate(s: Setting, alpha: float, gamma: float, rho: float, n_samples: int, seed: int) -> Estimate:
+    """ℓ_red by Monte Carlo without storing the samples: the samples of ``make_bank(s, "mc",
+    n_samples, seed)``, drawn chunk by chunk and evaluated as they are drawn on a table over every
+    T ∈ [−D, D] (:func:`theorydyn.reduced._kernels.mc_accumulate`); risk and gradient sums equal
+    those of the unmerged bank bit for bit. Memory O(chunk + K·D), not O(N·L)."""
+    if n_samples < 2:
+        raise ValueError(f"n_samples must be >= 2 (a standard error needs two samples), got {n_samples}")
+    n = int(n_samples)
+    order, cut, start = rk.type_sampler(s.C, s.q)
+    plus, minus, zero = rk.count_types(s.C)
+    sm = plus - minus
+    Tmax = s.L * s.C
+    tab = _type_table(s, alpha, gamma, rho, plus, minus, zero, np.arange(-Tmax, Tmax + 1, dtype=np.float64))
     out = np.zeros(rk.N_OUT + 1)
     hist = np.empty(len(plus), dtype=np.int64)
     bitgen = np.random.default_rng(seed).bit_generator
@@ -222,21 +238,5 @@ def forward_counts(s: Setting, alpha: float, gamma: float, rho: float, z: np.nda
     np.add.at(counts, (np.repeat(np.arange(len(z)), s.L), types.ravel()), 1)
     T = counts @ (plus - minus)
     Tvals, tidx = np.unique(T, return_inverse=True)
-    tab = np.empty((K, len(Tvals), 4))
-    rk.build_table(
-        float(alpha),
-        float(gamma),
-        float(rho),
-        float(s.beta),
-        float(s.tau),
-        int(s.p),
-        float(s.nu),
-        int(s.C),
-        int(s.D),
-        plus,
-        minus,
-        zero,
-        Tvals.astype(np.float64),
-        tab,
-    )
+    tab = _type_table(s, alpha, gamma, rho, plus, minus, zero, Tvals.astype(np.float64))
     return np.einsum("nk,nk->n", counts, tab[:, tidx.ravel(), 0].T)

@@ -2,7 +2,9 @@
 submission's verdict cannot change from one run to the next; locally it explores afresh."""
 
 import os
+import subprocess
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
@@ -74,3 +76,24 @@ def kill_at_random_moments(
             if len(hit) == n_kills:
                 break
     return hit
+
+
+@pytest.fixture()
+def tmpfs(tmp_path):
+    """``mount(size)``: a fresh tmpfs of ``size`` (e.g. "256k") under ``tmp_path``, unmounted after the
+    test; the test is skipped where mounting is refused (it needs root), so a real full disk is tried
+    wherever it can be, and the injected full disks of the same files run everywhere."""
+    mounted = []
+
+    def mount(size: str):
+        mnt = tmp_path / f"tmpfs{len(mounted)}"
+        mnt.mkdir()
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], capture_output=True)
+        if r.returncode != 0:
+            pytest.skip("cannot mount a tmpfs here (needs root)")
+        mounted.append(mnt)
+        return mnt
+
+    yield mount
+    for mnt in mounted:
+        subprocess.run(["umount", str(mnt)], capture_output=True)

@@ -8,7 +8,6 @@ import json
 import multiprocessing
 import os
 import sqlite3
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -167,16 +166,8 @@ def test_a_full_disk_at_the_kth_store_write_is_a_clean_error_and_a_rerun_complet
 
 
 @pytest.fixture()
-def small_tmpfs(tmp_path):
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True)
-    if r.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (needs root); the injected full disk above still runs")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
+def small_tmpfs(tmpfs):
+    return tmpfs("1m")
 
 
 @pytest.mark.parametrize("room_kib", [96, 128, 192])

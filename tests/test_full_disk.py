@@ -257,16 +257,8 @@ def test_figures_full_disk_keeps_the_earlier_figure_without_a_traceback(tmp_path
 
 # ---- a real full disk: a 256 KiB tmpfs (root only; skipped elsewhere) -----------------------------------------
 @pytest.fixture()
-def tiny_tmpfs(tmp_path):
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], capture_output=True)
-    if r.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
+def tiny_tmpfs(tmpfs):
+    return tmpfs("256k")
 
 
 def test_reduced_on_a_real_full_disk(tiny_tmpfs):

@@ -97,3 +97,17 @@ def tmpfs(tmp_path):
     yield mount
     for mnt in mounted:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+NON_REGULAR = ("fifo", "devzero", "dir")
+
+
+def make_non_regular(path, kind: str) -> None:
+    """Put at ``path`` a thing that is not a regular file: a FIFO (a read blocks forever), a link to
+    /dev/zero (a read never ends) or a folder — what a results file or an archive must refuse."""
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "devzero":
+        path.symlink_to("/dev/zero")
+    else:
+        path.mkdir()

@@ -32,6 +32,7 @@ import traceback
 from pathlib import Path
 
 import pytest
+from conftest import NON_REGULAR, make_non_regular
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -667,18 +668,13 @@ def test_subprocess_exits_2_without_a_traceback(tmp_path, argv, flag):
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("kind", ["fifo", "devzero", "dir"])
+@pytest.mark.parametrize("kind", NON_REGULAR)
 def test_an_archive_that_is_not_a_regular_file_is_refused_in_time(tmp_path, kind):
     """A FIFO would block the md5 forever, /dev/zero never ends, a folder is not an archive."""
     data = tmp_path / "data"
     data.mkdir()
     p = data / "cifar-10-python.tar.gz"
-    if kind == "fifo":
-        os.mkfifo(p)
-    elif kind == "devzero":
-        p.symlink_to("/dev/zero")
-    else:
-        p.mkdir()
+    make_non_regular(p, kind)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run(
         [

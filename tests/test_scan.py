@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import kill_at_random_moments
+from conftest import NON_REGULAR, kill_at_random_moments, make_non_regular
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -727,17 +727,12 @@ def test_a_symlinked_rejected_file_is_not_written_through(tmp_path):
     assert target.read_text() == "keep me\n"
 
 
-@pytest.mark.parametrize("kind", ["fifo", "devzero", "dir"])
+@pytest.mark.parametrize("kind", NON_REGULAR)
 def test_a_results_csv_that_is_not_a_regular_file_is_refused(tmp_path, kind):
     res = tmp_path / "res"
     res.mkdir()
     p = res / "nr.csv"
-    if kind == "fifo":
-        os.mkfifo(p)
-    elif kind == "devzero":
-        p.symlink_to("/dev/zero")
-    else:
-        p.mkdir()
+    make_non_regular(p, kind)
     r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0", "--name", "nr")
     assert r.returncode == 2 and "--results-dir" in r.stderr and "Traceback" not in r.stderr, r.stderr
 

@@ -19,6 +19,7 @@ the earlier ledger (``reduced``, ``theorems``) as groups of modules.
 
 * :mod:`.check` — :class:`Check` (one row of the ledger) and :class:`Verdict`;
 * :mod:`.definition21` — Definition 2.1 (the labels agree with f, exactly);
+* :mod:`.parametrization31` — Parametrization 3.1 (the scales of A(0) = P Pᵀ);
 * :mod:`.dynamics` — the idealized dynamics: Lemma 4.3, Events I–III, Theorem 4.1;
 * :mod:`.theorem31`, :mod:`.theorem32` — Theorems 3.1 and 3.2;
 * :mod:`.lemma41` — Lemma 4.1 (on the population, and its break at finite N);
@@ -40,6 +41,7 @@ from .check import LEDGER_COLUMNS, Check, Verdict
 #: claim name → module path, in ledger order. Adding a claim: one module and one line here.
 REGISTRY: dict[str, str] = {
     "definition21": "theorydyn.claims.definition21",
+    "parametrization31": "theorydyn.claims.parametrization31",
     "dynamics": "theorydyn.claims.dynamics",
     "theorem31": "theorydyn.claims.theorem31",
     "theorem32": "theorydyn.claims.theorem32",

@@ -49,6 +49,34 @@ def test_decay_verdict_needs_contrast_above_zero_and_init():
     assert "0.100 of 1 against 0.600" in cv.decay_check([-0.2, -0.25, -0.22], [0.0] * 3, ink=(0.1, 0.6)).note
 
 
+def test_recovery_verdict_pass_deviates_fail():
+    assert cv.recovery_check([0.0, 0.01, -0.01], [0.3, 0.32, 0.31]).verdict is Verdict.PASS
+    assert cv.recovery_check([0.0, 0.01, -0.01], [-0.2, -0.22, -0.21]).verdict is Verdict.DEVIATES
+    assert cv.recovery_check([0.0, 0.01, -0.01], [0.02, -0.03, 0.01]).verdict is Verdict.FAIL
+    # local as learned already (no permutation at work): after − before not above 0, FAIL
+    assert cv.recovery_check([0.3, 0.32, 0.31], [0.3, 0.32, 0.31]).verdict is Verdict.FAIL
+
+
+def test_inverse_permutation_recovers_a_planted_local_encoding():
+    """Encodings local on the original 4×4 patch grid, moved to the network's positions by π_2 of an
+    8×8 image (tiles of one 2×2 patch): the contrast is low as learned and back after π⁻¹ (Figure 5c's
+    bookkeeping, independent of any training)."""
+    from theorydyn.vision import grid, maps
+
+    g = 4
+    r, c = np.divmod(np.arange(g * g), g)
+    centers = np.linspace(0, g - 1, 6)
+    P_orig = np.exp(-((r[:, None] - centers[None]) ** 2)[:, :, None] - ((c[:, None] - centers[None]) ** 2)[:, None, :])
+    P_orig = P_orig.reshape(g * g, -1)
+    sigma = maps.induced_patch_permutation(g, grid.grid_permutation(8, 2, 0), 1)
+    assert sorted(sigma.tolist()) == list(range(g * g)) and (sigma != np.arange(g * g)).any()
+    P_net = P_orig[sigma]  # position q of the network holds the patch of original position σ(q)
+    C = maps.cosine_similarity(P_net)
+    after = maps.unpermute_similarity(C, sigma)
+    np.testing.assert_allclose(after, maps.cosine_similarity(P_orig), atol=1e-12)
+    assert cv.contrast(after) > 0.5 > abs(cv.contrast(C))
+
+
 def test_ring_ink_against_a_per_pixel_loop():
     x = torch.randint(0, 256, (5, 1, 8, 8), dtype=torch.uint8)
     ring, inner = cv.ring_ink(x, 2)
@@ -101,7 +129,8 @@ def test_checks_end_to_end_on_a_tiny_configuration(tmp_path, monkeypatch):
         quick=True, seeds=(0, 1), progress=said.append, root=tmp_path, data=d, robustness_seeds=(0, 1), paper=False
     )
     assert [r.claim for r in rows] == [
-        f"Section 6, {x} (digits, a proxy for CIFAR)" for x in ("Figures 6/7", "Figure 5a", "Figure 5a", "Figure 1a")
+        f"Section 6, {x} (digits, a proxy for CIFAR)"
+        for x in ("Figures 6/7", "Figure 5a", "Figure 5a", "Figure 1a", "Figure 5c")
     ]
     assert {r.verdict for r in rows} == {Verdict.INFO} and all("the rule gives" in r.note for r in rows)
     assert ["π_1, ViT patch 1" in rows[1].quantity, "π_2, ViT patch 2" in rows[2].quantity] == [True, True]

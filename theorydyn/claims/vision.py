@@ -13,7 +13,7 @@ for CIFAR)" and their verdict is INFO, with the verdict the rule gives on digits
 permutation applied after augmentation), and the Figure 1a contrast is driven by the digits' blank
 border.
 
-Three claims (four rows) on digits, each from the paper's own experiment, each able to fail:
+Four claims (five rows) on digits, each from the paper's own experiment, each able to fail:
 
 1. Figures 6/7 — positional attention performs on par with vanilla attention: the per-seed
    difference ``acc_pos − acc_van`` of final test accuracies (same seed, same data order); PASS iff
@@ -30,6 +30,9 @@ Three claims (four rows) on digits, each from the paper's own experiment, each a
    :func:`theorydyn.vision.maps.distance_profile`, the contrast ``ρ(1) − ρ(g−1)`` per seed; PASS iff
    its 95% interval is above 0 and above the untrained initialisation's mean contrast, DEVIATES when
    it is significantly below both (similarity rising with distance), FAIL otherwise.
+4. Figure 5c — on π_s-permuted images (tiles of one patch, the Figure 1a runs' configuration
+   otherwise), the learned similarity shows no local structure on the network's positions and a
+   local one once π_s⁻¹ is applied: the contrast after π_s⁻¹ per seed (:func:`recovery_check`).
 
 The verdict functions (:func:`accuracy_check`, :func:`robustness_check`, :func:`decay_check`) take
 the per-seed numbers, so that tests can feed them synthetic values. Training runs are cached under
@@ -74,9 +77,9 @@ def _vision() -> SimpleNamespace:
     # the vision extra (torch): imported on first use only, so that the ledger imports and runs without it
     import torch
 
-    from ..vision import data, experiments, maps
+    from ..vision import data, experiments, grid, maps
 
-    return SimpleNamespace(torch=torch, data=data, experiments=experiments, maps=maps)
+    return SimpleNamespace(torch=torch, data=data, experiments=experiments, grid=grid, maps=maps)
 
 
 def _ci_inside(lo: float, hi: float, m: float, tol: float) -> bool:
@@ -212,6 +215,43 @@ def decay_check(
     )
 
 
+def recovery_check(
+    before: Sequence[float], after: Sequence[float], params: dict | None = None, unpermuted: float | None = None
+) -> Check:
+    """Figure 5c from per-seed contrasts ``ρ(1) − ρ(g−1)`` of encodings learned on π_s-permuted images:
+    ``before`` on the network's (permuted) positions, ``after`` once π_s⁻¹ is applied
+    (:func:`theorydyn.vision.maps.unpermute_similarity`). The paper: no spatially localized structure
+    as learned, localized patterns after π_s⁻¹. PASS iff the 95% intervals of ``after`` and of
+    ``after − before`` are above 0; DEVIATES iff the interval of ``after`` is below 0 (similarity
+    rising with distance, as Figure 1a's digits row); FAIL otherwise. ``unpermuted`` (the mean
+    contrast of runs on original images) goes into the note."""
+    b, a = np.asarray(before, float), np.asarray(after, float)
+    m, lo, hi = mean_ci(a)
+    _, dlo, _ = mean_ci(a - b)
+    low, high, dlow = (lo, hi, dlo) if not np.isnan(lo) else (m, m, float(np.mean(a - b)))
+    note = f"as learned (permuted positions) {np.mean(b):+.4f}, after π_s⁻¹ − as learned: lower bound {dlow:+.4f}"
+    if unpermuted is not None:
+        note += f"; runs on original images {unpermuted:+.4f}"
+    if low > 0 and dlow > 0:
+        verdict = Verdict.PASS
+    elif high < 0:
+        verdict = Verdict.DEVIATES
+        note += "; after π_s⁻¹ the similarity RISES with grid distance (as the Figure 1a row)"
+    else:
+        verdict = Verdict.FAIL
+        note += "; π_s⁻¹ does not bring out a decay with grid distance"
+    return Check.over_seeds(
+        "Section 6, Figure 5c",
+        "cosine similarity of positional encodings learned on π_s-permuted images, ρ(1) − ρ(far) after π_s⁻¹",
+        list(a),
+        "PASS: 95% CI of after > 0 and of after − as learned > 0",
+        verdict,
+        params=dict(params or {}),
+        note=note,
+        route=f"{ROUTE_GRID}; {ROUTE_MAPS}",
+    )
+
+
 #: the claim text of a digits row: a proxy of the paper's datasets
 PROXY = "(digits, a proxy for CIFAR)"
 #: the paper's datasets that theorydyn.vision can load, with the files it expects
@@ -293,6 +333,16 @@ def paper_rows(
             "not wired into the ledger (the digits proxy row is)",
             cmd.format("single --attention positional"),
             params=dict(dataset="cifar10"),
+        )
+    )
+    out.append(
+        Check.not_run(
+            "Section 6, Figure 5c (cifar100)",
+            "positional-encoding similarity after π_s⁻¹, ViT trained on permuted cifar100",
+            "no local structure as learned, local after π_s⁻¹",
+            "not wired into the ledger (the digits proxy row is)",
+            f"python -m theorydyn.vision cifar100 --experiment permuted{flag}",
+            params=dict(dataset="cifar100", s=2),
         )
     )
     out.append(
@@ -440,6 +490,21 @@ def digits_rows(
             )
             contrasts[att] = [contrast(v.maps.cosine_similarity(ex.load_pos(r["folder"]))) for r in rs]
         init = [contrast(v.maps.cosine_similarity(ex.initial_pos(mvit, seed))) for seed in seeds]
+        # Figure 5c: the Figure 1a runs' configuration on π_s-permuted images, tiles of one patch
+        s5c = mvit.patch
+        say(f"vision: ViT positional on π_{s5c}-permuted images, seeds {', '.join(map(str, seeds))} (Figure 5c)")
+        rs = ex.cached_runs(
+            [ex.RunSpec("vit", "positional", s5c, seed, mvit.patch) for seed in seeds],
+            data,
+            dataclasses.replace(mvit, attention="positional"),
+            mcfg,
+            root,
+        )
+        g = data.image_size // mvit.patch
+        sigma = v.maps.induced_patch_permutation(g, v.grid.grid_permutation(data.image_size, s5c, 0), 1)
+        as_learned = [v.maps.cosine_similarity(ex.load_pos(r["folder"])) for r in rs]
+        before = [contrast(C) for C in as_learned]
+        after = [contrast(v.maps.unpermute_similarity(C, sigma)) for C in as_learned]
         common = dict(
             dataset="digits",
             patch=vit.patch,
@@ -457,6 +522,12 @@ def digits_rows(
                 params=dict(common, pos_std=mvit.pos_std),
                 vanilla_contrast=contrasts["vanilla"],
                 ink=ring_ink(data.x_train, vit.patch),
+            ),
+            recovery_check(
+                before,
+                after,
+                params=dict(common, pos_std=mvit.pos_std, s=s5c, perm_seed=0),
+                unpermuted=float(np.mean(contrasts["positional"])),
             ),
         ]
 

@@ -93,7 +93,7 @@ def test_kill_9_at_20_random_moments_of_verify_leaves_the_old_ledger_or_the_new_
 # ---- a full disk at the k-th write of the store ---------------------------------------------------------
 FULL = "database or disk is full"
 SCAN = ["--runner", "scan_fake:fake_point", "--no-plots", "--quiet", "--workers", "0", "--name", "full"]
-SCAN += ["--D", "16", "--C", "4", "--n-points", "8", "--q", "0.1", "0.2", "--seeds", *map(str, range(6))]
+SCAN += ["--D", "16", "--C", "4", "--n-points", "8", "--q", "0.1", "0.2", "--seeds", "6"]
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "COMMIT")
 
 
@@ -119,7 +119,7 @@ def _scan(results: Path, capsys) -> tuple[int, str]:
     from theorydyn.scan.__main__ import main as scan_main
 
     try:
-        rc = scan_main([*SCAN, "--results-dir", str(results)])
+        rc = scan_main([*SCAN, "--out", str(results)])
     except SystemExit as e:
         rc = e.code if isinstance(e.code, int) else 2
     return rc, capsys.readouterr().err

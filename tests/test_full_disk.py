@@ -69,9 +69,10 @@ def test_reduced_full_disk_after_the_run_keeps_the_earlier_files(tmp_path, monke
 
     monkeypatch.setattr(cli, "integrate", integrate_then_fill)
     capsys.readouterr()
-    code = _run(cli.main, REDUCED + ["--n-points", "50", "--out", str(out)])
+    code = _run(cli.main, REDUCED + ["--n-points", "20", "--out", str(out)])  # the same run: its files are rewritten
     err = capsys.readouterr().err
-    assert code == 1 and "reduced_flow_D8_C2.csv" in err and "No space left" in err and "Traceback" not in err
+    csv = "reduced_flow_D8_C2_n-points20_s-max100_n-samples200.csv"  # named by what made it (issue 20)
+    assert code == 1 and csv in err and "No space left" in err and "Traceback" not in err
     assert _snapshot(out) == before  # the earlier CSV, JSON and PNG, byte for byte; no temporary file left
 
 
@@ -106,9 +107,9 @@ def test_simulate_full_disk_after_the_run_keeps_the_earlier_files(tmp_path, monk
 
     monkeypatch.setattr(cli, "simulate", simulate_then_fill)
     capsys.readouterr()
-    code = _run(cli.main, SIMULATE + ["--steps", "6", "--out", str(out)])
+    code = _run(cli.main, SIMULATE + ["--out", str(out)])  # the same run: its files are rewritten
     err = capsys.readouterr().err
-    assert code == 1 and "trajectory.csv" in err and "Traceback" not in err
+    assert code == 1 and "simulate_D8_C2_N64_steps4_n-test64.csv" in err and "Traceback" not in err
     assert _snapshot(out) == before
 
 
@@ -269,7 +270,9 @@ def test_reduced_on_a_real_full_disk(tiny_tmpfs):
     free = os.statvfs(tiny_tmpfs).f_bavail * os.statvfs(tiny_tmpfs).f_frsize
     (tiny_tmpfs / "fill").write_bytes(b"\0" * max(free - 96 * 1024, 0))  # room for the probe, not for the CSV
     r = subprocess.run(cmd + ["--n-points", "3000"], env=env, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 1 and "reduced_flow_D8_C2.csv" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    # the output is named by what made it (issue 20): this run's own file, the earlier one untouched
+    csv = "reduced_flow_D8_C2_n-points3000_s-max100_n-samples200.csv"
+    assert r.returncode == 1 and csv in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert _snapshot(tiny_tmpfs / "r") == before
     (tiny_tmpfs / "fill").write_bytes(b"\0" * (free - 8 * 1024) if free > 8 * 1024 else b"")  # nearly full
     r = subprocess.run(cmd + ["--n-points", "30"], env=env, capture_output=True, text=True, timeout=300)

@@ -253,9 +253,10 @@ def test_cli_runs_and_rejects_bad_values(tmp_path, capsys):
     )
     out = capsys.readouterr().out
     assert "T0" in out and "status: ok" in out
-    csv = tmp_path / "reduced_flow_D8_C2.csv"
+    stem = "reduced_flow_D8_C2_q0.4_expectationexact_n-points40_s-max30"  # named by what made it (issue 20)
+    csv = tmp_path / f"{stem}.csv"
     assert list(pd.read_csv(csv).columns) == COLUMNS
-    assert (tmp_path / "reduced_flow_D8_C2.png").stat().st_size > 10_000
+    assert (tmp_path / f"{stem}.png").stat().st_size > 10_000
     for argv, word in (
         (["--D", "10", "--C", "4"], "C must divide D"),
         (["--eta", "-1"], "--eta"),

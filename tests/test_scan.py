@@ -54,7 +54,7 @@ def _cli(tmp_path, *args, **env):
         "theorydyn.scan",
         "--runner",
         FAKE,
-        "--results-dir",
+        "--out",
         str(tmp_path / "res"),
         "--no-plots",
         "--quiet",
@@ -292,14 +292,14 @@ def test_the_issues_repro_two_scan_processes_on_one_name(tmp_path):
         "theorydyn.scan",
         "--runner",
         FAKE,
-        "--results-dir",
+        "--out",
         str(tmp_path / "res"),
         "--no-plots",
         "--quiet",
         *flags,
     ]
     a = subprocess.Popen(
-        cmd + ["--seeds", *map(str, range(40))],
+        cmd + ["--seeds", "40"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -307,7 +307,7 @@ def test_the_issues_repro_two_scan_processes_on_one_name(tmp_path):
         text=True,
     )
     b = subprocess.Popen(
-        cmd + ["--q", "0.3", "--seeds", *map(str, range(10)), "--simulate", "--N", "256", "--sim-steps", "20"],
+        cmd + ["--q", "0.3", "--seeds", "10", "--simulate", "--N", "256", "--sim-steps", "20"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -316,9 +316,7 @@ def test_the_issues_repro_two_scan_processes_on_one_name(tmp_path):
     )
     outs = [p.communicate(timeout=300) for p in (a, b)]
     assert (a.returncode, b.returncode) == (0, 0), outs
-    third = subprocess.run(
-        cmd + ["--seeds", *map(str, range(40))], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
+    third = subprocess.run(cmd + ["--seeds", "40"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     # the default q's at D = 16, C = 4 are 0.6, 0.8 and 1 (the larger factors are capped at q = 1)
     assert third.returncode == 0 and "[0 computed, 120 already done]" in third.stdout, third.stderr
     df = pd.read_csv(tmp_path / "res" / "mix.csv")
@@ -354,7 +352,7 @@ def test_kill_9_at_20_random_moments_then_a_rerun_gives_an_uninterrupted_runs_ro
 # ---- runs -------------------------------------------------------------------------------------------
 def test_kill_minus_9_mid_scan_then_resume(tmp_path):
     """The whole scan process is killed at its 3rd point; the rerun finishes the rest."""
-    args = ["--D", "16", "--C", "4", "--q", "0.1", "0.2", "0.3", "--seeds", "0", "1", "--workers", "0"]
+    args = ["--D", "16", "--C", "4", "--q", "0.1", "0.2", "0.3", "--seeds", "2", "--workers", "0"]
     first = _cli(tmp_path, *args, SCAN_FAKE_KILL_AT=3, SCAN_FAKE_MARKER=tmp_path / "killed")
     assert first.returncode == -9, first.stderr
     res = tmp_path / "res" / "D16_C4_q0.1-0.2-0.3_seed0-1.csv"
@@ -406,7 +404,7 @@ def test_workers_exit_when_the_driver_is_killed(tmp_path):
         "theorydyn.scan",
         "--runner",
         FAKE,
-        "--results-dir",
+        "--out",
         str(tmp_path / "res"),
         "--no-plots",
         "--quiet",
@@ -455,7 +453,7 @@ def test_a_failing_point_is_reported_not_stored_and_retried(tmp_path, monkeypatc
     argv = [
         "--runner",
         FAKE,
-        "--results-dir",
+        "--out",
         str(tmp_path),
         "--workers",
         "0",
@@ -469,7 +467,7 @@ def test_a_failing_point_is_reported_not_stored_and_retried(tmp_path, monkeypatc
         "0.1",
         "0.2",
         "--seeds",
-        "0",
+        "1",
     ]
     assert main(argv) == 1
     assert "fake failure at q=0.2" in capsys.readouterr().out
@@ -607,11 +605,29 @@ def test_flags_override_a_saved_grid_and_name_it():
     assert [p.seed for p in spec.expand()] == [0, 1, 2]
 
 
+def test_seeds_is_a_count_and_first_seed_shifts_it(capsys):
+    """``--seeds K`` is seeds 0 … K-1 in every CLI (issue 20); ``--first-seed F`` shifts them to F … F+K-1;
+    a spec's own seed list stays unless --seeds is given."""
+
+    def seeds(*argv):
+        spec = spec_from_args(build_parser().parse_args(["--D", "16", "--C", "4", "--q", "0.25", *argv]))
+        return [p.seed for p in spec.expand()], spec.name
+
+    assert seeds() == ([0, 1, 2], "D16_C4_q0.25")
+    assert seeds("--seeds", "2") == ([0, 1], "D16_C4_q0.25_seed0-1")
+    assert seeds("--seeds", "2", "--first-seed", "3") == ([3, 4], "D16_C4_q0.25_seed3-4")
+    spec = ROOT / "scans" / "association_N.toml"  # lists seed = [0, 1]
+    assert [p.seed for p in spec_from_args(build_parser().parse_args(["--spec", str(spec)])).expand()][:2] == [0, 1]
+    for bad in ("0", "-1", "1.5", "0,1"):
+        with pytest.raises(SystemExit) as e:
+            main(["--seeds", bad, "--quiet", "--no-plots"])
+        assert e.value.code == 2 and "--seeds" in capsys.readouterr().err
+
+
 def test_flags_that_cannot_act_are_refused(capsys):
     for argv, msg in (
         (["--eta", "1", "5"], "--eta: has no effect"),
         (["--N", "100"], "--N: is the simulator"),
-        (["--seeds", "-1"], "seed must be an integer >= 0"),
     ):
         with pytest.raises(SystemExit) as e:
             main(argv + ["--quiet", "--no-plots"])
@@ -704,13 +720,13 @@ def test_names_are_sanitised_without_collapsing_and_stay_inside():
 
 
 def test_cli_name_dotdot_writes_inside_the_results_folder(tmp_path):
-    r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0", "--name", "..")
+    r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "1", "--workers", "0", "--name", "..")
     assert r.returncode == 0, r.stderr
     res = tmp_path / "res"
     assert {p.name for p in tmp_path.iterdir()} <= {"counter", "res"}  # nothing beside the results folder
     assert [p.name for p in res.glob("*.csv")] and all(p.resolve().parent == res.resolve() for p in res.glob("*.csv"))
-    r2 = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0", "--name", "é")
-    r3 = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0", "--name", "ü")
+    r2 = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "1", "--workers", "0", "--name", "é")
+    r3 = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "1", "--workers", "0", "--name", "ü")
     assert r2.returncode == 0 and r3.returncode == 0
     assert len(list(res.glob("*.csv"))) == 3  # '..', 'é' and 'ü': three files, not one 'scan.csv'
 
@@ -722,7 +738,7 @@ def test_a_symlinked_rejected_file_is_not_written_through(tmp_path):
     target.write_text("keep me\n")
     (res / "ln.rejected.csv").symlink_to(target)
     (res / "ln.csv").write_text("key,garbage\nnot-a-row,1\n")
-    r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0", "--name", "ln")
+    r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "1", "--workers", "0", "--name", "ln")
     assert r.returncode == 2 and "symbolic link" in r.stderr and "Traceback" not in r.stderr
     assert target.read_text() == "keep me\n"
 
@@ -733,8 +749,8 @@ def test_a_results_csv_that_is_not_a_regular_file_is_refused(tmp_path, kind):
     res.mkdir()
     p = res / "nr.csv"
     make_non_regular(p, kind)
-    r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0", "--name", "nr")
-    assert r.returncode == 2 and "--results-dir" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "1", "--workers", "0", "--name", "nr")
+    assert r.returncode == 2 and "--out" in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 def test_dask_without_a_live_worker_fails_in_the_stated_time_naming_the_scheduler(tmp_path):
@@ -744,8 +760,8 @@ def test_dask_without_a_live_worker_fails_in_the_stated_time_naming_the_schedule
         "from theorydyn.scan.__main__ import main\n"
         "with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as c:\n"
         "    print(c.scheduler_address, file=sys.stderr)\n"
-        f"    code = main(['--runner', {FAKE!r}, '--results-dir', {str(tmp_path / 'res')!r}, '--no-plots',\n"
-        "                 '--quiet', '--D', '16', '--C', '4', '--q', '0.25', '--seeds', '0',\n"
+        f"    code = main(['--runner', {FAKE!r}, '--out', {str(tmp_path / 'res')!r}, '--no-plots',\n"
+        "                 '--quiet', '--D', '16', '--C', '4', '--q', '0.25', '--seeds', '1',\n"
         "                 '--scheduler', c.scheduler_address])\n"
         "sys.exit(code)\n"
     )
@@ -798,6 +814,6 @@ def test_watchdog_fails_unfinished_points_when_the_last_worker_is_gone():
 
 def test_with_quiet_the_reason_a_point_failed_is_still_printed(tmp_path):
     r = _cli(
-        tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "0", "--workers", "0", SCAN_FAKE_FAIL_Q="0.25"
+        tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "1", "--workers", "0", SCAN_FAKE_FAIL_Q="0.25"
     )
     assert r.returncode == 1 and "fake failure at q=0.25" in r.stderr, (r.stdout, r.stderr)

@@ -416,7 +416,9 @@ def test_cli_writes_trajectory_summary_and_figure(tmp_path):
         ]
     )
     assert rc == 0
-    t = pd.read_csv(tmp_path / "trajectory.csv")
+    stem = "simulate_D8_C2_N256_eta1_steps12_record-every4_n-test128_dense-until2"  # named by what made it
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{stem}.csv", f"{stem}.json", f"{stem}.png"]
+    t = pd.read_csv(tmp_path / f"{stem}.csv")
     assert list(t["step"]) == [0, 1, 2, 4, 8, 12]
     for col in (
         "s",
@@ -439,9 +441,9 @@ def test_cli_writes_trajectory_summary_and_figure(tmp_path):
         "err_f",
     ):
         assert col in t
-    summ = json.loads((tmp_path / "summary.json").read_text())
+    summ = json.loads((tmp_path / f"{stem}.json").read_text())
     assert summ["status"] == "ok" and "phases" in summ and "symmetry_breaking_final" in summ
-    png = (tmp_path / "figure4.png").read_bytes()
+    png = (tmp_path / f"{stem}.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 

@@ -46,9 +46,11 @@ def test_simulate_benchmark_scaling_tables(tmp_path, capsys):
         "--scaling-only",
         "--no-memory",
         "--scaling-N",
-        "64,128",
+        "64",
+        "128",
         "--scaling-D",
-        "8,16",
+        "8",
+        "16",
         "--scaling-N-for-D",
         "64",
         "--repeats",
@@ -68,7 +70,12 @@ def test_simulate_benchmark_scaling_tables(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "argv,needle",
-    [(["--dtypes", "float16"], "--dtypes"), (["--memory-N", "10,5"], "--memory-N"), (["--D", "10"], "--D")],
+    [
+        (["--dtypes", "float16"], "--dtypes"),
+        (["--memory-N", "10", "5"], "--memory-N"),
+        (["--scaling-N", "64,128"], "--scaling-N"),
+        (["--D", "10"], "--D"),
+    ],
 )
 def test_simulate_benchmark_bad_input_exits_2(argv, needle, capsys):
     with pytest.raises(SystemExit) as e:

@@ -341,7 +341,8 @@ def test_plots_write_pngs(tmp_path):
     "argv, word",
     [
         (["--Ds", "30"], "--Ds"),
-        (["--methods", "pretrained,bogus"], "--methods"),
+        (["--methods", "pretrained", "bogus"], "--methods"),
+        (["--Ds", "16,32"], "--Ds"),  # lists are space-separated in every CLI (issue 20)
         (["--eps", "0.7"], "--eps"),
         (["--C", "5"], "C must divide D"),
         (["--seeds", "0"], "--seeds"),

@@ -10,6 +10,8 @@ status 2, like argparse itself.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
 import os
 import re
@@ -244,22 +246,137 @@ def positive(kind=float, name: str = "value", allow_zero: bool = False, below: f
     return number(kind, name, low=0, low_open=not allow_zero, high=below, high_open=below is not None)
 
 
+def path_arg(flag: str = "--out"):
+    """argparse ``type=`` converter: a :class:`~pathlib.Path`, refusing a blank value (``Path("")`` would
+    silently be the current folder). ``.path`` marks it for the tests (tests/test_cli_vocabulary.py)."""
+
+    def conv(text: str) -> Path:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"must be a path, got {text!r}")
+        return Path(text)
+
+    conv.__name__ = f"path_{flag.lstrip('-').replace('-', '_')}"
+    marked: Any = conv
+    marked.path, marked.flag = True, flag
+    return conv
+
+
+#: What ``--force`` means in every CLI (and only this): the memory guard of :func:`guard_memory`.
+FORCE_HELP = "run even where the memory estimate exceeds the {where}'s available memory (or ${env})"
+#: What ``--quiet`` means in every CLI.
+QUIET_HELP = "no progress bar on stderr"
+
+
+def add_out_argument(parser: argparse._ActionsContainer, default: str | Path | None, help: str) -> None:
+    """``--out``: where a CLI writes, as a :class:`~pathlib.Path`. ``help`` says whether it is a folder or
+    a file and, for ``default=None``, what the CLI picks; a set default is shown by :class:`HelpFormatter`."""
+    parser.add_argument("--out", type=path_arg("--out"), default=None if default is None else Path(default), help=help)
+
+
 def add_common_arguments(
-    parser: argparse.ArgumentParser, *, seed: int | None = 0, out: str | None = None, quiet: bool = True
+    parser: argparse._ActionsContainer,
+    *,
+    seed: int | None = 0,
+    seed_help: str = "random seed, an integer >= 0; same seed, same numbers",
+    seeds: int | None = None,
+    seeds_help: str | None = None,
+    first_seed: bool = False,
+    out: str | Path | None = None,
+    out_help: str = "output folder, created and proven writable before any work",
+    quiet: bool = True,
+    force: str | None = None,
+    recompute: str | None = None,
 ) -> None:
-    """The flags every run CLI spells the same way: ``--seed`` (one integer ≥ 0), ``--out`` (a
-    folder, proven writable before any work by :func:`output_dir`) and ``--quiet`` (no progress bar)."""
+    """The flags every CLI spells the same way (one meaning each, in every CLI):
+
+    * ``--seed S``: one seed, an integer >= 0, for a single run;
+    * ``--seeds K``: always a count, an integer >= 1: seeds 0 … K-1 (with ``first_seed``: ``--first-seed F``
+      shifts them to F … F+K-1);
+    * ``--out``: the output folder (:func:`output_dir` proves it writable before any work), a Path;
+    * ``--quiet``: no progress bar on stderr;
+    * ``--force``: only the memory override of :func:`guard_memory` (``force`` names whose memory:
+      "machine" or "device");
+    * ``--recompute``: recompute results already in a store or cache (``recompute`` names which).
+    """
     if seed is not None:
+        parser.add_argument("--seed", type=positive(int, "--seed", allow_zero=True), default=seed, help=seed_help)
+    if seeds is not None:
+        first = "--first-seed F … F+K-1" if first_seed else "0 … K-1"
         parser.add_argument(
-            "--seed",
-            type=positive(int, "--seed", allow_zero=True),
-            default=seed,
-            help="random seed, an integer >= 0 (default %(default)s); same seed, same numbers",
+            "--seeds",
+            type=number(int, "--seeds", low=1),
+            default=seeds,
+            metavar="K",
+            help=seeds_help or f"number of seeds, an integer >= 1: seeds {first}",
+        )
+    if first_seed:
+        parser.add_argument(
+            "--first-seed",
+            type=positive(int, "--first-seed", allow_zero=True),
+            default=0,
+            metavar="F",
+            help="the first of the --seeds seeds, an integer >= 0",
         )
     if out is not None:
-        parser.add_argument("--out", type=Path, default=Path(out), help="output folder (default %(default)s)")
+        add_out_argument(parser, out, out_help)
     if quiet:
-        parser.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+        parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
+    if force is not None:
+        parser.add_argument("--force", action="store_true", help=FORCE_HELP.format(where=force, env=MEMORY_ENV))
+    if recompute is not None:
+        parser.add_argument("--recompute", action="store_true", help=f"recompute results already in {recompute}")
+
+
+def _token_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, float):
+        return re.sub(r"e\+?0*(\d)", r"e\1", f"{v:g}").replace("e-0", "e-")
+    return str(v)
+
+
+def setting_name_params(s: Setting) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(params, defaults) of a Setting for :func:`run_stem`, D and C left out (the stem's prefix names
+    them): its fields against the default Setting at the same D, C and d (σ², ν default to 1/d, so
+    ``--d 32`` adds ``d32`` alone), with d against its own default D."""
+    ref = Setting(D=s.D, C=s.C, d=s.d).to_dict()
+    ref["d"] = Setting(D=s.D, C=s.C).d
+    skip = ("D", "C")
+    return {k: v for k, v in s.to_dict().items() if k not in skip}, {k: v for k, v in ref.items() if k not in skip}
+
+
+def run_stem(prefix: str, params: Mapping[str, Any], defaults: Mapping[str, Any], max_len: int = 100) -> str:
+    """The file stem of a run, named by what made it: ``prefix`` then ``name+value`` for every parameter
+    of ``params`` whose value differs from ``defaults`` (in the order of ``params``; a name missing from
+    ``defaults`` is always written), e.g. ``reduced_flow_D64_C4_q0.3_seed1``. Where a value does not
+    make a safe file name (an explicit partition) or the stem would pass ``max_len`` characters, the
+    parameters that differ are replaced by ``h`` + 10 hex digits of the sha256 of their JSON, so two
+    runs that differ in any parameter never share a file (the JSON summary lists them in full)."""
+    varied = {k: v for k, v in params.items() if k not in defaults or defaults[k] != v}
+    tokens = [f"{k.replace('_', '-')}{_token_value(v)}" for k, v in varied.items()]
+    stem = "_".join([prefix, *tokens])
+    if len(stem) > max_len or not re.fullmatch(r"[A-Za-z0-9._+-]+", stem):
+        digest = hashlib.sha256(json.dumps(varied, sort_keys=True, default=str).encode()).hexdigest()[:10]
+        stem = f"{prefix}_h{digest}"
+    return stem
+
+
+#: A phase time below this fraction of the run's horizon is printed as "≈ 0 (at the start …)": it is the
+#: solver's resolution of a crossing at the first instant, not a time to read (the reduced flow's
+#: T_assoc: association holds as soon as γ > ρ, which the refined crossing puts at s ≈ 1e-19).
+START_FRACTION = 1e-9
+
+
+def format_time(v: float | None, horizon: float) -> str:
+    """A phase time in s = ηt for the terminal: ``not reached`` (None), ``≈ 0 (at the start, s = 1.1e-19)``
+    below :data:`START_FRACTION` of ``horizon``, else 4 significant digits."""
+    if v is None:
+        return "not reached"
+    if v == 0:
+        return "0"
+    if v < START_FRACTION * horizon:
+        return f"≈ 0 (at the start, s = {v:.1e})"
+    return f"{v:.4g}"
 
 
 #: Bytes the writability probes write and fsync: an empty probe allocates nothing, so it cannot
@@ -333,12 +450,34 @@ def write_output(path: str | Path, writer: Callable[[Path], object], prog: str |
     return p
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help shows its default: ``(default: X)`` is appended unless the help already
+    says it (contains "default") or there is nothing to show (None, False, SUPPRESS)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text.lower() or any(action.default is x for x in (None, False, argparse.SUPPRESS)):
+            return text
+        if not action.option_strings and action.nargs not in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
+            return text
+        return f"{text} (default: %(default)s)" if text else "default: %(default)s"
+
+
+class RawDescriptionHelpFormatter(argparse.RawDescriptionHelpFormatter, HelpFormatter):
+    """:class:`HelpFormatter` that keeps the description's and epilog's line breaks."""
+
+
 class ArgumentParser(argparse.ArgumentParser):
-    """The parser of every theorydyn CLI: argparse's, which also refuses ``--flag=--``.
+    """The parser of every theorydyn CLI: argparse's, with :class:`HelpFormatter` (every default
+    shown), which also refuses ``--flag=--``.
 
     Python 3.11's argparse reads ``--flag=--`` as an empty list without calling the flag's
     converter, so no rule of the flag would ever see it; here it exits 2 naming the flag.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def parse_known_args(self, args=None, namespace=None):
         ns, rest = super().parse_known_args(args, namespace)

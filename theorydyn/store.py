@@ -459,7 +459,7 @@ class ResultStore:
         return inserted
 
     def remove(self, keys: Iterable[str]) -> int:
-        """Delete the rows of ``keys`` (``--force``), one transaction. Returns how many went."""
+        """Delete the rows of ``keys`` (``--recompute``), one transaction. Returns how many went."""
         keys = list(keys)
         con = self._connect()
         try:

@@ -27,12 +27,11 @@ from __future__ import annotations
 import argparse
 import functools
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
+from ..cli import ArgumentParser, add_common_arguments, fail, given_flags, guard_memory, number, output_file, positive
 from ..limits import S_MAX_MAX, S_MAX_MIN
 from ..reduced import bank_from_set_counts, integrate, mc_set_counts, population_risk
 from ..reduced._kernels import reference_draw_numpy, reference_numpy
@@ -191,7 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="Monte Carlo samples, >= 2 (default 100000)",
     )
-    g.add_argument("--repeats", type=number(int, "--repeats", low=1), default=None, help="default 7")
+    g.add_argument(
+        "--repeats", type=number(int, "--repeats", low=1), default=None, help="timed calls per measurement (default 7)"
+    )
     g.add_argument(
         "--settle",
         type=number(float, "--settle", low=0, high=10),
@@ -214,19 +215,22 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="--scaling runs to s_max·(D/64)^this (default 1.5; 0 keeps s_max)",
     )
-    g.add_argument("--budget-s", type=positive(float, "--budget-s"), default=None, help="default 60")
+    g.add_argument(
+        "--budget-s", type=positive(float, "--budget-s"), default=None, help="time budget per flow, s (default 60)"
+    )
     g.add_argument(
         "--D-max",
         type=number(int, "--D-max", low=64, high=D_MAX),
         default=None,
         help=f"largest D tried by --scaling, 64..{D_MAX} (default 65536)",
     )
-    ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
-    ap.add_argument(
-        "--out",
-        type=Path,
-        default=Path("bench_results/reduced.csv"),
-        help="CSV of the table (the scaling table goes next to it; default %(default)s)",
+    add_common_arguments(
+        ap,
+        seed=None,
+        out="bench_results/reduced.csv",
+        out_help="output file: the CSV of the table; the scaling table goes next to it",
+        quiet=False,  # no progress bar to silence: the tables are the output
+        force="machine",
     )
     return ap
 

@@ -32,13 +32,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
+from ..cli import ArgumentParser, add_common_arguments, fail, given_flags, guard_memory, number, output_file, positive
 from ..data import sample
 from ..model import sigma
 from ..resources import MemoryEstimate, Term, sample_memory
@@ -379,7 +378,7 @@ _DEFAULTS = dict(
     n_test=8192,
     replicas=8,
     sim_steps=50,
-    dtypes="float64,float32",
+    dtypes=["float64", "float32"],
     scaling_N=[4096, 16384, 65536],
     scaling_D=[16, 32, 64, 128],
     scaling_N_for_D=4096,
@@ -387,21 +386,6 @@ _DEFAULTS = dict(
     memory_N=[4096, 16384],
     memory_budget_gib=24.0,
 )
-
-
-def _ints(name):
-    """argparse type: comma-separated integers >= 1 (each size a run allocates; the memory guard bounds them)."""
-
-    def conv(text):
-        try:
-            vals = [int(t) for t in text.split(",") if t.strip()]
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be comma-separated integers, got {text!r}") from None
-        if not vals or min(vals) < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be positive integers, got {text!r}")
-        return vals
-
-    return conv
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -429,10 +413,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="steps of each timed simulate() (default 50: records at 0 and 50, its default rate)",
     )
-    g.add_argument("--dtypes", default=None, help="comma-separated storage dtypes (default float64,float32)")
+    g.add_argument(
+        "--dtypes",
+        nargs="+",
+        choices=("float64", "float32"),
+        default=None,
+        help="storage dtypes of X (default float64 float32)",
+    )
     g.add_argument("--no-torch", action="store_true", help="skip the autograd reference")
     g.add_argument("--no-simulate", action="store_true", help="skip timing simulate() per step")
-    ap.add_argument("--repeats", type=number(int, "--repeats", low=1), default=7)
+    ap.add_argument("--repeats", type=number(int, "--repeats", low=1), default=7, help="timed calls per measurement")
     ap.add_argument(
         "--settle",
         type=number(float, "--settle", low=0, high=10),
@@ -443,9 +433,19 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--scaling-only", action="store_true", help="only the --scaling part")
     g = ap.add_argument_group("--scaling")
     g.add_argument("--no-memory", action="store_true", help="skip the memory runs of --scaling")
-    g.add_argument("--scaling-N", type=_ints("--scaling-N"), default=None, help="default 4096,16384,65536")
     g.add_argument(
-        "--scaling-D", type=_ints("--scaling-D"), default=None, help="multiples of 4, >= 8 (default 16,32,64,128)"
+        "--scaling-N",
+        type=number(int, "--scaling-N", low=1),
+        nargs="+",
+        default=None,
+        help="N of the runs against N (default 4096 16384 65536)",
+    )
+    g.add_argument(
+        "--scaling-D",
+        type=number(int, "--scaling-D", low=1),
+        nargs="+",
+        default=None,
+        help="multiples of 4, >= 8 (default 16 32 64 128)",
     )
     g.add_argument(
         "--scaling-N-for-D",
@@ -455,7 +455,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--scaling-dtype", choices=("float32", "float64"), default=None, help="default float32")
     g.add_argument(
-        "--memory-N", type=_ints("--memory-N"), default=None, help="the two N of the memory runs (default 4096,16384)"
+        "--memory-N",
+        type=number(int, "--memory-N", low=1),
+        nargs="+",
+        default=None,
+        help="the two N of the memory runs, increasing (default 4096 16384)",
     )
     g.add_argument(
         "--memory-budget-gib",
@@ -463,12 +467,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="memory budget of the N_max extrapolation, GiB (default 24)",
     )
-    ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
-    ap.add_argument(
-        "--out",
-        type=Path,
-        default=Path("bench_results/simulate.csv"),
-        help="CSV of the main table; scaling tables go next to it (default %(default)s)",
+    add_common_arguments(
+        ap,
+        seed=None,
+        out="bench_results/simulate.csv",
+        out_help="output file: the CSV of the main table; the scaling tables go next to it",
+        quiet=False,  # no progress bar to silence: the tables are the output
+        force="machine",
     )
     return ap
 
@@ -551,12 +556,9 @@ def _parse(argv):
     for k, v in _DEFAULTS.items():
         if getattr(args, k) is None:
             setattr(args, k, v)
-    args.dtypes = [t.strip() for t in args.dtypes.split(",") if t.strip()]
-    bad = [t for t in args.dtypes if t not in ("float32", "float64")]
-    if bad or not args.dtypes:
-        fail(f"--dtypes: must list float32 and/or float64, got {bad or args.dtypes}", PROG)
+    args.dtypes = list(dict.fromkeys(args.dtypes))  # choices checked by the parser
     if len(args.memory_N) != 2 or args.memory_N[0] >= args.memory_N[1]:
-        fail(f"--memory-N: must be two increasing sizes N1,N2, got {args.memory_N}", PROG)
+        fail(f"--memory-N: must be two increasing sizes N1 N2, got {' '.join(map(str, args.memory_N))}", PROG)
     if not args.scaling_only:
         _setting(args.D, "--D")
     if args.scaling or args.scaling_only:

@@ -17,6 +17,8 @@ import pandas as pd  # noqa: E402
 from ..cli import (  # noqa: E402
     SETTING_FLAGS,
     ArgumentParser,
+    add_common_arguments,
+    add_out_argument,
     add_setting_arguments,
     fail,
     guard_memory,
@@ -64,8 +66,16 @@ def build_parser():
     )
     add_setting_arguments(ap)
     ap.add_argument("--full", action="store_true", help="GD checks at the given D with N=16384, 1200 steps")
-    ap.add_argument("--only", default="", help="comma-separated subset of 3.1,3.2 (the cheap checks alone)")
-    ap.add_argument("--out", default=None, help="write the checks as CSV here (its folder is proven writable first)")
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        choices=("3.1", "3.2"),
+        default=None,
+        help="run only these checks (the cheap ones; default: every theorem check)",
+    )
+    add_out_argument(
+        ap, None, "output file: the checks as CSV (its folder is proven writable first; default: none, print only)"
+    )
     ap.add_argument(
         "--figure31",
         nargs="?",
@@ -75,7 +85,7 @@ def build_parser():
         help="only draw the Theorem 3.1 scan (exact best-GLM error against q(D-C)/C^2, D in 64..256, "
         "C in 4..16) to PNG (default figures/theorem31_glm.png) and print the crossings",
     )
-    ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
+    add_common_arguments(ap, seed=None, force="machine")
     return ap
 
 
@@ -91,7 +101,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.figure31 is not None:
         # the scan has its own fixed sizes: a flag of the checks would do nothing here
-        given = [f for f in ("full", "only", "out", "force") if getattr(args, f) != ap.get_default(f)]
+        given = [f for f in ("full", "only", "out", "force", "quiet") if getattr(args, f) != ap.get_default(f)]
         given += [flag for k, flag in SETTING_FLAGS.items() if getattr(args, k) != ap.get_default(k)]
         if given:
             name = given[0] if given[0].startswith("--") else "--" + given[0]
@@ -104,9 +114,7 @@ def main(argv=None) -> int:
         print(f"wrote {png}")
         return 0
     s = setting_from_args(args, prog)
-    only = [x.strip() for x in args.only.split(",") if x.strip()]
-    if any(x not in ("3.1", "3.2") for x in only) or (args.only.strip() and not only):
-        fail(f"--only: each entry must be 3.1 or 3.2, got {args.only!r}", prog)
+    only = list(dict.fromkeys(args.only or ()))  # choices checked by the parser
     if only and args.full:
         fail("--full: has no effect with --only (Theorems 3.1 and 3.2 run at their own sample sizes)", prog)
     if not only:
@@ -132,7 +140,7 @@ def main(argv=None) -> int:
         flags={"N": None, "N_flat": None, "n_test": None},
     )  # sample sizes fixed by the mode
     out = output_file(args.out, "--out", prog) if args.out is not None else None
-    say = lambda m: print(f"[theorems] {m}", file=sys.stderr, flush=True)  # noqa: E731
+    say = None if args.quiet else lambda m: print(f"[theorems] {m}", file=sys.stderr, flush=True)  # noqa: E731
     if only:
         checks = (check_theorem_3_1(s, scan=False) if "3.1" in only else []) + (
             check_theorem_3_2(s) if "3.2" in only else []

@@ -16,20 +16,24 @@ import matplotlib
 matplotlib.use("Agg")
 
 from ..cli import (
+    SETTING_FLAGS,
     ArgumentParser,
     add_common_arguments,
     add_setting_arguments,
     fail,
+    format_time,
     guard_memory,
     number,
     output_dir,
     positive,
     probe_output,
+    run_stem,
     setting_from_args,
+    setting_name_params,
     write_output,
 )
 from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
-from ..phases import ERR_TOL
+from ..phases import ERR_TOL, Phases
 from ..plotting import save
 from .bank import MAX_TERMS, n_exact_terms
 from .memory import reduced_memory
@@ -68,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="Monte Carlo bank size, >= 2 (default 4000; --expectation mc only)",
     )
-    g.add_argument("--expectation", choices=("mc", "exact"), default="mc")
+    g.add_argument(
+        "--expectation", choices=("mc", "exact"), default="mc", help="Monte Carlo bank or the exact expectation"
+    )
     g.add_argument(
         "--n-points",
         type=number(int, "--n-points", low=2, high=N_POINTS_MAX),
@@ -83,9 +89,47 @@ def build_parser() -> argparse.ArgumentParser:
         help="T2 tolerance on err_f, in (0, 1) (default %(default)s)",
     )
     g.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    g.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
-    add_common_arguments(ap, seed=0, out="runs/reduced")
+    add_common_arguments(
+        ap,
+        seed=0,
+        seed_help="seed of the Monte Carlo bank, an integer >= 0 (--expectation mc)",
+        out="runs/reduced",
+        out_help="output folder: reduced_<method>_D<D>_C<C>[_<each parameter that differs from its default>]"
+        ".csv/.json/.png, so runs that differ never overwrite each other",
+        force="machine",
+    )
     return ap
+
+
+#: flags left out of the name: they change no number of the run (where and how it is written, the memory
+#: override), or :func:`output_stem` adds their value as the mode resolves it
+NOT_IN_NAME = ("out", "quiet", "no_plot", "force", "method", "eta", "n_samples", "solver", "steps", "s_max")
+
+
+def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s, **resolved) -> str:
+    """``reduced_<method>_D<D>_C<C>`` and every parameter that differs from its default: the Setting's
+    fields against the default Setting at this D, C (and d: σ², ν follow it), the solver's flags
+    against the parser's defaults (:func:`~theorydyn.cli.run_stem`), so ``--q 0.3`` or ``--seed 1``
+    never overwrite the default run."""
+    params, defaults = setting_name_params(s)
+    solver = {a.dest: getattr(args, a.dest) for a in ap._actions if a.option_strings and a.dest in vars(args)}
+    solver = {k: v for k, v in solver.items() if k not in NOT_IN_NAME and k not in SETTING_FLAGS and k != "help"}
+    params.update(solver)
+    defaults.update({k: ap.get_default(k) for k in solver})
+    # the resolved values of the flags whose default is None (the mode picks them)
+    if args.method == "gd":
+        params.update(eta=resolved["eta"], steps=args.steps)
+        defaults.update(eta=1.0, steps=None)
+        if args.steps is None:  # the steps are s_max/eta
+            params["s_max"], defaults["s_max"] = args.s_max, ap.get_default("s_max")
+    else:
+        params.update(s_max=args.s_max, solver=resolved["solver"])
+        defaults.update(s_max=ap.get_default("s_max"), solver="LSODA")
+    if args.expectation == "mc":
+        params["n_samples"], defaults["n_samples"] = resolved["n_samples"], 4000
+    else:  # the exact expectation draws nothing
+        params.pop("seed", None)
+    return run_stem(f"reduced_{args.method}_D{s.D}_C{s.C}", params, defaults)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     guard_memory(reduced_memory(s.D, s.C, s.q, n_samples, args.expectation), force=args.force, prog=PROG)
     out = output_dir(args.out)
-    stem = f"reduced_{args.method}_D{s.D}_C{s.C}"
+    stem = output_stem(build_parser(), args, s, eta=eta, n_samples=n_samples, solver=solver)
     csv, js, png = out / f"{stem}.csv", out / f"{stem}.json", out / f"{stem}.png"
     for path in (csv, js) + (() if args.no_plot else (png,)):
         probe_output(path, "--out", PROG)  # a link, a folder or a full disk is refused before any work
@@ -144,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     write_output(js, lambda t: t.write_text(summary), PROG)
     print(f"setting: {s}")
     print(f"status: {res.status}{' — ' + res.message if res.message else ''}")
-    print(format_phases(res.phases.as_dict()))
+    horizon = float(res.trajectory["s"].iloc[-1]) if len(res.trajectory) else args.s_max
+    print(format_phases(res.phases.as_dict(), horizon))
     print(f"trajectory: {csv}")
     if not args.no_plot and len(res.trajectory):
         fig = plot_trajectory(res)
@@ -153,10 +198,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if res.ok else 1
 
 
-def format_phases(ph: dict) -> str:
-    """A human-readable phase summary (one line per quantity; times in s)."""
+def format_phases(ph: dict, horizon: float) -> str:
+    """A human-readable phase summary (one line per quantity; times in s = ηt, ``horizon`` the run's
+    last s: a time at the first instant is printed as such, :func:`~theorydyn.cli.format_time`)."""
 
-    def f(v):
+    def f(k, v):
+        if k in Phases.TIMES or k.endswith("_s"):
+            return format_time(v, horizon)
         if v is None:
             return "not reached"
         if isinstance(v, bool):
@@ -165,7 +213,7 @@ def format_phases(ph: dict) -> str:
 
     # the simulator-only diagnostics (the cos(v̂, w*) dip, the entrywise T1) do not exist here
     shown = {k: v for k, v in ph.items() if not (v is None and (k.startswith("cos_v") or k == "T1_entrywise"))}
-    return "\n".join(["phases (times in s = eta*t):"] + [f"  {k:22s} {f(v)}" for k, v in shown.items()])
+    return "\n".join(["phases (times in s = eta*t):"] + [f"  {k:22s} {f(k, v)}" for k, v in shown.items()])
 
 
 if __name__ == "__main__":

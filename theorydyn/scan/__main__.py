@@ -19,7 +19,16 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import ArgumentParser, add_setting_arguments, fail, number, output_dir, positive  # noqa: E402
+from ..cli import (  # noqa: E402
+    ArgumentParser,
+    RawDescriptionHelpFormatter,
+    add_common_arguments,
+    add_setting_arguments,
+    fail,
+    number,
+    output_dir,
+    positive,
+)
 from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, TAU_MIN  # noqa: E402
 from ..store import RejectedRowsWarning  # noqa: E402
 from .grid import ScanError, ScanSpec, validate_points  # noqa: E402
@@ -44,7 +53,7 @@ def _safe_name(name: str) -> str:
     return safe
 
 
-def _check_results_files(results_dir: str, name: str) -> None:
+def _check_results_files(results_dir: str | Path, name: str) -> None:
     """Refuse, before any work, a results CSV or a ``.rejected.csv`` that is a symbolic link (the
     toolkit never writes through a link it did not create) or not a regular file (a FIFO or a
     device: reading it would block or never end)."""
@@ -52,31 +61,34 @@ def _check_results_files(results_dir: str, name: str) -> None:
         try:
             if path.is_symlink():
                 fail(
-                    f"--results-dir: {path} is a symbolic link; theorydyn does not write through links "
-                    f"(remove it, or use another --name or --results-dir)",
+                    f"--out: {path} is a symbolic link; theorydyn does not write through links "
+                    f"(remove it, or use another --name or --out)",
                     PROG,
                 )
             if path.exists() and not path.is_file():
                 fail(
-                    f"--results-dir: {path} exists and is not a regular file (a folder, a pipe or a device); "
-                    f"use another --name or --results-dir",
+                    f"--out: {path} exists and is not a regular file (a folder, a pipe or a device); "
+                    f"use another --name or --out",
                     PROG,
                 )
         except OSError as e:
-            fail(f"--results-dir: cannot use {str(path)!r}: {e.strerror or e}", PROG)
+            fail(f"--out: cannot use {str(path)!r}: {e.strerror or e}", PROG)
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(
         prog=PROG,
         description="Where do the phases of Section 4.1 hold, and when? A resumable scan.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RawDescriptionHelpFormatter,
         conflict_handler="resolve",
         epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) × seeds {0, 1, 2}, "
         "reduced gradient flow to s = 5·10⁴·max(1, D/64)^1.5 (2.5 × the ledger's "
         "horizon) with 4000 Monte Carlo samples.",
     )
-    ap.add_argument("--spec", help="a saved grid, scans/NAME.toml (flags given as well override its entries)")
+    ap.add_argument(
+        "--spec",
+        help="a saved grid, scans/NAME.toml (flags given as well override its entries; default: none, the flags alone)",
+    )
     ap.add_argument("--name", help="scan name (default: derived from the spec or the flags)")
     add_setting_arguments(ap)
     # The axes that take lists replace their single-valued counterparts.
@@ -107,9 +119,25 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--N", type=number(int, "--N"), nargs="+", default=None, help="simulator sample size(s) (default 16384)"
     )
-    g.add_argument("--seeds", type=number(int, "--seeds"), nargs="+", default=None, help="seeds (default 0 1 2)")
+    g.add_argument(
+        "--seeds",
+        type=number(int, "--seeds", low=1),
+        default=None,
+        metavar="K",
+        help=f"number of seeds, an integer >= 1: seeds --first-seed F … F+K-1 (default {len(DEFAULT_SEEDS)}; "
+        "with --spec: the spec's seed list). Any other list of seeds: seed = [...] in a --spec file",
+    )
+    g.add_argument(
+        "--first-seed",
+        type=positive(int, "--first-seed", allow_zero=True),
+        default=None,
+        metavar="F",
+        help="the first of the --seeds seeds, an integer >= 0 (default 0)",
+    )
     o = ap.add_argument_group("solver options")
-    o.add_argument("--method", choices=("flow", "gd"), default=None, help="reduced dynamics: gradient flow or GD")
+    o.add_argument(
+        "--method", choices=("flow", "gd"), default=None, help="reduced dynamics: gradient flow or GD (default flow)"
+    )
     o.add_argument(
         "--s-max",
         type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX),
@@ -119,7 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument(
         "--n-samples", type=positive(int, "--n-samples"), default=None, help="Monte Carlo count samples (default 4000)"
     )
-    o.add_argument("--expectation", choices=("mc", "exact"), default=None, help="Monte Carlo or exact (small L)")
+    o.add_argument(
+        "--expectation", choices=("mc", "exact"), default=None, help="Monte Carlo or exact (small L; default mc)"
+    )
     o.add_argument(
         "--n-points",
         type=number(int, "--n-points", low=2, high=N_POINTS_MAX),
@@ -131,10 +161,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--sim-steps",
         type=number(int, "--sim-steps", low=1, high=SIM_STEPS_MAX),
         default=None,
-        help=f"simulator GD steps, 1..{SIM_STEPS_MAX:.0e} (1200)",
+        help=f"simulator GD steps, 1..{SIM_STEPS_MAX:.0e} (default 1200)",
     )
-    o.add_argument("--omega", type=positive(float, "--omega"), default=None, help="simulator init scale ω (1e-3)")
-    o.add_argument("--dtype", choices=("float64", "float32"), default=None, help="simulator dtype of X")
+    o.add_argument(
+        "--omega", type=positive(float, "--omega"), default=None, help="simulator init scale ω (default 1e-3)"
+    )
+    o.add_argument(
+        "--dtype",
+        choices=("float64", "float32"),
+        default=None,
+        help="simulator storage of X (default float64, as the library's simulate())",
+    )
     r = ap.add_argument_group("running")
     r.add_argument(
         "--workers",
@@ -142,21 +179,28 @@ def build_parser() -> argparse.ArgumentParser:
         default=2,
         help="local worker processes; 0 runs in this process (default 2)",
     )
-    r.add_argument("--scheduler", help="run on a Dask cluster, e.g. tcp://HOST:8786 (needs the dask extra)")
-    r.add_argument("--force", action="store_true", help="recompute points already in the results")
     r.add_argument(
-        "--force-memory",
-        action="store_true",
-        help="run points whose memory estimate exceeds the machine's available memory",
+        "--scheduler",
+        help="run on a Dask cluster, e.g. tcp://HOST:8786 (needs the dask extra; default: local --workers)",
     )
-    r.add_argument("--results-dir", default=str(RESULTS_DIR), help="where results go (default %(default)s)")
     r.add_argument("--no-plots", action="store_true", help="skip the plots")
-    r.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
-    r.add_argument("--runner", default=None, help="advanced: 'module:function' computing one point")
+    add_common_arguments(
+        r,
+        seed=None,
+        out=RESULTS_DIR,
+        out_help="output folder: the results store and <name>.csv, the plots beside them",
+        force="machine",
+        recompute="the results store (points already computed are otherwise read back, not rerun)",
+    )
+    r.add_argument(
+        "--runner",
+        default=None,
+        help="advanced: 'module:function' computing one point (default theorydyn.scan.point:run_point)",
+    )
     return ap
 
 
-_LIST_FLAGS = {"D": "D", "C": "C", "q": "q", "tau": "tau", "eta": "eta", "N": "N", "seeds": "seed"}
+_LIST_FLAGS = {"D": "D", "C": "C", "q": "q", "tau": "tau", "eta": "eta", "N": "N"}
 _SINGLE_SETTING = {
     "d": None,
     "sigma2": None,
@@ -185,6 +229,9 @@ def spec_from_args(args: argparse.Namespace) -> ScanSpec:
         vals = getattr(args, flag)
         if vals is not None:
             given[axis] = list(dict.fromkeys(vals))  # keep order, drop repeats
+    if args.seeds is not None or args.first_seed is not None:  # --seeds K: K seeds from --first-seed
+        first = args.first_seed or 0
+        given["seed"] = list(range(first, first + (len(DEFAULT_SEEDS) if args.seeds is None else args.seeds)))
     for k, default in _SINGLE_SETTING.items():
         v = getattr(args, k)
         if v != default:
@@ -292,24 +339,24 @@ def main(argv: list[str] | None = None) -> int:
         spec = spec_from_args(args)
         validate_points(
             spec.expand(),
-            force=args.force_memory,  # every point computable before any work
+            force=args.force,  # every point computable before any work
             concurrent=1 if args.scheduler else max(args.workers, 1),
         )
         check_runner(spec)
     except ScanError as e:
         fail(_name_flags(str(e), args), PROG)
-    output_dir(args.results_dir, "--results-dir")
-    _check_results_files(args.results_dir, spec.name)
+    output_dir(args.out, "--out")
+    _check_results_files(args.out, spec.name)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RejectedRowsWarning)
             outcome = run_scan(
                 spec,
-                results_dir=args.results_dir,
+                results_dir=args.out,
                 workers=args.workers,
                 scheduler=args.scheduler,
-                force=args.force,
-                force_memory=args.force_memory,
+                force=args.recompute,
+                force_memory=args.force,
                 progress=not args.quiet,
                 plots=not args.no_plots,
             )

@@ -490,9 +490,9 @@ def validate_points(
             resources.check_memory(
                 est,
                 available=limit,
-                force_name="force (--force-memory)"
+                force_name="force (--force)"
                 if concurrent == 1
-                else f"force (--force-memory), or use fewer than {concurrent} workers",
+                else f"force (--force), or use fewer than {concurrent} workers",
             )
         except resources.ResourceError as e:
             problems.append(f"{e} (at {where})")

@@ -10,7 +10,7 @@ Rows are committed to ``scans/results/results.sqlite`` as each point finishes (:
 one transaction per row, several scans may write at once; a ``kill -9`` loses only the points in
 flight) and exported to ``scans/results/<scan>.csv`` at the end of each run; trajectories go to
 ``scans/results/<scan>/<key>.csv``. Rerunning the same command skips finished points
-(``--force`` recomputes them). At the end: a summary table on the terminal and plots next to
+(``--recompute`` recomputes them). At the end: a summary table on the terminal and plots next to
 the results (phase times against each scanned axis; T1, T2 against D in log-log with fitted
 exponents when D is scanned; overlaid trajectories) and ``<scan>/summary.csv``, the same summary in
 long form (one row per setting, solver and quantity, with its interval).
@@ -210,7 +210,7 @@ def run_scan(
     try:
         store = open_store(results_dir / f"{spec.name}.csv")
     except StoreError as e:
-        raise ScanError(f"--results-dir: {e}") from None
+        raise ScanError(f"--out: {e}") from None
     prov = {f"prov_{k}": v for k, v in provenance().items()}
     traj_dir = results_dir / spec.name
     if force:

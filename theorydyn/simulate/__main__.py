@@ -1,6 +1,7 @@
 """``python -m theorydyn.simulate``: GD on N samples with the full D×D attention (Theorem 4.2).
 
-Writes ``trajectory.csv``, ``summary.json`` and ``figure4.png`` into ``--out``. Exit status 0 on
+Writes ``<stem>.csv`` (the trajectory), ``<stem>.json`` (the summary) and ``<stem>.png`` (Figure 4) into
+``--out``, the stem naming every parameter that differs from its default (:func:`output_stem`). Exit status 0 on
 success, 1 when the run diverged (what was recorded up to there is written all the same; the
 message names the step) or an output could not be written (a full disk: every file is written
 atomically, so the earlier one is left as it was), 2 on bad input (before any work).
@@ -18,16 +19,21 @@ import matplotlib
 matplotlib.use("Agg")
 
 from ..cli import (
+    SETTING_FLAGS,
+    START_FRACTION,
     ArgumentParser,
     add_common_arguments,
     add_setting_arguments,
     fail,
+    format_time,
     guard_memory,
     number,
     output_dir,
     positive,
     probe_output,
+    run_stem,
     setting_from_args,
+    setting_name_params,
     write_output,
 )
 from ..limits import SIM_STEPS_MAX
@@ -42,8 +48,8 @@ PROG = "python -m theorydyn.simulate"
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(
         prog=PROG,
-        description="GD on N samples with the full D×D attention (Theorem 4.2); "
-        "writes trajectory.csv, summary.json and figure4.png.",
+        description="GD on N samples with the full D×D attention (Theorem 4.2); writes the trajectory (CSV), "
+        "the summary (JSON) and Figure 4 (PNG), named by every parameter that differs from its default.",
     )
     add_setting_arguments(ap)
     g = ap.add_argument_group("simulation")
@@ -55,9 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=1200,
         help=f"GD steps, 0..{SIM_STEPS_MAX:.0e} (default %(default)s)",
     )
-    g.add_argument("--omega", type=positive(float, "--omega", allow_zero=True), default=1e-3, help="init scale ω")
+    g.add_argument(
+        "--omega", type=positive(float, "--omega", allow_zero=True), default=1e-3, help="initialisation scale ω"
+    )
     g.add_argument("--record-every", type=positive(int, "--record-every"), default=10, help="record every k steps")
-    g.add_argument("--dtype", choices=("float64", "float32"), default="float32", help="storage of X")
+    g.add_argument(
+        "--dtype",
+        choices=("float64", "float32"),
+        default="float32",
+        help="storage of X (default float32: half the memory and time of the step; float32 storage is stepped "
+        "in float32 with float64 accumulation and agrees with float64 to ~1e-6 relative. The library's "
+        "simulate() and the scans default to float64, the exact reference)",
+    )
     g.add_argument("--n-test", type=positive(int, "--n-test"), default=8192, help="fresh test samples")
     g.add_argument(
         "--dense-until",
@@ -65,17 +80,41 @@ def build_parser() -> argparse.ArgumentParser:
         default=40,
         help="also record every step up to this one (default %(default)s: resolves phase I)",
     )
-    g.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
-    add_common_arguments(ap, seed=0, out="runs/simulate")
+    add_common_arguments(
+        ap,
+        seed=0,
+        seed_help="seed of the data and the initialisation, an integer >= 0",
+        out="runs/simulate",
+        out_help="output folder: simulate_D<D>_C<C>[_<each parameter that differs from its default>].csv "
+        "(trajectory), .json (summary), .png (Figure 4), so runs that differ never overwrite each other",
+        force="machine",
+    )
     return ap
 
 
+#: flags that change no number of the run: left out of the output's name
+NOT_IN_NAME = ("out", "quiet", "force", "help")
+
+
+def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s) -> str:
+    """``simulate_D<D>_C<C>`` and every parameter that differs from its default: the Setting's fields
+    against the default Setting at this D, C (:func:`~theorydyn.cli.setting_name_params`), the run's
+    flags against the parser's defaults (:func:`~theorydyn.cli.run_stem`)."""
+    params, defaults = setting_name_params(s)
+    for a in ap._actions:
+        if a.option_strings and a.dest not in NOT_IN_NAME and a.dest not in SETTING_FLAGS:
+            params[a.dest], defaults[a.dest] = getattr(args, a.dest), a.default
+    return run_stem(f"simulate_D{s.D}_C{s.C}", params, defaults)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    ap = build_parser()
+    args = ap.parse_args(argv)
     s = setting_from_args(args, PROG)
     guard_memory(simulate_memory(s.D, s.C, s.d, args.N, args.n_test, args.dtype), force=args.force, prog=PROG)
     out = output_dir(args.out)
-    files = [out / "trajectory.csv", out / "summary.json", out / "figure4.png"]
+    stem = output_stem(ap, args, s)
+    files = [out / f"{stem}.csv", out / f"{stem}.json", out / f"{stem}.png"]
     for path in files:
         probe_output(path, "--out", PROG)  # a link, a folder or a full disk is refused before any work
     try:
@@ -104,14 +143,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_output(files[2], lambda t: save(fig, t), PROG)
     print(
         f"{res.status}{' — ' + res.message if res.message else ''}; {len(res.trajectory)} records in "
-        f"{res.seconds:.1f} s -> {out}/trajectory.csv, summary.json, figure4.png"
+        f"{res.seconds:.1f} s -> {', '.join(str(f) for f in files)}"
     )
+    # times in s = ηt, the unit of the summary JSON and of the reduced dynamics; the GD step alongside
     eta = float(args.eta)
-    steps = res.phases.in_steps(eta)
     ph = res.phases
-    print("phases (in GD steps): " + ", ".join(f"{k}={'—' if v is None else f'{v:.4g}'}" for k, v in steps.items()))
-    at = "—" if ph.cos_v_min_s is None else f"{ph.cos_v_min_s / eta:.4g}"  # None when the run diverged at once
-    print(f"association peak {ph.assoc_peak}, cos(v̂,w*) min {ph.cos_v_min} at step {at}")
+    horizon = eta * args.steps
+
+    def at(v):
+        return format_time(v, horizon) + ("" if v is None or v < START_FRACTION * horizon else f" (step {v / eta:.4g})")
+
+    print("phases (times in s = eta*t, GD step in brackets):")
+    for k in ph.TIMES:
+        print(f"  {k:22s} {at(getattr(ph, k))}")
+    print(
+        f"  {'assoc_peak':22s} {'—' if ph.assoc_peak is None else f'{ph.assoc_peak:.4g}'} at s = {at(ph.assoc_peak_s)}"
+    )
+    print(f"  {'cos_v_min':22s} {'—' if ph.cos_v_min is None else f'{ph.cos_v_min:.4g}'} at s = {at(ph.cos_v_min_s)}")
     return 0 if res.ok else 1
 
 

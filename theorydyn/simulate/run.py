@@ -22,8 +22,8 @@ then the simulator's own columns (docs/theory.md §4):
 Seeds: ``seed`` → ``np.random.SeedSequence(seed).spawn(3)`` = (training data, test data,
 initialisation). Same seed → bit-identical trajectory.
 
-CLI: ``python -m theorydyn.simulate --out DIR`` writes ``trajectory.csv``, ``summary.json``
-and ``figure4.png`` (the set mask, the learned Â, test error and cos(v̂, w*) against steps).
+CLI: ``python -m theorydyn.simulate --out DIR`` writes ``DIR/simulate_D<D>_C<C>[_…].csv`` (trajectory), ``.json``
+(summary) and ``.png`` (Figure 4: the set mask, the learned Â, test error and cos(v̂, w*) against steps).
 """
 
 from __future__ import annotations

@@ -19,12 +19,14 @@ import pandas as pd  # noqa: E402
 
 from ..cli import (  # noqa: E402
     ArgumentParser,
+    add_common_arguments,
     add_setting_arguments,
     fail,
     given_flags,
     guard_memory,
     number,
     output_dir,
+    path_arg,
     positive,
     setting_from_args,
 )
@@ -38,16 +40,6 @@ PROG = "python -m theorydyn.transfer"
 VERIFY_COMMAND = "python -m theorydyn.verify --only transfer"
 
 
-def _int_list(text: str) -> tuple[int, ...]:
-    try:
-        vals = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not vals or any(v < 1 for v in vals):
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return vals
-
-
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(
         prog=PROG,
@@ -55,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(Theorems 5.1, 5.2), resumable. Quick by default; --full for the report sizes.",
     )
     add_setting_arguments(ap, D=64, C=4)
+    for a in ap._actions:
+        if a.dest == "nu":  # the transfer setting's ν (experiment.base_setting), not 1/d
+            a.help = "linear part of the activation > 0 (default 1/64, the transfer setting's)"
     ap.add_argument("--full", action="store_true", help="the sizes of the reported run (FULL)")
     ap.add_argument(
         "--count",
@@ -74,26 +69,63 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.05,
         help="target = a*(D) − eps, in (0, 0.5) (default 0.05)",
     )
-    ap.add_argument("--Ds", type=_int_list, help="comma-separated D values (each a multiple of C)")
-    ap.add_argument("--Ns", type=_int_list, help="comma-separated increasing Ñ grid (default powers of 2 from 1)")
-    ap.add_argument("--seeds", type=positive(int, "--seeds"), help="repeats per Ñ")
-    ap.add_argument("--N-test", type=positive(int, "--N-test"), help="fresh test samples")
+    ap.add_argument(
+        "--Ds",
+        type=number(int, "--Ds", low=1),
+        nargs="+",
+        default=None,
+        help=f"D values, each a multiple of C (default {' '.join(map(str, QUICK['Ds']))})",
+    )
+    ap.add_argument(
+        "--Ns",
+        type=number(int, "--Ns", low=1),
+        nargs="+",
+        default=None,
+        help=f"increasing Ñ grid (default powers of 2: 1 … {QUICK['Ns'][-1]}; --full: … {FULL['Ns'][-1]})",
+    )
+    ap.add_argument(
+        "--seeds",
+        type=number(int, "--seeds", low=1),
+        default=None,
+        metavar="K",
+        help=f"number of seeds per Ñ, an integer >= 1: seeds 0 … K-1 (default {QUICK['seeds']})",
+    )
+    ap.add_argument(
+        "--N-test",
+        type=positive(int, "--N-test"),
+        default=None,
+        help=f"fresh test samples (default {QUICK['N_test']}; --full: {FULL['N_test']})",
+    )
     ap.add_argument(
         "--upstream-N",
         type=positive(int, "--upstream-N"),
-        help="finite-sample pre-training samples (method pretrained-sim)",
+        default=None,
+        help=f"finite-sample pre-training samples (method pretrained-sim; default {QUICK['upstream_N']}; "
+        f"--full: {FULL['upstream_N']})",
     )
     ap.add_argument(
         "--upstream-steps",
         type=positive(int, "--upstream-steps"),
-        help="finite-sample pre-training steps (method pretrained-sim)",
+        default=None,
+        help=f"finite-sample pre-training steps (method pretrained-sim; default {QUICK['upstream_steps']})",
     )
-    ap.add_argument("--scratch-max-D", type=positive(int, "--scratch-max-D"), help="train 'scratch' only up to this D")
     ap.add_argument(
-        "--sim-max-D", type=positive(int, "--sim-max-D"), help="finite-sample pre-training only up to this D"
+        "--scratch-max-D",
+        type=positive(int, "--scratch-max-D"),
+        default=None,
+        help=f"train 'scratch' only up to this D (default {QUICK['scratch_max_D']}; --full: {FULL['scratch_max_D']})",
+    )
+    ap.add_argument(
+        "--sim-max-D",
+        type=positive(int, "--sim-max-D"),
+        default=None,
+        help=f"finite-sample pre-training only up to this D (default {QUICK['sim_max_D']}; "
+        f"--full: {FULL['sim_max_D']})",
     )
     ap.add_argument("--eta", type=positive(float, "--eta"), default=10.0, help="GD step size (default 10)")
-    ap.add_argument("--omega", type=positive(float, "--omega"), default=1e-3, help="initialisation scale ω")
+    ap.add_argument(
+        "--omega", type=positive(float, "--omega"), default=1e-3, help="initialisation scale ω (default 1e-3)"
+    )
     ap.add_argument(
         "--steps-v",
         type=positive(int, "--steps-v"),
@@ -105,21 +137,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument(
         "--methods",
+        nargs="+",
+        choices=METHODS,
         default=None,
-        help=f"comma-separated subset of {','.join(METHODS)} (default {','.join(DEFAULT_METHODS)})",
+        metavar="METHOD",
+        help=f"a subset of {' '.join(METHODS)} (default {' '.join(DEFAULT_METHODS)})",
     )
     ap.add_argument(
-        "--out",
-        default="runs/transfer",
-        help="output folder (rows, CSVs, PNGs; default runs/transfer); rerunning with the same folder resumes",
+        "--cache",
+        type=path_arg("--cache"),
+        default=None,
+        help="folder of pre-trained attentions (.npz; default OUT/upstream_cache)",
     )
-    ap.add_argument("--cache", default=None, help="folder of pre-trained attentions (.npz; default OUT/upstream_cache)")
     ap.add_argument(
         "--checks",
         action="store_true",
         help=f"removed: the ledger rows (Theorems 5.1, 5.2) are '{VERIFY_COMMAND}' (add --quick for the QUICK sizes)",
     )
-    ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
+    add_common_arguments(
+        ap,
+        seed=None,
+        out="runs/transfer",
+        out_help="output folder (rows, CSVs, PNGs); rerunning with the same folder resumes",
+        force="machine",
+    )
     return ap
 
 
@@ -151,6 +192,11 @@ def _output_dirs(paths) -> None:
             except OSError:
                 pass
         raise
+
+
+def _say(message: str) -> None:
+    """The progress lines of the run (one per D and method), on stderr; --quiet drops them."""
+    print(message, file=sys.stderr, flush=True)
 
 
 def memory(base, Ds, opts, methods, rule: str):
@@ -206,10 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"'{VERIFY_COMMAND}{'' if args.full else ' --quick'}'; this command runs the experiment only",
             PROG,
         )
-    methods = tuple(m.strip() for m in (args.methods or ",".join(DEFAULT_METHODS)).split(",") if m.strip())
-    bad = [m for m in methods if m not in METHODS]
-    if bad or not methods:
-        fail(f"--methods: each must be one of {', '.join(METHODS)}, got {args.methods!r}", PROG)
+    methods = tuple(dict.fromkeys(args.methods or DEFAULT_METHODS))  # choices checked by the parser
     # a flag that does nothing in this mode is an error, not silently dropped
     if args.keep_q and "count" in given:
         fail("--count: not used with --keep-q (q stays at --q across D)", PROG)
@@ -243,7 +286,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, k) is not None:
             cfg[k] = getattr(args, k)
     if list(cfg["Ns"]) != sorted(set(cfg["Ns"])):
-        fail(f"--Ns: must be increasing, got {cfg['Ns']}", PROG)
+        fail(f"--Ns: must be increasing, got {' '.join(map(str, cfg['Ns']))}", PROG)
+    cfg["Ds"], cfg["Ns"] = tuple(cfg["Ds"]), tuple(cfg["Ns"])
     s = setting_from_args(args, PROG, nu=args.nu if args.nu is not None else 1 / 64)
     count = None if args.keep_q else (8.0 if args.count is None else args.count)
     try:
@@ -273,8 +317,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         flags=MEMORY_FLAGS,
     )
     _output_dirs([(args.out, "--out")] + ([(args.cache, "--cache")] if args.cache is not None else []))
-    raw, summary, tgt, slopes, upstream = run(s, cfg["Ds"], opts, methods=methods, out=args.out, cache=args.cache)
-    levels = pd.read_csv(Path(args.out) / "transfer_levels.csv")
+    raw, summary, tgt, slopes, upstream = run(
+        s, cfg["Ds"], opts, methods=methods, out=args.out, cache=args.cache, progress=None if args.quiet else _say
+    )
+    levels = pd.read_csv(args.out / "transfer_levels.csv")
     with pd.option_context("display.width", 200, "display.max_rows", 400):
         print(levels.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
         show = tgt.assign(

@@ -16,7 +16,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..cli import ArgumentParser, given_flags, number, output_dir, positive
+from ..cli import (
+    ArgumentParser,
+    add_common_arguments,
+    add_out_argument,
+    given_flags,
+    number,
+    output_dir,
+    path_arg,
+    positive,
+)
 from ..cli import fail as _cli_fail
 
 PROG = "python -m theorydyn.vision"
@@ -27,15 +36,15 @@ def fail(message: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(
-        prog=PROG, description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "dataset", nargs="?", default="digits", choices=("digits", "cifar10", "cifar100", "svhn"), help="the images"
     )
-    p.add_argument("dataset", nargs="?", default="digits", choices=("digits", "cifar10", "cifar100", "svhn"))
     p.add_argument(
         "--experiment",
         choices=("single", "compare", "permuted", "robustness", "demo"),
         default=None,
-        help="default: demo for digits, single otherwise",
+        help="what to train (default: demo for digits, single otherwise)",
     )
     p.add_argument(
         "--model",
@@ -56,9 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="permute the S×S tiles with π_S (S must divide the image size; single and robustness)",
     )
-    p.add_argument("--epochs", type=positive(int, "--epochs"), default=None)
-    p.add_argument("--batch-size", type=positive(int, "--batch-size"), default=None)
-    p.add_argument("--lr", type=positive(float, "--lr"), default=None)
+    p.add_argument("--epochs", type=positive(int, "--epochs"), default=None, help="default: the dataset's preset")
+    p.add_argument(
+        "--batch-size", type=positive(int, "--batch-size"), default=None, help="default: the dataset's preset"
+    )
+    p.add_argument(
+        "--lr", type=positive(float, "--lr"), default=None, help="AdamW learning rate (default: the dataset's preset)"
+    )
     p.add_argument(
         "--weight-decay",
         type=positive(float, "--weight-decay", allow_zero=True),
@@ -66,7 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="AdamW weight decay of the matrices (default 0.05)",
     )
     p.add_argument(
-        "--warmup", type=number(float, "--warmup", low=0), default=None, help="warmup epochs, at most --epochs"
+        "--warmup",
+        type=number(float, "--warmup", low=0),
+        default=None,
+        help="warmup epochs, at most --epochs (default: the dataset's preset)",
     )
     p.add_argument(
         "--label-smoothing",
@@ -82,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g = p.add_argument_group("ViT shape (defaults depend on the dataset)")
     for k in ("width", "depth", "heads", "mlp", "patch"):
-        g.add_argument(f"--{k}", type=positive(int, f"--{k}"), default=None)
+        g.add_argument(f"--{k}", type=positive(int, f"--{k}"), default=None, help="default: the dataset's preset")
     g.add_argument(
         "--init",
         choices=("vit", "torch"),
@@ -100,18 +116,34 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed",
         type=number(int, "--seed", low=0, high=SEED_MAX),
         default=0,
-        help=f"seed of the initialisation and the data order, 0..{SEED_MAX} (compare, robustness: the first)",
+        help=f"seed of the initialisation and the data order of the one run per configuration, 0..{SEED_MAX} "
+        "(single, permuted, demo)",
     )
-    p.add_argument("--seeds", type=positive(int, "--seeds"), default=3, help="seeds of compare and robustness")
+    p.add_argument(
+        "--seeds",
+        type=number(int, "--seeds", low=1),
+        default=3,
+        metavar="K",
+        help="number of seeds of compare and robustness, an integer >= 1: seeds --first-seed F … F+K-1",
+    )
+    p.add_argument(
+        "--first-seed",
+        type=number(int, "--first-seed", low=0, high=SEED_MAX),
+        default=0,
+        metavar="F",
+        help="the first of the --seeds seeds (compare, robustness)",
+    )
     p.add_argument(
         "--perm-seed",
         type=number(int, "--perm-seed", low=0, high=SEED_MAX),
         default=0,
         help="seed of the grid permutation π_s (where images are permuted)",
     )
-    p.add_argument("--data-dir", default=None, help="folder of the official archives (default ./data)")
+    p.add_argument(
+        "--data-dir", type=path_arg("--data-dir"), default=None, help="folder of the official archives (default ./data)"
+    )
     p.add_argument("--no-download", action="store_true", help="never try the network")
-    p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present")
+    p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present, else cpu")
     p.add_argument("--compile", action="store_true", help="torch.compile the network")
     p.add_argument(
         "--threads",
@@ -120,13 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="CPU threads of torch (CPU results are bit-identical for the same seed *and* the same thread "
         "count: reductions are split by thread; default torch's choice)",
     )
-    p.add_argument("--out", default=None, help="output folder (default runs/vision/<dataset>-<experiment>)")
+    add_out_argument(p, None, "output folder (default runs/vision/<dataset>-<experiment>)")
     p.add_argument(
         "--resume",
         action="store_true",
         help="continue the runs in --out from their checkpoints (robustness always reuses finished runs)",
     )
-    p.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the device's")
+    add_common_arguments(p, seed=None, force="device")
     return p
 
 
@@ -140,6 +172,8 @@ ONLY_IN = {
     "model": ("single",),
     "shuffle_grid": ("single", "robustness"),
     "seeds": ("compare", "robustness"),
+    "first_seed": ("compare", "robustness"),
+    "seed": ("single", "permuted", "demo"),
     "resume": ("single", "compare", "permuted", "demo"),
     "patch": ("single", "compare", "robustness", "demo"),
 }
@@ -243,7 +277,7 @@ def main(argv=None) -> int:
             flags={"batch": "--batch-size", "width": "--width", "depth": "--depth"},
         )
     out = Path(args.out if args.out is not None else f"runs/vision/{args.dataset}-{experiment}")
-    if args.out is not None and not args.out.strip():
+    if args.out is not None and not str(args.out).strip():
         fail("--out: must be a folder path, got ''")
     new = [q for q in (out.absolute(), *out.absolute().parents) if not q.exists()]
     output_dir(out, "--out")
@@ -282,13 +316,16 @@ def main(argv=None) -> int:
     try:
         if experiment == "single":
             spec = RunSpec(args.model, attention, s, args.seed, vit.patch)
-            df = pd_frame([run(spec, data, vit, tcfg, out, **common)], out)
+            df = pd_frame([run(spec, data, vit, tcfg, out, **common, progress=not args.quiet)], out)
         elif experiment == "compare":
-            df = compare(data, vit, tcfg, out, seeds=range(args.seed, args.seed + args.seeds), **common)
+            seeds = range(args.first_seed, args.first_seed + args.seeds)
+            df = compare(data, vit, tcfg, out, seeds=seeds, **common, progress=not args.quiet)
         elif experiment == "permuted":
             models = ("vit", "cnn") if args.dataset == "digits" else ("vit", "resnet18", "vgg19")
             vit2 = dataclasses.replace(vit, patch=2)
-            df = permuted(data, vit2, tcfg, out, models=models, seed=args.seed, patch=2, **common)
+            df = permuted(
+                data, vit2, tcfg, out, models=models, seed=args.seed, patch=2, **common, progress=not args.quiet
+            )
         elif experiment == "robustness":
             s_r, p_r = s or pick["patch"], pick["patch"]  # default: tiles of one ViT patch (checked above)
             cnn = "cnn" if args.dataset == "digits" else "resnet18"
@@ -297,12 +334,12 @@ def main(argv=None) -> int:
                 vit,
                 tcfg,
                 out,
-                seeds=range(args.seed, args.seed + args.seeds),
+                seeds=range(args.first_seed, args.first_seed + args.seeds),
                 s=s_r,
                 patch=p_r,
                 cnn=cnn,
                 perm_seed=args.perm_seed,
-                progress=True,
+                progress=not args.quiet,
             )
             rows["run"] = rows["run"] + rows["permuted"].map({True: f" (π_{s_r})", False: ""})
             fig = robustness_figure(rows, f"{args.dataset}: original vs permuted (s = {s_r})")
@@ -314,7 +351,7 @@ def main(argv=None) -> int:
             df = pd_frame(rows.to_dict("records"), out)
         else:
             atts = (args.attention,) if args.attention else ("positional", "vanilla")
-            df = demo(data, vit, tcfg, out, seed=args.seed, attentions=atts, **common)
+            df = demo(data, vit, tcfg, out, seed=args.seed, attentions=atts, **common, progress=not args.quiet)
     except Diverged as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1

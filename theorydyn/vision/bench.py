@@ -39,7 +39,17 @@ from typing import Any
 
 import pandas as pd
 
-from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_dir, positive
+from ..cli import (
+    ArgumentParser,
+    add_common_arguments,
+    add_out_argument,
+    fail,
+    given_flags,
+    guard_memory,
+    number,
+    output_dir,
+    positive,
+)
 
 PROG = "python -m theorydyn.vision.bench"
 
@@ -187,25 +197,15 @@ def ensemble_rates(device, *, member_counts, epochs: int, repeats: int, out_dir,
     return pd.DataFrame(rows)
 
 
-def _batches(text: str) -> list[int]:
-    """argparse type: comma-separated batch sizes, integers >= 1 (the memory guard bounds them)."""
-    try:
-        vals = [int(b) for b in text.split(",")]
-    except ValueError:
-        vals = []
-    if not vals or min(vals) < 1:
-        raise argparse.ArgumentTypeError(f"must be positive integers separated by commas, got {text!r}")
-    return vals
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present")
+    p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present, else cpu")
     p.add_argument(
         "--batches",
-        type=_batches,
+        type=number(int, "--batches", low=1),
+        nargs="+",
         default=[128, 1024],
-        help="comma-separated batch sizes (default 128,1024; --smoke: one)",
+        help="batch sizes (default 128 1024; --smoke: one)",
     )
     p.add_argument("--width", type=positive(int, "--width"), default=None, help="default 384 on cuda, 96 on cpu")
     p.add_argument("--depth", type=positive(int, "--depth"), default=None, help="default 7 on cuda, 2 on cpu")
@@ -230,8 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="alternate the two models this many times, keep each one's best (default 3 cuda, 2 cpu; not with --smoke)",
     )
     p.add_argument("--compile", action="store_true", help="torch.compile both models")
-    p.add_argument(
-        "--out", default=None, help="also write the table to this CSV (--smoke: default runs/vision/bench-smoke.csv)"
+    add_out_argument(
+        p, None, "output file: also write the table to this CSV (default: none; --smoke: runs/vision/bench-smoke.csv)"
     )
     p.add_argument(
         "--smoke",
@@ -244,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="training images of --smoke (default 50000 on cuda, 512 on cpu)",
     )
-    p.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the device's")
+    add_common_arguments(p, seed=None, quiet=False, force="device")  # no progress bar to silence
     p.add_argument(
         "--ensemble",
         action="store_true",
@@ -253,9 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--members",
-        type=_batches,
+        type=number(int, "--members", low=1),
+        nargs="+",
         default=[3, 10],
-        help="comma-separated ensemble sizes of --ensemble (default 3,10; 1, the single network, always)",
+        help="ensemble sizes of --ensemble (default 3 10; 1, the single network, always)",
     )
     p.add_argument("--epochs", type=positive(int, "--epochs"), default=1, help="epochs per --ensemble measurement")
     p.add_argument(

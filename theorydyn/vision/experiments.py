@@ -538,16 +538,19 @@ def compare_figure(hists: dict[str, list[pd.DataFrame]], title: str) -> Figure:
     return fig
 
 
-def compare(data, vit, tcfg, out, *, seeds, resume, perm_seed) -> pd.DataFrame:
-    """Figures 6/7: positional against vanilla attention, ``seeds`` seeds each."""
+def compare(data, vit, tcfg, out, *, seeds, resume, perm_seed, progress=True) -> pd.DataFrame:
+    """Figures 6/7: positional against vanilla attention, ``seeds`` seeds each (``progress``: the
+    training progress lines on stderr)."""
     rows: list[dict] = []
     hists: dict[str, list[pd.DataFrame]] = {}
     for att in ("positional", "vanilla"):
         specs = [RunSpec("vit", att, None, seed, vit.patch) for seed in seeds]
         if len(specs) > 1:  # the seeds train together; their rows (and maps) are read back below
-            train_together(specs, data, vit, tcfg, [out / sp.name for sp in specs], resume=resume, perm_seed=perm_seed)
+            folders = [out / sp.name for sp in specs]
+            train_together(specs, data, vit, tcfg, folders, resume=resume, perm_seed=perm_seed, progress=progress)
         for spec in specs:
-            rows.append(run(spec, data, vit, tcfg, out, resume=resume or len(specs) > 1, perm_seed=perm_seed))
+            again = resume or len(specs) > 1
+            rows.append(run(spec, data, vit, tcfg, out, resume=again, perm_seed=perm_seed, progress=progress))
             hists.setdefault(att, []).append(pd.read_csv(out / spec.name / "history.csv"))
     compare_figure(hists, data.name).savefig(out / "compare.png", dpi=120)
     return _save(rows, out)
@@ -563,14 +566,15 @@ def grid_sizes(image_size: int, patch: int) -> list[int]:
     return sizes
 
 
-def permuted(data, vit, tcfg, out, *, models, seed, resume, perm_seed, patch=2) -> pd.DataFrame:
-    """Figure 5a: final test accuracy against the grid size s for the ViT and the CNNs."""
+def permuted(data, vit, tcfg, out, *, models, seed, resume, perm_seed, patch=2, progress=True) -> pd.DataFrame:
+    """Figure 5a: final test accuracy against the grid size s for the ViT and the CNNs (``progress``: the
+    training progress lines on stderr)."""
     rows = []
     sizes = grid_sizes(data.image_size, patch)
     for s in sizes:
         for m in models:
             spec = RunSpec(m, vit.attention, s, seed, patch)
-            rows.append(run(spec, data, vit, tcfg, out, resume=resume, perm_seed=perm_seed))
+            rows.append(run(spec, data, vit, tcfg, out, resume=resume, perm_seed=perm_seed, progress=progress))
     df = _save(rows, out)
     fig = Figure(figsize=(5.5, 4), layout="constrained")
     ax = fig.subplots()
@@ -662,7 +666,11 @@ def robustness_figure(df: pd.DataFrame, title: str, ax=None) -> Figure:
     return ax.figure
 
 
-def demo(data, vit, tcfg, out, *, seed, resume, perm_seed, attentions=("positional", "vanilla")) -> pd.DataFrame:
-    """The digits default: the ViT with each of ``attentions``, one seed."""
+def demo(
+    data, vit, tcfg, out, *, seed, resume, perm_seed, attentions=("positional", "vanilla"), progress=True
+) -> pd.DataFrame:
+    """The digits default: the ViT with each of ``attentions``, one seed (``progress``: the training
+    progress lines on stderr)."""
     specs = [RunSpec("vit", att, None, seed, vit.patch) for att in attentions]
-    return _save([run(sp, data, vit, tcfg, out, resume=resume, perm_seed=perm_seed) for sp in specs], out)
+    rows = [run(sp, data, vit, tcfg, out, resume=resume, perm_seed=perm_seed, progress=progress) for sp in specs]
+    return _save(rows, out)

@@ -1,6 +1,7 @@
 """Theorem checks (docs/theory.md §4, §6, §7): independent routes and expected verdicts at small sizes."""
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -477,11 +478,13 @@ def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
     monkeypatch.setattr(t4, "check_theorem_4_seeds", seeds_)
     monkeypatch.setattr(t4, "check_frozen_attention", lambda sg, **kw: [])
     rows = l41.checks(Setting(D=64, C=4), quick=True) + t4.checks(Setting(D=64, C=4), quick=True)
-    assert seen == {"lemma": 24, "thm": (32, 16384, 250)}
+    # 305 steps: 1.5 max(T1, T2)/eta of the flow at D = 32, q = 1/4 (t4.steps_for), above the preset 250
+    assert seen == {"lemma": 24, "thm": (32, 16384, t4.steps_for(t4.setting_at(Setting(D=64, C=4), 32), 250)[0])}
+    assert seen["thm"][2] > 250
     lemma = [c for c in rows if c.claim.startswith("Lemma 4.1 (finite N)")]
     assert lemma and all(c.claim.endswith("[D = 24]") and "scope rule" in c.note for c in lemma)
     thm = [c for c in rows if c.claim.startswith("Theorem 4.2")]
-    assert "[D = 32, N = 16384, 250 steps, 5 seeds; not the ledger's D = 64]" in thm[0].claim
+    assert f"[D = 32, N = 16384, {seen['thm'][2]} steps, 5 seeds; not the ledger's D = 64]" in thm[0].claim
     nr = [c for c in thm if str(c.verdict) == "NOT_RUN"]
     assert len(nr) == 2 and all("[D = 64" in c.claim for c in nr)
     assert "python -m theorydyn.verify --D 64 --C 4 --q 0.25 --only theorem4" in nr[0].note
@@ -597,3 +600,17 @@ def test_frozen_attention_gradient_and_verdicts(monkeypatch):
     planted = iter([0.2] * 3)
     (row,) = t4.check_frozen_attention(Setting(D=16, C=4, q=0.25), N=64, steps=1, seeds=3)
     assert str(row.verdict) == "OUT_OF_SCOPE"
+
+
+def test_theorem_4_2_steps_follow_the_idealized_phases():
+    """A Theorem 4.2 run lasts at least the preset and 1.5 max(T1, T2)/eta of the N = inf flow at its
+    setting: at D = 32, q = 1/2 the flow associates at T1 ~ 3.7e3, past the 250-step preset (s = 2500)."""
+    from theorydyn.claims.theorem4 import HORIZON_FACTOR, steps_for
+    from theorydyn.reduced import default_horizon, integrate
+
+    s = Setting(D=32, C=4)
+    steps, s_end = steps_for(s, 250, eta=10.0)
+    ph = integrate(s, s_max=default_horizon(s.D), n_samples=1500, seed=0).phases
+    assert s_end == max(ph.T1, ph.T2) and s_end > 2500
+    assert steps == math.ceil(HORIZON_FACTOR * s_end / 10.0) and steps * 10.0 >= 1.5 * ph.T1
+    assert steps_for(Setting(D=16, C=4, q=0.25), 250)[0] == 250  # the preset is a floor

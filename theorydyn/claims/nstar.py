@@ -21,14 +21,14 @@ from ..setting import Setting
 from ..simulate.memory import simulate_memory
 from ..transfer import setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from .check import Check, Verdict
-from .theorem4 import THEOREM_4_2, train_upstream
+from .theorem4 import THEOREM_4_2, steps_for, train_upstream
 
 
 def n_star_runs(
     s: Setting,
     Ds: tuple[int, ...],
     seeds: int = 5,
-    steps: int = 250,
+    steps: int | dict[int, int] = 250,
     eta: float = 10.0,
     omega: float = 1e-3,
     N0: int = 256,
@@ -38,7 +38,8 @@ def n_star_runs(
     progress=None,
 ) -> pd.DataFrame:
     """N*(D): per D and seed, the smallest N of the doubling grid N0, 2 N0, …, N_max whose GD run
-    (:func:`train_upstream` at ``setting_at(s, D)``, η, ω, ``steps`` as the Theorem 4.2 row) ends with
+    (:func:`train_upstream` at ``setting_at(s, D)``, η, ω, ``steps`` as the Theorem 4.2 row; a dict
+    gives the steps per D) ends with
     full patch association (Definition 2.2, every row); inf when none up to ``N_max`` does (censored).
 
     Run (D, N, k) draws its own data and initialisation, ``seed + 1000 k + 100 log2 N + D + 7``.
@@ -47,13 +48,14 @@ def n_star_runs(
     rows = []
     for D in Ds:
         sd_ = setting_at(s, D)
+        st = int(steps[D]) if isinstance(steps, dict) else int(steps)
         for k in range(seeds):
             N, found, tried = int(N0), math.inf, []
             while N <= N_max:
                 if progress:
                     progress(f"N*(D): D={D}, N={N}, seed {k + 1}/{seeds}")
                 sd = int(seed + 1000 * k + 100 * round(math.log2(N)) + D + 7)
-                res = train_upstream(sd_, N, eta, steps, omega, sd, dtype=dtype, record_every=steps)
+                res = train_upstream(sd_, N, eta, st, omega, sd, dtype=dtype, record_every=st)
                 a = association(sd_, res.A)
                 tried.append(f"{N}:{a:.3f}")
                 if a == 1.0:
@@ -65,7 +67,7 @@ def n_star_runs(
 
 
 def check_n_star(
-    s: Setting, runs: pd.DataFrame, steps: int, N_max: int, eta: float = 10.0, omega: float = 1e-3
+    s: Setting, runs: pd.DataFrame, steps: int | dict[int, int], N_max: int, eta: float = 10.0, omega: float = 1e-3
 ) -> list[Check]:
     """INFO rows of N*(D) (:func:`n_star_runs`): per D, log2 N* over seeds (N*(D) = the largest over
     seeds, the N that gives full association in every seed); and the exponent b of N* ∝ D^b, the
@@ -74,7 +76,8 @@ def check_n_star(
     D (no N ≤ N_max) makes the exponent unmeasured (nan), said in the note."""
     Ds = sorted(runs["D"].unique())
     out = []
-    base = dict(C=s.C, q=round(s.q, 6), eta=eta, omega=omega, steps=steps, N_grid=f"doubling..{N_max}")
+    steps_text = " ".join(f"{D}:{n}" for D, n in steps.items()) if isinstance(steps, dict) else steps
+    base = dict(C=s.C, q=round(s.q, 6), eta=eta, omega=omega, steps=steps_text, N_grid=f"doubling..{N_max}")
     route = (
         "association vs brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c); "
         "search and fit on planted thresholds (tests/test_theorems.py::test_n_star_search_and_exponent)"
@@ -154,7 +157,8 @@ def check_n_star(
 
 def n_star_sizes(s: Setting, quick: bool) -> tuple[tuple[int, ...], int, int]:
     """The sizes :func:`checks` searches: the D's (16, 32 quick; 16, 32, 64 full; up to max(D, 32),
-    multiples of C), the Theorem 4.2 row's steps, and N_max (the row's N quick, 4× it full)."""
+    multiples of C), the Theorem 4.2 row's preset steps (:func:`~.theorem4.steps_for` raises them per D
+    where the idealized flow needs longer), and N_max (the row's N quick, 4× it full)."""
     N, steps = THEOREM_4_2["quick" if quick else "full"]
     Ds = tuple(D for D in ((16, 32) if quick else (16, 32, 64)) if D <= max(s.D, 32) and D % s.C == 0)
     return Ds, steps, N if quick else 4 * N
@@ -171,7 +175,8 @@ def checks(
     to the ledger's D), at the Theorem 4.2 row's η, ω and steps, N up to the row's N (quick) or 4× it
     (full), over ``seeds`` seeds."""
     say = progress or (lambda msg: None)
-    Ds, steps, N_max = n_star_sizes(s, quick)
+    Ds, preset, N_max = n_star_sizes(s, quick)
+    steps = {D: steps_for(setting_at(s, D), preset)[0] for D in Ds}  # the Theorem 4.2 row's rule per D
     runs = n_star_runs(s, Ds, seeds=seeds, steps=steps, N_max=N_max, progress=say)
     return check_n_star(s, runs, steps=steps, N_max=N_max)
 

@@ -25,6 +25,7 @@ from scipy.special import expit
 from .. import data, model
 from ..glm import glm_oracle_error_exact, theorem_3_1_scope
 from ..model import association
+from ..reduced import default_horizon, integrate
 from ..resources import MemoryEstimate
 from ..setting import Setting
 from ..simulate import simulate
@@ -42,6 +43,22 @@ COS_TOL = 0.99
 #: (a D = 64 run of 250 steps at N = 16384 takes about 40 s a seed on 2 busy cores, 1200 steps 3 min).
 THEOREM_4_2 = dict(quick=(16384, 250), full=(16384, 1200))
 QUICK_D_MAX = 32
+#: A run's steps are at least the preset above and at least HORIZON_FACTOR × the time the idealized
+#: (N = ∞) flow at the row's setting needs to end phases II and III, max(T1, T2), over η: the theorem
+#: runs T ≥ poly(d)/η iterations, and a run stopped before the idealized dynamics associates would
+#: judge the horizon, not the theorem (at D = 32, q = 1/2, T1 = 3664: 250 steps reach s = 2500 only).
+HORIZON_FACTOR = 1.5
+
+
+def steps_for(s: Setting, preset: int, eta: float = 10.0) -> tuple[int, float | None]:
+    """(steps, s_end): ``max(preset, ⌈HORIZON_FACTOR · s_end / η⌉)`` with s_end = max(T1, T2) of the
+    reduced flow at ``s`` (1500 Monte Carlo samples, seed 0, horizon :func:`theorydyn.reduced.default_horizon`);
+    the preset and None when the flow reaches neither (the dynamics never associates there)."""
+    ph = integrate(s, s_max=default_horizon(s.D), n_samples=1500, seed=0).phases
+    ends = [float(x) for x in (ph.T1, ph.T2) if x is not None and math.isfinite(x)]
+    if not ends:
+        return int(preset), None
+    return max(int(preset), math.ceil(HORIZON_FACTOR * max(ends) / eta)), max(ends)
 
 
 def train_upstream(
@@ -327,19 +344,22 @@ def checks(
     without patch association, each random number over ``seeds`` seeds; every row's claim text
     names its size.
 
-    * Theorem 4.2 at the ledger's D in full mode (N = 16384, 1200 steps); in quick mode at
-      D = min(D, 32) with 250 steps, labelled so in its claim text, plus a NOT_RUN row for the
-      ledger's D when that is larger, with the command that runs it.
+    * Theorem 4.2 at the ledger's D in full mode (N = 16384, at least 1200 steps); in quick mode at
+      D = min(D, 32) with at least 250 steps, labelled so in its claim text, plus a NOT_RUN row for the
+      ledger's D when that is larger, with the command that runs it. The steps are :func:`steps_for`:
+      the preset, or more where the idealized flow at that setting needs longer to associate.
     * without patch association (:func:`check_frozen_attention`): Â frozen at init, at the Theorem
       4.2 row's size, error against 1/8.
     """
     say = progress or (lambda msg: None)
-    N, steps = THEOREM_4_2["quick" if quick else "full"]
+    N, preset = THEOREM_4_2["quick" if quick else "full"]
     sg = setting_at(s, min(s.D, QUICK_D_MAX)) if quick else s
+    steps, _ = steps_for(sg, preset)
     out = check_theorem_4_seeds(sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D)
     out += check_frozen_attention(sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D)
     if sg.D != s.D:
         Nf, stf = THEOREM_4_2["full"]
+        stf, _ = steps_for(s, stf)
         cmd = (
             f"python -m theorydyn.verify --D {s.D} --C {s.C} --q {s.q:g} --only theorem4 "
             f"(full size: N = {Nf}, {stf} steps, {seeds} seeds)"

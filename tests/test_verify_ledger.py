@@ -204,6 +204,7 @@ def test_the_code_fingerprint_follows_the_imports_and_changes_with_the_source(tm
     before = ledger.code_fingerprint("fp_claim")
     src.write_text(src.read_text() + "# an edit\n")
     ledger.code_fingerprint.cache_clear()
+    ledger._read.cache_clear()
     assert ledger.code_fingerprint("fp_claim") != before
     # the runner strings of a scan ("module:function") count as imports
     assert "theorydyn.scan.point" in ledger.code_sources("theorydyn.scan.grid")
@@ -283,7 +284,8 @@ def test_every_flag_help_gives_its_default():
         if a.option_strings and a.dest != "help" and a.container.title != "setting (docs/theory.md §1)":
             assert "default" in (a.help or ""), a.option_strings
     text = build_parser().format_help()
-    assert "1651 s cold" in " ".join(text.split()) and "428 s warm" in " ".join(text.split())
+    flat = " ".join(text.split())
+    assert "1651 s cold" in flat and "428 s warm" in flat and "about an hour" in flat
 
 
 # ---- the printed ledger ------------------------------------------------------------------------------
@@ -342,3 +344,12 @@ def test_on_a_local_dask_cluster_the_rows_equal_a_local_run(toys, tmp_path, monk
         assert main(args) == code  # a rerun on the cluster reads every claim back
         assert len(toys.read_text().splitlines()) == 6
     assert set(_stored_claims(tmp_path / "dask")) == {"definition21", "one", "two", "three"}
+
+
+def test_a_scheduler_that_cannot_be_reached_exits_2_before_any_claim(toys, capsys):
+    pytest.importorskip("distributed")
+    with pytest.raises(SystemExit) as e:
+        main(ARGS + ["--scheduler", "tcp://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "--scheduler" in err and "Traceback" not in err
+    assert computed(toys) == []

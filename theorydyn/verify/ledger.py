@@ -250,6 +250,18 @@ def _imports(name: str, path: Path, tree: ast.AST) -> set[str]:
     return out
 
 
+@cache
+def _read(name: str, path: Path) -> tuple[bytes, frozenset[str]]:
+    """The source of module ``name`` at ``path`` and the theorydyn modules it names (each file parsed
+    once per process: the claims share most of them)."""
+    src = path.read_bytes()
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return src, frozenset()  # its bytes are in the hash; importing it fails anyway
+    return src, frozenset(_imports(name, path, tree))
+
+
 def code_sources(module: str) -> dict[str, bytes] | None:
     """The source of ``module`` and of every theorydyn module it imports, transitively (module
     docstring), by module name; None when ``module`` has no source file."""
@@ -262,13 +274,8 @@ def code_sources(module: str) -> dict[str, bytes] | None:
         name, path = todo.pop()
         if name in seen:
             continue
-        src = path.read_bytes()
-        seen[name] = src
-        try:
-            tree = ast.parse(src)
-        except SyntaxError:
-            continue  # its bytes are in the hash; importing it fails anyway
-        for dep in _imports(name, path, tree):
+        seen[name], deps = _read(name, path)
+        for dep in deps:
             f = _theorydyn_file(dep)
             if f is not None and dep not in seen:
                 todo.append((dep, f))

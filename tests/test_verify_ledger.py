@@ -240,7 +240,7 @@ def test_last_seconds_weigh_the_progress_bar(toys, tmp_path):
 def test_one_progress_bar_unless_quiet(toys, tmp_path, capsys):
     assert main([a for a in ARGS if a != "--quiet"] + ["--out", str(tmp_path / "o")]) == 0
     err = capsys.readouterr().err
-    assert "verify:" in err and "100%" in err
+    assert "verify 3/3 claims: 100%" in err
     assert main(ARGS + ["--out", str(tmp_path / "p")]) == 0
     assert capsys.readouterr().err == ""
 
@@ -353,3 +353,26 @@ def test_a_scheduler_that_cannot_be_reached_exits_2_before_any_claim(toys, capsy
     err = capsys.readouterr().err
     assert e.value.code == 2 and "--scheduler" in err and "Traceback" not in err
     assert computed(toys) == []
+
+
+def test_a_full_disk_under_the_store_exits_1_and_a_rerun_resumes(toys, tmp_path, monkeypatch, capsys):
+    from theorydyn.store import ResultStore
+
+    real = ResultStore.append
+    calls = []
+
+    def append(self, row):
+        calls.append(row["claim"])
+        if len(calls) == 2:  # the disk fills as claim two is committed
+            raise OSError("cannot commit a row to results.sqlite: database or disk is full")
+        return real(self, row)
+
+    monkeypatch.setattr(ResultStore, "append", append)
+    out = tmp_path / "o"
+    assert main(ARGS + ["--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "disk is full" in err and "rerun the same command to resume" in err and "Traceback" not in err
+    assert _stored_claims(out) == ["one"] and not (out / CSV).exists()
+    assert main(ARGS + ["--out", str(out)]) == 0
+    assert computed(toys) == ["one", "two", "two", "three"]
+    assert _stored_claims(out) == ["one", "two", "three"]

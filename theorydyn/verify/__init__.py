@@ -90,11 +90,12 @@ class _Bar:
         self.bar = progress_bar(
             self.enabled,
             total=self.total,
-            desc="verify",
+            desc=f"verify 0/{len(self.w)} claims",
             unit="s",
             bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining}{postfix}",
         )
         self.done = 0.0
+        self.finished = 0
         self.running: dict[str, float] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -111,18 +112,25 @@ class _Bar:
                 self.bar.n = min(self._position(), self.total)
                 self.bar.refresh()
 
+    def _postfix(self, text: str) -> None:
+        # the bar is one line that redraws in place: a message longer than the terminal would wrap it
+        room = max(10, terminal_width() - 50)
+        self.bar.set_postfix_str(text if len(text) <= room else text[: room - 1] + "…", refresh=True)
+
     def start(self, name: str) -> None:
         with self._lock:
             self.running[name] = time.monotonic()
-            self.bar.set_postfix_str(name, refresh=True)
+            self._postfix(name)
 
     def say(self, name: str, msg: str) -> None:
         with self._lock:
-            self.bar.set_postfix_str(f"{name}: {msg}", refresh=True)
+            self._postfix(f"{name}: {msg}")
 
     def finish(self, name: str) -> None:
         with self._lock:
             self.running.pop(name, None)
+            self.finished += 1
+            self.bar.set_description_str(f"verify {self.finished}/{len(self.w)} claims", refresh=False)
             self.done += self.w.get(name, 0.0)
             self.bar.n = min(self._position(), self.total)
             self.bar.refresh()

@@ -271,6 +271,13 @@ def main(argv: list[str] | None = None) -> int:
         )
     except StoreError as e:
         fail(f"--out: {e}", PROG)
+    except OSError as e:  # a full disk under the store: the claims committed so far stay
+        print(
+            f"{PROG}: error: {e}; the claims stored so far stay in {folder / DB_NAME}: free space and rerun the "
+            "same command to resume",
+            file=sys.stderr,
+        )
+        return 1
     except KeyboardInterrupt:
         if handle is not None:  # the claims still queued on the cluster are cancelled, not left running
             handle.close(cancel=True)

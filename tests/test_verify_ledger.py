@@ -107,6 +107,17 @@ def test_not_run_and_raising_claims_run_again_and_only_names_the_file(toys, tmp_
     assert len(_ledger(tmp_path / "runs" / "ledger" / CSV)) == len(df)  # the whole ledger untouched
 
 
+def test_a_claim_that_declares_its_inputs_has_its_not_run_rows_reused_until_they_change(toys, monkeypatch):
+    register_claims(monkeypatch, {"notrun_keyed": "toy_ledger.notrun_keyed"})
+    only = ["--only", "notrun_keyed"]
+    assert main(ARGS + only) == 0 and main(ARGS + only) == 0
+    assert computed(toys) == ["notrun_keyed"]  # NOT_RUN, reused: its inputs are in the key
+    monkeypatch.setenv("TOY_LEDGER_DATA", "1")  # the data appears: another key, computed, now PASS
+    assert main(ARGS + only) == 0
+    assert computed(toys) == ["notrun_keyed"] * 2
+    assert list(_ledger(Path("runs/ledger") / "verify_D16_C4_quick.csv")["verdict"]) == ["PASS"]
+
+
 def test_a_stored_row_that_fails_its_checks_is_set_aside_and_computed_again(toys, tmp_path):
     out = tmp_path / "o"
     assert main(ARGS + ["--out", str(out)]) == 0

@@ -27,8 +27,11 @@ are a JSON list of objects with exactly the ledger's columns, every verdict is a
 every number a number. A row that fails is moved to the store's ``rejected`` table and computed again.
 
 Not reused even when the key matches: a result with a NOT_RUN row (the claim could not run *here*:
-its data files were absent, say, which no key sees; it runs again each time, and its own caches make
-that cheap where it trained something). A claim that raised, or was not installed, is never stored.
+its data files were absent, say, which the key does not see; it runs again each time, and its own
+caches make that cheap where it trained something), unless the claim module declares what outside
+the code it depends on: ``inputs(s, quick, **options)``, a JSON-able value that then enters the key
+(``"inputs"``), e.g. the names and sizes of the data files present. A claim that raised, or was not
+installed, is never stored.
 """
 
 from __future__ import annotations
@@ -299,11 +302,14 @@ def payload(
     name: str, module: str, s: Setting, quick: bool, options: Mapping[str, Any], code: str | None = None
 ) -> dict[str, Any] | None:
     """Everything a claim's rows depend on (module docstring), or None when they cannot be keyed
-    (no source file). ``code`` defaults to this process's :func:`code_fingerprint`."""
+    (no source file, not installed, or its ``inputs`` raised). ``code`` defaults to this process's
+    :func:`code_fingerprint`. A claim module may define ``inputs(s, quick, **options)``: a JSON-able
+    description of what outside the code its rows depend on (its data files, say), added to the
+    payload as ``inputs``; such a claim's NOT_RUN rows are then reused like any other."""
     code = code if code is not None else code_fingerprint(module)
     if code is None:
         return None
-    return dict(
+    out = dict(
         claim=name,
         module=module,
         setting=s.to_dict(),
@@ -312,6 +318,14 @@ def payload(
         code=code,
         libraries=library_versions(),
     )
+    try:
+        fn = getattr(_load(module), "inputs", None)
+        if callable(fn):
+            out["inputs"] = fn(s, quick, **options)
+        canonical_json(out)  # JSON-able, or not keyed
+    except Exception:  # noqa: BLE001 — a claim that cannot say what it depends on is computed, not stored
+        return None
+    return out
 
 
 # ---- the store -------------------------------------------------------------------------------------
@@ -349,12 +363,13 @@ def open_store(folder: str | Path) -> ResultStore:
 
 
 def stored_rows(store: ResultStore, key: str) -> list[dict[str, Any]] | None:
-    """The rows stored under ``key`` when they may be reused (not a result with a NOT_RUN row), else None."""
+    """The rows stored under ``key`` when they may be reused, else None: a result with a NOT_RUN row
+    is reused only when its claim declares its ``inputs`` (:func:`payload`), which are then in the key."""
     row = store.rows.get(key)
     if row is None:
         return None
     rows = _rows_from_json(row["rows"])
-    if any(r["verdict"] == str(Verdict.NOT_RUN) for r in rows):
+    if any(r["verdict"] == str(Verdict.NOT_RUN) for r in rows) and "inputs" not in json.loads(row["payload"]):
         return None
     return rows
 

@@ -1,6 +1,7 @@
 """``python -m theorydyn.verify``: the claims ledger (see :mod:`theorydyn.verify`).
 
-Exit status: 0 unless a row is FAIL (1); 2 on bad input. NOT_RUN and SKIP rows never make it non-zero.
+Exit status: 0 unless a row is FAIL (1); 2 on bad input; 1 when the disk fills under the store; 130 on
+Ctrl-C (the claims finished so far are stored: rerun to resume). NOT_RUN and SKIP rows never make it non-zero.
 """
 
 from __future__ import annotations

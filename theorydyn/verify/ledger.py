@@ -376,7 +376,9 @@ def stored_rows(store: ResultStore, key: str) -> list[dict[str, Any]] | None:
 
 def save(store: ResultStore, p: Mapping[str, Any], rows: list[dict[str, Any]], seconds: float) -> None:
     """Commit one claim's rows under the key of its payload ``p`` (one transaction), replacing a
-    stored result of the same key (one with NOT_RUN rows, computed again)."""
+    stored result of the same key (one with NOT_RUN rows, or ``--recompute``), so that its time is
+    the latest. The replacement is two transactions (the store has no replace): a kill between them
+    leaves the claim absent, computed again by the next run, never torn."""
     key = content_key(p)
     if key in store:
         store.remove([key])

@@ -1,6 +1,7 @@
 """``python -m theorydyn.verify``: the claims ledger (see :mod:`theorydyn.verify`).
 
-Exit status: 0 unless a row is FAIL (1); 2 on bad input. NOT_RUN and SKIP rows never make it non-zero.
+Exit status: 0 unless a row is FAIL (1); 2 on bad input; 1 when the disk fills under the store; 130 on
+Ctrl-C (the claims finished so far are stored: rerun to resume). NOT_RUN and SKIP rows never make it non-zero.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ import pandas as pd  # noqa: E402
 
 from .. import claims  # noqa: E402
 from ..claims.check import Verdict  # noqa: E402
-from ..cli import (
+from ..cli import (  # noqa: E402
     ArgumentParser,
     add_setting_arguments,
     fail,
     guard_memory,
     number,
-    positive,  # noqa: E402
+    output_dir,
+    positive,
     probe_output,
     setting_from_args,
     write_output,
@@ -34,26 +36,53 @@ from ..limits import S_MAX_MAX, S_MAX_MIN  # noqa: E402
 from ..provenance import attach_to_frame, provenance  # noqa: E402
 from ..resources import MemoryEstimate  # noqa: E402
 from ..setting import Setting  # noqa: E402
-from . import PROG, collect, default_out, format_markdown, format_table  # noqa: E402
+from ..store import DB_NAME, StoreError  # noqa: E402
+from . import (  # noqa: E402
+    DEFAULT_DIR,
+    PROG,
+    collect,
+    default_out,
+    format_markdown,
+    format_table,
+    format_times,
+    ledger_name,
+    terminal_width,
+    wrap,
+)
+
+#: The measured times in the help texts (README "The verdicts"): 2-core machine, D = 64, C = 4.
+TIMES = (
+    "Times measured on a 2-core machine at D=64, C=4 with --quick, every claim but vision, before the ledger "
+    "stored its claims: 1651 s cold (fresh checkout, empty caches, load average 5-10 from other jobs) and "
+    "428 s warm (the transfer runs cached under runs/, load 2-6: what --recompute takes now); per claim, "
+    "warm: theorem4 150 s, nstar 87 s, lemma41 71 s, figure2 44 s, transfer 35 s, theorem31 33 s, dynamics "
+    "5 s. vision trains about 80 small networks first: about an hour cold. Without --quick the GD checks run "
+    "at full size (N=16384, 1200 steps, 5 seeds): hours, never run to the end so far. A rerun with every "
+    "claim stored computes nothing (4.3 s wall for 3 claims at D=16, load 6.5, mostly imports). Every run "
+    "ends with the seconds per claim."
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = ArgumentParser(prog=PROG, description="The claims ledger: one verdict per claim of the paper.")
+    ap = ArgumentParser(
+        prog=PROG,
+        description="The claims ledger: one verdict per claim of the paper. Each finished claim is stored at "
+        "once (OUT/results.sqlite), so an interrupted ledger resumes where it stopped. " + TIMES,
+    )
     add_setting_arguments(ap)
     ap.add_argument(
         "--quick",
         action="store_true",
-        help="the quick ledger. Measured on 2 cores at D=64 for every claim but vision: 1651 s cold "
-        "(load 5-10), 428 s with the transfer runs cached; vision trains ~80 small networks first "
-        "(about an hour cold). Without it the GD checks run at full size (N=16384, 1200 steps, 5 seeds: "
-        "hours; never run to the end so far)",
+        help="the quick ledger: 1651 s cold, 428 s warm at D=64 on 2 cores, vision about an hour more (the "
+        "times above) (default: the full ledger, hours)",
     )
     ap.add_argument(
         "--only",
         nargs="+",
         choices=claims.names(),
+        default=None,
         help="run only these claims (theorydyn.claims.REGISTRY), or the groups reduced (= dynamics) "
-        "and theorems (= theorem31 theorem32 lemma41 theorem4 nstar)",
+        "and theorems (= theorem31 theorem32 lemma41 theorem4 nstar) (default: every claim)",
     )
     ap.add_argument(
         "--s-max",
@@ -76,8 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--out",
         default=None,
-        help="CSV path (default scans/results/verify_D<D>_C<C>[_quick].csv); "
-        "its folder is created and proven writable before any check",
+        help=f"output folder (default {DEFAULT_DIR}): the ledger CSV is OUT/{ledger_name(Setting(), True)} "
+        "(named by every parameter that differs from the default, the selection and quick/full), the stored "
+        "claims OUT/results.sqlite. A path ending in .csv names the CSV itself, its folder holding the store. "
+        "Created and proven writable before any check",
     )
     ap.add_argument(
         "--markdown",
@@ -85,10 +116,28 @@ def build_parser() -> argparse.ArgumentParser:
         const="",
         default=None,
         metavar="CSV",
-        help="print the README table from a ledger CSV (default: the --out path of these settings) "
-        "and exit, without running any check",
+        help="print the README table from a ledger CSV (default: the CSV these flags would write) and exit, "
+        "without running any check",
     )
-    ap.add_argument("--force", action="store_true", help="run even where the memory estimate exceeds the machine's")
+    ap.add_argument(
+        "--recompute",
+        action="store_true",
+        help="compute every selected claim again, ignoring stored results (default: reuse those whose "
+        "setting, options, code and library versions match)",
+    )
+    ap.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run the claims on a Dask cluster, one task per claim, e.g. tcp://HOST:8786, as scan --scheduler "
+        "does (needs the dask extra; default: one after the other in this process)",
+    )
+    ap.add_argument("--quiet", action="store_true", help="no progress bar on stderr (default: one bar with an ETA)")
+    ap.add_argument(
+        "--force",
+        action="store_true",
+        help="run even where the memory estimate exceeds the machine's (default: refuse before any check)",
+    )
     return ap
 
 
@@ -130,22 +179,54 @@ def _whole_ledger(path: Path) -> pd.DataFrame:
     return df
 
 
+def _outputs(args: argparse.Namespace, s: Setting, extra: dict[str, Any]) -> tuple[Path, Path]:
+    """(results folder, ledger CSV) of ``--out`` (module docstring of :mod:`theorydyn.verify`); exit 2
+    for a blank path, or a file where a folder is meant."""
+    if args.out is None:
+        return DEFAULT_DIR, default_out(s, args.quick, args.only, extra)
+    if not args.out.strip():
+        fail(f"--out: must be a folder (or a .csv file path), got {args.out!r}", PROG)
+    out = _stat_ok(Path(args.out), "--out")
+    if out.suffix.lower() == ".csv":
+        if out.is_dir():
+            fail(f"--out: {str(out)!r} is a folder; a path ending in .csv names the ledger CSV", PROG)
+        return out.parent, out
+    if out.exists() and not out.is_dir():
+        fail(f"--out: {str(out)!r} exists and is not a folder (give a folder, or a path ending in .csv)", PROG)
+    return out, default_out(s, args.quick, args.only, extra, folder=out)
+
+
+def _print(text: str, width: int) -> None:
+    print("\n".join(line for para in text.split("\n") for line in wrap(para, width, "    ")))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Every input is checked before any check runs (exit 2 naming the flag): the setting, flags
     that would do nothing (the reduced flow's options without the reduced source, run options with
-    --markdown), the output folder, and the memory estimate (``--force`` skips it)."""
+    --markdown), the output folder, the scheduler, the store, and the memory estimate (``--force``
+    skips it). Prints the ledger wrapped to the terminal, then the seconds per claim."""
     args = build_parser().parse_args(argv)
     s = setting_from_args(args, PROG)
     reduced_flags = (("--s-max", args.s_max), ("--n-samples", args.n_samples), ("--seed", args.seed))
+    # the reduced flow's flags given: they name the ledger's file (a default --seed 0 is the default ledger)
+    extra = dict(s_max=args.s_max, n_samples=args.n_samples, seed=args.seed or None)
     if args.markdown is not None:
-        for flag, v in reduced_flags + (("--only", args.only), ("--force", args.force or None)):
-            if v is not None:
+        run_only = (
+            ("--force", args.force),
+            ("--recompute", args.recompute),
+            ("--scheduler", args.scheduler),
+            ("--quiet", args.quiet),
+        )
+        for flag, v in run_only:
+            if v:
                 fail(f"{flag}: has no effect with --markdown (it prints a saved ledger and runs nothing)", PROG)
-        if args.markdown and args.out:
-            fail("--out: has no effect with --markdown CSV (the table is read from that CSV)", PROG)
-        path = Path(args.markdown or args.out or default_out(s, args.quick))
+        if args.markdown:
+            for flag, v in reduced_flags + (("--only", args.only), ("--out", args.out)):
+                if v is not None:
+                    fail(f"{flag}: has no effect with --markdown CSV (the table is read from that CSV)", PROG)
+        path = Path(args.markdown) if args.markdown else _outputs(args, s, extra)[1]
         if not _stat_ok(path, "--markdown").is_file():
-            fail(f"--markdown: no ledger at {path} (run {PROG} first, or give the CSV path)", PROG)
+            fail(f"--markdown: no ledger at {path} (run {PROG} with the same flags first, or give the CSV path)", PROG)
         try:
             table = format_markdown(_whole_ledger(path))
         except Exception as e:  # noqa: BLE001 — any unreadable file is bad input, not a crash
@@ -160,30 +241,76 @@ def main(argv: list[str] | None = None) -> int:
                     "leaves out",
                     PROG,
                 )
-    out = Path(args.out) if args.out else default_out(s, args.quick)
-    if args.out is not None and (not args.out.strip() or _stat_ok(out, "--out").is_dir()):
-        fail(f"--out: must be a CSV file path, got {args.out!r}", PROG)
+    folder, out = _outputs(args, s, extra)
     # the reduced flow's flags are options of the dynamics claim, for its checks and its memory alike
     options = {"dynamics": dict(s_max=args.s_max, n_samples=args.n_samples, seed=args.seed or 0)}
     est = _memory(s, args.quick, args.only, options)
     if est is not None:  # the sample sizes of the checks are fixed by --quick: only the setting's flags are named
         guard_memory(est, force=args.force, prog=PROG, flags={"N": None, "N_flat": None, "n_test": None})
+    output_dir(folder, "--out")
     probe_output(out, "--out", PROG)  # a link, a name too long, a full disk: refused before any check
+    handle = None
+    if args.scheduler is not None:
+        from ..scan.executor import make_executor
+        from ..scan.grid import ScanError
+
+        try:
+            handle = make_executor(scheduler=args.scheduler)
+        except ScanError as e:
+            fail(str(e) if str(e).startswith("--scheduler") else f"--scheduler: {e}", PROG)
     t = time.perf_counter()
-    df = collect(s, quick=args.quick, only=args.only, options=options)
-    ledger = attach_to_frame(df, provenance()).assign(ledger_rows=len(df))  # lets --markdown see a torn ledger
-    write_output(out, lambda t: ledger.to_csv(t, index=False), PROG)  # atomic: the old ledger or the new one
-    print(f"theorydyn verify at {s}\n")
-    print(format_table(df))
+    try:
+        df = collect(
+            s,
+            quick=args.quick,
+            only=args.only,
+            progress=not args.quiet,
+            options=options,
+            store=folder,
+            recompute=args.recompute,
+            executor=handle.executor if handle is not None else None,
+        )
+    except StoreError as e:
+        fail(f"--out: {e}", PROG)
+    except OSError as e:  # a full disk under the store: the claims committed so far stay
+        print(
+            f"{PROG}: error: {e}; the claims stored so far stay in {folder / DB_NAME}: free space and rerun the "
+            "same command to resume",
+            file=sys.stderr,
+        )
+        return 1
+    except KeyboardInterrupt:
+        if handle is not None:  # the claims still queued on the cluster are cancelled, not left running
+            handle.close(cancel=True)
+            handle = None
+        print(
+            f"\n{PROG}: interrupted; the claims finished so far are stored in {folder / DB_NAME}: rerun the same "
+            "command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    finally:
+        if handle is not None:
+            handle.close()
+    ledger_df = attach_to_frame(df, provenance()).assign(ledger_rows=len(df))  # lets --markdown see a torn ledger
+    write_output(out, lambda t: ledger_df.to_csv(t, index=False), PROG)  # atomic: the old ledger or the new one
+    width = terminal_width()
+    _print(f"theorydyn verify at {s}\n", width)
+    print(format_table(df, width))
     counts = df["verdict"].value_counts().to_dict()
-    print(
-        f"\n{' · '.join(f'{k} {v}' for k, v in sorted(counts.items()))} · {time.perf_counter() - t:.0f} s · "
-        f"ledger: {out}"
+    print()
+    if df.attrs.get("claims"):
+        print(format_times(df.attrs["claims"], width))
+    _print(
+        f"{' · '.join(f'{k} {v}' for k, v in sorted(counts.items()))} · {time.perf_counter() - t:.0f} s · "
+        f"ledger: {out}",
+        width,
     )
     if counts.get("NOT_RUN", 0):
-        print(
+        _print(
             f"NOT_RUN: {counts['NOT_RUN']} rows did not run here (not a pass); each note gives the command that "
-            "would run it"
+            "would run it",
+            width,
         )
     return 1 if counts.get(str(Verdict.FAIL), 0) else 0
 

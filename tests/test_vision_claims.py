@@ -217,3 +217,9 @@ def test_paper_datasets_not_run_without_their_files_and_run_with_them(tmp_path):
         assert row.params["dataset"] == "cifar10" and "proxy" not in row.claim
     assert seen == [("cifar10", tmp_path)] * 2
     assert cv.paper_rows(tmp_path, accuracies=stub([0.8] * 3))[1].verdict is Verdict.NOT_RUN  # cifar100 absent
+
+
+def test_inputs_name_the_paper_files_present(tmp_path):
+    assert cv.inputs(None, True, data_dir=tmp_path) == {"data_dir": str(tmp_path), "present": {}}
+    (tmp_path / "cifar-10-python.tar.gz").write_bytes(b"x" * 7)
+    assert cv.inputs(None, True, data_dir=tmp_path)["present"] == {"cifar-10-python.tar.gz": 7}

@@ -383,6 +383,12 @@ def checks(
     return out
 
 
+def inputs(s: Setting, quick: bool) -> dict:
+    """What :func:`checks` reads besides its code and ``s``: nothing (its NOT_RUN rows depend only on
+    the mode and the ledger's D), so the ledger may reuse them (:mod:`theorydyn.verify.ledger`)."""
+    return {}
+
+
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
     """Peak of :func:`checks`: the largest simulation (:func:`theorydyn.simulate.memory.simulate_memory`):
     Theorem 4.2 at N = 16384 and D = min(D, 32) in quick mode, at D otherwise."""

@@ -406,6 +406,20 @@ def contrast(C: np.ndarray) -> float:
     return float(rho[0] - rho[-1])
 
 
+def inputs(s: Setting | None, quick: bool, data_dir: str | Path | None = None, **options) -> dict:
+    """What :func:`checks` reads besides its code: the paper's dataset files present in ``data_dir``
+    (name → size in bytes), which decide between a NOT_RUN row and a run; in the ledger's key, so a
+    stored NOT_RUN row is reused only while the same files are there (:mod:`theorydyn.verify.ledger`)."""
+    root = Path(data_dir if data_dir is not None else "data")
+    present = {}
+    for name in PAPER_DATASETS:
+        for f in expected_files(name):
+            p = root / f
+            if p.is_file():
+                present[f] = p.stat().st_size
+    return {"data_dir": str(root), "present": present}
+
+
 def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
     """Peak of :func:`checks` (``s`` not used): one ViT training step of the digits preset
     (:func:`theorydyn.resources.vit_train_memory`, 8 × 8 grey images, 10 classes); nothing when the

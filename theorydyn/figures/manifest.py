@@ -11,6 +11,10 @@
      "git_commit": "…", "git_dirty": false, "matplotlib": "3.9.2", "made_utc": "…",
      "note": "…"}                                  # optional: why an entry is not regenerated
 
+``git_commit`` is the commit whose code drew the figure; ``git_dirty`` is True when tracked files differed
+from it, and regenerating figures into ``figures/`` makes the tracked PNGs themselves differ, so a
+regeneration run from a clean commit reads dirty too.
+
 ``tests/test_figures_manifest.py`` recomputes the numbers of every entry with
 ``regenerated_in_ci`` through the same code path and compares them with :func:`numbers_differ`, and
 checks every PNG's hash against its entry, so a figure whose code, data or file changed without the

@@ -3,6 +3,7 @@ and figures end to end."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -33,9 +34,12 @@ def test_registry_has_claims_and_readme_lists_every_command():
     for name in ("phases", "attention", "scaling", "figure4", "qscan", "semirealistic"):
         fig = REGISTRY[name]
         assert fig.claim and fig.title and callable(fig.compute) and callable(fig.draw)
-    text = figures.readme(Path("/nonexistent"))
-    for name in REGISTRY:
-        assert f"python -m theorydyn.figures {name} --quick" in text
+        assert fig.setting(True) and fig.command(True) == f"python -m theorydyn.figures {name} --quick"
+    text = figures.readme(Path("/nonexistent"), {})
+    for fig in REGISTRY.values():
+        assert fig.command(True) in text
+    # a figure with one size has no --quick to pass
+    assert REGISTRY["figure4_d64"].command(True) == "python -m theorydyn.figures figure4_d64"
 
 
 def test_fit_power_law_recovers_an_exact_exponent_with_an_interval():
@@ -122,10 +126,16 @@ def test_phases_figure_end_to_end_and_into_a_notebooks_axes(tmp_path):
     for ext in ("png", "pdf"):
         f = tmp_path / f"phases.{ext}"
         assert f.exists() and f.stat().st_size > 10_000
+    # the README text goes next to the outputs; README.md only when asked (it is a tracked file in figures/)
+    assert "phases.png" in (tmp_path / "README.generated.md").read_text() and not (tmp_path / "README.md").exists()
+    entry = json.loads((tmp_path / "manifest.json").read_text())["phases"]
+    assert entry["file"] == "phases.png" and entry["numbers"]["T0"] > 0 and entry["setting"]["D"] == 64
+    assert main(["--readme-only", "--write-readme", "--out", str(tmp_path)]) == 0  # makes no figure
     assert "phases.png" in (tmp_path / "README.md").read_text()
+    assert json.loads((tmp_path / "manifest.json").read_text())["phases"] == entry
     fig, axes = plt.subplots(3, 1)
-    entry = REGISTRY["phases"]
-    assert entry.draw(entry.compute(True), axes=axes) is fig and len(axes[0].lines) >= 1
+    reg = REGISTRY["phases"]
+    assert reg.draw(reg.compute(True), axes=axes) is fig and len(axes[0].lines) >= 1
     plt.close("all")
 
 
@@ -137,6 +147,46 @@ def test_semirealistic_figure_renders(tmp_path, monkeypatch):
     monkeypatch.setattr(
         figmod, "compare_with_reduced", lambda s, **kw: real(s, **{**kw, "Ns": (256, 2048), "seeds": (0,), "steps": 40})
     )
-    paths = figures.make("semirealistic", tmp_path, True)
-    assert [p.suffix for p in paths] == [".png", ".pdf"]
-    assert all(p.stat().st_size > 5000 for p in paths)
+    entry = figures.make("semirealistic", tmp_path, True)
+    paths = [tmp_path / "semirealistic.png", tmp_path / "semirealistic.pdf"]
+    assert all(p.stat().st_size > 5000 for p in paths) and entry["sha256"] == figures.mf.sha256(paths[0])
+    assert set(entry["numbers"]["gap_alpha"]) == {"256", "2048"}
+
+
+def test_list_gives_each_figures_cost_and_cached_inputs(tmp_path, capsys):
+    """--list reads the manifest of --out: a measured cost where there is one, 'cost unknown' else,
+    and whether each figure's cached inputs are present; no figure is 'ready' without a reason."""
+    (tmp_path / "manifest.json").write_text(
+        json.dumps({"phases": dict(cost_s=3.5, cold=True, load_avg_1m=0.5, regenerated_in_ci=True)})
+    )
+    assert main(["--list", "--out", str(tmp_path)]) == 0
+    lines = {ln.split()[0]: ln for ln in capsys.readouterr().out.splitlines()}
+    assert set(lines) == set(REGISTRY)
+    assert "3.5 s cold (load 0.5), CI" in lines["phases"] and "computed from scratch" in lines["phases"]
+    assert "cost unknown" in lines["qscan"]
+    assert "cached inputs" in lines["transfer_target"] and "runs/transfer_checks_quick" in lines["transfer_target"]
+    for flag in ("--quick", "--recompute", "--write-readme"):
+        with pytest.raises(SystemExit) as e:
+            main(["--list", flag])
+        assert e.value.code == 2 and flag in capsys.readouterr().err
+
+
+def test_the_overall_bar_counts_expected_seconds(tmp_path, monkeypatch, capsys):
+    """One bar over every figure asked for, in expected seconds (the last measured costs), so its ETA
+    is the remaining cost; figures write through it, one line each."""
+    import matplotlib.pyplot as plt
+
+    def draw(data, axes=None):
+        fig, ax = plt.subplots()
+        ax.plot(data)
+        return fig
+
+    for n in ("f1", "f2"):
+        monkeypatch.setitem(REGISTRY, n, Figure(n, n, "c", (), lambda quick: [1, 2], draw))
+    (tmp_path / "manifest.json").write_text(json.dumps({"f1": dict(cost_s=12.0), "f2": dict(cost_s=8.0)}))
+    assert main(["f1", "f2", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "figures" in err and "/20.0" in err and "f1.png" in err and "f2.png" in err
+    assert main(["f1", "--out", str(tmp_path), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "f1.png" in err and "it/s" not in err and "s/s" not in err and "figures:" not in err

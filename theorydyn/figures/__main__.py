@@ -1,4 +1,9 @@
-"""``python -m theorydyn.figures [NAME…|all] [--out figures] [--quick] [--list]``: every figure, recomputed.
+"""``python -m theorydyn.figures [NAME…|all] [--out figures] [--quick] [--recompute] [--write-readme] [--list]``.
+
+Every figure, recomputed into ``--out``, with its entry in ``--out/manifest.json`` (command, setting,
+key numbers, measured cost, commit, PNG hash). The generated README text goes to
+``--out/README.generated.md``; only ``--write-readme`` replaces ``--out/README.md`` (the tracked
+``figures/README.md`` is never rewritten unasked).
 
 Exit status 0 when every asked figure was made, 1 when one failed (the others are still made),
 2 on bad input.
@@ -9,7 +14,6 @@ from __future__ import annotations
 import argparse
 import errno
 import sys
-import time
 import traceback
 from pathlib import Path
 
@@ -17,82 +21,150 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from ..cli import ArgumentParser, fail, output_dir, write_output  # noqa: E402
-from . import REGISTRY, available, make, readme  # noqa: E402
+from .._progress import progress_bar  # noqa: E402
+from ..cli import ArgumentParser, fail, given_flags, output_dir, write_output  # noqa: E402
+from . import REGISTRY, available, cost_text, inputs_text, make, readme  # noqa: E402
+from . import manifest as mf  # noqa: E402
 
 PROG = "python -m theorydyn.figures"
 #: a full disk, a quota, a read-only file system: reported in one line, no traceback
 _DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO)
+#: expected seconds of a figure never measured (the overall bar's ETA weighs figures by cost)
+_UNKNOWN_COST_S = 30.0
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(prog=PROG, description="Every figure of theorydyn, recomputed into --out.")
-    ap.add_argument("names", nargs="*", default=["all"], help=f"figures to make: all or any of {', '.join(REGISTRY)}")
+    ap.add_argument(
+        "names",
+        nargs="*",
+        default=["all"],
+        help=f"figures to make, space-separated: all or any of {', '.join(REGISTRY)} (default %(default)s)",
+    )
     ap.add_argument(
         "--out",
         default="figures",
-        help="output folder, created and proven writable before any work (default %(default)s)",
+        help="output folder, created and proven writable before any work; holds the PNGs, PDFs, "
+        "manifest.json and README.generated.md (default %(default)s)",
     )
-    ap.add_argument("--quick", action="store_true", help="small sizes (what is committed)")
     ap.add_argument(
-        "--list", action="store_true", help="list the figures and whether each can be made (writes nothing)"
+        "--quick", action="store_true", help="small sizes, what is committed (default off: docs/theory.md §9 sizes)"
+    )
+    ap.add_argument(
+        "--recompute",
+        action="store_true",
+        help="ignore every cache (scan rows, the transfer folder, the vision runs); the cost is then "
+        "measured cold (default off)",
+    )
+    ap.add_argument(
+        "--write-readme",
+        action="store_true",
+        help="also rewrite --out/README.md from the registry and the manifest (default off: the text goes "
+        "to --out/README.generated.md only)",
+    )
+    ap.add_argument(
+        "--readme-only",
+        action="store_true",
+        help="make no figure: only write the README text from the registry and --out/manifest.json "
+        "(with --write-readme: into --out/README.md) (default off)",
+    )
+    ap.add_argument("--quiet", action="store_true", help="no progress bar on stderr (default off)")
+    ap.add_argument(
+        "--list",
+        action="store_true",
+        help="list the figures with their measured cost (from --out/manifest.json) and whether their "
+        "cached inputs are present; writes nothing (default off)",
     )
     return ap
 
 
+def _list(out: Path) -> int:
+    try:
+        entries = mf.load(out / mf.NAME)
+    except ValueError as e:
+        fail(f"--out: {e}", PROG)
+    for fig in REGISTRY.values():
+        why = available(fig)
+        entry = entries.get(fig.name)
+        cost = "cost unknown (not in the manifest)" if entry is None else cost_text(entry)
+        state = "can be made" if why is None else f"cannot be made: {why}"
+        print(f"{fig.name:22s} {cost}; {inputs_text(fig)}; {state} — {fig.title}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Bad input exits 2 before any figure is computed: an unknown name, flags that --list would
-    ignore, an output folder that cannot be created or written."""
+    ignore, an output folder that cannot be created or written, a manifest that cannot be read."""
     ap = build_parser()
     args = ap.parse_args(argv)
-    names = list(REGISTRY) if (not args.names or "all" in args.names) else args.names
+    names = list(REGISTRY) if (not args.names or "all" in args.names) else list(dict.fromkeys(args.names))
     bad = [n for n in names if n not in REGISTRY]
     if bad:
         fail(f"names: unknown figure(s) {bad}; known: all, {', '.join(REGISTRY)}", PROG)
+    if not str(args.out).strip():
+        fail("--out: must be a folder path, got ''", PROG)
     if args.list:
         # --list makes nothing: a flag that would only act on the figures is refused, not dropped
-        for flag, given in (
-            ("names", args.names not in ([], ["all"])),
-            ("--quick", args.quick),
-            ("--out", args.out != ap.get_default("out")),
-        ):
-            if given:
-                fail(f"{flag}: has no effect with --list (it lists the figures and makes none)", PROG)
-    else:
-        if not str(args.out).strip():
-            fail("--out: must be a folder path, got ''", PROG)
-        out = output_dir(args.out)
-    if args.list:
-        for fig in REGISTRY.values():
-            why = available(fig)
-            print(f"{fig.name:10s} {'ready' if why is None else 'skipped: ' + why}  — {fig.title}")
-        return 0
-    made: dict[str, list[Path]] = {}
-    failed = []
+        given = given_flags(ap, argv if argv is not None else sys.argv[1:])
+        for flag in ("quick", "recompute", "write_readme", "readme_only", "quiet"):
+            if flag in given:
+                fail(
+                    f"--{flag.replace('_', '-')}: has no effect with --list (it lists the figures and makes none)", PROG
+                )
+        if args.names not in ([], ["all"]):
+            fail("names: have no effect with --list (it lists every figure)", PROG)
+        return _list(Path(args.out))
+    out = output_dir(args.out)
+    try:
+        entries = mf.load(out / mf.NAME)
+    except ValueError as e:
+        fail(f"--out: {e}", PROG)
+    if args.readme_only:
+        if args.names not in ([], ["all"]) or args.quick or args.recompute:
+            fail("--readme-only: makes no figure, so takes no names, --quick or --recompute", PROG)
+        names = []
+    runnable = []
     for name in names:
-        fig = REGISTRY[name]
-        why = available(fig)
-        if why is not None:
+        why = available(REGISTRY[name])
+        if why is None:
+            runnable.append(name)
+        else:
             print(f"[figures] {name}: skipped, {why}", file=sys.stderr)
-            continue
-        t = time.perf_counter()
-        print(f"[figures] {name} …", file=sys.stderr, flush=True)
-        try:
-            made[name] = make(name, out, args.quick)
-        except Exception as e:  # noqa: BLE001 — one broken figure must not stop the others
-            failed.append(name)
-            if isinstance(e, OSError) and e.errno in _DISK_ERRORS:  # the earlier files stay (atomic writes)
-                print(f"[figures] {name}: FAILED: cannot write {out / name}.png/.pdf: {e.strerror}", file=sys.stderr)
+    # one bar over every figure, weighed by each one's last measured cost, so its ETA is in seconds
+    expected = {n: float(entries.get(n, {}).get("cost_s") or _UNKNOWN_COST_S) for n in runnable}
+    failed = []
+    with progress_bar(not args.quiet and bool(runnable), round(sum(expected.values()), 1), "figures", unit="s") as bar:
+        for name in runnable:
+            bar.set_postfix_str(name)
+            try:
+                entry = make(name, out, args.quick, recompute=args.recompute)
+            except Exception as e:  # noqa: BLE001 — one broken figure must not stop the others
+                failed.append(name)
+                if isinstance(e, OSError) and e.errno in _DISK_ERRORS:  # the earlier files stay (atomic writes)
+                    bar.write(f"[figures] {name}: FAILED: cannot write into {out}: {e.strerror}", file=sys.stderr)
+                else:
+                    bar.write(f"[figures] {name}: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
+                    traceback.print_exc(limit=3, file=sys.stderr)
+                bar.update(expected[name])
                 continue
-            print(f"[figures] {name}: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
-            traceback.print_exc(limit=3, file=sys.stderr)
-            continue
-        print(
-            f"[figures] {name}: {', '.join(str(p) for p in made[name])} ({time.perf_counter() - t:.0f} s)",
-            file=sys.stderr,
-        )
-    text = readme(out)
-    write_output(out / "README.md", lambda t: t.write_text(text), PROG)
+            old = entries.get(name)
+            if not entry["cold"] and old is not None and old.get("cold") and old.get("cost_s") is not None:
+                # a warm run (cached inputs) says nothing about the cold cost: keep the measured one
+                entry.update(
+                    cost_s=old["cost_s"],
+                    load_avg_1m=old["load_avg_1m"],
+                    cold=True,
+                    regenerated_in_ci=old["regenerated_in_ci"],
+                )
+            entries[name] = entry
+            # after every figure: a later failure or a kill keeps the entries of the figures already made
+            write_output(out / mf.NAME, lambda t: t.write_text(mf.dumps(entries)), PROG)
+            bar.write(f"[figures] {name}: {out / entry['file']} ({entry['cost_s']:g} s)", file=sys.stderr)
+            bar.update(expected[name])
+    text = readme(out, entries)
+    write_output(out / "README.generated.md", lambda t: t.write_text(text), PROG)
+    if args.write_readme:
+        write_output(out / "README.md", lambda t: t.write_text(text), PROG)
     return 1 if failed else 0
 
 

@@ -21,7 +21,7 @@ def plot_trajectory(res: Result, axes=None, title: str | None = None):
     Returns:
         The matplotlib Figure.
     """
-    fig, axes = axes_or_new(axes, 3, 1, figsize=(7, 8.5), sharex=True)
+    fig, axes = axes_or_new(axes, 3, 1, figsize=(7.5, 9), sharex=True, layout="constrained")
     t = res.trajectory[res.trajectory["s"] > 0]
     ph = res.phases
     axes[0].plot(t["s"], t["alpha"], color=COLORS["alpha"], label="α (v = α w*)")
@@ -42,7 +42,7 @@ def plot_trajectory(res: Result, axes=None, title: str | None = None):
         for key in _MARKS:
             if getattr(ph, key) is not None:
                 ax.axvline(getattr(ph, key), color=COLORS[key], lw=0.8, ls="-.", alpha=0.7)
-        ax.legend(loc="upper left")
+        ax.legend(loc="lower left" if ax is axes[2] else "upper left")
     for j, key in enumerate(_MARKS):
         if getattr(ph, key) is not None:  # staggered: T1_mass and T2 often coincide
             axes[0].text(

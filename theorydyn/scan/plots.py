@@ -290,7 +290,7 @@ def plot_scaling(df: pd.DataFrame, axis: str = "D", ax=None, title: str = "") ->
     Returns (Figure, {phase: fit dict of :func:`fit_power_law_ci` or None})."""
     fig, ax = axes_or_new(ax, figsize=(6, 4.2))
     exps: dict[str, dict | None] = {}
-    for ph in ("T0", "T1", "T1_mass", "T2"):
+    for k, ph in enumerate(("T0", "T1", "T1_mass", "T2")):
         if ph not in df.columns or df[ph].isna().all():
             exps[ph] = None
             continue
@@ -312,7 +312,8 @@ def plot_scaling(df: pd.DataFrame, axis: str = "D", ax=None, title: str = "") ->
                 (xm, np.interp(np.log(xm), np.log(m.index.to_numpy(float)), m.to_numpy(float))),
                 color=color,
                 fontsize=7,
-                xytext=(0, 5),
+                # above the line for T0 and T1_mass, below it for T1 and T2: neighbouring lines' labels apart
+                xytext=(0, 5 if k % 2 == 0 else -11),
                 textcoords="offset points",
                 ha="center",
             )

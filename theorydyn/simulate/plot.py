@@ -29,9 +29,11 @@ def plot_figure4(res: Result, axes=None):
     """
     s = res.setting
     t = res.trajectory
-    fig, ax = axes_or_new(axes, 1, 4, figsize=(17, 4))
+    fig, ax = axes_or_new(axes, 1, 4, figsize=(18, 4.6), layout="constrained")
     ax[0].imshow(s.same_set, cmap="Greys", interpolation="nearest")
     ax[0].set_title(f"set mask (D={s.D}, C={s.C})")
+    ax[0].set_xlabel("j")
+    ax[0].set_ylabel("i")
     A = np.array(res.A, dtype=float)
     np.fill_diagonal(A, np.nan)  # β is fixed, not learned
     lim = np.nanmax(np.abs(A)) or 1.0
@@ -46,19 +48,29 @@ def plot_figure4(res: Result, axes=None):
         ax[2].axhline(tol, color="grey", lw=0.8, ls=":", label=f"{tol:.0%}")
         ax[2].set_yscale("log")
         ax[2].set_xlabel("step")
-        ax[2].set_title("test error")
+        ax[2].set_title(f"test error; at step {int(t['step'].iloc[-1])}: {t['err_y'].iloc[-1]:.3f} vs y")
         ax[2].legend(fontsize=8)
         ax[3].plot(t["step"], t["cos_v"], label="cos(v̂, w*)")
         ax[3].plot(t["step"], t["association"], label="patch association")
         ax[3].set_ylim(-0.05, 1.05)
         ax[3].set_xlabel("step")
         ax[3].legend(fontsize=8)
-        ax[3].set_title("cos(v̂, w*) and association")
-    o = res.options
-    fig.suptitle(
-        f"finite-sample GD: N={o.get('N')}, η={o.get('eta')}, ω={o.get('omega')}, {o.get('dtype')} — {res.status}"
-    )
+        ax[3].set_title(
+            f"association: peak {t['association'].max():.2f}, at step {int(t['step'].iloc[-1])}: "
+            f"{t['association'].iloc[-1]:.2f}"
+        )
+    fig.suptitle(_setting_text(res))
     return fig
+
+
+def _setting_text(res: Result) -> str:
+    """One line with every number the run depends on (setting, GD options, seed, status)."""
+    s, o = res.setting, res.options
+    return (
+        f"realistic GD (Theorem 4.2): D={s.D}, C={s.C}, q={s.q:g}, ν={s.nu:g}, N={o.get('N')}, η={o.get('eta'):g}, "
+        f"{o.get('steps')} steps, ω={o.get('omega'):g}, X in {o.get('dtype')}, {o.get('n_test')} test samples, "
+        f"seed {o.get('seed')} (status: {res.status})"
+    )
 
 
 def plot_attention(res: Result, axes=None):
@@ -95,48 +107,63 @@ def plot_attention(res: Result, axes=None):
     for a in ax[:2]:
         a.set_xlabel("j")
         a.set_ylabel("i")
-    o = res.options
-    fig.suptitle(
-        f"realistic GD (Theorem 4.2): D={s.D}, C={s.C}, N={o.get('N')}, η={o.get('eta'):g}, "
-        f"{o.get('steps')} steps, ω={o.get('omega'):g} (status: {res.status})"
-    )
+    fig.suptitle(_setting_text(res), fontsize=10)
     return fig
 
 
-def plot_comparison(gaps: pd.DataFrame, curves: dict | None = None, axes=None):
-    """The semi-realistic comparison: gap to the reduced flow against N (log-log), and optionally
+def plot_comparison(
+    gaps: pd.DataFrame,
+    curves: dict | None = None,
+    axes=None,
+    final_gap: dict | None = None,
+    setting: str = "",
+):
+    """The semi-realistic comparison: gap to the reduced dynamics against N (log-log), and optionally
     the curves themselves.
 
     Args:
         gaps: :func:`theorydyn.claims.semirealistic.compare_with_reduced`'s table (columns N, gap_alpha,
-            gap_gamma, gap_rho, gap_err_f; one row per N and seed).
+            gap_gamma, gap_rho, gap_err_f; one row per N and seed): the max over s of |simulator − reduced|,
+            drawn as the mean over seeds.
         curves: optional {label: DataFrame with s, alpha, gamma, rho, err_f} (e.g. the reduced
             flow and one simulator run per N) drawn in extra panels.
         axes: 1 (+3 with curves) axes to draw into (a new figure when None).
+        final_gap: optional {N: |err_f simulator − reduced| at the last s}, drawn hollow beside the max.
+        setting: the setting, written as the figure's title.
 
     Returns:
         The matplotlib Figure.
     """
     n_extra = 3 if curves else 0
-    fig, ax = axes_or_new(axes, 1, 1 + n_extra, figsize=(5 * (1 + n_extra), 4), squeeze=False)
+    fig, ax = axes_or_new(axes, 1, 1 + n_extra, figsize=(4.6 * (1 + n_extra), 4.4), squeeze=False, layout="constrained")
     ax = np.ravel(ax)
     g = gaps.groupby("N").mean(numeric_only=True).reset_index()
+    colors = {}
     for col in ("gap_alpha", "gap_gamma", "gap_rho", "gap_err_f"):
         if col in g and g[col].notna().any():
-            ax[0].loglog(g["N"], g[col], "o-", label=col.replace("gap_", ""))
+            (line,) = ax[0].loglog(g["N"], g[col], "o-", label=col.replace("gap_", "") + " (max over s)")
+            colors[col] = line.get_color()
+    if final_gap:
+        n = np.array([int(k) for k in final_gap], float)
+        v = np.array([np.nan if x is None else x for x in final_gap.values()], float)
+        ax[0].loglog(
+            n, v, "o--", mfc="none", color=colors.get("gap_err_f", "C3"), label="err_f at the last step (seed 0)"
+        )
     if len(g) > 1:
         n0 = g["N"].iloc[0]
         y0 = g["gap_alpha"].iloc[0]
         ax[0].loglog(g["N"], y0 * np.sqrt(n0 / g["N"]), "k:", lw=0.8, label="∝ N^{-1/2}")
-    ax[0].set_xlabel("N")
-    ax[0].set_ylabel("max over s of |simulator − reduced|")
-    ax[0].set_title("semi-realistic gap against N")
-    ax[0].legend(fontsize=8)
+    ax[0].set_xlabel("N (training samples)")
+    ax[0].set_ylabel("|simulator − reduced|")
+    ax[0].set_title(f"gap against N (mean of {gaps['seed'].nunique() if 'seed' in gaps else 1} seeds)")
+    ax[0].legend(fontsize=7)
     if curves:
         for k, col in enumerate(("alpha", "gamma", "err_f")):
             for label, df in curves.items():
-                ax[1 + k].plot(df["s"], df[col], label=label)
+                ax[1 + k].plot(df["s"], df[col], label=label, lw=2.2 if label == "reduced" else 1.2)
             ax[1 + k].set_xlabel("s = η t")
-            ax[1 + k].set_title(col)
+            ax[1 + k].set_title(f"{col} (seed 0)")
         ax[1].legend(fontsize=7)
+    if setting:
+        fig.suptitle(f"finite-sample GD against the reduced dynamics: {setting}", fontsize=9)
     return fig

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
 
@@ -72,15 +73,28 @@ def plot_curves(summary: pd.DataFrame, levels: pd.DataFrame, axes: Sequence) -> 
 
 
 def plot_samples_to_target(tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = None) -> None:
-    """Ñ_target against D, log-log. Filled circles with 95% bootstrap bars: a crossing. A censored
-    estimate is never drawn as a value: an upward arrow from Ñ_max (never reached: Ñ_target > Ñ_max),
-    a downward arrow from Ñ_min (reached at the smallest Ñ: Ñ_target ≤ Ñ_min). Methods are shifted
-    slightly along D so that equal values stay visible. The legend gives the log-log slope."""
+    """Ñ_target against D, log-log. Filled circles with 95% bootstrap bars: a crossing. A downward
+    arrow from Ñ_min: reached at the smallest Ñ (Ñ_target ≤ Ñ_min).
+
+    A method that never reaches the target within its Ñ grid (Ñ_target > Ñ_max) is not drawn at
+    Ñ_max: the caps Ñ_max differ by D and method (the compute budget cuts the grid shorter at large
+    D), so arrows from Ñ_max would draw a trend that is only the grid's. Such a point is a ▲ in a
+    separate "not reached" band above the values, with its cap written under it ("> 64").
+    Methods are shifted slightly along D so that equal values stay visible. The legend gives the
+    log-log slope of each method (from :func:`growth_fits`)."""
     groups = list(tgt.groupby("method", sort=True))
+    values = tgt[tgt["kind"] != "lower"]
+    vmax = (
+        np.nanmax(np.where(np.isfinite(values["ci_high"]), values["ci_high"], values["lo"]).astype(float))
+        if len(values)
+        else 1.0
+    )
+    band = 2.0 ** (np.ceil(np.log2(max(vmax, 1.0))) + 2.5)  # above every drawn value
+    any_censored = False
     for i, (method, g) in enumerate(groups):
         g = g.sort_values("D")
         c = _COLORS.get(method, f"C{i}")
-        x = g["D"].to_numpy(float) * 2.0 ** (0.06 * (i - (len(groups) - 1) / 2))
+        x = g["D"].to_numpy(float) * 2.0 ** (0.08 * (i - (len(groups) - 1) / 2))
         val = (g["kind"] == "value").to_numpy()
         label = method
         if slopes is not None and len(slopes):  # one D: no slope to give
@@ -96,25 +110,38 @@ def plot_samples_to_target(tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = 
                 x[val], y[val], yerr=[lo_err[val], hi_err[val]], fmt="o-", ms=4, color=c, capsize=2, label=label
             )
             label = None
-        up = (g["kind"] == "lower").to_numpy()
         down = (g["kind"] == "upper").to_numpy()
-        for mask, base, sign in ((up, g["lo"].to_numpy(float), 1), (down, g["hi"].to_numpy(float), -1)):
-            for xi, b in zip(x[mask], base[mask], strict=False):
-                ax.annotate(
-                    "",
-                    xy=(xi, b * 2.0 ** (1.2 * sign)),
-                    xytext=(xi, b),
-                    arrowprops=dict(arrowstyle="->", color=c, lw=1.4),
-                )
-            if mask.any():
-                ax.scatter(x[mask], base[mask], marker="_", s=80, color=c, label=label)
-                label = None
+        for xi, b in zip(x[down], g["hi"].to_numpy(float)[down], strict=False):
+            ax.annotate("", xy=(xi, b / 2.0**1.2), xytext=(xi, b), arrowprops=dict(arrowstyle="->", color=c, lw=1.4))
+        if down.any():
+            ax.scatter(x[down], g["hi"].to_numpy(float)[down], marker="_", s=80, color=c, label=label)
+            label = None
+        up = (g["kind"] == "lower").to_numpy()
+        if up.any():
+            any_censored = True
+            ax.scatter(x[up], np.full(up.sum(), band), marker="^", s=36, color=c, label=label, zorder=3)
+            for xi, cap in zip(x[up], g["lo"].to_numpy(float)[up], strict=False):
+                ax.text(xi, band / 1.35, f">{cap:g}", color=c, fontsize=6, ha="center", va="top", rotation=90)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xlabel("D (number of patches; q(D − C) fixed)")
     ax.set_ylabel("Ñ_target (accuracy ≥ a*(D) − ε)")
-    ax.set_title("● crossing (95% CI)   ↑ not reached: Ñ_target > Ñ_max   ↓ reached at Ñ_min", fontsize=8)
+    if any_censored:
+        # the band is no value of Ñ_target: its tick says so, and the value ticks stop below its line
+        ks = np.arange(-1, int(np.floor(np.log2(band / 2.6))) + 1)
+        ax.set_yticks([*(2.0**ks), band], [*(f"$2^{{{k}}}$" for k in ks), "not\nreached"])
+        ax.yaxis.set_minor_locator(mticker.NullLocator())
+        ax.axhline(band / 2.6, color="grey", lw=0.8, ls="--")
+        ax.text(
+            0.01,
+            band * 1.25,
+            "▲ not reached within the Ñ grid: Ñ_target > Ñ_max (the cap, written below; it depends on D "
+            "through the compute budget)",
+            transform=ax.get_yaxis_transform(),
+            fontsize=7,
+            va="bottom",
+        )
+    ax.set_title("● crossing (95% bootstrap CI)   ↓ reached at Ñ_min", fontsize=8)
     ax.grid(alpha=0.3, which="both")
-    top = np.nanmax(np.where(np.isfinite(tgt["hi"]), tgt["hi"], tgt["lo"]).astype(float))
-    ax.set_ylim(0.7, max(4.0, top) * 4)
+    ax.set_ylim(0.35, band * 2.5 if any_censored else max(4.0, vmax) * 4)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1)

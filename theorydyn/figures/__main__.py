@@ -22,7 +22,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from .._progress import progress_bar  # noqa: E402
-from ..cli import ArgumentParser, fail, given_flags, output_dir, write_output  # noqa: E402
+from ..cli import ArgumentParser, add_out_argument, fail, given_flags, output_dir, write_output  # noqa: E402
 from . import REGISTRY, available, cost_text, inputs_text, make, readme  # noqa: E402
 from . import manifest as mf  # noqa: E402
 
@@ -41,10 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=["all"],
         help=f"figures to make, space-separated: all or any of {', '.join(REGISTRY)} (default %(default)s)",
     )
-    ap.add_argument(
-        "--out",
-        default="figures",
-        help="output folder, created and proven writable before any work; holds the PNGs, PDFs, "
+    add_out_argument(
+        ap,
+        "figures",
+        "output folder, created and proven writable before any work; holds the PNGs, PDFs, "
         "manifest.json and README.generated.md (default %(default)s)",
     )
     ap.add_argument(

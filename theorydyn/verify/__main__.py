@@ -22,6 +22,7 @@ from .. import claims  # noqa: E402
 from ..claims.check import Verdict  # noqa: E402
 from ..cli import (  # noqa: E402
     ArgumentParser,
+    add_out_argument,
     add_setting_arguments,
     fail,
     guard_memory,
@@ -102,10 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="first seed of the reduced flows (seeds seed … seed+4; default 0)",
     )
-    ap.add_argument(
-        "--out",
-        default=None,
-        help=f"output folder (default {DEFAULT_DIR}): the ledger CSV is OUT/{ledger_name(Setting(), True)} "
+    add_out_argument(
+        ap,
+        None,
+        f"output folder (default {DEFAULT_DIR}): the ledger CSV is OUT/{ledger_name(Setting(), True)} "
         "(named by every parameter that differs from the default, the selection and quick/full), the stored "
         "claims OUT/results.sqlite. A path ending in .csv names the CSV itself, its folder holding the store. "
         "Created and proven writable before any check",
@@ -184,7 +185,7 @@ def _outputs(args: argparse.Namespace, s: Setting, extra: dict[str, Any]) -> tup
     for a blank path, or a file where a folder is meant."""
     if args.out is None:
         return DEFAULT_DIR, default_out(s, args.quick, args.only, extra)
-    if not args.out.strip():
+    if not str(args.out).strip():
         fail(f"--out: must be a folder (or a .csv file path), got {args.out!r}", PROG)
     out = _stat_ok(Path(args.out), "--out")
     if out.suffix.lower() == ".csv":

@@ -42,6 +42,7 @@ import torch
 from matplotlib.figure import Figure
 
 from ..provenance import NUMERICS_VERSION
+from ..stats import mean_ci
 from ..store import RejectedRowsWarning, ResultStore, canonical_json, content_key
 from .data import ImageData
 from .grid import grid_permutation
@@ -633,34 +634,52 @@ def robustness_drops(df: pd.DataFrame) -> dict[str, np.ndarray]:
     return out
 
 
+MODEL_NAMES = {"vit": "ViT", "cnn": "small CNN", "resnet18": "ResNet-18", "vgg19": "VGG-19"}
+
+
 def robustness_figure(df: pd.DataFrame, title: str, ax=None) -> Figure:
-    """Test accuracy on original and permuted images, per model: mean ± std over seeds and every seed;
-    drawn into ``ax`` if given (returns its figure), else into a new figure."""
+    """Test accuracy on original and π_s-permuted images per model (``df``: the rows of
+    :func:`~theorydyn.vision.experiments.robustness`, columns model, permuted, s, seed,
+    final_test_acc): each seed as a dot, the mean with its 95% Student-t interval over seeds, and the
+    drop (permuted − original, mean and 95% interval of the paired differences) written per model.
+
+    A dot plot, not bars: the accuracies lie within a few points of 1, so bars from 0 would hide the
+    differences and bars from 0.93 would misstate the ratios. The y axis does not start at 0, and
+    its label says so. Drawn into ``ax`` if given (returns its figure), else into a new figure."""
     if ax is None:
-        fig = Figure(figsize=(6, 4.2), layout="constrained")
+        fig = Figure(figsize=(6, 4.4), layout="constrained")
         ax = fig.subplots()
-    names = {"vit": "ViT", "cnn": "small CNN", "resnet18": "ResNet-18", "vgg19": "VGG-19"}
     models = list(dict.fromkeys(df.model))
     for j, perm in enumerate((False, True)):
         d = df[df.permuted == perm]
-        means = [d[d.model == m].final_test_acc.mean() for m in models]
-        sds = [d[d.model == m].final_test_acc.std(ddof=1) if (d.model == m).sum() > 1 else 0 for m in models]
-        x = np.arange(len(models)) + (j - 0.5) * 0.35
-        ax.bar(
-            x,
-            means,
-            0.33,
-            yerr=sds,
-            capsize=3,
-            label="original images" if not perm else f"permuted, π_s with s = {int(df.s.iloc[0])}",
-        )
-        for xi, m in zip(x, models, strict=True):
-            v = d[d.model == m].final_test_acc.to_numpy()
-            ax.plot(np.full(len(v), xi), v, "k.", ms=4)
-    ax.set_xticks(np.arange(len(models)), [names.get(m, m) for m in models])
-    lo = float(df.final_test_acc.min())
-    ax.set_ylim(max(0.0, lo - 0.03), 1.0)
-    ax.set_ylabel("final test accuracy (bars: mean ± std; dots: seeds)")
+        for k, m in enumerate(models):
+            v = d[d.model == m].sort_values("seed").final_test_acc.to_numpy(float)
+            x = k + (j - 0.5) * 0.3
+            ax.plot(x + np.linspace(-0.04, 0.04, len(v)), v, ".", color=f"C{j}", ms=4, alpha=0.6)
+            mean, lo, hi = mean_ci(v)
+            yerr = None if not np.isfinite(lo) else [[mean - lo], [hi - mean]]
+            label = None if k else ("original images" if not perm else f"permuted, π_s with s = {int(df.s.iloc[0])}")
+            ax.errorbar([x + 0.09], [mean], yerr=yerr, fmt="o", color=f"C{j}", capsize=3, ms=6, label=label)
+    for k, m in enumerate(models):
+        a = df[(df.model == m) & ~df.permuted].set_index("seed").final_test_acc
+        b = df[(df.model == m) & df.permuted].set_index("seed").final_test_acc
+        diff = (b - a).dropna().to_numpy(float)
+        if diff.size:
+            mean, lo, hi = mean_ci(diff)
+            ci = f" [{lo:+.3f}, {hi:+.3f}]" if np.isfinite(lo) else ""
+            ax.text(
+                k,
+                0.02,
+                f"permuted − original: {mean:+.3f}{ci}",
+                transform=ax.get_xaxis_transform(),
+                ha="center",
+                fontsize=7,
+            )
+    ax.set_xticks(np.arange(len(models)), [MODEL_NAMES.get(m, m) for m in models])
+    ax.set_xlim(-0.6, len(models) - 0.4)
+    lo_y = float(df.final_test_acc.min())
+    ax.set_ylim(lo_y - 0.6 * (1.0 - lo_y), 1.0 + 0.05 * (1.0 - lo_y))
+    ax.set_ylabel(f"final test accuracy (axis from {ax.get_ylim()[0]:.3f}, not 0)\nmean ± 95% CI; dots: seeds")
     ax.set_title(textwrap.fill(title, 60), fontsize=9)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
     return ax.figure

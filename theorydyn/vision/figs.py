@@ -17,14 +17,12 @@ The ``*_figure`` functions return a :class:`matplotlib.figure.Figure` and pick n
 from __future__ import annotations
 
 import dataclasses
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..stats import mean_ci
 from .experiments import (
     MAPS_OVERRIDES,
     ROBUSTNESS_DIGITS,
@@ -36,6 +34,7 @@ from .experiments import (
     load_pos,
     preset_configs,
     robustness,
+    robustness_figure,
 )
 from .maps import cosine_similarity, distance_profile, similarity_figure
 
@@ -88,64 +87,18 @@ def compare_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
     return compare_figure(hists, "digits")
 
 
-_MODEL_NAMES = {"vit": "ViT", "cnn": "small CNN", "resnet18": "ResNet-18", "vgg19": "VGG-19"}
-
-
-def permuted_panel(df: pd.DataFrame, title: str, ax) -> None:
-    """Test accuracy on original and π_s-permuted images per model (``df``: the rows of
-    :func:`~theorydyn.vision.experiments.robustness`, columns model, permuted, s, seed,
-    final_test_acc): each seed as a dot, the mean with its 95% Student-t interval over seeds, and the
-    drop (permuted − original, mean and 95% interval of the paired differences) written per model.
-
-    A dot plot, not bars: the accuracies lie within a few points of 1, so bars from 0 would hide the
-    differences and bars from 0.93 would misstate the ratios. The y axis does not start at 0, and
-    its label says so."""
-    models = list(dict.fromkeys(df.model))
-    for j, perm in enumerate((False, True)):
-        d = df[df.permuted == perm]
-        for k, m in enumerate(models):
-            v = d[d.model == m].sort_values("seed").final_test_acc.to_numpy(float)
-            x = k + (j - 0.5) * 0.3
-            ax.plot(x + np.linspace(-0.04, 0.04, len(v)), v, ".", color=f"C{j}", ms=4, alpha=0.6)
-            mean, lo, hi = mean_ci(v)
-            yerr = None if not np.isfinite(lo) else [[mean - lo], [hi - mean]]
-            label = None if k else ("original images" if not perm else f"permuted, π_s with s = {int(df.s.iloc[0])}")
-            ax.errorbar([x + 0.09], [mean], yerr=yerr, fmt="o", color=f"C{j}", capsize=3, ms=6, label=label)
-    for k, m in enumerate(models):
-        a = df[(df.model == m) & ~df.permuted].set_index("seed").final_test_acc
-        b = df[(df.model == m) & df.permuted].set_index("seed").final_test_acc
-        diff = (b - a).dropna().to_numpy(float)
-        if diff.size:
-            mean, lo, hi = mean_ci(diff)
-            ci = f" [{lo:+.3f}, {hi:+.3f}]" if np.isfinite(lo) else ""
-            ax.text(
-                k,
-                0.02,
-                f"permuted − original: {mean:+.3f}{ci}",
-                transform=ax.get_xaxis_transform(),
-                ha="center",
-                fontsize=7,
-            )
-    ax.set_xticks(np.arange(len(models)), [_MODEL_NAMES.get(m, m) for m in models])
-    ax.set_xlim(-0.6, len(models) - 0.4)
-    lo_y = float(df.final_test_acc.min())
-    ax.set_ylim(lo_y - 0.6 * (1.0 - lo_y), 1.0 + 0.05 * (1.0 - lo_y))
-    ax.set_ylabel(f"final test accuracy (axis from {ax.get_ylim()[0]:.3f}, not 0)\nmean ± 95% CI; dots: seeds")
-    ax.set_title(textwrap.fill(title, 60), fontsize=9)
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
-
-
 def permuted_figure_digits(data, seeds=None, root=ROOT) -> Figure:
     """Figure 5a (digits form) from the ledger's robustness runs: one panel per setting of
     :data:`~theorydyn.vision.experiments.ROBUSTNESS_DIGITS`, over ``seeds`` (default
-    :data:`~theorydyn.vision.experiments.ROBUSTNESS_SEEDS`), drawn by :func:`permuted_panel`."""
+    :data:`~theorydyn.vision.experiments.ROBUSTNESS_SEEDS`), each drawn by
+    :func:`~theorydyn.vision.experiments.robustness_figure`."""
     seeds = ROBUSTNESS_SEEDS if seeds is None else seeds
 
     fig = Figure(figsize=(5.2 * len(ROBUSTNESS_DIGITS), 4.6), layout="constrained")
     for ax, setting in zip(np.atleast_1d(fig.subplots(1, len(ROBUSTNESS_DIGITS))), ROBUSTNESS_DIGITS, strict=True):
         vit, tcfg = preset_configs(data, patch=setting["patch"])
         df = robustness(data, vit, tcfg, root, seeds=seeds, **setting)
-        permuted_panel(
+        robustness_figure(
             df,
             f"Digits, π_{setting['s']} (Figure 5a form): ViT patch {vit.patch} "
             f"({vit.tokens} tokens, width {vit.width}, depth {vit.depth}), {tcfg.epochs} epochs, "

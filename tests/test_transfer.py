@@ -317,6 +317,20 @@ def test_stop_rule_and_caps_bound_the_grid():
         tr.TransferOptions(Ns=(4, 2))
 
 
+def test_grid_goes_on_to_the_highest_target_each_method_is_judged_at():
+    """A baseline stops ``extra`` points after the common target (0.75); the pre-trained Â goes on to
+    the theorem level a*(D) − ε. Fake accuracies 0.605 + 0.1·log2 Ñ (seed mean): 0.75 first at Ñ = 3,
+    0.95 first at Ñ = 11 (a* = 1 at D = 16)."""
+    s = tr.base_setting()
+    opts = tr.TransferOptions(
+        Ns=tr.fine_grid(64), seeds=2, N_test=64, extra=1, ceiling_samples=1000, flow_n_samples=200
+    )
+    calls: list = []
+    raw = tr.run(s, (16,), opts, methods=("pretrained", "init"), compute=_fake_compute(calls), progress=None, B=20)[0]
+    top = raw.groupby("method")["N_tilde"].max()
+    assert top["init"] == 4 and top["pretrained"] == 16
+
+
 def test_oracle_block_attention_transfers_better_than_attention_at_init(tmp_path):
     """Theorem 5.1 against 5.2 at small Ñ: the block Â needs few samples, Â at init does not."""
     s = tr.base_setting()

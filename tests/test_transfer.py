@@ -317,6 +317,20 @@ def test_stop_rule_and_caps_bound_the_grid():
         tr.TransferOptions(Ns=(4, 2))
 
 
+def test_grid_goes_on_to_the_highest_target_each_method_is_judged_at():
+    """A baseline stops ``extra`` points after the common target (0.75); the pre-trained Â goes on to
+    the theorem level a*(D) − ε. Fake accuracies 0.605 + 0.1·log2 Ñ (seed mean): 0.75 first at Ñ = 3,
+    0.95 first at Ñ = 11 (a* = 1 at D = 16)."""
+    s = tr.base_setting()
+    opts = tr.TransferOptions(
+        Ns=tr.fine_grid(64), seeds=2, N_test=64, extra=1, ceiling_samples=1000, flow_n_samples=200
+    )
+    calls: list = []
+    raw = tr.run(s, (16,), opts, methods=("pretrained", "init"), compute=_fake_compute(calls), progress=None, B=20)[0]
+    top = raw.groupby("method")["N_tilde"].max()
+    assert top["init"] == 4 and top["pretrained"] == 16
+
+
 def test_oracle_block_attention_transfers_better_than_attention_at_init(tmp_path):
     """Theorem 5.1 against 5.2 at small Ñ: the block Â needs few samples, Â at init does not."""
     s = tr.base_setting()
@@ -356,14 +370,28 @@ def test_cli_rejects_bad_input_with_exit_2(argv, word, capsys):
     assert word in capsys.readouterr().err
 
 
-def _verdicts(needs):
+def _verdicts(needs, theorem_needs=None, up=None):
+    """Ledger rows from planted Ñ_target(D) = need(D) per method (common target 0.9); ``theorem_needs``
+    plants the pre-trained Â's need at the theorem level (target 0.95) instead of the common one."""
     raws = []
     for method, need in needs.items():
         raw, levels = _synthetic_raw(need, method=method, Ns=tuple(2**k for k in range(11)), seeds=5)
         raws.append(raw)
     levels = levels.assign(a_star=0.95, init_ceiling=0.9, linear_reference=0.88)
+    if theorem_needs is not None:
+        # the theorem level sits 0.05 above the common one: a curve 0.9 + 0.1·log2(Ñ/m) reaches 0.95 at
+        # m·√2, so m = need/√2 plants the theorem-level need (the common-level need is then need/√2)
+        levels = levels.assign(target_theorem=0.95)
+        raws = [r for r in raws if r["method"].iloc[0] not in theorem_needs]
+        for method, need in theorem_needs.items():
+            raws.append(
+                _synthetic_raw(
+                    lambda D, f=need: f(D) / math.sqrt(2), method=method, Ns=tuple(2**k for k in range(11)), seeds=5
+                )[0]
+            )
     summary, tgt, slopes = tr.report(pd.concat(raws, ignore_index=True), levels, None, B=200)
-    rows = checks_from(summary, tgt, slopes, levels, pd.DataFrame(), tr.TransferOptions(), {})
+    up = pd.DataFrame() if up is None else up
+    rows = checks_from(summary, tgt, slopes, levels, up, tr.TransferOptions(), {})
     return {(r.claim, r.quantity.split("(")[-1].rstrip(")")): r for r in rows}
 
 
@@ -376,10 +404,99 @@ def test_checks_pass_on_the_papers_picture_and_can_fail():
     assert v[("Theorem 5.2", "init")].ci_high == math.inf and "not a PASS" in v[("Theorem 5.2", "init")].note
     s52 = v[("Theorem 5.2", "scratch")]
     assert s52.verdict == "PASS" and s52.ci_low > 0.5 and s52.measured == pytest.approx(1.0, abs=0.1)
-    # a pre-trained Â that needs D samples fails Theorem 5.1; a baseline as cheap as it fails Theorem 5.2
-    bad = _verdicts({"pretrained": lambda D: 0.5 * D, "scratch": lambda D: 0.5 * D})
+    # a pre-trained Â that needs D samples fails Theorem 5.1, and a flat baseline then falls below it: FAIL
+    bad = _verdicts({"pretrained": lambda D: 0.5 * D, "scratch": flat})
     assert bad[("Theorem 5.1", "pre-trained Â, ṽ by GD")].verdict == "FAIL"
     assert bad[("Theorem 5.2", "scratch")].verdict == "FAIL"
+    # a baseline that grows exactly like the pre-trained Â: no separation either way, INFO
+    same = _verdicts({"pretrained": lambda D: 0.5 * D, "scratch": lambda D: 0.5 * D})
+    assert same[("Theorem 5.2", "scratch")].verdict == "INFO"
+
+
+def test_theorem_51_is_judged_at_the_theorem_level_and_can_fail_there():
+    """Planted: the pre-trained Â is cheap at the common target but needs ∝ D samples at a*(D) − ε:
+    Theorem 5.1 (judged at a*(D) − ε) FAILs; with a flat need there it PASSes."""
+    flat = lambda D: 1.5 + 0.0 * D  # noqa: E731
+    bad = _verdicts({"pretrained": flat, "scratch": lambda D: 2.0 * D}, theorem_needs={"pretrained": lambda D: D})
+    row = bad[("Theorem 5.1", "pre-trained Â, ṽ by GD")]
+    assert row.verdict == "FAIL" and row.measured == pytest.approx(1.0, abs=0.1)
+    good = _verdicts({"pretrained": flat, "scratch": lambda D: 2.0 * D}, theorem_needs={"pretrained": flat})
+    assert good[("Theorem 5.1", "pre-trained Â, ṽ by GD")].verdict == "PASS"
+
+
+def test_a_failed_finite_sample_pretraining_is_a_row_never_dropped():
+    up = pd.DataFrame(
+        [
+            dict(
+                D=16,
+                method="pretrained-sim",
+                err_f=0.064,
+                association=0.0,
+                status="diverged",
+                message="diverged (non-finite risk or gradient) at step 170",
+                steps=170,
+                N=4096,
+                eta=10.0,
+            ),
+            dict(
+                D=32,
+                method="pretrained-sim",
+                err_f=0.011,
+                association=0.8125,
+                status="ok",
+                message="",
+                steps=2000,
+                N=4096,
+                eta=10.0,
+            ),
+        ]
+    )
+    flat = lambda D: 1.5 + 0.0 * D  # noqa: E731
+    v = _verdicts({"pretrained": flat}, up=up)
+    r16 = v[("Theorem 5.1 (finite-sample Â)", "association of the finite-sample pre-trained Â at D=16")]
+    r32 = v[("Theorem 5.1 (finite-sample Â)", "association of the finite-sample pre-trained Â at D=32")]
+    assert r16.verdict == "INFO" and "at step 170" in r16.note and "no Â to transfer" in r16.note
+    assert r32.measured == 0.8125 and "< 1" in r32.note
+
+
+def test_fine_grid_steps_by_at_most_1_5_from_2_on_and_about_sqrt2_from_8_on():
+    g = np.array(tr.fine_grid(1024))
+    assert g[0] == 1 and g[-1] == 1024 and list(g[:4]) == [1, 2, 3, 4]
+    assert np.all(np.diff(g) > 0) and np.max(g[2:] / g[1:-1]) <= 1.5 and np.max(g[6:] / g[5:-1]) <= 1.46
+    assert tr.fine_grid(5) == (1, 2, 3, 4, 5)
+    with pytest.raises(ValueError, match="n_max"):
+        tr.fine_grid(0)
+
+
+def test_logreg_in_the_row_span_equals_the_full_fit():
+    from theorydyn.logreg import fit_logreg_cv
+    from theorydyn.transfer.experiment import fit_logreg_span
+
+    sd = tr.downstream_setting(tr.setting_at(tr.base_setting(), 16, "count"))
+    tr_ = data.sample(sd, 23, seed=3)
+    full = fit_logreg_cv(tr_.X, tr_.y, seed=1)
+    w, b = fit_logreg_span(tr_.X, tr_.y, seed=1)
+    Z = data.sample(sd, 300, seed=9).X.reshape(300, -1)
+    scale = np.abs(Z @ full.w).max()
+    assert np.max(np.abs((Z @ w + b) - (Z @ full.w + full.b))) < 1e-6 * scale
+
+
+def test_slope_difference_ci_separates_a_growing_need_from_a_flat_one():
+    raw_a, levels = _synthetic_raw(lambda D: 0.5 * D, method="b")
+    raw_p, _ = _synthetic_raw(lambda D: 2.0 + 0.0 * D, method="pretrained")
+    reps: dict = {}
+    tgt = tr.target_table(pd.concat([raw_a, raw_p]), levels, B=300, _reps=reps)
+    f = tr.growth_fits(tgt, reps).set_index(["method", "x"]).loc[("b", "log D")]
+    assert f["diff_low"] == pytest.approx(1.0, abs=0.1) and 0 < f["diff_ci_low"] < 1 < f["diff_ci_high"]
+
+
+def test_a_diverged_pretraining_is_reported_with_its_step_and_not_transferred():
+    s = tr.setting_at(tr.base_setting(), 16, "count")
+    opts = tr.TransferOptions(upstream_N=64, upstream_steps=30, eta=1e6, sim_max_D=16)
+    attn, _, ups = tr.attentions_at(s, 16, ("pretrained-sim",), opts, None)
+    assert "pretrained-sim" not in attn
+    (u,) = ups
+    assert u["status"].startswith("diverged") and "at step" in u["message"] and u["steps"] < 30
 
 
 # ---- caches: atomic, self-describing, checked -----------------------------------------------------------

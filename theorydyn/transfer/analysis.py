@@ -70,16 +70,21 @@ def _boot(n_seeds: int, B: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def target_table(
-    raw: pd.DataFrame, levels: pd.DataFrame, B: int = 2000, seed: int = 0, _reps: dict | None = None
+    raw: pd.DataFrame,
+    levels: pd.DataFrame,
+    B: int = 2000,
+    seed: int = 0,
+    _reps: dict | None = None,
+    column: str = "target",
 ) -> pd.DataFrame:
     """Ñ_target per (D, method) from the seed-mean curve (:func:`crossing`), with a 95% bootstrap
     interval over seeds (percentile; a replicate that is censored widens the interval to its
-    bound, so an interval end can be 1 or ∞). ``levels`` gives the target per D.
+    bound, so an interval end can be 1 or ∞). ``levels[column]`` gives the target per D.
 
     Columns: D, method, target, N_target (point; NaN unless kind == "value"), lo, hi (the interval
     the censoring allows), kind, ci_low, ci_high, N_min, N_max, seeds, max_acc (best seed-mean)."""
     rng = np.random.default_rng(seed)
-    tmap = dict(zip(levels["D"], levels["target"], strict=False))
+    tmap = dict(zip(levels["D"], levels[column], strict=False))
     rows = []
     for (D, method), g in raw.groupby(["D", "method"], sort=True):
         N, M = _curve_matrix(g)
@@ -137,13 +142,20 @@ def slope_bounds(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, 
     return smin, smax
 
 
-def growth_fits(tgt: pd.DataFrame, reps: dict | None = None) -> pd.DataFrame:
+def growth_fits(tgt: pd.DataFrame, reps: dict | None = None, reference: str = "pretrained") -> pd.DataFrame:
     """Fits of log Ñ_target against log D and against log log D per method (D's with a result).
 
     slope_low/slope_high: the slopes allowed by the censoring at the point estimate (equal when no
     D is censored); ci_low/ci_high: 95% bootstrap interval over seeds (from ``reps``, the replicate
     intervals of :func:`target_table`), the censoring bounds applied per replicate. ``censored``
-    counts the censored D's. rms: residual of the point fit (uncensored only)."""
+    counts the censored D's. rms: residual of the point fit (uncensored only).
+
+    The separation from ``reference`` (Theorem 5.2 against 5.1), on the D's both ran:
+    diff_low/diff_high, the range of slope(method) − slope(reference) the censoring allows at the
+    point estimates, and diff_ci_low/diff_ci_high, its 95% bootstrap interval (replicate b of each
+    method's independent bootstrap paired by index; the lower end takes the method's smallest and
+    the reference's largest slope the censoring allows, the upper end the reverse). NaN for the
+    reference itself and where fewer than two D's are shared."""
     rows = []
     for method, g in tgt.groupby("method", sort=True):
         g = g.sort_values("D")
@@ -183,17 +195,82 @@ def growth_fits(tgt: pd.DataFrame, reps: dict | None = None) -> pd.DataFrame:
                     rms=rms,
                 )
             )
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    for col in ("diff_low", "diff_high", "diff_ci_low", "diff_ci_high"):
+        out[col] = np.nan
+    for i, r in out.iterrows():
+        if r["method"] == reference:
+            continue
+        d = _slope_difference(tgt, reps, str(r["method"]), reference, str(r["x"]))
+        if d is not None:
+            out.loc[i, ["diff_low", "diff_high", "diff_ci_low", "diff_ci_high"]] = d
+    return out
+
+
+def _slope_difference(
+    tgt: pd.DataFrame, reps: dict | None, method: str, reference: str, xname: str
+) -> tuple[float, float, float, float] | None:
+    """(low, high, ci_low, ci_high) of slope(method) − slope(reference) on the D's both ran
+    (:func:`growth_fits`), or None when they share fewer than two D's."""
+    a, b = tgt[tgt["method"] == method], tgt[tgt["method"] == reference]
+    Ds = sorted(set(a["D"]) & set(b["D"]))
+    if len(Ds) < 2:
+        return None
+    D = np.asarray(Ds, float)
+    x = np.log(D) if xname == "log D" else np.log(np.log(D))
+
+    def bounds(g):
+        g = g.set_index("D").loc[Ds]
+        return slope_bounds(x, np.log(g["lo"].to_numpy(float)), np.log(g["hi"].to_numpy(float)))
+
+    (a0, a1), (b0, b1) = bounds(a), bounds(b)
+    with np.errstate(invalid="ignore"):
+        low, high = a0 - b1, a1 - b0
+    low, high = (-math.inf if np.isnan(low) else low), (math.inf if np.isnan(high) else high)
+    ci = (math.nan, math.nan)
+    if reps is not None and all((d, m) in reps for d in Ds for m in (method, reference)):
+        Bn = min(len(reps[(d, m)]) for d in Ds for m in (method, reference))
+
+        def rep_bounds(m):
+            R = [np.log(reps[(d, m)][:Bn]) for d in Ds]
+            lo = np.array([r[:, 0] for r in R])  # (n_D, Bn)
+            hi = np.array([r[:, 1] for r in R])
+            return np.array([slope_bounds(x, lo[:, k], hi[:, k]) for k in range(Bn)])
+
+        ra, rb = rep_bounds(method), rep_bounds(reference)
+        with np.errstate(invalid="ignore"):
+            # ∞ − ∞ (both censored the same way) allows any difference
+            dl = np.nan_to_num(ra[:, 0] - rb[:, 1], nan=-math.inf, posinf=math.inf, neginf=-math.inf)
+            dh = np.nan_to_num(ra[:, 1] - rb[:, 0], nan=math.inf, posinf=math.inf, neginf=-math.inf)
+        ci = (float(np.quantile(dl, 0.025, method="lower")), float(np.quantile(dh, 0.975, method="higher")))
+    return float(low), float(high), ci[0], ci[1]
+
+
+#: The methods judged also at the theorem's own target a*(D) − ε (Theorem 5.1: o(1) error).
+THEOREM_LEVEL = ("pretrained", "pretrained-sim")
 
 
 def report(raw: pd.DataFrame, levels: pd.DataFrame, out: str | Path | None = None, B: int = 2000):
     """Summary, Ñ_target table and growth fits from the per-seed table; with ``out`` writes
     ``transfer_raw.csv``, ``transfer_summary.csv``, ``transfer_target.csv``, ``transfer_slopes.csv``,
-    ``transfer_curves.png``, ``transfer_target.png``."""
+    ``transfer_curves.png``, ``transfer_target.png``.
+
+    Two target levels (column ``level`` of the Ñ_target and slope tables): ``"common"``, every method
+    at ``levels["target"]`` (the one target of the comparison, docs/theory.md §5), and, where
+    ``levels`` has ``target_theorem`` (a*(D) − ε), ``"theorem"`` for the pre-trained Â
+    (:data:`THEOREM_LEVEL`) only: the near-ceiling accuracy Theorem 5.1 speaks of, which the
+    baselines cannot reach at any Ñ. The figure shows the common level."""
     summary = summarize(raw)
     reps: dict = {}
-    tgt = target_table(raw, levels, B=B, _reps=reps)
-    slopes = growth_fits(tgt, reps)
+    tgt = target_table(raw, levels, B=B, _reps=reps).assign(level="common")
+    slopes = growth_fits(tgt, reps).assign(level="common")
+    pre = raw[raw["method"].isin(THEOREM_LEVEL)]
+    if "target_theorem" in levels and len(pre):
+        reps_t: dict = {}
+        tgt_t = target_table(pre, levels, B=B, _reps=reps_t, column="target_theorem").assign(level="theorem")
+        tgt = pd.concat([tgt, tgt_t], ignore_index=True)
+        slopes = pd.concat([slopes, growth_fits(tgt_t, reps_t).assign(level="theorem")], ignore_index=True)
+    common_t, common_s = tgt[tgt["level"] == "common"], slopes[slopes["level"] == "common"] if len(slopes) else slopes
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
@@ -202,5 +279,5 @@ def report(raw: pd.DataFrame, levels: pd.DataFrame, out: str | Path | None = Non
         save_figure(
             lambda ax: plot_curves(summary, levels, ax), out / "transfer_curves.png", panels=summary["D"].nunique()
         )
-        save_figure(lambda ax: plot_samples_to_target(tgt, ax[0], slopes), out / "transfer_target.png", panels=1)
+        save_figure(lambda ax: plot_samples_to_target(common_t, ax[0], common_s), out / "transfer_target.png", panels=1)
     return summary, tgt, slopes

@@ -144,7 +144,7 @@ def _scalars_problem(arrays: dict[str, np.ndarray], finite: tuple[str, ...], nam
 
 
 _FLOW = ("gamma", "rho", "alpha", "err_f", "T2", "status", "s_max")
-_SIM = ("status", "steps", "test_err_f", "association", "wall_s")
+_SIM = ("status", "message", "steps", "test_err_f", "association", "wall_s")
 
 
 def flow_attention(
@@ -193,7 +193,8 @@ def pretrained_attention(
     s: Setting, N: int, steps: int, eta: float, omega: float, seed: int = 0, cache: str | Path | None = None
 ) -> tuple[np.ndarray, dict]:
     """Â pre-trained upstream by finite-sample GD (:func:`~theorydyn.transfer.task.pretrain`), read from /
-    written to ``cache`` (checked .npz, module docstring). Returns (Â, info) with info: status, steps,
+    written to ``cache`` (checked .npz, module docstring). Returns (Â, info) with info: status, message
+    (where and why a run diverged), steps (the step it stopped at),
     test_err_f, association (Definition 2.2, own sets), wall_s, cached, cache_sha256."""
     params = dict(
         kind="simulate",
@@ -232,7 +233,10 @@ def pretrained_attention(
     last = res.trajectory.iloc[-1]
     info = dict(
         status=str(res.status),
-        steps=int(last["step"]),
+        message=str(res.message),
+        # the step it stopped at (the trajectory's last row is only its last *recorded* step: a run
+        # that diverged at step 170 has its last row at step 40, recorded every step up to 40)
+        steps=int(res.stopped_step) if res.stopped_step is not None else int(last["step"]),
         test_err_f=float(last["err_f"]),
         association=model.association(s, res.A),
         wall_s=time.perf_counter() - t,

@@ -392,6 +392,14 @@ def test_theorem_4_seeds_verdicts_fail_untrained_and_are_out_of_scope_at_d16():
     assert "not the ledger's D = 64" in oos[0].claim
 
 
+def test_theorem_4_seeds_out_of_scope_when_gd_diverges():
+    """A step size far past stability (eta = 1e6) diverges at once: the rows say so (OUT_OF_SCOPE, the
+    diverging step in the note) instead of failing the theorem on a run that measured the step size."""
+    rows = t4.check_theorem_4_seeds(Setting(D=32, C=4, q=0.25, nu=1 / 64), N=256, steps=20, eta=1e6, seeds=2)
+    assert {str(c.verdict) for c in rows if "| f != 0" not in c.quantity} == {"OUT_OF_SCOPE"}
+    assert "diverged in 2 of 2 seeds" in rows[0].note and "at step" in rows[0].note
+
+
 def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch):
     """Lemma 4.2 (cos(v, w*) >= 0.99 after T0) and Figure 4 (cos rises) from the simulator's trajectory:
     PASS on a trajectory whose v turns onto w*, FAIL when v stays off w* (cos 0.9) or does not rise."""

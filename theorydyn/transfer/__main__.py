@@ -67,7 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--eps",
         type=number(float, "--eps", low=0, high=0.5, low_open=True, high_open=True),
         default=0.05,
-        help="target = a*(D) − eps, in (0, 0.5) (default 0.05)",
+        help="theorem level of the pre-trained Â: accuracy a*(D) − eps, in (0, 0.5) (default 0.05)",
+    )
+    ap.add_argument(
+        "--target",
+        type=_target_arg,
+        default=0.75,
+        help="common target accuracy of every method, in (0.5, 1), below every baseline's ceiling; "
+        "'none': a*(D) − eps for every method (default 0.75)",
     )
     ap.add_argument(
         "--Ds",
@@ -232,6 +239,13 @@ def memory(base, Ds, opts, methods, rule: str):
     return max(ests, key=lambda e: e.total)
 
 
+def _target_arg(text: str) -> float | None:
+    """``--target``: a float in (0.5, 1), or ``none``."""
+    if text.strip().lower() == "none":
+        return None
+    return number(float, "--target", low=0.5, high=1, low_open=True, high_open=True)(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Every input is checked before any work (exit 2 naming the flag): the setting at each D, flags that
     do nothing in the chosen mode, the memory of the largest D, then the --out and --cache folders."""
@@ -309,6 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         method=args.method or "gd",
         count=count,
         eps=args.eps,
+        target=args.target,
     )
     guard_memory(
         memory(base, cfg["Ds"], opts, methods, "keep" if count is None else "count"),
@@ -331,10 +346,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for r in tgt.itertuples()
             ]
         )
-        print(show[["D", "method", "target", "N_target", "kind", "N_max", "max_acc"]].to_string(index=False))
+        print(show[["D", "method", "level", "target", "N_target", "kind", "N_max", "max_acc"]].to_string(index=False))
         print(
             slopes.assign(slope=[describe_slope(r) for _, r in slopes.iterrows()])[
-                ["method", "x", "slope", "censored", "n_D", "rms"]
+                ["method", "level", "x", "slope", "censored", "n_D", "rms"]
             ].to_string(index=False)
         )
     print(f"wrote {args.out}/transfer_*.csv, transfer_curves.png, transfer_target.png")

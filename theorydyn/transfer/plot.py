@@ -47,7 +47,8 @@ def save_figure(draw: Callable, path: Path, panels: int = 1) -> Path:
 
 def plot_curves(summary: pd.DataFrame, levels: pd.DataFrame, axes: Sequence) -> None:
     """Accuracy against f (seed mean with its 95% t-interval) against Ñ (log axis), one panel per
-    D (``axes``), one line per method; dotted: the target a*(D) − ε, dashed: a*(D)."""
+    D (``axes``), one line per method; dotted: the common target, dash-dotted: a*(D) − ε (the theorem
+    level, when the levels table has it), dashed: a*(D)."""
     Ds = sorted(summary["D"].unique())
     lv = levels.set_index("D")
     for ax, D in zip(axes, Ds, strict=False):
@@ -58,6 +59,8 @@ def plot_curves(summary: pd.DataFrame, levels: pd.DataFrame, axes: Sequence) -> 
             ax.fill_between(g["N_tilde"], g["acc_f_ci_low"], g["acc_f_ci_high"], color=c, alpha=0.2, lw=0)
         if D in lv.index:
             ax.axhline(lv.loc[D, "target"], color="k", lw=0.8, ls=":")
+            if "target_theorem" in lv.columns:
+                ax.axhline(lv.loc[D, "target_theorem"], color="k", lw=0.8, ls="-.")
             ax.axhline(lv.loc[D, "a_star"], color="grey", lw=0.8, ls="--")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("downstream samples Ñ")
@@ -72,7 +75,9 @@ def plot_curves(summary: pd.DataFrame, levels: pd.DataFrame, axes: Sequence) -> 
     axes[-1].legend(handles.values(), handles.keys(), fontsize=7, loc="lower right")
 
 
-def plot_samples_to_target(tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = None) -> None:
+def plot_samples_to_target(
+    tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = None, ylabel: str = "Ñ_target (accuracy ≥ the target)"
+) -> None:
     """Ñ_target against D, log-log. Filled circles with 95% bootstrap bars: a crossing. A downward
     arrow from Ñ_min: reached at the smallest Ñ (Ñ_target ≤ Ñ_min).
 
@@ -93,7 +98,8 @@ def plot_samples_to_target(tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = 
     any_censored = False
     for i, (method, g) in enumerate(groups):
         g = g.sort_values("D")
-        c = _COLORS.get(method, f"C{i}")
+        base, theorem_level = method.split(" @")[0], " @" in method  # a level of a method: its colour, dashed
+        c = _COLORS.get(base, f"C{i}")
         x = g["D"].to_numpy(float) * 2.0 ** (0.08 * (i - (len(groups) - 1) / 2))
         val = (g["kind"] == "value").to_numpy()
         label = method
@@ -107,7 +113,14 @@ def plot_samples_to_target(tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = 
         hi_err = np.where(np.isfinite(hi), np.clip(hi - y, 0, None), 0.0)
         if val.any():
             ax.errorbar(
-                x[val], y[val], yerr=[lo_err[val], hi_err[val]], fmt="o-", ms=4, color=c, capsize=2, label=label
+                x[val],
+                y[val],
+                yerr=[lo_err[val], hi_err[val]],
+                fmt="s--" if theorem_level else "o-",
+                ms=4,
+                color=c,
+                capsize=2,
+                label=label,
             )
             label = None
         down = (g["kind"] == "upper").to_numpy()
@@ -125,7 +138,7 @@ def plot_samples_to_target(tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = 
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xlabel("D (number of patches; q(D − C) fixed)")
-    ax.set_ylabel("Ñ_target (accuracy ≥ a*(D) − ε)")
+    ax.set_ylabel(ylabel)
     if any_censored:
         # the band is no value of Ñ_target: its tick says so, and the value ticks stop below its line
         ks = np.arange(-1, int(np.floor(np.log2(band / 2.6))) + 1)

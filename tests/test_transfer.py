@@ -775,3 +775,14 @@ def test_a_symlinked_rows_csv_is_never_written_through(tmp_path):
     with pytest.warns(RuntimeWarning, match="could not be written"):
         raw = _small_run(out, [])[0]
     assert target.read_text() == "mine\n" and len(raw) > 0  # the rows are computed and stored, the link untouched
+
+
+def test_run_shows_one_overall_bar_over_the_d_method_pairs(tmp_path, capsys):
+    s = tr.base_setting()
+    opts = tr.TransferOptions(Ns=(1, 2), seeds=1, N_test=64, extra=0, ceiling_samples=1000)
+    kw = dict(Ds=(16, 32), opts=opts, methods=("oracle", "init"), out=tmp_path, progress=None, B=20)
+    tr.run(s, compute=_fake_compute([]), bar=True, **kw)
+    err = capsys.readouterr().err
+    assert "transfer:" in err and "/4 [" in err  # 2 D x 2 methods, one bar (redrawn at most every 0.5 s)
+    tr.run(s, compute=_fake_compute([]), bar=False, **dict(kw, out=tmp_path / "quiet"))
+    assert capsys.readouterr().err == ""

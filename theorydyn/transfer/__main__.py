@@ -201,11 +201,6 @@ def _output_dirs(paths) -> None:
         raise
 
 
-def _say(message: str) -> None:
-    """The progress lines of the run (one per D and method), on stderr; --quiet drops them."""
-    print(message, file=sys.stderr, flush=True)
-
-
 def memory(base, Ds, opts, methods, rule: str):
     """The largest :func:`~theorydyn.resources.transfer_memory` over the D's of the run (they run in turn)."""
     ests = []
@@ -333,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     _output_dirs([(args.out, "--out")] + ([(args.cache, "--cache")] if args.cache is not None else []))
     raw, summary, tgt, slopes, upstream = run(
-        s, cfg["Ds"], opts, methods=methods, out=args.out, cache=args.cache, progress=None if args.quiet else _say
+        s, cfg["Ds"], opts, methods=methods, out=args.out, cache=args.cache, progress=None, bar=not args.quiet
     )
     levels = pd.read_csv(args.out / "transfer_levels.csv")
     with pd.option_context("display.width", 200, "display.max_rows", 400):

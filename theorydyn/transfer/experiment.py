@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .. import data, model
+from .._progress import progress_bar
 from ..logreg import fit_logreg_cv, flatten
 from ..provenance import NUMERICS_VERSION, provenance
 from ..setting import Setting
@@ -374,6 +375,7 @@ def run(
     cache: str | Path | None = None,
     compute: Callable[..., dict] = compute_row,
     B: int = 2000,
+    bar: bool = False,
 ):
     """The whole transfer experiment, resumable.
 
@@ -410,6 +412,9 @@ def run(
     rows: list[dict] = []
     ups: list[dict] = []
     level_rows: list[dict] = []
+    # one overall bar (``bar``) over the (D, method) pairs, its ETA from their mean time so far
+    Ds = list(Ds)
+    pb = progress_bar(bar, len(Ds) * len(methods), "transfer", unit="(D, method)")
     try:
         for D in Ds:
             s_up = setting_at(base, D, rule)
@@ -438,6 +443,7 @@ def run(
                     or (method == "scratch" and D > opts.scratch_max_D)
                     or (method == "logreg" and D > opts.logreg_max_D)
                 ):
+                    pb.update(1)
                     continue  # pretrained-sim above sim_max_D, scratch / logreg above their max D
                 config = _row_config(sd, method, opts, source.get(method, {}))
                 n_max = opts.max_N(method, sd)
@@ -481,7 +487,10 @@ def run(
                         break
                 if progress:
                     progress(f"transfer D={D} {method}: Ñ ≤ {N} ({time.perf_counter() - t0:.0f} s)")
+                pb.set_postfix_str(f"D={D} {method}", refresh=False)
+                pb.update(1)
     finally:  # the CSV export, also after an interrupted run (the rows are in the store already)
+        pb.close()
         if isinstance(store, ResultStore):
             try:
                 store.export()

@@ -88,7 +88,16 @@ def load(name: str) -> ModuleType:
         ImportError: when the module (or an extra it needs) is not installed, or lacks ``checks``
             or ``memory`` — a claim that cannot run (``verify`` turns it into a SKIP row).
     """
-    path = REGISTRY[name]
+    return load_path(REGISTRY[name])
+
+
+def load_path(path: str) -> ModuleType:
+    """The claim module at the import ``path``, checked like :func:`load` (workers and the ledger's
+    store find a claim by its path).
+
+    Raises:
+        ImportError: as :func:`load`.
+    """
     try:
         mod = importlib.import_module(path)
     except ModuleNotFoundError as e:
@@ -99,4 +108,4 @@ def load(name: str) -> ModuleType:
     return mod
 
 
-__all__ = ["GROUPS", "LEDGER_COLUMNS", "REGISTRY", "Check", "Verdict", "load", "names", "select"]
+__all__ = ["GROUPS", "LEDGER_COLUMNS", "REGISTRY", "Check", "Verdict", "load", "load_path", "names", "select"]

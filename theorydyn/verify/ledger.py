@@ -52,6 +52,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .. import claims
 from ..claims.check import LEDGER_COLUMNS, Verdict
 from ..provenance import LIBRARIES
 from ..setting import Setting
@@ -173,15 +174,8 @@ def run_claim(
 
 
 def _load(module: str) -> Any:
-    """The claim module at ``module`` (the checks of :func:`theorydyn.claims.load`, by path)."""
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as e:
-        raise ImportError(f"{module} is not installed ({e})") from e
-    for fn in ("checks", "memory"):
-        if not callable(getattr(mod, fn, None)):
-            raise ImportError(f"{module} has no {fn}() (docs/adding_a_claim.md)")
-    return mod
+    """The claim module at ``module`` (:func:`theorydyn.claims.load_path`)."""
+    return claims.load_path(module)
 
 
 # ---- what a result depends on ----------------------------------------------------------------------

@@ -8,6 +8,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -296,7 +297,8 @@ def test_every_flag_help_gives_its_default():
             assert "default" in (a.help or ""), a.option_strings
     text = build_parser().format_help()
     flat = " ".join(text.split())
-    assert "1651 s cold" in flat and "428 s warm" in flat and "about an hour" in flat
+    # the measured times, cold and warm (their numbers are the README's, re-measured when they change)
+    assert re.search(r"\d+ s cold", flat) and re.search(r"[\d.]+ s warm", flat) and "about an hour" in flat
 
 
 # ---- the printed ledger ------------------------------------------------------------------------------

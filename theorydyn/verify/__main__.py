@@ -53,14 +53,13 @@ from . import (  # noqa: E402
 
 #: The measured times in the help texts (README "The verdicts"): 2-core machine, D = 64, C = 4.
 TIMES = (
-    "Times measured on a 2-core machine at D=64, C=4 with --quick, every claim but vision, before the ledger "
-    "stored its claims: 1651 s cold (fresh checkout, empty caches, load average 5-10 from other jobs) and "
-    "428 s warm (the transfer runs cached under runs/, load 2-6: what --recompute takes now); per claim, "
-    "warm: theorem4 150 s, nstar 87 s, lemma41 71 s, figure2 44 s, transfer 35 s, theorem31 33 s, dynamics "
-    "5 s. vision trains about 80 small networks first: about an hour cold. Without --quick the GD checks run "
-    "at full size (N=16384, 1200 steps, 5 seeds): hours, never run to the end so far. A rerun with every "
-    "claim stored computes nothing (4.3 s wall for 3 claims at D=16, load 6.5, mostly imports). Every run "
-    "ends with the seconds per claim."
+    "Times measured on a 2-core machine (Intel Xeon) at D=64, C=4 with --quick, every claim but vision, load "
+    "0.1-1.4: 180 s cold (a fresh clone, runs/ and the Numba cache empty), 147 s with --recompute (transfer and "
+    "Numba caches kept), 1.7 s warm (every claim read back from the store); per claim, cold: transfer 48 s, "
+    "figure2 28 s, theorem4 27 s, lemma41 24 s, theorem31 22 s, nstar 21 s, dynamics 4 s. At --D 32 --C 4 "
+    "(reduced, theorems) 150 s; at --D 128 --C 8, 449 s. vision trains about 80 small networks first: about "
+    "an hour cold. Without --quick the GD checks run at full size (N=16384, at least 1200 steps, 5 seeds): "
+    "hours, never run to the end so far. Every run ends with the seconds per claim."
 )
 
 
@@ -74,8 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--quick",
         action="store_true",
-        help="the quick ledger: 1651 s cold, 428 s warm at D=64 on 2 cores, vision about an hour more (the "
-        "times above) (default: the full ledger, hours)",
+        help="the quick ledger: 180 s cold, 1.7 s warm at D=64 on 2 cores without vision, which takes about an "
+        "hour more (the times above) (default: the full ledger, hours)",
     )
     ap.add_argument(
         "--only",

@@ -34,8 +34,8 @@ def test_top_c_fraction_of_a_planted_block_matrix():
     A = np.zeros((16, 16))
     for S in s.sets:
         A[np.ix_(S, S)] = 1.0
-    assert p31.scales(A, [np.asarray(S) for S in s.sets], s.C)["top_c_fraction"] == 1.0
-    assert p31.scales(-A + 2 * np.eye(16), [np.asarray(S) for S in s.sets], s.C)["top_c_fraction"] == 0.0
+    assert p31.scales(A, s)["top_c_fraction"] == 1.0
+    assert p31.scales(-A + 2 * np.eye(16), s)["top_c_fraction"] == 0.0
 
 
 def rows(s, **kw):

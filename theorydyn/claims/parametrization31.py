@@ -31,6 +31,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.stats import chi2
 
+from ..model import association
 from ..resources import MemoryEstimate, Term
 from ..setting import Setting
 from ..stats import mean_ci
@@ -50,10 +51,10 @@ def initial_attention(D: int, sigma_A: float, rng: np.random.Generator) -> np.nd
     return P @ P.T
 
 
-def scales(A: np.ndarray, sets: list[np.ndarray] | None = None, C: int | None = None) -> dict[str, float]:
+def scales(A: np.ndarray, s: Setting | None = None) -> dict[str, float]:
     """Summary of one A(0): (D, D) — RMS and max |·| of the off-diagonal, min/max of the diagonal,
-    and, given the partition's ``sets`` and C, the fraction of rows whose Top-C off-diagonal entries
-    (the diagonal excluded, as Definition 2.2) are the other members of their set."""
+    and, given the Setting ``s`` (its sets), the fraction of rows with patch association
+    (Definition 2.2, :func:`theorydyn.model.association`)."""
     D = A.shape[0]
     off = A[~np.eye(D, dtype=bool)]
     diag = np.diag(A)
@@ -63,15 +64,8 @@ def scales(A: np.ndarray, sets: list[np.ndarray] | None = None, C: int | None = 
         diag_min=float(diag.min()),
         diag_max=float(diag.max()),
     )
-    if sets is not None and C is not None:
-        hits = 0
-        B = A.copy()
-        np.fill_diagonal(B, -np.inf)
-        for S in sets:
-            for i in S:
-                top = set(np.argpartition(-B[i], C - 1)[: C - 1].tolist())
-                hits += top == set(int(j) for j in S if j != i)
-        out["top_c_fraction"] = hits / D
+    if s is not None:
+        out["top_c_fraction"] = association(s, A)
     return out
 
 
@@ -110,7 +104,7 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     inside, ratio, top = [], [], []
     for k in range(SEEDS):
         A = initial_attention(s.D, sigma_A, np.random.default_rng([k, 3101]))
-        sc = scales(A, [np.asarray(S) for S in s.sets], s.C)
+        sc = scales(A, s)
         r = np.diag(A) / sigma_A
         inside.append(float(np.mean((r >= DIAG_LOW) & (r <= DIAG_HIGH))))
         ratio.append(sc["max_off"] / sc["diag_min"])

@@ -287,12 +287,13 @@ def test_dynamics_horizon_grows_until_every_seed_ends_phase_three(monkeypatch):
     so; a horizon given by the user is kept."""
     from theorydyn import Setting
     from theorydyn.claims import dynamics
+    from theorydyn.reduced import HORIZON_GROWTH_MAX, solve
 
     s = Setting(D=16, C=4, q=0.5)
-    monkeypatch.setattr(dynamics, "default_horizon", lambda D: 50.0)
+    monkeypatch.setattr(solve, "default_horizon", lambda D: 50.0)
     rows = dynamics.checks(s, quick=True, seeds=2)
     grown = rows[0].params["s_max"]
     assert grown > 50.0 and "default_horizon" in rows[0].params["horizon"]
-    assert grown <= 50.0 * dynamics.HORIZON_GROWTH_MAX
+    assert grown <= 50.0 * HORIZON_GROWTH_MAX
     kept = dynamics.checks(s, quick=True, seeds=2, s_max=50.0)
     assert kept[0].params["s_max"] == 50.0 and "horizon" not in kept[0].params

@@ -325,7 +325,9 @@ def test_t0_and_t1_mass_are_info_definitions(monkeypatch):
             Phases(T0=1.0, T1=1.5, T1_mass=1.6, T2=1.8, plateau_err=0.1, final_err_f=0.0, lemma43_ratio=3.0),
         )
 
-    monkeypatch.setattr(dynamics, "integrate", fake_integrate)
+    from theorydyn.reduced import solve
+
+    monkeypatch.setattr(solve, "integrate", fake_integrate)  # the flows of reduced.flows_until_t2
     monkeypatch.setattr(dynamics, "_flow_vs_gd", lambda s, quick: [])
     rows = {c.quantity.split(":")[0]: c for c in dynamics.checks(Setting(D=16, C=4), quick=True, seeds=3)}
     assert rows["T0"].verdict is Verdict.INFO and "by construction" in rows["T0"].note

@@ -32,7 +32,7 @@ import numpy as np
 from .. import model
 from ..glm import glm_oracle_error_exact
 from ..phases import ERR_TOL
-from ..reduced import default_horizon, integrate, population_risk
+from ..reduced import flows_until_t2, integrate, population_risk
 from ..reduced.memory import reduced_memory
 from ..resources import MemoryEstimate
 from ..result import Result
@@ -60,12 +60,6 @@ def _above_one(values) -> Verdict:
     return Verdict.PASS if lo > 1 else (Verdict.FAIL if hi < 1 else Verdict.INFO)
 
 
-#: The flows' horizon grows (doubling) to at most this multiple of default_horizon(D) until every seed
-#: reaches T2. Added after a D = 128, C = 8 run whose default horizon (chosen for C = 4) left T2 unreached
-#: in 3 of 5 seeds: a censored event is no FAIL of the dynamics; at the cap, the rows judge what is there.
-HORIZON_GROWTH_MAX = 16
-
-
 def _all_finite(v) -> bool:
     return bool(np.all(np.isfinite(np.asarray(v, dtype=float))))
 
@@ -84,29 +78,14 @@ def checks(
     ``seed`` … ``seed + seeds − 1``, independent Monte Carlo banks).
 
     ``s_max``: horizon of the flow (default 2·10⁴·max(1, D/64)^1.5, doubled up to
-    :data:`HORIZON_GROWTH_MAX` times while some seed has not reached T2); ``n_samples``: Monte Carlo
+    :data:`~theorydyn.reduced.HORIZON_GROWTH_MAX` times while some seed has not reached T2:
+    :func:`~theorydyn.reduced.flows_until_t2`); ``n_samples``: Monte Carlo
     samples of the reduced risk per seed (default 4000, 1500 with ``quick``).
     """
-    say = progress or (lambda msg: None)
-    given = s_max is not None
-    s_max = s_max or default_horizon(s.D)
     n_samples = n_samples or (1500 if quick else 4000)
-
-    def flows(horizon: float) -> list[Result]:
-        out = []
-        for k in range(seeds):
-            say(f"reduced flow at D={s.D}, s_max={horizon:g}, seed {k + 1}/{seeds}")
-            out.append(integrate(s, method="flow", s_max=horizon, n_samples=n_samples, seed=seed + k))
-        return out
-
-    runs = flows(s_max)
-    # the default horizon is the one chosen for C = 4 (default_horizon): where a seed has not ended phase
-    # III by it, the flows run again to twice the horizon, up to HORIZON_GROWTH_MAX times it, so that
-    # "reached" is censored by the dynamics' own time scale, not by the C = 4 choice (a given s_max is kept)
-    grown = 1
-    while not given and grown < HORIZON_GROWTH_MAX and any(r.phases.T2 is None for r in runs):
-        s_max, grown = 2 * s_max, 2 * grown
-        runs = flows(s_max)
+    runs, s_max, grown = flows_until_t2(
+        s, [seed + k for k in range(seeds)], s_max, progress=progress, n_samples=n_samples
+    )
     params = dict(
         D=s.D, C=s.C, q=round(s.q, 6), tau=s.tau, s_max=s_max, n_samples=n_samples, **departures(s, eta="flow")
     )

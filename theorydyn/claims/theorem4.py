@@ -25,7 +25,7 @@ from scipy.special import expit
 from .. import data, model
 from ..glm import glm_oracle_error_exact, theorem_3_1_scope
 from ..model import association
-from ..reduced import default_horizon, integrate
+from ..reduced import flows_until_t2
 from ..resources import MemoryEstimate
 from ..setting import Setting
 from ..simulate import simulate
@@ -52,9 +52,10 @@ HORIZON_FACTOR = 1.5
 
 def steps_for(s: Setting, preset: int, eta: float = 10.0) -> tuple[int, float | None]:
     """(steps, s_end): ``max(preset, ⌈HORIZON_FACTOR · s_end / η⌉)`` with s_end = max(T1, T2) of the
-    reduced flow at ``s`` (1500 Monte Carlo samples, seed 0, horizon :func:`theorydyn.reduced.default_horizon`);
+    reduced flow at ``s`` (1500 Monte Carlo samples, seed 0, the horizon of
+    :func:`theorydyn.reduced.flows_until_t2`, as the ledger's idealized rows);
     the preset and None when the flow reaches neither (the dynamics never associates there)."""
-    ph = integrate(s, s_max=default_horizon(s.D), n_samples=1500, seed=0).phases
+    ph = flows_until_t2(s, [0], n_samples=1500)[0][0].phases
     ends = [float(x) for x in (ph.T1, ph.T2) if x is not None and math.isfinite(x)]
     if not ends:
         return int(preset), None

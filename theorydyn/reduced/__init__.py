@@ -9,6 +9,7 @@ Population GD from the idealized initialisation stays in the three-value form
 * :func:`plot_trajectory` — α, γ, ρ, risk and errors against s, into given axes.
 
 * :func:`default_horizon` — the default s_max of a flow, 2·10⁴·max(1, D/64)^1.5;
+* :func:`flows_until_t2` — flows over seeds whose default horizon doubles until every seed reaches T2;
 * :mod:`theorydyn.reduced.memory` — its memory estimate and the count-type law's sizes.
 
 Modules, one idea each: ``bank`` (the samples of the expectation: :func:`make_bank`, Monte Carlo
@@ -47,7 +48,7 @@ The Numba kernels (``_kernels``) are private. CLI: ``python -m theorydyn.reduced
 from .bank import MAX_TERMS, Bank, bank_from_set_counts, make_bank, mc_set_counts, n_exact_terms
 from .plot import plot_trajectory
 from .risk import Estimate, forward_counts, population_risk
-from .solve import COLUMNS, SOLVERS, default_horizon, integrate
+from .solve import COLUMNS, HORIZON_GROWTH_MAX, SOLVERS, default_horizon, flows_until_t2, integrate
 
 __all__ = [
     "COLUMNS",
@@ -57,6 +58,8 @@ __all__ = [
     "Estimate",
     "bank_from_set_counts",
     "default_horizon",
+    "flows_until_t2",
+    "HORIZON_GROWTH_MAX",
     "forward_counts",
     "integrate",
     "make_bank",

@@ -22,6 +22,8 @@ from __future__ import annotations
 import bisect
 import math
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -67,6 +69,43 @@ def default_horizon(D: int) -> float:
     experiment's pre-training and the ledger's flows of the idealized dynamics both use it).
     """
     return 2.0e4 * max(1.0, D / 64) ** 1.5
+
+
+#: At most this multiple of the starting horizon (doubling) :func:`flows_until_t2` extends the flows.
+HORIZON_GROWTH_MAX = 16
+
+
+def flows_until_t2(
+    s: Setting,
+    seeds: Sequence[int],
+    s_max: float | None = None,
+    *,
+    grow_max: int = HORIZON_GROWTH_MAX,
+    progress: Callable[[str], None] | None = None,
+    **kw: Any,
+) -> tuple[list[Result], float, int]:
+    """Gradient flows of ``s``, one per seed of ``seeds`` (:func:`integrate`, ``kw`` passed on), to the
+    horizon ``s_max``; with ``s_max`` None it starts at :func:`default_horizon` (chosen for C = 4) and,
+    while some seed has not reached T2 (the end of phase III), runs them all again to twice the horizon,
+    up to ``grow_max`` times it: "not reached" is then censored by the dynamics' own time scale, not by
+    the C = 4 choice. A given ``s_max`` is kept.
+
+    Returns (results, the horizon used, its multiple of the starting one)."""
+    say = progress or (lambda msg: None)
+    horizon = float(s_max) if s_max is not None else default_horizon(s.D)
+
+    def run(h: float) -> list[Result]:
+        out = []
+        for k, seed in enumerate(seeds):
+            say(f"reduced flow at D={s.D}, s_max={h:g}, seed {k + 1}/{len(seeds)}")
+            out.append(integrate(s, method="flow", s_max=h, seed=seed, **kw))
+        return out
+
+    runs, grown = run(horizon), 1
+    while s_max is None and grown < grow_max and any(r.phases.T2 is None for r in runs):
+        horizon, grown = 2 * horizon, 2 * grown
+        runs = run(horizon)
+    return runs, horizon, grown
 
 
 # ---- dynamics ---------------------------------------------------------------------------------

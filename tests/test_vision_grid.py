@@ -9,7 +9,13 @@ from hypothesis import strategies as st  # noqa: E402
 
 from theorydyn.vision.augment import random_crop_flip  # noqa: E402
 from theorydyn.vision.grid import grid_permutation, inverse, permute_tiles, unpermute_tiles  # noqa: E402
-from theorydyn.vision.maps import induced_patch_permutation, plot_maps, similarity, unpermute_similarity  # noqa: E402
+from theorydyn.vision.maps import (  # noqa: E402
+    induced_patch_permutation,
+    plot_maps,
+    similarity,
+    unpermute_similarity,
+    unpermuted,
+)
 
 torch.set_num_threads(1)
 
@@ -99,6 +105,10 @@ def test_induced_patch_permutation_and_unpermuted_similarity(n, p, s):
     # a network that learned P_orig on original images learns P_orig[σ] on permuted ones
     P = torch.randn(g * g, 5, dtype=torch.float64)
     assert np.allclose(unpermute_similarity(similarity(P[sigma]), sigma), similarity(P))
+    # the one entry point of Figure 5c (the ledger row and plot_maps) from π_s itself
+    assert np.allclose(unpermuted(similarity(P[sigma]), perm, s, p), similarity(P))
+    with pytest.raises(ValueError, match="multiple of the patch"):
+        unpermuted(similarity(P), perm, s + 1, 2 * p)
 
 
 def test_plot_maps_writes_pngs(tmp_path):

@@ -319,6 +319,34 @@ class Setting:
         )
 
 
+Q_RULES = ("keep", "count")
+
+
+def setting_at(s: Setting, D: int, q_rule: str = "keep") -> Setting:
+    """``s`` at another number of patches D (:meth:`Setting.at`), with C, p, ν, β, τ, the feature and the
+    partition rule kept; d = D and σ² = 1/d re-derived unless ``s`` set them explicitly (Simplification 3.1,
+    ‖ξ‖ ≈ ‖w*‖). An explicit partition cannot move to another D, so it becomes ``"blocks"``.
+
+    The q rule is explicit:
+
+    * ``"keep"``: q unchanged (the upstream checks' rule: only D changes). The number of spurious
+      ±w* patches, q(D − C), then grows with D, and so does the difficulty of the task itself.
+    * ``"count"``: q(D − C) = s.q (s.D − C) = K kept — the expected number of ±w* patches outside
+      the signal set, i.e. Assumption 2's q = poly(C)/D. The best accuracy reachable with patch
+      association is then the same at every D (the transfer experiment's rule, module docstring).
+      ValueError when the new q exceeds 1 (D too small for that K).
+    """
+    if q_rule not in Q_RULES:
+        raise ValueError(f"q_rule must be one of {Q_RULES}, got {q_rule!r}")
+    q = s.q if q_rule == "keep" else s.q * (s.D - s.C) / (D - s.C)
+    if q > 1:
+        raise ValueError(
+            f"q_rule='count': q(D−C) = {s.q * (s.D - s.C):g} needs D − C ≥ {s.q * (s.D - s.C):g}, "
+            f"got D={D} (q would be {q:.3g} > 1)"
+        )
+    return s.at(D=D, q=q, nu=s.nu)
+
+
 def _field_names() -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(Setting) if f.init)
 

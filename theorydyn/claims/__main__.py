@@ -27,9 +27,11 @@ from ..cli import (  # noqa: E402
 )
 from ..glm import save_theorem_3_1_figure  # noqa: E402
 from ..resources import MemoryEstimate, theorem_3_1_memory, theorem_3_2_memory  # noqa: E402
-from ..setting import Setting  # noqa: E402
+from ..setting import (
+    Setting,  # noqa: E402
+    setting_at,  # noqa: E402
+)
 from ..simulate.memory import simulate_memory  # noqa: E402
-from ..transfer import setting_at  # noqa: E402
 from . import lemma41, nstar, theorem4, theorem31, theorem32  # noqa: E402
 from .check import Verdict  # noqa: E402
 from .theorem31 import check_theorem_3_1  # noqa: E402

@@ -25,10 +25,12 @@ from .. import data, model
 from ..glm import theorem_3_1_scope
 from ..model import association
 from ..resources import MemoryEstimate
-from ..setting import Setting
+from ..setting import (
+    Setting,
+    setting_at,  # the same q, ν at another D (d = D, σ² = 1/d)
+)
 from ..simulate import simulate
 from ..simulate.memory import simulate_memory
-from ..transfer import setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from .check import Check, Verdict, departures, fresh_errors
 
 
@@ -224,7 +226,7 @@ def check_lemma_4_1_population(
 
 def smallest_in_scope(s: Setting, D_from: int, D_to: int) -> tuple[Setting, str | None]:
     """The smallest multiple of C in [``D_from``, max(D_from, ``D_to``)] whose setting (q and ν kept,
-    :func:`theorydyn.transfer.setting_at`) lies inside :func:`theorem_3_1_scope`; when none does, the
+    :func:`theorydyn.setting.setting_at`) lies inside :func:`theorem_3_1_scope`; when none does, the
     setting at ``D_from`` with the scope rule's reason (its rows are then OUT_OF_SCOPE)."""
     start = D_from + (-D_from) % s.C
     for D in range(start, max(start, D_to) + 1, s.C):

@@ -17,9 +17,11 @@ import pandas as pd
 from ..glm import theorem_3_1_scope
 from ..model import association
 from ..resources import MemoryEstimate
-from ..setting import Setting
+from ..setting import (
+    Setting,
+    setting_at,  # the same q, ν at another D (d = D, σ² = 1/d)
+)
 from ..simulate.memory import simulate_memory
-from ..transfer import setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from .check import Check, Verdict
 from .theorem4 import THEOREM_4_2, steps_for, train_upstream
 

@@ -27,12 +27,14 @@ from ..glm import glm_oracle_error_exact, theorem_3_1_scope
 from ..model import association
 from ..reduced import flows_until_t2
 from ..resources import MemoryEstimate
-from ..setting import Setting
+from ..setting import (
+    Setting,
+    setting_at,  # the same q, ν at another D (d = D, σ² = 1/d)
+)
 from ..simulate import simulate
 from ..simulate.memory import simulate_memory
 from ..simulate.run import init_params
 from ..stats import mean_ci
-from ..transfer import setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from .check import Check, Verdict, departures, fresh_errors, unconditional_error
 
 #: Lemma 4.2 at finite N: "v stays along w*" read as cos(v_hat, w*) >= 0.99 after phase I (the part of

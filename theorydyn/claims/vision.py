@@ -220,7 +220,7 @@ def recovery_check(
 ) -> Check:
     """Figure 5c from per-seed contrasts ``ρ(1) − ρ(g−1)`` of encodings learned on π_s-permuted images:
     ``before`` on the network's (permuted) positions, ``after`` once π_s⁻¹ is applied
-    (:func:`theorydyn.vision.maps.unpermute_similarity`). The paper: no spatially localized structure
+    (:func:`theorydyn.vision.maps.unpermuted`). The paper: no spatially localized structure
     as learned, localized patterns after π_s⁻¹. PASS iff the 95% intervals of ``after`` and of
     ``after − before`` are above 0; DEVIATES iff the interval of ``after`` is below 0 (similarity
     rising with distance, as Figure 1a's digits row); FAIL otherwise. ``unpermuted`` (the mean
@@ -514,11 +514,10 @@ def digits_rows(
             mcfg,
             root,
         )
-        g = data.image_size // mvit.patch
-        sigma = v.maps.induced_patch_permutation(g, v.grid.grid_permutation(data.image_size, s5c, 0), 1)
+        perm5c = v.grid.grid_permutation(data.image_size, s5c, 0)
         as_learned = [v.maps.cosine_similarity(ex.load_pos(r["folder"])) for r in rs]
         before = [contrast(C) for C in as_learned]
-        after = [contrast(v.maps.unpermute_similarity(C, sigma)) for C in as_learned]
+        after = [contrast(v.maps.unpermuted(C, perm5c, s5c, mvit.patch)) for C in as_learned]
         common = dict(
             dataset="digits",
             patch=vit.patch,

@@ -22,7 +22,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from .._progress import progress_bar  # noqa: E402
-from ..cli import ArgumentParser, add_out_argument, fail, given_flags, output_dir, write_output  # noqa: E402
+from ..cli import ArgumentParser, add_common_arguments, add_out_argument, fail, given_flags, output_dir, write_output  # noqa: E402
 from . import REGISTRY, available, cost_text, inputs_text, make, readme  # noqa: E402
 from . import manifest as mf  # noqa: E402
 
@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="make no figure: only write the README text from the registry and --out/manifest.json "
         "(with --write-readme: into --out/README.md) (default off)",
     )
-    ap.add_argument("--quiet", action="store_true", help="no progress bar on stderr (default off)")
+    add_common_arguments(ap, seed=None, quiet=True)
     ap.add_argument(
         "--list",
         action="store_true",

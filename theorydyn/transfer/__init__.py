@@ -72,6 +72,7 @@ rows for Theorems 5.1/5.2 are :mod:`theorydyn.claims.transfer`. CLI: ``python -m
 Shapes: X: (N, D, d), A: (D, D), v: (d,), z: (N, D).
 """
 
+from ..setting import Q_RULES, setting_at  # the setting's own rule, re-exported here
 from .analysis import THEOREM_LEVEL, crossing, growth_fits, report, slope_bounds, summarize, target_table, write_table
 from .cache import CacheWarning, flow_attention, flow_s_max, other_partition, pretrained_attention
 from .experiment import (
@@ -100,7 +101,6 @@ from .task import (
     DEFAULT_METHODS,
     FROZEN,
     METHODS,
-    Q_RULES,
     TestSet,
     accuracies,
     block_ceiling,
@@ -113,7 +113,6 @@ from .task import (
     outputs_linear,
     outputs_v,
     pretrain,
-    setting_at,
     tie_tolerance,
     with_count,
 )

@@ -30,10 +30,11 @@ from ..cli import (  # noqa: E402
     positive,
     setting_from_args,
 )
+from ..setting import setting_at  # noqa: E402
 from .experiment import FULL, QUICK, options_from, run  # noqa: E402
 from .memory import transfer_memory  # noqa: E402
 from .plot import describe_slope  # noqa: E402
-from .task import CACHED, DEFAULT_METHODS, FROZEN, METHODS, downstream_setting, setting_at, with_count  # noqa: E402
+from .task import CACHED, DEFAULT_METHODS, FROZEN, METHODS, downstream_setting, with_count  # noqa: E402
 
 PROG = "python -m theorydyn.transfer"
 #: where the ledger rows of Theorems 5.1/5.2 come from (this command no longer prints them: it sits below claims/)

@@ -26,7 +26,7 @@ from .. import data, model
 from .._progress import progress_bar
 from ..logreg import fit_logreg_cv, flatten
 from ..provenance import NUMERICS_VERSION, provenance
-from ..setting import Setting
+from ..setting import Setting, setting_at
 from ..store import ResultStore, canonical_json, content_key
 from .analysis import THEOREM_LEVEL, report, write_table
 from .cache import flow_attention, other_partition, pretrained_attention
@@ -45,7 +45,6 @@ from .task import (
     oracle_attention,
     outputs_linear,
     outputs_v,
-    setting_at,
     with_count,
 )
 

@@ -22,6 +22,7 @@ from .. import claims  # noqa: E402
 from ..claims.check import Verdict  # noqa: E402
 from ..cli import (  # noqa: E402
     ArgumentParser,
+    add_common_arguments,
     add_out_argument,
     add_setting_arguments,
     fail,
@@ -132,12 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the claims on a Dask cluster, one task per claim, e.g. tcp://HOST:8786, as scan --scheduler "
         "does (needs the dask extra; default: one after the other in this process)",
     )
-    ap.add_argument("--quiet", action="store_true", help="no progress bar on stderr (default: one bar with an ETA)")
-    ap.add_argument(
-        "--force",
-        action="store_true",
-        help="run even where the memory estimate exceeds the machine's (default: refuse before any check)",
-    )
+    add_common_arguments(ap, seed=None, quiet=True, force="machine")
     return ap
 
 

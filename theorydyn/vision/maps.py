@@ -73,6 +73,16 @@ def unpermute_similarity(M: np.ndarray, sigma: np.ndarray) -> np.ndarray:
     return out
 
 
+def unpermuted(C: np.ndarray, perm, s: int, patch: int = 1) -> np.ndarray:
+    """Figure 5c: the similarity ``C`` (g², g²) of a network trained on π_s-permuted images, on the
+    original image's positions (π_s⁻¹ applied): ``perm`` is π_s of :func:`theorydyn.vision.grid.
+    grid_permutation` over tiles of ``s`` pixels, ``patch`` the ViT's patch side (``s`` a multiple of it)."""
+    if s % patch:
+        raise ValueError(f"the tile side s = {s} must be a multiple of the patch side {patch}")
+    g = int(round(np.sqrt(C.shape[0])))
+    return unpermute_similarity(C, induced_patch_permutation(g, perm, s // patch))
+
+
 def mosaic(M: np.ndarray) -> np.ndarray:
     """Rows of ``M`` as ``g×g`` maps laid out on the ``g×g`` grid of their own position, NaN-separated.
 
@@ -146,13 +156,11 @@ def plot_maps(P: torch.Tensor, path, title: str, perm=None, s: int | None = None
     """Write the cosine-similarity mosaic of ``P`` to ``path`` (one scale, colorbar, query marked);
     with ``perm``, before (left) and after π_s⁻¹ (right)."""
     C = cosine_similarity(P)
-    g = int(round(np.sqrt(C.shape[0])))
     panels = [("row i of C on the patch grid", C)]
     if perm is not None:
         if s is None:
             raise ValueError("plot_maps: a permutation needs its tile side s")
-        sigma = induced_patch_permutation(g, perm, s // patch)
-        panels = [("as learned (permuted positions)", C), ("after π_s⁻¹", unpermute_similarity(C, sigma))]
+        panels = [("as learned (permuted positions)", C), ("after π_s⁻¹", unpermuted(C, perm, s, patch))]
     fig = Figure(figsize=(4.6 * len(panels) + 1.2, 5.2), layout="constrained")
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, (name, A) in zip(axes, panels, strict=True):

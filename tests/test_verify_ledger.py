@@ -23,7 +23,7 @@ from conftest import claim_module, kill_at_random_moments, register_claims
 from toy_ledger import CLAIMS, computed
 from toy_ledger.two import NOTE
 
-from theorydyn import Setting, verify
+from theorydyn import Setting, claims, verify
 from theorydyn.claims.check import Check, Verdict
 from theorydyn.store import DB_NAME, RejectedRowsWarning
 from theorydyn.verify import ledger
@@ -247,6 +247,13 @@ def test_last_seconds_weigh_the_progress_bar(toys, tmp_path):
     bar = verify._Bar(False, {"a": 4.0, "b": None, "c": 2.0})
     assert bar.w == {"a": 4.0, "b": 3.0, "c": 2.0} and bar.bar.total == 9.0  # never run: the mean of the others
     assert verify._Bar(False, {"a": None, "b": None}).w == {"a": 1.0, "b": 1.0}  # none ran: equal weights
+
+
+def test_every_claim_has_a_measured_cold_time_for_the_eta():
+    # a cold ledger (empty store) weighs each claim by its measured time, not by equal guesses
+    assert set(claims.COLD_SECONDS) == set(claims.REGISTRY)
+    assert all(claims.expected_seconds(n, True) > 0 for n in claims.REGISTRY)
+    assert claims.expected_seconds("not a claim", True) is None
 
 
 def test_one_progress_bar_unless_quiet(toys, tmp_path, capsys):

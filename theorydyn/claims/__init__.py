@@ -53,6 +53,32 @@ REGISTRY: dict[str, str] = {
     "vision": "theorydyn.claims.vision",
 }
 
+#: Seconds each claim took cold (empty store and caches) on the 2-core CI-class machine at D = 64,
+#: C = 4, as ``(quick, full)`` (None: not measured), from ``verify --only NAME``: the progress bar's
+#: weight for a claim that never ran in the store at hand (:func:`expected_seconds`), so that a cold
+#: ledger's ETA means something. Not a budget: a claim takes what it takes.
+COLD_SECONDS: dict[str, tuple[float, float | None]] = {
+    "definition21": (1.0, None),
+    "parametrization31": (2.0, None),
+    "dynamics": (4.0, None),
+    "theorem31": (22.0, None),
+    "theorem32": (3.0, None),
+    "lemma41": (24.0, None),
+    "theorem4": (27.0, None),
+    "nstar": (21.0, None),
+    "transfer": (48.0, None),
+    "figure2": (28.0, None),
+    "vision": (900.0, None),
+}
+
+
+def expected_seconds(name: str, quick: bool) -> float | None:
+    """The cold seconds of claim ``name`` measured on the CI-class machine (:data:`COLD_SECONDS`), or
+    None when that mode was not measured; full-mode claims not measured get None (the caller's guess)."""
+    quick_s, full_s = COLD_SECONDS.get(name, (None, None))
+    return quick_s if quick else full_s
+
+
 #: names of the earlier ledger's sources → the claims they now are (``verify --only reduced theorems``)
 GROUPS: dict[str, tuple[str, ...]] = {
     "reduced": ("dynamics",),
@@ -108,4 +134,16 @@ def load_path(path: str) -> ModuleType:
     return mod
 
 
-__all__ = ["GROUPS", "LEDGER_COLUMNS", "REGISTRY", "Check", "Verdict", "load", "load_path", "names", "select"]
+__all__ = [
+    "COLD_SECONDS",
+    "GROUPS",
+    "LEDGER_COLUMNS",
+    "REGISTRY",
+    "Check",
+    "Verdict",
+    "expected_seconds",
+    "load",
+    "load_path",
+    "names",
+    "select",
+]

@@ -78,8 +78,9 @@ FALLBACK_WIDTH = 100
 
 class _Bar:
     """One progress bar over the claims still to compute, in expected seconds: each claim weighs the
-    seconds its last stored run took (:func:`ledger.last_seconds`), a claim never run here the mean
-    of the others (all equal when none ran). While a claim runs in this process the bar advances
+    seconds its last stored run took (:func:`ledger.last_seconds`), a claim never run here its cold
+    time on the CI-class machine (:func:`theorydyn.claims.expected_seconds`), else the mean of the
+    others (all equal when none is known). While a claim runs in this process the bar advances
     with the clock, up to 95% of its weight, so that the ETA is the expected time left."""
 
     def __init__(self, enabled: bool, weights: Mapping[str, float | None]):
@@ -212,7 +213,9 @@ def collect(
             return
         ledger.save(st, p, res["rows"], res["seconds"])
 
-    bar = _Bar(progress, {n: ledger.last_seconds(st, n, s, quick) for n in todo})
+    # a claim never run in this store weighs its cold time measured on the CI-class machine
+    last = {n: ledger.last_seconds(st, n, s, quick) for n in todo}
+    bar = _Bar(progress, {n: last[n] if last[n] is not None else claims.expected_seconds(n, quick) for n in todo})
     try:
         if executor is None:
             for name in todo:

@@ -301,6 +301,12 @@ def test_run_is_resumable_and_keys_rows_by_their_parameters(tmp_path):
     again = []
     tr.run(s, compute=_fake_compute(again), **kw)
     assert again == []
+    # recompute: every row again, the same rows stored once each
+    redo = []
+    raw_redo = tr.run(s, compute=_fake_compute(redo), recompute=True, **kw)[0]
+    assert len(redo) == len(full_calls)
+    pd.testing.assert_frame_equal(raw_redo, ref)
+    assert len(pd.read_csv(tmp_path / "transfer_rows.csv")) == len(full_calls)
     # a changed option is a different row
     changed = []
     changed_opts = tr.TransferOptions(Ns=(1, 2, 4, 8), seeds=2, N_test=64, extra=1, steps_v=7, ceiling_samples=1000)

@@ -191,3 +191,28 @@ def test_cached_runs_train_seeds_together_into_per_seed_cache_folders(small_digi
     # and member 1 is the single run of seed 1 (trained here in a fresh cache)
     alone = cached_run(specs[1], small_digits, vit, tcfg, tmp_path / "alone")
     assert alone["final_train_loss"] == pytest.approx(rows[1]["final_train_loss"], rel=RTOL, abs=ATOL)
+
+
+def test_robustness_shows_one_bar_over_every_member_epoch(small_digits, tmp_path):
+    from theorydyn.vision.experiments import overall_bar, robustness
+
+    vit = ViTConfig(**TINY)
+    tcfg = TrainConfig(epochs=2, batch_size=64)
+    seen = []
+
+    class Bar:  # the tqdm calls train() makes on an overall bar
+        def update(self, n):
+            seen.append(n)
+
+        def set_postfix_str(self, text, refresh=True):
+            pass
+
+    # 2 seeds × (ViT, CNN) × (original, permuted) = 8 runs of 2 epochs; ensembles of 2 members
+    robustness(small_digits, vit, tcfg, tmp_path, seeds=(0, 1), s=2, patch=2, progress=Bar())
+    assert sum(seen) == 8 * 2 and set(seen) == {2}
+    # the bar's total is the member-epochs still to train: all of them cold, none once cached
+    folders = [tmp_path / f.name for f in tmp_path.iterdir() if f.is_dir()]
+    with overall_bar(True, folders, tcfg.epochs, "again") as bar:
+        assert bar.total == 0
+    with overall_bar(True, folders, tcfg.epochs, "cold", resume=False) as bar:
+        assert bar.total == 8 * 2

@@ -168,6 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
         out="runs/transfer",
         out_help="output folder (rows, CSVs, PNGs); rerunning with the same folder resumes",
         force="machine",
+        recompute="--out's transfer_rows store: every row of this run is computed again and replaces "
+        "its stored row (the pre-trained attentions of --cache are kept; they are validated on use)",
     )
     return ap
 
@@ -329,7 +331,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     _output_dirs([(args.out, "--out")] + ([(args.cache, "--cache")] if args.cache is not None else []))
     raw, summary, tgt, slopes, upstream = run(
-        s, cfg["Ds"], opts, methods=methods, out=args.out, cache=args.cache, progress=None, bar=not args.quiet
+        s,
+        cfg["Ds"],
+        opts,
+        methods=methods,
+        out=args.out,
+        cache=args.cache,
+        progress=None,
+        bar=not args.quiet,
+        recompute=args.recompute,
     )
     levels = pd.read_csv(args.out / "transfer_levels.csv")
     with pd.option_context("display.width", 200, "display.max_rows", 400):

@@ -278,6 +278,10 @@ class _MemoryStore:
         self.rows[row["key"]] = {k: str(v) for k, v in row.items()}
         return True
 
+    def remove(self, keys) -> int:
+        gone = [k for k in keys if self.rows.pop(k, None) is not None]
+        return len(gone)
+
 
 def attentions_at(
     s_up: Setting, D: int, methods: Sequence[str], opts: TransferOptions, cache: str | Path | None, progress=None
@@ -375,6 +379,7 @@ def run(
     compute: Callable[..., dict] = compute_row,
     B: int = 2000,
     bar: bool = False,
+    recompute: bool = False,
 ):
     """The whole transfer experiment, resumable.
 
@@ -384,7 +389,9 @@ def run(
     Every finished (D, method, Ñ, seed) is appended at once to ``out/transfer_rows.csv`` keyed by
     :func:`row_key`; rows already there are read, not recomputed. ``compute`` (default
     :func:`compute_row`) is the per-row work (a parameter so that tests can interrupt it); ``B``
-    bootstrap replicates for the intervals.
+    bootstrap replicates for the intervals. ``recompute``: every row this run needs is computed again
+    and replaces its stored row (the pre-trained attentions of ``cache`` are kept; they are validated
+    on use).
     ``upstream_*`` override ``opts.upstream_*``; ``targets`` is accepted for compatibility and
     ignored (the targets are ``opts.target`` and a*(D) − ε).
 
@@ -454,6 +461,8 @@ def run(
                     accs = []
                     for seed in range(opts.seeds):
                         key = row_key(D, method, N, seed, config)
+                        if recompute and key in store:
+                            store.remove([key])
                         if key in store:
                             r = store.rows[key]
                             res = dict(acc_f=float(r["acc_f"]), acc_y=float(r["acc_y"]), wall_s=float(r["wall_s"]))

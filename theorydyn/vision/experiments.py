@@ -27,6 +27,7 @@ the store's rejected table and the run is computed again. The folders keep the w
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -40,7 +41,9 @@ import numpy as np
 import pandas as pd
 import torch
 from matplotlib.figure import Figure
+from tqdm.auto import tqdm
 
+from .._progress import progress_bar
 from ..provenance import NUMERICS_VERSION
 from ..stats import mean_ci
 from ..store import RejectedRowsWarning, ResultStore, canonical_json, content_key
@@ -223,7 +226,7 @@ def run(
     perm_seed: int,
     folder: Path | None = None,
     maps: bool = True,
-    progress: bool = True,
+    progress: bool | tqdm = True,
 ) -> dict:
     """Train one network; return its summary row (final and best test accuracy, speed)."""
     vcfg, cfg, perm, meta = _setup(spec, data, vit, tcfg, perm_seed)
@@ -335,7 +338,7 @@ def cached_run(
     root: Path,
     *,
     perm_seed: int = 0,
-    progress: bool = False,
+    progress: bool | tqdm = False,
     weights: bool = True,
 ) -> dict:
     """:func:`run` in :func:`cache_folder`, its summary row kept in the store of ``root``
@@ -408,7 +411,7 @@ def cached_runs(
     root: Path,
     *,
     perm_seed: int = 0,
-    progress: bool = False,
+    progress: bool | tqdm = False,
     max_members: int | None = None,
 ) -> list[dict]:
     """:func:`cached_run` of every spec, in order, with the runs still to train trained together: the
@@ -451,7 +454,7 @@ def train_together(
     *,
     resume: bool,
     perm_seed: int,
-    progress: bool = True,
+    progress: bool | tqdm = True,
 ) -> None:
     """Train the runs ``specs`` (one configuration, one seed each) as one ensemble, run ``k`` into
     ``folders[k]`` exactly as :func:`run` writes it; read their rows back with :func:`run` (``resume``)."""
@@ -539,20 +542,33 @@ def compare_figure(hists: dict[str, list[pd.DataFrame]], title: str) -> Figure:
     return fig
 
 
+def overall_bar(progress: bool | tqdm, folders: Sequence[Path], epochs: int, desc: str, *, resume: bool = True):
+    """One progress bar with an ETA over a multi-run job: it counts the member-epochs still to train
+    (``epochs`` for each folder, less the epochs its checkpoint holds when ``resume``), and every
+    :func:`~theorydyn.vision.train.train` of the job advances it (``progress=bar``). A context manager;
+    given a bar already (a job inside a job), that bar is used as it is."""
+    if not isinstance(progress, bool):
+        return contextlib.nullcontext(progress)
+    total = sum(max(0, epochs - (_epoch_done(f) if resume else 0)) for f in dict.fromkeys(folders))
+    return progress_bar(progress and total > 0, total=total, desc=desc, unit="epoch")
+
+
 def compare(data, vit, tcfg, out, *, seeds, resume, perm_seed, progress=True) -> pd.DataFrame:
     """Figures 6/7: positional against vanilla attention, ``seeds`` seeds each (``progress``: the
     training progress lines on stderr)."""
     rows: list[dict] = []
     hists: dict[str, list[pd.DataFrame]] = {}
-    for att in ("positional", "vanilla"):
-        specs = [RunSpec("vit", att, None, seed, vit.patch) for seed in seeds]
-        if len(specs) > 1:  # the seeds train together; their rows (and maps) are read back below
-            folders = [out / sp.name for sp in specs]
-            train_together(specs, data, vit, tcfg, folders, resume=resume, perm_seed=perm_seed, progress=progress)
-        for spec in specs:
-            again = resume or len(specs) > 1
-            rows.append(run(spec, data, vit, tcfg, out, resume=again, perm_seed=perm_seed, progress=progress))
-            hists.setdefault(att, []).append(pd.read_csv(out / spec.name / "history.csv"))
+    by_att = {att: [RunSpec("vit", att, None, seed, vit.patch) for seed in seeds] for att in ("positional", "vanilla")}
+    every = [out / sp.name for specs in by_att.values() for sp in specs]
+    with overall_bar(progress, every, tcfg.epochs, f"compare {data.name}", resume=resume) as bar:
+        for att, specs in by_att.items():
+            if len(specs) > 1:  # the seeds train together; their rows (and maps) are read back below
+                folders = [out / sp.name for sp in specs]
+                train_together(specs, data, vit, tcfg, folders, resume=resume, perm_seed=perm_seed, progress=bar)
+            for spec in specs:
+                again = resume or len(specs) > 1
+                rows.append(run(spec, data, vit, tcfg, out, resume=again, perm_seed=perm_seed, progress=bar))
+                hists.setdefault(att, []).append(pd.read_csv(out / spec.name / "history.csv"))
     compare_figure(hists, data.name).savefig(out / "compare.png", dpi=120)
     return _save(rows, out)
 
@@ -572,10 +588,10 @@ def permuted(data, vit, tcfg, out, *, models, seed, resume, perm_seed, patch=2, 
     training progress lines on stderr)."""
     rows = []
     sizes = grid_sizes(data.image_size, patch)
-    for s in sizes:
-        for m in models:
-            spec = RunSpec(m, vit.attention, s, seed, patch)
-            rows.append(run(spec, data, vit, tcfg, out, resume=resume, perm_seed=perm_seed, progress=progress))
+    specs = [RunSpec(m, vit.attention, s, seed, patch) for s in sizes for m in models]
+    with overall_bar(progress, [out / sp.name for sp in specs], tcfg.epochs, "permuted", resume=resume) as bar:
+        for spec in specs:
+            rows.append(run(spec, data, vit, tcfg, out, resume=resume, perm_seed=perm_seed, progress=bar))
     df = _save(rows, out)
     fig = Figure(figsize=(5.5, 4), layout="constrained")
     ax = fig.subplots()
@@ -616,9 +632,10 @@ def robustness(data, vit, tcfg, root, *, seeds, s, patch, cnn="cnn", perm_seed=0
         for m in ("vit", cnn)
         for grid in (None, s)
     ]
-    runs = cached_runs(
-        specs, data, dataclasses.replace(vit, patch=patch), tcfg, root, perm_seed=perm_seed, progress=progress
-    )
+    rvit = dataclasses.replace(vit, patch=patch)
+    folders = [cache_folder(sp, data, rvit, tcfg, root, perm_seed) for sp in specs]
+    with overall_bar(progress, folders, tcfg.epochs, f"robustness π_{s}") as bar:
+        runs = cached_runs(specs, data, rvit, tcfg, root, perm_seed=perm_seed, progress=bar)
     rows = [dict(r, permuted=spec.s is not None, s=s) for spec, r in zip(specs, runs, strict=True)]
     df = pd.DataFrame(rows)
     df.to_csv(Path(root) / f"robustness-s{s}-p{patch}.csv", index=False)
@@ -691,5 +708,6 @@ def demo(
     """The digits default: the ViT with each of ``attentions``, one seed (``progress``: the training
     progress lines on stderr)."""
     specs = [RunSpec("vit", att, None, seed, vit.patch) for att in attentions]
-    rows = [run(sp, data, vit, tcfg, out, resume=resume, perm_seed=perm_seed, progress=progress) for sp in specs]
+    with overall_bar(progress, [out / sp.name for sp in specs], tcfg.epochs, "demo", resume=resume) as bar:
+        rows = [run(sp, data, vit, tcfg, out, resume=resume, perm_seed=perm_seed, progress=bar) for sp in specs]
     return _save(rows, out)

@@ -29,6 +29,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
+from tqdm.auto import tqdm
 
 from ..atomic import write_text
 from .augment import random_affine, random_crop_flip
@@ -154,13 +155,16 @@ def evaluate(
     return accuracies(model, data, perm, s, batch, amp)[0]
 
 
-def _progress(tag: str, epoch: int, epochs: int, step: int, steps: int, loss: float, ips: float) -> None:
-    print(
-        f"\r{tag} epoch {epoch + 1}/{epochs} step {step}/{steps} loss {loss:.4f} {ips:,.0f} img/s   ",
-        end="",
-        file=sys.stderr,
-        flush=True,
-    )
+def _progress(
+    bar, tag: str, epoch: int, epochs: int, step: int, steps: int, loss: float, ips: float, accs=None
+) -> None:
+    text = f"{tag} epoch {epoch + 1}/{epochs} step {step}/{steps} loss {loss:.4f} {ips:,.0f} img/s"
+    if accs is not None:
+        text += " test acc " + " ".join(f"{a:.4f}" for a in accs)
+    if bar is not None:
+        bar.set_postfix_str(text, refresh=False)
+        return
+    print("\r" + text + ("\n" if accs is not None else "   "), end="", file=sys.stderr, flush=True)
 
 
 def _write_history(history: list[dict], out: Path) -> None:
@@ -177,7 +181,7 @@ def train(
     resume: bool = False,
     meta: dict | None = None,
     tag: str = "",
-    progress: bool = True,
+    progress: bool | tqdm = True,
     stop_after: int | None = None,
     seeds: Sequence[int] | None = None,
 ):
@@ -197,7 +201,13 @@ def train(
     member is its share of the wall time (the epoch's time / K) and ``images_per_s`` its images over
     that share. A member whose loss stops being finite stops there (history written); the others
     finish, then :class:`Diverged` is raised.
+
+    ``progress``: True prints the run's own status line on stderr; an overall bar (a tqdm counting
+    member-epochs, :func:`theorydyn.vision.experiments.overall_bar`) is advanced by the members alive
+    after each epoch and shows the status in its postfix; False is silent.
     """
+    bar = None if isinstance(progress, bool) else progress
+    show = bar is not None or bool(progress)
     K = members(model)
     single = isinstance(out, (str, Path))
     outs = [Path(out)] if isinstance(out, (str, Path)) else [Path(o) for o in out]
@@ -307,8 +317,9 @@ def train(
                         ),
                         f"at step {t + 1} (epoch {epoch + 1})",
                     )
-            if progress and (i % 20 == 0 or i == steps - 1):
+            if show and (i % 20 == 0 or i == steps - 1):
                 _progress(
+                    bar,
                     tag,
                     epoch,
                     cfg.epochs,
@@ -355,9 +366,11 @@ def train(
                 tmp,
             )
             os.replace(tmp, ckpts[k])
-        if progress:
-            _progress(tag, epoch, cfg.epochs, steps, steps, float(np.nanmean(train_loss)), K * rows[0]["images_per_s"])
-            print("test acc " + " ".join(f"{a:.4f}" for a in accs), file=sys.stderr, flush=True)
+        if show:
+            ips = K * rows[0]["images_per_s"]
+            _progress(bar, tag, epoch, cfg.epochs, steps, steps, float(np.nanmean(train_loss)), ips, accs)
+        if bar is not None:
+            bar.update(sum(alive))
     if diverged:
         raise Diverged("; ".join(diverged))
     frames = [pd.DataFrame(h) for h in histories]

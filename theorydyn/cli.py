@@ -262,9 +262,11 @@ def path_arg(flag: str = "--out"):
 
 
 #: What ``--force`` means in every CLI (and only this): the memory guard of :func:`guard_memory`.
-FORCE_HELP = "run even where the memory estimate exceeds the {where}'s available memory (or ${env})"
+FORCE_HELP = (
+    "run even where the memory estimate exceeds the {where}'s available memory (or ${env}; default: refuse, exit 2)"
+)
 #: What ``--quiet`` means in every CLI.
-QUIET_HELP = "no progress bar on stderr"
+QUIET_HELP = "no progress bar on stderr (default: one bar with an ETA)"
 
 
 def add_out_argument(parser: argparse._ActionsContainer, default: str | Path | None, help: str) -> None:
@@ -324,7 +326,9 @@ def add_common_arguments(
     if force is not None:
         parser.add_argument("--force", action="store_true", help=FORCE_HELP.format(where=force, env=MEMORY_ENV))
     if recompute is not None:
-        parser.add_argument("--recompute", action="store_true", help=f"recompute results already in {recompute}")
+        parser.add_argument(
+            "--recompute", action="store_true", help=f"recompute results already in {recompute} (default: reuse them)"
+        )
 
 
 def _token_value(v: Any) -> str:

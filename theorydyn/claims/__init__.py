@@ -54,21 +54,22 @@ REGISTRY: dict[str, str] = {
 }
 
 #: Seconds each claim took cold (empty store and caches) on the 2-core CI-class machine at D = 64,
-#: C = 4, as ``(quick, full)`` (None: not measured), from ``verify --only NAME``: the progress bar's
+#: C = 4, as ``(quick, full)`` (None: not measured), from one cold ``verify --D 64 --C 4 [--quick]`` each
+#: (load 1.2-2.0; full mode's vision is the quick mode's, the same runs): the progress bar's
 #: weight for a claim that never ran in the store at hand (:func:`expected_seconds`), so that a cold
 #: ledger's ETA means something. Not a budget: a claim takes what it takes.
 COLD_SECONDS: dict[str, tuple[float, float | None]] = {
-    "definition21": (1.0, None),
-    "parametrization31": (2.0, None),
-    "dynamics": (4.0, None),
-    "theorem31": (22.0, None),
-    "theorem32": (3.0, None),
-    "lemma41": (24.0, None),
-    "theorem4": (27.0, None),
-    "nstar": (21.0, None),
-    "transfer": (48.0, None),
-    "figure2": (28.0, None),
-    "vision": (900.0, None),
+    "definition21": (1.0, 1.0),
+    "parametrization31": (1.0, 1.0),
+    "dynamics": (4.0, 4.0),
+    "theorem31": (18.0, 25.0),
+    "theorem32": (2.0, 22.0),
+    "lemma41": (17.0, 62.0),
+    "theorem4": (19.0, 320.0),
+    "nstar": (14.0, 633.0),
+    "transfer": (29.0, 117.0),
+    "figure2": (12.0, 80.0),
+    "vision": (1450.0, 1450.0),
 }
 
 

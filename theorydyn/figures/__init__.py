@@ -72,6 +72,10 @@ class Figure:
             None when it computes everything itself.
         file: the PNG's name.
         note: why the figure is not regenerated where it is not, or another caveat for the README.
+        holds: for a figure whose numbers repeat only on the CPU that made them (torch training:
+            its kernels dispatch per instruction set), ``holds(numbers) -> [failures]`` checks the
+            figure's claim itself (its stated thresholds) where the exact numbers cannot be compared;
+            None for figures that repeat on any CPU.
     """
 
     name: str
@@ -85,6 +89,7 @@ class Figure:
     inputs: Callable[[bool], Path | None] = field(default=lambda quick: None)
     file: str = ""
     note: str = ""
+    holds: Callable[[dict], list[str]] | None = None
 
     @property
     def png(self) -> str:
@@ -149,6 +154,7 @@ def make(name: str, out: Path, quick: bool, recompute: bool = False) -> dict:
         cold=bool(cold),
         load_avg_1m=round(os.getloadavg()[0], 2),
         cpus=os.cpu_count(),
+        cpu=mf.cpu_model(),
         regenerated_in_ci=bool(cold and seconds <= mf.CI_MAX_SECONDS),
         git_commit=commit,
         git_dirty=dirty,
@@ -177,6 +183,7 @@ def record_existing(name: str, out: Path, why: str) -> dict:
         cold=False,
         load_avg_1m=None,
         cpus=os.cpu_count(),
+        cpu=mf.cpu_model(),
         regenerated_in_ci=False,
         git_commit=commit,
         git_dirty=dirty,
@@ -638,6 +645,19 @@ def _draw_figure2(results, axes=None):
     return fig
 
 
+def _fig2_holds(n: dict) -> list[str]:
+    """Figure 2's claim, at the ledger's thresholds: low error (mean ≤ 0.05, both models) and the
+    learned PᵀP not free of association (above chance 1/binom(15, 3) = 0.0022) with a positive block
+    contrast."""
+    bad = [f"{m}: mean final error {n[m]['mean_final_err']:.4f} > 0.05" for m in ("positional", "T")]
+    bad = [b for b, m in zip(bad, ("positional", "T"), strict=True) if n[m]["mean_final_err"] > 0.05]
+    if not n["positional"]["mean_association"] > 1 / 455:
+        bad.append(f"association {n['positional']['mean_association']:.4f} at chance (0.0022) or below")
+    if not n["positional"]["mean_contrast"] > 0:
+        bad.append(f"block contrast {n['positional']['mean_contrast']:.3f} <= 0")
+    return bad
+
+
 @register(
     "figure2",
     "Figure 2: a positional-attention ViT with learned P on Gaussian CNN-labelled data, 5 seeds",
@@ -649,6 +669,7 @@ def _draw_figure2(results, axes=None):
     _draw_figure2,
     _fig2_setting,
     _fig2_numbers,
+    holds=lambda n: _fig2_holds(n),
 )
 def fig_figure2(quick: bool, recompute: bool = False):
     # the ledger's main row: P and v at Parametrization 3.1's scale (claims.figure2.paper_init)

@@ -39,8 +39,28 @@ CI_MAX_SECONDS = 30.0
 #: Relative tolerance of the recomputed numbers. The figures are seeded (same seed, same numbers,
 #: bit-identical on one machine); 1e-9 leaves room for a different BLAS summation order only.
 RTOL = 1e-9
+#: The tolerance on another CPU than the one that made the entry (``cpu``; entries without it count as
+#: another): its rounding (libm, LAPACK dispatch) takes the reduced flow's adaptive solver (rtol 1e-7 per
+#: step) along other steps, and phase times and fitted exponents then agree to ~1e-7 relative (measured
+#: 6.5e-8 between an AMD EPYC and an Intel Xeon); 1e-6 leaves the solver's global error room, while a
+#: figure made stale by a change of the code moves by far more.
+RTOL_OTHER_CPU = 1e-6
 
 NAME = "manifest.json"
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``, else :func:`platform.processor`): torch's CPU kernels
+    dispatch per instruction set, so a torch-trained figure repeats bit for bit only on the same CPU."""
+    import platform
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
 
 
 def sha256(path: str | Path) -> str:

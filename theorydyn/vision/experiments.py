@@ -687,7 +687,7 @@ def robustness_figure(df: pd.DataFrame, title: str, ax=None) -> Figure:
             ax.text(
                 k,
                 0.02,
-                f"permuted − original: {mean:+.3f}{ci}",
+                f"permuted − original:\n{mean:+.3f}{ci}",  # two lines: one line overruns the next model's
                 transform=ax.get_xaxis_transform(),
                 ha="center",
                 fontsize=7,
@@ -695,7 +695,7 @@ def robustness_figure(df: pd.DataFrame, title: str, ax=None) -> Figure:
     ax.set_xticks(np.arange(len(models)), [MODEL_NAMES.get(m, m) for m in models])
     ax.set_xlim(-0.6, len(models) - 0.4)
     lo_y = float(df.final_test_acc.min())
-    ax.set_ylim(lo_y - 0.6 * (1.0 - lo_y), 1.0 + 0.05 * (1.0 - lo_y))
+    ax.set_ylim(lo_y - 0.8 * (1.0 - lo_y), 1.0 + 0.05 * (1.0 - lo_y))  # room for the two-line drops
     ax.set_ylabel(f"final test accuracy (axis from {ax.get_ylim()[0]:.3f}, not 0)\nmean ± 95% CI; dots: seeds")
     ax.set_title(textwrap.fill(title, 60), fontsize=9)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)

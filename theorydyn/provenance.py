@@ -47,7 +47,31 @@ from . import __version__
 #: History: 1 — first salted key (rows without ``numerics_version`` predate it and are stale).
 NUMERICS_VERSION = 1
 
-__all__ = ["provenance", "git_state", "library_versions", "attach_to_frame", "attach_to_json", "LIBRARIES", "PREFIX"]
+__all__ = [
+    "provenance",
+    "git_state",
+    "cpu_model",
+    "library_versions",
+    "attach_to_frame",
+    "attach_to_json",
+    "LIBRARIES",
+    "PREFIX",
+]
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; else :func:`platform.processor` or the architecture).
+    Torch's CPU kernels dispatch per instruction set, so a torch result repeats bit for bit only on the
+    same CPU: the figures' manifest records it, the benchmarks print it."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
 
 #: Libraries whose versions are recorded (module name → distribution name).
 LIBRARIES = {"numpy": "numpy", "scipy": "scipy", "numba": "numba", "pandas": "pandas", "torch": "torch"}

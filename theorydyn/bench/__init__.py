@@ -25,6 +25,8 @@ from typing import Any
 import numba
 import numpy as np
 
+from ..provenance import cpu_model
+
 
 def best_time(fn: Callable[[], object], repeats: int = 5, min_total: float = 0.2) -> float:
     """Best wall time of ``fn()`` over ``repeats`` calls (more calls while the total is under ``min_total`` s)."""
@@ -39,17 +41,8 @@ def best_time(fn: Callable[[], object], repeats: int = 5, min_total: float = 0.2
 
 def machine_info() -> dict[str, object]:
     """CPU model, cores usable by this process, thread count of Numba, library versions, load."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
     info: dict[str, Any] = dict(
-        cpu=cpu,
+        cpu=cpu_model(),
         cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         numba_threads=numba.get_num_threads(),
         python=platform.python_version(),

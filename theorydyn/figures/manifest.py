@@ -49,20 +49,6 @@ RTOL_OTHER_CPU = 1e-6
 NAME = "manifest.json"
 
 
-def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``, else :func:`platform.processor`): torch's CPU kernels
-    dispatch per instruction set, so a torch-trained figure repeats bit for bit only on the same CPU."""
-    import platform
-
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def sha256(path: str | Path) -> str:
     """The hex SHA-256 of a file's bytes."""
     h = hashlib.sha256()

@@ -85,6 +85,17 @@ def test_smoke_runs_the_accelerated_training_path_on_cpu(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == [csv]  # the run folders were temporary
 
 
+def test_smoke_without_batches_trains_at_its_one_default_batch(tmp_path):
+    """The README's `--smoke --device cuda` line names no --batches: the smoke default is one batch (128)."""
+    torch.set_num_threads(1)
+    csv = tmp_path / "smoke.csv"
+    argv = ["--smoke", "--device", "cpu", "--width", "16", "--depth", "1", "--heads", "2", "--smoke-images", "256"]
+    assert main([*argv, "--out", str(csv)]) == 0
+    import pandas as pd
+
+    assert pd.read_csv(csv).batch.tolist() == [128, 128]
+
+
 def test_smoke_refuses_a_batch_larger_than_the_images(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--smoke", "--device", "cpu", "--batches", "64", "--smoke-images", "32"])

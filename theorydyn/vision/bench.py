@@ -204,8 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--batches",
         type=number(int, "--batches", low=1),
         nargs="+",
-        default=[128, 1024],
-        help="batch sizes (default 128 1024; --smoke: one)",
+        default=None,
+        help="batch sizes (default 128 1024; --smoke: one, default 128)",
     )
     p.add_argument("--width", type=positive(int, "--width"), default=None, help="default 384 on cuda, 96 on cpu")
     p.add_argument("--depth", type=positive(int, "--depth"), default=None, help="default 7 on cuda, 2 on cpu")
@@ -310,7 +310,7 @@ def main(argv=None) -> int:
         for k in ("steps", "warmup", "repeats"):
             if k in given:
                 fail(f"--{k}: not used by --smoke (one epoch through the training loop)", prog)
-        if len(args.batches) > 1:
+        if args.batches is not None and len(args.batches) > 1:
             fail(f"--batches: --smoke trains at one batch size, got {args.batches}", prog)
     elif "smoke_images" in given:
         fail("--smoke-images: only used by --smoke", prog)
@@ -345,7 +345,7 @@ def main(argv=None) -> int:
             df.to_csv(out, index=False)
         return 0
     gpu = device.type == "cuda"
-    batches = args.batches
+    batches = args.batches or ([128] if args.smoke else [128, 1024])
     width, depth = args.width or (384 if gpu else 96), args.depth or (7 if gpu else 2)
     heads = args.heads or (12 if gpu else 4)
     if width % heads:

@@ -31,11 +31,17 @@ def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "machine:" in text and "numba" in text
-    for needle in ("x one pass (goal <= 1.3x)", "simulate() per step", "replicas sharing X"):
+    for needle in (
+        "x one pass (goal <= 1.3x)",
+        "alternating with no pause",
+        "simulate() per step",
+        "replicas sharing X",
+    ):
         assert needle in text
     t = pd.read_csv(out)
     assert list(t.dtype) == ["float64", "float32"]
     assert (t.fused_ms > 0).all() and (t.one_pass_ms > 0).all() and (t.simulate_step_ms > 0).all()
+    assert (t.fused_after_pass_ms > 0).all() and (t.pass_after_fused_ms > 0).all()
     assert {"cpu", "numba", "numpy", "fused_over_one_pass", "simulate_over_fused"} <= set(t.columns)
 
 
@@ -81,3 +87,21 @@ def test_simulate_benchmark_bad_input_exits_2(argv, needle, capsys):
     with pytest.raises(SystemExit) as e:
         main(["simulate", *argv])
     assert e.value.code == 2 and needle in capsys.readouterr().err
+
+
+def test_second_after_first_times_the_second_call_alone(monkeypatch):
+    """The alternating measurement counts only the call made right after the other one (a fake clock:
+    the first call takes 5 units, the second 1)."""
+    import types
+
+    from theorydyn.bench import simulate as bs
+
+    now = [0.0]
+    monkeypatch.setattr(bs, "time", types.SimpleNamespace(perf_counter=lambda: now[0], sleep=lambda s: None))
+
+    def advance(units):
+        return lambda: now.__setitem__(0, now[0] + units)
+
+    f = bs._second_after_first(advance(5), advance(1))
+    assert f() == bs.Timed(1.0)
+    assert bs._interleaved({"pair": f}, repeats=3, settle=0) == {"pair": 1.0}

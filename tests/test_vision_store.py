@@ -119,3 +119,19 @@ def test_a_finished_folder_with_a_nan_accuracy_is_trained_again(small_digits, tm
     assert r2["final_test_acc"] == r1["final_test_acc"]  # a CPU run is reproduced bit for bit
     rows, _ = stored_rows(tmp_path)
     assert len(rows) == 1
+
+
+def test_a_gpu_run_is_cached_apart_from_the_cpu_run_whose_key_is_unchanged():
+    """The device enters a run's key only off the CPU: the CPU ledger's cached runs keep their keys,
+    and a GPU run (other kernels, bf16 autocast) never stands in for a CPU one (meta tensors stand in
+    for a GPU here)."""
+    import dataclasses
+
+    d = load("digits")
+    spec = ex.RunSpec("vit", "positional", None, 0, 2)
+    vit, tcfg = ex.preset_configs(d)
+    assert "device" not in ex._config(spec, d, vit, tcfg, 0)
+    elsewhere = dataclasses.replace(d, x_train=d.x_train.to("meta"))
+    assert ex._config(spec, elsewhere, vit, tcfg, 0)["device"] == "meta"
+    assert ex.config_key(spec, elsewhere, vit, tcfg, 0) != ex.config_key(spec, d, vit, tcfg, 0)
+    assert ex.run_key(spec, elsewhere, vit, tcfg, 0) != ex.run_key(spec, d, vit, tcfg, 0)

@@ -24,6 +24,7 @@ fresh processes at two N (VmHWM), extrapolated to the largest N (and N·D·d) wi
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import operator
@@ -71,15 +72,42 @@ def _point(s, rng):
     return A, v
 
 
-#: Pause before each timed call (s): BLAS and torch worker threads busy-wait for a while after a
-#: call; on a 2-core machine a contender timed right after them shares the cores with spinning
-#: threads (measured: the fused step 1.5x slower right after a NumPy gemv than after a pause).
+#: Pause before each timed call (s). After a call, numpy's OpenBLAS keeps its workers spinning for
+#: 2²⁸ cycles (~0.1 s) and GNU OpenMP (Numba's and torch's thread team) for 300,000 iterations (a
+#: few ms); on a 2-core machine a contender started right after shares the cores with them. Measured
+#: on the 2-core AMD EPYC (N = 16384, D = d = 64, float32, medians of 31): the fused step right after
+#: one ``X @ v`` 22–24 ms against 12 ms alone, and that pass right after the step 10.3–10.6 ms against
+#: 5.8–6.7 ms; the main table prints both orders ("alternating with no pause"). Shorter spins
+#: (OPENBLAS_THREAD_TIMEOUT=22, GOMP_SPINCOUNT=30000) removed the contention but made the one pass
+#: itself 25–60% slower in its median (waking a sleeping thread costs milliseconds on this virtual
+#: machine), so theorydyn sets neither: both are the machine's and the libraries', not the kernel's.
 SETTLE = 0.2
+
+
+@dataclasses.dataclass(frozen=True)
+class Timed:
+    """What a timed function returns when it times a part of itself (``seconds``) instead of the whole."""
+
+    seconds: float
+
+
+def _second_after_first(first: Callable[[], Any], second: Callable[[], Any]) -> Callable[[], Timed]:
+    """``second``'s wall time when it starts right after ``first`` returns (no pause: what a script
+    alternating the two sees, the idle threads of ``first``'s library still awake)."""
+
+    def run() -> Timed:
+        first()
+        t0 = time.perf_counter()
+        second()
+        return Timed(time.perf_counter() - t0)
+
+    return run
 
 
 def _interleaved(fns: dict, repeats: int, settle: float = SETTLE) -> dict[str, float]:
     """Median wall time of each function over ``repeats`` round-robin repeats (after one warm-up);
-    a function returning an int n is timed per unit (wall time / n)."""
+    a function returning an int n is timed per unit (wall time / n), one returning :class:`Timed`
+    by the time it reports."""
     for f in fns.values():
         f()
     times: dict[str, list[float]] = {k: [] for k in fns}
@@ -88,7 +116,8 @@ def _interleaved(fns: dict, repeats: int, settle: float = SETTLE) -> dict[str, f
             time.sleep(settle)
             t0 = time.perf_counter()
             n = f()
-            times[k].append((time.perf_counter() - t0) / (n if isinstance(n, int) else 1))
+            dt = time.perf_counter() - t0
+            times[k].append(n.seconds if isinstance(n, Timed) else dt / (n if isinstance(n, int) else 1))
     return {k: float(np.median(t)) for k, t in times.items()}
 
 
@@ -168,6 +197,8 @@ def _main_row(args, s, torch, dtype: str, A: np.ndarray, v: np.ndarray) -> dict[
     Vr = np.repeat(v[:, None], args.replicas, axis=1)
     vx = v.astype(dtype)
     fns: dict[str, Callable[[], Any]] = dict(fused=lambda: fm.risk_grad(A[None], v[:, None]), one_pass=lambda: X2 @ vx)
+    fns["fused_after_pass"] = _second_after_first(fns["one_pass"], fns["fused"])
+    fns["pass_after_fused"] = _second_after_first(fns["fused"], fns["one_pass"])
     if torch is not None:
         Xt = torch.from_numpy(b.X)  # shares memory with X
         yt = torch.from_numpy(b.y.astype(dtype))
@@ -227,6 +258,8 @@ def _main_row(args, s, torch, dtype: str, A: np.ndarray, v: np.ndarray) -> dict[
         fused_over_one_pass=med["fused"] / med["one_pass"],
         X_GB_per_s_fused=b.X.nbytes / med["fused"] / 1e9,
         X_GB_per_s_one_pass=b.X.nbytes / med["one_pass"] / 1e9,
+        fused_after_pass_ms=1e3 * med["fused_after_pass"],
+        pass_after_fused_ms=1e3 * med["pass_after_fused"],
     )
     if "autograd" in med:
         row.update(autograd_ms=1e3 * med["autograd"], autograd_over_fused=med["autograd"] / med["fused"])
@@ -254,6 +287,12 @@ def _print_main(t: pd.DataFrame) -> None:
             f"  {r['dtype']}: fused step {r['fused_ms']:.1f} ms; one pass over X {r['one_pass_ms']:.1f} ms "
             f"-> {r['fused_over_one_pass']:.2f}x one pass (goal <= 1.3x)"
         )
+        if "fused_after_pass_ms" in r and pd.notna(r.get("fused_after_pass_ms")):
+            print(
+                f"    alternating with no pause: the step right after one pass {r['fused_after_pass_ms']:.1f} ms, "
+                f"one pass right after the step {r['pass_after_fused_ms']:.1f} ms "
+                "(the other library's idle threads still spinning: see SETTLE)"
+            )
         if "autograd_ms" in r and pd.notna(r.get("autograd_ms")):
             print(
                 f"    torch autograd {r['autograd_ms']:.1f} ms -> fused is {r['autograd_over_fused']:.2f}x faster "

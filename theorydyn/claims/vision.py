@@ -478,7 +478,10 @@ def digits_rows(
     threads = torch.get_num_threads()
     torch.set_num_threads(min(threads, 2))
     try:
-        data = data if data is not None else v.data.load("digits", download=False)
+        # a GPU where there is one, as the vision CLI does (its runs are cached apart from the CPU's)
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        data = data if data is not None else v.data.load("digits", device=device, download=False)
+        on = {} if data.x_train.device.type == "cpu" else dict(device=data.x_train.device.type)
         over = QUICK if quick else FULL
         vit, tcfg = ex.preset_configs(data, **over)
         root = Path(root)  # folders are keyed by the configuration: quick and full share what they can
@@ -526,6 +529,7 @@ def digits_rows(
             epochs=tcfg.epochs,
             seeds=len(seeds),
             quick=quick,
+            **on,
         )
         rows = [
             accuracy_check(acc["positional"], acc["vanilla"], params=common),
@@ -534,7 +538,7 @@ def digits_rows(
                 init,
                 params=dict(common, pos_std=mvit.pos_std),
                 vanilla_contrast=contrasts["vanilla"],
-                ink=ring_ink(data.x_train, vit.patch),
+                ink=ring_ink(data.x_train.cpu(), vit.patch),
             ),
             recovery_check(
                 before,
@@ -569,6 +573,7 @@ def digits_rows(
                         epochs=rcfg.epochs,
                         seeds=len(rseeds),
                         quick=quick,
+                        **on,
                     ),
                 ),
             )

@@ -176,7 +176,7 @@ class RunSpec:
 
 
 def _config(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int) -> dict:
-    return dict(
+    cfg = dict(
         spec=dataclasses.asdict(spec),
         data=[data.name, len(data.x_train), len(data.x_test)],
         vit=vit.to_dict() if spec.model == "vit" else None,
@@ -184,6 +184,10 @@ def _config(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, p
         perm_seed=perm_seed,
         torch=torch.__version__.split("+")[0],
     )
+    device = data.x_train.device.type
+    if device != "cpu":  # a GPU run is another run (other kernels, bf16); CPU keys predate this field
+        cfg["device"] = device
+    return cfg
 
 
 def config_key(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int) -> str:

@@ -190,3 +190,17 @@ def test_the_overall_bar_counts_expected_seconds(tmp_path, monkeypatch, capsys):
     assert main(["f1", "--out", str(tmp_path), "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "f1.png" in err and "it/s" not in err and "s/s" not in err and "figures:" not in err
+
+
+def test_a_vision_figure_without_its_runs_lists_what_computing_them_costs(tmp_path):
+    """`figures --list` gives a vision figure's cold cost: the ledger's vision source as measured."""
+    import dataclasses
+
+    from theorydyn.claims import expected_seconds
+    from theorydyn.figures import REGISTRY, inputs_text
+
+    fig = dataclasses.replace(REGISTRY["vision_compare"], inputs=lambda quick: tmp_path / "absent")
+    text = inputs_text(fig)
+    assert "cached inputs absent" in text and f"{expected_seconds('vision', quick=True):.0f} s cold" in text
+    (tmp_path / "absent").mkdir()
+    assert inputs_text(fig) == f"cached inputs present ({tmp_path / 'absent'})"

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from .. import transfer
+from ..claims import expected_seconds
 from ..claims.figure2 import paper_init
 from ..claims.semirealistic import compare_with_reduced
 from ..glm import plot_theorem_3_1_scan, theorem_3_1_scan
@@ -73,6 +74,8 @@ class Figure:
             None when it computes everything itself.
         file: the PNG's name.
         note: why the figure is not regenerated where it is not, or another caveat for the README.
+        inputs_cost: what computing absent inputs costs (shown by ``--list`` when they are absent),
+            e.g. the measured cold seconds of the ledger runs a vision figure reads; "" if unknown.
         holds: for a figure whose numbers repeat only on the CPU that made them (torch training:
             its kernels dispatch per instruction set), ``holds(numbers) -> [failures]`` checks the
             figure's claim itself (its stated thresholds) where the exact numbers cannot be compared;
@@ -91,6 +94,7 @@ class Figure:
     file: str = ""
     note: str = ""
     holds: Callable[[dict], list[str]] | None = None
+    inputs_cost: str = ""
 
     @property
     def png(self) -> str:
@@ -835,6 +839,11 @@ _VISION_NOTE = (
     "Not regenerated in CI: it trains a ViT (or reads the cached runs under runs/vision/ledger); the numbers "
     "are in the figure, not recomputed here."
 )
+#: the cold cost of the runs the three vision figures share: the quick ledger's vision source
+_VISION_COST = (
+    f"the ledger's vision runs, shared by the three vision figures: {expected_seconds('vision', quick=True):.0f} s "
+    "cold on the 2-core CI-class machine"
+)
 
 for _name, _fn, _title, _claim, _seeds in (
     (
@@ -876,6 +885,7 @@ for _name, _fn, _title, _claim, _seeds in (
         lambda d: {},
         inputs=lambda quick: _VISION_ROOT,
         note=_VISION_NOTE,
+        inputs_cost=_VISION_COST,
     )(digits)
 
 
@@ -895,7 +905,9 @@ def inputs_text(fig: Figure, quick: bool = True) -> str:
     p = fig.inputs(quick)
     if p is None:
         return "computed from scratch"
-    return f"cached inputs present ({p})" if p.exists() else f"cached inputs absent ({p}): would compute them"
+    if p.exists():
+        return f"cached inputs present ({p})"
+    return f"cached inputs absent ({p}): would compute them" + (f" ({fig.inputs_cost})" if fig.inputs_cost else "")
 
 
 class _Keys(dict):

@@ -36,6 +36,7 @@ Exit status: 0 all points done; 1 some point failed or a worker died (rerun to r
 from __future__ import annotations
 
 import math
+import re
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -126,7 +127,8 @@ class ScanOutcome:
 
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
-        return f"{v:.4g}"
+        # a whole number (N = 16384 in a column with NaN is a float) is printed whole, not as 1.638e+04
+        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:.4g}"
     return str(v)
 
 
@@ -385,7 +387,9 @@ def summary_frame(spec: ScanSpec, df: pd.DataFrame) -> pd.DataFrame:
     if _is_simulate(df):
         for key, g in _groups(df, scanned):
             base = dict(zip(scanned, key, strict=True))
-            horizon = float(g["sim_s_reached"].max()) if "sim_s_reached" in g.columns else math.nan
+            div = _diverged(g)
+            done = g[~div]  # a diverged run's numbers stop at its divergence: not averaged with the others
+            horizon = float(done["sim_s_reached"].max()) if "sim_s_reached" in g.columns and len(done) else math.nan
             for q, kind in scanplots.SIM_QUANTITIES:
                 if f"sim_{q}" in g.columns:
                     rows.append(
@@ -394,8 +398,9 @@ def summary_frame(spec: ScanSpec, df: pd.DataFrame) -> pd.DataFrame:
                             "solver": "simulator",
                             "quantity": q,
                             "horizon": horizon,
-                            **scanplots.interval(pd.to_numeric(g[f"sim_{q}"], errors="coerce"), kind),
+                            **scanplots.interval(pd.to_numeric(done[f"sim_{q}"], errors="coerce"), kind),
                             "interval": how[kind],
+                            "diverged": int(div.sum()),
                         }
                     )
     return pd.DataFrame(rows)
@@ -407,6 +412,26 @@ def write_summary(spec: ScanSpec, df: pd.DataFrame, results_dir: str | Path) -> 
     path = Path(results_dir) / spec.name / "summary.csv"
     write_text(path, summary_frame(spec, df).to_csv(index=False))
     return path
+
+
+_DIVERGED_AT = re.compile(r"at step (\d+)")
+
+
+def _diverged(g: pd.DataFrame) -> pd.Series:
+    """Which seeds of a group had their simulator run diverge (non-finite risk or gradient): their
+    phase columns are empty because the run stopped, not because a phase was not reached in time."""
+    if "sim_status" not in g.columns:
+        return pd.Series(False, index=g.index)
+    return g["sim_status"].astype(str).eq("diverged")
+
+
+def _diverged_steps(g: pd.DataFrame) -> str:
+    """'step 375' or 'steps 375–413': where a group's diverged runs stopped (from their messages)."""
+    msgs = g.loc[_diverged(g), "sim_message"] if "sim_message" in g.columns else pd.Series(dtype=str)
+    steps = sorted(int(m.group(1)) for m in (_DIVERGED_AT.search(str(x)) for x in msgs) if m)
+    if not steps:
+        return "an unrecorded step"
+    return f"step {steps[0]}" if steps[0] == steps[-1] else f"steps {steps[0]}–{steps[-1]}"
 
 
 def _cell(x: np.ndarray, kind: str) -> str:
@@ -451,16 +476,24 @@ def simulator_table(spec: ScanSpec, df: pd.DataFrame) -> pd.DataFrame | None:
     red_keys = [a for a in scanned if a not in scanplots.SIM_ONLY_OPTIONS]
     ref_axis = next((a for a in scanned if a in scanplots.SIM_ONLY_OPTIONS), "N")
     rows = []
+    any_diverged = bool(_diverged(df).any())
     for key, g in _groups(df, scanned):
         row: dict[str, Any] = dict(zip(scanned, key, strict=True))
         row.setdefault(ref_axis, int(g["N"].iloc[0]) if "N" in g.columns and ref_axis == "N" else "")
+        div = _diverged(g)
+        done = g[~div]
         for q, kind in scanplots.SIM_QUANTITIES:
             if f"sim_{q}" in g.columns:
-                row[q] = _cell(pd.to_numeric(g[f"sim_{q}"], errors="coerce").to_numpy(float), kind)
+                x = pd.to_numeric(done[f"sim_{q}"], errors="coerce").to_numpy(float)
+                row[q] = _cell(x, kind) if len(x) else "diverged"
+        if any_diverged:
+            row["diverged"] = f"{int(div.sum())}/{len(g)} at {_diverged_steps(g)}" if div.any() else "0"
         rows.append(row)
     for key, g in _groups(scanplots.reduced_rows(df), red_keys):
         row = dict(zip(red_keys, key, strict=True))
         row[ref_axis] = "∞ (reduced)"
+        if any_diverged:
+            row["diverged"] = "—"
         for q, kind in scanplots.SIM_QUANTITIES:
             if q in g.columns:
                 row[q] = (
@@ -484,12 +517,10 @@ def not_reached_hints(spec: ScanSpec, df: pd.DataFrame) -> list[str]:
     sf = summary_frame(spec, df)
     if not len(sf):
         return hints
-    sf = sf[(sf["reached"] < sf["n"]) & sf["quantity"].str.startswith("T")]
-    key_cols = [
-        c
-        for c in sf.columns
-        if c not in ("solver", "quantity", "n", "reached", "centre", "low", "high", "interval", "horizon")
-    ]
+    sf = sf[(sf["reached"] < sf["n"]) & sf["quantity"].str.startswith("T")]  # n: the runs that did not diverge
+    meta = ("solver", "quantity", "n", "reached", "centre", "low", "high", "interval", "horizon", "diverged")
+    key_cols = [c for c in sf.columns if c not in meta]
+    hints += _divergence_hints(spec, df)
     for (solver, horizon), g in sf.groupby(["solver", "horizon"], sort=False):
         parts = []
         keys = [c for c in key_cols if g[c].notna().all()]  # the reduced rows have no N
@@ -513,6 +544,25 @@ def not_reached_hints(spec: ScanSpec, df: pd.DataFrame) -> list[str]:
                 f"reach at small N, where the error floors above 2%."
             )
     return hints
+
+
+def _divergence_hints(spec: ScanSpec, df: pd.DataFrame) -> list[str]:
+    """One line naming the settings whose simulator runs diverged, where, and what to change."""
+    if not _is_simulate(df) or not _diverged(df).any():
+        return []
+    scanned = [a for a in spec.scanned_axes() if a in df.columns and a != "seed"]
+    parts = []
+    for key, g in _groups(df, scanned):
+        div = _diverged(g)
+        if div.any():
+            where = " ".join(f"{k}={_fmt(v)}" for k, v in zip(scanned, key, strict=True))
+            parts.append(f"{where + ': ' if where else ''}{int(div.sum())}/{len(g)} seeds at {_diverged_steps(g)}")
+    eta = sorted({_fmt(e) for e in df["eta"].dropna()}) if "eta" in df.columns else []
+    return [
+        "diverged (non-finite risk or gradient; the run stops there, its phase times are left out, not counted "
+        f"as not reached): {'; '.join(parts)}. A smaller GD step --eta (here {', '.join(eta) or 'the default'}) "
+        "may keep them finite."
+    ]
 
 
 def print_summary(spec: ScanSpec, outcome: ScanOutcome, file=None) -> None:

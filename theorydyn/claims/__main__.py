@@ -84,7 +84,8 @@ def build_parser():
         const="figures/theorem31_glm.png",
         default=None,
         metavar="PNG",
-        help="only draw the Theorem 3.1 scan (exact best-GLM error against q(D-C)/C^2, D in 64..256, "
+        help="only draw the Theorem 3.1 scan (exact error of the equal-weight GLM with the best link against "
+        "q(D-C)/C^2, D in 64..256, "
         "C in 4..16) to PNG (default figures/theorem31_glm.png) and print the crossings",
     )
     add_common_arguments(ap, seed=None, force="machine")

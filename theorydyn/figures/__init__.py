@@ -597,13 +597,18 @@ def _t31_numbers(data) -> dict:
 def _draw_theorem31(data, axes=None):
     fig, ax = axes_or_new(axes, figsize=(7.5, 4.8), layout="constrained")
     plot_theorem_3_1_scan(ax, *data)
-    ax.set_title("exact best-GLM error: D ∈ {64, 128, 256}, C ∈ {4, 8, 16}, p = 3, ν = 1/d (no sampling)", fontsize=9)
+    ax.set_title(
+        "exact error of the equal-weight GLM, best link: D ∈ {64, 128, 256}, C ∈ {4, 8, 16}, p = 3, ν = 1/d "
+        "(no sampling)",
+        fontsize=9,
+    )
     return fig
 
 
 @register(
     "theorem31",
-    "Theorem 3.1: the exact best-GLM error against q(D−C)/C² for D ∈ {64, 128, 256}, C ∈ {4, 8, 16}",
+    "Theorem 3.1: the exact error of the equal-weight GLM with the best link against q(D−C)/C² for "
+    "D ∈ {64, 128, 256}, C ∈ {4, 8, 16}",
     "Theorem 3.1 (a GLM errs with probability ≥ 1/8) holds only once q(D−C) ≳ 0.75·C²: the exact error "
     "collapses on x = q(D−C)/C² and crosses 1/8 at x* = {D64_C4[x_star]:.3f} (D = 64, C = 4), "
     "{D256_C4[x_star]:.3f} (D = 256, C = 4), {D64_C8[x_star]:.3f} (D = 64, C = 8), {D256_C16[x_star]:.3f} "

@@ -376,3 +376,14 @@ def test_every_documented_command_parses(where, cmd, capsys):
         _parser(name).parse_args(argv)
     except SystemExit as e:
         pytest.fail(f"{where}: `python -m {cmd}` does not parse: {capsys.readouterr().err.strip()} (exit {e.code})")
+
+
+def test_the_q_help_states_the_settings_own_default_and_the_cli_applies_it():
+    """docs/theory.md gives q = min(1, C²/D); the help said C²/D, which exceeds 1 when C² > D."""
+    p = argparse.ArgumentParser()
+    cli.add_setting_arguments(p)
+    (q,) = [a for a in p._actions if "--q" in a.option_strings]
+    assert "min(1, C²/D)" in q.help
+    s = cli.setting_from_args(p.parse_args(["--D", "8", "--C", "4"]))  # C²/D = 2
+    assert s.q == 1.0
+    assert cli.setting_from_args(p.parse_args(["--D", "64", "--C", "4"])).q == 16 / 64

@@ -80,7 +80,7 @@ def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int =
         "--q",
         type=number(float, "--q", low=0, high=1, rule="q must lie in [0, 1]"),
         default=None,
-        help="probability of ±w* in a random patch, in [0, 1] (default C²/D)",
+        help="probability of ±w* in a random patch, in [0, 1] (default min(1, C²/D))",
     )
     g.add_argument("--sigma2", type=positive(float, "--sigma2"), default=None, help="noise variance > 0 (default 1/d)")
     g.add_argument("--p", type=number(int, "--p", low=3), default=3, help="degree of the activation (odd, >= 3)")

@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep-q",
         action="store_true",
         help="keep --q fixed across D instead (the old, censored rule); "
-        "--q and --D (default q = C²/D) act only with it",
+        "--q and --D (default q = min(1, C²/D)) act only with it",
     )
     ap.add_argument(
         "--eps",
@@ -272,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "q" in given:
             fail("--q: only used with --keep-q (otherwise q = K/(D − C) follows --count)", PROG)
     if "D" in given and (not args.keep_q or "q" in given):
-        fail("--D: the experiment runs at each D of --Ds; --D only sets the default q = C²/D of --keep-q", PROG)
+        fail("--D: the experiment runs at each D of --Ds; --D only sets the default q = min(1, C²/D) of --keep-q", PROG)
     uses = {
         "upstream_N": "pretrained-sim",
         "upstream_steps": "pretrained-sim",

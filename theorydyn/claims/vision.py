@@ -367,7 +367,7 @@ def real_accuracies(name: str, data_dir: Path, *, quick: bool, seeds, root, prog
     v = _vision()
     ex = v.experiments
     say = progress or (lambda msg: None)
-    data = v.data.load(name, data_dir, device="cuda" if v.torch.cuda.is_available() else "cpu", download=False)
+    data = v.data.load(name, data_dir, device=v.data.default_device(), download=False)
     vit, tcfg = ex.preset_configs(data)
     acc: dict[str, list[float]] = {}
     for att in ("positional", "vanilla"):
@@ -479,8 +479,7 @@ def digits_rows(
     torch.set_num_threads(min(threads, 2))
     try:
         # a GPU where there is one, as the vision CLI does (its runs are cached apart from the CPU's)
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-        data = data if data is not None else v.data.load("digits", device=device, download=False)
+        data = data if data is not None else v.data.load("digits", device=v.data.default_device(), download=False)
         on = {} if data.x_train.device.type == "cpu" else dict(device=data.x_train.device.type)
         over = QUICK if quick else FULL
         vit, tcfg = ex.preset_configs(data, **over)

@@ -202,7 +202,7 @@ def main(argv=None) -> int:
         fail("torch is missing: install the vision extra (pip install torch==2.13.0 scikit-learn)")
     from ..resources import vit_train_memory
     from .bench import guard_device_memory
-    from .data import DataError, load
+    from .data import DataError, default_device, load
     from .experiments import (
         RunSpec,
         compare,
@@ -252,7 +252,7 @@ def main(argv=None) -> int:
         fail(f"--shuffle-grid: tiles of {s} pixels must hold whole ViT patches of {pick['patch']} pixels")
     if args.data_dir is not None and not Path(args.data_dir).is_dir():
         fail(f"--data-dir: {args.data_dir} is not an existing directory")
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = args.device or default_device()
     if device == "cuda" and not torch.cuda.is_available():
         fail("--device: cuda requested but no CUDA device is available")
     channels, classes = SHAPES[args.dataset]

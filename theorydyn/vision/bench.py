@@ -63,7 +63,7 @@ except ImportError:
 
 # below the guard: these need torch
 from ..resources import MemoryEstimate, ResourceError, Term, check_memory, vit_train_memory  # noqa: E402
-from .data import load, synthetic  # noqa: E402
+from .data import default_device, load, synthetic  # noqa: E402
 from .experiments import preset_configs  # noqa: E402
 from .model import ViT, ViTConfig, ensemble  # noqa: E402
 from .train import TrainConfig, train  # noqa: E402
@@ -314,7 +314,7 @@ def main(argv=None) -> int:
             fail(f"--batches: --smoke trains at one batch size, got {args.batches}", prog)
     elif "smoke_images" in given:
         fail("--smoke-images: only used by --smoke", prog)
-    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    device = torch.device(args.device or default_device())
     if device.type == "cuda" and not torch.cuda.is_available():
         fail("--device: cuda requested but no CUDA device is available", prog)
     if args.threads is not None:

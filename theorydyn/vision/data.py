@@ -246,6 +246,12 @@ def synthetic(
     ).to(device)
 
 
+def default_device() -> str:
+    """``"cuda"`` where a CUDA device is present, else ``"cpu"``: the device every vision entry point
+    trains on unless told otherwise (``--device``)."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def load(name: str, data_dir: str | Path | None = None, device="cpu", download: bool = True) -> ImageData:
     """The dataset ``name`` (one of :data:`DATASETS`) on ``device``; raises :class:`DataError`."""
     if name not in DATASETS:

@@ -14,6 +14,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from vision_tiny import ATOL, RTOL, SEEDS, TINY, single, small_digits  # noqa: E402
+
 from theorydyn.vision.data import load  # noqa: E402
 from theorydyn.vision.experiments import preset_configs  # noqa: E402
 from theorydyn.vision.grid import grid_permutation  # noqa: E402
@@ -25,24 +27,10 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (run with -m cuda on a GPU)"),
 ]
 
-TINY = dict(
-    image_size=8, patch=2, channels=1, classes=10, width=16, depth=2, heads=2, mlp=32, init="torch", pos_std=1.0
-)
-RTOL, ATOL = 1e-4, 1e-5  # as tests/test_vision_ensemble.py
-SEEDS = (3, 0, 7)
-
 
 @pytest.fixture(scope="module")
 def digits_cuda():
-    d = load("digits")
-    d.x_train, d.y_train = d.x_train[:192], d.y_train[:192]
-    d.x_test, d.y_test = d.x_test[:96], d.y_test[:96]
-    return d.to("cuda")
-
-
-def single(name, seed, vit=None):
-    torch.manual_seed(seed)
-    return build_model(name, channels=1, classes=10, vit=vit or ViTConfig(**TINY))
+    return small_digits("cuda")
 
 
 @pytest.mark.parametrize("name", ["vit", "cnn"])

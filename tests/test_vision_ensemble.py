@@ -7,39 +7,25 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from theorydyn.vision.data import load  # noqa: E402
+from vision_tiny import ATOL, RTOL, SEEDS, TINY, single  # noqa: E402
+from vision_tiny import small_digits as _small_digits  # noqa: E402
+
 from theorydyn.vision.grid import grid_permutation  # noqa: E402
 from theorydyn.vision.model import ViTConfig, build_model, ensemble, member_state  # noqa: E402
 from theorydyn.vision.train import Diverged, TrainConfig, train  # noqa: E402
 
 torch.set_num_threads(1)
 
-TINY = dict(
-    image_size=8, patch=2, channels=1, classes=10, width=16, depth=2, heads=2, mlp=32, init="torch", pos_std=1.0
-)
-#: member k against the single run of seed k after 3 epochs: batched matmuls (baddbmm) and the
-#: member-wise layer norm round differently from the single network's addmm and fused layer norm
-#: (measured: ≤ 6e-7 on the weights and running statistics); everything else is bit for bit
-RTOL, ATOL = 1e-4, 1e-5
 #: except the key half of the attention's qk bias: it adds the same q·b_k to every score of a row,
 #: which the softmax ignores, so its gradient is rounding noise that Adam scales up to steps of size
 #: ~lr; member and single run drift apart there by up to 1.5e-4 (measured) with no effect on the
 #: function (the logits are compared as well)
 KEY_BIAS = 2e-3
-SEEDS = (3, 0, 7)
 
 
 @pytest.fixture(scope="module")
 def small_digits():
-    d = load("digits")
-    d.x_train, d.y_train = d.x_train[:192], d.y_train[:192]
-    d.x_test, d.y_test = d.x_test[:96], d.y_test[:96]
-    return d
-
-
-def single(name, seed, vit=None):
-    torch.manual_seed(seed)
-    return build_model(name, channels=1, classes=10, vit=vit or ViTConfig(**TINY))
+    return _small_digits()
 
 
 CASES = {

@@ -9,26 +9,32 @@ Risk (E) and its gradient (docs/theory.md §2), for R parameter sets (replicas) 
 
 Shapes: X: (N, D, d) float32 or float64 (never copied); A, S: (R, D, D); V: (d, R).
 
-Why this layout: the step is bound by reading X (N·D·d numbers; everything else is N·D), so X
-is streamed from memory once per step. Samples are cut into fixed blocks processed in parallel
-(``prange``), each block into sub-blocks of about 1 MB of X (:func:`sub_block`). Per sub-block: U = X_n v for its
-samples (the one streaming pass, four rows of X_n per sweep so v is loaded once for four SIMD
-reductions); then the three D×D products are GEMMs over the sub-block (BLAS through ``np.dot``:
-H = U Sᵀ, dU = G S, ∂S += Gᵀ U), with the loss and g = c σ'(H) in between; then ∇_v += X_nᵀ dU_n
-while the sub-block of X is still in L2. A per-sample formulation does the same D×D work as
-matrix-vector products, bound by loads and stores of D×D operands; as GEMMs with 32–64 rows they
-run near the FMA peak (measured 3–7× faster per product).
+Why this layout: the step reads X (N·D·d numbers; everything else is N·D), so X is streamed from
+memory once per step. Samples are cut into fixed blocks processed in parallel (``prange``), each
+block into sub-blocks of about 1 MB of X (:func:`sub_block`), seen as one (sub·D, d) matrix X_sub.
+Per sub-block: U = X_sub v (BLAS gemv: the one streaming pass); then the three D×D products are
+GEMMs over the sub-block (BLAS through ``np.dot``: H = U Sᵀ, dU = G S, ∂S += Gᵀ U), with the loss
+and g = c σ'(H) in between; then ∇_v += X_subᵀ dU (gemv) while X_sub is still in L2. A per-sample
+formulation does the same D×D work as matrix-vector products, bound by loads and stores of D×D
+operands; as GEMMs with 32–64 rows they run near the FMA peak (measured 3–7× faster per product).
+BLAS runs single-threaded inside a kernel (:func:`_single_threaded_blas`): the cores are the
+``prange`` blocks'.
+
+Cost. Per sample the step does 5·D·d multiply-adds (U, ∇_v and the three D×D products at D = d)
+against one for a pass over X. On the 2-core AMD EPYC (N = 16384, D = d = 64, float32, calls back
+to back) the step takes 9.5–10 ms where one pass over X (``X.reshape(-1, d) @ v``) takes 5.2–7.5 ms
+(38–52 GB/s, varying between runs with the VM's memory bandwidth), and 8.5–9.5 ms per 16384 samples
+with X resident in cache: the step is bound by its arithmetic, not by reading X, so its ratio to
+one pass is set by the machine's FLOP-to-bandwidth ratio (``python -m theorydyn.bench simulate``).
 
 Arithmetic. Float64 X: all float64, agreeing with :func:`theorydyn.model.risk_and_grad` to 1e-9.
-Float32 X (:func:`_fused_many32`): float32 arithmetic on each sample — U = X_n v, the three D×D
-products as float32 GEMMs (sgemm), ∇_v's xᵀ dU — with float64 accumulation of everything summed
-over samples (∂S per sub-block GEMM, ∇_v per sample, the risk, the error) and F, the loss and
-c σ'(h) formed in float64. In float64 arithmetic the float32 step did ~5 × D·d multiply-adds per
-sample against one for a pass over X and took 1.55–1.65× that pass; in float32 it takes ~1.2–1.5×
-on a loaded 2-core machine (``python -m theorydyn.bench simulate``). The gradient then agrees with
-float64 math to float32 rounding (≤ 3e-7 norm-wise measured; the tests hold it to 1e-5), and GD
-trajectories with float32 X agree with float64 ones to ~4e-7 relative over 300 steps. Float32
-products overflow past ~3e38, so a diverging run shows a non-finite gradient a little sooner.
+Float32 X (:func:`_fused_many32`): float32 arithmetic within a sub-block — U = X_sub v, the three
+D×D products as float32 GEMMs (sgemm), ∇_v's X_subᵀ dU — with float64 accumulation of everything
+summed over sub-blocks (∂S, ∇_v, the risk, the error) and F, the loss and c σ'(h) formed in float64
+per sample. The gradient then agrees with float64 math to float32 rounding (≤ 3e-7 norm-wise
+measured; the tests hold it to 1e-5), and GD trajectories with float32 X agree with float64 ones to
+~4e-7 relative over 300 steps. Float32 products overflow past ~3e38, so a diverging run shows a
+non-finite gradient a little sooner.
 ``fastmath`` is limited to reassociation and contraction ({"reassoc", "contract", "nsz"}):
 SIMD reductions, while NaN and Inf keep their meaning (divergence is detected from them). Each
 block writes its own partial sums, added in block order afterwards, and a BLAS product of given
@@ -39,11 +45,13 @@ round differently, at the level of the arithmetic's rounding: 1e-16 in float64, 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
 import numpy as np
 from numba import prange
+from threadpoolctl import ThreadpoolController
 
 from ..numba_activation import sigma_and_grad
 
@@ -132,6 +140,168 @@ _FM = {"reassoc", "contract", "nsz"}
 
 
 @numba.njit(cache=True, fastmath=_FM)
+def _sigma_sum(h, p, nu):
+    """F = Σ_i σ(h_i), σ(x) = x^p + ν x (:func:`theorydyn.numba_activation.sigma_and_grad`)."""
+    F = 0.0
+    if p == 3:  # the literal 3 unrolls the power: a straight-line, vectorised loop for the paper's p
+        for i in range(h.shape[0]):
+            F += sigma_and_grad(h[i], 3, nu)[0]
+    else:
+        for i in range(h.shape[0]):
+            F += sigma_and_grad(h[i], p, nu)[0]
+    return F
+
+
+@numba.njit(cache=True, fastmath=_FM)
+def _to_g(h, c, p, nu):
+    """In place: h_i → g_i = c σ'(h_i) = c (p h_i^{p−1} + ν)."""
+    if p == 3:
+        for i in range(h.shape[0]):
+            h[i] = c * sigma_and_grad(h[i], 3, nu)[1]
+    else:
+        for i in range(h.shape[0]):
+            h[i] = c * sigma_and_grad(h[i], p, nu)[1]
+
+
+@numba.njit(cache=True, fastmath=_FM, parallel=True)
+def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw):
+    """R replicas sharing X.  S, ST (R, D, D); VT (R, d); partials per block out_dS (nb, R, D, D),
+    out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]).
+
+    Per sub-block of ``sub`` samples (:func:`sub_block`), X_sub = its rows as one (sub·D, d) matrix:
+    (1) U_r = X_sub v_r (BLAS gemv: X streamed from memory, the one pass); (2) per replica the three
+    D×D products as GEMMs over the sub-block, H = U Sᵀ, dU = G S, ∂S += Gᵀ U, with the loss and
+    g = c σ'(H) in between; (3) ∇_v += X_subᵀ dU_r (gemv, X_sub now read from L2). Every block is
+    single-threaded (BLAS too: :func:`_single_threaded_blas`) and its partial sums are reduced in
+    block order by the caller: bit-identical results whatever the number of threads.
+    """
+    N, D, d = X.shape
+    R = VT.shape[0]
+    nb = out_dS.shape[0]
+    for bi in prange(nb):
+        a0 = bi * block
+        a1 = min(N, a0 + block)
+        dS = out_dS[bi]
+        gV = out_gV[bi]
+        lw = out_lw[bi]
+        dS[:, :, :] = 0.0
+        gV[:, :] = 0.0
+        lw[:, :] = 0.0
+        U = np.empty((R, sub * D))
+        gs = np.empty(d)
+        for c0 in range(a0, a1, sub):
+            nc = min(a1, c0 + sub) - c0
+            Xs = X[c0 : c0 + nc].reshape(nc * D, d)
+            for r in range(R):
+                np.dot(Xs, VT[r], U[r, : nc * D])
+                Ur = U[r, : nc * D].reshape(nc, D)
+                G = np.dot(Ur, ST[r])  # H = U Sᵀ (nc, D), turned into g in place
+                for b in range(nc):
+                    a = c0 + b
+                    g = G[b]
+                    F = _sigma_sum(g, p, nu)
+                    wa = uw if w.shape[0] == 0 else w[a]
+                    m = y[a] * F
+                    lo, sig = _loss_and_dloss(m, wa)
+                    lw[r, 0] += lo
+                    if not m > 0:  # a NaN margin counts as wrong
+                        lw[r, 1] += wa
+                    _to_g(g, -y[a] * sig, p, nu)
+                dU = np.dot(G, S[r])  # (nc, D): dU_nj = Σ_i g_ni S_ij
+                P = np.dot(G.T, Ur)  # Σ_n g_n u_nᵀ (D, D)
+                dSr = dS[r]
+                for i in range(D):
+                    for j in range(D):
+                        dSr[i, j] += P[i, j]
+                np.dot(dU.reshape(nc * D), Xs, gs)  # Σ_{n,j} dU_nj x_nj over the sub-block (d,)
+                gv = gV[r]
+                for k in range(d):
+                    gv[k] += gs[k]
+
+
+# ---- float32 storage: float32 arithmetic within a sub-block, float64 accumulation over sub-blocks -
+@numba.njit(cache=True, fastmath=_FM)
+def _loss_to_g32(h, ya, wa, p, nu):
+    """For one sample's float32 h (D,): F = Σ σ(h_i) and the loss in float64; in place h_i → g_i =
+    c σ'(h_i) rounded to float32. Returns (w ℓ(yF), yF)."""
+    F = 0.0
+    if p == 3:  # a literal p unrolls the power (see _sigma_sum)
+        for i in range(h.shape[0]):
+            F += sigma_and_grad(np.float64(h[i]), 3, nu)[0]
+    else:
+        for i in range(h.shape[0]):
+            F += sigma_and_grad(np.float64(h[i]), p, nu)[0]
+    m = ya * F
+    lo, sig = _loss_and_dloss(m, wa)
+    c = -ya * sig
+    if p == 3:
+        for i in range(h.shape[0]):
+            h[i] = c * sigma_and_grad(np.float64(h[i]), 3, nu)[1]
+    else:
+        for i in range(h.shape[0]):
+            h[i] = c * sigma_and_grad(np.float64(h[i]), p, nu)[1]
+    return lo, m
+
+
+@numba.njit(cache=True, fastmath=_FM, parallel=True)
+def _fused_many32(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw):
+    """:func:`_fused_many` for float32 X: the same three passes, with S, Sᵀ, v, U, G, dU in float32,
+    U = X_sub v and X_subᵀ dU as float32 gemv and the three D×D products as float32 GEMMs (sgemm:
+    twice the SIMD lanes of dgemm, half the bytes). F, the loss and c σ'(h) are formed in float64
+    per sample; every sum over more than one sub-block — ∂S (each sub-block's Gᵀ U added into the
+    block's float64 ∂S), ∇_v (each sub-block's X_subᵀ dU added into the float64 ∇_v), the risk and
+    the error — accumulates in float64. Partials per block, reduced in block order by the caller:
+    bit-identical results whatever the number of threads.
+
+    Tried and dropped (2-core AMD EPYC, N = 16384, D = d = 64): software-pipelining U = X v of
+    sub-block k + 1 into the ∇_v loop of sub-block k (so memory and compute overlap), 1.3–1.5×
+    slower at sub-blocks of 16–60 samples; prefetching sub-block k + 1 into L2 (``llvm.prefetch``)
+    during sub-block k's products, 1.1–1.2× slower at sub-blocks of 16–32; gemv over one or two
+    samples at a time (the size at which OpenBLAS stays single-threaded by itself), 1.1–1.15×
+    slower than one gemv per sub-block; hand-written four-row dot products and axpys (the kernel
+    before this one), 1.15–1.2× slower.
+    """
+    N, D, d = X.shape
+    R = VT.shape[0]
+    nb = out_dS.shape[0]
+    for bi in prange(nb):
+        a0 = bi * block
+        a1 = min(N, a0 + block)
+        dS = out_dS[bi]
+        gV = out_gV[bi]
+        lw = out_lw[bi]
+        dS[:, :, :] = 0.0
+        gV[:, :] = 0.0
+        lw[:, :] = 0.0
+        U = np.empty((R, sub * D), dtype=np.float32)
+        gs = np.empty(d, dtype=np.float32)
+        for c0 in range(a0, a1, sub):
+            nc = min(a1, c0 + sub) - c0
+            Xs = X[c0 : c0 + nc].reshape(nc * D, d)
+            for r in range(R):
+                np.dot(Xs, VT[r], U[r, : nc * D])
+                Ur = U[r, : nc * D].reshape(nc, D)
+                G = np.dot(Ur, ST[r])  # H = U Sᵀ (nc, D) float32, turned into g in place
+                for b in range(nc):
+                    a = c0 + b
+                    wa = uw if w.shape[0] == 0 else w[a]
+                    lo, m = _loss_to_g32(G[b], y[a], wa, p, nu)
+                    lw[r, 0] += lo
+                    if not m > 0:  # a NaN margin counts as wrong
+                        lw[r, 1] += wa
+                dU = np.dot(G, S[r])  # (nc, D) float32
+                P = np.dot(G.T, Ur)  # Σ_n g_n u_nᵀ over the sub-block (D, D) float32
+                dSr = dS[r]
+                for i in range(D):
+                    for j in range(D):
+                        dSr[i, j] += P[i, j]
+                np.dot(dU.reshape(nc * D), Xs, gs)  # float32 over the sub-block (d,)
+                gv = gV[r]
+                for k in range(d):
+                    gv[k] += gs[k]
+
+
+@numba.njit(cache=True, fastmath=_FM)
 def _rows_dot(x, v, u):
     """u[j] = ⟨x_j, v⟩ for the D rows of x (D, d): four rows at a time, so v is loaded once for four
     independent SIMD reductions (a float32 x is widened on load: float64 arithmetic)."""
@@ -161,228 +331,10 @@ def _rows_dot(x, v, u):
         j += 1
 
 
-@numba.njit(cache=True, fastmath=_FM)
-def _rows_axpy(x, du, gv):
-    """gv += xᵀ du = Σ_j du_j x_j for x (D, d): four rows per sweep over gv (a quarter of the stores)."""
-    D, d = x.shape
-    j = 0
-    while j + 4 <= D:
-        d0 = du[j]
-        d1 = du[j + 1]
-        d2 = du[j + 2]
-        d3 = du[j + 3]
-        for k in range(d):
-            gv[k] += (d0 * x[j, k] + d1 * x[j + 1, k]) + (d2 * x[j + 2, k] + d3 * x[j + 3, k])
-        j += 4
-    while j < D:
-        d0 = du[j]
-        for k in range(d):
-            gv[k] += d0 * x[j, k]
-        j += 1
-
-
-@numba.njit(cache=True, fastmath=_FM)
-def _sigma_sum(h, p, nu):
-    """F = Σ_i σ(h_i), σ(x) = x^p + ν x (:func:`theorydyn.numba_activation.sigma_and_grad`)."""
-    F = 0.0
-    if p == 3:  # the literal 3 unrolls the power: a straight-line, vectorised loop for the paper's p
-        for i in range(h.shape[0]):
-            F += sigma_and_grad(h[i], 3, nu)[0]
-    else:
-        for i in range(h.shape[0]):
-            F += sigma_and_grad(h[i], p, nu)[0]
-    return F
-
-
-@numba.njit(cache=True, fastmath=_FM)
-def _to_g(h, c, p, nu):
-    """In place: h_i → g_i = c σ'(h_i) = c (p h_i^{p−1} + ν)."""
-    if p == 3:
-        for i in range(h.shape[0]):
-            h[i] = c * sigma_and_grad(h[i], 3, nu)[1]
-    else:
-        for i in range(h.shape[0]):
-            h[i] = c * sigma_and_grad(h[i], p, nu)[1]
-
-
-@numba.njit(cache=True, fastmath=_FM, parallel=True)
-def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw):
-    """R replicas sharing X.  S, ST (R, D, D); VT (R, d); partials per block out_dS (nb, R, D, D),
-    out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]).
-
-    Per sub-block of ``sub`` samples (:func:`sub_block`): (1) U_r = X_n v_r for every sample and replica
-    (X streamed from memory: the one pass); (2) per replica the three D×D products as GEMMs over the sub-block,
-    H = U Sᵀ, dU = G S, ∂S += Gᵀ U, with the loss and g = c σ'(H) in between; (3) ∇_v += X_nᵀ dU_n,
-    X_n now read from L2. Every block is single-threaded and its partial sums are reduced in block
-    order by the caller: bit-identical results whatever the number of threads.
-    """
-    N, D, d = X.shape
-    R = VT.shape[0]
-    nb = out_dS.shape[0]
-    for bi in prange(nb):
-        a0 = bi * block
-        a1 = min(N, a0 + block)
-        dS = out_dS[bi]
-        gV = out_gV[bi]
-        lw = out_lw[bi]
-        dS[:, :, :] = 0.0
-        gV[:, :] = 0.0
-        lw[:, :] = 0.0
-        U = np.empty((R, sub, D))
-        for c0 in range(a0, a1, sub):
-            nc = min(a1, c0 + sub) - c0
-            for b in range(nc):
-                x = X[c0 + b]
-                for r in range(R):
-                    _rows_dot(x, VT[r], U[r, b])
-            for r in range(R):
-                Ur = U[r, :nc]
-                G = np.dot(Ur, ST[r])  # H = U Sᵀ (nc, D), turned into g in place
-                for b in range(nc):
-                    a = c0 + b
-                    g = G[b]
-                    F = _sigma_sum(g, p, nu)
-                    wa = uw if w.shape[0] == 0 else w[a]
-                    m = y[a] * F
-                    lo, sig = _loss_and_dloss(m, wa)
-                    lw[r, 0] += lo
-                    if not m > 0:  # a NaN margin counts as wrong
-                        lw[r, 1] += wa
-                    _to_g(g, -y[a] * sig, p, nu)
-                dU = np.dot(G, S[r])  # (nc, D): dU_nj = Σ_i g_ni S_ij
-                P = np.dot(G.T, Ur)  # Σ_n g_n u_nᵀ (D, D)
-                dSr = dS[r]
-                for i in range(D):
-                    for j in range(D):
-                        dSr[i, j] += P[i, j]
-                gv = gV[r]
-                for b in range(nc):
-                    _rows_axpy(X[c0 + b], dU[b], gv)
-
-
-# ---- float32 storage: float32 arithmetic on the sample, float64 accumulation over samples --------
-@numba.njit(cache=True, fastmath=_FM)
-def _rows_dot32(x, v, u):
-    """u[j] = ⟨x_j, v⟩ in float32 (x (D, d), v (d,), u (D,) all float32): four rows per sweep, eight
-    SIMD lanes per register instead of four. Each u_j is a sum of d products (relative error a few
-    times d·2⁻²⁴ in the worst case, ~√d·2⁻²⁴ typically)."""
-    D, d = x.shape
-    j = 0
-    while j + 4 <= D:
-        s0 = np.float32(0.0)
-        s1 = np.float32(0.0)
-        s2 = np.float32(0.0)
-        s3 = np.float32(0.0)
-        for k in range(d):
-            vk = v[k]
-            s0 += x[j, k] * vk
-            s1 += x[j + 1, k] * vk
-            s2 += x[j + 2, k] * vk
-            s3 += x[j + 3, k] * vk
-        u[j] = s0
-        u[j + 1] = s1
-        u[j + 2] = s2
-        u[j + 3] = s3
-        j += 4
-    while j < D:
-        s0 = np.float32(0.0)
-        for k in range(d):
-            s0 += x[j, k] * v[k]
-        u[j] = s0
-        j += 1
-
-
-@numba.njit(cache=True, fastmath=_FM)
-def _rows_axpy32(x, du, acc, gv):
-    """gv += xᵀ du for one sample: the D rows summed in float32 into ``acc`` (d,) by
-    :func:`_rows_axpy` (specialised for float32 x, du, acc), then added to the float64 ``gv`` — so
-    the sum over samples is float64."""
-    for k in range(acc.shape[0]):
-        acc[k] = 0.0
-    _rows_axpy(x, du, acc)
-    for k in range(acc.shape[0]):
-        gv[k] += acc[k]
-
-
-@numba.njit(cache=True, fastmath=_FM)
-def _loss_to_g32(h, ya, wa, p, nu):
-    """For one sample's float32 h (D,): F = Σ σ(h_i) and the loss in float64; in place h_i → g_i =
-    c σ'(h_i) rounded to float32. Returns (w ℓ(yF), yF)."""
-    F = 0.0
-    if p == 3:  # a literal p unrolls the power (see _sigma_sum)
-        for i in range(h.shape[0]):
-            F += sigma_and_grad(np.float64(h[i]), 3, nu)[0]
-    else:
-        for i in range(h.shape[0]):
-            F += sigma_and_grad(np.float64(h[i]), p, nu)[0]
-    m = ya * F
-    lo, sig = _loss_and_dloss(m, wa)
-    c = -ya * sig
-    if p == 3:
-        for i in range(h.shape[0]):
-            h[i] = c * sigma_and_grad(np.float64(h[i]), 3, nu)[1]
-    else:
-        for i in range(h.shape[0]):
-            h[i] = c * sigma_and_grad(np.float64(h[i]), p, nu)[1]
-    return lo, m
-
-
-@numba.njit(cache=True, fastmath=_FM, parallel=True)
-def _fused_many32(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw):
-    """:func:`_fused_many` for float32 X: the same three passes, with S, Sᵀ, v, U, G, dU in float32
-    and the three D×D products as float32 GEMMs (sgemm: twice the SIMD lanes of dgemm, half the
-    bytes). F, the loss and c σ'(h) are formed in float64 per sample; every sum over samples — the
-    sub-block GEMM Gᵀ U (≤ ``sub`` samples) added into the block's float64 ∂S, each sample's xᵀ dU
-    added into the float64 ∇_v, the risk and the error — accumulates in float64. Partials per block,
-    reduced in block order by the caller: bit-identical results whatever the number of threads.
-
-    Tried and dropped: software-pipelining U = X v of sub-block k + 1 into the ∇_v loop of sub-block
-    k (so memory and compute overlap) measured 1.3–1.5× slower at sub-blocks of 16–60 samples.
-    """
-    N, D, d = X.shape
-    R = VT.shape[0]
-    nb = out_dS.shape[0]
-    for bi in prange(nb):
-        a0 = bi * block
-        a1 = min(N, a0 + block)
-        dS = out_dS[bi]
-        gV = out_gV[bi]
-        lw = out_lw[bi]
-        dS[:, :, :] = 0.0
-        gV[:, :] = 0.0
-        lw[:, :] = 0.0
-        U = np.empty((R, sub, D), dtype=np.float32)
-        acc = np.empty(d, dtype=np.float32)
-        for c0 in range(a0, a1, sub):
-            nc = min(a1, c0 + sub) - c0
-            for b in range(nc):
-                x = X[c0 + b]
-                for r in range(R):
-                    _rows_dot32(x, VT[r], U[r, b])
-            for r in range(R):
-                Ur = U[r, :nc]
-                G = np.dot(Ur, ST[r])  # H = U Sᵀ (nc, D) float32, turned into g in place
-                for b in range(nc):
-                    a = c0 + b
-                    wa = uw if w.shape[0] == 0 else w[a]
-                    lo, m = _loss_to_g32(G[b], y[a], wa, p, nu)
-                    lw[r, 0] += lo
-                    if not m > 0:  # a NaN margin counts as wrong
-                        lw[r, 1] += wa
-                dU = np.dot(G, S[r])  # (nc, D) float32
-                P = np.dot(G.T, Ur)  # Σ_n g_n u_nᵀ over the sub-block (D, D) float32
-                dSr = dS[r]
-                for i in range(D):
-                    for j in range(D):
-                        dSr[i, j] += P[i, j]
-                gv = gV[r]
-                for b in range(nc):
-                    _rows_axpy32(X[c0 + b], dU[b], acc, gv)
-
-
 @numba.njit(cache=True, fastmath=_FM, parallel=True)
 def _forward(X, ST, VT, p, nu, block, sub, F):
-    """F_nr = Σ_i σ(h_nir) per replica.  X (N, D, d); ST (R, D, D); VT (R, d); F (N, R)."""
+    """F_nr = Σ_i σ(h_nir) per replica, in float64 arithmetic whatever X's dtype (the recorded test
+    error and association are read off F).  X (N, D, d); ST (R, D, D); VT (R, d) float64; F (N, R)."""
     N, D, d = X.shape
     R = VT.shape[0]
     nb = -(-N // block)
@@ -399,6 +351,20 @@ def _forward(X, ST, VT, p, nu, block, sub, F):
                 H = np.dot(U[r, :nc], ST[r])
                 for b in range(nc):
                     F[c0 + b, r] = _sigma_sum(H[b], p, nu)
+
+
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    """The process's BLAS libraries, inspected once (building a controller costs ~1 ms; limiting
+    through it ~10 µs)."""
+    return ThreadpoolController().select(user_api="blas")
+
+
+def _single_threaded_blas():
+    """BLAS at one thread while a kernel runs: each ``prange`` block is one thread, and a gemv over a
+    sub-block (sub·D·d ≈ 2.5·10⁵ multiply-adds) is past the size at which OpenBLAS would start threads
+    of its own — oversubscribing the cores and making ∇_v's sum order depend on BLAS's thread count."""
+    return _blas_controller().limit(limits=1)
 
 
 class FusedModel:
@@ -455,7 +421,7 @@ class FusedModel:
         R, D = A.shape[0], self.D
         S = softmax_rows(A, self.tau)
         ST = np.ascontiguousarray(S.transpose(0, 2, 1))
-        with np.errstate(all="ignore"):  # divergence is detected by the caller, not warned about
+        with np.errstate(all="ignore"), _single_threaded_blas():  # divergence: detected by the caller
             dS = np.empty((self.nb, R, D, D))
             gVb = np.empty((self.nb, R, self.d))
             lw = np.empty((self.nb, R, 2))
@@ -495,7 +461,7 @@ class FusedModel:
         S = softmax_rows(A, self.tau)
         ST = np.ascontiguousarray(S.transpose(0, 2, 1))
         F = np.empty((self.N, A.shape[0]))
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), _single_threaded_blas():
             _forward(self.X, ST, np.ascontiguousarray(V.T), self.p, self.nu, self.block, self.sub, F)
         return F
 

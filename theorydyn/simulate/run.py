@@ -446,8 +446,8 @@ def simulate(
             whole steps, as :func:`theorydyn.reduced.integrate` does with ``method="gd"`` (the run
             ends at the last of them unless ``steps``/``s_max`` say otherwise).
         dtype: storage of X, ``"float64"`` or ``"float32"`` (float32 storage is stepped in float32
-            arithmetic with float64 accumulation over samples; its trajectories agree with float64
-            storage to ~1e-6 relative).
+            arithmetic within sub-blocks of ~60 samples, with float64 accumulation across them; its
+            trajectories agree with float64 storage to ~1e-6 relative).
         n_test: fresh test samples (ignored when ``test`` is given).
         train, test: optional explicit ``(X, y)`` (or ``(X, y, weights)`` for train) — e.g. docs/theory.md §7's
             Gaussian data, or an exhaustive enumeration with its probabilities. With an explicit

@@ -204,3 +204,35 @@ def test_a_vision_figure_without_its_runs_lists_what_computing_them_costs(tmp_pa
     assert "cached inputs absent" in text and f"{expected_seconds('vision', quick=True):.0f} s cold" in text
     (tmp_path / "absent").mkdir()
     assert inputs_text(fig) == f"cached inputs present ({tmp_path / 'absent'})"
+
+
+def test_make_marks_cold_by_what_its_compute_wrote_into_a_shared_inputs_folder(tmp_path, monkeypatch):
+    """Two figures sharing one cache folder (the three vision figures): the second is cold when its
+    compute trains runs of its own there, though the folder exists; warm when it only reads."""
+    import dataclasses
+
+    from matplotlib.figure import Figure as MplFigure
+
+    shared = tmp_path / "runs"
+    (shared / "other-figure-run").mkdir(parents=True)
+    (shared / "other-figure-run" / "row.json").write_text("{}")
+
+    def compute(quick, recompute=False):
+        run = shared / "my-run" / "row.json"
+        if not run.exists():
+            run.parent.mkdir(exist_ok=True)
+            run.write_text("{}")
+        return None
+
+    def draw(data, axes=None):
+        fig = MplFigure()
+        fig.add_subplot().plot([0, 1])
+        return fig
+
+    fake = dataclasses.replace(REGISTRY["phases"], compute=compute, draw=draw, inputs=lambda quick: shared)
+    monkeypatch.setitem(REGISTRY, "phases", dataclasses.replace(fake, numbers=lambda data: {}))
+    out = tmp_path / "out"
+    out.mkdir()
+    assert figures.make("phases", out, True)["cold"] is True  # trained its run: cold, the folder notwithstanding
+    assert figures.make("phases", out, True)["cold"] is False  # read it back: warm
+    assert figures.make("phases", out, True, recompute=True)["cold"] is True

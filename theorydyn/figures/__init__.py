@@ -130,6 +130,15 @@ def _num(x) -> float | None:
     return x if np.isfinite(x) else None
 
 
+def _files_under(path: Path | None) -> frozenset[str] | None:
+    """The files under ``path`` (itself if a file); None if it is not given or absent."""
+    if path is None or not path.exists():
+        return None
+    if path.is_file():
+        return frozenset([str(path)])
+    return frozenset(str(q) for q in path.rglob("*") if q.is_file())
+
+
 def make(name: str, out: Path, quick: bool, recompute: bool = False) -> dict:
     """Compute, draw and write ``out/FILE.png`` and ``out/FILE.pdf``; returns the figure's manifest
     entry (setting, key numbers, cost of compute + draw + save, the PNG's hash …)."""
@@ -137,9 +146,12 @@ def make(name: str, out: Path, quick: bool, recompute: bool = False) -> dict:
 
     fig = REGISTRY[name]
     inputs = fig.inputs(quick)
-    cold = recompute or inputs is None or not inputs.exists()
+    before = _files_under(inputs)
     t = time.perf_counter()
     data = fig.compute(quick, recompute=True) if recompute else fig.compute(quick)
+    # cold: this call computed its inputs (a folder the figures share, such as the vision runs, may
+    # exist because another figure filled it with runs this one does not read)
+    cold = recompute or before is None or _files_under(inputs) != before
     drawn = fig.draw(data)
     out = Path(out)
     png, pdf = out / fig.png, out / (Path(fig.png).stem + ".pdf")

@@ -88,7 +88,7 @@ def test_glm_oracle_error_fft_matches_dp(D, C, q):
 
 def test_glm_error_is_a_known_identity_across_c():
     """Trinomial(1/4, 1/2, 1/4) is the law of (e1 + e2)/2 for two signs, so C = 8 at q = 1/2 and C = 16
-    at q = 1 (L = 16 both) have the same set sums up to a factor 2 and the same best-GLM error."""
+    at q = 1 (L = 16 both) have the same set sums up to a factor 2 and the same equal-weight-GLM error."""
     a = glm.glm_oracle_error_exact(Setting(D=128, C=8, q=0.5))
     b = glm.glm_oracle_error_exact(Setting(D=256, C=16, q=1.0))
     assert a["err"] == pytest.approx(b["err"], abs=1e-12)

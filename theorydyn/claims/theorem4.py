@@ -296,8 +296,9 @@ def check_frozen_attention(
     error against f on fresh samples over ``seeds`` seeds. PASS iff its 95% interval lies at or above
     1/8 (Theorem 3.1's bound for every GLM); DEVIATES iff it lies below (the frozen model beats the
     bound: with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval straddles 1/8;
-    OUT_OF_SCOPE outside :func:`theorem_3_1_scope`. The note gives the exact best-GLM error
-    (:func:`theorydyn.glm.glm_oracle_error_exact`)."""
+    OUT_OF_SCOPE outside :func:`theorem_3_1_scope`. The note gives the exact error of the equal-weight
+    GLM with the best link (:func:`theorydyn.glm.glm_oracle_error_exact`), an upper bound on the best
+    GLM's error (docs/theory.md §6.1)."""
     scope = theorem_3_1_scope(s)
     errs = []
     for k in range(seeds):
@@ -309,11 +310,14 @@ def check_frozen_attention(
     _, lo, hi = mean_ci(errs)
     lo, hi = (min(errs), max(errs)) if math.isnan(lo) else (lo, hi)
     best = glm_oracle_error_exact(s)["err_cond"]
-    note = f"per seed {', '.join(f'{e:.4f}' for e in errs)}; exact best-GLM error at this setting {best:.4f}"
+    note = (
+        f"per seed {', '.join(f'{e:.4f}' for e in errs)}; exact error of the equal-weight GLM with the best link "
+        f"at this setting {best:.4f}"
+    )
     if best < 0.125:
         note += (
-            " (below 1/8 itself: Theorem 3.1's bound fails at this setting for the best GLM, see the Theorem 3.1 "
-            "scan rows)"
+            " (below 1/8: Theorem 3.1's bound fails at this setting for this GLM, hence for the best GLM, see the "
+            "Theorem 3.1 scan rows)"
         )
     if scope:
         verdict, note = Verdict.OUT_OF_SCOPE, f"out of scope: {scope}; {note}"
@@ -321,7 +325,7 @@ def check_frozen_attention(
         verdict = Verdict.PASS
     elif hi < 0.125:
         why = (
-            "1/8 fails here for the best GLM itself, and the frozen model errs about as the best GLM does"
+            "1/8 fails here for a GLM itself (the equal-weight one), and the frozen model errs about as that GLM does"
             if best < 0.125
             else "with A_ii = beta != A_ij the frozen model is not exactly a GLM (h_i weighs its own patch more)"
         )

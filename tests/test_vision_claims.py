@@ -223,3 +223,26 @@ def test_inputs_name_the_paper_files_present(tmp_path):
     assert cv.inputs(None, True, data_dir=tmp_path) == {"data_dir": str(tmp_path), "present": {}}
     (tmp_path / "cifar-10-python.tar.gz").write_bytes(b"x" * 7)
     assert cv.inputs(None, True, data_dir=tmp_path)["present"] == {"cifar-10-python.tar.gz": 7}
+
+
+def test_ledger_and_figures_train_the_shared_runs_at_the_same_torch_threads(monkeypatch):
+    """runs/vision/ledger is cached by configuration, threads aside, and torch rounds differently at
+    another thread count: the ledger rows and the vision figures both train at min(threads, 2)
+    (the figures trained at 1), and the caller's setting is restored."""
+    from theorydyn import figures
+    from theorydyn.vision import experiments as ex
+    from theorydyn.vision import figs
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        with ex.ledger_threads():
+            assert torch.get_num_threads() == ex.LEDGER_THREADS == 2
+        assert torch.get_num_threads() == 3
+        seen = []
+        monkeypatch.setattr(figs, "compare_figure_digits", lambda data, root=None: seen.append(torch.get_num_threads()))
+        fig = figures.REGISTRY["vision_compare"]
+        fig.draw(fig.compute(True))
+        assert seen == [2] and torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)

@@ -472,12 +472,10 @@ def digits_rows(
     """The four Section 6 rows on digits with the verdicts of the paper's rules (:func:`checks` marks
     them as proxies)."""
     v = _vision()
-    torch, ex = v.torch, v.experiments
+    ex = v.experiments
     say = progress or (lambda msg: None)
     seeds = tuple(seeds)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(min(threads, 2))
-    try:
+    with ex.ledger_threads():
         # a GPU where there is one, as the vision CLI does (its runs are cached apart from the CPU's)
         data = data if data is not None else v.data.load("digits", device=v.data.default_device(), download=False)
         on = {} if data.x_train.device.type == "cpu" else dict(device=data.x_train.device.type)
@@ -577,5 +575,3 @@ def digits_rows(
                 ),
             )
         return rows
-    finally:
-        torch.set_num_threads(threads)

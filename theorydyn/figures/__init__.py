@@ -826,9 +826,9 @@ _VISION_ROOT = Path("runs/vision/ledger")
 
 def digits(quick: bool, recompute: bool = False):
     """The bundled 8×8 digits (scikit-learn; no download); the figures train or read the cached runs
-    under ``runs/vision/ledger`` that the ledger's Section 6 rows use (one thread: reproducible)."""
+    under ``runs/vision/ledger`` that the ledger's Section 6 rows use, at the ledger's torch threads
+    (:func:`theorydyn.vision.experiments.ledger_threads`)."""
     v = _vision()
-    v.torch.set_num_threads(1)
     return SimpleNamespace(data=v.data.load("digits", download=False), recompute=recompute)
 
 
@@ -837,17 +837,19 @@ def _vision() -> SimpleNamespace:
     # the vision extra (torch): imported only when these figures are made, so the other figures run without it
     import torch
 
-    from ..vision import data, figs
+    from ..vision import data, experiments, figs
 
-    return SimpleNamespace(torch=torch, data=data, figs=figs)
+    return SimpleNamespace(torch=torch, data=data, figs=figs, experiments=experiments)
 
 
 def _vision_drawer(name: str):
     def draw(d, axes=None):
-        if d.recompute:
-            with tempfile.TemporaryDirectory() as tmp:
-                return getattr(_vision().figs, name)(d.data, root=Path(tmp))
-        return getattr(_vision().figs, name)(d.data, root=_VISION_ROOT)
+        v = _vision()
+        with v.experiments.ledger_threads():  # the runs are the ledger's: trained as the ledger trains them
+            if d.recompute:
+                with tempfile.TemporaryDirectory() as tmp:
+                    return getattr(v.figs, name)(d.data, root=Path(tmp))
+            return getattr(v.figs, name)(d.data, root=_VISION_ROOT)
 
     return draw
 

@@ -175,6 +175,26 @@ class RunSpec:
         return f"{self.model}-{att}-s{self.s or 0}-seed{self.seed}"
 
 
+#: torch threads of every cached ledger run (the ledger rows and the vision figures, which share
+#: ``runs/vision/ledger``): at most this many. The cache key leaves threads aside, and a run trained
+#: at another thread count rounds differently: measured on the digits preset after 3 epochs, 1 against
+#: 2 threads, the weights differ by ≤ 1.2e-7, and the key biases (whose gradient is zero up to
+#: rounding, which AdamW scales to steps of the learning rate) by up to 1.5e-3. One policy for both
+#: readers keeps the cache's numbers independent of which of them trained a run first.
+LEDGER_THREADS = 2
+
+
+@contextlib.contextmanager
+def ledger_threads():
+    """torch at min(its threads, :data:`LEDGER_THREADS`) inside, restored on exit."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(min(threads, LEDGER_THREADS))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _config(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int) -> dict:
     cfg = dict(
         spec=dataclasses.asdict(spec),

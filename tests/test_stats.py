@@ -95,3 +95,20 @@ def test_bad_input_raises():
         bounded_mean_ci([])
     with pytest.raises(ValueError, match="kind"):
         format_ci([1.0, 2.0, 3.0], "real")
+
+
+def test_a_ledger_row_of_a_probability_keeps_its_interval_in_the_unit_range():
+    """Check.over_seeds(bounds=UNIT): the t-interval of [0, 0, 0.15] reaches below 0; the row's is cut
+    at 0 with the same upper end, and without bounds the row keeps the plain t-interval."""
+    from theorydyn.claims.check import UNIT, Check, Verdict
+    from theorydyn.stats import mean_ci
+
+    vals = [0.0, 0.0, 0.15]
+    m, lo, hi = mean_ci(vals)
+    assert lo < 0 < hi < 1
+    plain = Check.over_seeds("c", "q", vals, "t", Verdict.INFO)
+    cut = Check.over_seeds("c", "q", vals, "t", Verdict.INFO, bounds=UNIT)
+    assert (plain.ci_low, plain.ci_high) == (lo, hi)
+    assert cut.measured == m and cut.ci_low == 0.0 and cut.ci_high == hi
+    two = Check.over_seeds("c", "q", [0.9, 1.0], "t", Verdict.INFO, bounds=UNIT)  # two seeds: an interval, as before
+    assert two.ci_high == 1.0 and two.ci_low < 0.9

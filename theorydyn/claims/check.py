@@ -30,7 +30,10 @@ from typing import Any
 import numpy as np
 
 from .. import data, model
-from ..stats import mean_ci
+from ..stats import bounded_mean_ci, mean_ci
+
+#: The range of a probability, an error rate or a patch association (``Check.over_seeds(bounds=UNIT)``).
+UNIT = (0.0, 1.0)
 
 LEDGER_COLUMNS = [
     "claim",
@@ -107,10 +110,22 @@ class Check:
 
     @classmethod
     def over_seeds(
-        cls, claim: str, quantity: str, values: Sequence[float], threshold: str, verdict: Verdict | bool, **kw: Any
+        cls,
+        claim: str,
+        quantity: str,
+        values: Sequence[float],
+        threshold: str,
+        verdict: Verdict | bool,
+        bounds: tuple[float, float] | None = None,
+        **kw: Any,
     ) -> Check:
-        """A row whose number is the mean over seeds of ``values``, with its 95% t-interval."""
-        m, lo, hi = mean_ci(values)
+        """A row whose number is the mean over seeds of ``values``, with its 95% t-interval; for a
+        quantity confined to ``bounds`` (a probability, an association: :data:`UNIT`) the interval is
+        cut to that range (:func:`theorydyn.stats.bounded_mean_ci`, same coverage)."""
+        if bounds is None:
+            m, lo, hi = mean_ci(values)
+        else:
+            m, lo, hi = bounded_mean_ci(values, low=bounds[0], high=bounds[1], min_n=2)
         params = dict(kw.pop("params", {}))
         params.setdefault("seeds", len(values))
         return cls(claim, quantity, m, threshold, verdict, params=params, ci_low=lo, ci_high=hi, **kw)

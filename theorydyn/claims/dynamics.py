@@ -402,6 +402,7 @@ def event_rows(s: Setting, results: list[Result], params: dict) -> list[Check]:
         params=params,
         note=f"initial risk {np.mean(risk0):.4f}; per seed " + ", ".join(f"{r:.4g}" for r in risk),
         route=route,
+        bounds=(0.0, math.inf),
     )
     return [e1, e3]
 

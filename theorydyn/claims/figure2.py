@@ -48,7 +48,7 @@ from ..positional.model import block_contrast, chance_association, figure2_setti
 from ..positional.train import FULL, QUICK, TrainRun, run
 from ..resources import MemoryEstimate, Term, sample_memory
 from ..setting import Setting
-from .check import Check, Verdict
+from .check import UNIT, Check, Verdict
 
 
 def _upper(c: Check) -> float:
@@ -102,6 +102,7 @@ def verdict_rows(
         f"upper 95% bound <= {err_tol} (paper: low)",
         True,
         params=params,
+        bounds=UNIT,
     )
     ok = _upper(e) <= err_tol
     e = replace(
@@ -123,6 +124,7 @@ def verdict_rows(
         Verdict.INFO,
         params=params,
         route="model.association (Definition 2.2)",
+        bounds=UNIT,
     )
     base = f"per seed {per_seed(assoc)}; chance 1/binom(D-1,C-1) = {chance:.4f}" + (
         f"; untrained {assoc_untrained:.4f}" if assoc_untrained is not None else ""
@@ -202,6 +204,7 @@ def sensitivity_row(s: Setting, main: Sequence[TrainRun], unit: Sequence[TrainRu
             "relatively less"
         ),
         route="model.association (Definition 2.2)",
+        bounds=UNIT,
     )
 
 
@@ -298,6 +301,7 @@ def checks(
                 f"||P^T P - init||/||init|| = {np.mean(vals(pos, 'moved')):.2f}"
             ),
             route="model.association (Definition 2.2)",
+            bounds=UNIT,
         )
     )
     rows.append(
@@ -310,6 +314,7 @@ def checks(
             params=params,
             note=f"the baseline of the learned value; block contrast z {np.mean(vals(pos, 'contrast_init')):.2f}",
             route="chance 1/binom(D-1,C-1) checked by Monte Carlo in tests",
+            bounds=UNIT,
         )
     )
     for kind, rs in (("positional logits (P^T W_Q)(P^T W_K)^T", pos), ("model (T)'s A_hat", tee)):
@@ -328,6 +333,7 @@ def checks(
                         "choosing its own set (Definition 2.2)"
                     ),
                     route="set_rows tested on exact block and permuted-block matrices",
+                    bounds=UNIT,
                 )
             )
     if tee:
@@ -340,6 +346,7 @@ def checks(
                 Verdict.INFO,
                 params=params,
                 note=f"per seed {per_seed(vals(tee, 'final_err'))}",
+                bounds=UNIT,
             )
         )
         rows.append(
@@ -356,6 +363,7 @@ def checks(
                     f"(untrained {np.mean(vals(tee, 'contrast_init')):.2f})"
                 ),
                 route="model.association (Definition 2.2)",
+                bounds=UNIT,
             )
         )
     return rows

@@ -31,7 +31,7 @@ from ..setting import (
 )
 from ..simulate import simulate
 from ..simulate.memory import simulate_memory
-from .check import Check, Verdict, departures, fresh_errors
+from .check import UNIT, Check, Verdict, departures, fresh_errors
 
 
 def symmetry_deviation(s: Setting, A: np.ndarray) -> dict[str, float]:
@@ -160,6 +160,7 @@ def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
                     params=dict(params, N=Ns[0]),
                     note="mean over seeds: " + ", ".join(f"N={n}: {m:.3f}" for n, m in am.items()),
                     route="brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)",
+                    bounds=UNIT,
                 )
             )
         out.append(

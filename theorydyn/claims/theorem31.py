@@ -45,8 +45,8 @@ from ..glm import (
 )
 from ..resources import MemoryEstimate, theorem_3_1_memory
 from ..setting import Setting
-from ..stats import mean_ci
-from .check import Check, Verdict, departures
+from ..stats import bounded_mean_ci, mean_ci
+from .check import UNIT, Check, Verdict, departures
 
 #: The small setting of the exact literal-statement row (issue 21's example): q(D − C) = 3 > C, q = 1/2, L = 4.
 LITERAL_EXACT: dict[str, Any] = dict(D=8, C=2, q=0.5)
@@ -210,11 +210,12 @@ def check_theorem_3_1(
                 note=other(
                     hi >= THEOREM_3_1_BOUND, f"{note}; given f != 0: {np.mean([e['err_cond'] for e in es]):.4f}"
                 ),
+                bounds=UNIT,
             )
         )
     mins = np.min(np.array([[e["err"] for e in es] for es in per_seed.values()]), axis=0)
     mins_c = np.min(np.array([[e["err_cond"] for e in es] for es in per_seed.values()]), axis=0)
-    m, lo, hi = mean_ci(mins)
+    m, lo, hi = bounded_mean_ci(mins, low=UNIT[0], high=UNIT[1], min_n=2)
     checks += both(
         "Pr[f g <= 0], g = best phi of min over the fitted GLMs (per seed)",
         m,
@@ -235,6 +236,7 @@ def check_theorem_3_1(
             params=dict(p_fit, scope="none (INFO)"),
             route=ROUTE_FIT,
             note="the conditional error of the fitted GLMs",
+            bounds=UNIT,
         )
     )
     if literal:
@@ -288,7 +290,7 @@ def _literal_rows(
         )
     ]
     vals = [literal_construction_mc(s, N, seed + k)["err"] for k in range(seeds)]
-    m, lo, hi = mean_ci(vals)
+    m, lo, hi = bounded_mean_ci(vals, low=UNIT[0], high=UNIT[1], min_n=2)
     what = (
         f"read literally (any phi) Theorem 3.1 is false: with w_j = 3^j w* the projection is injective on the "
         f"patterns <w*, X_j> in {{-1,0,1}} (balanced ternary) and a lookup phi computes sign f exactly; the error "

@@ -19,7 +19,7 @@ from .. import data, model
 from ..resources import MemoryEstimate, theorem_3_2_memory
 from ..setting import Setting
 from ..stats import mean_ci
-from .check import Check, Verdict
+from .check import UNIT, Check, Verdict
 
 
 def offdiag_topc_miss(s: Setting, M: np.ndarray) -> float:
@@ -147,6 +147,7 @@ def check_theorem_3_2(
             params=params,
             note=f"sigma(x) = x^{s.p} + nu x of model (T); Pr[f = 0] = {np.mean(amb):.4f}",
             route=route_fwd,
+            bounds=UNIT,
         ),
         Check.exact(
             "Theorem 3.2",

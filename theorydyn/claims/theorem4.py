@@ -35,7 +35,7 @@ from ..simulate import simulate
 from ..simulate.memory import simulate_memory
 from ..simulate.run import init_params
 from ..stats import mean_ci
-from .check import Check, Verdict, departures, fresh_errors, unconditional_error
+from .check import UNIT, Check, Verdict, departures, fresh_errors, unconditional_error
 
 #: Lemma 4.2 at finite N: "v stays along w*" read as cos(v_hat, w*) >= 0.99 after phase I (the part of
 #: v_hat off w* at most sqrt(1 - 0.99^2) = 14% of its norm), fixed before any run.
@@ -189,6 +189,7 @@ def check_theorem_4_seeds(
             params=params,
             note=note,
             route=route,
+            bounds=UNIT,
         ),
         Check.over_seeds(
             f"Theorem 4.2 (2) {where}",
@@ -199,6 +200,7 @@ def check_theorem_4_seeds(
             params=params,
             note=note,
             route=route,
+            bounds=UNIT,
         ),
         Check.over_seeds(
             f"Theorem 4.2 (2) {where}",
@@ -209,6 +211,7 @@ def check_theorem_4_seeds(
             params=params,
             note=note,
             route=route,
+            bounds=UNIT,
         ),
         (Check.over_seeds if reached else _unreached)(
             f"Lemma 4.2 (finite N) {where}",
@@ -348,6 +351,7 @@ def check_frozen_attention(
             "(tests/test_theorems.py::test_frozen_attention_gradient_and_verdicts), itself "
             "vs central differences "
             "(tests/test_model.py::test_gradients_match_central_differences)",
+            bounds=UNIT,
         )
     ]
 

@@ -206,9 +206,11 @@ def test_a_vision_figure_without_its_runs_lists_what_computing_them_costs(tmp_pa
     assert inputs_text(fig) == f"cached inputs present ({tmp_path / 'absent'})"
 
 
-def test_make_marks_cold_by_what_its_compute_wrote_into_a_shared_inputs_folder(tmp_path, monkeypatch):
-    """Two figures sharing one cache folder (the three vision figures): the second is cold when its
-    compute trains runs of its own there, though the folder exists; warm when it only reads."""
+@pytest.mark.parametrize("writer", ["compute", "draw"])
+def test_make_marks_cold_by_what_it_wrote_into_a_shared_inputs_folder(tmp_path, monkeypatch, writer):
+    """Two figures sharing one cache folder (the three vision figures): the second is cold when it
+    trains runs of its own there (in compute, or in draw as the vision figures do), though the folder
+    exists; warm when it only reads, SQLite's side files coming and going notwithstanding."""
     import dataclasses
 
     from matplotlib.figure import Figure as MplFigure
@@ -217,14 +219,22 @@ def test_make_marks_cold_by_what_its_compute_wrote_into_a_shared_inputs_folder(t
     (shared / "other-figure-run").mkdir(parents=True)
     (shared / "other-figure-run" / "row.json").write_text("{}")
 
-    def compute(quick, recompute=False):
+    def train_if_absent():
         run = shared / "my-run" / "row.json"
         if not run.exists():
             run.parent.mkdir(exist_ok=True)
             run.write_text("{}")
+        wal = shared / "results.sqlite-wal"  # a reader's side file: there after one call, gone after the next
+        wal.unlink() if wal.exists() else wal.write_text("x")
+
+    def compute(quick, recompute=False):
+        if writer == "compute":
+            train_if_absent()
         return None
 
     def draw(data, axes=None):
+        if writer == "draw":
+            train_if_absent()
         fig = MplFigure()
         fig.add_subplot().plot([0, 1])
         return fig

@@ -130,13 +130,26 @@ def _num(x) -> float | None:
     return x if np.isfinite(x) else None
 
 
-def _files_under(path: Path | None) -> frozenset[str] | None:
-    """The files under ``path`` (itself if a file); None if it is not given or absent."""
+#: SQLite's side files come and go with every connection, reads included: not a sign of computing
+_TRANSIENT_SUFFIXES = ("-wal", "-shm", "-journal")
+
+
+def _files_under(path: Path | None) -> frozenset[tuple[str, int, int]] | None:
+    """(name, size, mtime in ns) of each file under ``path`` (itself if a file), SQLite's transient
+    side files left out; None if ``path`` is not given or absent."""
     if path is None or not path.exists():
         return None
-    if path.is_file():
-        return frozenset([str(path)])
-    return frozenset(str(q) for q in path.rglob("*") if q.is_file())
+    files = [path] if path.is_file() else [q for q in path.rglob("*") if q.is_file()]
+    out = set()
+    for q in files:
+        if q.name.endswith(_TRANSIENT_SUFFIXES):
+            continue
+        try:
+            st = q.stat()
+        except FileNotFoundError:  # removed meanwhile
+            continue
+        out.add((str(q), st.st_size, st.st_mtime_ns))
+    return frozenset(out)
 
 
 def make(name: str, out: Path, quick: bool, recompute: bool = False) -> dict:
@@ -149,9 +162,6 @@ def make(name: str, out: Path, quick: bool, recompute: bool = False) -> dict:
     before = _files_under(inputs)
     t = time.perf_counter()
     data = fig.compute(quick, recompute=True) if recompute else fig.compute(quick)
-    # cold: this call computed its inputs (a folder the figures share, such as the vision runs, may
-    # exist because another figure filled it with runs this one does not read)
-    cold = recompute or before is None or _files_under(inputs) != before
     drawn = fig.draw(data)
     out = Path(out)
     png, pdf = out / fig.png, out / (Path(fig.png).stem + ".pdf")
@@ -159,6 +169,10 @@ def make(name: str, out: Path, quick: bool, recompute: bool = False) -> dict:
     save(drawn, png, close=False)
     save(drawn, pdf)
     seconds = time.perf_counter() - t
+    # cold: this call wrote into its inputs (in compute or, for the vision figures, which train in
+    # draw, there); a folder the figures share may exist because another figure filled it with runs
+    # this one does not read
+    cold = recompute or before is None or _files_under(inputs) != before
     commit, dirty = git_state()
     return dict(
         file=fig.png,

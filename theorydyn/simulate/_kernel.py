@@ -22,10 +22,13 @@ BLAS runs single-threaded inside a kernel (:func:`_single_threaded_blas`): the c
 
 Cost. Per sample the step does 5·D·d multiply-adds (U, ∇_v and the three D×D products at D = d)
 against one for a pass over X. On the 2-core AMD EPYC (N = 16384, D = d = 64, float32, calls back
-to back) the step takes 9.5–10 ms where one pass over X (``X.reshape(-1, d) @ v``) takes 5.2–7.5 ms
-(38–52 GB/s, varying between runs with the VM's memory bandwidth), and 8.5–9.5 ms per 16384 samples
-with X resident in cache: the step is bound by its arithmetic, not by reading X, so its ratio to
-one pass is set by the machine's FLOP-to-bandwidth ratio (``python -m theorydyn.bench simulate``).
+to back) the step takes 9.8–10.5 ms where one pass over X (``X.reshape(-1, d) @ v``) takes 6.6–7.1 ms
+(5.2–7.5 ms within one hour: the VM's memory bandwidth varies, 38–52 GB/s), and its arithmetic alone
+(X resident in cache) 6.7–8.3 ms. Each thread reads a sub-block, then computes on it, so the step
+takes well over the larger of the two (the two threads, out of phase, overlap them only in part);
+prefetching the next sub-block into L2 during
+this one's products was measured 1.1–1.2× slower (``python -m theorydyn.bench simulate`` prints all
+three).
 
 Arithmetic. Float64 X: all float64, agreeing with :func:`theorydyn.model.risk_and_grad` to 1e-9.
 Float32 X (:func:`_fused_many32`): float32 arithmetic within a sub-block — U = X_sub v, the three

@@ -205,8 +205,7 @@ def _in_cache_samples(fm: FusedModel, N: int) -> int:
     """n for the in-cache step: a whole number of small-N blocks per thread (no thread idles on the
     last block), about :data:`IN_CACHE_BYTES` of X, at most N/2."""
     threads = numba.get_num_threads()
-    blk = -(-block_size(1) // fm.sub) * fm.sub  # the block of every N ≤ 64 · MIN_BLOCK
-    unit = threads * blk
+    unit = threads * block_size(1, fm.sub)  # the block of every N ≤ MAX_BLOCKS · MIN_BLOCK
     per = fm.D * fm.d * fm.X.itemsize
     return int(min(max(1, IN_CACHE_BYTES // (unit * per)) * unit, max(1, N // 2)))
 

@@ -31,7 +31,7 @@ this one's products was measured 1.1–1.2× slower (``python -m theorydyn.bench
 three).
 
 Arithmetic. Float64 X: all float64, agreeing with :func:`theorydyn.model.risk_and_grad` to 1e-9.
-Float32 X (:func:`_fused_many32`): float32 arithmetic within a sub-block — U = X_sub v, the three
+Float32 X (:func:`_fused_many` in float32): float32 arithmetic within a sub-block — U = X_sub v, the three
 D×D products as float32 GEMMs (sgemm), ∇_v's X_subᵀ dU — with float64 accumulation of everything
 summed over sub-blocks (∂S, ∇_v, the risk, the error) and F, the loss and c σ'(h) formed in float64
 per sample. The gradient then agrees with float64 math to float32 rounding (≤ 3e-7 norm-wise
@@ -64,9 +64,10 @@ MAX_BLOCKS = 64
 MIN_BLOCK = 64
 
 
-def block_size(N: int) -> int:
-    """Samples per block: ≥ MIN_BLOCK, and at most MAX_BLOCKS blocks."""
-    return max(MIN_BLOCK, -(-N // MAX_BLOCKS))
+def block_size(N: int, sub: int = 1) -> int:
+    """Samples per block: ≥ MIN_BLOCK, at most MAX_BLOCKS blocks, rounded up to whole sub-blocks of
+    ``sub`` samples (:func:`sub_block`)."""
+    return -(-max(MIN_BLOCK, -(-N // MAX_BLOCKS)) // sub) * sub
 
 
 @numba.njit(cache=True, fastmath=False)
@@ -156,77 +157,9 @@ def _sigma_sum(h, p, nu):
 
 
 @numba.njit(cache=True, fastmath=_FM)
-def _to_g(h, c, p, nu):
-    """In place: h_i → g_i = c σ'(h_i) = c (p h_i^{p−1} + ν)."""
-    if p == 3:
-        for i in range(h.shape[0]):
-            h[i] = c * sigma_and_grad(h[i], 3, nu)[1]
-    else:
-        for i in range(h.shape[0]):
-            h[i] = c * sigma_and_grad(h[i], p, nu)[1]
-
-
-@numba.njit(cache=True, fastmath=_FM, parallel=True)
-def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw):
-    """R replicas sharing X.  S, ST (R, D, D); VT (R, d); partials per block out_dS (nb, R, D, D),
-    out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]).
-
-    Per sub-block of ``sub`` samples (:func:`sub_block`), X_sub = its rows as one (sub·D, d) matrix:
-    (1) U_r = X_sub v_r (BLAS gemv: X streamed from memory, the one pass); (2) per replica the three
-    D×D products as GEMMs over the sub-block, H = U Sᵀ, dU = G S, ∂S += Gᵀ U, with the loss and
-    g = c σ'(H) in between; (3) ∇_v += X_subᵀ dU_r (gemv, X_sub now read from L2). Every block is
-    single-threaded (BLAS too: :func:`_single_threaded_blas`) and its partial sums are reduced in
-    block order by the caller: bit-identical results whatever the number of threads.
-    """
-    N, D, d = X.shape
-    R = VT.shape[0]
-    nb = out_dS.shape[0]
-    for bi in prange(nb):
-        a0 = bi * block
-        a1 = min(N, a0 + block)
-        dS = out_dS[bi]
-        gV = out_gV[bi]
-        lw = out_lw[bi]
-        dS[:, :, :] = 0.0
-        gV[:, :] = 0.0
-        lw[:, :] = 0.0
-        U = np.empty((R, sub * D))
-        gs = np.empty(d)
-        for c0 in range(a0, a1, sub):
-            nc = min(a1, c0 + sub) - c0
-            Xs = X[c0 : c0 + nc].reshape(nc * D, d)
-            for r in range(R):
-                np.dot(Xs, VT[r], U[r, : nc * D])
-                Ur = U[r, : nc * D].reshape(nc, D)
-                G = np.dot(Ur, ST[r])  # H = U Sᵀ (nc, D), turned into g in place
-                for b in range(nc):
-                    a = c0 + b
-                    g = G[b]
-                    F = _sigma_sum(g, p, nu)
-                    wa = uw if w.shape[0] == 0 else w[a]
-                    m = y[a] * F
-                    lo, sig = _loss_and_dloss(m, wa)
-                    lw[r, 0] += lo
-                    if not m > 0:  # a NaN margin counts as wrong
-                        lw[r, 1] += wa
-                    _to_g(g, -y[a] * sig, p, nu)
-                dU = np.dot(G, S[r])  # (nc, D): dU_nj = Σ_i g_ni S_ij
-                P = np.dot(G.T, Ur)  # Σ_n g_n u_nᵀ (D, D)
-                dSr = dS[r]
-                for i in range(D):
-                    for j in range(D):
-                        dSr[i, j] += P[i, j]
-                np.dot(dU.reshape(nc * D), Xs, gs)  # Σ_{n,j} dU_nj x_nj over the sub-block (d,)
-                gv = gV[r]
-                for k in range(d):
-                    gv[k] += gs[k]
-
-
-# ---- float32 storage: float32 arithmetic within a sub-block, float64 accumulation over sub-blocks -
-@numba.njit(cache=True, fastmath=_FM)
-def _loss_to_g32(h, ya, wa, p, nu):
-    """For one sample's float32 h (D,): F = Σ σ(h_i) and the loss in float64; in place h_i → g_i =
-    c σ'(h_i) rounded to float32. Returns (w ℓ(yF), yF)."""
+def _loss_to_g(h, ya, wa, p, nu):
+    """For one sample's h (D,) in X's dtype: F = Σ σ(h_i) and the loss in float64; in place h_i → g_i =
+    c σ'(h_i), rounded to h's dtype. Returns (w ℓ(yF), yF)."""
     F = 0.0
     if p == 3:  # a literal p unrolls the power (see _sigma_sum)
         for i in range(h.shape[0]):
@@ -247,17 +180,24 @@ def _loss_to_g32(h, ya, wa, p, nu):
 
 
 @numba.njit(cache=True, fastmath=_FM, parallel=True)
-def _fused_many32(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw):
-    """:func:`_fused_many` for float32 X: the same three passes, with S, Sᵀ, v, U, G, dU in float32,
-    U = X_sub v and X_subᵀ dU as float32 gemv and the three D×D products as float32 GEMMs (sgemm:
-    twice the SIMD lanes of dgemm, half the bytes). F, the loss and c σ'(h) are formed in float64
-    per sample; every sum over more than one sub-block — ∂S (each sub-block's Gᵀ U added into the
-    block's float64 ∂S), ∇_v (each sub-block's X_subᵀ dU added into the float64 ∇_v), the risk and
-    the error — accumulates in float64. Partials per block, reduced in block order by the caller:
-    bit-identical results whatever the number of threads.
+def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw):
+    """R replicas sharing X.  S, ST (R, D, D); VT (R, d); partials per block out_dS (nb, R, D, D),
+    out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]).
 
-    Tried and dropped (2-core AMD EPYC, N = 16384, D = d = 64): software-pipelining U = X v of
-    sub-block k + 1 into the ∇_v loop of sub-block k (so memory and compute overlap), 1.3–1.5×
+    Per sub-block of ``sub`` samples (:func:`sub_block`), X_sub = its rows as one (sub·D, d) matrix:
+    (1) U_r = X_sub v_r (BLAS gemv: X streamed from memory, the one pass); (2) per replica the three
+    D×D products as GEMMs over the sub-block, H = U Sᵀ, dU = G S, ∂S += Gᵀ U, with the loss and
+    g = c σ'(H) in between; (3) ∇_v += X_subᵀ dU_r (gemv, X_sub now read from L2). Every block is
+    single-threaded (BLAS too: :func:`_single_threaded_blas`) and its partial sums are reduced in
+    block order by the caller: bit-identical results whatever the number of threads.
+
+    X, S, Sᵀ, v share one dtype, and U, G, dU, the gemvs and the three GEMMs are in it: for float32
+    X, sgemm/sgemv (twice the SIMD lanes of the float64 routines, half the bytes), while F, the loss
+    and c σ'(h) are formed in float64 per sample (:func:`_loss_to_g`) and every sum over more than
+    one sub-block (∂S, ∇_v, the risk, the error) accumulates in the float64 partials.
+
+    Tried and dropped (2-core AMD EPYC, N = 16384, D = d = 64, float32): software-pipelining U = X v
+    of sub-block k + 1 into the ∇_v loop of sub-block k (so memory and compute overlap), 1.3–1.5×
     slower at sub-blocks of 16–60 samples; prefetching sub-block k + 1 into L2 (``llvm.prefetch``)
     during sub-block k's products, 1.1–1.2× slower at sub-blocks of 16–32; gemv over one or two
     samples at a time (the size at which OpenBLAS stays single-threaded by itself), 1.1–1.15×
@@ -276,29 +216,29 @@ def _fused_many32(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out
         dS[:, :, :] = 0.0
         gV[:, :] = 0.0
         lw[:, :] = 0.0
-        U = np.empty((R, sub * D), dtype=np.float32)
-        gs = np.empty(d, dtype=np.float32)
+        U = np.empty((R, sub * D), dtype=X.dtype)
+        gs = np.empty(d, dtype=X.dtype)
         for c0 in range(a0, a1, sub):
             nc = min(a1, c0 + sub) - c0
             Xs = X[c0 : c0 + nc].reshape(nc * D, d)
             for r in range(R):
                 np.dot(Xs, VT[r], U[r, : nc * D])
                 Ur = U[r, : nc * D].reshape(nc, D)
-                G = np.dot(Ur, ST[r])  # H = U Sᵀ (nc, D) float32, turned into g in place
+                G = np.dot(Ur, ST[r])  # H = U Sᵀ (nc, D), turned into g in place
                 for b in range(nc):
                     a = c0 + b
                     wa = uw if w.shape[0] == 0 else w[a]
-                    lo, m = _loss_to_g32(G[b], y[a], wa, p, nu)
+                    lo, m = _loss_to_g(G[b], y[a], wa, p, nu)
                     lw[r, 0] += lo
                     if not m > 0:  # a NaN margin counts as wrong
                         lw[r, 1] += wa
-                dU = np.dot(G, S[r])  # (nc, D) float32
-                P = np.dot(G.T, Ur)  # Σ_n g_n u_nᵀ over the sub-block (D, D) float32
+                dU = np.dot(G, S[r])  # (nc, D): dU_nj = Σ_i g_ni S_ij
+                P = np.dot(G.T, Ur)  # Σ_n g_n u_nᵀ (D, D)
                 dSr = dS[r]
                 for i in range(D):
                     for j in range(D):
                         dSr[i, j] += P[i, j]
-                np.dot(dU.reshape(nc * D), Xs, gs)  # float32 over the sub-block (d,)
+                np.dot(dU.reshape(nc * D), Xs, gs)  # Σ_{n,j} dU_nj x_nj over the sub-block (d,)
                 gv = gV[r]
                 for k in range(d):
                     gv[k] += gs[k]
@@ -405,7 +345,7 @@ class FusedModel:
                 raise ValueError("weights must be a non-negative (N,) array with a positive sum")
             self.w = np.ascontiguousarray(w / w.sum())
         self.sub = sub_block(self.D, self.d, X.itemsize)
-        self.block = -(-block_size(self.N) // self.sub) * self.sub  # whole sub-blocks per block
+        self.block = block_size(self.N, self.sub)
         self.nb = -(-self.N // self.block)
 
     def risk_grad(self, A: np.ndarray, V: np.ndarray):
@@ -429,27 +369,23 @@ class FusedModel:
             gVb = np.empty((self.nb, R, self.d))
             lw = np.empty((self.nb, R, 2))
             VT = np.ascontiguousarray(V.T)
-            if self.X.dtype == np.float32:
-                _fused_many32(
-                    self.X,
-                    self.y,
-                    self.w,
-                    1.0 / self.N,
-                    S.astype(np.float32),
-                    ST.astype(np.float32),
-                    VT.astype(np.float32),
-                    self.p,
-                    self.nu,
-                    self.block,
-                    self.sub,
-                    dS,
-                    gVb,
-                    lw,
-                )
-            else:
-                _fused_many(
-                    self.X, self.y, self.w, 1.0 / self.N, S, ST, VT, self.p, self.nu, self.block, self.sub, dS, gVb, lw
-                )
+            dt = self.X.dtype  # float32 X: S, Sᵀ and v rounded to float32 (the kernel's arithmetic)
+            _fused_many(
+                self.X,
+                self.y,
+                self.w,
+                1.0 / self.N,
+                S.astype(dt, copy=False),
+                ST.astype(dt, copy=False),
+                VT.astype(dt, copy=False),
+                self.p,
+                self.nu,
+                self.block,
+                self.sub,
+                dS,
+                gVb,
+                lw,
+            )
             # partials added in block order: independent of threads and scheduling
             dS_sum = dS.sum(axis=0)
             gV = np.ascontiguousarray(gVb.sum(axis=0).T)

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
-from threadpoolctl import threadpool_limits
+
+from .blas import single_threaded_blas
 
 #: Penalties tried by :func:`fit_logreg_cv` (λ of the objective above).
 DEFAULT_LAMBDAS = tuple(10.0**k for k in range(-4, 3))
@@ -86,7 +87,7 @@ def fit_logreg_cv(X: np.ndarray, y: np.ndarray, lambdas=DEFAULT_LAMBDAS, folds: 
     y = np.asarray(y)
     # dozens of small fits: BLAS threads would spin on each tiny product (2.4 s a CV against 0.02 s single-
     # threaded on a loaded 2-core machine); the large single fits of glm.py keep their threads
-    with threadpool_limits(limits=1, user_api="blas"):
+    with single_threaded_blas():
         return _fit_cv(Z, y, lambdas, folds, seed)
 
 

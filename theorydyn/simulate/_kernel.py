@@ -17,8 +17,8 @@ GEMMs over the sub-block (BLAS through ``np.dot``: H = U Sᵀ, dU = G S, ∂S +=
 and g = c σ'(H) in between; then ∇_v += X_subᵀ dU (gemv) while X_sub is still in L2. A per-sample
 formulation does the same D×D work as matrix-vector products, bound by loads and stores of D×D
 operands; as GEMMs with 32–64 rows they run near the FMA peak (measured 3–7× faster per product).
-BLAS runs single-threaded inside a kernel (:func:`_single_threaded_blas`): the cores are the
-``prange`` blocks'.
+BLAS runs single-threaded inside a kernel (:func:`theorydyn.blas.single_threaded_blas`): the cores
+are the ``prange`` blocks'.
 
 Cost. Per sample the step does 5·D·d multiply-adds (U, ∇_v and the three D×D products at D = d)
 against one for a pass over X. On the 2-core AMD EPYC (N = 16384, D = d = 64, float32, calls back
@@ -48,14 +48,13 @@ round differently, at the level of the arithmetic's rounding: 1e-16 in float64, 
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numba
 import numpy as np
 from numba import prange
-from threadpoolctl import ThreadpoolController
 
+from ..blas import single_threaded_blas
 from ..numba_activation import sigma_and_grad
 
 #: At most this many blocks (partial sums cost blocks × R × D² floats, kept O(N·D)).
@@ -188,8 +187,8 @@ def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_l
     (1) U_r = X_sub v_r (BLAS gemv: X streamed from memory, the one pass); (2) per replica the three
     D×D products as GEMMs over the sub-block, H = U Sᵀ, dU = G S, ∂S += Gᵀ U, with the loss and
     g = c σ'(H) in between; (3) ∇_v += X_subᵀ dU_r (gemv, X_sub now read from L2). Every block is
-    single-threaded (BLAS too: :func:`_single_threaded_blas`) and its partial sums are reduced in
-    block order by the caller: bit-identical results whatever the number of threads.
+    single-threaded (BLAS too: :func:`theorydyn.blas.single_threaded_blas`) and its partial sums are
+    reduced in block order by the caller: bit-identical results whatever the number of threads.
 
     X, S, Sᵀ, v share one dtype, and U, G, dU, the gemvs and the three GEMMs are in it: for float32
     X, sgemm/sgemv (twice the SIMD lanes of the float64 routines, half the bytes), while F, the loss
@@ -296,20 +295,6 @@ def _forward(X, ST, VT, p, nu, block, sub, F):
                     F[c0 + b, r] = _sigma_sum(H[b], p, nu)
 
 
-@functools.cache
-def _blas_controller() -> ThreadpoolController:
-    """The process's BLAS libraries, inspected once (building a controller costs ~1 ms; limiting
-    through it ~10 µs)."""
-    return ThreadpoolController().select(user_api="blas")
-
-
-def _single_threaded_blas():
-    """BLAS at one thread while a kernel runs: each ``prange`` block is one thread, and a gemv over a
-    sub-block (sub·D·d ≈ 2.5·10⁵ multiply-adds) is past the size at which OpenBLAS would start threads
-    of its own — oversubscribing the cores and making ∇_v's sum order depend on BLAS's thread count."""
-    return _blas_controller().limit(limits=1)
-
-
 class FusedModel:
     """Risk (E), its gradient and the forward map of model (T) on a fixed X, for R replicas.
 
@@ -364,7 +349,7 @@ class FusedModel:
         R, D = A.shape[0], self.D
         S = softmax_rows(A, self.tau)
         ST = np.ascontiguousarray(S.transpose(0, 2, 1))
-        with np.errstate(all="ignore"), _single_threaded_blas():  # divergence: detected by the caller
+        with np.errstate(all="ignore"), single_threaded_blas():  # divergence: detected by the caller
             dS = np.empty((self.nb, R, D, D))
             gVb = np.empty((self.nb, R, self.d))
             lw = np.empty((self.nb, R, 2))
@@ -400,7 +385,7 @@ class FusedModel:
         S = softmax_rows(A, self.tau)
         ST = np.ascontiguousarray(S.transpose(0, 2, 1))
         F = np.empty((self.N, A.shape[0]))
-        with np.errstate(all="ignore"), _single_threaded_blas():
+        with np.errstate(all="ignore"), single_threaded_blas():
             _forward(self.X, ST, np.ascontiguousarray(V.T), self.p, self.nu, self.block, self.sub, F)
         return F
 

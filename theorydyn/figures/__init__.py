@@ -847,13 +847,11 @@ def digits(quick: bool, recompute: bool = False):
 
 
 def _vision() -> SimpleNamespace:
-    """torch and the modules of :mod:`theorydyn.vision` used here (``data``, ``figs``)."""
+    """The modules of :mod:`theorydyn.vision` used here (``data``, ``experiments``, ``figs``)."""
     # the vision extra (torch): imported only when these figures are made, so the other figures run without it
-    import torch
-
     from ..vision import data, experiments, figs
 
-    return SimpleNamespace(torch=torch, data=data, figs=figs, experiments=experiments)
+    return SimpleNamespace(data=data, figs=figs, experiments=experiments)
 
 
 def _vision_drawer(name: str):

@@ -22,7 +22,6 @@ import matplotlib
 matplotlib.use("Agg")
 
 from .._progress import progress_bar  # noqa: E402
-from ..allocator import keep_freed_memory  # noqa: E402
 from ..cli import ArgumentParser, add_common_arguments, add_out_argument, fail, given_flags, output_dir, write_output  # noqa: E402
 from . import REGISTRY, available, cost_text, inputs_text, make, readme  # noqa: E402
 from . import manifest as mf  # noqa: E402
@@ -98,7 +97,6 @@ def main(argv: list[str] | None = None) -> int:
     ignore, an output folder that cannot be created or written, a manifest that cannot be read."""
     ap = build_parser()
     args = ap.parse_args(argv)
-    keep_freed_memory()  # the vision figures' training steps reuse freed memory (theorydyn.allocator)
     names = list(REGISTRY) if (not args.names or "all" in args.names) else list(dict.fromkeys(args.names))
     bad = [n for n in names if n not in REGISTRY]
     if bad:

@@ -19,7 +19,6 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 
 from .. import claims  # noqa: E402
-from ..allocator import keep_freed_memory  # noqa: E402
 from ..claims.check import Verdict  # noqa: E402
 from ..cli import (  # noqa: E402
     ArgumentParser,
@@ -203,7 +202,6 @@ def main(argv: list[str] | None = None) -> int:
     --markdown), the output folder, the scheduler, the store, and the memory estimate (``--force``
     skips it). Prints the ledger wrapped to the terminal, then the seconds per claim."""
     args = build_parser().parse_args(argv)
-    keep_freed_memory()  # the vision source's training steps reuse freed memory (theorydyn.allocator)
     s = setting_from_args(args, PROG)
     reduced_flags = (("--s-max", args.s_max), ("--n-samples", args.n_samples), ("--seed", args.seed))
     # the reduced flow's flags given: they name the ledger's file (a default --seed 0 is the default ledger)

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..allocator import keep_freed_memory
 from ..cli import (
     ArgumentParser,
     add_common_arguments,
@@ -197,7 +196,6 @@ def main(argv=None) -> int:
     (created and proven writable before the data is read; removed again if the run is refused)."""
     args = build_parser().parse_args(argv)
     given = given_flags(build_parser(), argv)
-    keep_freed_memory()  # no page faults per training step (theorydyn.allocator)
     try:
         import torch
     except ImportError:

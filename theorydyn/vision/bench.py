@@ -62,7 +62,6 @@ except ImportError:
     raise
 
 # below the guard: these need torch
-from ..allocator import keep_freed_memory  # noqa: E402
 from ..resources import MemoryEstimate, ResourceError, Term, check_memory, vit_train_memory  # noqa: E402
 from .data import default_device, load, synthetic  # noqa: E402
 from .experiments import preset_configs  # noqa: E402
@@ -297,7 +296,6 @@ def main(argv=None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
     given = given_flags(build_parser(), argv)
-    keep_freed_memory()  # no page faults per training step (theorydyn.allocator)
 
     prog = PROG
     if args.ensemble:

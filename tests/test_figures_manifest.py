@@ -7,13 +7,15 @@
   the manifest) is recomputed here through the same code path, in an empty folder (no scan row, no
   transfer run is read back), and its key numbers must equal the manifest's to ``RTOL`` = 1e-9
   relative: the figures are seeded, so the same code gives the same numbers bit for bit; the
-  tolerance leaves room for another BLAS's summation order only; on another CPU than the entry's
-  (``cpu``), to ``RTOL_OTHER_CPU`` = 1e-6 (the adaptive flow solver's steps follow the rounding).
-  A torch-trained figure (Figure 2) repeats bit for bit only on the CPU that made it (torch's kernels
-  dispatch per instruction set: an AMD EPYC and an Intel Xeon end 1000 Adam steps at test errors
-  0.0282 and 0.0267); on another CPU its claim is checked instead at its own thresholds
-  (``Figure.holds``). Where matplotlib is the version that drew the committed PNG and the CPU is the
-  entry's, the redrawn PNG must also be the committed one byte for byte.
+  tolerance leaves room for another BLAS's summation order only; on another host than the entry's
+  (``host``: CPU family, model and flags, BLAS kernels, library versions, as
+  ``provenance.numerics_host`` gives them; the CPU's model name alone is not enough, see
+  ``test_provenance.py::test_two_hosts_of_one_model_name_are_told_apart``), to ``RTOL_OTHER_CPU`` = 1e-6 (the adaptive
+  flow solver's steps follow the rounding). A torch-trained figure (Figure 2) repeats bit for bit only
+  on the CPU that made it (torch's kernels dispatch per instruction set: an AMD EPYC and an Intel Xeon
+  end 1000 Adam steps at test errors 0.0282 and 0.0267); on another host its claim is checked instead
+  at its own thresholds (``Figure.holds``). Where matplotlib is the version that drew the committed
+  PNG and the host is the entry's, the redrawn PNG must also be the committed one byte for byte.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import pytest
 from theorydyn.figures import REGISTRY, claim_text
 from theorydyn.figures import manifest as mf
 from theorydyn.plotting import save
-from theorydyn.provenance import cpu_model
+from theorydyn.provenance import numerics_host
 
 FIGURES = Path(__file__).resolve().parent.parent / "figures"
 ENTRIES = mf.load(FIGURES / mf.NAME)
@@ -67,14 +69,14 @@ def test_a_cheap_figure_recomputes_to_the_manifest(name, tmp_path, monkeypatch):
     e, fig = ENTRIES[name], REGISTRY[name]
     data = fig.compute(e["quick"], recompute=True)
     got = mf.jsonable(fig.numbers(data))
-    same_cpu = e.get("cpu") == cpu_model()
-    if not same_cpu and fig.holds is not None:
+    same_host = e.get("host") == numerics_host()
+    if not same_host and fig.holds is not None:
         bad = fig.holds(got)
-        assert not bad, f"{name}: recomputed on {cpu_model()}, its claim fails: " + "; ".join(bad)
+        assert not bad, f"{name}: recomputed on {numerics_host()}, its claim fails: " + "; ".join(bad)
         return
-    diffs = mf.numbers_differ(e["numbers"], got, mf.RTOL if same_cpu else mf.RTOL_OTHER_CPU)
+    diffs = mf.numbers_differ(e["numbers"], got, mf.RTOL if same_host else mf.RTOL_OTHER_CPU)
     assert not diffs, f"{name}: the committed figure is stale:\n" + "\n".join(diffs)
-    if e["matplotlib"] == matplotlib.__version__ and same_cpu:  # other CPU: other pixels
+    if e["matplotlib"] == matplotlib.__version__ and same_host:  # another host: other pixels
         png = save(fig.draw(data), tmp_path / e["file"])
         assert mf.sha256(png) == e["sha256"], f"{name}: the drawing code changed since {e['file']} was made"
 

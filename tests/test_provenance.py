@@ -136,3 +136,63 @@ def test_attach_to_frame_and_json(tmp_path):
         P.attach_to_json({"provenance": "mine"}, prov)
     with pytest.raises(ValueError, match="obj must be a dict"):
         P.attach_to_json([1], prov)
+
+
+def _genoa(**over):
+    info = {
+        "model name": "AMD EPYC",
+        "cpu family": "25",
+        "model": "17",
+        "stepping": "1",
+        "flags": "fpu sse2 avx2 avx512f avx512bw fma",
+    }
+    return {**info, **over}
+
+
+def _host_of(monkeypatch, info):
+    monkeypatch.setattr(P, "_cpuinfo", lambda: info)
+    monkeypatch.setattr(P, "cpu_model", lambda: info["model name"])
+    P.numerics_host.cache_clear()
+    try:
+        return P.numerics_host()
+    finally:
+        P.numerics_host.cache_clear()
+
+
+def test_two_hosts_of_one_model_name_are_told_apart(monkeypatch):
+    # Two VMs both calling themselves "AMD EPYC" gave the reduced flow's phase times 3e-8 apart:
+    # the identity must separate CPUs that differ in generation or in the flags the VM exposes,
+    # and must not separate two readings of one CPU (flag order is not meaningful).
+    base = _host_of(monkeypatch, _genoa())
+    assert base.startswith("AMD EPYC · family 25 model 17 stepping 1 · flags ")
+    assert _host_of(monkeypatch, _genoa(flags="fma avx512bw avx512f avx2 sse2 fpu")) == base
+    assert _host_of(monkeypatch, _genoa(flags="fpu sse2 avx2 fma")) != base  # AVX-512 masked
+    assert _host_of(monkeypatch, _genoa(**{"cpu family": "26", "model": "2"})) != base  # another generation
+    assert _host_of(monkeypatch, _genoa(stepping="2")) != base
+
+
+def test_the_host_names_each_blas_kernel_and_the_library_versions():
+    import llvmlite
+    import numba
+    from threadpoolctl import threadpool_info
+
+    P.numerics_host.cache_clear()
+    host = P.numerics_host()
+    # an independent listing of the BLAS libraries: threadpoolctl's own, straight from the loaded .so files
+    for lib in threadpool_info():
+        if lib["user_api"] == "blas":
+            assert f"{lib['internal_api']} {lib['version']} {lib['architecture']}" in host
+    for name, version in (("numpy", np.__version__), ("scipy", scipy.__version__), ("numba", numba.__version__)):
+        assert f"{name} {version}" in host
+    assert f"llvmlite {llvmlite.__version__}" in host
+    assert host.startswith(P.cpu_model() + " · ")
+    assert socket.gethostname() not in host.split(" · ")  # no host name: nothing personal
+
+
+def test_cpuinfo_reads_the_first_processor_only(tmp_path, monkeypatch):
+    text = "processor\t: 0\nmodel name\t: A\nflags\t\t: x y\n\nprocessor\t: 1\nmodel name\t: B\nflags\t\t: z\n"
+    path = tmp_path / "cpuinfo"
+    path.write_text(text)
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda f, *a, **k: real_open(path if f == "/proc/cpuinfo" else f, *a, **k))
+    assert P._cpuinfo() == {"processor": "0", "model name": "A", "flags": "x y"}

@@ -27,6 +27,16 @@ def _controller() -> ThreadpoolController:
     return ThreadpoolController().select(user_api="blas")
 
 
+def blas_libraries() -> list[str]:
+    """Each BLAS library of the process as ``"<api> <version> <kernel>"``, e.g. ``"openblas 0.3.30
+    SkylakeX"``: the kernel OpenBLAS picked for this CPU at load time, which fixes its summation order
+    (threadpoolctl's ``architecture``; numpy's and SciPy's each bring their own build)."""
+    return [
+        " ".join(str(info.get(k) or "?") for k in ("internal_api", "version", "architecture"))
+        for info in _controller().info()
+    ]
+
+
 def single_threaded_blas() -> Any:
     """A context manager holding every BLAS library of the process at one thread, restored on exit."""
     return _controller().limit(limits=1)

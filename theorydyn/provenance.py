@@ -25,6 +25,7 @@ never imported just to learn its version.
 from __future__ import annotations
 
 import functools
+import hashlib
 import platform
 import subprocess
 import sys
@@ -53,6 +54,7 @@ __all__ = [
     "provenance",
     "git_state",
     "cpu_model",
+    "numerics_host",
     "library_versions",
     "attach_to_frame",
     "attach_to_json",
@@ -73,6 +75,58 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's block of ``/proc/cpuinfo`` as key → value ({} where there is none)."""
+    out: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if not line.strip():
+                    if out:
+                        break
+                    continue
+                key, _, value = line.partition(":")
+                out.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    return out
+
+
+@functools.cache
+def numerics_host() -> str:
+    """What a floating-point result depends on besides the code and its inputs, as one line::
+
+        AMD EPYC · family 25 model 17 stepping 1 · flags 3f1c0a9e2b7d · openblas 0.3.30 SkylakeX, …
+        · numpy 2.4.6 scipy 1.17.1 numba 0.68.1 llvmlite 0.50.0 torch 2.13.0+cpu
+
+    Two processes whose lines are equal ran the same instruction paths: Numba compiles for the CPU
+    it finds (its family and model name LLVM's target, its flags the vector width), OpenBLAS picks
+    a kernel per CPU at load time, torch dispatches per instruction set. The model name alone does
+    not tell this: a virtual machine may show ``AMD EPYC`` for several hosts, and two such hosts gave
+    the reduced flow's phase times 3·10⁻⁸ apart (the figures' manifest, December 2026). ``flags`` is
+    the first 12 hex digits of the SHA-256 of the sorted CPU flags. Cached per process; the BLAS
+    libraries are listed through :func:`theorydyn.blas.blas_libraries` (which imports SciPy's)."""
+    from .blas import blas_libraries
+
+    info = _cpuinfo()
+    flags = " ".join(sorted(info.get("flags", "").split()))
+    where = " ".join(
+        f"{k} {info[c]}"
+        for k, c in (("family", "cpu family"), ("model", "model"), ("stepping", "stepping"))
+        if c in info
+    )
+    libs = {**library_versions(), "llvmlite": _version("llvmlite", "llvmlite")}
+    versions = " ".join(f"{k} {libs[k]}" for k in ("numpy", "scipy", "numba", "llvmlite", "torch") if libs[k])
+    parts = [
+        cpu_model(),
+        where or platform.machine(),
+        "flags " + hashlib.sha256(flags.encode()).hexdigest()[:12] if flags else "flags unknown",
+        ", ".join(blas_libraries()) or "no BLAS listed",
+        versions,
+    ]
+    return " · ".join(parts)
 
 
 #: Libraries whose versions are recorded (module name → distribution name).

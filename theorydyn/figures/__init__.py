@@ -50,7 +50,7 @@ from ..positional.model import chance_association
 from ..positional.plot import make_figure
 from ..positional.train import FULL as FIG2_FULL
 from ..positional.train import QUICK as FIG2_QUICK
-from ..provenance import cpu_model, git_state
+from ..provenance import cpu_model, git_state, numerics_host
 from ..reduced import integrate, plot_trajectory
 from ..scan import ScanSpec, run_scan
 from ..scan.plots import group_intervals, plot_phase_times, plot_scaling
@@ -186,6 +186,7 @@ def make(name: str, out: Path, quick: bool, recompute: bool = False) -> dict:
         load_avg_1m=round(os.getloadavg()[0], 2),
         cpus=os.cpu_count(),
         cpu=cpu_model(),
+        host=numerics_host(),
         regenerated_in_ci=bool(cold and seconds <= mf.CI_MAX_SECONDS),
         git_commit=commit,
         git_dirty=dirty,
@@ -215,6 +216,7 @@ def record_existing(name: str, out: Path, why: str) -> dict:
         load_avg_1m=None,
         cpus=os.cpu_count(),
         cpu=cpu_model(),
+        host=numerics_host(),
         regenerated_in_ci=False,
         git_commit=commit,
         git_dirty=dirty,

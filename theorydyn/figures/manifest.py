@@ -36,14 +36,17 @@ from ..atomic import write_with
 #: is at most this many seconds is recomputed by the test suite; a dearer one is checked by hash only.
 CI_MAX_SECONDS = 30.0
 
-#: Relative tolerance of the recomputed numbers. The figures are seeded (same seed, same numbers,
-#: bit-identical on one machine); 1e-9 leaves room for a different BLAS summation order only.
+#: Relative tolerance of the recomputed numbers on the host that made the entry (its ``host``, see
+#: :func:`theorydyn.provenance.numerics_host`: CPU family, model and flags, BLAS kernels, library
+#: versions). The figures are seeded (same seed, same numbers, bit-identical there); 1e-9 leaves room
+#: for a different BLAS summation order only.
 RTOL = 1e-9
-#: The tolerance on another CPU than the one that made the entry (``cpu``; entries without it count as
-#: another): its rounding (libm, LAPACK dispatch) takes the reduced flow's adaptive solver (rtol 1e-7 per
-#: step) along other steps, and phase times and fitted exponents then agree to ~1e-7 relative (measured
-#: 6.5e-8 between an AMD EPYC and an Intel Xeon); 1e-6 leaves the solver's global error room, while a
-#: figure made stale by a change of the code moves by far more.
+#: The tolerance on another host than the one that made the entry (entries without ``host`` count as
+#: another): its rounding (libm, the BLAS kernel OpenBLAS picks, the vector width Numba compiles for)
+#: takes the reduced flow's adaptive solver (rtol 1e-7 per step) along other steps, and phase times
+#: and fitted exponents then agree to ~1e-7 relative (measured 6.5e-8 between an AMD EPYC and an Intel
+#: Xeon, 3e-8 between two hosts that both call themselves "AMD EPYC"); 1e-6 leaves the solver's global
+#: error room, while a figure made stale by a change of the code moves by far more.
 RTOL_OTHER_CPU = 1e-6
 
 NAME = "manifest.json"

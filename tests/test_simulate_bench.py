@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from theorydyn.bench.__main__ import main
+from theorydyn.provenance import numerics_host
 
 
 def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
@@ -31,6 +32,7 @@ def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "machine:" in text and "numba" in text
+    assert f"host: {numerics_host()}" in text  # the model name alone does not tell two machines apart
     for needle in (
         "x one pass (goal <= 1.3x)",
         "alternating with no pause",

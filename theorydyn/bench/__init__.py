@@ -25,7 +25,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from ..provenance import cpu_model
+from ..provenance import cpu_model, numerics_host
 
 
 def best_time(fn: Callable[[], object], repeats: int = 5, min_total: float = 0.2) -> float:
@@ -40,7 +40,9 @@ def best_time(fn: Callable[[], object], repeats: int = 5, min_total: float = 0.2
 
 
 def machine_info() -> dict[str, object]:
-    """CPU model, cores usable by this process, thread count of Numba, library versions, load."""
+    """CPU model, cores usable by this process, thread count of Numba, library versions, load, and the
+    host's numerics identity (:func:`theorydyn.provenance.numerics_host`: CPU family, model and flags,
+    the kernel OpenBLAS picked), since a model name such as "AMD EPYC" covers several machines."""
     info: dict[str, Any] = dict(
         cpu=cpu_model(),
         cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
@@ -56,13 +58,14 @@ def machine_info() -> dict[str, object]:
     except ImportError:
         info["torch"] = "not installed"
     info["loadavg_1min"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    info["host"] = numerics_host()
     return info
 
 
 def format_machine(info: dict[str, Any]) -> str:
     return (
         "machine: {cpu}, {cores} cores usable (numba threads {numba_threads}); python {python}, numpy {numpy}, "
-        "numba {numba}, torch {torch}; load average (1 min) {loadavg_1min:.2f}"
+        "numba {numba}, torch {torch}; load average (1 min) {loadavg_1min:.2f}\nhost: {host}"
     ).format(**info)
 
 

@@ -1,5 +1,6 @@
 """The throughput benchmark runs and prints its table and ratio (no timing is asserted)."""
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -115,7 +116,46 @@ def test_ensemble_table_compares_members_with_the_single_network(tmp_path, capsy
     df = pd.read_csv(csv)
     assert sorted(set(df.members)) == [1, 2] and len(df) == 8
     assert (df.images_per_s > 0).all() and df[df.members == 1].ratio_vs_single.eq(1.0).all()
-    assert "load average" in capsys.readouterr().out
+    # the floor columns follow from their parts, and a network's work per image does not depend on K
+    assert np.allclose(df.of_floor, df.images_per_s / df.floor_images_per_s)
+    assert np.allclose(df.floor_images_per_s * df.matmul_MFLOP_per_image * 1e6, df.gemm_peak_GFLOP_per_s * 1e9)
+    assert (df.groupby("model").matmul_MFLOP_per_image.nunique() == 1).all()
+    text = capsys.readouterr().out
+    assert "load average" in text and "floor: the matrix products alone" in text
+
+
+def test_matmul_flops_per_image_counts_a_two_layer_perceptron_by_hand():
+    """Against a hand count: x (B, a) → Linear(a, h) → ReLU → Linear(h, c). Forward 2(ah + hc) per image;
+    backward: both weight gradients (2ah + 2hc) and the hidden activation's gradient (2hc), not the
+    input's (x needs none); biases are additions, not products. An ensemble of K such networks, as one
+    batched product, counts the same per image and member."""
+    from theorydyn.vision.bench import matmul_flops_per_image
+
+    a, h, c, B = 12, 7, 5, 9
+    net = torch.nn.Sequential(torch.nn.Linear(a, h), torch.nn.ReLU(), torch.nn.Linear(h, c))
+    x, y = torch.randn(B, a), torch.randint(0, c, (B,))
+    hand = 2 * (a * h + h * c) + (2 * a * h + 2 * h * c) + 2 * h * c
+    assert matmul_flops_per_image(net, x, y) == hand
+
+    class Batched(torch.nn.Module):  # K networks at once: (K, B, a) @ (K, a, h) …
+        def __init__(self, K):
+            super().__init__()
+            self.w1 = torch.nn.Parameter(torch.randn(K, a, h))
+            self.w2 = torch.nn.Parameter(torch.randn(K, h, c))
+
+        def forward(self, x):
+            return torch.relu(x @ self.w1) @ self.w2
+
+    K = 4
+    assert matmul_flops_per_image(Batched(K), x.expand(K, B, a), y) == hand
+    assert all(p.grad is None for p in net.parameters())  # the count leaves no gradient behind
+
+
+def test_gemm_peak_is_a_positive_rate():
+    from theorydyn.vision.bench import gemm_peak_flops
+
+    r = gemm_peak_flops(torch.device("cpu"), n=64, repeats=2)
+    assert np.isfinite(r) and r > 0
 
 
 @pytest.mark.parametrize(

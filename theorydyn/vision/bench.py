@@ -66,7 +66,7 @@ from ..resources import MemoryEstimate, ResourceError, Term, check_memory, vit_t
 from .data import default_device, load, synthetic  # noqa: E402
 from .experiments import preset_configs  # noqa: E402
 from .model import ViT, ViTConfig, ensemble  # noqa: E402
-from .train import TrainConfig, train  # noqa: E402
+from .train import TrainConfig, prepare, train  # noqa: E402
 
 
 def step_rate(model, batch: int, steps: int, warmup: int, device) -> float:
@@ -94,6 +94,41 @@ def step_rate(model, batch: int, steps: int, warmup: int, device) -> float:
     if amp:
         torch.cuda.synchronize()
     return steps * batch / (time.perf_counter() - t0)
+
+
+def matmul_flops_per_image(model, x: torch.Tensor, y: torch.Tensor) -> float:
+    """Floating-point operations of the matrix products (mm, bmm, addmm, convolutions, attention) in one
+    training step's forward and backward pass of ``model`` on the batch ``x`` with labels ``y``
+    (``x: (B, …)``, ``y: (B,)``; an ensemble of K members takes ``x: (K, B, …)``), per image and per
+    member, as :class:`torch.utils.flop_counter.FlopCounterMode` counts them (2 per multiply-add).
+    Elementwise work (LayerNorm, GELU, softmax, the optimiser) is not counted: the number bounds the
+    step from below, it does not predict it."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    counter = FlopCounterMode(display=False)
+    with counter:
+        logits = model(x)
+        F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.expand(logits.shape[:-1]).reshape(-1)).backward()
+    model.zero_grad(set_to_none=True)
+    return counter.get_total_flops() / logits[..., 0].numel()
+
+
+def gemm_peak_flops(device, n: int = 2048, repeats: int = 5) -> float:
+    """The machine's float32 matrix-product rate in FLOP/s: best of ``repeats`` ``torch.mm`` of two
+    n × n matrices (2n³ operations each) at torch's current thread count."""
+    g = torch.Generator(device=device).manual_seed(0)
+    a = torch.randn(n, n, device=device, generator=g)
+    b = torch.randn(n, n, device=device, generator=g)
+    best = float("inf")
+    for _ in range(repeats + 1):  # the first call is a warm-up
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - t0)
+    return 2.0 * n**3 / best
 
 
 def peak_memory_mb(device) -> float:
@@ -158,9 +193,17 @@ def ensemble_rates(device, *, member_counts, epochs: int, repeats: int, out_dir,
     """Images/s of the ledger's digits networks trained alone (K = 1) and as K-member ensembles, through
     :func:`theorydyn.vision.train.train` on the bundled digits (preset of
     :data:`theorydyn.vision.experiments.PRESETS`), ``epochs`` epochs per measurement, best of ``repeats``
-    alternations of the member counts."""
+    alternations of the member counts.
+
+    Beside each rate, its floor: the single network's matrix-product operations per training image
+    (:func:`matmul_flops_per_image`, on one preset batch) against this machine's float32 matrix-product
+    rate (:func:`gemm_peak_flops`, measured once before the runs), i.e. the images/s a step made of
+    nothing but those products at that rate would reach; ``of_floor`` is the measured rate's share of it."""
     data = load("digits", device=device, download=False)
     vit, tcfg = preset_configs(data, epochs=epochs)
+    peak = gemm_peak_flops(device)
+    xb = prepare(data, data.x_train[: tcfg.batch_size], None, None)
+    yb = data.y_train[: tcfg.batch_size]
     models = {
         "ViT positional, patch 2": ("vit", dataclasses.replace(vit, attention="positional")),
         "ViT vanilla, patch 2": ("vit", dataclasses.replace(vit, attention="vanilla")),
@@ -172,6 +215,11 @@ def ensemble_rates(device, *, member_counts, epochs: int, repeats: int, out_dir,
     for label, (name, vcfg) in models.items():
         best = dict.fromkeys(counts, 0.0)
         loads = []
+        # the work of one member: an ensemble's own layout (grouped convolutions, batched attention)
+        # may count more, which is its overhead, not the network's
+        flops = matmul_flops_per_image(
+            ensemble(name, [0], channels=data.channels, classes=data.classes, vit=vcfg), xb, yb
+        )
         for r in range(repeats):  # alternate, so that drifts of a shared machine hit every K alike
             for K in counts:
                 seeds = list(range(K))
@@ -190,6 +238,10 @@ def ensemble_rates(device, *, member_counts, epochs: int, repeats: int, out_dir,
                     members=K,
                     images_per_s=best[K],
                     ratio_vs_single=best[K] / best[1],
+                    matmul_MFLOP_per_image=flops / 1e6,
+                    floor_images_per_s=peak / flops,
+                    of_floor=best[K] * flops / peak,
+                    gemm_peak_GFLOP_per_s=peak / 1e9,
                     load_min=min(loads),
                     load_max=max(loads),
                 )
@@ -341,6 +393,10 @@ def main(argv=None) -> int:
         print(file=sys.stderr)
         print(df.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
         print(f"{where}; load average (1 min) during the runs {df.load_min.min():.2f}–{df.load_max.max():.2f}")
+        print(
+            f"floor: the matrix products alone at this machine's float32 rate, {df.gemm_peak_GFLOP_per_s.iloc[0]:.0f} "
+            "GFLOP/s (torch.mm 2048³, measured before the runs); of_floor = images/s ÷ floor images/s"
+        )
         if out is not None:
             df.to_csv(out, index=False)
         return 0

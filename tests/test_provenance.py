@@ -151,7 +151,6 @@ def _genoa(**over):
 
 def _host_of(monkeypatch, info):
     monkeypatch.setattr(P, "_cpuinfo", lambda: info)
-    monkeypatch.setattr(P, "cpu_model", lambda: info["model name"])
     P.numerics_host.cache_clear()
     try:
         return P.numerics_host()

@@ -63,20 +63,6 @@ __all__ = [
 ]
 
 
-def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``; else :func:`platform.processor` or the architecture).
-    Torch's CPU kernels dispatch per instruction set, so a torch result repeats bit for bit only on the
-    same CPU: the figures' manifest records it, the benchmarks print it."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _cpuinfo() -> dict[str, str]:
     """The first processor's block of ``/proc/cpuinfo`` as key → value ({} where there is none)."""
     out: dict[str, str] = {}
@@ -92,6 +78,13 @@ def _cpuinfo() -> dict[str, str]:
     except OSError:
         pass
     return out
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; else :func:`platform.processor` or the architecture).
+    Torch's CPU kernels dispatch per instruction set, so a torch result repeats bit for bit only on the
+    same CPU: the figures' manifest records it, the benchmarks print it."""
+    return _cpuinfo().get("model name") or platform.processor() or platform.machine()
 
 
 @functools.cache

@@ -14,7 +14,7 @@ from theorydyn.store import RejectedRowsWarning  # noqa: E402
 from theorydyn.vision import experiments as ex  # noqa: E402
 from theorydyn.vision.data import load  # noqa: E402
 from theorydyn.vision.model import ViTConfig  # noqa: E402
-from theorydyn.vision.train import TrainConfig  # noqa: E402
+from theorydyn.vision.train import TrainConfig, save_checkpoint  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -113,7 +113,7 @@ def test_a_finished_folder_with_a_nan_accuracy_is_trained_again(small_digits, tm
     ckpt = ex.cache_folder(SPEC, small_digits, VIT, TCFG, tmp_path) / "checkpoint.pt"
     st = torch.load(ckpt, weights_only=True)
     st["history"][-1]["test_acc"] = float("nan")
-    torch.save(st, ckpt)
+    save_checkpoint(ckpt, st)  # a checkpoint that holds a NaN, its hash recorded (not a damaged file)
     with pytest.warns(RejectedRowsWarning, match="trained again"):
         r2 = cached(small_digits, tmp_path)
     assert r2["final_test_acc"] == r1["final_test_acc"]  # a CPU run is reproduced bit for bit

@@ -6,6 +6,11 @@ flushed and ``fsync``-ed, then renamed over the target with ``os.replace`` (atom
 the folder is ``fsync``-ed so that the rename itself survives a power cut. On any exception (a full
 disk is ``OSError(ENOSPC)``) the temporary file is removed and the old file is left as it was.
 
+The temporary file has a unique name (process id and 64 random bits: two threads or processes
+writing the same target never share one) and is created exclusively. An ``OSError`` raised while
+writing (``ENOSPC``, ``EDQUOT``, ``EIO``) is raised again as an ``OSError`` of the same errno whose
+message names the target path (the temporary's name means nothing to the user).
+
 A target that is a symbolic link is refused: the toolkit never writes through a link it did not
 create (the rename would replace the link, not its target, which is what the user pointed at).
 """
@@ -15,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -50,17 +56,32 @@ def atomic_path(path: str | Path, *, suffix: str | None = None) -> Iterator[Path
     if path.exists() and not path.is_file():
         raise ValueError(f"{path}: exists and is not a regular file")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{suffix if suffix is not None else path.suffix}")
+    tmp = temporary_name(path, suffix)
     try:
         yield tmp
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
+        if path.is_symlink():  # planted while the content was written: still never replaced
+            raise ValueError(f"{path}: is a symbolic link; theorydyn does not write through links")
         os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if e.errno is None:
+            raise
+        raise OSError(e.errno, f"cannot write {path}: {e.strerror or e}") from e
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
     _fsync_dir(path.parent)
+
+
+def temporary_name(path: Path, suffix: str | None = None) -> Path:
+    """A fresh hidden name beside ``path``: ``.<stem>.<pid>.<16 hex>.tmp<suffix>`` (``suffix`` default:
+    ``path``'s, so that writers inferring a format from it still do). Unique per call."""
+    tail = suffix if suffix is not None else path.suffix
+    return path.with_name(f".{path.stem}.{os.getpid()}.{secrets.token_hex(8)}.tmp{tail}")
 
 
 def write_bytes(path: str | Path, data: bytes) -> None:

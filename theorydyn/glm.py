@@ -20,14 +20,13 @@ Shapes: z: (N, D) feature coefficients ⟨w*, X_j⟩ ∈ {−1, 0, +1}; X: (N, D
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 from scipy.signal import convolve2d
 
 from . import data
+from .atomic import write_with
 from .logreg import fit_logreg
 from .setting import Setting
 
@@ -295,10 +294,9 @@ def save_theorem_3_1_figure(path: str = "figures/theorem31_glm.png", csv: str | 
     fig = Figure(figsize=(7.5, 4.8))
     plot_theorem_3_1_scan(fig.subplots(), curves, crossings)
     fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
+    write_with(path, lambda t: fig.savefig(t, dpi=130))  # atomic, never through a link
     if csv:
-        crossings.to_csv(csv, index=False)
+        write_with(csv, lambda t: crossings.to_csv(t, index=False))
     return crossings
 
 

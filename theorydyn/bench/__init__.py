@@ -16,6 +16,7 @@ Each benchmark is a module of this package with a function ``run(argv: list[str]
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import time
@@ -25,6 +26,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from ..atomic import write_with
 from ..provenance import cpu_model, numerics_host
 
 
@@ -76,5 +78,5 @@ def write_tables(tables, out, info: dict) -> None:
     for name, t in tables:
         t = t.assign(**{k: str(v) for k, v in info.items()})
         path = out if name == "main" else out.with_name(f"{out.stem}_{name}{out.suffix}")
-        t.to_csv(path, index=False)
+        write_with(path, functools.partial(t.to_csv, index=False))  # atomic, never through a link
         print(f"table: {path}")

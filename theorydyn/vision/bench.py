@@ -62,6 +62,7 @@ except ImportError:
     raise
 
 # below the guard: these need torch
+from ..atomic import write_with  # noqa: E402
 from ..resources import MemoryEstimate, ResourceError, Term, check_memory, vit_train_memory  # noqa: E402
 from .data import default_device, load, synthetic  # noqa: E402
 from .experiments import preset_configs  # noqa: E402
@@ -398,7 +399,7 @@ def main(argv=None) -> int:
             "GFLOP/s (torch.mm 2048³, measured before the runs); of_floor = images/s ÷ floor images/s"
         )
         if out is not None:
-            df.to_csv(out, index=False)
+            write_with(out, lambda t: df.to_csv(t, index=False))
         return 0
     gpu = device.type == "cuda"
     batches = args.batches or ([128] if args.smoke else [128, 1024])
@@ -455,7 +456,7 @@ def main(argv=None) -> int:
             compile=args.compile,
         )
         print(df.drop(columns="device").to_string(index=False, float_format=lambda v: f"{v:,.3f}"))
-        df.to_csv(out, index=False)
+        write_with(out, lambda t: df.to_csv(t, index=False))
         print(f"wrote {out}", file=sys.stderr)
         return 0
     name = torch.cuda.get_device_name(device) if gpu else f"CPU, {torch.get_num_threads()} threads"
@@ -503,7 +504,7 @@ def main(argv=None) -> int:
         r = df[(df.batch == batch) & (df.attention == "positional")].ratio_vs_vanilla.item()
         print(f"batch {batch}: positional/vanilla images per second = {r:.2f}x")
     if out is not None:
-        df.to_csv(out, index=False)
+        write_with(out, lambda t: df.to_csv(t, index=False))
     return 0
 
 

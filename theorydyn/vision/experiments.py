@@ -44,6 +44,7 @@ from matplotlib.figure import Figure
 from tqdm.auto import tqdm
 
 from .._progress import progress_bar
+from ..atomic import write_with
 from ..provenance import NUMERICS_VERSION
 from ..stats import mean_ci
 from ..store import RejectedRowsWarning, ResultStore, canonical_json, content_key
@@ -51,7 +52,7 @@ from .data import ImageData
 from .grid import grid_permutation
 from .maps import plot_maps
 from .model import ENSEMBLES, ViTConfig, build_model, ensemble
-from .train import TrainConfig, train
+from .train import CHECKPOINT, TrainConfig, load_checkpoint, read_history, train
 
 #: Network size, initialisation and schedule per dataset kind, shared by the CLI, the figures and
 #: the ledger (every entry is a field of ViTConfig or TrainConfig; ``warmup`` is in epochs).
@@ -421,10 +422,10 @@ MAX_MEMBERS = 10
 
 
 def _epoch_done(folder: Path) -> int:
-    ckpt = folder / "checkpoint.pt"
-    if not ckpt.exists():
-        return 0
-    return int(torch.load(ckpt, map_location="cpu", weights_only=True)["epoch"])
+    """The epochs held by ``folder``'s checkpoint once its hash is verified (0: none, or damaged and
+    moved aside by :func:`~theorydyn.vision.train.load_checkpoint`, so the run is trained again)."""
+    state = load_checkpoint(Path(folder) / CHECKPOINT)
+    return 0 if state is None else int(state["epoch"])
 
 
 def cached_runs(
@@ -505,7 +506,9 @@ def train_together(
 
 def load_pos(folder: Path) -> torch.Tensor:
     """The learned positional encodings ``P: (D, E)`` from a run folder's checkpoint."""
-    state = torch.load(Path(folder) / "checkpoint.pt", map_location="cpu", weights_only=True)
+    state = load_checkpoint(Path(folder) / CHECKPOINT)
+    if state is None:
+        raise ValueError(f"{Path(folder) / CHECKPOINT}: no valid checkpoint (missing or damaged); train the run again")
     return state["model"]["pos"]
 
 
@@ -519,7 +522,7 @@ def initial_pos(vit: ViTConfig, seed: int) -> torch.Tensor:
 
 def _save(rows: list[dict], out: Path) -> pd.DataFrame:
     df = pd.DataFrame(rows)
-    df.to_csv(out / "summary.csv", index=False)
+    write_with(out / "summary.csv", lambda t: df.to_csv(t, index=False))
     return df
 
 
@@ -592,8 +595,9 @@ def compare(data, vit, tcfg, out, *, seeds, resume, perm_seed, progress=True) ->
             for spec in specs:
                 again = resume or len(specs) > 1
                 rows.append(run(spec, data, vit, tcfg, out, resume=again, perm_seed=perm_seed, progress=bar))
-                hists.setdefault(att, []).append(pd.read_csv(out / spec.name / "history.csv"))
-    compare_figure(hists, data.name).savefig(out / "compare.png", dpi=120)
+                hists.setdefault(att, []).append(read_history(out / spec.name))
+    fig = compare_figure(hists, data.name)
+    write_with(out / "compare.png", lambda t: fig.savefig(t, dpi=120))
     return _save(rows, out)
 
 
@@ -627,7 +631,7 @@ def permuted(data, vit, tcfg, out, *, models, seed, resume, perm_seed, patch=2, 
     ax.set_xticks(sizes, [str(s) for s in sizes])
     ax.set(xlabel="grid shuffle size s", ylabel="test accuracy", title=f"Permuted {data.name} (Figure 5a)")
     ax.legend()
-    fig.savefig(out / "permuted.png", dpi=120)
+    write_with(out / "permuted.png", lambda t: fig.savefig(t, dpi=120))
     return df
 
 
@@ -662,7 +666,7 @@ def robustness(data, vit, tcfg, root, *, seeds, s, patch, cnn="cnn", perm_seed=0
         runs = cached_runs(specs, data, rvit, tcfg, root, perm_seed=perm_seed, progress=bar)
     rows = [dict(r, permuted=spec.s is not None, s=s) for spec, r in zip(specs, runs, strict=True)]
     df = pd.DataFrame(rows)
-    df.to_csv(Path(root) / f"robustness-s{s}-p{patch}.csv", index=False)
+    write_with(Path(root) / f"robustness-s{s}-p{patch}.csv", lambda t: df.to_csv(t, index=False))
     return df
 
 

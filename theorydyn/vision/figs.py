@@ -20,7 +20,6 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from matplotlib.figure import Figure
 
 from .experiments import (
@@ -37,6 +36,7 @@ from .experiments import (
     robustness_figure,
 )
 from .maps import cosine_similarity, distance_profile, similarity_figure
+from .train import read_history
 
 ROOT = Path("runs/vision/ledger")
 SEEDS = (0, 1, 2)
@@ -83,7 +83,7 @@ def similarity_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
 def compare_figure_digits(data, seeds=SEEDS, root=ROOT) -> Figure:
     """Figures 6/7 from the preset runs of ``seeds``."""
     runs = _preset_runs(data, seeds, root)
-    hists = {att: [pd.read_csv(Path(r["folder"]) / "history.csv") for r in rs] for att, rs in runs.items()}
+    hists = {att: [read_history(r["folder"]) for r in rs] for att, rs in runs.items()}
     return compare_figure(hists, "digits")
 
 

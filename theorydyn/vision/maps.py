@@ -28,6 +28,7 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ..atomic import write_with
 from .grid import permute_tiles
 
 
@@ -167,4 +168,4 @@ def plot_maps(P: torch.Tensor, path, title: str, perm=None, s: int | None = None
         im = draw_mosaic(ax, A, name)
     fig.colorbar(im, ax=list(axes), shrink=0.8, label="cosine similarity")
     fig.suptitle(textwrap.fill(title, 50 * len(panels)), fontsize=10)
-    fig.savefig(path, dpi=120)
+    write_with(path, lambda t: fig.savefig(t, dpi=120))

@@ -32,6 +32,10 @@ Guarantees:
   parameters and numerics version). A row that fails is *moved* to the ``rejected`` table (and
   listed in ``<name>.rejected.csv``) in one transaction, one :class:`RejectedRowsWarning` gives
   the counts, and the point is computed again.
+* **A damaged database is refused, never half-read.** :func:`connect` runs ``PRAGMA quick_check``
+  on open, and every :class:`sqlite3.DatabaseError` that is damage (not a lock or a full disk) is
+  mapped in one place (:func:`_damage`) to :class:`StoreDamaged`, whose message names the file and
+  says how to move it aside (:func:`move_aside`; the command layer's ``--recompute``).
 * **The CSV is an export**, written atomically (:mod:`theorydyn.atomic`) by :meth:`export` after
   each run; a CSV found at the export path before the database existed (an older toolkit's
   results) is moved aside to ``<name>.legacy.csv``, never imported.
@@ -47,7 +51,9 @@ Reading with pandas::
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -107,6 +113,62 @@ CREATE TABLE IF NOT EXISTS rejected (
 
 class StoreError(ValueError):
     """The path cannot hold a results store (a directory, a link, not a SQLite database, unwritable)."""
+
+
+class StoreDamaged(StoreError):
+    """The results database is damaged (``quick_check`` fails, or SQLite reports a malformed image):
+    nothing is read from it; move it aside (:func:`move_aside`) and the rows are computed again."""
+
+
+def damaged_message(db: str | Path, why: object) -> str:
+    """The one message of a damaged store: the file, what SQLite said, and how to go on."""
+    return (
+        f"results database {str(db)!r} is damaged or not a theorydyn results database ({why}); nothing "
+        f"was read from it. Move it aside "
+        f"(rerun with --recompute, or: mv {db} {db}.damaged) and rerun: its rows are computed again"
+    )
+
+
+@contextlib.contextmanager
+def _damage(db: str | Path):
+    """Map SQLite's damage errors (a :class:`sqlite3.DatabaseError` that is not an
+    :class:`sqlite3.OperationalError`, i.e. not a lock, a full disk or a read-only file) to
+    :class:`StoreDamaged` naming ``db``; every access of the store goes through here."""
+    try:
+        yield
+    except sqlite3.OperationalError:
+        raise
+    except sqlite3.DatabaseError as e:
+        raise StoreDamaged(damaged_message(db, e)) from None
+
+
+def _mapped(method):
+    """A :class:`ResultStore` method whose SQLite damage errors become :class:`StoreDamaged` (:func:`_damage`)."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with _damage(self.db):
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+def move_aside(db: str | Path) -> Path:
+    """Rename a (damaged) results database and its ``-wal`` / ``-shm`` files to
+    ``<name>.damaged-<UTC time>[-n]``; return the new name of the database. The next open creates
+    an empty store, whose rows are computed again."""
+    db = Path(db)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    n, dest = 1, db.with_name(f"{db.name}.damaged-{stamp}")
+    while dest.exists():
+        n += 1
+        dest = db.with_name(f"{db.name}.damaged-{stamp}-{n}")
+    db.replace(dest)
+    for tail in ("-wal", "-shm"):
+        side = db.with_name(db.name + tail)
+        if side.exists():
+            side.replace(dest.with_name(dest.name + tail))
+    return dest
 
 
 class RejectedRowsWarning(UserWarning):
@@ -182,6 +244,7 @@ def connect(db: str | Path) -> sqlite3.Connection:
 
     Raises:
         StoreError: ``db`` is a link, not a regular file, or not a SQLite database.
+        StoreDamaged: ``PRAGMA quick_check`` finds the database damaged.
     """
     db = Path(db)
     if db.is_symlink():
@@ -199,11 +262,20 @@ def connect(db: str | Path) -> sqlite3.Connection:
             con.execute("PRAGMA journal_mode = WAL")
         con.execute("PRAGMA synchronous = FULL")
         con.executescript(_SCHEMA)
-    except sqlite3.DatabaseError as e:
+        check = [r[0] for r in con.execute("PRAGMA quick_check").fetchall()]
+    except sqlite3.OperationalError as e:
         con.close()
         raise StoreError(
             f"{str(db)!r} is not a theorydyn results database ({e}); move it away or choose another results directory"
         ) from None
+    except sqlite3.DatabaseError as e:  # "file is not a database", "database disk image is malformed"
+        con.close()
+        raise StoreDamaged(damaged_message(db, e)) from None
+    if check != ["ok"]:
+        con.close()
+        lines = [ln for r in check for ln in str(r).splitlines() if ln.strip() and not ln.startswith("***")]
+        more = f" and {len(lines) - 1} more" if len(lines) > 1 else ""
+        raise StoreDamaged(damaged_message(db, f"PRAGMA quick_check: {lines[0][:120] if lines else check}{more}"))
     return con
 
 
@@ -217,9 +289,13 @@ class ResultStore:
             a row with a reason is rejected (module docstring). Also applied to appended rows.
         kinds: column → ``"num"`` / ``"bool"`` / ``"str"``; columns not named are not checked.
         warn: emit a :class:`RejectedRowsWarning` when a load rejects rows.
+        create: make the folder of the export and of the database when missing; without it a folder
+            that does not exist is refused (a mistyped path is an error, not a new empty store).
 
     Raises:
-        StoreError: the export path or the database cannot be used.
+        StoreError: the export path or the database cannot be used, or its folder does not exist
+            and ``create`` is False.
+        StoreDamaged: the database is damaged (:func:`connect`).
     """
 
     def __init__(
@@ -231,6 +307,7 @@ class ResultStore:
         *,
         db: str | Path | None = None,
         scope: str | None = None,
+        create: bool = False,
     ):
         self.path = Path(path)
         self.validate = validate
@@ -244,6 +321,13 @@ class ResultStore:
         stem = self.path.name[:-4] if self.path.name.endswith(".csv") else self.path.name
         self.scope = scope if scope is not None else stem
         self.db = Path(db) if db is not None else self.path.with_name(DB_NAME)
+        for folder in dict.fromkeys((self.path.parent, self.db.parent)):
+            if not folder.is_dir():
+                if not create:
+                    raise StoreError(
+                        f"results folder {str(folder)!r} does not exist; pass create=True to start a new store there"
+                    )
+                folder.mkdir(parents=True, exist_ok=True)
         self._con: sqlite3.Connection | None = None
         self._pid = os.getpid()
         self.columns: list[str] = []
@@ -277,6 +361,7 @@ class ResultStore:
         except Exception:  # noqa: BLE001 — interpreter shutdown
             pass
 
+    @_mapped
     def _keep_legacy_csv(self) -> None:
         """A CSV at the export path that this store never exported is moved aside
         (``<name>.legacy.csv``), not imported: the database is the only source of what is computed."""
@@ -313,6 +398,7 @@ class ResultStore:
                     return f"unparsable: {c}={row[c][:40]!r} {why}"
         return None
 
+    @_mapped
     def load(self) -> ResultStore:
         """Read every committed row of the scope (another process's too); move the ones that fail their
         checks to the ``rejected`` table. Returns self."""
@@ -394,6 +480,7 @@ class ResultStore:
     def __len__(self) -> int:
         return len(self.rows)
 
+    @_mapped
     def committed(self, key: str) -> bool:
         """Whether a row of ``key`` is committed now (by any process); cheaper than :meth:`load`."""
         con = self._connect()
@@ -418,6 +505,7 @@ class ResultStore:
         return df.reset_index(drop=True)
 
     # ---- writing ----------------------------------------------------------------------
+    @_mapped
     def append(self, row: dict[str, Any]) -> bool:
         """Commit one row (one transaction). ``row`` must hold ``key``. Returns False when a row of
         that key was committed already (by this or another process): the first one stands.
@@ -458,6 +546,7 @@ class ResultStore:
                     self.columns.append(c)
         return inserted
 
+    @_mapped
     def remove(self, keys: Iterable[str]) -> int:
         """Delete the rows of ``keys`` (``--recompute``), one transaction. Returns how many went."""
         keys = list(keys)
@@ -472,6 +561,7 @@ class ResultStore:
         self.load()
         return n
 
+    @_mapped
     def export(self) -> Path:
         """Write every accepted row of the scope (re-read from the database, so another process's rows
         too) to the CSV export, atomically (:mod:`theorydyn.atomic`). Returns its path.

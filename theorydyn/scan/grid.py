@@ -605,4 +605,4 @@ def row_problem(row: dict[str, str]) -> str | None:
 
 def open_store(path: str | Path, warn: bool = True) -> ResultStore:
     """The results file of a scan, with every row checked on loading (:func:`row_problem`, SCAN_KINDS)."""
-    return ResultStore(path, validate=row_problem, kinds=SCAN_KINDS, warn=warn)
+    return ResultStore(path, validate=row_problem, kinds=SCAN_KINDS, warn=warn, create=True)

@@ -353,6 +353,7 @@ def open_store(folder: str | Path) -> ResultStore:
         kinds={"seconds": "num", "n_rows": "num"},
         db=folder / DB_NAME,
         scope=SCOPE,
+        create=True,
     )
 
 

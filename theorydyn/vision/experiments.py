@@ -352,7 +352,9 @@ def open_runs(root: Path, validate=row_problem) -> ResultStore:
     """The store of the cached runs' rows under ``root`` (``root/results.sqlite``, scope
     :data:`RUNS_SCOPE`, export ``root/vision_runs.csv``), rows checked with ``validate``."""
     Path(root).mkdir(parents=True, exist_ok=True)
-    return ResultStore(Path(root) / f"{RUNS_SCOPE}.csv", validate=validate, kinds=RUN_KINDS, scope=RUNS_SCOPE)
+    return ResultStore(
+        Path(root) / f"{RUNS_SCOPE}.csv", validate=validate, kinds=RUN_KINDS, scope=RUNS_SCOPE, create=True
+    )
 
 
 def cached_run(

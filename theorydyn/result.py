@@ -23,16 +23,22 @@ in_std, cross_std, cross_absmax, row_spread_max, row_in_max, row_in_median, trai
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .atomic import write_with
 from .model import symmetric_attention
 from .phases import Phases
 from .setting import Setting
+
+#: the format of :meth:`Result.save` files (bumped when the layout changes; older files are refused)
+SAVE_FORMAT = 1
 
 CORE_COLUMNS = ("s", "step", "alpha", "gamma", "rho", "in_mass", "association", "risk", "err_y", "err_f", "amb_f")
 
@@ -79,6 +85,90 @@ class Result:
     def ok(self) -> bool:
         return self.status is Status.OK
 
+    def __repr__(self) -> str:
+        """One short line (< 300 characters): solver, setting, status, steps, rows, time."""
+        s, t = self.setting, self.trajectory
+        last = t.iloc[-1] if len(t) else None
+        steps = f", steps={float(last['step']):g}, s={float(last['s']):g}" if last is not None else ""
+        why = f", message={self.message[:60]!r}" if self.message and not self.ok else ""
+        return (
+            f"Result(solver={self.solver!r}, D={s.D}, C={s.C}, d={s.d}, q={s.q:g}, status={str(self.status)!r}"
+            f"{steps}, rows={len(t)}, seconds={self.seconds:.3g}{why})"
+        )
+
+    def save(self, path: str | Path) -> Path:
+        """Write this result to ``path`` (an ``.npz`` archive, atomically: :mod:`theorydyn.atomic`;
+        never through a link). No pickle: the trajectory is stored column by column as plain arrays,
+        the rest as JSON text; :meth:`load` reads it back equal (the trajectory bit for bit).
+        Returns the path."""
+        path = Path(path)
+        arrays: dict[str, np.ndarray] = {}
+        columns = []
+        for i, c in enumerate(self.trajectory.columns):
+            col = self.trajectory[c].to_numpy()
+            if col.dtype == object:
+                col = col.astype(str)
+            arrays[f"col{i}"] = col
+            columns.append(str(c))
+        for name in ("A_final", "v_final"):
+            v = getattr(self, name)
+            if v is not None:
+                arrays[name] = np.asarray(v)
+        meta = dict(
+            format=SAVE_FORMAT,
+            solver=self.solver,
+            setting=self.setting.to_dict(),
+            explicit=sorted(self.setting.explicit),
+            columns=columns,
+            phases=self.phases.as_dict(),
+            status=str(self.status),
+            message=self.message,
+            stopped_step=self.stopped_step,
+            options=self.options,
+            seconds=self.seconds,
+        )
+        arrays["meta"] = np.asarray(json.dumps(meta, default=_jsonable))
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as fh:  # a file object: np.savez adds no ".npz" to the name
+                np.savez(fh, **arrays)  # type: ignore[arg-type]
+
+        write_with(path, write)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Result:
+        """A :class:`Result` written by :meth:`save` (``allow_pickle=False``: a planted pickle is
+        refused, never run).
+
+        Raises:
+            ValueError: ``path`` is not a saved Result (or of another format version).
+        """
+        try:
+            with np.load(Path(path), allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+            meta = json.loads(str(arrays.pop("meta")))
+            if meta.get("format") != SAVE_FORMAT:
+                raise ValueError(f"format {meta.get('format')!r}, this toolkit reads {SAVE_FORMAT}")
+            traj = pd.DataFrame({c: arrays[f"col{i}"] for i, c in enumerate(meta["columns"])})
+            setting = Setting(**meta["setting"])
+            object.__setattr__(setting, "explicit", frozenset(meta["explicit"]))
+            return cls(
+                solver=meta["solver"],
+                setting=setting,
+                trajectory=traj,
+                phases=Phases(**meta["phases"]),
+                status=Status(meta["status"]),
+                message=meta["message"],
+                stopped_step=meta["stopped_step"],
+                options=meta["options"],
+                seconds=float(meta["seconds"]),
+                A_final=arrays.get("A_final"),
+                v_final=arrays.get("v_final"),
+            )
+        except (OSError, KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{path}: not a saved theorydyn Result ({type(e).__name__}: {e})") from None
+
     @property
     def A(self) -> np.ndarray:
         """(D, D) final attention logits; for the reduced solver the three-value form at the last record."""
@@ -111,3 +201,14 @@ class Result:
                 for k, v in fin.items()
             },
         }
+
+
+def _jsonable(v: Any) -> Any:
+    """JSON for the NumPy values an options dict may hold (scalars, arrays) and anything else as text."""
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (set, frozenset, tuple)):
+        return list(v)
+    return str(v)

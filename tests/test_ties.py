@@ -15,7 +15,7 @@ from theorydyn import Setting, data, model
 from theorydyn import transfer as tr
 from theorydyn.reduced import _kernels as rk
 from theorydyn.reduced import population_risk
-from theorydyn.simulate import simulate
+from theorydyn.simulate import simulate_replicas
 
 S = Setting(D=6, C=2, q=0.5)
 ALPHA0 = S.nu ** (1 / (S.p - 1))  # Parametrization 3.1's start, as in reduced.integrate
@@ -47,7 +47,7 @@ def test_ties_occur_and_data_reduced_and_simulate_agree():
     reps = np.rint(w * 2 * S.L * 4 ** (S.D - S.C)).astype(int)
     assert np.allclose(reps / reps.sum(), w)
     Xr, yr = np.repeat(X, reps, axis=0), np.repeat(y, reps)
-    res = simulate(
+    (res,) = simulate_replicas(  # 0 steps, the start alone: simulate() refuses a run of no steps
         S,
         train=(X, y, w),
         test=(Xr, yr),

@@ -11,6 +11,7 @@ the setting: they are arguments of the solver that uses them.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -66,6 +67,13 @@ def _partition_random(D: int, C: int, seed: int) -> tuple[tuple[int, ...], ...]:
 
 def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _is_real(x: Any) -> bool:
+    """A real number: int, float, a NumPy integer or floating scalar (or 0-d array); not bool, not text."""
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x[()]
+    return isinstance(x, (numbers.Real, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
 
 
 @dataclass(frozen=True)
@@ -146,10 +154,9 @@ class Setting:
                 set_(name, float(default))
         for name in ("q", "sigma2", "nu", "beta", "tau"):
             v = getattr(self, name)
-            try:
-                v = float(v)
-            except (TypeError, ValueError):
-                raise ValueError(f"{name} must be a real number, got {v!r}") from None
+            if not _is_real(v):  # text ("0.5") is refused as D="16" is: the API takes numbers, the CLI parses
+                raise ValueError(f"{name} must be a real number, got {v!r}")
+            v = float(v)
             if not np.isfinite(v):
                 raise ValueError(f"{name} must be finite, got {name}={v}")
             set_(name, v)

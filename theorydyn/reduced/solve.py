@@ -34,6 +34,7 @@ from .._progress import progress_bar
 from ..phases import ERR_TOL, Phases, detect_phases
 from ..result import Result, Status
 from ..setting import Setting
+from ..validate import check_integrate
 from . import _kernels as rk
 from .bank import MAX_TERMS, Bank, make_bank
 from .risk import _Evaluator
@@ -199,6 +200,8 @@ def integrate(
     Raises:
         ValueError: naming a bad option.
     """
+    # -- argument checks (theorydyn.validate: the CLI's rules, before any work) --
+    check_integrate(**locals())  # every argument, as passed
     if method not in ("flow", "gd"):
         raise ValueError(f"method must be 'flow' or 'gd', got {method!r}")
     if solver not in SOLVERS:

@@ -42,6 +42,7 @@ from ..model import association, attention, symmetric_attention
 from ..phases import ERR_TOL, Phases, detect_phases
 from ..result import CORE_COLUMNS, Result, Status
 from ..setting import Setting
+from ..validate import check_simulate
 from ._kernel import FusedModel
 
 __all__ = [
@@ -243,6 +244,8 @@ def simulate_replicas(
     to each replica's own steps.
     A replica that diverges stops there; the others go on. See :func:`simulate` for the rest.
     """
+    # -- argument checks (theorydyn.validate: the CLI's rules, before any work; 0 steps: the start alone) --
+    check_simulate(**locals(), min_steps=0)  # every argument, as passed
     etas = np.atleast_1d(np.asarray(eta, dtype=float))
     if s_grid is not None:
         s_grid = np.unique(np.asarray(s_grid, dtype=np.float64))
@@ -468,6 +471,8 @@ def simulate(
     Raises:
         ValueError: naming a bad option.
     """
+    # -- argument checks (theorydyn.validate: the CLI's rules, before any work) --
+    check_simulate(**locals())  # every argument, as passed
     return simulate_replicas(
         s,
         N=N,

@@ -45,3 +45,30 @@ def test_symlinks_and_non_regular_targets_are_refused(tmp_path: Path) -> None:
         atomic.write_text(tmp_path, "new")
     with pytest.raises(ValueError, match="NaN|Out of range"):
         atomic.write_json(tmp_path / "n.json", {"x": float("nan")})
+
+
+def test_temporaries_have_unique_names_and_are_fsynced_before_the_rename(tmp_path: Path, monkeypatch) -> None:
+    """Issue 33 item 2: the checkpoint's temporary had a fixed name and was not fsynced."""
+    import os
+
+    names = {atomic.temporary_name(tmp_path / "checkpoint.pt") for _ in range(100)}
+    assert len(names) == 100 and all(n.suffix == ".pt" and n.name.startswith(".checkpoint.") for n in names)
+    events: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: (events.append("fsync"), real_fsync(fd))[1])
+    monkeypatch.setattr(os, "replace", lambda a, b: (events.append("replace"), real_replace(a, b))[1])
+    atomic.write_bytes(tmp_path / "x.bin", b"data")
+    assert events[:2] == ["fsync", "replace"]
+
+
+def test_bench_tables_refuse_a_link(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from theorydyn.bench import write_tables
+
+    target = tmp_path / "precious.csv"
+    target.write_text("keep")
+    (tmp_path / "bench.csv").symlink_to(target)
+    with pytest.raises(ValueError, match="symbolic link"):
+        write_tables([("main", pd.DataFrame({"a": [1]}))], tmp_path / "bench.csv", {"cpu": "x"})
+    assert target.read_text() == "keep"

@@ -671,7 +671,10 @@ def make_plots(spec: ScanSpec, df: pd.DataFrame, results_dir: Path) -> tuple[lis
             groups[label] = " ".join(f"{a}={_fmt(r[a])}" for a in scanned if a in r) or label
     if trajs:
         fig = scanplots.plot_trajectories(
-            trajs, groups=groups, title=f"{spec.name}: reduced trajectories (colour: {', '.join(scanned) or 'point'})"
+            trajs,
+            groups=groups,
+            title=f"{spec.name}: reduced trajectories (colour: {', '.join(scanned) or 'point'})"
+            f" · {scanplots.setting_text(df, scanned, False)}",
         )
         paths.append(save(fig, Path(f"{base}_trajectories.png")))
     return paths, exps

@@ -49,3 +49,11 @@ def test_theorem31_legend_has_one_entry_per_encoding_with_the_bound_and_the_scop
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert len(labels) == 12, labels  # 3 C + 3 D + 2 widths + bound + scope edge + 2 crossing marks, not 18 curves
     assert "the bound 1/8" in labels and any("scope edge" in t for t in labels)
+
+
+def test_figure4_panels_have_y_labels():
+    from theorydyn.simulate import plot_figure4, simulate
+
+    res = simulate(Setting(D=8, C=2), N=256, eta=0.5, steps=5, n_test=128, seed=0)
+    fig = plot_figure4(res)
+    assert [bool(ax.get_ylabel()) for ax in fig.axes[:4]] == [True, True, True, True]

@@ -34,6 +34,7 @@ def _api_modules() -> list[str]:
     return re.findall(r"api/([\w.]+)\.md", (ROOT / "mkdocs.yml").read_text())
 
 
+@pytest.mark.slow
 def test_mkdocs_build_strict(tmp_path):
     _require("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python", "pymdownx")
     site = tmp_path / "site"
@@ -68,14 +69,19 @@ def test_mkdocs_build_strict(tmp_path):
     assert not any(
         re.search(r":(func|class|mod|data|meth):<code>", (site / "api" / m / "index.html").read_text()) for m in modules
     )
-    # the math of the theory is handed to MathJax: no display math left as raw $$ text
+    # the math of the theory is MathML, made at build time: no TeX left for a script to typeset
     theory = (site / "theory" / "index.html").read_text()
-    assert theory.count('<div class="arithmatex">') >= 15
-    assert "$$" not in theory
-    # the tutorial page is the notebook, its code cells highlighted
+    assert theory.count('<div class="arithmatex"><math') >= 15 and theory.count("<math") >= 500
+    assert "$$" not in theory and "\\(" not in theory and "\\[" not in theory
+    # the tutorial page is the notebook executed at build time: code cells highlighted, outputs below
     tutorial = (site / "tutorial" / "index.html").read_text()
     assert "Tutorial: from a setting to a ledger row" in tutorial and "<code>examples/tutorial.ipynb</code>" in tutorial
     assert tutorial.count('<div class="highlight">') >= 7
+    assert "reduced final association = 1.000" in tutorial and 'src="data:image/png;base64,' in tutorial
+    assert tutorial.count('<div class="nb-output">') >= 3  # the DataFrames, as tables
+    # read offline: no page loads a script, stylesheet or font from the network
+    remote = _remote_assets(site)
+    assert not remote, f"{len(remote)} network URLs in the built site, e.g. {remote[:3]}"
 
 
 def _hooks():
@@ -85,6 +91,81 @@ def _hooks():
         return importlib.import_module("pages")
     finally:
         sys.path.remove(str(ROOT / "docs" / "hooks"))
+
+
+def _remote_assets(site: Path) -> list[str]:
+    """Every script src, link href (stylesheets, icons, fonts) and CSS url()/@import of the built site
+    that points at the network (http:, https: or protocol-relative //); data: URIs are local."""
+    remote = []
+    tags = re.compile(r"<(?:script|link|img|iframe)\b[^>]*?\b(?:src|href)=[\"']([^\"']+)[\"']", re.I)
+    css = re.compile(r"(?:url\(\s*[\"']?|@import\s+[\"'])((?:https?:)?//[^\"')\s]+)", re.I)
+    for f in site.rglob("*"):
+        if f.suffix in (".html", ".css", ".js"):
+            text = f.read_text(encoding="utf-8", errors="replace")
+            urls = tags.findall(text) if f.suffix == ".html" else []
+            urls += css.findall(text) if f.suffix in (".css", ".html") else []
+            remote += [f"{f.relative_to(site)}: {u}" for u in urls if re.match(r"(?:https?:)?//", u)]
+    return remote
+
+
+def test_remote_assets_are_found(tmp_path):
+    (tmp_path / "a.html").write_text(
+        '<script src="https://cdn.x/m.js"></script><link rel="stylesheet" href="//fonts.x/f.css">'
+        '<script src="assets/b.js"></script><a href="https://example.org">a link is no asset</a>'
+    )
+    (tmp_path / "s.css").write_text(
+        "a{background:url(\"data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg'/>\")}@import 'http://f/x.css';"
+    )
+    assert sorted(r.split(": ", 1)[1] for r in _remote_assets(tmp_path)) == [
+        "//fonts.x/f.css",
+        "http://f/x.css",
+        "https://cdn.x/m.js",
+    ]
+
+
+def test_every_public_package_and_module_is_in_the_api_reference():
+    pkg = ROOT / "theorydyn"
+    public = {"theorydyn"} | {
+        f"theorydyn.{p.stem if p.is_file() else p.name}"
+        for p in pkg.iterdir()
+        if not p.name.startswith("_") and (p.suffix == ".py" or (p / "__init__.py").is_file())
+    }
+    missing = sorted(public - set(_api_modules()))
+    assert not missing, f"mkdocs.yml's API nav leaves out {missing}"
+
+
+def test_tex_becomes_mathml():
+    hooks = _hooks()
+    html = (
+        '<p>a <span class="arithmatex">\\(x_i &lt; \\sigma^2\\)</span></p>'
+        '<div class="arithmatex">\\[\\frac{1}{8}\\]</div>'
+    )
+    out = hooks.math_to_mathml(html)
+    assert out.count("<math") == 2 and "\\(" not in out and "\\[" not in out
+    assert 'display="block"' in out and "<mfrac>" in out and "&#x0003C;" in out  # the escaped &lt; read back as "<"
+    with pytest.raises(ValueError, match="cannot turn TeX"):
+        hooks.math_to_mathml('<span class="arithmatex">\\(x^\\)</span>')  # a superscript without its argument
+
+
+def test_the_tutorial_page_shows_the_outputs_of_an_executed_notebook(tmp_path):
+    hooks = _hooks()
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": ["# T"]},
+            {
+                "cell_type": "code",
+                "source": "print(1)",
+                "outputs": [
+                    {"output_type": "stream", "name": "stdout", "text": ["x = 1\n"]},
+                    {"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"}},
+                    {"output_type": "execute_result", "data": {"text/html": "<table></table>", "text/plain": "df"}},
+                ],
+            },
+        ]
+    }
+    md = hooks.notebook_markdown(tmp_path / "nb.ipynb", nb=nb)
+    assert "```text\nx = 1\n```" in md and 'src="data:image/png;base64,iVBORw0KGgo="' in md
+    assert '<div class="nb-output">\n<table></table>\n</div>' in md and "executed when this site was built" in md
 
 
 def test_sphinx_roles_become_optional_autorefs():

@@ -55,3 +55,9 @@ def test_ci_installs_the_optional_extras():
             importlib.import_module(mod)
     else:
         pytest.importorskip("torch")
+
+
+def test_the_docs_home_gives_the_readme_commands():
+    index = [line.strip() for line in (ROOT / "docs" / "index.md").read_text().splitlines()]
+    for cmd in _readme_commands()[:2]:
+        assert cmd in index, f"docs/index.md does not give the README's command {cmd!r}"

@@ -265,10 +265,8 @@ def plot_theorem_3_1_scan(ax, curves, crossings) -> None:
     }
     styles = {D: ls for D, ls in zip(sorted(curves["D"].unique()), ("-", "--", ":", "-."), strict=False)}
     for (D, C), g in curves.groupby(["D", "C"]):
-        ax.plot(g["x"], g["err"], color=colors[C], ls=styles[D], lw=1.6, label=f"D={D}, C={C}")
-        ax.plot(
-            g["x"], g["err_cond"], color=colors[C], ls=styles[D], lw=0.8, alpha=0.45, label=f"D={D}, C={C} (given f≠0)"
-        )
+        ax.plot(g["x"], g["err"], color=colors[C], ls=styles[D], lw=1.6)
+        ax.plot(g["x"], g["err_cond"], color=colors[C], ls=styles[D], lw=0.8, alpha=0.45)
     for C, col in colors.items():
         ax.axvline(1.0 / C, color=col, lw=0.8, ls=(0, (1, 3)))
     for _, r in crossings.iterrows():
@@ -281,7 +279,20 @@ def plot_theorem_3_1_scan(ax, curves, crossings) -> None:
     ax.set_xlabel("q (D − C) / C²   (expected spurious ±w* patches / C²)")
     ax.set_ylabel("equal-weight GLM, best link: Pr[f g ≤ 0] (thin: | f ≠ 0)")
     ax.set_title("Theorem 3.1: the bound 1/8 needs q(D−C) ≳ 0.75 C²; dotted: q(D−C) = C")
-    ax.legend(fontsize=6, ncol=3)
+    # one legend entry per encoding (colour: C, line style: D, width: which error), not per curve
+    from matplotlib.lines import Line2D  # matplotlib: only the plotting functions need it
+
+    handles = [Line2D([], [], color=col, lw=1.6, label=f"C = {C}") for C, col in colors.items()]
+    handles += [Line2D([], [], color="0.3", ls=ls, lw=1.6, label=f"D = {D}") for D, ls in styles.items()]
+    handles += [
+        Line2D([], [], color="0.3", lw=1.6, label="Pr[f g ≤ 0] (thick)"),
+        Line2D([], [], color="0.3", lw=0.8, alpha=0.45, label="Pr[f g ≤ 0 | f ≠ 0] (thin)"),
+        Line2D([], [], color="k", lw=0.8, label="the bound 1/8"),
+        Line2D([], [], color="0.3", lw=0.8, ls=(0, (1, 3)), label="scope edge q(D−C) = C, per C"),
+        Line2D([], [], color="0.3", marker="o", ls="", ms=5, label="crossing x* of 1/8"),
+        Line2D([], [], color="0.3", marker="o", ls="", ms=5, mfc="none", label="x*, given f ≠ 0"),
+    ]
+    ax.legend(handles=handles, fontsize=6, ncol=2, loc="upper left")
 
 
 def save_theorem_3_1_figure(path: str = "figures/theorem31_glm.png", csv: str | None = None):

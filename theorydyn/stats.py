@@ -130,7 +130,8 @@ def format_ci(
 ) -> str:
     """One cell of a summary: ``"centre [low, high]"`` by :func:`log_mean_ci` (``kind="positive"``)
     or :func:`bounded_mean_ci` on [0, 1] (``kind="probability"``); with fewer than ``min_n`` values
-    ``"centre (n=2, too few seeds for an interval: a–b)"``, the seeds' range instead of an interval."""
+    ``"centre (n=2)"``: too few seeds for an interval (the summary's header says so; the seeds' values
+    are in the per-point table)."""
     x = _finite_1d(values, "format_ci")
     if kind == "positive":
         c, lo, hi = log_mean_ci(x, level, min_n)
@@ -140,7 +141,5 @@ def format_ci(
         raise ValueError(f"kind must be 'positive' or 'probability', got {kind!r}")
     f = lambda v: f"{v:.{digits}g}"  # noqa: E731
     if math.isnan(lo):
-        if x.size == 1:
-            return f"{f(c)} (1 seed, no interval)"
-        return f"{f(c)} (n={x.size}, too few seeds for an interval: {f(x.min())}–{f(x.max())})"
+        return f"{f(c)} (n={x.size})"  # short: a summary table fits 100 columns
     return f"{f(c)} [{f(lo)}, {f(hi)}]"

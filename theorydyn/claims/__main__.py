@@ -32,6 +32,7 @@ from ..setting import (
     setting_at,  # noqa: E402
 )
 from ..simulate.memory import simulate_memory  # noqa: E402
+from ..terminal import check_rows_text
 from . import lemma41, nstar, theorem4, theorem31, theorem32  # noqa: E402
 from .check import Verdict  # noqa: E402
 from .theorem31 import check_theorem_3_1  # noqa: E402
@@ -155,8 +156,7 @@ def main(argv=None) -> int:
             for c in mod.checks(s, quick=not args.full, progress=say)
         ]
     df = pd.DataFrame([c.row() for c in checks])
-    with pd.option_context("display.width", 200, "display.max_colwidth", 70):
-        print(df[["claim", "quantity", "measured", "ci_low", "ci_high", "threshold", "verdict"]].to_string(index=False))
+    print(check_rows_text(df))  # wrapped to the terminal (theorydyn.terminal); every column is in the CSV
     if out is not None:
         df.to_csv(out, index=False)
         print(f"wrote {out}")

@@ -19,6 +19,7 @@ or exact), ``risk`` (ℓ_red, its gradient and errors on a bank: :func:`populati
 **Shared input vocabulary** of :func:`theorydyn.reduced.integrate` and :func:`theorydyn.simulate.simulate`
 (the same keyword means the same thing in both; where the names differ, so does the meaning):
 
+```text
 ==============  ==========================================  ==========================================
 meaning         reduced ``integrate``                       ``simulate``
 ==============  ==========================================  ==========================================
@@ -36,6 +37,7 @@ recording       the times ``s_grid`` (GD: rounded to        the times ``s_grid``
 samples         ``n_samples``: draws of the Monte Carlo     ``N``: the training set of Theorem 4.2, a
                 estimate of a population expectation       parameter of the problem, not of accuracy
 ==============  ==========================================  ==========================================
+```
 
 Both return one :class:`~theorydyn.result.Result` with the common trajectory schema
 (:data:`theorydyn.result.CORE_COLUMNS`); several simulator runs on one data set:

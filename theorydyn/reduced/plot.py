@@ -59,5 +59,8 @@ def plot_trajectory(res: Result, axes=None, title: str | None = None):
     axes[0].set_ylabel("α")
     axes[1].set_ylabel("logit")
     axes[2].set_ylabel("risk / error")
-    fig.suptitle(title or f"{res.solver} dynamics ({res.options.get('method', 'gd')}), status: {res.status}")
+    s = res.setting
+    setting = f"D={s.D}, C={s.C}, q={s.q:g}, d={s.d}, τ={s.tau:g}"
+    method = res.options.get("method", "gd")
+    fig.suptitle(title or f"{res.solver} dynamics ({method}) · {setting} · status: {res.status}")
     return fig

@@ -205,6 +205,10 @@ def local_slopes(x: Iterable[float], y: Iterable[float]) -> list[tuple[float, fl
     ]
 
 
+#: what the marks of :func:`plot_phase_times` are, as its legend's title
+INTERVAL_LEGEND = "dots: seeds · line: geometric mean\nbars: 95% t-interval of the logs over seeds"
+
+
 def plot_phase_times(df: pd.DataFrame, axis: str, ax=None, title: str = ""):
     """T0, T1, T1_mass, T2 of the reduced flow against ``axis``: each seed as a dot, the geometric
     mean over seeds as a line with its 95% log-scale interval (from three seeds on)."""
@@ -222,7 +226,7 @@ def plot_phase_times(df: pd.DataFrame, axis: str, ax=None, title: str = ""):
     ax.set_ylabel("phase time s = η·t")
     ax.set_title(title or f"phase times against {axis} (Section 4.1)", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, title=INTERVAL_LEGEND, title_fontsize=6)
     return fig
 
 
@@ -336,7 +340,8 @@ def plot_trajectories(trajs: dict[str, pd.DataFrame], axes=None, title: str = ""
     legend entry per group, so seeds of the same setting share a colour.
     """
     cols = [("alpha", "α"), ("gamma", "γ"), ("rho", "ρ"), ("risk", "risk"), ("err_f", "error vs f")]
-    fig, axes = axes_or_new(axes, 1, len(cols), figsize=(3.2 * len(cols), 3.2))
+    # constrained layout: the figure title gets its own row above the panels' titles
+    fig, axes = axes_or_new(axes, 1, len(cols), figsize=(3.2 * len(cols), 3.4), layout="constrained")
     cmap = plt.get_cmap("viridis")
     groups = groups or {label: label for label in trajs}
     order = list(dict.fromkeys(groups[label] for label in trajs))
@@ -357,6 +362,7 @@ def plot_trajectories(trajs: dict[str, pd.DataFrame], axes=None, title: str = ""
     for ax, (c, name) in zip(axes, cols, strict=True):
         ax.set_xscale("log")
         ax.set_xlabel("s = η·t")
+        ax.set_ylabel(name + (" (log scale)" if c in ("risk", "err_f") else ""))
         ax.set_title(name)
         ax.grid(True, alpha=0.3)
         if c in ("risk", "err_f"):

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import re
 import sys
+import textwrap
 import time
 from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -328,6 +329,8 @@ REDUCED_QUANTITIES = (
     ("T2", "positive"),
     ("final_err_f", "probability"),
 )
+#: the printed tables' width: pandas splits wider tables into blocks of columns (issue 31)
+TABLE_WIDTH = 100
 INTERVAL_NOTE = (
     "95% interval over seeds: phase times on the log scale (geometric mean [t-interval of the logs]), "
     "fractions cut to [0, 1]; no interval below 3 seeds"
@@ -584,23 +587,31 @@ def print_summary(spec: ScanSpec, outcome: ScanOutcome, file=None) -> None:
         "display.float_format",
         lambda v: f"{v:.4g}",
     ):
-        print(summary_table(spec, df).to_string(index=False), file=file)
+        print(summary_table(spec, df).to_string(index=False, line_width=TABLE_WIDTH), file=file)
         ci = seed_ci_table(spec, df)
         if ci is not None:
             print(
-                f"\nreduced flow (N = ∞), {scanplots.setting_text(scanplots.reduced_rows(df), scanned, False)}; "
-                f"{INTERVAL_NOTE}:",
+                "\n"
+                + textwrap.fill(
+                    f"reduced flow (N = ∞), {scanplots.setting_text(scanplots.reduced_rows(df), scanned, False)}; "
+                    f"{INTERVAL_NOTE}:",
+                    TABLE_WIDTH,
+                ),
                 file=file,
             )
-            print(ci.to_string(index=False), file=file)
+            print(ci.to_string(index=False, line_width=TABLE_WIDTH), file=file)
         sim = simulator_table(spec, df)
         if sim is not None:
             print(
-                f"\nsimulator (finite N) beside its N = ∞ reference (the reduced flow), "
-                f"{scanplots.setting_text(df, scanned)}; times in s = η·t; {INTERVAL_NOTE}:",
+                "\n"
+                + textwrap.fill(
+                    f"simulator (finite N) beside its N = ∞ reference (the reduced flow), "
+                    f"{scanplots.setting_text(df, scanned)}; times in s = η·t; {INTERVAL_NOTE}:",
+                    TABLE_WIDTH,
+                ),
                 file=file,
             )
-            print(sim.to_string(index=False), file=file)
+            print(sim.to_string(index=False, line_width=TABLE_WIDTH), file=file)
     for ph, fit in outcome.exponents.items():
         if fit is not None:
             note = (
@@ -671,7 +682,10 @@ def make_plots(spec: ScanSpec, df: pd.DataFrame, results_dir: Path) -> tuple[lis
             groups[label] = " ".join(f"{a}={_fmt(r[a])}" for a in scanned if a in r) or label
     if trajs:
         fig = scanplots.plot_trajectories(
-            trajs, groups=groups, title=f"{spec.name}: reduced trajectories (colour: {', '.join(scanned) or 'point'})"
+            trajs,
+            groups=groups,
+            title=f"{spec.name}: reduced trajectories (colour: {', '.join(scanned) or 'point'})"
+            f" · {scanplots.setting_text(df, scanned, False)}",
         )
         paths.append(save(fig, Path(f"{base}_trajectories.png")))
     return paths, exps

@@ -39,6 +39,8 @@ def plot_figure4(res: Result, axes=None):
     lim = np.nanmax(np.abs(A)) or 1.0
     im = ax[1].imshow(A, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
     fig.colorbar(im, ax=ax[1], fraction=0.046, label="Â_ij")
+    ax[1].set_xlabel("j")
+    ax[1].set_ylabel("i")
     ax[1].set_title(f"learned Â (off-diagonal), step {int(t['step'].iloc[-1]) if len(t) else 0}")
     if len(t):
         ax[2].plot(t["step"], t["err_y"], label="test error vs y")
@@ -48,12 +50,14 @@ def plot_figure4(res: Result, axes=None):
         ax[2].axhline(tol, color="grey", lw=0.8, ls=":", label=f"{tol:.0%}")
         ax[2].set_yscale("log")
         ax[2].set_xlabel("step")
+        ax[2].set_ylabel("test error (log scale)")
         ax[2].set_title(f"test error; at step {int(t['step'].iloc[-1])}: {t['err_y'].iloc[-1]:.3f} vs y")
         ax[2].legend(fontsize=8)
         ax[3].plot(t["step"], t["cos_v"], label="cos(v̂, w*)")
         ax[3].plot(t["step"], t["association"], label="patch association")
         ax[3].set_ylim(-0.05, 1.05)
         ax[3].set_xlabel("step")
+        ax[3].set_ylabel("cosine / fraction of rows")
         ax[3].legend(fontsize=8)
         ax[3].set_title(
             f"association: peak {t['association'].max():.2f}, at step {int(t['step'].iloc[-1])}: "
@@ -162,6 +166,7 @@ def plot_comparison(
             for label, df in curves.items():
                 ax[1 + k].plot(df["s"], df[col], label=label, lw=2.2 if label == "reduced" else 1.2)
             ax[1 + k].set_xlabel("s = η t")
+            ax[1 + k].set_ylabel(col)
             ax[1 + k].set_title(f"{col} (seed 0)")
         ax[1].legend(fontsize=7)
     if setting:

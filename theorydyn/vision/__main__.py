@@ -27,6 +27,7 @@ from ..cli import (
     positive,
 )
 from ..cli import fail as _cli_fail
+from .threads import describe, passive_wait
 
 PROG = "python -m theorydyn.vision"
 
@@ -196,6 +197,7 @@ def main(argv=None) -> int:
     (created and proven writable before the data is read; removed again if the run is refused)."""
     args = build_parser().parse_args(argv)
     given = given_flags(build_parser(), argv)
+    passive_wait()  # before torch loads OpenMP (theorydyn.vision.threads)
     try:
         import torch
     except ImportError:
@@ -310,7 +312,8 @@ def main(argv=None) -> int:
     common = dict(resume=args.resume, perm_seed=args.perm_seed)
     print(
         f"{args.dataset}: {len(data.x_train)} train / {len(data.x_test)} test images "
-        f"{data.channels}×{image_size}×{image_size} on {device}; experiment {experiment}; out {out}",
+        f"{data.channels}×{image_size}×{image_size} on {device}"
+        f"{f' ({describe(torch.get_num_threads())})' if device == 'cpu' else ''}; experiment {experiment}; out {out}",
         file=sys.stderr,
     )
     try:

@@ -50,8 +50,12 @@ from ..cli import (
     output_dir,
     positive,
 )
+from .threads import passive_wait
 
 PROG = "python -m theorydyn.vision.bench"
+
+if __name__ == "__main__":
+    passive_wait()  # the command: before torch loads OpenMP (theorydyn.vision.threads)
 
 try:  # the vision extra: run as a command without it, say how to install it instead of a traceback
     import torch

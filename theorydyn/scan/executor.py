@@ -20,6 +20,7 @@ import importlib
 import math
 import multiprocessing
 import os
+import signal
 import socket
 import threading
 import time
@@ -102,6 +103,29 @@ class InlineExecutor(Executor):
         return fut
 
 
+class _QuietPool(ProcessPoolExecutor):
+    """A process pool whose workers never see Ctrl-C: each one starts with SIGINT ignored (a Python
+    started that way installs no KeyboardInterrupt handler), so a Ctrl-C in the terminal reaches the
+    driver alone, which cancels the pool and ends its workers (:meth:`ExecutorHandle.close`): no
+    worker prints an import traceback, even during its start-up."""
+
+    def _spawn_process(self) -> None:
+        if threading.current_thread() is not threading.main_thread():  # signal() only works there
+            super()._spawn_process()  # type: ignore[misc]
+            return
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            super()._spawn_process()  # type: ignore[misc]
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def terminate_workers(self) -> None:
+        """End every worker now (SIGTERM): the points they were computing are lost, the rows saved stay."""
+        for p in list((getattr(self, "_processes", None) or {}).values()):
+            if p.is_alive():
+                p.terminate()
+
+
 class ExecutorHandle:
     """An executor plus what must be closed after it (the Dask client)."""
 
@@ -114,6 +138,8 @@ class ExecutorHandle:
                 self.executor.shutdown(wait=not cancel, cancel_futures=cancel)
             except TypeError:  # dask's ClientExecutor.shutdown has no cancel_futures
                 self.executor.shutdown(wait=not cancel)
+            if cancel and isinstance(self.executor, _QuietPool):  # workers ignore Ctrl-C: end them here
+                self.executor.terminate_workers()
         finally:
             if self._closer is not None:
                 self._closer()
@@ -235,7 +261,7 @@ def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHan
     saved = {k: os.environ.get(k) for k in _THREAD_VARS}
     for k in _THREAD_VARS:
         os.environ.setdefault(k, "1")
-    ex = ProcessPoolExecutor(
+    ex = _QuietPool(
         max_workers=workers,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_exit_with_parent,

@@ -11,30 +11,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import pandas as pd  # noqa: E402
-
-from ..cli import (  # noqa: E402
+from ..cli import (
     ArgumentParser,
     add_common_arguments,
     add_setting_arguments,
     fail,
-    given_flags,
-    guard_memory,
     number,
     output_dir,
     path_arg,
     positive,
     setting_from_args,
 )
-from ..setting import setting_at  # noqa: E402
-from .experiment import FULL, QUICK, options_from, run  # noqa: E402
-from .memory import transfer_memory  # noqa: E402
-from .plot import describe_slope  # noqa: E402
-from .task import CACHED, DEFAULT_METHODS, FROZEN, METHODS, downstream_setting, with_count  # noqa: E402
+from ..runner import Command, Invocation
+from .sizes import CACHED, DEFAULT_METHODS, FROZEN, FULL, METHODS, QUICK
 
 PROG = "python -m theorydyn.transfer"
 #: where the ledger rows of Theorems 5.1/5.2 come from (this command no longer prints them: it sits below claims/)
@@ -206,6 +195,10 @@ def _output_dirs(paths) -> None:
 
 def memory(base, Ds, opts, methods, rule: str):
     """The largest :func:`~theorydyn.resources.transfer_memory` over the D's of the run (they run in turn)."""
+    from ..setting import setting_at
+    from .memory import transfer_memory
+    from .task import downstream_setting
+
     ests = []
     for D in Ds:
         s_up = setting_at(base, D, rule)
@@ -244,12 +237,18 @@ def _target_arg(text: str) -> float | None:
     return number(float, "--target", low=0.5, high=1, low_open=True, high_open=True)(text)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def run(inv: Invocation) -> int:
     """Every input is checked before any work (exit 2 naming the flag): the setting at each D, flags that
     do nothing in the chosen mode, the memory of the largest D, then the --out and --cache folders."""
-    ap = build_parser()
-    args = ap.parse_args(argv)
-    given = given_flags(build_parser(), argv)
+    import pandas as pd
+
+    from ..setting import setting_at
+    from .experiment import options_from
+    from .experiment import run as run_experiment
+    from .plot import describe_slope
+    from .task import with_count
+
+    ap, args, given = inv.parser, inv.args, inv.given()
     cfg = dict(FULL if args.full else QUICK)
     if args.checks:
         for a in ap._actions:
@@ -323,14 +322,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         eps=args.eps,
         target=args.target,
     )
-    guard_memory(
+    inv.guard_memory(
         memory(base, cfg["Ds"], opts, methods, "keep" if count is None else "count"),
         force=args.force,
-        prog=PROG,
         flags=MEMORY_FLAGS,
     )
     _output_dirs([(args.out, "--out")] + ([(args.cache, "--cache")] if args.cache is not None else []))
-    raw, summary, tgt, slopes, upstream = run(
+    raw, summary, tgt, slopes, upstream = run_experiment(
         s,
         cfg["Ds"],
         opts,
@@ -360,6 +358,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     print(f"wrote {args.out}/transfer_*.csv, transfer_curves.png, transfer_target.png")
     return 0
+
+
+COMMAND = Command(PROG, build_parser, run)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

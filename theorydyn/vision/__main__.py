@@ -14,19 +14,17 @@ import dataclasses
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 from ..cli import (
     ArgumentParser,
     add_common_arguments,
     add_out_argument,
-    given_flags,
     number,
     output_dir,
     path_arg,
     positive,
 )
 from ..cli import fail as _cli_fail
+from ..runner import Command, Invocation
 
 PROG = "python -m theorydyn.vision"
 
@@ -190,12 +188,11 @@ def _remove_new(folders) -> None:
             pass
 
 
-def main(argv=None) -> int:
+def run(inv: Invocation) -> int:
     """Every input is checked before any training (exit 2 naming the flag): ranges, flags that do
     nothing in the chosen experiment, shapes, the memory of one training step on the device, --out
     (created and proven writable before the data is read; removed again if the run is refused)."""
-    args = build_parser().parse_args(argv)
-    given = given_flags(build_parser(), argv)
+    args, given = inv.args, inv.given()
     try:
         import torch
     except ImportError:
@@ -213,8 +210,8 @@ def main(argv=None) -> int:
         robustness,
         robustness_drops,
         robustness_figure,
-        run,
     )
+    from .experiments import run as train_run
     from .train import Diverged
 
     image_size = 8 if args.dataset == "digits" else 32
@@ -316,7 +313,7 @@ def main(argv=None) -> int:
     try:
         if experiment == "single":
             spec = RunSpec(args.model, attention, s, args.seed, vit.patch)
-            df = pd_frame([run(spec, data, vit, tcfg, out, **common, progress=not args.quiet)], out)
+            df = pd_frame([train_run(spec, data, vit, tcfg, out, **common, progress=not args.quiet)], out)
         elif experiment == "compare":
             seeds = range(args.first_seed, args.first_seed + args.seeds)
             df = compare(data, vit, tcfg, out, seeds=seeds, **common, progress=not args.quiet)
@@ -373,9 +370,18 @@ def main(argv=None) -> int:
 
 
 def pd_frame(rows, out):
+    import pandas as pd
+
     df = pd.DataFrame(rows)
     df.to_csv(out / "summary.csv", index=False)
     return df
+
+
+COMMAND = Command(PROG, build_parser, run)
+
+
+def main(argv=None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

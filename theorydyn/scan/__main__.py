@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..cli import (
+    SEEDS_MAX,
     ArgumentParser,
     RawDescriptionHelpFormatter,
     add_common_arguments,
@@ -118,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument(
         "--seeds",
-        type=number(int, "--seeds", low=1),
+        type=number(int, "--seeds", low=1, high=SEEDS_MAX),
         default=None,
         metavar="K",
         help=f"number of seeds, an integer >= 1: seeds --first-seed F … F+K-1 (default {len(DEFAULT_SEEDS)}; "

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cli import (
+    SEEDS_MAX,
     ArgumentParser,
     add_common_arguments,
     add_setting_arguments,
@@ -82,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument(
         "--seeds",
-        type=number(int, "--seeds", low=1),
+        type=number(int, "--seeds", low=1, high=SEEDS_MAX),
         default=None,
         metavar="K",
         help=f"number of seeds per Ñ, an integer >= 1: seeds 0 … K-1 (default {QUICK['seeds']})",
@@ -296,6 +297,8 @@ def run(inv: Invocation) -> int:
     for k in ("Ds", "Ns", "seeds", "N_test", "upstream_N", "upstream_steps", "scratch_max_D", "sim_max_D"):
         if getattr(args, k) is not None:
             cfg[k] = getattr(args, k)
+    if len(set(cfg["Ds"])) != len(cfg["Ds"]):  # found here, not after the whole run (while plotting)
+        fail(f"--Ds: each D at most once, got {' '.join(map(str, cfg['Ds']))}", PROG)
     if list(cfg["Ns"]) != sorted(set(cfg["Ns"])):
         fail(f"--Ns: must be increasing, got {' '.join(map(str, cfg['Ns']))}", PROG)
     cfg["Ds"], cfg["Ns"] = tuple(cfg["Ds"]), tuple(cfg["Ns"])

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 from ..cli import (
+    EPOCHS_MAX,
+    SEEDS_MAX,
     ArgumentParser,
     add_common_arguments,
     add_out_argument,
@@ -63,7 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="permute the S×S tiles with π_S (S must divide the image size; single and robustness)",
     )
-    p.add_argument("--epochs", type=positive(int, "--epochs"), default=None, help="default: the dataset's preset")
+    p.add_argument(
+        "--epochs",
+        type=number(int, "--epochs", low=1, high=EPOCHS_MAX),
+        default=None,
+        help=f"1..{EPOCHS_MAX} (default: the dataset's preset)",
+    )
     p.add_argument(
         "--batch-size", type=positive(int, "--batch-size"), default=None, help="default: the dataset's preset"
     )
@@ -119,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--seeds",
-        type=number(int, "--seeds", low=1),
+        type=number(int, "--seeds", low=1, high=SEEDS_MAX),
         default=3,
         metavar="K",
         help="number of seeds of compare and robustness, an integer >= 1: seeds --first-seed F … F+K-1",

@@ -138,3 +138,58 @@ def test_integrate_and_the_reduced_cli_share_one_horizon():
     assert build_parser().get_default("s_max") == S_MAX == 2e4
     res = integrate(Setting(D=8, C=2), expectation="exact", n_points=5)
     assert float(res.trajectory["s"].iloc[-1]) == S_MAX
+
+
+# ---- the command list -------------------------------------------------------------------------------------
+def test_every_listed_command_is_a_module_run_with_dash_m():
+    import importlib.util
+
+    missing = [
+        f"{name}: {mod}" for name, (mod, _) in COMMANDS.items() if importlib.util.find_spec(f"{mod}.__main__") is None
+    ]
+    assert not missing
+
+
+def test_theorems_is_verify_only_theorems_quick():
+    """``theorydyn theorems [FLAGS]`` parses to exactly ``verify --only theorems --quick [FLAGS]`` (--full: full)."""
+    from theorydyn.theorems.__main__ import build_parser as theorems
+    from theorydyn.verify.__main__ import build_parser as verify
+
+    for flags, mode in (([], ["--quick"]), (["--full"], ["--full"]), (["--D", "32", "--quick"], ["--quick"])):
+        assert vars(theorems().parse_args(flags)) == vars(verify().parse_args(["--only", "theorems", *mode, *flags]))
+
+
+def test_theorems_refuses_another_selection(capsys):
+    from theorydyn.theorems.__main__ import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["--only", "theorem31"])
+    assert e.value.code == 2 and "--only" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "module, flags",
+    [
+        ("theorydyn.verify.__main__", ["--quick", "--full"]),
+        ("theorydyn.figures.__main__", ["--quick", "--full"]),
+        ("theorydyn.transfer.__main__", ["--quick", "--full"]),
+        ("theorydyn.claims.__main__", ["--quick", "--full"]),
+    ],
+)
+def test_quick_and_full_are_both_accepted_and_exclusive(module, flags):
+    import importlib
+
+    ap = importlib.import_module(module).build_parser()
+    dest = next(a.dest for a in ap._actions if "--quick" in a.option_strings)
+    assert getattr(ap.parse_args(["--quick"]), dest) == (dest == "quick")
+    assert getattr(ap.parse_args(["--full"]), dest) == (dest == "full")
+    with pytest.raises(SystemExit):
+        ap.parse_args(flags)
+
+
+def test_transfer_reads_n_test_in_both_spellings():
+    from theorydyn.transfer.__main__ import build_parser
+
+    ap = build_parser()
+    assert ap.parse_args(["--n-test", "64"]).N_test == ap.parse_args(["--N-test", "64"]).N_test == 64
+    assert "--N-test" not in ap.format_help()  # one spelling shown

@@ -347,6 +347,34 @@ def add_common_arguments(
         )
 
 
+def add_size_arguments(
+    parser: argparse._ActionsContainer, *, dest: str, quick_help: str, full_help: str
+) -> argparse._MutuallyExclusiveGroup:
+    """``--quick`` and ``--full``, the same pair in every command that has two sizes (issue 29): one is
+    the default, the other flips it, and both may be given explicitly (not together). ``dest`` keeps
+    each command's existing attribute: ``"quick"`` (default full: verify, figures) or ``"full"``
+    (default quick: transfer, the theorem checks)."""
+    if dest not in ("quick", "full"):
+        raise ValueError(f"dest must be 'quick' or 'full', got {dest!r}")
+    g = parser.add_mutually_exclusive_group()
+    quick_is_flag = dest == "quick"
+    g.add_argument(
+        "--quick",
+        dest=dest,
+        action="store_true" if quick_is_flag else "store_false",
+        default=False,  # both actions carry the default, so get_default(dest) reads it from either
+        help=quick_help,
+    )
+    g.add_argument(
+        "--full",
+        dest=dest,
+        action="store_false" if quick_is_flag else "store_true",
+        default=False,
+        help=full_help,
+    )
+    return g
+
+
 def _token_value(v: Any) -> str:
     if isinstance(v, bool):
         return str(v).lower()
@@ -504,9 +532,10 @@ class ArgumentParser(argparse.ArgumentParser):
         for a in self._actions:
             value = getattr(ns, a.dest, None) if a.option_strings and a.nargs in (None, "+") else None
             if isinstance(value, list) and not value:
+                spellings = [o for b in self._actions if b.dest == a.dest for o in b.option_strings]  # aliases too
                 self.error(
-                    f"argument {a.option_strings[-1]}: expected {'one value' if a.nargs is None else 'values'}, "
-                    f"got '--'"
+                    f"argument {'/'.join(dict.fromkeys(spellings))}: expected "
+                    f"{'one value' if a.nargs is None else 'values'}, got '--'"
                 )
         return ns, rest
 

@@ -15,6 +15,7 @@ from ..cli import (
     add_common_arguments,
     add_out_argument,
     add_setting_arguments,
+    add_size_arguments,
     fail,
     setting_from_args,
 )
@@ -56,7 +57,12 @@ def build_parser():
         "(quick by default; --full for docs/theory.md §9 sizes).",
     )
     add_setting_arguments(ap)
-    ap.add_argument("--full", action="store_true", help="GD checks at the given D with N=16384, 1200 steps")
+    add_size_arguments(
+        ap,
+        dest="full",
+        quick_help="the quick sizes (the default)",
+        full_help="GD checks at the given D with N=16384, 1200 steps (default: quick)",
+    )
     ap.add_argument(
         "--only",
         nargs="+",

@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 
 from .._progress import progress_bar
-from ..cli import ArgumentParser, add_common_arguments, add_out_argument, fail
+from ..cli import ArgumentParser, add_common_arguments, add_out_argument, add_size_arguments, fail
 from ..runner import Command, Invocation
 from . import manifest as mf
 
@@ -43,8 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
         "output folder, created and proven writable before any work; holds the PNGs, PDFs, "
         "manifest.json and README.generated.md (default %(default)s)",
     )
-    ap.add_argument(
-        "--quick", action="store_true", help="small sizes, what is committed (default off: docs/theory.md §9 sizes)"
+    add_size_arguments(
+        ap,
+        dest="quick",
+        quick_help="small sizes, what is committed (default off: docs/theory.md §9 sizes)",
+        full_help="docs/theory.md §9 sizes (the default)",
     )
     ap.add_argument(
         "--recompute",

@@ -16,6 +16,7 @@ from ..cli import (
     ArgumentParser,
     add_common_arguments,
     add_setting_arguments,
+    add_size_arguments,
     fail,
     number,
     output_dir,
@@ -41,7 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     for a in ap._actions:
         if a.dest == "nu":  # the transfer setting's ν (experiment.base_setting), not 1/d
             a.help = "linear part of the activation > 0 (default 1/64, the transfer setting's)"
-    ap.add_argument("--full", action="store_true", help="the sizes of the reported run (FULL)")
+    add_size_arguments(
+        ap,
+        dest="full",
+        quick_help="the QUICK sizes (the default)",
+        full_help="the sizes of the reported run (FULL) (default: QUICK)",
+    )
     ap.add_argument(
         "--count",
         type=positive(float, "--count"),
@@ -88,12 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K",
         help=f"number of seeds per Ñ, an integer >= 1: seeds 0 … K-1 (default {QUICK['seeds']})",
     )
+    n_test = positive(int, "--n-test")
     ap.add_argument(
-        "--N-test",
-        type=positive(int, "--N-test"),
+        "--n-test",
+        dest="N_test",
+        type=n_test,
         default=None,
         help=f"fresh test samples (default {QUICK['N_test']}; --full: {FULL['N_test']})",
     )
+    # the former spelling, still read (one spelling in --help: --n-test, as simulate's)
+    ap.add_argument("--N-test", dest="N_test", type=positive(int, "--N-test"), default=None, help=argparse.SUPPRESS)
     ap.add_argument(
         "--upstream-N",
         type=positive(int, "--upstream-N"),
@@ -168,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
 MEMORY_FLAGS: dict[str, Any] = {
     "D": "--Ds",
     "N": "--Ns",
-    "N_test": "--N-test",
+    "N_test": "--n-test",
     "upstream_N": "--upstream-N",
     "d": "--d",
     "n_samples": None,

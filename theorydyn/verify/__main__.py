@@ -18,6 +18,7 @@ from ..cli import (
     add_common_arguments,
     add_out_argument,
     add_setting_arguments,
+    add_size_arguments,
     fail,
     number,
     positive,
@@ -56,11 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
         "once (OUT/results.sqlite), so an interrupted ledger resumes where it stopped. " + TIMES,
     )
     add_setting_arguments(ap)
-    ap.add_argument(
-        "--quick",
-        action="store_true",
-        help="the quick ledger: 26 min cold (24 of them vision), 3.1 s warm at D=64 on 2 cores (the times "
+    add_size_arguments(
+        ap,
+        dest="quick",
+        quick_help="the quick ledger: 26 min cold (24 of them vision), 3.1 s warm at D=64 on 2 cores (the times "
         "above) (default: the full ledger, about 45 min cold)",
+        full_help="the full ledger (the default; about 45 min cold)",
     )
     ap.add_argument(
         "--only",

@@ -179,7 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--scheduler",
-        help="run on a Dask cluster, e.g. tcp://HOST:8786 (needs the dask extra; default: local --workers)",
+        help="run on a Dask cluster, e.g. tcp://HOST:8786, or on Slurm jobs: slurm[:queue=Q,account=A,walltime="
+        "HH:MM:SS,memory=4GB,cores=1,jobs=2] (needs the dask extra; default: local --workers)",
     )
     r.add_argument("--no-plots", action="store_true", help="skip the plots")
     add_common_arguments(
@@ -340,6 +341,10 @@ def run(inv: Invocation) -> int:
     if args.name is not None and not args.name.strip():
         fail("--name: must not be empty", PROG)
     try:
+        if args.scheduler and args.scheduler.partition(":")[0] == "slurm":
+            from .executor import slurm_options
+
+            slurm_options(args.scheduler)  # a bad Slurm option is refused before any work
         spec = spec_from_args(args)
         validate_points(
             spec.expand(),

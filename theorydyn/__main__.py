@@ -22,6 +22,7 @@ COMMANDS = {
     "figures": ("theorydyn.figures", "regenerate every figure"),
     "vision": ("theorydyn.vision", "the slim PyTorch ViT on real images (Section 6)"),
     "bench": ("theorydyn.bench", "benchmarks against the physical floor and what a user would write"),
+    "store": ("theorydyn.stores", "results stores: merge TARGET SOURCE… (python -m theorydyn.stores)"),
 }
 
 

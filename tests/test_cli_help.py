@@ -103,6 +103,18 @@ def test_runner_maps_known_errors_to_one_line(capsys, error, code, words):
     assert words in err and "Traceback" not in err and err.startswith(("toy:", "\ntoy:"))
 
 
+def test_runner_maps_torchs_full_disk_error(capsys, monkeypatch):
+    import types
+
+    monkeypatch.setitem(sys.modules, "torch", sys.modules.get("torch") or types.ModuleType("torch"))
+    e = RuntimeError(
+        "[enforce fail at inline_container.cc:603] . PytorchStreamWriter failed writing file data/0: file write failed"
+    )
+    assert _command(_raises(e)).main([]) == 1
+    err = capsys.readouterr().err
+    assert "cannot write a checkpoint" in err and "Traceback" not in err
+
+
 def test_runner_maps_a_store_error_to_exit_2(capsys):
     from theorydyn.store import StoreError
 

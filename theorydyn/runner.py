@@ -123,6 +123,10 @@ def known_error(e: BaseException) -> tuple[int, str] | None:
         if e.errno in _DISK_FULL:
             return 1, f"cannot write{where}: {reason}; what was saved so far stays: free space and rerun to resume"
         return 1, f"cannot write{where}: {reason}; what was saved so far stays"
+    if isinstance(e, RuntimeError) and "torch" in sys.modules and "file write failed" in str(e):
+        # torch.save on a full disk raises RuntimeError ("PytorchStreamWriter failed writing file …: file
+        # write failed"), not OSError: the same one line, the earlier checkpoint kept (atomic writes)
+        return 1, f"cannot write a checkpoint ({str(e).splitlines()[-1].strip()}); free space and rerun to resume"
     return None
 
 

@@ -1,4 +1,4 @@
-"""``python -m theorydyn.claims`` (also ``theorydyn theorems``, ``python -m theorydyn theorems``): the
+"""``python -m theorydyn.claims``: the
 theorem rows alone (:mod:`.theorem31`, :mod:`.theorem32`, :mod:`.lemma41`, :mod:`.theorem4`, :mod:`.nstar`).
 
 Exit status 0 unless a row is FAIL (1); 2 on bad input (before any work).
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..resources import MemoryEstimate
     from ..setting import Setting
 
-PROG = "theorydyn theorems"
+PROG = "python -m theorydyn.claims"
 
 
 def theorems_memory(s: Setting, only: list[str], full: bool) -> MemoryEstimate:
@@ -50,7 +50,8 @@ def theorems_memory(s: Setting, only: list[str], full: bool) -> MemoryEstimate:
 
 
 def build_parser():
-    """The flags of ``theorydyn theorems`` (shared by the fuzz test of every CLI)."""
+    """The flags of ``python -m theorydyn.claims`` (shared by the fuzz test of every CLI; ``theorydyn theorems``
+    is now ``verify --only theorems``, :mod:`theorydyn.theorems`)."""
     ap = ArgumentParser(
         prog=PROG,
         description="Numerical checks of Theorems 3.1, 3.2, 4.2 and Lemma 4.1 "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,7 @@ def _raises(e: BaseException):
         (OSError(errno.ENOSPC, "No space left on device", "/x/out.csv"), 1, "'/x/out.csv': No space left"),
         (OSError(errno.EACCES, "Permission denied", "/x/out.csv"), 1, "'/x/out.csv': Permission denied"),
         (OSError(errno.EROFS, "Read-only file system", "/x/out.csv"), 2, "read-only"),
+        (sqlite3.DatabaseError("database disk image is malformed"), 2, "store is damaged"),
     ],
 )
 def test_runner_maps_known_errors_to_one_line(capsys, error, code, words):

@@ -111,10 +111,10 @@ def known_error(e: BaseException) -> tuple[int, str] | None:
     its traceback is shown). Every mapping of the commands is here."""
     store = sys.modules.get("theorydyn.store")  # not imported: no store error can have been raised
     if store is not None and isinstance(e, store.StoreError):
-        return 2, f"{e}; move the file aside (or rerun with --recompute where the command has it)"
+        return 2, str(e)  # the store's own message names the file
     sqlite = sys.modules.get("sqlite3")
     if sqlite is not None and isinstance(e, sqlite.DatabaseError):
-        return 2, f"the results store is damaged ({e}); move it aside, or rerun with --recompute"
+        return 2, f"a results store is damaged ({e}); move it aside and rerun"
     if isinstance(e, OSError) and e.errno in (*_DISK_FULL, errno.EROFS, errno.EACCES, errno.EPERM):
         where = f" {e.filename!r}" if e.filename else ""
         reason = e.strerror or os.strerror(e.errno or 0)

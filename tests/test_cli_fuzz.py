@@ -432,10 +432,10 @@ MEMORY_CASES = [
         ["--scaling-only", "--no-memory", "--scaling-N", "64", "--scaling-D", "8", "8192"],
         ("--scaling-D",),
     ),
-    ("bench-reduced", ["--n-samples", "1e12"], ("--n-samples",)),
+    ("bench-reduced", ["--n-samples", "1e10"], ("--n-samples",)),  # 1e12: above the ceiling, refused at parsing
     ("transfer", ["--Ds", "65536"], ("--Ds",)),
     ("transfer", ["--keep-q", "--D", "65536", "--Ds", "65536"], ("--Ds",)),
-    ("transfer", ["--N-test", "1000000000"], ("--N-test",)),
+    ("transfer", ["--n-test", "1000000000"], ("--n-test",)),
     ("transfer", ["--Ns", "100000000"], ("--Ns",)),
     ("transfer", ["--upstream-N", "100000000"], ("--upstream-N",)),
     ("vision", ["--batch-size", "100000000"], ("--batch-size",)),

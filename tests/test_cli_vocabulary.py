@@ -43,7 +43,14 @@ from theorydyn.__main__ import COMMANDS
 ROOT = Path(__file__).resolve().parents[1]
 
 #: CLIs that print tables and show no progress bar: --quiet would do nothing there
-NO_PROGRESS = {"theorydyn.bench.reduced", "theorydyn.bench.simulate", "theorydyn.vision.bench"}
+NO_PROGRESS = {
+    "theorydyn.bench.reduced",
+    "theorydyn.bench.simulate",
+    "theorydyn.vision.bench",
+    "theorydyn.stores.__main__",
+}
+#: CLIs whose output is a positional argument (the store merged into), not --out
+NO_OUT = {"theorydyn.stores.__main__"}
 #: CLIs that keep results in a store or cache and therefore take --recompute
 STORES = {"theorydyn.scan.__main__"}
 #: __main__ modules that only dispatch to other CLIs (no flags of their own)
@@ -186,7 +193,9 @@ def test_no_parser_is_built_outside_theorydyn_cli():
 @pytest.mark.parametrize("name", CLI_MODULES)
 def test_every_parser_speaks_the_vocabulary(name):
     parser = _parser(name)
-    problems = vocabulary_problems(parser, progress=name not in NO_PROGRESS, store=name in STORES)
+    problems = vocabulary_problems(
+        parser, progress=name not in NO_PROGRESS, store=name in STORES, writes=name not in NO_OUT
+    )
     assert not problems, f"{name}:\n  " + "\n  ".join(problems)
 
 

@@ -538,7 +538,7 @@ def test_theorems_cli_theorem_3_1_out_of_scope(tmp_path, monkeypatch):
 
 
 def test_theorems_cli_exits_1_on_a_fail_row(monkeypatch, tmp_path):
-    import theorydyn.claims.__main__ as cm
+    import theorydyn.claims.theorem32 as cm  # the CLI reads check_theorem_3_2 from there when it runs
 
     fail = Check.exact("Theorem 3.2", "x", 0.5, "== 0", False)
     monkeypatch.setattr(cm, "check_theorem_3_2", lambda s: [fail])

@@ -17,11 +17,12 @@ COMMANDS = {
     "simulate": ("theorydyn.simulate", "GD on N samples with the full D×D attention (Theorem 4.2)"),
     "scan": ("theorydyn.scan", "resumable parameter scans of the phase times"),
     "verify": ("theorydyn.verify", "the claims ledger: one verdict per claim of the paper"),
-    "theorems": ("theorydyn.claims", "the theorem checks alone (Theorems 3.1, 3.2, 4.x, Lemma 4.1)"),
+    "theorems": ("theorydyn.theorems", "verify --only theorems: Theorems 3.1, 3.2, 4.2, Lemma 4.1, N* (quick)"),
     "transfer": ("theorydyn.transfer", "downstream sample complexity (Theorems 5.1, 5.2)"),
     "figures": ("theorydyn.figures", "regenerate every figure"),
     "vision": ("theorydyn.vision", "the slim PyTorch ViT on real images (Section 6)"),
     "bench": ("theorydyn.bench", "benchmarks against the physical floor and what a user would write"),
+    "store": ("theorydyn.stores", "results stores: merge TARGET SOURCE… (python -m theorydyn.stores)"),
 }
 
 

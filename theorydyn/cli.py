@@ -173,6 +173,17 @@ def guard_memory(
         fail(str(e) if MEMORY_ENV in str(e) else f"{MEMORY_ENV}: {e}", prog)
 
 
+#: The ceiling of every numeric flag that names no bound of its own (issue 33: every size has a bound,
+#: checked before any work): far above any size, step, rate or seed a run of the paper uses, and far
+#: below the values (1e308, 2**63) that reach the computation as an endless loop or a MemoryError.
+VALUE_MAX = 1e11
+#: ``--seeds K``: at most this many seeds (a count, so each is a run; 10⁴ runs is far beyond any use,
+#: and ``--seeds 1e9`` ended in a MemoryError or ran until killed)
+SEEDS_MAX = 10_000
+#: ``--epochs``: at most this many passes over the training images
+EPOCHS_MAX = 10_000
+
+
 def number(
     kind=float,
     name: str = "value",
@@ -197,12 +208,15 @@ def number(
     name = name if name.startswith("--") else f"--{name}"
     if kind not in (int, float):
         raise ValueError(f"kind must be int or float, got {kind!r}")
+    ceiling = high is None  # no bound of its own: VALUE_MAX, named only when it is the one broken
+    if ceiling:
+        high = VALUE_MAX
 
     def range_text() -> str:
         parts = []
         if low is not None:
             parts.append(f"{'>' if low_open else '>='} {low:g}")
-        if high is not None:
+        if high is not None and not ceiling:
             parts.append(f"{'<' if high_open else '<='} {high:g}")
         return " and ".join(parts)
 
@@ -224,6 +238,8 @@ def number(
                 raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
         if not math.isfinite(v):
             raise argparse.ArgumentTypeError(f"must be finite, got {text!r}")
+        if ceiling and v > VALUE_MAX:
+            raise argparse.ArgumentTypeError(f"must be <= {VALUE_MAX:g} (no run needs more), got {text}")
         if (low is not None and (v < low or (low_open and v == low))) or (
             high is not None and (v > high or (high_open and v == high))
         ):
@@ -306,7 +322,7 @@ def add_common_arguments(
         first = "--first-seed F … F+K-1" if first_seed else "0 … K-1"
         parser.add_argument(
             "--seeds",
-            type=number(int, "--seeds", low=1),
+            type=number(int, "--seeds", low=1, high=SEEDS_MAX),
             default=seeds,
             metavar="K",
             help=seeds_help or f"number of seeds, an integer >= 1: seeds {first}",
@@ -329,6 +345,34 @@ def add_common_arguments(
         parser.add_argument(
             "--recompute", action="store_true", help=f"recompute results already in {recompute} (default: reuse them)"
         )
+
+
+def add_size_arguments(
+    parser: argparse._ActionsContainer, *, dest: str, quick_help: str, full_help: str
+) -> argparse._MutuallyExclusiveGroup:
+    """``--quick`` and ``--full``, the same pair in every command that has two sizes (issue 29): one is
+    the default, the other flips it, and both may be given explicitly (not together). ``dest`` keeps
+    each command's existing attribute: ``"quick"`` (default full: verify, figures) or ``"full"``
+    (default quick: transfer, the theorem checks)."""
+    if dest not in ("quick", "full"):
+        raise ValueError(f"dest must be 'quick' or 'full', got {dest!r}")
+    g = parser.add_mutually_exclusive_group()
+    quick_is_flag = dest == "quick"
+    g.add_argument(
+        "--quick",
+        dest=dest,
+        action="store_true" if quick_is_flag else "store_false",
+        default=False,  # both actions carry the default, so get_default(dest) reads it from either
+        help=quick_help,
+    )
+    g.add_argument(
+        "--full",
+        dest=dest,
+        action="store_false" if quick_is_flag else "store_true",
+        default=False,
+        help=full_help,
+    )
+    return g
 
 
 def _token_value(v: Any) -> str:
@@ -488,9 +532,10 @@ class ArgumentParser(argparse.ArgumentParser):
         for a in self._actions:
             value = getattr(ns, a.dest, None) if a.option_strings and a.nargs in (None, "+") else None
             if isinstance(value, list) and not value:
+                spellings = [o for b in self._actions if b.dest == a.dest for o in b.option_strings]  # aliases too
                 self.error(
-                    f"argument {a.option_strings[-1]}: expected {'one value' if a.nargs is None else 'values'}, "
-                    f"got '--'"
+                    f"argument {'/'.join(dict.fromkeys(spellings))}: expected "
+                    f"{'one value' if a.nargs is None else 'values'}, got '--'"
                 )
         return ns, rest
 

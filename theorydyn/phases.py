@@ -41,9 +41,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # annotations only: importing the phases (and their ERR_TOL) loads no pandas
+    import pandas as pd
 
 #: Error tolerance defining T2 (docs/theory.md §3: "population error against f below 2%").
 ERR_TOL = 0.02

@@ -47,6 +47,8 @@ class MergeReport:
     rejected: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     by_scope: Counter[str] = field(default_factory=Counter)
+    #: the (scope, key) of each conflict: held by the destination with other data, kept as it was
+    conflicts: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _db(path: str | Path) -> Path:
@@ -128,6 +130,8 @@ def merge(dst: str | Path, src: str | Path, validate: ScopedValidator | None = N
                 same = old is not None and _decode(key, old[0])[0] == row
                 report.duplicate += same
                 report.conflict += not same
+                if not same:
+                    report.conflicts.append((scope, key))
             dcon.execute("COMMIT")
     except sqlite3.OperationalError as e:  # a full disk, a lock held past the timeout
         raise OSError(f"cannot merge into {d}: {e}") from None

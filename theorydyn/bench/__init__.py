@@ -23,11 +23,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numba
 import numpy as np
 
 from ..atomic import write_with
-from ..provenance import cpu_model, numerics_host
 
 
 def best_time(fn: Callable[[], object], repeats: int = 5, min_total: float = 0.2) -> float:
@@ -45,6 +43,10 @@ def machine_info() -> dict[str, object]:
     """CPU model, cores usable by this process, thread count of Numba, library versions, load, and the
     host's numerics identity (:func:`theorydyn.provenance.numerics_host`: CPU family, model and flags,
     the kernel OpenBLAS picked), since a model name such as "AMD EPYC" covers several machines."""
+    import numba  # here, not at the top: ``python -m theorydyn.bench --help`` loads no Numba
+
+    from ..provenance import cpu_model, numerics_host
+
     info: dict[str, Any] = dict(
         cpu=cpu_model(),
         cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),

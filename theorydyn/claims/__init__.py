@@ -35,8 +35,14 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-from .check import LEDGER_COLUMNS, Check, Verdict
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the row types, for type checkers; at run time .check (NumPy, SciPy) loads on first use
+    from .check import LEDGER_COLUMNS, Check, Verdict
+
+__getattr__, __dir__ = lazy_exports(__name__, {"LEDGER_COLUMNS": ".check", "Check": ".check", "Verdict": ".check"})
 
 #: claim name → module path, in ledger order. Adding a claim: one module and one line here.
 REGISTRY: dict[str, str] = {

@@ -1,4 +1,4 @@
-"""``python -m theorydyn.claims`` (also ``theorydyn theorems``, ``python -m theorydyn theorems``): the
+"""``python -m theorydyn.claims``: the
 theorem rows alone (:mod:`.theorem31`, :mod:`.theorem32`, :mod:`.lemma41`, :mod:`.theorem4`, :mod:`.nstar`).
 
 Exit status 0 unless a row is FAIL (1); 2 on bad input (before any work).
@@ -7,43 +7,32 @@ Exit status 0 unless a row is FAIL (1); 2 on bad input (before any work).
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import pandas as pd  # noqa: E402
-
-from ..cli import (  # noqa: E402
+from ..cli import (
     SETTING_FLAGS,
     ArgumentParser,
     add_common_arguments,
     add_out_argument,
     add_setting_arguments,
+    add_size_arguments,
     fail,
-    guard_memory,
-    output_file,
     setting_from_args,
 )
-from ..glm import save_theorem_3_1_figure  # noqa: E402
-from ..resources import MemoryEstimate, theorem_3_1_memory, theorem_3_2_memory  # noqa: E402
-from ..setting import (
-    Setting,  # noqa: E402
-    setting_at,  # noqa: E402
-)
-from ..simulate.memory import simulate_memory  # noqa: E402
-from ..terminal import check_rows_text
-from . import lemma41, nstar, theorem4, theorem31, theorem32  # noqa: E402
-from .check import Verdict  # noqa: E402
-from .theorem31 import check_theorem_3_1  # noqa: E402
-from .theorem32 import check_theorem_3_2  # noqa: E402
+from ..runner import Command, Invocation
 
-PROG = "theorydyn theorems"
+if TYPE_CHECKING:
+    from ..resources import MemoryEstimate
+    from ..setting import Setting
+
+PROG = "python -m theorydyn.claims"
 
 
 def theorems_memory(s: Setting, only: list[str], full: bool) -> MemoryEstimate:
     """The largest peak among the theorem checks that ``python -m theorydyn.theorems`` (``only``: a subset
     of "3.1", "3.2"; ``full``: the full sizes) or the ledger will run (they run one after the other)."""
+    from ..resources import theorem_3_1_memory, theorem_3_2_memory
+    from ..simulate.memory import simulate_memory
 
     parts = []
     if not only or "3.1" in only:
@@ -61,14 +50,20 @@ def theorems_memory(s: Setting, only: list[str], full: bool) -> MemoryEstimate:
 
 
 def build_parser():
-    """The flags of ``theorydyn theorems`` (shared by the fuzz test of every CLI)."""
+    """The flags of ``python -m theorydyn.claims`` (shared by the fuzz test of every CLI; ``theorydyn theorems``
+    is now ``verify --only theorems``, :mod:`theorydyn.theorems`)."""
     ap = ArgumentParser(
         prog=PROG,
         description="Numerical checks of Theorems 3.1, 3.2, 4.2 and Lemma 4.1 "
         "(quick by default; --full for docs/theory.md §9 sizes).",
     )
     add_setting_arguments(ap)
-    ap.add_argument("--full", action="store_true", help="GD checks at the given D with N=16384, 1200 steps")
+    add_size_arguments(
+        ap,
+        dest="full",
+        quick_help="the quick sizes (the default)",
+        full_help="GD checks at the given D with N=16384, 1200 steps (default: quick)",
+    )
     ap.add_argument(
         "--only",
         nargs="+",
@@ -93,16 +88,25 @@ def build_parser():
     return ap
 
 
-def main(argv=None) -> int:
-    """``theorydyn theorems [--full] [--only ...] [--out FILE.csv]``: the table of checks.
+def run(inv: Invocation) -> int:
+    """``python -m theorydyn.claims [--full] [--only ...] [--out FILE.csv]``: the table of checks.
 
     Every input is checked before any work (exit 2 naming the flag): the setting, ``--only``,
     flags that would do nothing in the chosen mode, the output folder (created and proven
     writable), and the memory estimate of the checks against the machine's (``--force`` skips it).
     """
+    import pandas as pd
+
+    from ..glm import save_theorem_3_1_figure
+    from ..setting import setting_at
+    from ..terminal import check_rows_text
+    from . import lemma41, nstar, theorem4, theorem31, theorem32
+    from .check import Verdict
+    from .theorem31 import check_theorem_3_1
+    from .theorem32 import check_theorem_3_2
+
     prog = PROG
-    ap = build_parser()
-    args = ap.parse_args(argv)
+    ap, args = build_parser(), inv.args
     if args.figure31 is not None:
         # the scan has its own fixed sizes: a flag of the checks would do nothing here
         given = [f for f in ("full", "only", "out", "force", "quiet") if getattr(args, f) != ap.get_default(f)]
@@ -110,9 +114,7 @@ def main(argv=None) -> int:
         if given:
             name = given[0] if given[0].startswith("--") else "--" + given[0]
             fail(f"{name}: has no effect with --figure31 (the scan runs at its own sizes)", prog)
-        png = output_file(args.figure31, "--figure31", prog)
-
-        matplotlib.use("Agg")
+        png = inv.output_file(args.figure31, "--figure31")
         cross = save_theorem_3_1_figure(str(png))
         print(cross.to_string(index=False))
         print(f"wrote {png}")
@@ -137,13 +139,12 @@ def main(argv=None) -> int:
                     f"does not move there: {e}; use --only 3.1,3.2 or a C dividing {D2}",
                     prog,
                 )
-    guard_memory(
+    inv.guard_memory(
         theorems_memory(s, only, args.full),
         force=args.force,
-        prog=prog,
         flags={"N": None, "N_flat": None, "n_test": None},
     )  # sample sizes fixed by the mode
-    out = output_file(args.out, "--out", prog) if args.out is not None else None
+    out = inv.output_file(args.out, "--out") if args.out is not None else None
     say = None if args.quiet else lambda m: print(f"[theorems] {m}", file=sys.stderr, flush=True)  # noqa: E731
     if only:
         checks = (check_theorem_3_1(s, scan=False) if "3.1" in only else []) + (
@@ -158,9 +159,16 @@ def main(argv=None) -> int:
     df = pd.DataFrame([c.row() for c in checks])
     print(check_rows_text(df))  # wrapped to the terminal (theorydyn.terminal); every column is in the CSV
     if out is not None:
-        df.to_csv(out, index=False)
+        inv.write(out, lambda p: df.to_csv(p, index=False))  # atomic, refuses a link (theorydyn.atomic)
         print(f"wrote {out}")
     return 1 if any(c.verdict is Verdict.FAIL for c in checks) else 0
+
+
+COMMAND = Command(PROG, build_parser, run)
+
+
+def main(argv=None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

@@ -17,14 +17,10 @@ import sys
 import traceback
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-from .._progress import progress_bar  # noqa: E402
-from ..cli import ArgumentParser, add_common_arguments, add_out_argument, fail, given_flags, output_dir, write_output  # noqa: E402
-from . import REGISTRY, available, cost_text, inputs_text, make, readme  # noqa: E402
-from . import manifest as mf  # noqa: E402
+from .._progress import progress_bar
+from ..cli import ArgumentParser, add_common_arguments, add_out_argument, add_size_arguments, fail
+from ..runner import Command, Invocation
+from . import manifest as mf
 
 PROG = "python -m theorydyn.figures"
 #: a full disk, a quota, a read-only file system: reported in one line, no traceback
@@ -39,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         "names",
         nargs="*",
         default=["all"],
-        help=f"figures to make, space-separated: all or any of {', '.join(REGISTRY)} (default %(default)s)",
+        help="figures to make, space-separated: all, or any of the names --list shows (default %(default)s)",
     )
     add_out_argument(
         ap,
@@ -47,8 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
         "output folder, created and proven writable before any work; holds the PNGs, PDFs, "
         "manifest.json and README.generated.md (default %(default)s)",
     )
-    ap.add_argument(
-        "--quick", action="store_true", help="small sizes, what is committed (default off: docs/theory.md §9 sizes)"
+    add_size_arguments(
+        ap,
+        dest="quick",
+        quick_help="small sizes, what is committed (default off: docs/theory.md §9 sizes)",
+        full_help="docs/theory.md §9 sizes (the default)",
     )
     ap.add_argument(
         "--recompute",
@@ -79,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _list(out: Path) -> int:
+    from . import REGISTRY, available, cost_text, inputs_text
+
     try:
         entries = mf.load(out / mf.NAME)
     except ValueError as e:
@@ -92,11 +93,12 @@ def _list(out: Path) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def run(inv: Invocation) -> int:
     """Bad input exits 2 before any figure is computed: an unknown name, flags that --list would
     ignore, an output folder that cannot be created or written, a manifest that cannot be read."""
-    ap = build_parser()
-    args = ap.parse_args(argv)
+    from . import REGISTRY, available, make, readme
+
+    args = inv.args
     names = list(REGISTRY) if (not args.names or "all" in args.names) else list(dict.fromkeys(args.names))
     bad = [n for n in names if n not in REGISTRY]
     if bad:
@@ -105,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         fail("--out: must be a folder path, got ''", PROG)
     if args.list:
         # --list makes nothing: a flag that would only act on the figures is refused, not dropped
-        given = given_flags(ap, argv if argv is not None else sys.argv[1:])
+        given = inv.given()
         for flag in ("quick", "recompute", "write_readme", "readme_only", "quiet"):
             if flag in given:
                 fail(
@@ -114,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.names not in ([], ["all"]):
             fail("names: have no effect with --list (it lists every figure)", PROG)
         return _list(Path(args.out))
-    out = output_dir(args.out)
+    out = inv.output_dir(args.out)
     try:
         entries = mf.load(out / mf.NAME)
     except ValueError as e:
@@ -158,14 +160,21 @@ def main(argv: list[str] | None = None) -> int:
                 )
             entries[name] = entry
             # after every figure: a later failure or a kill keeps the entries of the figures already made
-            write_output(out / mf.NAME, lambda t: t.write_text(mf.dumps(entries)), PROG)
+            inv.write(out / mf.NAME, lambda t: t.write_text(mf.dumps(entries)))
             bar.write(f"[figures] {name}: {out / entry['file']} ({entry['cost_s']:g} s)", file=sys.stderr)
             bar.update(expected[name])
     text = readme(out, entries)
-    write_output(out / "README.generated.md", lambda t: t.write_text(text), PROG)
+    inv.write(out / "README.generated.md", lambda t: t.write_text(text))
     if args.write_readme:
-        write_output(out / "README.md", lambda t: t.write_text(text), PROG)
+        inv.write(out / "README.md", lambda t: t.write_text(text))
     return 1 if failed else 0
+
+
+COMMAND = Command(PROG, build_parser, run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

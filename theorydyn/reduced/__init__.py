@@ -47,10 +47,37 @@ flow is :func:`theorydyn.reduced.default_horizon`.
 The Numba kernels (``_kernels``) are private. CLI: ``python -m theorydyn.reduced --help``.
 """
 
-from .bank import MAX_TERMS, Bank, bank_from_set_counts, make_bank, mc_set_counts, n_exact_terms
-from .plot import plot_trajectory
-from .risk import Estimate, forward_counts, population_risk
-from .solve import COLUMNS, HORIZON_GROWTH_MAX, SOLVERS, default_horizon, flows_until_t2, integrate
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
+    from .bank import MAX_TERMS, Bank, bank_from_set_counts, make_bank, mc_set_counts, n_exact_terms
+    from .plot import plot_trajectory
+    from .risk import Estimate, forward_counts, population_risk
+    from .solve import COLUMNS, HORIZON_GROWTH_MAX, SOLVERS, default_horizon, flows_until_t2, integrate
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "MAX_TERMS": ".bank",
+        "Bank": ".bank",
+        "bank_from_set_counts": ".bank",
+        "make_bank": ".bank",
+        "mc_set_counts": ".bank",
+        "n_exact_terms": ".bank",
+        "plot_trajectory": ".plot",
+        "Estimate": ".risk",
+        "forward_counts": ".risk",
+        "population_risk": ".risk",
+        "COLUMNS": ".solve",
+        "HORIZON_GROWTH_MAX": ".solve",
+        "SOLVERS": ".solve",
+        "default_horizon": ".solve",
+        "flows_until_t2": ".solve",
+        "integrate": ".solve",
+    },
+)
 
 __all__ = [
     "COLUMNS",

@@ -11,10 +11,6 @@ import argparse
 import json
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 from ..cli import (
     SETTING_FLAGS,
     ArgumentParser,
@@ -22,23 +18,16 @@ from ..cli import (
     add_setting_arguments,
     fail,
     format_time,
-    guard_memory,
     number,
-    output_dir,
     positive,
-    probe_output,
     run_stem,
     setting_from_args,
     setting_name_params,
-    write_output,
 )
 from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
 from ..phases import ERR_TOL, Phases
-from ..plotting import save
-from .bank import MAX_TERMS, n_exact_terms
-from .memory import reduced_memory
-from .plot import plot_trajectory
-from .solve import SOLVERS, integrate
+from ..runner import Command, Invocation
+from .defaults import N_SAMPLES, S_MAX, SOLVERS
 
 PROG = "python -m theorydyn.reduced"
 
@@ -63,14 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--s-max",
         type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX),
-        default=2e4,
-        help=f"final time s, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default %(default)g)",
+        default=S_MAX,
+        help=f"final time s, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default %(default)g, as the library's integrate)",
     )
     g.add_argument(
         "--n-samples",
         type=positive(int, "--n-samples"),
         default=None,
-        help="Monte Carlo bank size, >= 2 (default 4000; --expectation mc only)",
+        help=f"Monte Carlo bank size, >= 2 (default {N_SAMPLES}; --expectation mc only)",
     )
     g.add_argument(
         "--expectation", choices=("mc", "exact"), default="mc", help="Monte Carlo bank or the exact expectation"
@@ -126,14 +115,20 @@ def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s, **reso
         params.update(s_max=args.s_max, solver=resolved["solver"])
         defaults.update(s_max=ap.get_default("s_max"), solver="LSODA")
     if args.expectation == "mc":
-        params["n_samples"], defaults["n_samples"] = resolved["n_samples"], 4000
+        params["n_samples"], defaults["n_samples"] = resolved["n_samples"], N_SAMPLES
     else:  # the exact expectation draws nothing
         params.pop("seed", None)
     return run_stem(f"reduced_{args.method}_D{s.D}_C{s.C}", params, defaults)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(inv: Invocation) -> int:
+    from ..plotting import save
+    from .bank import MAX_TERMS, n_exact_terms
+    from .memory import reduced_memory
+    from .plot import plot_trajectory
+    from .solve import integrate
+
+    args = inv.args
     # a flag that does nothing in this mode is an error, not silently dropped
     if args.method == "flow":
         for flag, v in (("--steps", args.steps), ("--eta", args.eta)):
@@ -144,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.expectation == "exact" and args.n_samples is not None:
         fail("--n-samples: only used by --expectation mc (the exact expectation draws no samples)", PROG)
     eta = 1.0 if args.eta is None else args.eta
-    n_samples = 4000 if args.n_samples is None else args.n_samples
+    n_samples = N_SAMPLES if args.n_samples is None else args.n_samples
     solver = args.solver or "LSODA"
     s = setting_from_args(args, PROG)
     if n_samples < 2:
@@ -159,12 +154,12 @@ def main(argv: list[str] | None = None) -> int:
             f"(the limit is {MAX_TERMS:.3g}); use --expectation mc",
             PROG,
         )
-    guard_memory(reduced_memory(s.D, s.C, s.q, n_samples, args.expectation), force=args.force, prog=PROG)
-    out = output_dir(args.out)
+    inv.guard_memory(reduced_memory(s.D, s.C, s.q, n_samples, args.expectation), force=args.force)
+    out = inv.output_dir(args.out)
     stem = output_stem(build_parser(), args, s, eta=eta, n_samples=n_samples, solver=solver)
     csv, js, png = out / f"{stem}.csv", out / f"{stem}.json", out / f"{stem}.png"
     for path in (csv, js) + (() if args.no_plot else (png,)):
-        probe_output(path, "--out", PROG)  # a link, a folder or a full disk is refused before any work
+        inv.probe(path)  # a link, a folder or a full disk is refused before any work
     try:
         res = integrate(
             s,
@@ -183,9 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         fail(str(e), PROG)
     # each file atomically: a kill or a full disk leaves the earlier file or the new one, never a torn one
-    write_output(csv, lambda t: res.trajectory.to_csv(t, index=False), PROG)
+    inv.write(csv, lambda t: res.trajectory.to_csv(t, index=False))
     summary = json.dumps(res.summary(), indent=2, default=str)
-    write_output(js, lambda t: t.write_text(summary), PROG)
+    inv.write(js, lambda t: t.write_text(summary))
     print(f"setting: {s}")
     print(f"status: {res.status}{' — ' + res.message if res.message else ''}")
     horizon = float(res.trajectory["s"].iloc[-1]) if len(res.trajectory) else args.s_max
@@ -193,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"trajectory: {csv}")
     if not args.no_plot and len(res.trajectory):
         fig = plot_trajectory(res)
-        write_output(png, lambda t: save(fig, t), PROG)
+        inv.write(png, lambda t: save(fig, t))
         print(f"plot: {png}")
     return 0 if res.ok else 1
 
@@ -214,6 +209,10 @@ def format_phases(ph: dict, horizon: float) -> str:
     # the simulator-only diagnostics (the cos(v̂, w*) dip, the entrywise T1) do not exist here
     shown = {k: v for k, v in ph.items() if not (v is None and (k.startswith("cos_v") or k == "T1_entrywise"))}
     return "\n".join(["phases (times in s = eta*t):"] + [f"  {k:22s} {f(k, v)}" for k, v in shown.items()])
+
+
+COMMAND = Command(PROG, build_parser, run)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

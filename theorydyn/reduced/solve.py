@@ -37,6 +37,7 @@ from ..setting import Setting
 from ..validate import check_integrate
 from . import _kernels as rk
 from .bank import MAX_TERMS, Bank, make_bank
+from .defaults import S_MAX, SOLVERS
 from .risk import _Evaluator
 
 __all__ = ["default_horizon", "integrate", "COLUMNS", "SOLVERS"]
@@ -59,8 +60,6 @@ COLUMNS = [
     "Gamma",
     "Xi",
 ]
-
-SOLVERS = ("LSODA", "BDF", "Radau", "RK45")
 
 
 def default_horizon(D: int) -> float:
@@ -177,8 +176,9 @@ def integrate(
         s: the setting. Start (Parametrization 3.1): α = ν^{1/(p−1)}, γ = ρ = 0, unless ``init``.
         method: ``"gd"``: the paper's recursion with per-entry updates, ``steps`` steps of size
             ``eta`` (s = η·step; ``steps`` defaults to ⌈s_max/η⌉). ``"flow"``: dθ/ds = −(∂ℓ/∂α,
-            ∂ℓ/∂γ/(D(C−1)), ∂ℓ/∂ρ/(D(D−C))) up to ``s_max`` (default 1e5, or η·steps) with the scipy
-            solver ``solver`` (LSODA, BDF, Radau; RK45 for non-stiff checks), tolerances rtol/atol.
+            ∂ℓ/∂γ/(D(C−1)), ∂ℓ/∂ρ/(D(D−C))) up to ``s_max`` (default ``defaults.S_MAX`` = 2e4, the
+            CLI's; or η·steps) with the scipy solver ``solver`` (LSODA, BDF, Radau; RK45 for non-stiff
+            checks), tolerances rtol/atol.
         expectation: ``"mc"`` (a fixed bank of ``n_samples`` count vectors drawn with ``seed``:
             common random numbers, so the right-hand side is a smooth deterministic function) or
             ``"exact"`` (small L only).
@@ -224,10 +224,10 @@ def integrate(
             s_max = float(s_grid[-1])
     if method == "gd":
         if steps is None:
-            steps = int(math.ceil((s_max if s_max is not None else 1e5) / eta))
+            steps = int(math.ceil((s_max if s_max is not None else S_MAX) / eta))
         s_end = eta * steps
     else:
-        s_end = s_max if s_max is not None else (eta * steps if steps is not None else 1e5)
+        s_end = s_max if s_max is not None else (eta * steps if steps is not None else S_MAX)
     t_start = time.perf_counter()
     if bank is None:
         bank = make_bank(s, expectation, n_samples=n_samples, seed=seed, max_terms=max_terms)

@@ -10,9 +10,29 @@
 CLI: ``python -m theorydyn.scan --help``.
 """
 
-from ..store import ResultStore
-from .grid import Point, ScanError, ScanSpec, point_key
-from .run import ScanOutcome, run_scan, seed_ci_table, summary_table
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
+    from ..store import ResultStore
+    from .grid import Point, ScanError, ScanSpec, point_key
+    from .run import ScanOutcome, run_scan, seed_ci_table, summary_table
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "ResultStore": "..store",
+        "Point": ".grid",
+        "ScanError": ".grid",
+        "ScanSpec": ".grid",
+        "point_key": ".grid",
+        "ScanOutcome": ".run",
+        "run_scan": ".run",
+        "seed_ci_table": ".run",
+        "summary_table": ".run",
+    },
+)
 
 __all__ = [
     "Point",

@@ -13,26 +13,24 @@ import re
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-from ..cli import (  # noqa: E402
+from ..cli import (
+    SEEDS_MAX,
     ArgumentParser,
     RawDescriptionHelpFormatter,
     add_common_arguments,
     add_setting_arguments,
     fail,
     number,
-    output_dir,
     positive,
 )
-from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, TAU_MIN  # noqa: E402
-from ..store import RejectedRowsWarning  # noqa: E402
-from .grid import ScanError, ScanSpec, validate_points  # noqa: E402
-from .run import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR, check_runner, run_scan  # noqa: E402
+from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, TAU_MIN
+from ..runner import Command, Invocation
+from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR
+
+if TYPE_CHECKING:
+    from .grid import ScanSpec
 
 
 def _token(name: str, vals: list[Any]) -> str:
@@ -121,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument(
         "--seeds",
-        type=number(int, "--seeds", low=1),
+        type=number(int, "--seeds", low=1, high=SEEDS_MAX),
         default=None,
         metavar="K",
         help=f"number of seeds, an integer >= 1: seeds --first-seed F … F+K-1 (default {len(DEFAULT_SEEDS)}; "
@@ -181,7 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--scheduler",
-        help="run on a Dask cluster, e.g. tcp://HOST:8786 (needs the dask extra; default: local --workers)",
+        help="run on a Dask cluster, e.g. tcp://HOST:8786, or on Slurm jobs: slurm[:queue=Q,account=A,walltime="
+        "HH:MM:SS,memory=4GB,cores=1,jobs=2] (needs the dask extra; default: local --workers)",
     )
     r.add_argument("--no-plots", action="store_true", help="skip the plots")
     add_common_arguments(
@@ -215,6 +214,8 @@ _OPTION_FLAGS = ("method", "s_max", "n_samples", "expectation", "n_points", "sim
 
 def spec_from_args(args: argparse.Namespace) -> ScanSpec:
     """The scan the flags describe (on top of ``--spec`` when given)."""
+    from .grid import ScanError, ScanSpec
+
     if args.spec is not None:
         try:
             spec = ScanSpec.from_toml(args.spec)
@@ -322,10 +323,14 @@ def _name_flags(message: str, args: argparse.Namespace) -> str:
     return f"{'/'.join(dict.fromkeys(named))}: {message}" if named else message
 
 
-def main(argv: list[str] | None = None) -> int:
+def run(inv: Invocation) -> int:
     """Every input is checked before any point runs (exit 2 naming the flag): flags, the spec file,
     every point of the grid (its setting, options and memory estimate), the runner, the results folder."""
-    args = build_parser().parse_args(argv)
+    from ..store import RejectedRowsWarning
+    from .grid import ScanError, validate_points
+    from .run import check_runner, run_scan
+
+    args = inv.args
     cores = os.cpu_count() or 1
     if args.workers > 4 * cores:
         fail(
@@ -336,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.name is not None and not args.name.strip():
         fail("--name: must not be empty", PROG)
     try:
+        if args.scheduler and args.scheduler.partition(":")[0] == "slurm":
+            from .executor import slurm_options
+
+            slurm_options(args.scheduler)  # a bad Slurm option is refused before any work
         spec = spec_from_args(args)
         validate_points(
             spec.expand(),
@@ -345,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         check_runner(spec)
     except ScanError as e:
         fail(_name_flags(str(e), args), PROG)
-    output_dir(args.out, "--out")
+    inv.output_dir(args.out, "--out")
     _check_results_files(args.out, spec.name)
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -369,8 +378,6 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    except KeyboardInterrupt:
-        return 130
     for w in caught:
         if issubclass(w.category, RejectedRowsWarning):
             print(f"{PROG}: warning: {w.message}", file=sys.stderr)
@@ -378,6 +385,10 @@ def main(argv: list[str] | None = None) -> int:
         for key, err in outcome.failed:
             print(f"{PROG}: FAILED {key[:12]}: {err}", file=sys.stderr)
     return outcome.exit_code
+
+
+COMMAND = Command(PROG, build_parser, run)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

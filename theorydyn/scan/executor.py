@@ -3,6 +3,8 @@
 * ``workers=0``: in this process, one point after the other (:class:`InlineExecutor`);
 * ``workers=n``: ``n`` local processes (``ProcessPoolExecutor``, spawn start method, each
   worker's BLAS/OpenMP pools limited to one thread so that n workers use n cores);
+* ``scheduler="slurm[:key=value,…]"``: a Dask cluster of Slurm jobs started by ``dask-jobqueue``
+  (:func:`slurm_options`; the ``dask`` extra), then used as below;
 * ``scheduler="tcp://HOST:PORT"``: a Dask distributed cluster through
   ``Client(address).get_executor()`` (the optional ``dask`` extra). A cluster with no live worker
   never runs a task, so the scan would wait forever: it is refused when no worker joins within
@@ -20,6 +22,8 @@ import importlib
 import math
 import multiprocessing
 import os
+import re
+import signal
 import socket
 import threading
 import time
@@ -102,6 +106,29 @@ class InlineExecutor(Executor):
         return fut
 
 
+class _QuietPool(ProcessPoolExecutor):
+    """A process pool whose workers never see Ctrl-C: each one starts with SIGINT ignored (a Python
+    started that way installs no KeyboardInterrupt handler), so a Ctrl-C in the terminal reaches the
+    driver alone, which cancels the pool and ends its workers (:meth:`ExecutorHandle.close`): no
+    worker prints an import traceback, even during its start-up."""
+
+    def _spawn_process(self) -> None:
+        if threading.current_thread() is not threading.main_thread():  # signal() only works there
+            super()._spawn_process()  # type: ignore[misc]
+            return
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            super()._spawn_process()  # type: ignore[misc]
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def terminate_workers(self) -> None:
+        """End every worker now (SIGTERM): the points they were computing are lost, the rows saved stay."""
+        for p in list((getattr(self, "_processes", None) or {}).values()):
+            if p.is_alive():
+                p.terminate()
+
+
 class ExecutorHandle:
     """An executor plus what must be closed after it (the Dask client)."""
 
@@ -114,6 +141,8 @@ class ExecutorHandle:
                 self.executor.shutdown(wait=not cancel, cancel_futures=cancel)
             except TypeError:  # dask's ClientExecutor.shutdown has no cancel_futures
                 self.executor.shutdown(wait=not cancel)
+            if cancel and isinstance(self.executor, _QuietPool):  # workers ignore Ctrl-C: end them here
+                self.executor.terminate_workers()
         finally:
             if self._closer is not None:
                 self._closer()
@@ -196,8 +225,107 @@ class WatchedExecutor(Executor):
         self._inner.shutdown(wait=wait and not cancel_futures and not self.fired)
 
 
+#: ``--scheduler slurm:key=value,…``: each key, its check and what it becomes in the job script
+SLURM_KEYS = {
+    "queue": r"[A-Za-z0-9_.-]+",  # #SBATCH -p
+    "account": r"[A-Za-z0-9_.-]+",  # #SBATCH -A
+    "walltime": r"\d{1,3}:\d{2}:\d{2}",  # #SBATCH -t HH:MM:SS
+    "memory": r"\d+(\.\d+)?\s?[KMGT]i?B",  # per job, e.g. 4GB
+    "cores": r"[1-9]\d{0,2}",  # threads of one job's worker
+    "jobs": r"[1-9]\d{0,3}",  # jobs (one worker each) the cluster asks for
+}
+#: the job of one Slurm worker unless ``--scheduler slurm:…`` says otherwise
+SLURM_DEFAULTS = {"cores": "1", "memory": "4GB", "walltime": "01:00:00", "jobs": "2"}
+
+
+def slurm_options(scheduler: str) -> dict[str, str]:
+    """The options of ``--scheduler slurm[:key=value,…]`` (keys :data:`SLURM_KEYS`, defaults
+    :data:`SLURM_DEFAULTS`). Each value is checked against its pattern (they are written into a
+    shell script: no other character gets there); raises ScanError naming ``--scheduler``."""
+    head, _, rest = scheduler.partition(":")
+    if head != "slurm":
+        raise ScanError(f"--scheduler: not a Slurm scheduler: {scheduler!r}")
+    opts = dict(SLURM_DEFAULTS)
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if key not in SLURM_KEYS or not eq:
+            raise ScanError(
+                f"--scheduler: slurm options are key=value with key in {', '.join(SLURM_KEYS)}, got {item!r}"
+            )
+        if not re.fullmatch(SLURM_KEYS[key], value.strip()):
+            raise ScanError(f"--scheduler: slurm {key}={value!r} does not look like {SLURM_KEYS[key]}")
+        opts[key] = value.strip()
+    return opts
+
+
+def slurm_job_kwargs(opts: dict[str, str]) -> dict[str, Any]:
+    """``dask_jobqueue.SLURMCluster`` / ``SLURMJob`` keywords of :func:`slurm_options`: one worker
+    process per job with ``cores`` threads, its BLAS/OpenMP pools at one thread as a local worker's."""
+    kw: dict[str, Any] = dict(
+        cores=int(opts["cores"]),
+        processes=1,
+        memory=opts["memory"],
+        walltime=opts["walltime"],
+        job_script_prologue=[f"export {k}=1" for k in _THREAD_VARS],
+    )
+    for key in ("queue", "account"):
+        if key in opts:
+            kw[key] = opts[key]
+    return kw
+
+
+def slurm_job_script(scheduler: str, address: str = "tcp://SCHEDULER:8786") -> str:
+    """The job script one Slurm worker of ``--scheduler slurm:…`` runs (rendered without Slurm)."""
+    try:
+        from dask_jobqueue.slurm import SLURMJob
+    except ImportError:
+        raise ScanError(_JOBQUEUE_MISSING) from None
+    return SLURMJob(scheduler=address, name="theorydyn", **slurm_job_kwargs(slurm_options(scheduler))).job_script()
+
+
+_JOBQUEUE_MISSING = (
+    "--scheduler slurm needs dask-jobqueue, which is not installed: pip install 'theorydyn[dask]' "
+    "(or pip install dask-jobqueue)"
+)
+
+
+def _slurm_client(scheduler: str):
+    """(client, closer) of a Dask cluster of Slurm jobs (:func:`slurm_options`)."""
+    opts = slurm_options(scheduler)
+    try:
+        from dask_jobqueue import SLURMCluster
+        from distributed import Client
+    except ImportError:
+        raise ScanError(_JOBQUEUE_MISSING) from None
+    try:
+        cluster = SLURMCluster(name="theorydyn", **slurm_job_kwargs(opts))
+        cluster.scale(jobs=int(opts["jobs"]))
+    except (OSError, RuntimeError, ValueError) as e:  # no sbatch here, or Slurm refused the job
+        raise ScanError(f"--scheduler: cannot start Slurm jobs: {e}") from None
+    client = Client(cluster)
+
+    def close() -> None:
+        client.close()
+        cluster.close()
+
+    return client, close
+
+
 def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHandle:
     """The executor of a scan (module docstring); raises ScanError for a scheduler it cannot use."""
+    if scheduler and scheduler.partition(":")[0] == "slurm":
+        client, close = _slurm_client(scheduler)
+        timeout_s = dask_worker_timeout()
+        try:
+            client.wait_for_workers(1, timeout=timeout_s)
+        except (OSError, TimeoutError) as e:
+            close()
+            raise ScanError(
+                f"--scheduler: no Slurm job started a Dask worker within {timeout_s:g} s "
+                f"(${DASK_WORKER_TIMEOUT_ENV}); check squeue, then rerun"
+            ) from e
+        watched = WatchedExecutor(client.get_executor(), lambda: len(client.nthreads()), scheduler, timeout_s)
+        return ExecutorHandle(watched, f"dask on Slurm ({scheduler})", close)
     if scheduler:
         try:
             from distributed import Client
@@ -235,7 +363,7 @@ def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHan
     saved = {k: os.environ.get(k) for k in _THREAD_VARS}
     for k in _THREAD_VARS:
         os.environ.setdefault(k, "1")
-    ex = ProcessPoolExecutor(
+    ex = _QuietPool(
         max_workers=workers,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_exit_with_parent,

@@ -56,14 +56,10 @@ from ..provenance import provenance
 from ..stats import format_ci
 from ..store import StoreError
 from . import plots as scanplots
+from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR  # noqa: F401 — re-exported
 from .executor import execute_point, load_runner, make_executor
 from .grid import Point, ScanError, ScanSpec, open_store, validate_points
 
-PROG = "python -m theorydyn.scan"
-RESULTS_DIR = Path("scans/results")
-#: The default scan around docs/theory.md §9: q at these multiples of C²/D (Assumption 2's q = poly(C)/D).
-DEFAULT_Q_FACTORS = (0.6, 0.8, 1.0, 1.2, 1.4)
-DEFAULT_SEEDS = (0, 1, 2)
 SUMMARY_COLUMNS = (
     "T0",
     "T1",

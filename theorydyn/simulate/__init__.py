@@ -17,8 +17,29 @@ return one :class:`~theorydyn.result.Result`; several runs on one data set: :fun
 The fused Numba step (``_kernel``) is private. CLI: ``python -m theorydyn.simulate --help``.
 """
 
-from .plot import plot_attention, plot_comparison, plot_figure4
-from .run import COLUMNS, attention_stats, init_params, row_in_means, simulate, simulate_replicas, symmetry_breaking
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
+    from .plot import plot_attention, plot_comparison, plot_figure4
+    from .run import COLUMNS, attention_stats, init_params, row_in_means, simulate, simulate_replicas, symmetry_breaking
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "plot_attention": ".plot",
+        "plot_comparison": ".plot",
+        "plot_figure4": ".plot",
+        "COLUMNS": ".run",
+        "attention_stats": ".run",
+        "init_params": ".run",
+        "row_in_means": ".run",
+        "simulate": ".run",
+        "simulate_replicas": ".run",
+        "symmetry_breaking": ".run",
+    },
+)
 
 __all__ = [
     "COLUMNS",

@@ -14,10 +14,6 @@ import json
 import sys
 from collections.abc import Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 from ..cli import (
     SETTING_FLAGS,
     START_FRACTION,
@@ -26,21 +22,14 @@ from ..cli import (
     add_setting_arguments,
     fail,
     format_time,
-    guard_memory,
     number,
-    output_dir,
     positive,
-    probe_output,
     run_stem,
     setting_from_args,
     setting_name_params,
-    write_output,
 )
 from ..limits import SIM_STEPS_MAX
-from ..plotting import save
-from .memory import simulate_memory
-from .plot import plot_figure4
-from .run import simulate, symmetry_breaking
+from ..runner import Command, Invocation
 
 PROG = "python -m theorydyn.simulate"
 
@@ -107,16 +96,20 @@ def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s) -> str
     return run_stem(f"simulate_D{s.D}_C{s.C}", params, defaults)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = build_parser()
-    args = ap.parse_args(argv)
+def run(inv: Invocation) -> int:
+    from ..plotting import save
+    from .memory import simulate_memory
+    from .plot import plot_figure4
+    from .run import simulate, symmetry_breaking
+
+    args = inv.args
     s = setting_from_args(args, PROG)
-    guard_memory(simulate_memory(s.D, s.C, s.d, args.N, args.n_test, args.dtype), force=args.force, prog=PROG)
-    out = output_dir(args.out)
-    stem = output_stem(ap, args, s)
+    inv.guard_memory(simulate_memory(s.D, s.C, s.d, args.N, args.n_test, args.dtype), force=args.force)
+    out = inv.output_dir(args.out)
+    stem = output_stem(build_parser(), args, s)
     files = [out / f"{stem}.csv", out / f"{stem}.json", out / f"{stem}.png"]
     for path in files:
-        probe_output(path, "--out", PROG)  # a link, a folder or a full disk is refused before any work
+        inv.probe(path)  # a link, a folder or a full disk is refused before any work
     try:
         res = simulate(
             s,
@@ -134,13 +127,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:
         fail(str(e), PROG)
     # each file atomically: a kill or a full disk leaves the earlier file or the new one, never a torn one
-    write_output(files[0], lambda t: res.trajectory.to_csv(t, index=False), PROG)
+    inv.write(files[0], lambda t: res.trajectory.to_csv(t, index=False))
     summary = res.summary()
     summary["symmetry_breaking_final"] = symmetry_breaking(s, res.A)
     text = json.dumps(summary, indent=2, default=str)
-    write_output(files[1], lambda t: t.write_text(text), PROG)
+    inv.write(files[1], lambda t: t.write_text(text))
     fig = plot_figure4(res)
-    write_output(files[2], lambda t: save(fig, t), PROG)
+    inv.write(files[2], lambda t: save(fig, t))
     print(
         f"{res.status}{' — ' + res.message if res.message else ''}; {len(res.trajectory)} records in "
         f"{res.seconds:.1f} s -> {', '.join(str(f) for f in files)}"
@@ -161,6 +154,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"  {'cos_v_min':22s} {'—' if ph.cos_v_min is None else f'{ph.cos_v_min:.4g}'} at s = {at(ph.cos_v_min_s)}")
     return 0 if res.ok else 1
+
+
+COMMAND = Command(PROG, build_parser, run)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

@@ -11,30 +11,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import pandas as pd  # noqa: E402
-
-from ..cli import (  # noqa: E402
+from ..cli import (
+    SEEDS_MAX,
     ArgumentParser,
     add_common_arguments,
     add_setting_arguments,
+    add_size_arguments,
     fail,
-    given_flags,
-    guard_memory,
     number,
     output_dir,
     path_arg,
     positive,
     setting_from_args,
 )
-from ..setting import setting_at  # noqa: E402
-from .experiment import FULL, QUICK, options_from, run  # noqa: E402
-from .memory import transfer_memory  # noqa: E402
-from .plot import describe_slope  # noqa: E402
-from .task import CACHED, DEFAULT_METHODS, FROZEN, METHODS, downstream_setting, with_count  # noqa: E402
+from ..runner import Command, Invocation
+from .sizes import CACHED, DEFAULT_METHODS, FROZEN, FULL, METHODS, QUICK
 
 PROG = "python -m theorydyn.transfer"
 #: where the ledger rows of Theorems 5.1/5.2 come from (this command no longer prints them: it sits below claims/)
@@ -51,7 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     for a in ap._actions:
         if a.dest == "nu":  # the transfer setting's ν (experiment.base_setting), not 1/d
             a.help = "linear part of the activation > 0 (default 1/64, the transfer setting's)"
-    ap.add_argument("--full", action="store_true", help="the sizes of the reported run (FULL)")
+    add_size_arguments(
+        ap,
+        dest="full",
+        quick_help="the QUICK sizes (the default)",
+        full_help="the sizes of the reported run (FULL) (default: QUICK)",
+    )
     ap.add_argument(
         "--count",
         type=positive(float, "--count"),
@@ -93,17 +89,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument(
         "--seeds",
-        type=number(int, "--seeds", low=1),
+        type=number(int, "--seeds", low=1, high=SEEDS_MAX),
         default=None,
         metavar="K",
         help=f"number of seeds per Ñ, an integer >= 1: seeds 0 … K-1 (default {QUICK['seeds']})",
     )
+    n_test = positive(int, "--n-test")
     ap.add_argument(
-        "--N-test",
-        type=positive(int, "--N-test"),
+        "--n-test",
+        dest="N_test",
+        type=n_test,
         default=None,
         help=f"fresh test samples (default {QUICK['N_test']}; --full: {FULL['N_test']})",
     )
+    # the former spelling, still read (one spelling in --help: --n-test, as simulate's)
+    ap.add_argument("--N-test", dest="N_test", type=positive(int, "--N-test"), default=None, help=argparse.SUPPRESS)
     ap.add_argument(
         "--upstream-N",
         type=positive(int, "--upstream-N"),
@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
 MEMORY_FLAGS: dict[str, Any] = {
     "D": "--Ds",
     "N": "--Ns",
-    "N_test": "--N-test",
+    "N_test": "--n-test",
     "upstream_N": "--upstream-N",
     "d": "--d",
     "n_samples": None,
@@ -206,6 +206,10 @@ def _output_dirs(paths) -> None:
 
 def memory(base, Ds, opts, methods, rule: str):
     """The largest :func:`~theorydyn.resources.transfer_memory` over the D's of the run (they run in turn)."""
+    from ..setting import setting_at
+    from .memory import transfer_memory
+    from .task import downstream_setting
+
     ests = []
     for D in Ds:
         s_up = setting_at(base, D, rule)
@@ -244,12 +248,18 @@ def _target_arg(text: str) -> float | None:
     return number(float, "--target", low=0.5, high=1, low_open=True, high_open=True)(text)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def run(inv: Invocation) -> int:
     """Every input is checked before any work (exit 2 naming the flag): the setting at each D, flags that
     do nothing in the chosen mode, the memory of the largest D, then the --out and --cache folders."""
-    ap = build_parser()
-    args = ap.parse_args(argv)
-    given = given_flags(build_parser(), argv)
+    import pandas as pd
+
+    from ..setting import setting_at
+    from .experiment import options_from
+    from .experiment import run as run_experiment
+    from .plot import describe_slope
+    from .task import with_count
+
+    ap, args, given = inv.parser, inv.args, inv.given()
     cfg = dict(FULL if args.full else QUICK)
     if args.checks:
         for a in ap._actions:
@@ -297,6 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for k in ("Ds", "Ns", "seeds", "N_test", "upstream_N", "upstream_steps", "scratch_max_D", "sim_max_D"):
         if getattr(args, k) is not None:
             cfg[k] = getattr(args, k)
+    if len(set(cfg["Ds"])) != len(cfg["Ds"]):  # found here, not after the whole run (while plotting)
+        fail(f"--Ds: each D at most once, got {' '.join(map(str, cfg['Ds']))}", PROG)
     if list(cfg["Ns"]) != sorted(set(cfg["Ns"])):
         fail(f"--Ns: must be increasing, got {' '.join(map(str, cfg['Ns']))}", PROG)
     cfg["Ds"], cfg["Ns"] = tuple(cfg["Ds"]), tuple(cfg["Ns"])
@@ -323,14 +335,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         eps=args.eps,
         target=args.target,
     )
-    guard_memory(
+    inv.guard_memory(
         memory(base, cfg["Ds"], opts, methods, "keep" if count is None else "count"),
         force=args.force,
-        prog=PROG,
         flags=MEMORY_FLAGS,
     )
     _output_dirs([(args.out, "--out")] + ([(args.cache, "--cache")] if args.cache is not None else []))
-    raw, summary, tgt, slopes, upstream = run(
+    raw, summary, tgt, slopes, upstream = run_experiment(
         s,
         cfg["Ds"],
         opts,
@@ -360,6 +371,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     print(f"wrote {args.out}/transfer_*.csv, transfer_curves.png, transfer_target.png")
     return 0
+
+
+COMMAND = Command(PROG, build_parser, run)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

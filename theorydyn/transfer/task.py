@@ -16,15 +16,7 @@ from .. import data, model
 from ..reduced import forward_counts
 from ..setting import Setting
 from ..simulate import simulate
-
-#: Every method of the experiment (the one list: the runner, the CLI and the plots use it).
-METHODS = ("pretrained", "pretrained-sim", "init", "other-partition", "scratch", "logreg", "oracle")
-#: Methods whose attention is frozen and only ṽ is trained.
-FROZEN = ("pretrained", "pretrained-sim", "init", "other-partition", "oracle")
-#: The methods a run uses unless told otherwise (the CLI's default and the ledger's): all but ``oracle``.
-DEFAULT_METHODS = tuple(m for m in METHODS if m != "oracle")
-#: Methods whose attention comes from a cached pre-training.
-CACHED = ("pretrained", "pretrained-sim", "other-partition")
+from .sizes import CACHED, DEFAULT_METHODS, FROZEN, METHODS  # noqa: F401 — re-exported
 
 
 # ---- the downstream task ---------------------------------------------------------------------

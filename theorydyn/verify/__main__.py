@@ -10,47 +10,33 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import pandas as pd  # noqa: E402
-
-from .. import claims  # noqa: E402
-from ..claims.check import Verdict  # noqa: E402
-from ..cli import (  # noqa: E402
+from .. import claims
+from ..cli import (
     ArgumentParser,
     add_common_arguments,
     add_out_argument,
     add_setting_arguments,
+    add_size_arguments,
     fail,
-    guard_memory,
     number,
-    output_dir,
     positive,
-    probe_output,
     setting_from_args,
-    write_output,
 )
-from ..limits import S_MAX_MAX, S_MAX_MIN  # noqa: E402
-from ..provenance import attach_to_frame, provenance  # noqa: E402
-from ..resources import MemoryEstimate  # noqa: E402
-from ..setting import Setting  # noqa: E402
-from ..store import DB_NAME, StoreError  # noqa: E402
-from . import (  # noqa: E402
-    DEFAULT_DIR,
-    PROG,
-    collect,
-    default_out,
-    format_markdown,
-    format_table,
-    format_times,
-    ledger_name,
-    terminal_width,
-    wrap,
-)
+from ..limits import S_MAX_MAX, S_MAX_MIN
+from ..runner import Command, Invocation
+from ..setting import Setting
+from .defaults import DEFAULT_DIR, PROG
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..resources import MemoryEstimate
+
+#: The ledger CSV of the default flags (``ledger_name(Setting(), True)``, checked by tests/test_cli_help.py),
+#: named in --help without loading the ledger's code
+DEFAULT_LEDGER = "verify_D64_C4_quick.csv"
 
 #: The measured times in the help texts (README "The verdicts"): 2-core machine, D = 64, C = 4.
 TIMES = (
@@ -71,11 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
         "once (OUT/results.sqlite), so an interrupted ledger resumes where it stopped. " + TIMES,
     )
     add_setting_arguments(ap)
-    ap.add_argument(
-        "--quick",
-        action="store_true",
-        help="the quick ledger: 26 min cold (24 of them vision), 3.1 s warm at D=64 on 2 cores (the times "
+    add_size_arguments(
+        ap,
+        dest="quick",
+        quick_help="the quick ledger: 26 min cold (24 of them vision), 3.1 s warm at D=64 on 2 cores (the times "
         "above) (default: the full ledger, about 45 min cold)",
+        full_help="the full ledger (the default; about 45 min cold)",
     )
     ap.add_argument(
         "--only",
@@ -106,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_out_argument(
         ap,
         None,
-        f"output folder (default {DEFAULT_DIR}): the ledger CSV is OUT/{ledger_name(Setting(), True)} "
+        f"output folder (default {DEFAULT_DIR}): the ledger CSV is OUT/{DEFAULT_LEDGER} "
         "(named by every parameter that differs from the default, the selection and quick/full), the stored "
         "claims OUT/results.sqlite. A path ending in .csv names the CSV itself, its folder holding the store. "
         "Created and proven writable before any check",
@@ -165,6 +152,8 @@ def _stat_ok(path: Path, flag: str) -> Path:
 def _whole_ledger(path: Path) -> pd.DataFrame:
     """A ledger CSV, refused (ValueError) when torn: a last line without its newline, a row without
     a claim or verdict, or fewer rows than its ``ledger_rows`` column says were written."""
+    import pandas as pd
+
     if not path.read_bytes().endswith(b"\n"):
         raise ValueError("the last line is cut (no newline at the end): a torn ledger")
     df = pd.read_csv(path)
@@ -178,6 +167,8 @@ def _whole_ledger(path: Path) -> pd.DataFrame:
 def _outputs(args: argparse.Namespace, s: Setting, extra: dict[str, Any]) -> tuple[Path, Path]:
     """(results folder, ledger CSV) of ``--out`` (module docstring of :mod:`theorydyn.verify`); exit 2
     for a blank path, or a file where a folder is meant."""
+    from .core import default_out
+
     if args.out is None:
         return DEFAULT_DIR, default_out(s, args.quick, args.only, extra)
     if not str(args.out).strip():
@@ -193,15 +184,22 @@ def _outputs(args: argparse.Namespace, s: Setting, extra: dict[str, Any]) -> tup
 
 
 def _print(text: str, width: int) -> None:
+    from .core import wrap
+
     print("\n".join(line for para in text.split("\n") for line in wrap(para, width, "    ")))
 
 
-def main(argv: list[str] | None = None) -> int:
+def run(inv: Invocation) -> int:
     """Every input is checked before any check runs (exit 2 naming the flag): the setting, flags
     that would do nothing (the reduced flow's options without the reduced source, run options with
     --markdown), the output folder, the scheduler, the store, and the memory estimate (``--force``
     skips it). Prints the ledger wrapped to the terminal, then the seconds per claim."""
-    args = build_parser().parse_args(argv)
+    from ..claims.check import Verdict
+    from ..provenance import attach_to_frame, provenance
+    from ..store import DB_NAME, StoreError
+    from .core import collect, format_markdown, format_table, format_times, terminal_width
+
+    args = inv.args
     s = setting_from_args(args, PROG)
     reduced_flags = (("--s-max", args.s_max), ("--n-samples", args.n_samples), ("--seed", args.seed))
     # the reduced flow's flags given: they name the ledger's file (a default --seed 0 is the default ledger)
@@ -242,9 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     options = {"dynamics": dict(s_max=args.s_max, n_samples=args.n_samples, seed=args.seed or 0)}
     est = _memory(s, args.quick, args.only, options)
     if est is not None:  # the sample sizes of the checks are fixed by --quick: only the setting's flags are named
-        guard_memory(est, force=args.force, prog=PROG, flags={"N": None, "N_flat": None, "n_test": None})
-    output_dir(folder, "--out")
-    probe_output(out, "--out", PROG)  # a link, a name too long, a full disk: refused before any check
+        inv.guard_memory(est, force=args.force, flags={"N": None, "N_flat": None, "n_test": None})
+    inv.output_dir(folder, "--out")
+    inv.probe(out, "--out")  # a link, a name too long, a full disk: refused before any check
     handle = None
     if args.scheduler is not None:
         from ..scan.executor import make_executor
@@ -266,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
             recompute=args.recompute,
             executor=handle.executor if handle is not None else None,
         )
-    except StoreError as e:
+    except StoreError as e:  # named --out here; elsewhere theorydyn.runner.known_error maps it
         fail(f"--out: {e}", PROG)
     except OSError as e:  # a full disk under the store: the claims committed so far stay
         print(
@@ -275,21 +273,16 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # the runner reports it (exit 130); the claims finished so far are stored
         if handle is not None:  # the claims still queued on the cluster are cancelled, not left running
             handle.close(cancel=True)
             handle = None
-        print(
-            f"\n{PROG}: interrupted; the claims finished so far are stored in {folder / DB_NAME}: rerun the same "
-            "command to resume",
-            file=sys.stderr,
-        )
-        return 130
+        raise
     finally:
         if handle is not None:
             handle.close()
     ledger_df = attach_to_frame(df, provenance()).assign(ledger_rows=len(df))  # lets --markdown see a torn ledger
-    write_output(out, lambda t: ledger_df.to_csv(t, index=False), PROG)  # atomic: the old ledger or the new one
+    inv.write(out, lambda t: ledger_df.to_csv(t, index=False))  # atomic: the old ledger or the new one
     width = terminal_width()
     _print(f"theorydyn verify at {s}\n", width)
     print(format_table(df, width))
@@ -309,6 +302,13 @@ def main(argv: list[str] | None = None) -> int:
             width,
         )
     return 1 if counts.get(str(Verdict.FAIL), 0) else 0
+
+
+COMMAND = Command(PROG, build_parser, run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

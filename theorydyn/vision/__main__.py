@@ -14,19 +14,19 @@ import dataclasses
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 from ..cli import (
+    EPOCHS_MAX,
+    SEEDS_MAX,
     ArgumentParser,
     add_common_arguments,
     add_out_argument,
-    given_flags,
     number,
     output_dir,
     path_arg,
     positive,
 )
 from ..cli import fail as _cli_fail
+from ..runner import Command, Invocation
 from .threads import describe, passive_wait
 
 PROG = "python -m theorydyn.vision"
@@ -66,7 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="permute the S×S tiles with π_S (S must divide the image size; single and robustness)",
     )
-    p.add_argument("--epochs", type=positive(int, "--epochs"), default=None, help="default: the dataset's preset")
+    p.add_argument(
+        "--epochs",
+        type=number(int, "--epochs", low=1, high=EPOCHS_MAX),
+        default=None,
+        help=f"1..{EPOCHS_MAX} (default: the dataset's preset)",
+    )
     p.add_argument(
         "--batch-size", type=positive(int, "--batch-size"), default=None, help="default: the dataset's preset"
     )
@@ -122,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--seeds",
-        type=number(int, "--seeds", low=1),
+        type=number(int, "--seeds", low=1, high=SEEDS_MAX),
         default=3,
         metavar="K",
         help="number of seeds of compare and robustness, an integer >= 1: seeds --first-seed F … F+K-1",
@@ -191,12 +196,11 @@ def _remove_new(folders) -> None:
             pass
 
 
-def main(argv=None) -> int:
+def run(inv: Invocation) -> int:
     """Every input is checked before any training (exit 2 naming the flag): ranges, flags that do
     nothing in the chosen experiment, shapes, the memory of one training step on the device, --out
     (created and proven writable before the data is read; removed again if the run is refused)."""
-    args = build_parser().parse_args(argv)
-    given = given_flags(build_parser(), argv)
+    args, given = inv.args, inv.given()
     passive_wait()  # before torch loads OpenMP (theorydyn.vision.threads)
     try:
         import torch
@@ -215,8 +219,8 @@ def main(argv=None) -> int:
         robustness,
         robustness_drops,
         robustness_figure,
-        run,
     )
+    from .experiments import run as train_run
     from .train import Diverged
 
     image_size = 8 if args.dataset == "digits" else 32
@@ -319,7 +323,7 @@ def main(argv=None) -> int:
     try:
         if experiment == "single":
             spec = RunSpec(args.model, attention, s, args.seed, vit.patch)
-            df = pd_frame([run(spec, data, vit, tcfg, out, **common, progress=not args.quiet)], out)
+            df = pd_frame([train_run(spec, data, vit, tcfg, out, **common, progress=not args.quiet)], out)
         elif experiment == "compare":
             seeds = range(args.first_seed, args.first_seed + args.seeds)
             df = compare(data, vit, tcfg, out, seeds=seeds, **common, progress=not args.quiet)
@@ -376,9 +380,18 @@ def main(argv=None) -> int:
 
 
 def pd_frame(rows, out):
+    import pandas as pd
+
     df = pd.DataFrame(rows)
     df.to_csv(out / "summary.csv", index=False)
     return df
+
+
+COMMAND = Command(PROG, build_parser, run)
+
+
+def main(argv=None) -> int:
+    return COMMAND.main(argv)
 
 
 if __name__ == "__main__":

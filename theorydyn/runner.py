@@ -1,0 +1,158 @@
+"""One command runner for every ``python -m theorydyn.<command>``.
+
+A command declares a :class:`Command`: its name, a parser builder (cheap: it imports nothing heavy,
+so ``--help`` answers at once) and a run function, which does the heavy imports and the work. The
+runner owns what every command shares:
+
+* parsing, plus the flags of every command (:data:`GLOBAL_ARGUMENTS`: adding a flag shared by
+  every command touches that list only);
+* ``matplotlib.use("Agg")`` before the run (commands draw into files, never onto a screen);
+* the helpers of the run (:class:`Invocation`): ``fail`` (exit 2 naming the flag), the memory
+  guard, the folder and output probes, atomic writes, the flags given explicitly;
+* exit codes and the one place where known errors are turned into a message and a status
+  (:func:`known_error`): Ctrl-C → ``interrupted; rerun to resume``, status 130 and no traceback;
+  a :class:`theorydyn.store.StoreError` (a damaged or foreign store) → status 2 with its message;
+  a full disk, a write refused or a read-only file system → one line naming the path, status 1
+  (2 for a read-only output: bad input, not a transient failure).
+
+Exit statuses: 0 success, 1 the run failed (a FAIL row, a divergence, a full disk), 2 bad input
+(before any work), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import __version__
+from . import cli as _cli
+
+#: status of a Ctrl-C (128 + SIGINT), as a shell reports it
+INTERRUPTED = 130
+#: errno of a disk that is full (or over quota, or a file over the size limit): rerun once freed
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def _add_version(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--version", action="version", version=f"theorydyn {__version__}")
+
+
+#: the flags of every command, each added by one function of the parser (issue 29: a shared flag
+#: touches one place). A flag with a value also needs its handling in :func:`run_command`.
+GLOBAL_ARGUMENTS: tuple[Callable[[argparse.ArgumentParser], None], ...] = (_add_version,)
+
+
+@dataclass
+class Invocation:
+    """What a command's run function gets: the parsed flags and the helpers bound to its name."""
+
+    command: Command
+    parser: argparse.ArgumentParser
+    args: argparse.Namespace
+    argv: list[str] | None
+
+    @property
+    def prog(self) -> str:
+        return self.command.prog
+
+    def fail(self, message: str) -> NoReturn:
+        """Exit 2 with ``prog: error: message`` (the message starts with the flag it is about)."""
+        _cli.fail(message, self.prog)
+
+    def given(self) -> set[str]:
+        """The destinations of the flags given explicitly (:func:`theorydyn.cli.given_flags`)."""
+        return _cli.given_flags(self.parser, self.argv if self.argv is not None else sys.argv[1:])
+
+    def guard_memory(self, estimate, **kw: Any):
+        """:func:`theorydyn.cli.guard_memory` under this command's name."""
+        return _cli.guard_memory(estimate, prog=self.prog, **kw)
+
+    def output_dir(self, path: Path | str, flag: str = "--out") -> Path:
+        return _cli.output_dir(path, flag)
+
+    def probe(self, path: Path | str, flag: str = "--out") -> Path:
+        return _cli.probe_output(path, flag, self.prog)
+
+    def output_file(self, path: Path | str, flag: str) -> Path:
+        return _cli.output_file(path, flag, self.prog)
+
+    def write(self, path: Path | str, writer: Callable[[Path], object]) -> Path:
+        return _cli.write_output(path, writer, self.prog)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: ``prog`` (how it is invoked, for messages), ``build_parser`` (imports nothing
+    heavy) and ``run`` (the work; returns the exit status)."""
+
+    prog: str
+    build_parser: Callable[[], argparse.ArgumentParser]
+    run: Callable[[Invocation], int | None]
+
+    def parser(self) -> argparse.ArgumentParser:
+        """The command's parser with the flags of every command (:data:`GLOBAL_ARGUMENTS`)."""
+        ap = self.build_parser()
+        for add in GLOBAL_ARGUMENTS:
+            add(ap)
+        return ap
+
+    def main(self, argv: Sequence[str] | None = None) -> int:
+        return run_command(self, argv)
+
+
+def known_error(e: BaseException) -> tuple[int, str] | None:
+    """(exit status, message) of an error the command layer reports in one line, or None (a bug:
+    its traceback is shown). Every mapping of the commands is here."""
+    store = sys.modules.get("theorydyn.store")  # not imported: no store error can have been raised
+    if store is not None and isinstance(e, store.StoreError):
+        return 2, str(e)  # the store's own message names the file
+    sqlite = sys.modules.get("sqlite3")
+    if sqlite is not None and isinstance(e, sqlite.DatabaseError):
+        return 2, f"a results store is damaged ({e}); move it aside and rerun"
+    if isinstance(e, OSError) and e.errno in (*_DISK_FULL, errno.EROFS, errno.EACCES, errno.EPERM):
+        where = f" {e.filename!r}" if e.filename else ""
+        reason = e.strerror or os.strerror(e.errno or 0)
+        if e.errno == errno.EROFS:
+            return 2, f"cannot write{where}: {reason} (a read-only file system); choose another --out"
+        if e.errno in _DISK_FULL:
+            return 1, f"cannot write{where}: {reason}; what was saved so far stays: free space and rerun to resume"
+        return 1, f"cannot write{where}: {reason}; what was saved so far stays"
+    if isinstance(e, RuntimeError) and "torch" in sys.modules and "file write failed" in str(e):
+        # torch.save on a full disk raises RuntimeError ("PytorchStreamWriter failed writing file …: file
+        # write failed"), not OSError: the same one line, the earlier checkpoint kept (atomic writes)
+        return 1, f"cannot write a checkpoint ({str(e).splitlines()[-1].strip()}); free space and rerun to resume"
+    return None
+
+
+def _interrupted(prog: str) -> int:
+    print(f"\n{prog}: interrupted; rerun to resume", file=sys.stderr)
+    return INTERRUPTED
+
+
+def run_command(command: Command, argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default: ``sys.argv[1:]``), run the command, map known errors (module docstring).
+
+    Bad flags exit 2 through argparse (SystemExit, as ``main`` always did); a Ctrl-C at any point,
+    in parsing or in the run, returns 130."""
+    argv = None if argv is None else list(argv)
+    try:
+        parser = command.parser()
+        args = parser.parse_args(argv)
+        import matplotlib  # here, not at the top: --help and bad flags never load it
+
+        matplotlib.use("Agg")
+        return int(command.run(Invocation(command, parser, args, argv)) or 0)
+    except KeyboardInterrupt:
+        return _interrupted(command.prog)
+    except Exception as e:
+        mapped = known_error(e)
+        if mapped is None:
+            raise
+        print(f"{command.prog}: error: {mapped[1]}", file=sys.stderr)
+        return mapped[0]

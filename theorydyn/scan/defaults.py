@@ -1,0 +1,12 @@
+"""The scan's named defaults, in a module that imports nothing heavy (``python -m theorydyn.scan --help``
+reads them without loading the solvers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PROG = "python -m theorydyn.scan"
+RESULTS_DIR = Path("scans/results")
+#: The default scan around docs/theory.md §9: q at these multiples of C²/D (Assumption 2's q = poly(C)/D).
+DEFAULT_Q_FACTORS = (0.6, 0.8, 1.0, 1.2, 1.4)
+DEFAULT_SEEDS = (0, 1, 2)

@@ -1,0 +1,68 @@
+"""``theorydyn store merge TARGET SOURCE [SOURCE …]`` (also ``python -m theorydyn.stores merge …``): results stores.
+
+``merge`` copies the rows of each SOURCE ``results.sqlite`` into TARGET (:func:`theorydyn.store_merge.merge_stores`:
+a union by (scope, key); a row the target holds with other data is a conflict, kept as it was and
+listed). Exit status 0; 1 when a conflict or an invalid row was found (the rest is merged); 2 on bad
+input (a path that is not a results database, TARGET among the sources).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ..cli import ArgumentParser, path_arg
+from ..runner import Command, Invocation
+
+PROG = "theorydyn store"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = ArgumentParser(prog=PROG, description="Results stores (results.sqlite).")
+    sub = ap.add_subparsers(dest="action", required=True, metavar="ACTION")
+    m = sub.add_parser(
+        "merge",
+        help="copy the rows of each SOURCE store into TARGET (created if missing); conflicting rows are kept "
+        "as TARGET has them and listed",
+        description="Copy the rows of each SOURCE results.sqlite into TARGET, one transaction per source.",
+    )
+    m.add_argument("target", type=path_arg("target"), help="the store that receives the rows (results.sqlite)")
+    m.add_argument("sources", type=path_arg("sources"), nargs="+", help="stores whose rows are copied")
+    return ap
+
+
+def run(inv: Invocation) -> int:
+    from ..store import merge_stores
+
+    args = inv.args
+    target = args.target
+    if any(str(s) == str(target) for s in args.sources):
+        inv.fail(f"sources: {target} is the target; name it once, as TARGET")
+    if target.exists() and not target.is_file():
+        inv.fail(f"target: {target} exists and is not a file")
+    inv.output_dir(target.parent, "target")
+    bad = 0
+    for source in args.sources:
+        if not source.is_file():
+            inv.fail(f"sources: no store at {source}")
+        r = merge_stores(target, source)
+        print(
+            f"{source} -> {target}: {r.added} rows added, {r.duplicate} already there, {r.conflict} conflicts, "
+            f"{r.rejected} invalid rows skipped"
+        )
+        for scope, key in r.conflicts:
+            print(f"  conflict: scope {scope!r} key {key[:16]}…: kept as {target} has it", file=sys.stderr)
+        bad += r.conflict + r.rejected
+    return 1 if bad else 0
+
+
+COMMAND = Command(PROG, build_parser, run)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return COMMAND.main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The transfer experiment's named sizes and methods, in a module that imports nothing heavy
+(``python -m theorydyn.transfer --help`` shows them without loading the solvers): the Ñ grid, the
+QUICK and FULL sizes (the CLI's default and ``--full``; the ledger's quick and full runs) and the
+lists of methods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Every method of the experiment (the one list: the runner, the CLI and the plots use it).
+METHODS = ("pretrained", "pretrained-sim", "init", "other-partition", "scratch", "logreg", "oracle")
+#: Methods whose attention is frozen and only ṽ is trained.
+FROZEN = ("pretrained", "pretrained-sim", "init", "other-partition", "oracle")
+#: The methods a run uses unless told otherwise (the CLI's default and the ledger's): all but ``oracle``.
+DEFAULT_METHODS = tuple(m for m in METHODS if m != "oracle")
+#: Methods whose attention comes from a cached pre-training.
+CACHED = ("pretrained", "pretrained-sim", "other-partition")
+
+
+def fine_grid(n_max: int) -> tuple[int, ...]:
+    """The Ñ grid: every integer up to 4, then 4·√2^k rounded, up to ``n_max`` (included as its last
+    point). Neighbours differ by a factor ≤ 1.5 from Ñ = 2 on (≤ 1.46, ≈ √2, from 8 on; 1 → 2 is
+    the one factor 2 integers allow), so a crossing is pinned to within that factor before interpolation,
+    and a need that grows like D^a over 16 ≤ D ≤ 256 moves across ≥ 8a grid points (powers of 2
+    moved it across 4a, and a need below 2 at every D capped the slope at 0.25).
+    """
+    if n_max < 1:
+        raise ValueError(f"n_max must be >= 1, got {n_max}")
+    pts = {1, 2, 3, 4}
+    k = 1
+    while (n := round(4 * 2 ** (k / 2))) < n_max:
+        pts.add(n)
+        k += 1
+    return tuple(sorted(p for p in pts if p < n_max)) + (n_max,)
+
+
+# ---- named sizes (the CLI's default and --full; the ledger's quick and full runs) -------------------
+# Every cap below is a compute cap (a need above it is censored at the cap, never a measurement); the
+# quick sizes keep the ledger's transfer source near 2 minutes cold on 2 cores. logreg stops at D = 64
+# in quick (its CV fit on Ñ·D·d features costs ~13 s per seed at D = 128, Ñ = 128).
+QUICK: dict[str, Any] = dict(
+    Ds=(16, 32, 64, 128, 256),
+    Ns=fine_grid(256),
+    seeds=5,
+    N_test=4096,
+    upstream_N=4096,
+    upstream_steps=2000,
+    logreg_max_N=256,
+    scratch_max_N=256,
+    baseline_max_N=256,
+    budget=1 << 20,
+    budget_scratch=1 << 20,
+    sim_max_D=32,
+    scratch_max_D=64,
+    logreg_max_D=64,
+)
+# The sizes of the reported run (pre-trained Â are cached under OUT/upstream_cache).
+FULL: dict[str, Any] = dict(
+    Ds=(16, 32, 64, 128, 256),
+    Ns=fine_grid(1024),
+    seeds=5,
+    N_test=8192,
+    upstream_N=8192,
+    upstream_steps=2000,
+    logreg_max_N=1024,
+    scratch_max_N=1024,
+    baseline_max_N=1024,
+    budget=1 << 26,
+    budget_scratch=1 << 22,
+    sim_max_D=64,
+    scratch_max_D=128,
+    logreg_max_D=256,
+)

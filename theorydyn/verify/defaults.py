@@ -1,0 +1,9 @@
+"""The ledger command's named defaults, in a module that imports nothing heavy (``--help`` reads them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PROG = "python -m theorydyn.verify"
+#: Where the ledger lands by default: its CSV exports and the claims' store (``results.sqlite``).
+DEFAULT_DIR = Path("runs/ledger")

@@ -36,7 +36,8 @@ Four claims (five rows) on digits, each from the paper's own experiment, each ab
 
 The verdict functions (:func:`accuracy_check`, :func:`robustness_check`, :func:`decay_check`) take
 the per-seed numbers, so that tests can feed them synthetic values. Training runs are cached under
-``runs/vision/ledger`` in folders keyed by a hash of their whole configuration
+``<run dir>/vision/ledger`` (:func:`theorydyn.paths.vision_ledger_dir`) in folders keyed by a hash of
+their whole configuration
 (:func:`theorydyn.vision.experiments.cached_runs`): a second call with the same configuration trains
 nothing, and the seeds of one configuration still to train are trained together as one ensemble
 (each member exactly the single run of its seed, written to its own folder).
@@ -51,6 +52,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..paths import vision_ledger_dir
 from ..resources import MemoryEstimate, vit_train_memory
 from ..setting import Setting
 from ..stats import mean_ci
@@ -281,7 +283,7 @@ def paper_rows(
     *,
     quick: bool = True,
     seeds=(0, 1, 2),
-    root: str | Path = "runs/vision/ledger",
+    root: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
     accuracies: Callable[..., tuple[list[float], list[float], dict]] | None = None,
 ) -> list[Check]:
@@ -378,7 +380,7 @@ def real_accuracies(name: str, data_dir: Path, *, quick: bool, seeds, root, prog
                 data,
                 dataclasses.replace(vit, attention=att),
                 tcfg,
-                Path(root),
+                Path(root) if root is not None else vision_ledger_dir(),
             )
             acc.setdefault(att, []).append(r["final_test_acc"])
     return (
@@ -438,7 +440,7 @@ def checks(
     quick: bool = True,
     seeds=(0, 1, 2),
     progress: Callable[[str], None] | None = None,
-    root: str | Path = "runs/vision/ledger",
+    root: str | Path | None = None,
     data=None,
     robustness_seeds=None,
     data_dir: str | Path | None = None,
@@ -465,7 +467,7 @@ def digits_rows(
     quick: bool = True,
     seeds=(0, 1, 2),
     progress: Callable[[str], None] | None = None,
-    root: str | Path = "runs/vision/ledger",
+    root: str | Path | None = None,
     data=None,
     robustness_seeds=None,
 ) -> list[Check]:
@@ -481,7 +483,8 @@ def digits_rows(
         on = {} if data.x_train.device.type == "cpu" else dict(device=data.x_train.device.type)
         over = QUICK if quick else FULL
         vit, tcfg = ex.preset_configs(data, **over)
-        root = Path(root)  # folders are keyed by the configuration: quick and full share what they can
+        # folders are keyed by the configuration: quick and full share what they can
+        root = Path(root) if root is not None else vision_ledger_dir()
         mvit, mcfg = ex.preset_configs(data, **{**over, **ex.MAPS_OVERRIDES})
         acc, contrasts = {}, {}
         for att in ("positional", "vanilla"):  # the seeds of one configuration train together (an ensemble)

@@ -1,7 +1,10 @@
-"""``python -m theorydyn.figures [NAME…|all] [--out figures] [--quick] [--recompute] [--write-readme] [--list]``.
+"""``python -m theorydyn.figures [NAME…|all] [--out DIR] [--quick] [--recompute] [--write-readme] [--list]``.
 
-Every figure, recomputed into ``--out``, with its entry in ``--out/manifest.json`` (command, setting,
-key numbers, measured cost, commit, PNG hash). The generated README text goes to
+Every figure, recomputed into ``--out`` (default ``<run dir>/figures``: ``$THEORYDYN_HOME`` or
+``runs/``, :mod:`theorydyn.paths`), with its entry in ``--out/manifest.json`` (command, setting,
+key numbers, measured cost, commit, PNG hash). The committed figures of a checkout change only when
+asked: ``--out figures``. Where ``--out`` has no manifest yet, the measured costs (the ETA, ``--list``)
+come from the checkout's committed ``figures/manifest.json``. The generated README text goes to
 ``--out/README.generated.md``; only ``--write-readme`` replaces ``--out/README.md`` (the tracked
 ``figures/README.md`` is never rewritten unasked).
 
@@ -19,6 +22,7 @@ from pathlib import Path
 
 from .._progress import progress_bar
 from ..cli import ArgumentParser, add_common_arguments, add_out_argument, add_size_arguments, fail
+from ..paths import committed_figures, run_dir
 from ..runner import Command, Invocation
 from . import manifest as mf
 
@@ -39,8 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_out_argument(
         ap,
-        "figures",
-        "output folder, created and proven writable before any work; holds the PNGs, PDFs, "
+        str(run_dir("figures")),
+        "output folder (the committed figures: --out figures), created and proven writable before any "
+        "work; holds the PNGs, PDFs, "
         "manifest.json and README.generated.md (default %(default)s)",
     )
     add_size_arguments(
@@ -77,13 +82,22 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _entries(out: Path) -> dict:
+    """``out``'s manifest; where ``out`` has none yet, the committed one (measured costs, for the ETA)."""
+    path = out / mf.NAME
+    shipped = committed_figures()
+    if not path.is_file() and shipped is not None:
+        path = shipped / mf.NAME
+    try:
+        return mf.load(path)
+    except ValueError as e:
+        fail(f"--out: {e}", PROG)
+
+
 def _list(out: Path) -> int:
     from . import REGISTRY, available, cost_text, inputs_text
 
-    try:
-        entries = mf.load(out / mf.NAME)
-    except ValueError as e:
-        fail(f"--out: {e}", PROG)
+    entries = _entries(out)
     for fig in REGISTRY.values():
         why = available(fig)
         entry = entries.get(fig.name)
@@ -117,10 +131,7 @@ def run(inv: Invocation) -> int:
             fail("names: have no effect with --list (it lists every figure)", PROG)
         return _list(Path(args.out))
     out = inv.output_dir(args.out)
-    try:
-        entries = mf.load(out / mf.NAME)
-    except ValueError as e:
-        fail(f"--out: {e}", PROG)
+    entries = _entries(out)
     if args.readme_only:
         if args.names not in ([], ["all"]) or args.quick or args.recompute:
             fail("--readme-only: makes no figure, so takes no names, --quick or --recompute", PROG)

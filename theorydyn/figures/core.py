@@ -25,6 +25,7 @@ from ..claims.figure2 import paper_init
 from ..claims.semirealistic import compare_with_reduced
 from ..glm import plot_theorem_3_1_scan, theorem_3_1_scan
 from ..model import association
+from ..paths import run_dir, vision_ledger_dir
 from ..plotting import axes_or_new, save
 from ..positional import figure2_setting
 from ..positional import run as run_figure2
@@ -703,7 +704,7 @@ _TRANSFER: dict[bool, tuple] = {}
 
 
 def _transfer_dir(quick: bool) -> Path:
-    return Path("runs") / ("transfer_checks_quick" if quick else "transfer_checks")
+    return run_dir("transfer_checks_quick" if quick else "transfer_checks")
 
 
 def _transfer_setting(quick: bool) -> dict:
@@ -819,7 +820,7 @@ register(
 
 
 # ---- real images (Section 6), the vision extra ----------------------------------------------------------
-_VISION_ROOT = Path("runs/vision/ledger")
+_VISION_ROOT = vision_ledger_dir()
 
 
 def digits(quick: bool, recompute: bool = False):

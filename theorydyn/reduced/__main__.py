@@ -25,6 +25,7 @@ from ..cli import (
     setting_name_params,
 )
 from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
+from ..paths import run_dir
 from ..phases import ERR_TOL, Phases
 from ..runner import Command, Invocation
 from .defaults import N_SAMPLES, S_MAX, SOLVERS
@@ -82,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         ap,
         seed=0,
         seed_help="seed of the Monte Carlo bank, an integer >= 0 (--expectation mc)",
-        out="runs/reduced",
+        out=str(run_dir("reduced")),
         out_help="output folder: reduced_<method>_D<D>_C<C>[_<each parameter that differs from its default>]"
         ".csv/.json/.png, so runs that differ never overwrite each other",
         force="machine",

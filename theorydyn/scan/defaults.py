@@ -3,10 +3,11 @@ reads them without loading the solvers)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from ..paths import run_dir
 
 PROG = "python -m theorydyn.scan"
-RESULTS_DIR = Path("scans/results")
+#: where scan rows land (the run directory, theorydyn.paths)
+RESULTS_DIR = run_dir("scans")
 #: The default scan around docs/theory.md §9: q at these multiples of C²/D (Assumption 2's q = poly(C)/D).
 DEFAULT_Q_FACTORS = (0.6, 0.8, 1.0, 1.2, 1.4)
 DEFAULT_SEEDS = (0, 1, 2)

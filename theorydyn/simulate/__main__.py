@@ -29,6 +29,7 @@ from ..cli import (
     setting_name_params,
 )
 from ..limits import SIM_STEPS_MAX
+from ..paths import run_dir
 from ..runner import Command, Invocation
 
 PROG = "python -m theorydyn.simulate"
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         ap,
         seed=0,
         seed_help="seed of the data and the initialisation, an integer >= 0",
-        out="runs/simulate",
+        out=str(run_dir("simulate")),
         out_help="output folder: simulate_D<D>_C<C>[_<each parameter that differs from its default>].csv "
         "(trajectory), .json (summary), .png (Figure 4), so runs that differ never overwrite each other",
         force="machine",

@@ -24,6 +24,7 @@ from ..cli import (
     positive,
     setting_from_args,
 )
+from ..paths import run_dir
 from ..runner import Command, Invocation
 from .sizes import CACHED, DEFAULT_METHODS, FROZEN, FULL, METHODS, QUICK
 
@@ -165,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_common_arguments(
         ap,
         seed=None,
-        out="runs/transfer",
+        out=str(run_dir("transfer")),
         out_help="output folder (rows, CSVs, PNGs); rerunning with the same folder resumes",
         force="machine",
         recompute="--out's transfer_rows store: every row of this run is computed again and replaces "

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from ..paths import run_dir
 
 PROG = "python -m theorydyn.verify"
 #: Where the ledger lands by default: its CSV exports and the claims' store (``results.sqlite``).
-DEFAULT_DIR = Path("runs/ledger")
+DEFAULT_DIR = run_dir("ledger")

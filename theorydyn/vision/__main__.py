@@ -26,6 +26,7 @@ from ..cli import (
     positive,
 )
 from ..cli import fail as _cli_fail
+from ..paths import run_dir
 from ..runner import Command, Invocation
 from .threads import describe, passive_wait
 
@@ -158,7 +159,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="CPU threads of torch (CPU results are bit-identical for the same seed *and* the same thread "
         "count: reductions are split by thread; default torch's choice)",
     )
-    add_out_argument(p, None, "output folder (default runs/vision/<dataset>-<experiment>)")
+    add_out_argument(
+        p,
+        None,
+        "output folder (default <run dir>/vision/<dataset>-<experiment>; the run dir is $THEORYDYN_HOME or runs/)",
+    )
     p.add_argument(
         "--resume",
         action="store_true",
@@ -282,7 +287,7 @@ def run(inv: Invocation) -> int:
             prog=PROG,
             flags={"batch": "--batch-size", "width": "--width", "depth": "--depth"},
         )
-    out = Path(args.out if args.out is not None else f"runs/vision/{args.dataset}-{experiment}")
+    out = Path(args.out) if args.out is not None else run_dir("vision", f"{args.dataset}-{experiment}")
     if args.out is not None and not str(args.out).strip():
         fail("--out: must be a folder path, got ''")
     new = [q for q in (out.absolute(), *out.absolute().parents) if not q.exists()]

@@ -50,6 +50,7 @@ from ..cli import (
     output_dir,
     positive,
 )
+from ..paths import run_dir
 from .threads import passive_wait
 
 PROG = "python -m theorydyn.vision.bench"
@@ -433,7 +434,7 @@ def main(argv=None) -> int:
             ),
         )
         guard_device_memory(est, force=args.force, device=device, prog=prog, flags=flags)
-        out = _out_path(args.out, "runs/vision/bench-smoke.csv", prog)
+        out = _out_path(args.out, str(run_dir("vision", "bench-smoke.csv")), prog)
     else:
         # the two models of a batch size live together
         est = vit_train_memory(max(batches), width, depth, heads, width, args.patch)

@@ -17,11 +17,11 @@ The ``*_figure`` functions return a :class:`matplotlib.figure.Figure` and pick n
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..paths import vision_ledger_dir
 from .experiments import (
     MAPS_OVERRIDES,
     ROBUSTNESS_DIGITS,
@@ -38,7 +38,7 @@ from .experiments import (
 from .maps import cosine_similarity, distance_profile, similarity_figure
 from .train import read_history
 
-ROOT = Path("runs/vision/ledger")
+ROOT = vision_ledger_dir()
 SEEDS = (0, 1, 2)
 
 

@@ -179,9 +179,11 @@ def _loss_to_g(h, ya, wa, p, nu):
 
 
 @numba.njit(cache=True, fastmath=_FM, parallel=True)
-def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw):
+def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw, want_A, want_v):
     """R replicas sharing X.  S, ST (R, D, D); VT (R, d); partials per block out_dS (nb, R, D, D),
-    out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]).
+    out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]). ``want_A`` / ``want_v`` False: the ∂S
+    GEMM, resp. dU = G S and ∇_v's second read of X_sub, are skipped (the partial stays zero); the
+    forward pass, the loss and g are computed either way.
 
     Per sub-block of ``sub`` samples (:func:`sub_block`), X_sub = its rows as one (sub·D, d) matrix:
     (1) U_r = X_sub v_r (BLAS gemv: X streamed from memory, the one pass); (2) per replica the three
@@ -231,16 +233,18 @@ def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_l
                     lw[r, 0] += lo
                     if not m > 0:  # a NaN margin counts as wrong
                         lw[r, 1] += wa
-                dU = np.dot(G, S[r])  # (nc, D): dU_nj = Σ_i g_ni S_ij
-                P = np.dot(G.T, Ur)  # Σ_n g_n u_nᵀ (D, D)
-                dSr = dS[r]
-                for i in range(D):
-                    for j in range(D):
-                        dSr[i, j] += P[i, j]
-                np.dot(dU.reshape(nc * D), Xs, gs)  # Σ_{n,j} dU_nj x_nj over the sub-block (d,)
-                gv = gV[r]
-                for k in range(d):
-                    gv[k] += gs[k]
+                if want_A:  # ∂S: skipped, not computed, when Â is frozen
+                    P = np.dot(G.T, Ur)  # Σ_n g_n u_nᵀ (D, D)
+                    dSr = dS[r]
+                    for i in range(D):
+                        for j in range(D):
+                            dSr[i, j] += P[i, j]
+                if want_v:  # dU and the second read of X_sub: skipped when v̂ is frozen
+                    dU = np.dot(G, S[r])  # (nc, D): dU_nj = Σ_i g_ni S_ij
+                    np.dot(dU.reshape(nc * D), Xs, gs)  # Σ_{n,j} dU_nj x_nj over the sub-block (d,)
+                    gv = gV[r]
+                    for k in range(d):
+                        gv[k] += gs[k]
 
 
 @numba.njit(cache=True, fastmath=_FM)
@@ -333,11 +337,14 @@ class FusedModel:
         self.block = block_size(self.N, self.sub)
         self.nb = -(-self.N // self.block)
 
-    def risk_grad(self, A: np.ndarray, V: np.ndarray):
+    def risk_grad(self, A: np.ndarray, V: np.ndarray, grad_A: bool = True, grad_v: bool = True):
         """Risk (E), training error Pr_w[y F ≤ 0], ∂/∂A (zero diagonal) and ∇_v per replica.
 
         Args:
             A: (R, D, D) logits; V: (d, R) value vectors.
+            grad_A, grad_v: False skips that gradient's computation (Â or v̂ frozen: the ∂S GEMM and
+                the softmax backward, resp. dU = G S and the second read of X); it is returned as zeros.
+                The other outputs are the same bits either way.
 
         Returns:
             risk (R,), err (R,), grad_A (R, D, D), grad_V (d, R) — all float64.
@@ -370,12 +377,13 @@ class FusedModel:
                 dS,
                 gVb,
                 lw,
+                bool(grad_A),
+                bool(grad_v),
             )
             # partials added in block order: independent of threads and scheduling
-            dS_sum = dS.sum(axis=0)
             gV = np.ascontiguousarray(gVb.sum(axis=0).T)
             risk, err = lw[:, :, 0].sum(axis=0), lw[:, :, 1].sum(axis=0)
-            gA = softmax_backward(S, dS_sum, self.tau)
+            gA = softmax_backward(S, dS.sum(axis=0), self.tau) if grad_A else np.zeros_like(S)
         return risk, err, gA, gV
 
     def forward(self, A: np.ndarray, V: np.ndarray) -> np.ndarray:

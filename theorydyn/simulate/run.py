@@ -43,6 +43,7 @@ from ..phases import ERR_TOL, Phases, detect_phases
 from ..result import CORE_COLUMNS, Result, Status
 from ..setting import Setting
 from ._kernel import FusedModel
+from .partial import UPDATES
 
 __all__ = [
     "simulate",
@@ -232,6 +233,7 @@ def simulate_replicas(
     s_max: float | None = None,
     init: tuple[float, float, float] | None = None,
     s_grid: Any = None,
+    update: str = "Av",
 ) -> list[Result]:
     """R runs sharing one X in one pass per step (U = X V with V: (d, R)): a list of R Results.
 
@@ -243,6 +245,9 @@ def simulate_replicas(
     to each replica's own steps.
     A replica that diverges stops there; the others go on. See :func:`simulate` for the rest.
     """
+    if update not in UPDATES:
+        raise ValueError(f"update must be one of {UPDATES}, got {update!r}")
+    want_A, want_v = "A" in update, "v" in update
     etas = np.atleast_1d(np.asarray(eta, dtype=float))
     if s_grid is not None:
         s_grid = np.unique(np.asarray(s_grid, dtype=np.float64))
@@ -354,7 +359,7 @@ def simulate_replicas(
             err = np.full(R, np.nan)
             gA = np.zeros_like(A)
             gV = np.zeros_like(V)
-            risk[idx], err[idx], gA[idx], gV[:, idx] = model.risk_grad(A[idx], V[:, idx])
+            risk[idx], err[idx], gA[idx], gV[:, idx] = model.risk_grad(A[idx], V[:, idx], want_A, want_v)
             for r in idx.tolist():
                 if not (np.isfinite(risk[r]) and np.all(np.isfinite(gA[r])) and np.all(np.isfinite(gV[:, r]))):
                     alive[r] = False
@@ -368,8 +373,10 @@ def simulate_replicas(
                 break
             for r in np.flatnonzero(alive).tolist():
                 last[r] = (A[r].copy(), V[:, r].copy())
-                A[r] -= etas[r] * gA[r]
-                V[:, r] -= etas[r] * gV[:, r]
+                if want_A:
+                    A[r] -= etas[r] * gA[r]
+                if want_v:
+                    V[:, r] -= etas[r] * gV[:, r]
                 if not (np.all(np.isfinite(A[r])) and np.all(np.isfinite(V[:, r]))):
                     alive[r] = False
                     div_step[r] = t + 1
@@ -402,6 +409,8 @@ def simulate_replicas(
         )
         if s_grid is not None:
             options["s_grid"] = [float(x) for x in s_grid]
+        if update != "Av":  # the default is not recorded: default runs' options stay as they were
+            options["update"] = update
         ph = detect_phases(traj, err_tol=err_tol) if len(traj) else Phases(err_tol=err_tol)
         Af, vf = (A[r].copy(), V[:, r].copy()) if div_step[r] is None else last[r]
         results.append(Result("simulate", s, traj, ph, status[r], message[r], div_step[r], options, seconds, Af, vf))
@@ -429,6 +438,7 @@ def simulate(
     s_max: float | None = None,
     init: tuple[float, float, float] | None = None,
     s_grid: Any = None,
+    update: str = "Av",
 ) -> Result:
     """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; docs/theory.md §4).
 
@@ -459,6 +469,9 @@ def simulate(
         progress: a progress line on stderr at every record.
         dense_until: also record every step up to this one (phase I is over in a few steps).
         err_tol: tolerance of T2 in the phase summary.
+        update: the parameters GD moves: ``"Av"`` both (the default), ``"v"`` v̂ alone (Â frozen at its
+            start), ``"A"`` Â alone; the frozen one's gradient is not computed
+            (:mod:`theorydyn.simulate.partial`).
 
     Returns:
         :class:`~theorydyn.result.Result` with ``solver="simulate"``; ``A_final`` / ``v_final``
@@ -489,4 +502,5 @@ def simulate(
         s_max=s_max,
         init=init,
         s_grid=s_grid,
+        update=update,
     )[0]

@@ -3,6 +3,8 @@
 * :func:`simulate` — GD on the empirical risk from the realistic initialisation, returning one
   :class:`~theorydyn.result.Result` (the same type and trajectory schema as the reduced solver);
   :func:`simulate_replicas` — several initialisations or step sizes on one data set, a list of them;
+* :func:`training_data` — the training set a seed draws, for common random numbers across N (the
+  run at n trains on ``train=(b.X[:n], b.y[:n])`` of the largest N's draw);
 * :func:`attention_stats`, :func:`symmetry_breaking` — measurements of Â and v̂;
 * :func:`plot_figure4`, :func:`plot_comparison` — pictures, into given axes;
 * :mod:`theorydyn.simulate.memory` — the memory estimate of a run.
@@ -18,7 +20,16 @@ The fused Numba step (``_kernel``) is private. CLI: ``python -m theorydyn.simula
 """
 
 from .plot import plot_attention, plot_comparison, plot_figure4
-from .run import COLUMNS, attention_stats, init_params, row_in_means, simulate, simulate_replicas, symmetry_breaking
+from .run import (
+    COLUMNS,
+    attention_stats,
+    init_params,
+    row_in_means,
+    simulate,
+    simulate_replicas,
+    symmetry_breaking,
+    training_data,
+)
 
 __all__ = [
     "COLUMNS",
@@ -28,6 +39,7 @@ __all__ = [
     "simulate",
     "simulate_replicas",
     "symmetry_breaking",
+    "training_data",
     "plot_attention",
     "plot_comparison",
     "plot_figure4",

@@ -49,6 +49,7 @@ __all__ = [
     "simulate",
     "simulate_replicas",
     "init_params",
+    "training_data",
     "attention_stats",
     "row_in_means",
     "symmetry_breaking",
@@ -143,6 +144,22 @@ def init_params(s: Setting, omega: float, rng: np.random.Generator) -> tuple[np.
     np.fill_diagonal(A, s.beta)
     v = rng.normal(0.0, omega, size=s.d)
     return A, v
+
+
+def training_data(s: Setting, N: int, seed: int = 0, dtype: str = "float64") -> data.Batch:
+    """The training set :func:`simulate` draws for ``seed`` at ``N`` (X: (N, D, d) of ``dtype``, y: (N,)).
+
+    Common random numbers across N: draw it once at the largest N of a grid and pass its first n
+    samples, ``train=(b.X[:n], b.y[:n])`` (C-contiguous views, never copied), to the run at n with
+    the same ``seed``. The test set and the initialisation are ``seed``'s as without ``train``, so
+    the run at n = N is bit-identical to ``simulate(s, N=N, seed=seed, dtype=dtype)``, and a run at
+    n < N sees exactly the first n of those samples (nested data sets: N* is monotone in the data
+    by construction, and X is generated once per seed).
+    """
+    if not (isinstance(N, (int, np.integer)) and N >= 1):
+        raise ValueError(f"N must be an integer >= 1, got {N!r}")
+    ss_train = np.random.SeedSequence(seed).spawn(3)[0]
+    return data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=np.dtype(dtype))
 
 
 def _as_data(s: Setting, given, what: str):
@@ -274,7 +291,7 @@ def simulate_replicas(
     ss_train, ss_test, _ = np.random.SeedSequence(seed).spawn(3)
 
     # ---- data (X is generated straight into its storage dtype and never copied)
-    if train is None:
+    if train is None:  # the draw of training_data(s, N, seed, dtype)
         b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dt)
         X, y, w_train = b.X, b.y, None
         del b

@@ -44,6 +44,7 @@ from ..result import CORE_COLUMNS, Result, Status
 from ..setting import Setting
 from ._kernel import FusedModel
 from .partial import UPDATES
+from .torch_step import TorchModel, resolve_device
 
 __all__ = [
     "simulate",
@@ -251,6 +252,7 @@ def simulate_replicas(
     init: tuple[float, float, float] | None = None,
     s_grid: Any = None,
     update: str = "Av",
+    device: str = "cpu-numba",
 ) -> list[Result]:
     """R runs sharing one X in one pass per step (U = X V with V: (d, R)): a list of R Results.
 
@@ -265,6 +267,8 @@ def simulate_replicas(
     if update not in UPDATES:
         raise ValueError(f"update must be one of {UPDATES}, got {update!r}")
     want_A, want_v = "A" in update, "v" in update
+    if device != "cpu-numba":
+        resolve_device(device)  # ValueError/ImportError naming the device before any work
     etas = np.atleast_1d(np.asarray(eta, dtype=float))
     if s_grid is not None:
         s_grid = np.unique(np.asarray(s_grid, dtype=np.float64))
@@ -303,8 +307,12 @@ def simulate_replicas(
         del bt
     else:
         Xt, yt, _, ft = _as_data(s, test, "test")
-    model = FusedModel(X, y, s.p, s.nu, s.tau, weights=w_train)
-    tmodel = FusedModel(Xt, None, s.p, s.nu, s.tau)
+    if device == "cpu-numba":
+        model: Any = FusedModel(X, y, s.p, s.nu, s.tau, weights=w_train)
+        tmodel: Any = FusedModel(Xt, None, s.p, s.nu, s.tau)
+    else:  # the same step on torch (theorydyn.simulate.torch_step)
+        model = TorchModel(X, y, s.p, s.nu, s.tau, weights=w_train, device=device)
+        tmodel = TorchModel(Xt, None, s.p, s.nu, s.tau, device=device)
     yt = np.asarray(yt, dtype=float)
 
     # ---- initialisation
@@ -426,8 +434,10 @@ def simulate_replicas(
         )
         if s_grid is not None:
             options["s_grid"] = [float(x) for x in s_grid]
-        if update != "Av":  # the default is not recorded: default runs' options stay as they were
+        if update != "Av":  # the defaults are not recorded: default runs' options stay as they were
             options["update"] = update
+        if device != "cpu-numba":
+            options["device"] = device
         ph = detect_phases(traj, err_tol=err_tol) if len(traj) else Phases(err_tol=err_tol)
         Af, vf = (A[r].copy(), V[:, r].copy()) if div_step[r] is None else last[r]
         results.append(Result("simulate", s, traj, ph, status[r], message[r], div_step[r], options, seconds, Af, vf))
@@ -456,6 +466,7 @@ def simulate(
     init: tuple[float, float, float] | None = None,
     s_grid: Any = None,
     update: str = "Av",
+    device: str = "cpu-numba",
 ) -> Result:
     """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; docs/theory.md §4).
 
@@ -489,6 +500,10 @@ def simulate(
         update: the parameters GD moves: ``"Av"`` both (the default), ``"v"`` v̂ alone (Â frozen at its
             start), ``"A"`` Â alone; the frozen one's gradient is not computed
             (:mod:`theorydyn.simulate.partial`).
+        device: where the step runs: ``"cpu-numba"`` the fused Numba kernel (the default);
+            ``"cpu"``, ``"cuda"`` or ``"cuda:<k>"`` the same step on torch
+            (:mod:`theorydyn.simulate.torch_step`; torch is the optional extra ``vision``), agreeing
+            with the Numba kernel to rounding (float64: ~1e-15 relative a step).
 
     Returns:
         :class:`~theorydyn.result.Result` with ``solver="simulate"``; ``A_final`` / ``v_final``
@@ -520,4 +535,5 @@ def simulate(
         init=init,
         s_grid=s_grid,
         update=update,
+        device=device,
     )[0]

@@ -15,10 +15,13 @@ X is moved to the device once (on CPU, ``torch.from_numpy`` shares X's memory: n
 
 Arithmetic, as the Numba kernel's. Float64 X: all float64. Float32 X: U, H, G S, Gᵀ U and ∇_v's
 product in float32 within a chunk; σ, F, the loss and c σ'(H) in float64 per sample, G rounded to
-float32; the sums over chunks (∂S, ∇_v, risk, error) accumulated in float64. A chunk is larger than the
-kernel's ~1 MB sub-block (:data:`CHUNK_ELEMS` numbers of X), so in float32 the in-chunk sums of ∂S and
-∇_v run over more samples: the float32 results differ from the Numba path's at float32 rounding
-(~1e-7 relative), and in float64 at float64 rounding (summation order: ~1e-15 relative a step).
+float32; the sums over chunks (∂S, ∇_v, risk, error) accumulated in float64. A chunk is larger than
+the kernel's ~1 MB sub-block (:data:`CHUNK_ELEMS` numbers of X; :data:`CUDA_CHUNK_ELEMS` on CUDA), so
+in float32 the in-chunk sums of ∂S and ∇_v run over more samples: the float32 results differ from
+the Numba path's at float32 rounding (~1e-7 relative), and in float64 at float64 rounding
+(summation order: ~1e-15 relative a step).
+On CUDA, float32 products may use TF32 where torch allows it (``torch.backends.cuda.matmul.allow_tf32``,
+off by default): leave it off for agreement at float32 rounding.
 
 torch is the optional extra ``vision`` (``pip install 'theorydyn[vision]'``): imported on first use.
 """
@@ -31,11 +34,14 @@ import numpy as np
 
 from ._kernel import softmax_backward, softmax_rows
 
-__all__ = ["TorchModel", "import_torch", "resolve_device", "CHUNK_ELEMS"]
+__all__ = ["TorchModel", "import_torch", "resolve_device", "CHUNK_ELEMS", "CUDA_CHUNK_ELEMS"]
 
-#: Numbers of X per chunk (2²⁴: 64 MB of float32): the temporaries (U, H, G: R·chunk·D each) stay
-#: a small multiple of N·D / d, and a chunk is large enough to keep a GPU busy.
+#: Numbers of X per chunk on CPU (2²⁴: 64 MB of float32): the temporaries (U, H, G: R·chunk·D each)
+#: stay a small multiple of N·D / d.
 CHUNK_ELEMS = 1 << 24
+#: On CUDA (2²⁸: 1 GiB of float32): few chunks a step, so the ~20 kernel launches of a chunk (a few µs
+#: each) stay small against its read of X (~0.3 ms at 3 TB/s); temporaries 2²⁸/d numbers each.
+CUDA_CHUNK_ELEMS = 1 << 28
 
 
 def import_torch() -> Any:
@@ -91,7 +97,8 @@ class TorchModel:
         self.p, self.nu, self.tau = int(p), float(nu), float(tau)
         self.dt = torch.float32 if X.dtype == np.float32 else torch.float64
         self.X = torch.from_numpy(X).to(self.device)  # on CPU: X's own memory
-        self.chunk = max(1, CHUNK_ELEMS // (self.D * self.d))
+        elems = CUDA_CHUNK_ELEMS if self.device.type == "cuda" else CHUNK_ELEMS
+        self.chunk = max(1, elems // (self.D * self.d))
         f64 = dict(dtype=torch.float64, device=self.device)
         self.y = None
         if y is not None:

@@ -99,3 +99,16 @@ def test_torch_step_agrees_with_numba_on_cuda(dtype):
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     _agree("cuda", dtype, N=3000, weights=True)
+
+
+def test_torch_per_replica_switches_match_numba():
+    """Per-replica grad_A/grad_v on torch: the frozen replica's gradient zero, the others as Numba's."""
+    b = data.sample(S16, 300, seed=5)
+    A, V = _params(S16)
+    ref = FusedModel(b.X, b.y, S16.p, S16.nu, S16.tau)
+    tm = TorchModel(b.X, b.y, S16.p, S16.nu, S16.tau)
+    for kw in (dict(grad_A=[True, False]), dict(grad_v=[False, True])):
+        got, want = tm.risk_grad(A, V, **kw), ref.risk_grad(A, V, **kw)
+        for name, x, y in zip(("risk", "err", "grad_A", "grad_v"), got, want, strict=True):
+            rel = _rel(x, y) if np.any(y) else float(np.abs(x).max())
+            assert rel <= STEP_TOL[np.float64], f"{kw} {name}: {rel:.3g}"

@@ -251,7 +251,7 @@ def simulate_replicas(
     s_max: float | None = None,
     init: tuple[float, float, float] | None = None,
     s_grid: Any = None,
-    update: str = "Av",
+    update: str | Sequence[str] = "Av",
     device: str = "cpu-numba",
 ) -> list[Result]:
     """R runs sharing one X in one pass per step (U = X V with V: (d, R)): a list of R Results.
@@ -262,11 +262,14 @@ def simulate_replicas(
     ``A0`` (D, D) or (R, D, D) and ``v0`` (d,) or (d, R), or ``init`` = (α, γ, ρ), fix the
     initialisation instead. ``s_max`` needs one η shared by the replicas; ``s_grid`` is rounded
     to each replica's own steps.
-    A replica that diverges stops there; the others go on. See :func:`simulate` for the rest.
+    A replica that diverges stops there; the others go on. ``update`` may name one value per replica
+    (e.g. ``["Av", "v"]``: a trained model and its Â-frozen control, on one X in one pass a step). See
+    :func:`simulate` for the rest.
     """
-    if update not in UPDATES:
-        raise ValueError(f"update must be one of {UPDATES}, got {update!r}")
-    want_A, want_v = "A" in update, "v" in update
+    updates = [update] if isinstance(update, str) else list(update)
+    for u in updates:
+        if u not in UPDATES:
+            raise ValueError(f"update must be one of {UPDATES} or one per replica, got {update!r}")
     if device != "cpu-numba":
         resolve_device(device)  # ValueError/ImportError naming the device before any work
     etas = np.atleast_1d(np.asarray(eta, dtype=float))
@@ -285,6 +288,12 @@ def simulate_replicas(
         etas = np.full(R, etas[0])
     if etas.size != R:
         raise ValueError(f"eta must be a scalar or have one value per replica ({R}), got {etas.size}")
+    if len(updates) == 1:
+        updates = updates * R
+    if len(updates) != R:
+        raise ValueError(f"update must be one value or one per replica ({R}), got {len(updates)}")
+    want_A = np.array(["A" in u for u in updates])
+    want_v = np.array(["v" in u for u in updates])
     if init_seeds is None:
         init_seeds = [seed + r for r in range(R)]
     if len(init_seeds) != R:
@@ -384,7 +393,7 @@ def simulate_replicas(
             err = np.full(R, np.nan)
             gA = np.zeros_like(A)
             gV = np.zeros_like(V)
-            risk[idx], err[idx], gA[idx], gV[:, idx] = model.risk_grad(A[idx], V[:, idx], want_A, want_v)
+            risk[idx], err[idx], gA[idx], gV[:, idx] = model.risk_grad(A[idx], V[:, idx], want_A[idx], want_v[idx])
             for r in idx.tolist():
                 if not (np.isfinite(risk[r]) and np.all(np.isfinite(gA[r])) and np.all(np.isfinite(gV[:, r]))):
                     alive[r] = False
@@ -398,9 +407,9 @@ def simulate_replicas(
                 break
             for r in np.flatnonzero(alive).tolist():
                 last[r] = (A[r].copy(), V[:, r].copy())
-                if want_A:
+                if want_A[r]:
                     A[r] -= etas[r] * gA[r]
-                if want_v:
+                if want_v[r]:
                     V[:, r] -= etas[r] * gV[:, r]
                 if not (np.all(np.isfinite(A[r])) and np.all(np.isfinite(V[:, r]))):
                     alive[r] = False
@@ -434,8 +443,8 @@ def simulate_replicas(
         )
         if s_grid is not None:
             options["s_grid"] = [float(x) for x in s_grid]
-        if update != "Av":  # the defaults are not recorded: default runs' options stay as they were
-            options["update"] = update
+        if updates[r] != "Av":  # the defaults are not recorded: default runs' options stay as they were
+            options["update"] = updates[r]
         if device != "cpu-numba":
             options["device"] = device
         ph = detect_phases(traj, err_tol=err_tol) if len(traj) else Phases(err_tol=err_tol)

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ._kernel import softmax_backward, softmax_rows
+from ._kernel import replica_flags, softmax_backward, softmax_rows
 
 __all__ = ["TorchModel", "import_torch", "resolve_device", "CHUNK_ELEMS", "CUDA_CHUNK_ELEMS"]
 
@@ -131,6 +131,9 @@ class TorchModel:
         A = np.ascontiguousarray(A, dtype=np.float64)
         S = softmax_rows(A, self.tau)
         R, D, d = A.shape[0], self.D, self.d
+        fA, fv = replica_flags(grad_A, R).astype(bool), replica_flags(grad_v, R).astype(bool)
+        iA = None if fA.all() else torch.as_tensor(np.flatnonzero(fA), device=self.device)
+        iv = None if fv.all() else torch.as_tensor(np.flatnonzero(fv), device=self.device)
         St = torch.as_tensor(S, device=self.device).to(self.dt)  # (R, D, D)
         STt = St.transpose(1, 2)
         Vt = torch.as_tensor(np.ascontiguousarray(V, dtype=np.float64), device=self.device).to(self.dt)  # (d, R)
@@ -153,13 +156,17 @@ class TorchModel:
             dl = torch.where(m >= 0, wa * e / (1.0 + e), wa / (1.0 + e))
             err += torch.where(m > 0, 0.0, wa).sum(dim=1)  # a NaN margin counts as wrong
             G = ((-ya * dl)[:, :, None] * dsig).to(self.dt)  # (R, n, D)
-            if grad_A:
+            if iA is None:
                 dS += torch.bmm(G.transpose(1, 2), U).to(torch.float64)
-            if grad_v:
-                dU = torch.bmm(G, St)  # (R, n, D)
-                gV += (dU.reshape(R, n * D) @ Xf).to(torch.float64)
+            elif len(iA):  # only the replicas whose Â is trained
+                dS[iA] += torch.bmm(G[iA].transpose(1, 2), U[iA]).to(torch.float64)
+            if iv is None:
+                gV += (torch.bmm(G, St).reshape(R, n * D) @ Xf).to(torch.float64)
+            elif len(iv):
+                gV[iv] += (torch.bmm(G[iv], St[iv]).reshape(len(iv), n * D) @ Xf).to(torch.float64)
         risk_n, err_n = risk.cpu().numpy(), err.cpu().numpy()
-        gA = softmax_backward(S, dS.cpu().numpy(), self.tau) if grad_A else np.zeros_like(S)
+        gA = softmax_backward(S, dS.cpu().numpy(), self.tau) if fA.any() else np.zeros_like(S)
+        gA[~fA] = 0.0
         return risk_n, err_n, gA, np.ascontiguousarray(gV.cpu().numpy().T)
 
     def forward(self, A: np.ndarray, V: np.ndarray) -> np.ndarray:

@@ -16,7 +16,9 @@ Theorem 4.2, a parameter of the problem (the reduced solver's ``n_samples`` is a
 ``A0``/``v0`` start from any Â, v̂, and the default start is the realistic N(0, ω²) (``omega``). Both
 return one :class:`~theorydyn.result.Result`; several runs on one data set: :func:`simulate_replicas`.
 
-The fused Numba step (``_kernel``) is private. CLI: ``python -m theorydyn.simulate --help``.
+The fused Numba step (``_kernel``) is private. ``simulate(..., update="v")`` trains v̂ alone (Â frozen; also
+:func:`theorydyn.simulate.partial.descend_partial`), ``device="cpu" | "cuda"`` runs the same step on torch
+(:mod:`theorydyn.simulate.torch_step`). CLI: ``python -m theorydyn.simulate --help``.
 """
 
 from .plot import plot_attention, plot_comparison, plot_figure4

@@ -112,3 +112,16 @@ def test_torch_per_replica_switches_match_numba():
         for name, x, y in zip(("risk", "err", "grad_A", "grad_v"), got, want, strict=True):
             rel = _rel(x, y) if np.any(y) else float(np.abs(x).max())
             assert rel <= STEP_TOL[np.float64], f"{kw} {name}: {rel:.3g}"
+
+
+def test_cli_device_flag(tmp_path, capsys):
+    """``python -m theorydyn.simulate --device``: cpu runs on torch (named in the output's stem); a bad
+    device exits 2 naming it."""
+    from theorydyn.simulate.__main__ import main
+
+    base = ["--D", "8", "--C", "2", "--N", "64", "--steps", "2", "--n-test", "32", "--out", str(tmp_path), "--quiet"]
+    assert main([*base, "--device", "cpu"]) == 0
+    assert any("devicecpu" in p.name for p in tmp_path.iterdir())
+    with pytest.raises(SystemExit) as e:
+        main([*base, "--device", "gpu"])
+    assert e.value.code == 2 and "device" in capsys.readouterr().err

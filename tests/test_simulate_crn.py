@@ -8,7 +8,7 @@ import pytest
 
 from theorydyn import model
 from theorydyn.setting import Setting
-from theorydyn.simulate import simulate, training_data
+from theorydyn.simulate import heldout_data, simulate, training_data
 
 S16 = Setting(D=16, C=4, q=0.5)
 
@@ -50,3 +50,14 @@ def test_the_run_at_n_sees_the_first_n_samples():
 def test_training_data_names_a_bad_N():
     with pytest.raises(ValueError, match="N must be"):
         training_data(S16, 0)
+
+
+def test_a_given_test_batch_is_the_drawn_one():
+    """heldout_data(s, n_test, seed) passed back as test= gives the same run, f still defined (err_f recorded)."""
+    kw = dict(N=200, steps=4, eta=5.0, seed=6, n_test=96, record_every=2)
+    r0 = simulate(S16, **kw)
+    r1 = simulate(S16, test=heldout_data(S16, 96, seed=6), **kw)
+    assert np.array_equal(r0.A, r1.A) and np.array_equal(r0.v, r1.v)
+    assert r0.trajectory.equals(r1.trajectory) and r1.trajectory["err_f"].notna().all()
+    with pytest.raises(ValueError, match="test"):
+        simulate(S16, N=8, steps=1, test=heldout_data(Setting(D=8, C=2), 4))

@@ -4,7 +4,8 @@
   :class:`~theorydyn.result.Result` (the same type and trajectory schema as the reduced solver);
   :func:`simulate_replicas` — several initialisations or step sizes on one data set, a list of them;
 * :func:`training_data` — the training set a seed draws, for common random numbers across N (the
-  run at n trains on ``train=(b.X[:n], b.y[:n])`` of the largest N's draw);
+  run at n trains on ``train=(b.X[:n], b.y[:n])`` of the largest N's draw); :func:`heldout_data`, its test
+  set, passed back as ``test=`` to draw it once per seed;
 * :func:`attention_stats`, :func:`symmetry_breaking` — measurements of Â and v̂;
 * :func:`plot_figure4`, :func:`plot_comparison` — pictures, into given axes;
 * :mod:`theorydyn.simulate.memory` — the memory estimate of a run.
@@ -25,6 +26,7 @@ from .plot import plot_attention, plot_comparison, plot_figure4
 from .run import (
     COLUMNS,
     attention_stats,
+    heldout_data,
     init_params,
     row_in_means,
     simulate,
@@ -42,6 +44,7 @@ __all__ = [
     "simulate_replicas",
     "symmetry_breaking",
     "training_data",
+    "heldout_data",
     "plot_attention",
     "plot_comparison",
     "plot_figure4",

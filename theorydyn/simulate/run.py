@@ -51,6 +51,7 @@ __all__ = [
     "simulate_replicas",
     "init_params",
     "training_data",
+    "heldout_data",
     "attention_stats",
     "row_in_means",
     "symmetry_breaking",
@@ -161,6 +162,16 @@ def training_data(s: Setting, N: int, seed: int = 0, dtype: str = "float64") -> 
         raise ValueError(f"N must be an integer >= 1, got {N!r}")
     ss_train = np.random.SeedSequence(seed).spawn(3)[0]
     return data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=np.dtype(dtype))
+
+
+def heldout_data(s: Setting, n_test: int = 8192, seed: int = 0, dtype: str = "float64") -> data.Batch:
+    """The test set :func:`simulate` draws for ``seed`` (X: (n_test, D, d), y, z). Passed back as
+    ``test=`` (a :class:`~theorydyn.data.Batch`, so f stays defined: ``err_f``/``amb_f`` are recorded),
+    the run is bit-identical to drawing it: a grid of runs on one seed draws it once."""
+    if not (isinstance(n_test, (int, np.integer)) and n_test >= 1):
+        raise ValueError(f"n_test must be an integer >= 1, got {n_test!r}")
+    ss_test = np.random.SeedSequence(seed).spawn(3)[1]
+    return data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=np.dtype(dtype))
 
 
 def _as_data(s: Setting, given, what: str):
@@ -310,8 +321,9 @@ def simulate_replicas(
         del b
     else:
         X, y, w_train, _ = _as_data(s, train, "train")
-    if test is None:
-        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dt)
+    if test is None or isinstance(test, data.Batch):  # the draw of heldout_data(s, n_test, seed, dtype), or one given
+        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dt) if test is None else test
+        _as_data(s, (bt.X, bt.y), "test")  # shapes checked as for an explicit (X, y)
         Xt, yt, ft = bt.X, bt.y, data.labelling_from_z(s, bt.z)
         del bt
     else:
@@ -499,6 +511,9 @@ def simulate(
         train, test: optional explicit ``(X, y)`` (or ``(X, y, weights)`` for train) — e.g. docs/theory.md §7's
             Gaussian data, or an exhaustive enumeration with its probabilities. With an explicit
             test set, f is undefined: ``test_err_f`` is NaN and ``test_err_y`` is against the given y.
+            ``test`` may also be a :class:`~theorydyn.data.Batch` of Assumption 1 (f from its z), e.g.
+            :func:`heldout_data`; common random numbers across N: ``train=(b.X[:n], b.y[:n])`` of
+            :func:`training_data` at the largest N.
         A0, v0: optional initialisation (D, D) and (d,); the diagonal of A0 is set to β.
         init: optional (α, γ, ρ), the same start as :func:`theorydyn.reduced.integrate`'s ``init``:
             Â at the three-value form (Â_ii = β, γ in-set, ρ across sets) and v̂ = α w*

@@ -49,6 +49,7 @@ round differently, at the level of the arithmetic's rounding: 1e-16 in float64, 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numba
 import numpy as np
@@ -345,7 +346,9 @@ class FusedModel:
         self.block = block_size(self.N, self.sub)
         self.nb = -(-self.N // self.block)
 
-    def risk_grad(self, A: np.ndarray, V: np.ndarray, grad_A: bool = True, grad_v: bool = True):
+    def risk_grad(
+        self, A: np.ndarray, V: np.ndarray, grad_A: bool | Sequence[bool] = True, grad_v: bool | Sequence[bool] = True
+    ):
         """Risk (E), training error Pr_w[y F ≤ 0], ∂/∂A (zero diagonal) and ∇_v per replica.
 
         Args:

@@ -28,6 +28,7 @@ torch is the optional extra ``vision`` (``pip install 'theorydyn[vision]'``): im
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -122,7 +123,9 @@ class TorchModel:
             xp1 = xp1 * H
         return xp1 * H + self.nu * H, self.p * xp1 + self.nu
 
-    def risk_grad(self, A: np.ndarray, V: np.ndarray, grad_A: bool = True, grad_v: bool = True):
+    def risk_grad(
+        self, A: np.ndarray, V: np.ndarray, grad_A: bool | Sequence[bool] = True, grad_v: bool | Sequence[bool] = True
+    ):
         """As :meth:`FusedModel.risk_grad`: A (R, D, D), V (d, R) → risk (R,), err (R,), grad_A
         (R, D, D) zero diagonal, grad_V (d, R), float64 NumPy; a skipped gradient comes back zero."""
         torch = self.torch

@@ -38,6 +38,8 @@ def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
         "alternating with no pause",
         "simulate() per step",
         "replicas sharing X",
+        "A-frozen control: v-only fused step",
+        "torch step on CPU",
     ):
         assert needle in text
     t = pd.read_csv(out)
@@ -45,6 +47,7 @@ def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
     assert (t.fused_ms > 0).all() and (t.one_pass_ms > 0).all() and (t.simulate_step_ms > 0).all()
     assert (t.fused_after_pass_ms > 0).all() and (t.pass_after_fused_ms > 0).all()
     assert {"cpu", "numba", "numpy", "fused_over_one_pass", "simulate_over_fused"} <= set(t.columns)
+    assert (t.v_only_ms > 0).all() and (t.frozen_numpy_ms > 0).all() and (t.torch_step_ms > 0).all()
 
 
 def test_simulate_benchmark_scaling_tables(tmp_path, capsys):

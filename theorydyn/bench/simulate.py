@@ -13,8 +13,14 @@ back, as a GD loop makes them, after a pause and one untimed call: :data:`BATCH`
       so its recording and test error are included at their default rate), against the kernel
       called the same way (``--sim-steps`` + 1 calls back to back: on a loaded machine the
       scheduler treats a busy process differently from one that just slept): goal ≤ 1.1×;
-and 8 replicas sharing one X (per-run cost). The machine (CPU model, cores, library versions,
-load average) is printed and written with the table to CSV (``--out``).
+and 8 replicas sharing one X (per-run cost); then the steps of the other routes on the same X:
+  (d) the v-only step (Â frozen: the ∂S product skipped), the Â-frozen control of Section 4, against
+      the NumPy v-gradient it replaced (``claims.theorem4.frozen_grad_v``, two passes over X);
+  (e) the torch port of the step (``simulate(device="cpu")``, :mod:`theorydyn.simulate.torch_step`);
+  (f) where torch sees CUDA: the torch step on the GPU against one pass over X in GPU memory
+      (``X @ v`` on the device, synchronised), with X's bytes per second of each.
+The table runs at each ``--D`` (default 64 and 128, d = D). The machine (CPU model, cores, library
+versions, load average) is printed and written with the table to CSV (``--out``).
 
 ``--scaling``: the step time against N (D = d = 64; is it linear?) and against D (N fixed, d = D),
 each next to one pass over X; and the memory of ``simulate()`` per training sample, measured in
@@ -42,12 +48,13 @@ import pandas as pd
 
 from ..cli import ArgumentParser, add_common_arguments, fail, given_flags, guard_memory, number, output_file, positive
 from ..data import sample
-from ..model import sigma
+from ..model import attention, sigma
 from ..resources import MemoryEstimate, Term, sample_memory
 from ..setting import D_MAX, Setting
 from ..simulate import simulate
 from ..simulate._kernel import FusedModel, block_size
 from ..simulate.memory import simulate_memory
+from ..simulate.torch_step import TorchModel
 from . import format_machine, machine_info, write_tables
 
 
@@ -215,6 +222,51 @@ def _main_table(args, s, torch) -> pd.DataFrame:
     return pd.DataFrame([_main_row(args, s, torch, dtype, A, v) for dtype in args.dtypes])
 
 
+def _other_routes(s, torch, b, fm, A, v) -> dict[str, Callable[[], Any]]:
+    """Contenders (d) and (e) of the module docstring on the main row's X."""
+    from ..claims.theorem4 import frozen_grad_v  # bench is above claims; imported where used
+
+    S = attention(s, A)
+    fns: dict[str, Callable[[], Any]] = dict(
+        v_only=lambda: fm.risk_grad(A[None], v[:, None], grad_A=False),
+        frozen_numpy=lambda: frozen_grad_v(s, S, v, b.X, b.y),
+    )
+    if torch is not None:
+        tm = TorchModel(b.X, b.y, s.p, s.nu, s.tau, device="cpu")
+        fns["torch_step"] = lambda: tm.risk_grad(A[None], v[:, None])
+    return fns
+
+
+def _cuda_row(args, s, torch, b, A, v) -> dict[str, float]:
+    """(f): the torch step on the GPU against one pass over X in GPU memory, each synchronised (medians
+    of ``args.repeats`` × ``args.batch`` calls after a warm-up); {} without CUDA."""
+    if torch is None or not torch.cuda.is_available():
+        return {}
+    tm = TorchModel(b.X, b.y, s.p, s.nu, s.tau, device="cuda")
+    X2 = tm.X.reshape(-1, s.d)
+    vg = torch.as_tensor(v, device="cuda").to(X2.dtype)
+
+    def one_pass():
+        X2 @ vg
+        torch.cuda.synchronize()
+
+    med = _interleaved(
+        dict(gpu_step=lambda: tm.risk_grad(A[None], v[:, None]), gpu_one_pass=one_pass),
+        args.repeats,
+        0.0,
+        args.batch,
+    )
+    nbytes = b.X.nbytes  # the device copy of X is freed on return (the closures above are local)
+    return dict(
+        gpu=torch.cuda.get_device_name(0),
+        gpu_step_ms=1e3 * med["gpu_step"],
+        gpu_one_pass_ms=1e3 * med["gpu_one_pass"],
+        gpu_step_over_one_pass=med["gpu_step"] / med["gpu_one_pass"],
+        gpu_X_GB_per_s_step=nbytes / med["gpu_step"] / 1e9,
+        gpu_X_GB_per_s_one_pass=nbytes / med["gpu_one_pass"] / 1e9,
+    )
+
+
 def _main_row(args, s, torch, dtype: str, A: np.ndarray, v: np.ndarray) -> dict[str, Any]:
     """The main table's row of one storage dtype (its X is freed on return, before the next dtype's)."""
     b = sample(s, args.N, seed=1, dtype=dtype)
@@ -279,6 +331,7 @@ def _main_row(args, s, torch, dtype: str, A: np.ndarray, v: np.ndarray) -> dict[
 
         fns["fused_back_to_back"] = fused_seq
     fns["replicas"] = lambda: fm.risk_grad(Ar, Vr)
+    fns.update(_other_routes(s, torch, b, fm, A, v))
     med = _interleaved(fns, args.repeats, args.settle, args.batch)
     row = dict(
         dtype=dtype,
@@ -313,7 +366,13 @@ def _main_row(args, s, torch, dtype: str, A: np.ndarray, v: np.ndarray) -> dict[
         replicas=args.replicas,
         replicas_per_run_ms=1e3 * med["replicas"] / args.replicas,
         replica_run_over_single=med["replicas"] / args.replicas / med["fused"],
+        v_only_ms=1e3 * med["v_only"],
+        frozen_numpy_ms=1e3 * med["frozen_numpy"],
+        frozen_numpy_over_v_only=med["frozen_numpy"] / med["v_only"],
     )
+    if "torch_step" in med:
+        row.update(torch_step_ms=1e3 * med["torch_step"], torch_step_over_fused=med["torch_step"] / med["fused"])
+    row.update(_cuda_row(args, s, torch, b, A, v))
     return row
 
 
@@ -357,6 +416,22 @@ def _print_main(t: pd.DataFrame) -> None:
             f"    {int(r['replicas'])} replicas sharing X: {r['replicas_per_run_ms']:.1f} ms per run "
             f"({r['replica_run_over_single']:.2f}x a single run)"
         )
+        if "v_only_ms" in r and pd.notna(r.get("v_only_ms")):
+            print(
+                f"    A-frozen control: v-only fused step {r['v_only_ms']:.1f} ms; the NumPy v-gradient it replaced "
+                f"{r['frozen_numpy_ms']:.1f} ms ({r['frozen_numpy_over_v_only']:.2f}x)"
+            )
+        if "torch_step_ms" in r and pd.notna(r.get("torch_step_ms")):
+            print(
+                f"    torch step on CPU (simulate(device='cpu')) {r['torch_step_ms']:.1f} ms "
+                f"= {r['torch_step_over_fused']:.2f}x the fused step"
+            )
+        if "gpu_step_ms" in r and pd.notna(r.get("gpu_step_ms")):
+            print(
+                f"    GPU ({r['gpu']}): torch step {r['gpu_step_ms']:.2f} ms; one pass over X in GPU memory "
+                f"{r['gpu_one_pass_ms']:.2f} ms -> {r['gpu_step_over_one_pass']:.2f}x one pass; X read at "
+                f"{r['gpu_X_GB_per_s_step']:.0f} GB/s by the step, {r['gpu_X_GB_per_s_one_pass']:.0f} GB/s by one pass"
+            )
 
 
 def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
@@ -462,7 +537,7 @@ _SCALING_FLAGS = (
 #: the defaults of the flags above (None in the parser, so that a flag given where it does nothing is seen)
 _DEFAULTS = dict(
     N=16384,
-    D=64,
+    D=[64, 128],
     n_test=8192,
     replicas=8,
     sim_steps=50,
@@ -483,8 +558,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--D",
         type=number(int, "--D", low=8, high=D_MAX),
+        nargs="+",
         default=None,
-        help="patches, a multiple of C = 4 (d = D; default 64)",
+        help="patches, multiples of C = 4, one table each (d = D; default 64 128)",
     )
     g.add_argument(
         "--n-test",
@@ -589,7 +665,7 @@ def _guard(args) -> None:
     if not args.scaling_only:
         item = max(np.dtype(t).itemsize for t in args.dtypes)
         dtype = "float64" if item == 8 else "float32"
-        R, D, N = args.replicas, args.D, args.N
+        R, D, N = args.replicas, max(args.D), args.N
         nb = -(-N // block_size(N))  # the kernel's blocks of samples (as in simulate_memory)
         est = simulate_memory(D, 4, None, N, 0 if args.no_simulate else args.n_test, dtype) + MemoryEstimate(
             "replicas",
@@ -655,7 +731,8 @@ def _parse(argv):
     if len(args.memory_N) != 2 or args.memory_N[0] >= args.memory_N[1]:
         fail(f"--memory-N: must be two increasing sizes N1 N2, got {' '.join(map(str, args.memory_N))}", PROG)
     if not args.scaling_only:
-        _setting(args.D, "--D")
+        for D in args.D:
+            _setting(D, "--D")
     if args.scaling or args.scaling_only:
         for D in args.scaling_D:
             _setting(D, "--scaling-D")
@@ -681,18 +758,23 @@ def run(argv: list[str] | None = None) -> int:
             print("torch not installed: skipping the autograd reference")
     tables: list[tuple[str, pd.DataFrame]] = []
     if not args.scaling_only:
-        s = Setting(D=args.D, C=4)
-        try:
-            t = _main_table(args, s, torch)
-        except RuntimeError as e:
-            print(f"python -m theorydyn.bench simulate: error: {e}", file=sys.stderr)
-            return 1
-        print(
-            f"\nsimulator step, N={args.N}, D=d={s.D} (median of {args.repeats} interleaved repeats,"
-            f" each the mean of {args.batch} calls back to back after a {args.settle:g} s pause and one untimed call):"
-        )
-        _print_main(t)
-        tables.append(("main", t))
+        parts = []
+        for D in args.D:  # one table per D, X freed between them
+            s = Setting(D=D, C=4)
+            try:
+                t = _main_table(args, s, torch)
+            except RuntimeError as e:
+                print(f"python -m theorydyn.bench simulate: error: {e}", file=sys.stderr)
+                return 1
+            print(
+                f"\nsimulator step, N={args.N}, D=d={s.D} (median of {args.repeats} interleaved repeats, each the mean "
+                f"of {args.batch} calls back to back after a {args.settle:g} s pause and one untimed call; load "
+                f"{os.getloadavg()[0]:.2f}):",
+                flush=True,
+            )
+            _print_main(t)
+            parts.append(t)
+        tables.append(("main", pd.concat(parts, ignore_index=True)))
     if args.scaling or args.scaling_only:
         tables += _scaling(args, info)
     info_end = machine_info()

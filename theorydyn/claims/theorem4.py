@@ -33,6 +33,7 @@ from ..setting import (
 )
 from ..simulate import simulate
 from ..simulate.memory import simulate_memory
+from ..simulate.partial import descend_partial
 from ..simulate.run import init_params
 from ..stats import mean_ci
 from .check import UNIT, Check, Verdict, departures, fresh_errors, unconditional_error
@@ -259,19 +260,19 @@ def train_v_frozen(
 ) -> tuple[np.ndarray, np.ndarray]:
     """GD on (E) in v alone, Â frozen at the realistic initialisation (Â_ij ~ N(0, ω²), Â_ii = β,
     v̂ ~ N(0, ω² I_d): :func:`theorydyn.simulate.init_params`), on N fresh samples; returns (Â, v̂).
-    The gradient is :func:`frozen_grad_v`."""
+    The steps are the fused kernel's with ∂Â skipped (:func:`theorydyn.simulate.partial.descend_partial`),
+    tested against the NumPy gradient :func:`frozen_grad_v` (tests/test_simulate_partial.py)."""
     rng = np.random.default_rng(seed)
     b = data.sample(s, int(N), seed=rng, dtype=np.dtype(dtype))
     A, v = init_params(s, omega, rng)
-    S = model.attention(s, A)
-    for _ in range(int(steps)):
-        v = v - eta * frozen_grad_v(s, S, v, b.X, b.y)
+    _, v = descend_partial(s, A, v, b.X, b.y, eta, int(steps), update="v")
     return A, v
 
 
 def frozen_grad_v(s: Setting, S: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """∇_v of the empirical risk (E) at fixed scores S (D, D): the v part of
-    :func:`theorydyn.model.risk_and_grad` in two flat passes over X (N, D, d) in X's dtype."""
+    :func:`theorydyn.model.risk_and_grad` in two flat passes over X (N, D, d) in X's dtype.
+    The NumPy reference route of :func:`train_v_frozen`'s fused steps (no longer called by the run)."""
     N, D, d = X.shape
     y = np.asarray(y, dtype=np.float64)
     U = (X.reshape(-1, d) @ v.astype(X.dtype)).reshape(N, D).astype(np.float64)
@@ -347,7 +348,9 @@ def check_frozen_attention(
                 D=s.D, C=s.C, q=round(s.q, 6), N=N, eta=eta, steps=steps, omega=omega, init="realistic, A frozen"
             ),
             note=note,
-            route="frozen_grad_v vs model.risk_and_grad "
+            route="fused v-only step vs frozen_grad_v "
+            "(tests/test_simulate_partial.py::test_v_only_step_matches_the_numpy_route), frozen_grad_v vs "
+            "model.risk_and_grad "
             "(tests/test_theorems.py::test_frozen_attention_gradient_and_verdicts), itself "
             "vs central differences "
             "(tests/test_model.py::test_gradients_match_central_differences)",

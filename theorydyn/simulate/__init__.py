@@ -3,6 +3,9 @@
 * :func:`simulate` — GD on the empirical risk from the realistic initialisation, returning one
   :class:`~theorydyn.result.Result` (the same type and trajectory schema as the reduced solver);
   :func:`simulate_replicas` — several initialisations or step sizes on one data set, a list of them;
+* :func:`training_data` — the training set a seed draws, for common random numbers across N (the
+  run at n trains on ``train=(b.X[:n], b.y[:n])`` of the largest N's draw); :func:`heldout_data`, its test
+  set, passed back as ``test=`` to draw it once per seed;
 * :func:`attention_stats`, :func:`symmetry_breaking` — measurements of Â and v̂;
 * :func:`plot_figure4`, :func:`plot_comparison` — pictures, into given axes;
 * :mod:`theorydyn.simulate.memory` — the memory estimate of a run.
@@ -14,7 +17,9 @@ Theorem 4.2, a parameter of the problem (the reduced solver's ``n_samples`` is a
 ``A0``/``v0`` start from any Â, v̂, and the default start is the realistic N(0, ω²) (``omega``). Both
 return one :class:`~theorydyn.result.Result`; several runs on one data set: :func:`simulate_replicas`.
 
-The fused Numba step (``_kernel``) is private. CLI: ``python -m theorydyn.simulate --help``.
+The fused Numba step (``_kernel``) is private. ``simulate(..., update="v")`` trains v̂ alone (Â frozen; also
+:func:`theorydyn.simulate.partial.descend_partial`), ``device="cpu" | "cuda"`` runs the same step on torch
+(:mod:`theorydyn.simulate.torch_step`). CLI: ``python -m theorydyn.simulate --help``.
 """
 
 from typing import TYPE_CHECKING
@@ -23,7 +28,17 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
     from .plot import plot_attention, plot_comparison, plot_figure4
-    from .run import COLUMNS, attention_stats, init_params, row_in_means, simulate, simulate_replicas, symmetry_breaking
+    from .run import (
+        COLUMNS,
+        attention_stats,
+        heldout_data,
+        init_params,
+        row_in_means,
+        simulate,
+        simulate_replicas,
+        symmetry_breaking,
+        training_data,
+    )
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -38,6 +53,8 @@ __getattr__, __dir__ = lazy_exports(
         "simulate": ".run",
         "simulate_replicas": ".run",
         "symmetry_breaking": ".run",
+        "training_data": ".run",
+        "heldout_data": ".run",
     },
 )
 
@@ -49,6 +66,8 @@ __all__ = [
     "simulate",
     "simulate_replicas",
     "symmetry_breaking",
+    "training_data",
+    "heldout_data",
     "plot_attention",
     "plot_comparison",
     "plot_figure4",

@@ -70,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=40,
         help="also record every step up to this one (default %(default)s: resolves phase I)",
     )
+    g.add_argument(
+        "--device",
+        default="cpu-numba",
+        help="where the step runs: cpu-numba (default, the fused Numba kernel), or cpu, cuda, cuda:<k> (the same "
+        "step on torch, the optional extra 'vision'; agrees with Numba to rounding)",
+    )
     add_common_arguments(
         ap,
         seed=0,
@@ -124,8 +130,9 @@ def run(inv: Invocation) -> int:
             n_test=args.n_test,
             progress=not args.quiet,
             dense_until=args.dense_until,
+            device=args.device,
         )
-    except ValueError as e:
+    except (ValueError, ImportError) as e:
         fail(str(e), PROG)
     # each file atomically: a kill or a full disk leaves the earlier file or the new one, never a torn one
     inv.write(files[0], lambda t: res.trajectory.to_csv(t, index=False))

@@ -49,6 +49,7 @@ round differently, at the level of the arithmetic's rounding: 1e-16 in float64, 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numba
 import numpy as np
@@ -179,9 +180,11 @@ def _loss_to_g(h, ya, wa, p, nu):
 
 
 @numba.njit(cache=True, fastmath=_FM, parallel=True)
-def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw):
+def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw, want_A, want_v):
     """R replicas sharing X.  S, ST (R, D, D); VT (R, d); partials per block out_dS (nb, R, D, D),
-    out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]).
+    out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]). ``want_A`` / ``want_v`` (R,) uint8, per
+    replica: 0 skips the ∂S GEMM, resp. dU = G S and ∇_v's second read of X_sub (the partial stays
+    zero); the forward pass, the loss and g are computed either way.
 
     Per sub-block of ``sub`` samples (:func:`sub_block`), X_sub = its rows as one (sub·D, d) matrix:
     (1) U_r = X_sub v_r (BLAS gemv: X streamed from memory, the one pass); (2) per replica the three
@@ -231,16 +234,18 @@ def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_l
                     lw[r, 0] += lo
                     if not m > 0:  # a NaN margin counts as wrong
                         lw[r, 1] += wa
-                dU = np.dot(G, S[r])  # (nc, D): dU_nj = Σ_i g_ni S_ij
-                P = np.dot(G.T, Ur)  # Σ_n g_n u_nᵀ (D, D)
-                dSr = dS[r]
-                for i in range(D):
-                    for j in range(D):
-                        dSr[i, j] += P[i, j]
-                np.dot(dU.reshape(nc * D), Xs, gs)  # Σ_{n,j} dU_nj x_nj over the sub-block (d,)
-                gv = gV[r]
-                for k in range(d):
-                    gv[k] += gs[k]
+                if want_A[r]:  # ∂S: skipped, not computed, when Â is frozen
+                    P = np.dot(G.T, Ur)  # Σ_n g_n u_nᵀ (D, D)
+                    dSr = dS[r]
+                    for i in range(D):
+                        for j in range(D):
+                            dSr[i, j] += P[i, j]
+                if want_v[r]:  # dU and the second read of X_sub: skipped when v̂ is frozen
+                    dU = np.dot(G, S[r])  # (nc, D): dU_nj = Σ_i g_ni S_ij
+                    np.dot(dU.reshape(nc * D), Xs, gs)  # Σ_{n,j} dU_nj x_nj over the sub-block (d,)
+                    gv = gV[r]
+                    for k in range(d):
+                        gv[k] += gs[k]
 
 
 @numba.njit(cache=True, fastmath=_FM)
@@ -295,6 +300,14 @@ def _forward(X, ST, VT, p, nu, block, sub, F):
                     F[c0 + b, r] = _sigma_sum(H[b], p, nu)
 
 
+def replica_flags(flag, R: int) -> np.ndarray:
+    """A bool or an (R,) sequence of bools → (R,) uint8 (the kernel's per-replica switches)."""
+    f = np.asarray(flag, dtype=bool)
+    if f.ndim > 1 or (f.ndim == 1 and f.shape != (R,)):
+        raise ValueError(f"a per-replica flag must be a bool or have {R} entries, got shape {f.shape}")
+    return np.ascontiguousarray(np.broadcast_to(f, (R,)), dtype=np.uint8)
+
+
 class FusedModel:
     """Risk (E), its gradient and the forward map of model (T) on a fixed X, for R replicas.
 
@@ -333,11 +346,17 @@ class FusedModel:
         self.block = block_size(self.N, self.sub)
         self.nb = -(-self.N // self.block)
 
-    def risk_grad(self, A: np.ndarray, V: np.ndarray):
+    def risk_grad(
+        self, A: np.ndarray, V: np.ndarray, grad_A: bool | Sequence[bool] = True, grad_v: bool | Sequence[bool] = True
+    ):
         """Risk (E), training error Pr_w[y F ≤ 0], ∂/∂A (zero diagonal) and ∇_v per replica.
 
         Args:
             A: (R, D, D) logits; V: (d, R) value vectors.
+            grad_A, grad_v: False skips that gradient's computation (Â or v̂ frozen: the ∂S GEMM and
+                the softmax backward, resp. dU = G S and the second read of X); it is returned as zeros.
+                A bool, or one per replica ((R,) sequence: e.g. a trained model and its Â-frozen control
+                in one pass over X). The other outputs are the same bits either way.
 
         Returns:
             risk (R,), err (R,), grad_A (R, D, D), grad_V (d, R) — all float64.
@@ -347,6 +366,7 @@ class FusedModel:
         A = np.ascontiguousarray(A, dtype=np.float64)
         V = np.ascontiguousarray(V, dtype=np.float64)
         R, D = A.shape[0], self.D
+        fA, fv = replica_flags(grad_A, R), replica_flags(grad_v, R)
         S = softmax_rows(A, self.tau)
         ST = np.ascontiguousarray(S.transpose(0, 2, 1))
         with np.errstate(all="ignore"), single_threaded_blas():  # divergence: detected by the caller
@@ -370,12 +390,14 @@ class FusedModel:
                 dS,
                 gVb,
                 lw,
+                fA,
+                fv,
             )
             # partials added in block order: independent of threads and scheduling
-            dS_sum = dS.sum(axis=0)
             gV = np.ascontiguousarray(gVb.sum(axis=0).T)
             risk, err = lw[:, :, 0].sum(axis=0), lw[:, :, 1].sum(axis=0)
-            gA = softmax_backward(S, dS_sum, self.tau)
+            gA = softmax_backward(S, dS.sum(axis=0), self.tau) if fA.any() else np.zeros_like(S)
+            gA[fA == 0] = 0.0  # already zero (∂S = 0): stated, not left to the arithmetic
         return risk, err, gA, gV
 
     def forward(self, A: np.ndarray, V: np.ndarray) -> np.ndarray:

@@ -44,11 +44,15 @@ from ..result import CORE_COLUMNS, Result, Status
 from ..setting import Setting
 from ..validate import check_simulate
 from ._kernel import FusedModel
+from .partial import UPDATES
+from .torch_step import TorchModel, resolve_device
 
 __all__ = [
     "simulate",
     "simulate_replicas",
     "init_params",
+    "training_data",
+    "heldout_data",
     "attention_stats",
     "row_in_means",
     "symmetry_breaking",
@@ -145,6 +149,32 @@ def init_params(s: Setting, omega: float, rng: np.random.Generator) -> tuple[np.
     return A, v
 
 
+def training_data(s: Setting, N: int, seed: int = 0, dtype: str = "float64") -> data.Batch:
+    """The training set :func:`simulate` draws for ``seed`` at ``N`` (X: (N, D, d) of ``dtype``, y: (N,)).
+
+    Common random numbers across N: draw it once at the largest N of a grid and pass its first n
+    samples, ``train=(b.X[:n], b.y[:n])`` (C-contiguous views, never copied), to the run at n with
+    the same ``seed``. The test set and the initialisation are ``seed``'s as without ``train``, so
+    the run at n = N is bit-identical to ``simulate(s, N=N, seed=seed, dtype=dtype)``, and a run at
+    n < N sees exactly the first n of those samples (nested data sets: N* is monotone in the data
+    by construction, and X is generated once per seed).
+    """
+    if not (isinstance(N, (int, np.integer)) and N >= 1):
+        raise ValueError(f"N must be an integer >= 1, got {N!r}")
+    ss_train = np.random.SeedSequence(seed).spawn(3)[0]
+    return data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=np.dtype(dtype))
+
+
+def heldout_data(s: Setting, n_test: int = 8192, seed: int = 0, dtype: str = "float64") -> data.Batch:
+    """The test set :func:`simulate` draws for ``seed`` (X: (n_test, D, d), y, z). Passed back as
+    ``test=`` (a :class:`~theorydyn.data.Batch`, so f stays defined: ``err_f``/``amb_f`` are recorded),
+    the run is bit-identical to drawing it: a grid of runs on one seed draws it once."""
+    if not (isinstance(n_test, (int, np.integer)) and n_test >= 1):
+        raise ValueError(f"n_test must be an integer >= 1, got {n_test!r}")
+    ss_test = np.random.SeedSequence(seed).spawn(3)[1]
+    return data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=np.dtype(dtype))
+
+
 def _as_data(s: Setting, given, what: str):
     """(X, y, weights, f) from a user-given (X, y) or (X, y, weights); f is None (undefined)."""
     if len(given) not in (2, 3):
@@ -233,6 +263,8 @@ def simulate_replicas(
     s_max: float | None = None,
     init: tuple[float, float, float] | None = None,
     s_grid: Any = None,
+    update: str | Sequence[str] = "Av",
+    device: str = "cpu-numba",
 ) -> list[Result]:
     """R runs sharing one X in one pass per step (U = X V with V: (d, R)): a list of R Results.
 
@@ -242,10 +274,18 @@ def simulate_replicas(
     ``A0`` (D, D) or (R, D, D) and ``v0`` (d,) or (d, R), or ``init`` = (α, γ, ρ), fix the
     initialisation instead. ``s_max`` needs one η shared by the replicas; ``s_grid`` is rounded
     to each replica's own steps.
-    A replica that diverges stops there; the others go on. See :func:`simulate` for the rest.
+    A replica that diverges stops there; the others go on. ``update`` may name one value per replica
+    (e.g. ``["Av", "v"]``: a trained model and its Â-frozen control, on one X in one pass a step). See
+    :func:`simulate` for the rest.
     """
     # -- argument checks (theorydyn.validate: the CLI's rules, before any work; 0 steps: the start alone) --
     check_simulate(**locals(), min_steps=0)  # every argument, as passed
+    updates = [update] if isinstance(update, str) else list(update)
+    for u in updates:
+        if u not in UPDATES:
+            raise ValueError(f"update must be one of {UPDATES} or one per replica, got {update!r}")
+    if device != "cpu-numba":
+        resolve_device(device)  # ValueError/ImportError naming the device before any work
     etas = np.atleast_1d(np.asarray(eta, dtype=float))
     if s_grid is not None:
         s_grid = np.unique(np.asarray(s_grid, dtype=np.float64))
@@ -262,6 +302,12 @@ def simulate_replicas(
         etas = np.full(R, etas[0])
     if etas.size != R:
         raise ValueError(f"eta must be a scalar or have one value per replica ({R}), got {etas.size}")
+    if len(updates) == 1:
+        updates = updates * R
+    if len(updates) != R:
+        raise ValueError(f"update must be one value or one per replica ({R}), got {len(updates)}")
+    want_A = np.array(["A" in u for u in updates])
+    want_v = np.array(["v" in u for u in updates])
     if init_seeds is None:
         init_seeds = [seed + r for r in range(R)]
     if len(init_seeds) != R:
@@ -272,20 +318,25 @@ def simulate_replicas(
     ss_train, ss_test, _ = np.random.SeedSequence(seed).spawn(3)
 
     # ---- data (X is generated straight into its storage dtype and never copied)
-    if train is None:
+    if train is None:  # the draw of training_data(s, N, seed, dtype)
         b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dt)
         X, y, w_train = b.X, b.y, None
         del b
     else:
         X, y, w_train, _ = _as_data(s, train, "train")
-    if test is None:
-        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dt)
+    if test is None or isinstance(test, data.Batch):  # the draw of heldout_data(s, n_test, seed, dtype), or one given
+        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dt) if test is None else test
+        _as_data(s, (bt.X, bt.y), "test")  # shapes checked as for an explicit (X, y)
         Xt, yt, ft = bt.X, bt.y, data.labelling_from_z(s, bt.z)
         del bt
     else:
         Xt, yt, _, ft = _as_data(s, test, "test")
-    model = FusedModel(X, y, s.p, s.nu, s.tau, weights=w_train)
-    tmodel = FusedModel(Xt, None, s.p, s.nu, s.tau)
+    if device == "cpu-numba":
+        model: Any = FusedModel(X, y, s.p, s.nu, s.tau, weights=w_train)
+        tmodel: Any = FusedModel(Xt, None, s.p, s.nu, s.tau)
+    else:  # the same step on torch (theorydyn.simulate.torch_step)
+        model = TorchModel(X, y, s.p, s.nu, s.tau, weights=w_train, device=device)
+        tmodel = TorchModel(Xt, None, s.p, s.nu, s.tau, device=device)
     yt = np.asarray(yt, dtype=float)
 
     # ---- initialisation
@@ -357,7 +408,7 @@ def simulate_replicas(
             err = np.full(R, np.nan)
             gA = np.zeros_like(A)
             gV = np.zeros_like(V)
-            risk[idx], err[idx], gA[idx], gV[:, idx] = model.risk_grad(A[idx], V[:, idx])
+            risk[idx], err[idx], gA[idx], gV[:, idx] = model.risk_grad(A[idx], V[:, idx], want_A[idx], want_v[idx])
             for r in idx.tolist():
                 if not (np.isfinite(risk[r]) and np.all(np.isfinite(gA[r])) and np.all(np.isfinite(gV[:, r]))):
                     alive[r] = False
@@ -371,8 +422,10 @@ def simulate_replicas(
                 break
             for r in np.flatnonzero(alive).tolist():
                 last[r] = (A[r].copy(), V[:, r].copy())
-                A[r] -= etas[r] * gA[r]
-                V[:, r] -= etas[r] * gV[:, r]
+                if want_A[r]:
+                    A[r] -= etas[r] * gA[r]
+                if want_v[r]:
+                    V[:, r] -= etas[r] * gV[:, r]
                 if not (np.all(np.isfinite(A[r])) and np.all(np.isfinite(V[:, r]))):
                     alive[r] = False
                     div_step[r] = t + 1
@@ -405,6 +458,10 @@ def simulate_replicas(
         )
         if s_grid is not None:
             options["s_grid"] = [float(x) for x in s_grid]
+        if updates[r] != "Av":  # the defaults are not recorded: default runs' options stay as they were
+            options["update"] = updates[r]
+        if device != "cpu-numba":
+            options["device"] = device
         ph = detect_phases(traj, err_tol=err_tol) if len(traj) else Phases(err_tol=err_tol)
         Af, vf = (A[r].copy(), V[:, r].copy()) if div_step[r] is None else last[r]
         results.append(Result("simulate", s, traj, ph, status[r], message[r], div_step[r], options, seconds, Af, vf))
@@ -432,6 +489,8 @@ def simulate(
     s_max: float | None = None,
     init: tuple[float, float, float] | None = None,
     s_grid: Any = None,
+    update: str = "Av",
+    device: str = "cpu-numba",
 ) -> Result:
     """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; docs/theory.md §4).
 
@@ -455,6 +514,9 @@ def simulate(
         train, test: optional explicit ``(X, y)`` (or ``(X, y, weights)`` for train) — e.g. docs/theory.md §7's
             Gaussian data, or an exhaustive enumeration with its probabilities. With an explicit
             test set, f is undefined: ``test_err_f`` is NaN and ``test_err_y`` is against the given y.
+            ``test`` may also be a :class:`~theorydyn.data.Batch` of Assumption 1 (f from its z), e.g.
+            :func:`heldout_data`; common random numbers across N: ``train=(b.X[:n], b.y[:n])`` of
+            :func:`training_data` at the largest N.
         A0, v0: optional initialisation (D, D) and (d,); the diagonal of A0 is set to β.
         init: optional (α, γ, ρ), the same start as :func:`theorydyn.reduced.integrate`'s ``init``:
             Â at the three-value form (Â_ii = β, γ in-set, ρ across sets) and v̂ = α w*
@@ -462,6 +524,13 @@ def simulate(
         progress: a progress line on stderr at every record.
         dense_until: also record every step up to this one (phase I is over in a few steps).
         err_tol: tolerance of T2 in the phase summary.
+        update: the parameters GD moves: ``"Av"`` both (the default), ``"v"`` v̂ alone (Â frozen at its
+            start), ``"A"`` Â alone; the frozen one's gradient is not computed
+            (:mod:`theorydyn.simulate.partial`).
+        device: where the step runs: ``"cpu-numba"`` the fused Numba kernel (the default);
+            ``"cpu"``, ``"cuda"`` or ``"cuda:<k>"`` the same step on torch
+            (:mod:`theorydyn.simulate.torch_step`; torch is the optional extra ``vision``), agreeing
+            with the Numba kernel to rounding (float64: ~1e-15 relative a step).
 
     Returns:
         :class:`~theorydyn.result.Result` with ``solver="simulate"``; ``A_final`` / ``v_final``
@@ -494,4 +563,6 @@ def simulate(
         s_max=s_max,
         init=init,
         s_grid=s_grid,
+        update=update,
+        device=device,
     )[0]

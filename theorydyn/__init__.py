@@ -21,9 +21,34 @@ The package is the paper's map; imports point downward only:
     vision/      a slim PyTorch ViT for real images (Section 6), apart from the rest
 
 Every command: ``theorydyn --help`` (or ``python -m theorydyn.<command>``).
+
+The few names a notebook needs are here, each loaded on first use (``import theorydyn`` stays
+cheap): :class:`Setting`, :func:`integrate` (N = ∞), :func:`simulate` (finite N), :class:`Result`,
+:func:`ledger` (the claims ledger as a DataFrame) and :func:`load_scan` (a scan's rows by name).
 """
 
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_exports
 from .setting import Setting
 
-__all__ = ["Setting"]
+if TYPE_CHECKING:
+    from .reduced.solve import integrate
+    from .result import Result
+    from .scan.grid import load_scan
+    from .simulate.run import simulate
+    from .verify.api import ledger
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "integrate": ".reduced.solve",
+        "simulate": ".simulate.run",
+        "Result": ".result",
+        "ledger": ".verify.api",
+        "load_scan": ".scan.grid",
+    },
+)
+
+__all__ = ["Result", "Setting", "integrate", "ledger", "load_scan", "simulate"]
 __version__ = "0.1.0"

@@ -100,7 +100,15 @@ class Result:
         """Write this result to ``path`` (an ``.npz`` archive, atomically: :mod:`theorydyn.atomic`;
         never through a link). No pickle: the trajectory is stored column by column as plain arrays,
         the rest as JSON text; :meth:`load` reads it back equal (the trajectory bit for bit).
-        Returns the path."""
+        Returns the path.
+
+        >>> import tempfile, pathlib
+        >>> from theorydyn import Setting, integrate
+        >>> r = integrate(Setting(D=16, C=4), s_max=200.0)
+        >>> back = Result.load(r.save(pathlib.Path(tempfile.mkdtemp()) / "r.npz"))
+        >>> back.trajectory.equals(r.trajectory), back.status == r.status
+        (True, True)
+        """
         path = Path(path)
         arrays: dict[str, np.ndarray] = {}
         columns = []

@@ -102,6 +102,14 @@ class Setting:
 
     Raises:
         ValueError: naming the parameter and the rule it broke.
+
+    >>> s = Setting(D=16, C=4)
+    >>> s.L, s.n_in, s.n_cross
+    (4, 48, 192)
+    >>> Setting(D=50, C=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: C must divide D, got D=50, C=3
     """
 
     D: int = 64

@@ -199,6 +199,13 @@ def integrate(
 
     Raises:
         ValueError: naming a bad option.
+
+    >>> from theorydyn import Setting
+    >>> r = integrate(Setting(D=16, C=4))
+    >>> str(r.status), float(r.trajectory["s"].iloc[-1])  # the flow to the default horizon, s = 2e4
+    ('ok', 20000.0)
+    >>> round(r.phases.T0, 1)  # the end of phase I: α's plateau (Lemma 4.2)
+    8.2
     """
     # -- argument checks (theorydyn.validate: the CLI's rules, before any work) --
     check_integrate(**locals())  # every argument, as passed

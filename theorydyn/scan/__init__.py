@@ -16,7 +16,7 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
     from ..store import ResultStore
-    from .grid import Point, ScanError, ScanSpec, point_key
+    from .grid import Point, ScanError, ScanSpec, load_scan, point_key
     from .run import ScanOutcome, run_scan, seed_ci_table, summary_table
 
 __getattr__, __dir__ = lazy_exports(
@@ -27,6 +27,7 @@ __getattr__, __dir__ = lazy_exports(
         "ScanError": ".grid",
         "ScanSpec": ".grid",
         "point_key": ".grid",
+        "load_scan": ".grid",
         "ScanOutcome": ".run",
         "run_scan": ".run",
         "seed_ci_table": ".run",
@@ -41,6 +42,7 @@ __all__ = [
     "ScanOutcome",
     "ScanSpec",
     "point_key",
+    "load_scan",
     "run_scan",
     "seed_ci_table",
     "summary_table",

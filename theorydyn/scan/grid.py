@@ -52,7 +52,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import resources
 from ..limits import GRID_POINTS_MAX, N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, STEPS_MAX, TAU_MIN
@@ -62,6 +62,9 @@ from ..setting import SETTING_FIELDS, Setting
 from ..simulate.memory import simulate_memory
 from ..store import ResultStore, content_key
 from .point import scan_horizon
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 
@@ -606,3 +609,32 @@ def row_problem(row: dict[str, str]) -> str | None:
 def open_store(path: str | Path, warn: bool = True) -> ResultStore:
     """The results file of a scan, with every row checked on loading (:func:`row_problem`, SCAN_KINDS)."""
     return ResultStore(path, validate=row_problem, kinds=SCAN_KINDS, warn=warn, create=True)
+
+
+def load_scan(name: str, results_dir: str | Path | None = None) -> pd.DataFrame:
+    """The rows of the scan ``name`` (its spec's name, or a TOML file's stem) as a typed DataFrame,
+    read from the results folder (default: ``<run dir>/scans``, :mod:`theorydyn.paths`), each row
+    checked as the scan itself checks it on resuming (:func:`row_problem`; a row that fails is moved
+    aside with a warning).
+
+    Raises:
+        theorydyn.store.StoreError: no results store in ``results_dir``, or no row of ``name`` there.
+
+    >>> import tempfile
+    >>> from theorydyn.store import StoreError
+    >>> try:
+    ...     load_scan("default", tempfile.mkdtemp())
+    ... except StoreError as e:
+    ...     print(str(e).split(":")[0])
+    no scan 'default' in the results folder
+    """
+    from ..store import DB_NAME, StoreError
+    from .defaults import RESULTS_DIR
+
+    folder = Path(results_dir) if results_dir is not None else RESULTS_DIR
+    if not (folder / DB_NAME).is_file():
+        raise StoreError(f"no scan {name!r} in the results folder: {str(folder)!r} holds no {DB_NAME}")
+    store = open_store(folder / f"{name}.csv").load()
+    if len(store) == 0:
+        raise StoreError(f"no scan {name!r} in the results folder: {str(folder / DB_NAME)!r} has no row of it")
+    return store.frame()

@@ -820,3 +820,19 @@ def test_with_quiet_the_reason_a_point_failed_is_still_printed(tmp_path):
         tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "1", "--workers", "0", SCAN_FAKE_FAIL_Q="0.25"
     )
     assert r.returncode == 1 and "fake failure at q=0.25" in r.stderr, (r.stdout, r.stderr)
+
+
+@pytest.mark.slow
+def test_a_torn_trajectory_is_left_out_of_the_figure(tmp_path, capsys):
+    """Issue 33 item 10: a trajectory cut mid-file is not drawn; a warning names it."""
+    from theorydyn.scan.run import make_plots
+
+    spec = ScanSpec("torn", base={"C": 4, "s_max": 1e6}, axes={"D": [16, 32], "seed": [0]}, runner=FAKE)
+    run_scan(spec, results_dir=tmp_path, workers=0, progress=False)
+    df = ResultStore(tmp_path / "torn.csv").load().frame()
+    files = [tmp_path / "torn" / f"{k}.csv" for k in df["key"]]
+    assert len(files) == 2 and all(f.is_file() for f in files)
+    files[0].write_bytes(files[0].read_bytes()[:-7])  # cut inside its last line
+    with pytest.warns(UserWarning, match=files[0].name) as seen:
+        make_plots(spec, df, tmp_path)
+    assert sum("not plotted" in str(w.message) for w in seen) == 1

@@ -220,3 +220,47 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, (set, frozenset, tuple)):
         return list(v)
     return str(v)
+
+
+def trajectory_problem(path: str | Path) -> str | None:
+    """Why the trajectory CSV at ``path`` (as a scan writes it: ``s`` first, then the columns of
+    :data:`CORE_COLUMNS` its solver records) cannot be read back, or None. Checked: the file ends with
+    a newline (a torn write does not), at least one row, an ``s`` column, every core column present
+    numeric, ``s`` and ``step`` finite and non-decreasing. What it cannot tell: whether the numbers
+    are the ones the solver computed (docs/reliability.md)."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        return f"cannot be read: {e.strerror or e}"
+    if not raw.endswith(b"\n"):
+        return "its last line is cut (no newline at the end): a torn file"
+    try:
+        df = pd.read_csv(p)
+    except (ValueError, pd.errors.ParserError) as e:
+        return f"not a CSV table: {e}"
+    if "s" not in df.columns:
+        return "lacks the column 's'"
+    if df.empty:
+        return "has no row"
+    present = [c for c in CORE_COLUMNS if c in df.columns]
+    if not all(pd.api.types.is_numeric_dtype(df[c]) for c in present):
+        return "a core column is not numeric"
+    for c in ("s", "step"):
+        if c in df.columns:
+            x = df[c].to_numpy(dtype=float)
+            if not np.isfinite(x).all() or (np.diff(x) < 0).any():
+                return f"its {c!r} column is not finite and non-decreasing"
+    return None
+
+
+def read_trajectory(path: str | Path) -> pd.DataFrame:
+    """The trajectory CSV at ``path`` after :func:`trajectory_problem`'s checks.
+
+    Raises:
+        ValueError: naming the file and what is wrong with it.
+    """
+    why = trajectory_problem(path)
+    if why is not None:
+        raise ValueError(f"trajectory {str(path)!r} {why}")
+    return pd.read_csv(path)

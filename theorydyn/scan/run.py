@@ -40,6 +40,7 @@ import re
 import sys
 import textwrap
 import time
+import warnings
 from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ from .._progress import progress_bar
 from ..atomic import write_text, write_with
 from ..plotting import save
 from ..provenance import provenance
+from ..result import trajectory_problem
 from ..stats import format_ci
 from ..store import StoreError
 from . import plots as scanplots
@@ -673,6 +675,10 @@ def make_plots(spec: ScanSpec, df: pd.DataFrame, results_dir: Path) -> tuple[lis
     for _, r in df.iterrows():
         f = base / f"{r['key']}.csv"
         if f.exists():
+            why = trajectory_problem(f)
+            if why is not None:  # a torn or altered file is left out of the figure, never drawn
+                warnings.warn(f"trajectory {str(f)!r} {why}: not plotted (rerun the point to rewrite it)", stacklevel=2)
+                continue
             label = " ".join(f"{a}={_fmt(r[a])}" for a in spec.axes if a in r) or r["key"][:8]
             trajs[label] = pd.read_csv(f)
             groups[label] = " ".join(f"{a}={_fmt(r[a])}" for a in scanned if a in r) or label

@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from typing import cast
 
 import numpy as np
 
@@ -342,7 +343,7 @@ def checks(
                 label=f" [{INIT_LABEL[name]}, {L} steps]",
             )
             rows += trio
-            readings.append((INIT_LABEL[name], L, trio[1].verdict, trio[1].measured))
+            readings.append((INIT_LABEL[name], L, cast(Verdict, trio[1].verdict), trio[1].measured))
     rows.append(summary_row(readings, assoc_tol, dict(params, seeds=len(pos))))
     chance = chance_association(s)
     rows.append(

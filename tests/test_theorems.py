@@ -271,7 +271,7 @@ def _verdicts(checks):
 def test_theorem_3_2_checks_pass_for_the_construction_and_fail_for_perturbed_ones():
     s = Setting(D=32, C=4, q=0.25)
     good = t32.check_theorem_3_2(s, N=2000, seeds=2)
-    assert [str(c.verdict) for c in good] == ["PASS", "PASS", "PASS", "DEVIATES", "INFO"]
+    assert [str(c.verdict) for c in good] == ["PASS", "PASS", "PASS", "INFO", "INFO"]
     assert good[0].measured < 0.01 and good[0].ci_low <= good[0].measured <= good[0].ci_high
     M = t32.construct_theorem_3_2(s)
     # (a) keys built for another partition: model (T) attends to the wrong sets, the error row fails

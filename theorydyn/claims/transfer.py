@@ -302,6 +302,9 @@ def checks_from(
             + ". Theorem 5.2 speaks of o(1) error, which no association-free learner here reaches at any Ñ "
             "(their ceilings lie below a*); the rows measure the sample need at an accuracy they can reach."
         )
+        if r is None and not never_all:  # one D only (the method's cap on D): its need, no exponent
+            rows.append(_one_d_row(g, method, what, common_txt, params, ceil_note))
+            continue
         if never_all or r is None:
             measured = float(g["lo"].min())
             rows.append(
@@ -392,6 +395,22 @@ def _table(t: pd.DataFrame, method: str) -> str:
     )
 
 
+def _one_d_row(g: pd.DataFrame, method: str, what: str, label: str, params: dict, extra: str) -> Check:
+    """INFO: a method run at one D only (its cap on D) has a need there and no growth exponent."""
+    r = g.iloc[0]
+    return Check(
+        "Theorem 5.2",
+        f"Ñ_target at D={int(r['D'])} only ({method}, {label})",
+        float(r["lo"]),
+        "INFO (one D: no growth exponent)",
+        Verdict.INFO,
+        dict(params, D=int(r["D"])),
+        note=f"{what}: Ñ_target {_table(g, method)} at {label}; run at one D only (the compute cap on D)." + extra,
+        ci_low=float(r["ci_low"]),
+        ci_high=float(r["ci_high"]),
+    )
+
+
 def _theorem_52_at_target(
     tgt: pd.DataFrame, slopes: pd.DataFrame, levels: pd.DataFrame, opts: TransferOptions, params: dict
 ) -> list[Check]:
@@ -437,6 +456,9 @@ def _theorem_52_at_target(
                 f"Best seed-mean accuracy: {best}."
             )
             p = dict(params, level=level, D=Ds, target=label)
+            if r is None and finite:  # one D only (the method's cap on D): its need, no exponent
+                rows.append(_one_d_row(g, method, what, label, p, ""))
+                continue
             if finite == 0 or r is None:
                 lo = float(g["lo"].min())
                 rows.append(

@@ -245,7 +245,7 @@ def test_main_rows_follow_the_paper_init_and_n01_is_a_sensitivity_row(monkeypatc
         assert calls[1] == (("positional",), {**claim.UNIT_INIT, **longest})
         assoc = [r for r in rows if r.quantity.startswith("patch association of the learned P^T P (fraction")]
         assert assoc[0].verdict is verdict and assoc[0].params["p_std"] == 0.25 and assoc[0].params["omega"] == 1e-3
-        assert "[p_i ~ N(0, I/D)" in assoc[0].quantity and assoc[0].params["steps"] == 2
+        assert "[D=16, C=4, p_i ~ N(0, I/D)" in assoc[0].quantity and assoc[0].params["steps"] == 2
         unit = [r for r in assoc if "P ~ N(0, 1)" in r.quantity]
         assert len(unit) == 1 and unit[0].params["p_std"] == 1.0 and unit[0].params["omega"] == 0.1
         summary = next(r for r in rows if r.quantity.startswith("settings under which"))

@@ -340,7 +340,7 @@ def checks(
                 float(np.mean(vals(rs, "linear_err"))),
                 dict(p_init, steps=L),
                 assoc_untrained=float(np.mean(vals(rs, "assoc_init"))),
-                label=f" [{INIT_LABEL[name]}, {L} steps]",
+                label=f" [D={s.D}, C={s.C}, {INIT_LABEL[name]}, {L} steps]",
             )
             rows += trio
             readings.append((INIT_LABEL[name], L, cast(Verdict, trio[1].verdict), trio[1].measured))

@@ -451,6 +451,7 @@ def _theorem_52_at_target(
             best = ", ".join(f"D={int(x.D)}: {x.max_acc:.3f}" for x in g.sort_values("D").itertuples())
             base = (
                 f"{what}. Target {label} (ε fixed from the paper before any run; D = {Ds} inside the scope rule, "
+                f"q = {opts.count:g}/(D − C), C = 4, not the ledger's D and q; "
                 f"{opts.seeds} seeds, Ñ up to the cap {int(g['N_max'].max())}). Ñ_target {_table(t, method)}. "
                 f"Pre-trained Â at the same target: {_table(t, 'pretrained') or 'not run'}. "
                 f"Best seed-mean accuracy: {best}."

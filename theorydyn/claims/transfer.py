@@ -8,6 +8,7 @@ rows (:func:`checks` runs it, :func:`checks_from` is a pure function of its tabl
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -365,7 +366,7 @@ def checks_from(
                 + f". Finite-sample pre-training: N={opts.upstream_N}, {opts.upstream_steps} GD steps of η={opts.eta}.",
             )
         )
-    return rows
+    return [_storable(r) for r in rows]
 
 
 #: The learners without patch-association knowledge that can reach test error ≤ ε: Theorem 5.2's
@@ -393,6 +394,17 @@ def _table(t: pd.DataFrame, method: str) -> str:
         )
         for r in g.itertuples()
     )
+
+
+def _storable(c: Check) -> Check:
+    """The row with every non-finite number (an interval end at ±∞: a need censored at the cap, a slope
+    bounded on one side only) as NaN, named in the note: the ledger stores rows as strict JSON."""
+    vals = {k: getattr(c, k) for k in ("measured", "ci_low", "ci_high")}
+    bad = {k: v for k, v in vals.items() if isinstance(v, float) and math.isinf(v)}
+    if not bad:
+        return c
+    said = ", ".join(f"{k} = {'+' if v > 0 else '-'}∞" for k, v in bad.items())
+    return replace(c, **{k: math.nan for k in bad}, note=f"{c.note} ({said}: stored as NaN.)".strip())
 
 
 def _one_d_row(g: pd.DataFrame, method: str, what: str, label: str, params: dict, extra: str) -> Check:

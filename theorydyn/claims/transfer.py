@@ -404,7 +404,14 @@ def _storable(c: Check) -> Check:
     if not bad:
         return c
     said = ", ".join(f"{k} = {'+' if v > 0 else '-'}∞" for k, v in bad.items())
-    return replace(c, **{k: math.nan for k in bad}, note=f"{c.note} ({said}: stored as NaN.)".strip())
+    fix = {k: (math.nan if k in bad else v) for k, v in vals.items()}
+    return replace(
+        c,
+        measured=fix["measured"],
+        ci_low=fix["ci_low"],
+        ci_high=fix["ci_high"],
+        note=f"{c.note} ({said}: stored as NaN.)".strip(),
+    )
 
 
 def _one_d_row(g: pd.DataFrame, method: str, what: str, label: str, params: dict, extra: str) -> Check:

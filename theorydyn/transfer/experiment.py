@@ -544,16 +544,13 @@ def run(
 
 
 # ---- named sizes (the CLI's default and --full; the ledger's quick and full runs) -------------------
-#: The D of the ledger's runs: the powers of 2 from 16 to 256 inside Theorem 3.1's scope rule
-#: (theorydyn.glm.theorem_3_1_scope) at K = q(D − C) = 8: D = 16 has q = 8/12 > 1/2 (Assumption 2's
-#: q ≪ 1 fails), D ≥ 32 has q ≤ 0.29. Chosen by the rule, before any run of the ε-level rows.
+#: The D of the ledger's runs: the powers of 2 up to 256 inside the scope rule (glm.theorem_3_1_scope) at
+#: K = q(D − C) = 8: D = 16 has q = 8/12 > 1/2; chosen by the rule before any run of the ε-level rows.
 SCOPE_DS = (32, 64, 128, 256)
 # Every cap below is a compute cap (a need above it is censored at the cap, never a measurement); the
 # quick sizes keep the ledger's transfer source near 2 minutes cold on 2 cores. logreg stops at D = 64
-# in quick (its CV fit on Ñ·D·d features costs ~13 s per seed at D = 128, Ñ = 128). scratch (model (T)
-# from scratch) is judged at test error ≤ ε, which it does not reach within Ñ ≤ 256 (the upstream need is
-# N* ~ 2^15 at D = 64), so it runs its whole grid: 61 s at D = 32 on 2 loaded cores, ~D³ beyond; it stops
-# at D = 32 in quick and D = 64 in full, and its rows are lower bounds (INFO) where it is censored.
+# in quick (its CV fit on Ñ·D·d features costs ~13 s per seed at D = 128, Ñ = 128). scratch does not reach
+# test error ε within Ñ ≤ 256 (upstream N* ~ 2^15 at D = 64), so it runs its whole grid (~D³): D ≤ 32 quick.
 QUICK: dict[str, Any] = dict(
     Ds=SCOPE_DS,
     Ns=fine_grid(1024),

@@ -48,11 +48,9 @@ from .task import (
     with_count,
 )
 
-#: Learners without any attention, told neither the sets nor trained on the upstream task: ``kernel``,
-#: kernel ridge regression on the downstream feature values (:func:`theorydyn.transfer.fitting.fit_kernel`).
+#: Learners without attention or the sets: ``kernel`` (:func:`theorydyn.transfer.fitting.fit_kernel`).
 GENERIC = ("kernel",)
-#: Every method :func:`run` accepts.
-ALL_METHODS = METHODS + GENERIC
+ALL_METHODS = METHODS + GENERIC  # every method run() accepts
 
 
 # ---- experiments -----------------------------------------------------------------------------

@@ -228,7 +228,7 @@ def test_main_rows_follow_the_paper_init_and_n01_is_a_sensitivity_row(monkeypatc
 
     def fake_run(s, seeds, quick=True, kinds=f2.KINDS, progress=None, **over):
         calls.append((tuple(kinds), over))
-        return f2.run(s, seeds, kinds=kinds, N=64, N_test=64, steps=2, record_every=2, **over)
+        return f2.run(s, seeds, kinds=kinds, N=64, N_test=64, record_every=2, **dict(over, steps=2))
 
     monkeypatch.setattr(claim, "run", fake_run)
 
@@ -240,11 +240,16 @@ def test_main_rows_follow_the_paper_init_and_n01_is_a_sensitivity_row(monkeypatc
         calls.clear()
         monkeypatch.setattr(claim, "verdict_rows", _planted(original, main_assoc, unit_assoc))
         rows = claim.checks(Setting(D=64, C=4), at=S16, seeds=range(3))
-        assert calls[0] == (f2.KINDS, claim.paper_init(S16)) and calls[1] == (("positional",), claim.UNIT_INIT)
-        assoc = next(r for r in rows if r.quantity.startswith("patch association of the learned P^T P (fraction"))
-        assert assoc.verdict is verdict and assoc.params["p_std"] == 0.25 and assoc.params["omega"] == 1e-3
-        sens = next(r for r in rows if "sensitivity" in r.claim)
-        assert sens.verdict is Verdict.INFO and sens.params["p_std"] == 1.0
+        longest = dict(steps=claim.LENGTHS_QUICK[-1])
+        assert calls[0] == (f2.KINDS, {**claim.paper_init(S16), **longest})
+        assert calls[1] == (("positional",), {**claim.UNIT_INIT, **longest})
+        assoc = [r for r in rows if r.quantity.startswith("patch association of the learned P^T P (fraction")]
+        assert assoc[0].verdict is verdict and assoc[0].params["p_std"] == 0.25 and assoc[0].params["omega"] == 1e-3
+        assert "[D=16, C=4, p_i ~ N(0, I/D)" in assoc[0].quantity and assoc[0].params["steps"] == 2
+        unit = [r for r in assoc if "P ~ N(0, 1)" in r.quantity]
+        assert len(unit) == 1 and unit[0].params["p_std"] == 1.0 and unit[0].params["omega"] == 0.1
+        summary = next(r for r in rows if r.quantity.startswith("settings under which"))
+        assert summary.verdict is Verdict.INFO and summary.measured == (2.0 if verdict is Verdict.PASS else 0.0)
     # the sensitivity row itself, from runs with planted associations
     res = f2.run(
         S16, seeds=range(3), kinds=("positional",), N=64, N_test=64, steps=2, record_every=2, **claim.paper_init(S16)
@@ -261,3 +266,26 @@ def _planted(verdict_rows, main_assoc, unit_assoc):
         return verdict_rows(s, [0.01, 0.011, 0.012], [main_assoc] * 3, [0.0, 0.1, -0.1], *a, **k)
 
     return rows
+
+
+def test_rows_are_read_at_each_training_length_and_flip_with_the_curve():
+    """Planted: the association curve is 0 at step 2 and 1 at step 4 of the same runs: the row at 2
+    steps PASSes (no association), the row at 4 steps DEVIATES; the summary names which holds."""
+    from dataclasses import replace
+
+    res = f2.run(S16, seeds=range(3), kinds=("positional",), N=64, N_test=64, steps=4, record_every=2)["positional"]
+    planted = [
+        replace(r, test_err=np.array([0.5, 0.01, 0.01]), assoc_curve=np.array([0.0, 0.0, 1.0]), final_err=0.01)
+        for r in res
+    ]
+    assert claim.lengths(planted, (2, 1000)) == [2, 4]
+    rows = claim.checks(Setting(D=64, C=4), at=S16, seeds=range(3), results={"positional": planted})
+    assoc = {r.params["steps"]: r for r in rows if r.quantity.startswith("patch association of the learned P^T P (f")}
+    assert set(assoc) == {4}  # LENGTHS_QUICK's 1000 is past these runs: only their last step
+    rows2 = []
+    for L in (2, 4):
+        err, a, g = claim.at_step(planted, L)
+        rows2.append(claim.verdict_rows(S16, err, a, g, label=f" [{L}]")[1])
+    assert [r.verdict for r in rows2] == [Verdict.PASS, Verdict.DEVIATES]
+    summ = claim.summary_row([("x", 2, rows2[0].verdict, 0.0), ("x", 4, rows2[1].verdict, 1.0)], 0.25, {})
+    assert summ.measured == 1 and "holds under x, 2 steps" in summ.note and "not under x, 4 steps" in summ.note

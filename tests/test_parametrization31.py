@@ -43,10 +43,11 @@ def rows(s, **kw):
 
 
 def test_rows_pass_at_the_ledger_setting():
+    # the Gaussian-identity rows are INFO (no run draws P P^T); their numbers still meet the claim
     r = rows(Setting(D=64, C=4))
-    assert str(r["exponent"].verdict) == "PASS"
+    assert str(r["exponent"].verdict) == "INFO" and "contains -1/2" in r["exponent"].note
     assert r["exponent"].ci_low <= -0.5 <= r["exponent"].ci_high
-    assert str(r["fraction"].verdict) == "PASS"
+    assert str(r["fraction"].verdict) == "INFO" and r["fraction"].note.startswith(">=")
 
 
 @pytest.mark.parametrize("scale", ["sigma_A I", "sigma_A I / D^2"])
@@ -58,11 +59,11 @@ def test_exponent_row_fails_for_another_scale(monkeypatch, scale):
 
     monkeypatch.setattr(p31, "initial_attention", wrong)
     r = rows(Setting(D=64, C=4))
-    assert str(r["exponent"].verdict) == "FAIL"
+    assert "excludes -1/2" in r["exponent"].note
 
 
 def test_diagonal_row_fails_where_D_is_not_large():
     # D = 16: Pr[8 <= chi2_16 <= 32] = 0.947 < 0.99, the claim's "D >> 1" does not hold
     r = rows(Setting(D=16, C=4))
-    assert str(r["fraction"].verdict) == "FAIL"
+    assert r["fraction"].note.startswith("<")
     assert r["fraction"].measured < 0.99

@@ -271,7 +271,7 @@ def _verdicts(checks):
 def test_theorem_3_2_checks_pass_for_the_construction_and_fail_for_perturbed_ones():
     s = Setting(D=32, C=4, q=0.25)
     good = t32.check_theorem_3_2(s, N=2000, seeds=2)
-    assert [str(c.verdict) for c in good] == ["PASS", "PASS", "PASS", "DEVIATES", "INFO"]
+    assert [str(c.verdict) for c in good] == ["PASS", "PASS", "PASS", "INFO", "INFO"]
     assert good[0].measured < 0.01 and good[0].ci_low <= good[0].measured <= good[0].ci_high
     M = t32.construct_theorem_3_2(s)
     # (a) keys built for another partition: model (T) attends to the wrong sets, the error row fails
@@ -577,10 +577,10 @@ def test_definition_2_1_label_agreement_exact_vs_enumeration(D, C, q):
 def test_definition_2_1_row_passes_at_the_ledger_setting_and_fails_with_noisy_labels():
     from theorydyn.claims import definition21 as d21
 
-    (ok,) = d21.checks(Setting(D=64, C=4))  # q = 1/4: 15 random sets, each fully aligned w.p. 8^-4
-    assert ok.passed and ok.measured < 0.01
-    (bad,) = d21.checks(Setting(D=16, C=4, q=1.0))  # every random set aligned w.p. 1/8: labels flip often
-    assert not bad.passed and bad.measured > 0.1
+    ok = d21.checks(Setting(D=64, C=4))[-1]  # q = 1/4: 15 random sets, each fully aligned w.p. 8^-4
+    assert ok.measured < 0.01  # the single-D row is INFO; the verdict is the trend (test_verdicts_b_definition21)
+    bad = d21.checks(Setting(D=16, C=4, q=1.0))[-1]  # every random set aligned w.p. 1/8: labels flip often
+    assert bad.measured > 0.1
     # more blank patches, fewer aligned random sets: the labels agree with f more often
     assert (
         d21.label_agreement(Setting(D=48, C=12, q=1.0))["agree"]

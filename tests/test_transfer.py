@@ -407,16 +407,15 @@ def test_checks_pass_on_the_papers_picture_and_can_fail():
     assert v[("Theorem 5.1", "pre-trained Â, ṽ by GD")].verdict == "PASS"
     # never reached at any D: a lower bound everywhere shows no growth with D, so it is INFO, never PASS
     assert v[("Theorem 5.2", "init")].verdict == "INFO"
-    assert v[("Theorem 5.2", "init")].ci_high == math.inf and "not a PASS" in v[("Theorem 5.2", "init")].note
+    init = v[("Theorem 5.2", "init")]
+    assert math.isnan(init.ci_high) and "ci_high = +∞" in init.note and "not a PASS" in init.note
+    # at the common accuracy (not the theorem's o(1) error) every Theorem 5.2 row is INFO, its slope measured
     s52 = v[("Theorem 5.2", "scratch")]
-    assert s52.verdict == "PASS" and s52.ci_low > 0.5 and s52.measured == pytest.approx(1.0, abs=0.1)
-    # a pre-trained Â that needs D samples fails Theorem 5.1, and a flat baseline then falls below it: FAIL
+    assert s52.verdict == "INFO" and s52.ci_low > 0.5 and s52.measured == pytest.approx(1.0, abs=0.1)
+    # a pre-trained Â that needs D samples fails Theorem 5.1; the common-level baseline row stays INFO
     bad = _verdicts({"pretrained": lambda D: 0.5 * D, "scratch": flat})
     assert bad[("Theorem 5.1", "pre-trained Â, ṽ by GD")].verdict == "FAIL"
-    assert bad[("Theorem 5.2", "scratch")].verdict == "FAIL"
-    # a baseline that grows exactly like the pre-trained Â: no separation either way, INFO
-    same = _verdicts({"pretrained": lambda D: 0.5 * D, "scratch": lambda D: 0.5 * D})
-    assert same[("Theorem 5.2", "scratch")].verdict == "INFO"
+    assert bad[("Theorem 5.2", "scratch")].verdict == "INFO"
 
 
 def test_theorem_51_is_judged_at_the_theorem_level_and_can_fail_there():

@@ -30,6 +30,7 @@ cheap): :class:`Setting`, :func:`integrate` (N = ∞), :func:`simulate` (finite 
 from typing import TYPE_CHECKING
 
 from ._lazy import lazy_exports
+from ._version import __version__
 from .setting import Setting
 
 if TYPE_CHECKING:
@@ -50,5 +51,4 @@ __getattr__, __dir__ = lazy_exports(
     },
 )
 
-__all__ = ["Result", "Setting", "integrate", "ledger", "load_scan", "simulate"]
-__version__ = "0.1.0"
+__all__ = ["Result", "Setting", "__version__", "integrate", "ledger", "load_scan", "simulate"]

@@ -36,7 +36,7 @@ from typing import Any
 
 import pandas as pd
 
-from . import __version__
+from ._version import __version__
 
 #: Version of the numerics behind a scan point, part of every key (module docstring).
 #: CHANGE IT (add 1) WHENEVER A CHANGE OF THE CODE CAN CHANGE THE NUMBERS OF A POINT — the reduced

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import __version__
 from . import cli as _cli
+from ._version import __version__
 
 #: status of a Ctrl-C (128 + SIGINT), as a shell reports it
 INTERRUPTED = 130

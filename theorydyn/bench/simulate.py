@@ -148,7 +148,7 @@ def hwm():
     for line in open('/proc/self/status'):
         if line.startswith('VmHWM'):
             return int(line.split()[1]) * 1024
-from theorydyn import Setting
+from ..setting import Setting
 from theorydyn.simulate import simulate
 simulate(Setting(D=8, C=2), N=64, steps=1, n_test=8, dtype='float32')  # imports and JIT warm-up
 base = hwm()

@@ -8,10 +8,22 @@ y·C to f, and each of the L − 1 other sets contributes Thr(t), t the sum of C
 
     Pr[y f > 0] = Pr[C + Σ_{k=1}^{L−1} T_k > 0],  T_k i.i.d. with the law of Thr(t),
 
-computed by exact convolutions of integer laws. The row is PASS when 1 − Pr[y f > 0] ≤ 0.01 (the
-ledger's reading of d^{−ω(1)} at a finite size, as for Theorem 3.2's error), FAIL otherwise: at
-such a setting the labels are not spatially structured in the paper's sense (for instance D = 32,
-C = 4, q = C²/D = 1/2, where two or more random sets fully aligned against y flip the label).
+computed by exact convolutions of integer laws (the noise 1 − Pr[y f > 0] as Pr[f = 0] + Pr[y f < 0],
+a sum of small positive terms, so it stays accurate far below the float64 rounding of 1).
+
+The definition is asymptotic: the noise must be d^{−ω(1)}, i.e. fall faster than any power of d = D
+(Simplification 3.1). So the verdict is its trend across D, not its value at one D:
+
+* along Assumption 2 (C = polylog(d), q = poly(C)/D = C²/D), on the grid C = 7…12 with
+  D = C·round(2^C / C) (C ≈ log₂ D; C starts at 7, the first with q ≤ 1/2, the scope rule's q ≪ 1):
+  the local exponents k_i = Δ log(noise) / Δ log D between neighbours. PASS iff the last one lies
+  at least :data:`DROP` = 1 below the first (the exponent keeps falling: no power law holds), FAIL
+  otherwise (it settles: the noise is polynomial in d, d^{−Θ(1)}). Rule and grid fixed before any run.
+* INFO, the same procedure at the ledger's fixed C (D = C·2C·2^k, k = 0…5, q = C²/D): here the
+  dominant event is one random set fully aligned against y, probability ≈ (L − 1)(q/2)^C ∝ D^{1−C},
+  so the local exponents settle at −(C − 1) (−3 at C = 4; the noise is 0.026 at D = 32) and the same
+  rule gives FAIL: the planted counter-case, outside Assumption 2 (C fixed is not polylog(d)).
+* INFO: the noise at the ledger's own setting (the earlier row, judged then against 0.01).
 """
 
 from __future__ import annotations
@@ -22,7 +34,7 @@ import numpy as np
 
 from ..resources import MemoryEstimate, Term
 from ..setting import Setting
-from .check import Check
+from .check import Check, Verdict
 
 #: d^{-omega(1)} read at a finite size: at most 1% of the labels disagree with f
 NOISE_TOL = 0.01
@@ -50,27 +62,93 @@ def label_agreement(s: Setting) -> dict[str, float]:
     }
 
 
-def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
-    """The Definition 2.1 row at ``s`` (exact; ``quick`` changes nothing)."""
-    if progress:
-        progress("Definition 2.1 (exact label agreement)")
+#: The verdict's drop: the local exponent of the noise must fall by at least this across the grid.
+DROP = 1.0
+#: Assumption 2's grid: (C, D) with C ≈ log₂ D, C | D, q = C²/D ≤ 1/2 from C = 7 on.
+POLYLOG_GRID = tuple((C, C * round(2**C / C)) for C in range(7, 13))
+
+
+def fixed_c_grid(C: int) -> tuple[tuple[int, int], ...]:
+    """(C, D) at fixed C: D = C · 2C · 2^k, k = 0…5 (q = C²/D = 1/2 at the first, halving)."""
+    return tuple((C, C * 2 * C * 2**k) for k in range(6))
+
+
+def noise(s: Setting) -> float:
+    """1 − Pr[y f > 0] = Pr[f = 0] + Pr[y f < 0], exact (:func:`label_agreement`)."""
     p = label_agreement(s)
-    noise = 1.0 - p["agree"]
+    return p["zero"] + p["disagree"]
+
+
+def trend(grid: tuple[tuple[int, int], ...]) -> dict[str, np.ndarray]:
+    """The noise on a (C, D) grid at q = C²/D and its local exponents Δ log noise / Δ log D."""
+    Ds = np.array([D for _, D in grid], float)
+    n = np.array([noise(Setting(D=D, C=C, q=C * C / D)) for C, D in grid])
+    return dict(D=Ds, C=np.array([C for C, _ in grid]), noise=n, local=np.diff(np.log(n)) / np.diff(np.log(Ds)))
+
+
+def trend_falls(local: np.ndarray, drop: float = DROP) -> bool:
+    """The verdict rule: the last local exponent lies ``drop`` below the first (module docstring)."""
+    return bool(local[-1] <= local[0] - drop)
+
+
+def _trend_row(title: str, grid, verdict_row: bool, extra: str) -> Check:
+    t = trend(grid)
+    loc = t["local"]
+    ok = trend_falls(loc)
+    pts = ", ".join(f"(C={int(c)}, D={int(d)}): {x:.3g}" for c, d, x in zip(t["C"], t["D"], t["noise"], strict=True))
+    return Check(
+        title,
+        "local exponent of the label noise 1 - Pr[y f > 0] in D, last pair of the grid (q = C^2/D)",
+        float(loc[-1]),
+        f"last <= first - {DROP:g} (d^-omega(1): the exponent keeps falling)" if verdict_row else "INFO",
+        (Verdict.PASS if ok else Verdict.FAIL) if verdict_row else Verdict.INFO,
+        params=dict(C=" ".join(str(int(c)) for c in t["C"]), D=" ".join(str(int(d)) for d in t["D"]), q="C^2/D"),
+        note=f"noise {pts}; local exponents {np.round(loc, 3).tolist()} (first {loc[0]:.3f}, last {loc[-1]:.3f}: "
+        + ("falling" if ok else "settled, polynomial")
+        + f"). {extra} The interval is the range of the local exponents (exact: no sampling).",
+        ci_low=float(loc.min()),
+        ci_high=float(loc.max()),
+        route="exact convolutions, checked by enumeration (tests/test_theorems.py); the trend rule "
+        "flipped by a fixed C (tests/test_verdicts_b_definition21.py)",
+    )
+
+
+def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
+    """The Definition 2.1 rows (module docstring; exact, ``quick`` changes nothing): the trend along
+    Assumption 2 (the verdict), the trend at the ledger's fixed C and the noise at ``s`` (INFO)."""
+    if progress:
+        progress("Definition 2.1 (exact label agreement across D)")
+    p = label_agreement(s)
+    here = p["zero"] + p["disagree"]
     return [
+        _trend_row(
+            "Definition 2.1 (along Assumption 2, C ~ log2 D)",
+            POLYLOG_GRID,
+            True,
+            "C = polylog(d) as Assumption 2 asks.",
+        ),
+        _trend_row(
+            f"Definition 2.1 (fixed C = {s.C}, outside Assumption 2)",
+            fixed_c_grid(s.C),
+            False,
+            f"At fixed C the exponent settles at -(C - 1) = {1 - s.C} (one random set aligned against y): "
+            "polynomial, the planted counter-case of the row above.",
+        ),
         Check.exact(
             "Definition 2.1",
-            "1 - Pr[y f(X) > 0], exact (Assumption 1's labels against f)",
-            noise,
-            f"<= {NOISE_TOL} (1 - d^-omega(1))",
-            noise <= NOISE_TOL,
+            "1 - Pr[y f(X) > 0], exact (Assumption 1's labels against f), at the ledger's setting",
+            here,
+            f"INFO (was <= {NOISE_TOL}; the verdict is the trend across D)",
+            Verdict.INFO,
             params=dict(D=s.D, C=s.C, q=round(s.q, 6), L=s.L),
             note=f"Pr[f = 0] = {p['zero']:.3g}, Pr[y f < 0] = {p['disagree']:.3g}",
             route="exhaustive enumeration of Assumption 1 and Monte Carlo on data.sample "
             "(tests/test_theorems.py::test_definition_2_1_label_agreement_exact_vs_enumeration)",
-        )
+        ),
     ]
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks`: two short vectors of length 2 C L."""
-    return MemoryEstimate("Definition 2.1", (Term("label laws", 16 * 2 * s.C * s.L + 1024, {"D": s.D}),))
+    """Peak of :func:`checks`: two short vectors of length 2 C L, at the largest D of the grids."""
+    n = max([s.C * s.L, *(D for _, D in POLYLOG_GRID), *(D for _, D in fixed_c_grid(s.C))])
+    return MemoryEstimate("Definition 2.1", (Term("label laws", 16 * 2 * n + 1024, {"D": s.D}),))

@@ -339,7 +339,8 @@ def _scan_rows() -> list[Check]:
             rows.append(
                 Check.exact(
                     "Theorem 3.1 (scan)" + READING_TAG[reading],
-                    f"C={int(C)}: largest x* = q*(D-C)/C^2 where the exact equal-weight Pr[f g <= 0] crosses 1/8",
+                    f"C={int(C)}: largest x* = q*(D-C)/C^2 where the exact equal-weight Pr[f g <= 0] crosses 1/8, "
+                    f"over D = {', '.join(map(str, SCAN_31_D))} and q in (0, 1]",
                     meas,
                     thr,
                     Verdict.PASS if holds else Verdict.DEVIATES,

@@ -8,6 +8,7 @@ rows (:func:`checks` runs it, :func:`checks_from` is a pure function of its tabl
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -27,6 +28,7 @@ from ..transfer import (
     run,
     setting_at,
 )
+from ..transfer.experiment import GENERIC
 from ..transfer.memory import transfer_memory
 from .check import Check, Verdict
 
@@ -62,7 +64,7 @@ def checks(
     cfg = dict(QUICK if quick else FULL)
     opts = options_from(cfg)
     out = Path(out) if out is not None else Path("runs") / ("transfer_checks_quick" if quick else "transfer_checks")
-    methods = DEFAULT_METHODS
+    methods = DEFAULT_METHODS + GENERIC  # the kernel learner: Theorem 5.2's generic learner
     raw, summary, tgt, slopes, up = run(base_setting(), cfg["Ds"], opts, methods=methods, out=out, progress=progress)
     levels = pd.read_csv(out / "transfer_levels.csv")
     params = dict(
@@ -72,6 +74,7 @@ def checks(
         Ds=list(cfg["Ds"]),
         seeds=opts.seeds,
         eps=opts.eps,
+        err_eps=opts.err_eps,
         target=opts.target,
         N_grid=f"{list(opts.Ns)} (capped per method and D)",
         N_test=opts.N_test,
@@ -114,11 +117,13 @@ def checks_from(
       diverged, associated (< 1 or = 1), and its Ñ_target — never dropped; INFO (the pre-training
       itself is Theorem 4.2's row). With association 1 at ≥ 2 D, also its slope, judged like the
       idealized one.
-    * "Theorem 5.2" (``init``, ``other-partition``, ``logreg``, ``scratch``; common level): measured:
-      the slope of log Ñ_target on log D with its CI; PASS if the 95% CI of slope(method) −
-      slope(pretrained) (both at the common target) lies above 0, FAIL if it lies at or below 0,
-      INFO if it straddles 0 or if the method never reaches the target at any D (lower bounds only:
-      no growth exponent is measured, never a PASS).
+    * "Theorem 5.2" at the theorem's target (:func:`_theorem_52_at_target`): the learners without
+      patch-association knowledge that can reach test error ≤ ε (:data:`REACHING`: the kernel learner,
+      model (T) from scratch), their slope of log Ñ_ε on log D against the pre-trained Â's: the verdicts.
+    * "Theorem 5.2" (``init``, ``other-partition``, ``logreg``, ``scratch``; common level 0.75): INFO,
+      each with its ceiling: the slope of log Ñ_target on log D with its CI and its difference from
+      the pre-trained Â's; accuracy 0.75 is not the theorem's o(1) error, and the GLM and the frozen
+      attentions cannot reach that error at any Ñ (their ceilings lie below 1 − ε).
     * "Theorem 5.1 (cross-check)", INFO: finite-sample against idealized Â (accuracy gap at equal Ñ).
     """
     a_rng = f"a*(D) in [{levels['a_star'].min():.4f}, {levels['a_star'].max():.4f}]"
@@ -298,6 +303,9 @@ def checks_from(
             + ". Theorem 5.2 speaks of o(1) error, which no association-free learner here reaches at any Ñ "
             "(their ceilings lie below a*); the rows measure the sample need at an accuracy they can reach."
         )
+        if r is None and not never_all:  # one D only (the method's cap on D): its need, no exponent
+            rows.append(_one_d_row(g, method, what, common_txt, params, ceil_note))
+            continue
         if never_all or r is None:
             measured = float(g["lo"].min())
             rows.append(
@@ -316,29 +324,29 @@ def checks_from(
             )
             continue
         dlo, dhi = r.get("diff_ci_low", math.nan), r.get("diff_ci_high", math.nan)
-        verdict = Verdict.PASS if dlo > 0 else Verdict.FAIL if dhi <= 0 else Verdict.INFO
         ll = fit(sl_c, method, "log log D")
         note = (
             f"{what}: target {common_txt} (the same for every method). Ñ_target {table(tgt_c, method)} "
             f"(finite at {finite} of {len(g)} D).{floor_note(tgt_c, method)} Slope on log D: {describe_slope(r)}; "
             f"on log log D: {describe_slope(ll)}. Pre-trained Â at the same target: {table(tgt_c, 'pretrained')}. "
             f"slope − slope(pre-trained): [{r.get('diff_low', math.nan):.3g}, {r.get('diff_high', math.nan):.3g}], "
-            f"95% CI [{dlo:.3g}, {dhi:.3g}]; PASS needs it above 0. Growth does not separate D^Ω(1) from a polylog "
-            f"on D ≤ {int(g['D'].max())}." + ceil_note
+            f"95% CI [{dlo:.3g}, {dhi:.3g}]. INFO: accuracy {common_txt} is not the theorem's test error ≤ o(1); "
+            f"the verdicts are the rows at test error ≤ {opts.err_eps:g}." + ceil_note
         )
         rows.append(
             Check(
                 "Theorem 5.2",
                 f"slope of log Ñ_target on log D ({method})",
                 est_of(r),
-                "95% CI of slope − slope(pre-trained Â) > 0",
-                verdict,
+                f"INFO (accuracy {common_txt}, not the theorem's o(1) error)",
+                Verdict.INFO,
                 params,
                 note=note,
                 ci_low=r["ci_low"],
                 ci_high=r["ci_high"],
             )
         )
+    rows += _theorem_52_at_target(tgt, slopes, levels, opts, params)
     # ---- finite-sample against idealized pre-trained Â: accuracy at the largest Ñ both ran ----
     both = summary[summary["method"].isin(["pretrained", "pretrained-sim"])]
     piv = both.pivot_table(index=["D", "N_tilde"], columns="method", values="acc_f_mean").dropna()
@@ -358,6 +366,163 @@ def checks_from(
                 + f". Finite-sample pre-training: N={opts.upstream_N}, {opts.upstream_steps} GD steps of η={opts.eta}.",
             )
         )
+    return [_storable(r) for r in rows]
+
+
+#: The learners without patch-association knowledge that can reach test error ≤ ε: Theorem 5.2's
+#: verdict rows (the others, which cannot, are INFO rows with their ceilings).
+REACHING = (
+    (
+        "kernel",
+        "kernel ridge regression, degree-2 polynomial kernel on the one-hot feature values z_j = ⟨w̃, X_j⟩ "
+        "(told w̃, never the sets; invariant under permutations of the positions)",
+    ),
+    ("scratch", "model (T) with A and v trained from scratch on the Ñ downstream samples (realistic init)"),
+)
+
+
+def _table(t: pd.DataFrame, method: str) -> str:
+    g = t[t["method"] == method].sort_values("D")
+    return "; ".join(
+        f"D={int(r.D)}: "
+        + (
+            f"{r.lo:.3g} [{r.ci_low:.3g}, {r.ci_high:.3g}]"
+            if r.kind == "value"
+            else f"> {r.lo:g} (censored at the cap)"
+            if r.kind == "lower"
+            else f"≤ {r.hi:g}"
+        )
+        for r in g.itertuples()
+    )
+
+
+def _storable(c: Check) -> Check:
+    """The row with every non-finite number (an interval end at ±∞: a need censored at the cap, a slope
+    bounded on one side only) as NaN, named in the note: the ledger stores rows as strict JSON."""
+    vals = {k: getattr(c, k) for k in ("measured", "ci_low", "ci_high")}
+    bad = {k: v for k, v in vals.items() if isinstance(v, float) and math.isinf(v)}
+    if not bad:
+        return c
+    said = ", ".join(f"{k} = {'+' if v > 0 else '-'}∞" for k, v in bad.items())
+    fix = {k: (math.nan if k in bad else v) for k, v in vals.items()}
+    return replace(
+        c,
+        measured=fix["measured"],
+        ci_low=fix["ci_low"],
+        ci_high=fix["ci_high"],
+        note=f"{c.note} ({said}: stored as NaN.)".strip(),
+    )
+
+
+def _one_d_row(g: pd.DataFrame, method: str, what: str, label: str, params: dict, extra: str) -> Check:
+    """INFO: a method run at one D only (its cap on D) has a need there and no growth exponent."""
+    r = g.iloc[0]
+    return Check(
+        "Theorem 5.2",
+        f"Ñ_target at D={int(r['D'])} only ({method}, {label})",
+        float(r["lo"]),
+        "INFO (one D: no growth exponent)",
+        Verdict.INFO,
+        dict(params, D=int(r["D"])),
+        note=f"{what}: Ñ_target {_table(g, method)} at {label}; run at one D only (the compute cap on D)." + extra,
+        ci_low=float(r["ci_low"]),
+        ci_high=float(r["ci_high"]),
+    )
+
+
+def _theorem_52_at_target(
+    tgt: pd.DataFrame, slopes: pd.DataFrame, levels: pd.DataFrame, opts: TransferOptions, params: dict
+) -> list[Check]:
+    """Theorem 5.2 at the theorem's target: "an algorithm without patch-association knowledge needs
+    D^Ω(1) samples to get test error ≤ o(1) on D̃".
+
+    The target, fixed from the paper before any run: o(1) read as ε = ``opts.err_eps`` = 0.05 (test
+    error ≤ 5%, accuracy ≥ 0.95 against f; the paper's Theorem 5.1 asks the transferred model for
+    1 − o(1), and 5% is the error level the ledger reads "small" at everywhere else), the "epsilon"
+    level; and, as a second reading, a*(D) − ``opts.eps`` (the best accuracy with patch association,
+    less 0.05), the "theorem" level, INFO. The learners are those of :data:`REACHING`, which can
+    reach it; each row measures the slope of log Ñ_ε on log D with its 95% bootstrap interval over
+    seeds and compares it with the pre-trained Â's at the same target: PASS if the 95% CI of
+    slope(learner) − slope(pre-trained Â) lies above 0 (the learner's need grows faster with D than
+    the transferred model's, the D^Ω(1) against polylog separation), FAIL if it lies at or below 0,
+    INFO if it straddles 0, if the learner reaches the target at no D within its cap (lower bounds
+    only), or if the pre-trained Â reaches it at fewer than two D. A need censored at the cap is a
+    lower bound and enters the interval as one (slope_bounds), never as a value."""
+    rows: list[Check] = []
+    if "level" not in tgt:
+        return rows
+    for level, label, judged in (
+        ("epsilon", f"test error ≤ {opts.err_eps:g}", True),
+        ("theorem", f"accuracy ≥ a*(D) − {opts.eps:g}", False),
+    ):
+        t = tgt[tgt["level"] == level]
+        sl = slopes[slopes["level"] == level] if len(slopes) and "level" in slopes else slopes.iloc[0:0]
+        ref = t[t["method"] == "pretrained"]
+        ref_fin = int((ref["kind"] != "lower").sum())
+        for method, what in REACHING:
+            g = t[t["method"] == method]
+            if g.empty:
+                continue
+            fr = sl[(sl["method"] == method) & (sl["x"] == "log D")]
+            r = fr.iloc[0] if len(fr) else None
+            finite = int((g["kind"] != "lower").sum())
+            Ds = sorted(int(d) for d in g["D"])
+            best = ", ".join(f"D={int(x.D)}: {x.max_acc:.3f}" for x in g.sort_values("D").itertuples())
+            base = (
+                f"{what}. Target {label} (ε fixed from the paper before any run; D = {Ds} inside the scope rule, "
+                f"q = {opts.count:g}/(D − C), C = 4, not the ledger's D and q; "
+                f"{opts.seeds} seeds, Ñ up to the cap {int(g['N_max'].max())}). Ñ_target {_table(t, method)}. "
+                f"Pre-trained Â at the same target: {_table(t, 'pretrained') or 'not run'}. "
+                f"Best seed-mean accuracy: {best}."
+            )
+            p = dict(params, level=level, D=Ds, target=label)
+            if r is None and finite:  # one D only (the method's cap on D): its need, no exponent
+                rows.append(_one_d_row(g, method, what, label, p, ""))
+                continue
+            if finite == 0 or r is None:
+                lo = float(g["lo"].min())
+                rows.append(
+                    Check(
+                        "Theorem 5.2",
+                        f"Ñ_target lower bound, min over D ({method}, {label})",
+                        lo,
+                        "INFO (censored at every D: no growth exponent measurable)",
+                        Verdict.INFO,
+                        p,
+                        note=base + " Not reached within the cap at any D: lower bounds only, no verdict.",
+                        ci_low=lo,
+                        ci_high=math.inf,
+                    )
+                )
+                continue
+            dlo, dhi = float(r.get("diff_ci_low", math.nan)), float(r.get("diff_ci_high", math.nan))
+            if not judged:
+                verdict, why = Verdict.INFO, "second reading of o(1) (the verdict is the ε-level row)"
+            elif ref_fin < 2:
+                verdict, why = Verdict.INFO, "the pre-trained Â reaches the target at fewer than two D"
+            else:
+                verdict = Verdict.PASS if dlo > 0 else Verdict.FAIL if dhi <= 0 else Verdict.INFO
+                why = {
+                    Verdict.PASS: "the need grows faster with D than the transferred model's",
+                    Verdict.FAIL: "the need grows no faster with D than the transferred model's",
+                    Verdict.INFO: "the interval straddles 0",
+                }[verdict]
+            est = r["slope_low"] if r["slope_low"] == r["slope_high"] else r["slope_low"]
+            rows.append(
+                Check(
+                    "Theorem 5.2",
+                    f"slope of log Ñ_target on log D ({method}, {label})",
+                    float(est),
+                    "95% CI of slope − slope(pre-trained Â) > 0" if judged else "INFO (second reading)",
+                    verdict,
+                    p,
+                    note=base
+                    + f" Slope {describe_slope(r)} (reached at {finite} of {len(g)} D; a censored D enters as a "
+                    f"bound). slope − slope(pre-trained Â): 95% CI [{dlo:.3g}, {dhi:.3g}]: {why}.",
+                    ci_low=float(r["ci_low"]),
+                    ci_high=float(r["ci_high"]),
+                )
+            )
     return rows
 
 

@@ -753,6 +753,8 @@ def _by_level(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
     th = df["level"] == "theorem"
     df.loc[th, "method"] = df.loc[th, "method"] + " @ a*−ε"
+    ep = df["level"] == "epsilon"  # Theorem 5.2's test error ≤ 0.05 (claims.transfer)
+    df.loc[ep, "method"] = df.loc[ep, "method"] + " @ err≤0.05"
     return df
 
 

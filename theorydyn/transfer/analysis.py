@@ -246,8 +246,13 @@ def _slope_difference(
     return float(low), float(high), ci[0], ci[1]
 
 
-#: The methods judged also at the theorem's own target a*(D) − ε (Theorem 5.1: o(1) error).
-THEOREM_LEVEL = ("pretrained", "pretrained-sim")
+#: The methods judged also at the theorems' own targets (o(1) error): the pre-trained Â (Theorem 5.1)
+#: and the learners without patch-association knowledge that can reach it (Theorem 5.2): model (T)
+#: trained from scratch and the kernel learner.
+THEOREM_LEVEL = ("pretrained", "pretrained-sim", "scratch", "kernel")
+#: The levels beside "common": name → the column of ``levels`` holding its target per D. "theorem":
+#: a*(D) − ε; "epsilon": test error ≤ ε, accuracy 1 − ε (``TransferOptions.err_eps``).
+EXTRA_LEVELS = (("theorem", "target_theorem"), ("epsilon", "target_eps"))
 
 
 def report(raw: pd.DataFrame, levels: pd.DataFrame, out: str | Path | None = None, B: int = 2000):
@@ -257,19 +262,22 @@ def report(raw: pd.DataFrame, levels: pd.DataFrame, out: str | Path | None = Non
 
     Two target levels (column ``level`` of the Ñ_target and slope tables): ``"common"``, every method
     at ``levels["target"]`` (the one target of the comparison, docs/theory.md §5), and, where
-    ``levels`` has ``target_theorem`` (a*(D) − ε), ``"theorem"`` for the pre-trained Â
-    (:data:`THEOREM_LEVEL`) only: the near-ceiling accuracy Theorem 5.1 speaks of, which the
-    baselines cannot reach at any Ñ. The figure shows the common level."""
+    ``levels`` has ``target_theorem`` (a*(D) − ε), ``"theorem"``, and where it has ``target_eps``
+    (1 − ε), ``"epsilon"``, both for :data:`THEOREM_LEVEL` only: the near-zero error Theorems 5.1
+    and 5.2 speak of, which the other baselines cannot reach at any Ñ. The figure shows the common
+    level."""
     summary = summarize(raw)
     reps: dict = {}
     tgt = target_table(raw, levels, B=B, _reps=reps).assign(level="common")
     slopes = growth_fits(tgt, reps).assign(level="common")
     pre = raw[raw["method"].isin(THEOREM_LEVEL)]
-    if "target_theorem" in levels and len(pre):
+    for level, column in EXTRA_LEVELS:
+        if column not in levels or not len(pre):
+            continue
         reps_t: dict = {}
-        tgt_t = target_table(pre, levels, B=B, _reps=reps_t, column="target_theorem").assign(level="theorem")
+        tgt_t = target_table(pre, levels, B=B, _reps=reps_t, column=column).assign(level=level)
         tgt = pd.concat([tgt, tgt_t], ignore_index=True)
-        slopes = pd.concat([slopes, growth_fits(tgt_t, reps_t).assign(level="theorem")], ignore_index=True)
+        slopes = pd.concat([slopes, growth_fits(tgt_t, reps_t).assign(level=level)], ignore_index=True)
     common_t, common_s = tgt[tgt["level"] == "common"], slopes[slopes["level"] == "common"] if len(slopes) else slopes
     if out is not None:
         out = Path(out)

@@ -30,7 +30,7 @@ def describe_slope(r) -> str:
     return f"{est}, 95% CI [{r['ci_low']:.3g}, {r['ci_high']:.3g}]"
 
 
-_COLORS = {m: f"C{i}" for i, m in enumerate(METHODS)}
+_COLORS = {m: f"C{i}" for i, m in enumerate((*METHODS, "kernel"))}  # kernel: experiment.GENERIC
 
 
 def save_figure(draw: Callable, path: Path, panels: int = 1) -> Path:

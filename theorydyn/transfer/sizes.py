@@ -35,12 +35,17 @@ def fine_grid(n_max: int) -> tuple[int, ...]:
 
 
 # ---- named sizes (the CLI's default and --full; the ledger's quick and full runs) -------------------
+#: The D of the ledger's runs: the powers of 2 up to 256 inside the scope rule (glm.theorem_3_1_scope) at
+#: K = q(D − C) = 8: D = 16 has q = 8/12 > 1/2; chosen by the rule before any run of the ε-level rows.
+SCOPE_DS = (32, 64, 128, 256)
 # Every cap below is a compute cap (a need above it is censored at the cap, never a measurement); the
 # quick sizes keep the ledger's transfer source near 2 minutes cold on 2 cores. logreg stops at D = 64
-# in quick (its CV fit on Ñ·D·d features costs ~13 s per seed at D = 128, Ñ = 128).
+# in quick (its CV fit on Ñ·D·d features costs ~13 s per seed at D = 128, Ñ = 128). scratch does not reach
+# test error ε within Ñ ≤ 256 (upstream N* ~ 2^15 at D = 64), so it runs its whole grid (~D³): D ≤ 32 quick.
 QUICK: dict[str, Any] = dict(
-    Ds=(16, 32, 64, 128, 256),
-    Ns=fine_grid(256),
+    Ds=SCOPE_DS,
+    Ns=fine_grid(1024),
+    kernel_max_N=1024,
     seeds=5,
     N_test=4096,
     upstream_N=4096,
@@ -51,23 +56,24 @@ QUICK: dict[str, Any] = dict(
     budget=1 << 20,
     budget_scratch=1 << 20,
     sim_max_D=32,
-    scratch_max_D=64,
+    scratch_max_D=32,
     logreg_max_D=64,
 )
 # The sizes of the reported run (pre-trained Â are cached under OUT/upstream_cache).
 FULL: dict[str, Any] = dict(
-    Ds=(16, 32, 64, 128, 256),
-    Ns=fine_grid(1024),
+    Ds=SCOPE_DS,
+    Ns=fine_grid(4096),
+    kernel_max_N=4096,
     seeds=5,
     N_test=8192,
     upstream_N=8192,
     upstream_steps=2000,
     logreg_max_N=1024,
-    scratch_max_N=1024,
+    scratch_max_N=256,
     baseline_max_N=1024,
     budget=1 << 26,
     budget_scratch=1 << 22,
     sim_max_D=64,
-    scratch_max_D=128,
+    scratch_max_D=64,
     logreg_max_D=256,
 )

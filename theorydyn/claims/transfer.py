@@ -15,6 +15,7 @@ from typing import cast
 import numpy as np
 import pandas as pd
 
+from ..paths import run_dir
 from ..resources import MemoryEstimate
 from ..setting import Setting
 from ..transfer import (
@@ -54,16 +55,22 @@ def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
     )
 
 
+def checks_dir(quick: bool) -> Path:
+    """Where the ledger's transfer run keeps its rows and caches: ``<run dir>/transfer_checks[_quick]``
+    (:mod:`theorydyn.paths`); the transfer figures read the same folder."""
+    return run_dir("transfer_checks_quick" if quick else "transfer_checks")
+
+
 def checks(
     s: Setting | None = None, *, quick: bool = True, progress=None, out: str | Path | None = None
 ) -> list[Check]:
     """Ledger rows for Theorems 5.1 and 5.2 from one run of :func:`run` (quick: :data:`QUICK`, else
     :data:`FULL`, at :func:`base_setting`: the ledger's ``s`` is not used). ``out``: where rows and
-    caches live (default ``runs/transfer_checks[_quick]``; reruns resume). The verdicts are
+    caches live (default :func:`checks_dir`; reruns resume). The verdicts are
     :func:`checks_from`'s."""
     cfg = dict(QUICK if quick else FULL)
     opts = options_from(cfg)
-    out = Path(out) if out is not None else Path("runs") / ("transfer_checks_quick" if quick else "transfer_checks")
+    out = Path(out) if out is not None else checks_dir(quick)
     methods = DEFAULT_METHODS + GENERIC  # the kernel learner: Theorem 5.2's generic learner
     raw, summary, tgt, slopes, up = run(base_setting(), cfg["Ds"], opts, methods=methods, out=out, progress=progress)
     levels = pd.read_csv(out / "transfer_levels.csv")

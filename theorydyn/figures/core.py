@@ -25,7 +25,7 @@ from ..claims.figure2 import paper_init
 from ..claims.semirealistic import compare_with_reduced
 from ..glm import plot_theorem_3_1_scan, theorem_3_1_scan
 from ..model import association
-from ..paths import run_dir, vision_ledger_dir
+from ..paths import vision_ledger_dir
 from ..plotting import axes_or_new, save
 from ..positional import figure2_setting
 from ..positional import run as run_figure2
@@ -704,7 +704,9 @@ _TRANSFER: dict[bool, tuple] = {}
 
 
 def _transfer_dir(quick: bool) -> Path:
-    return run_dir("transfer_checks_quick" if quick else "transfer_checks")
+    from ..claims.transfer import checks_dir  # the ledger's folder: the figures read its rows
+
+    return checks_dir(quick)
 
 
 def _transfer_setting(quick: bool) -> dict:
@@ -714,7 +716,7 @@ def _transfer_setting(quick: bool) -> dict:
 
 def transfer_tables(quick: bool, recompute: bool = False):
     """The transfer experiment's tables (quick: QUICK sizes, else FULL): the very rows behind the
-    ledger's Theorem 5.1/5.2 verdicts (the same resumable folder, ``runs/transfer_checks[_quick]``;
+    ledger's Theorem 5.1/5.2 verdicts (the same resumable folder, ``<run dir>/transfer_checks[_quick]``;
     ``recompute``: a fresh temporary folder instead)."""
     if recompute or quick not in _TRANSFER:
         cfg: dict[str, Any] = dict(transfer.QUICK if quick else transfer.FULL)
@@ -827,7 +829,7 @@ _VISION_ROOT = vision_ledger_dir()
 
 def digits(quick: bool, recompute: bool = False):
     """The bundled 8×8 digits (scikit-learn; no download); the figures train or read the cached runs
-    under ``runs/vision/ledger`` that the ledger's Section 6 rows use, at the ledger's torch threads
+    under ``<run dir>/vision/ledger`` that the ledger's Section 6 rows use, at the ledger's torch threads
     (:func:`theorydyn.vision.experiments.ledger_threads`)."""
     v = _vision()
     return SimpleNamespace(data=v.data.load("digits", download=False), recompute=recompute)
@@ -854,7 +856,7 @@ def _vision_drawer(name: str):
 
 
 _VISION_NOTE = (
-    "Not regenerated in CI: it trains a ViT (or reads the cached runs under runs/vision/ledger); the numbers "
+    "Not regenerated in CI: it trains a ViT (or reads the cached runs under <run dir>/vision/ledger); the numbers "
     "are in the figure, not recomputed here."
 )
 #: the cold cost of the runs the three vision figures share: the quick ledger's vision source

@@ -1,0 +1,88 @@
+"""Planted counter-cases for the verdicts of issue 30 (Theorem 4.2 along the run, N*(D), Lemma 4.2's
+semi-realistic closeness, Lemma 4.3 across D): each verdict procedure is run on planted data on which
+it must give PASS, and on planted data on which the same procedure must give FAIL."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from theorydyn.claims import persistence as pe
+from theorydyn.claims import semirealistic as sr
+
+
+def _gaps(Ns, law, seeds=3, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(seeds):
+        for N in Ns:
+            g = law(N) * float(np.exp(0.05 * rng.standard_normal()))
+            rows.append(dict(N=N, seed=k, gap_rel=g, rel_alpha=g, rel_gamma=g / 2, rel_rho=g / 3))
+    return pd.DataFrame(rows)
+
+
+def test_closeness_verdict_flips_on_a_gap_that_does_not_shrink():
+    """A gap ∝ N^-1/2 PASSes (the exponent's interval below 0, the fit recovers -1/2 to 0.05); a gap
+    constant in N, and one growing as N^0.2, FAIL under the same procedure."""
+    Ns = (2048, 4096, 8192, 16384)
+    rows = sr.closeness_rows(_gaps(Ns, lambda N: 3 * N**-0.5), {}, "[planted]")
+    assert str(rows[0].verdict) == "PASS" and abs(rows[0].measured + 0.5) < 0.05, rows[0]
+    assert all(str(c.verdict) == "INFO" for c in rows[1:])
+    for law in (lambda N: 0.05 + 0 * N, lambda N: 0.01 * N**0.2):
+        r = sr.closeness_rows(_gaps(Ns, law), {}, "[planted]")[0]
+        assert str(r.verdict) == "FAIL", r
+
+
+def test_relative_gaps_scale_by_the_reduced_trajectory():
+    """gap_alpha is divided by max|alpha_inf|, gap_gamma and gap_rho by max|gamma_inf - rho_inf|."""
+    red = pd.DataFrame(dict(s=[0, 1, 2], alpha=[0.1, 0.5, -0.2], gamma=[0, 1.0, 2.0], rho=[0, -0.5, -1.0]))
+    tab = pd.DataFrame(dict(N=[4], seed=[0], gap_alpha=[0.05], gap_gamma=[0.3], gap_rho=[0.6]))
+    out = sr.relative_gaps(tab, red).iloc[0]
+    assert out["rel_alpha"] == pytest.approx(0.1) and out["rel_gamma"] == pytest.approx(0.1)
+    assert out["gap_rel"] == pytest.approx(0.2)
+
+
+def _traj(assoc, ds=10.0):
+    a = np.asarray(assoc, float)
+    return pd.DataFrame(dict(s=np.arange(len(a)) * ds, association=a))
+
+
+def test_window_summary_reads_first_last_peak_and_fraction():
+    """Records every 10 in s; T_a = 30, k = 2: the window is s = 30..60 (4 records)."""
+    t = _traj([0.2, 0.8, 1.0, 1.0, 0.9, 1.0, 1.0, 0.95])
+    w = pe.window_summary(t, 30.0, 2.0)
+    assert (w["first_s"], w["last_s"], w["peak"], w["frac"], w["covered"]) == (20.0, 60.0, 1.0, 0.75, 1.0)
+    # a run that stops at s = 40 covers a third of 30..60: its frac is scaled by it
+    assert pe.window_summary(_traj([0, 0, 0, 1, 1]), 30.0, 2.0)["frac"] == pytest.approx(1 / 3)
+
+
+def test_window_rows_flip_when_association_comes_and_goes():
+    """Theorem 4.2 along the run: association complete over [T_a, 3 T_a] in every seed PASSes; one
+    seed losing it at 2 T_a (the audit's peak-then-fall) FAILs the longest window while the shorter
+    [T_a, 1.5 T_a] stays INFO; out of scope stays OUT_OF_SCOPE; the peak is INFO."""
+    T_a, eta = 100.0, 10.0
+    n = 40  # records at s = 0, 10, ..., 390
+    hold = [0.5] * 9 + [1.0] * (n - 9)
+    comes_goes = [0.5] * 9 + [1.0] * 10 + [0.9] * (n - 19)  # lost from s = 190 on
+    good = pe.window_rows([_traj(hold)] * 3, T_a, eta, (1.5, 3.0), "T", {})
+    assert [str(c.verdict) for c in good[:2]] == ["INFO", "PASS"]
+    assert "steps 10..30" in good[1].quantity and good[1].params["k"] == 3.0
+    bad = pe.window_rows([_traj(hold), _traj(hold), _traj(comes_goes)], T_a, eta, (1.5, 3.0), "T", {})
+    assert [str(c.verdict) for c in bad[:2]] == ["INFO", "FAIL"]
+    assert bad[1].measured < 1 and "0.429" in bad[1].note  # 9 of the 21 records of s = 100..300 hold in seed 3
+    assert [c.quantity.split(" ")[0] for c in bad[2:]] == ["first", "last", "peak"]
+    assert all(str(c.verdict) == "INFO" for c in bad[2:])
+    assert bad[3].note.startswith("per seed (steps): 39, 39, 18")
+    oos = pe.window_rows([_traj(hold)] * 3, T_a, eta, (1.5, 3.0), "T", {}, scope="q too small")
+    assert {str(c.verdict) for c in oos[:2]} == {"OUT_OF_SCOPE"}
+
+
+def test_window_ks_drop_the_long_window_only_where_it_does_not_fit():
+    assert pe.window_ks(3000.0, 10.0, True, 250) == (1.5, 3.0)
+    assert pe.window_ks(3000.0, 10.0, False, 1200) == (1.5, 3.0, 10.0)  # 3000 steps <= 6000
+    assert pe.window_ks(9000.0, 10.0, False, 1200) == (1.5, 3.0)  # 9000 steps > 6000
+    assert pe.window_ks(None, 10.0, False, 1200) == ()
+    assert math.isnan(pe.window_rows([_traj([1.0])], 1.0, 1.0, (), "T", {})[0].measured)

@@ -498,7 +498,10 @@ def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
     assert seen == {"lemma": 24, "closeness": 24, "thm": (32, 16384, steps)}
     assert seen["thm"][2] > 250
     lemma = [c for c in rows if c.claim.startswith("Lemma 4.1 (finite N)")]
-    assert lemma and all(c.claim.endswith("[D = 24]") and "scope rule" in c.note for c in lemma)
+    assert lemma and all(
+        c.claim.endswith("[D = 24, q = 0.25, 150 steps; not the ledger's D = 64]") and "scope rule" in c.note
+        for c in lemma
+    )
     thm = [c for c in rows if c.claim.startswith("Theorem 4.2")]
     assert f"[D = 32, N = 16384, {seen['thm'][2]} steps, 5 seeds; not the ledger's D = 64]" in thm[0].claim
     nr = [c for c in thm if str(c.verdict) == "NOT_RUN"]

@@ -86,3 +86,61 @@ def test_window_ks_drop_the_long_window_only_where_it_does_not_fit():
     assert pe.window_ks(9000.0, 10.0, False, 1200) == (1.5, 3.0)  # 9000 steps > 6000
     assert pe.window_ks(None, 10.0, False, 1200) == ()
     assert math.isnan(pe.window_rows([_traj([1.0])], 1.0, 1.0, (), "T", {})[0].measured)
+
+
+@pytest.mark.parametrize(
+    "law, verdict",
+    [
+        (lambda D: D / 20, "PASS"),  # order D
+        (lambda D: D**0.3, "DEVIATES"),  # grows, slower than D/ln(d)^2 (exponent 0.548 over 32..256)
+        (lambda D: 2.0 + 0 * D, "FAIL"),  # constant in D: does not grow (the audit's case)
+        (lambda D: 50.0 / D, "FAIL"),  # falls with D
+    ],
+)
+def test_lemma43_exponent_row_fails_a_ratio_that_does_not_grow(law, verdict):
+    """Lemma 4.3 across D: the same fit PASSes a ratio of order D and FAILs one constant in D."""
+    from theorydyn.claims import dynamics
+
+    rng = np.random.default_rng(1)
+    per_D = {D: [law(D) * (1 + 0.01 * rng.standard_normal()) for _ in range(5)] for D in (32, 64, 128, 256)}
+    row = dynamics.lemma43_exponent_row(per_D, "q = C^2/D", {})
+    assert str(row.verdict) == verdict, row
+
+
+def test_lemma43_across_d_gives_both_readings_labelled(monkeypatch):
+    """Two rows: q = C^2/D (the verdict) and the ledger's fixed q (INFO, naming what the rule would give)."""
+    from theorydyn.claims import dynamics
+    from theorydyn.setting import Setting
+
+    qs = []
+
+    def ratio(s, n, seed=0):
+        qs.append((s.D, s.q))
+        return s.D / 20 if s.q * s.D == 16 else 2.0  # order D at q = C^2/D, constant at fixed q
+
+    monkeypatch.setattr(dynamics, "lemma43_rate_ratio", ratio)
+    a, b = dynamics.lemma43_across_D(Setting(D=64, C=4, q=0.25), n_samples=10, seeds=3)
+    assert "q = C^2/D" in a.quantity and str(a.verdict) == "PASS"
+    assert "fixed q = 0.25" in b.quantity and str(b.verdict) == "INFO" and "would give FAIL" in b.note
+    assert (256, 0.25) in qs and (256, 16 / 256) in qs
+
+
+def test_exact_lemma_4_1_fails_on_a_population_that_is_not_exchangeable(monkeypatch):
+    """Lemma 4.1 on (P), exact at D = 6: PASS on the true population; the same procedure on a population
+    whose probabilities favour patch 0 (not exchangeable within sets) FAILs (the form breaks at O(1))."""
+    from theorydyn import data
+    from theorydyn.claims import lemma41 as l41
+    from theorydyn.setting import Setting
+
+    (ok,) = l41.check_lemma_4_1_population(Setting(), steps=60)
+    assert str(ok.verdict) == "PASS" and "[D = 6, C = 2, q = 0.4, 60 steps" in ok.claim
+    real = data.enumerate_population
+
+    def skewed(sp):
+        z, y, w = real(sp)
+        w = w * (1.0 + 0.9 * (np.asarray(z)[:, 0] != 0))
+        return z, y, w / w.sum()
+
+    monkeypatch.setattr(data, "enumerate_population", skewed)
+    (bad,) = l41.check_lemma_4_1_population(Setting(), steps=60)
+    assert str(bad.verdict) == "FAIL" and bad.measured > 1e-3, bad.measured

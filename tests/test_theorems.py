@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from theorydyn import Setting, data, glm, model
 from theorydyn.claims import lemma41 as l41
-from theorydyn.claims import nstar as ns
 from theorydyn.claims import theorem4 as t4
 from theorydyn.claims import theorem31 as t31
 from theorydyn.claims import theorem32 as t32
@@ -447,31 +446,6 @@ def test_lemma_4_1_size_is_chosen_by_the_scope_rule():
     assert l41.smallest_in_scope(Setting(D=128, C=8, q=0.5), 16, 128)[0].D == 32
     sl, why = l41.smallest_in_scope(Setting(D=64, C=4, q=0.05), 16, 64)
     assert sl.D == 16 and "more spurious" in why
-
-
-def test_n_star_search_and_exponent(monkeypatch):
-    """On a planted threshold (full association iff N >= 2 D^2) the doubling search finds N* = the first
-    power of two >= 2 D^2 and the fitted exponent is 2; a seed censored at N_max leaves it unmeasured."""
-    from types import SimpleNamespace
-
-    calls = []
-
-    def fake(s_, N, eta, steps, omega, seed, dtype="float32", record_every=50):
-        calls.append((s_.D, N, seed))
-        return SimpleNamespace(A=np.full((s_.D, s_.D), 1.0 if N >= 2 * s_.D**2 else 0.0))
-
-    monkeypatch.setattr(ns, "train_upstream", fake)
-    monkeypatch.setattr(ns, "association", lambda s_, A: float(A[0, 0]))
-    s = Setting(D=64, C=4)
-    runs = ns.n_star_runs(s, (16, 32, 64), seeds=3, N0=64, N_max=16384)
-    assert runs.groupby("D")["N_star"].max().to_dict() == {16: 512, 32: 2048, 64: 8192}
-    assert len(set(seed for _, _, seed in calls)) == len(calls)  # every run draws its own data
-    rows = ns.check_n_star(s, runs, steps=250, N_max=16384)
-    assert [str(c.verdict) for c in rows] == ["INFO"] * 4
-    assert rows[-1].measured == pytest.approx(2.0) and rows[0].measured == pytest.approx(9.0)
-    censored = ns.n_star_runs(s, (16, 128), seeds=2, N0=64, N_max=16384)  # 2 * 128^2 > N_max
-    rows = ns.check_n_star(s, censored, steps=250, N_max=16384)
-    assert np.isnan(rows[-1].measured) and "censored" in rows[-1].note and "censored" in rows[1].note
 
 
 def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):

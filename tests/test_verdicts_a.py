@@ -144,3 +144,108 @@ def test_exact_lemma_4_1_fails_on_a_population_that_is_not_exchangeable(monkeypa
     monkeypatch.setattr(data, "enumerate_population", skewed)
     (bad,) = l41.check_lemma_4_1_population(Setting(), steps=60)
     assert str(bad.verdict) == "FAIL" and bad.measured > 1e-3, bad.measured
+
+
+# ---- N*(D) -----------------------------------------------------------------------------------
+def test_isotonic_matches_brute_force_on_small_grids():
+    """PAVA against an exhaustive search over non-decreasing sequences on a grid of levels."""
+    import itertools
+
+    from theorydyn.claims import nstar as ns
+
+    rng = np.random.default_rng(3)
+    levels = np.linspace(0, 1, 21)
+    for _ in range(20):
+        y = rng.choice([0.0, 1 / 3, 2 / 3, 1.0], size=4)
+        fit = ns.isotonic(y)
+        assert np.all(np.diff(fit) >= -1e-12)
+        best = min(
+            (np.sum((np.array(c) - y) ** 2) for c in itertools.combinations_with_replacement(levels, 4)),
+        )
+        assert np.sum((fit - y) ** 2) <= best + 1e-12, (y, fit)
+
+
+def test_n50_censors_at_the_grid_edges():
+    """A success table rising through 1/2 inside the grid gives a value with an interval; one never at
+    1/2 is censored above (N_50 > N_max, printed as a bound); one at 1/2 from the start, below; a
+    non-monotone table (the audit's 256 among 16384s) is read through the isotonic fit."""
+    from theorydyn.claims import nstar as ns
+
+    Ns = (256, 1024, 4096, 16384)
+    inside = np.array([[0, 0, 1, 1], [0, 1, 1, 1], [0, 0, 0, 1], [0, 0, 1, 1], [0, 0, 1, 1]])
+    r = ns.n50(Ns, inside)
+    assert r["censored"] is None and 1024 < r["value"] < 4096 and r["low"] <= r["value"] <= r["high"]
+    above = ns.n50(Ns, np.zeros((5, 4)))
+    assert above["censored"] == "above" and math.isnan(above["value"]) and above["text"] == "N_50 > 16384"
+    below = ns.n50(Ns, np.ones((5, 4)))
+    assert below["censored"] == "below" and below["text"] == "N_50 <= 256"
+    odd = np.array([[1, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 0], [0, 0, 0, 1]])
+    r = ns.n50(Ns, odd)
+    assert r["censored"] is None and 4096 < r["value"] <= 16384
+
+
+def _fit(v, rel=0.1):
+    return dict(value=v, low=v * (1 - rel), high=v * (1 + rel), censored=None, text=f"N_50 = {v:g}")
+
+
+def test_nstar_exponent_verdict_flips_on_exponential_growth():
+    """>= 3 uncensored D: N_50 = 4 D^2 PASSes (the power law passes through every interval, b = 2);
+    N_50 = 2^(D/4), exponential in D, FAILs under the same procedure; with 2 uncensored D (one censored)
+    the row is INFO giving the bounds."""
+    from theorydyn.claims import nstar as ns
+
+    Ds = (32, 48, 64, 80)
+    row = ns.exponent_row({D: _fit(4.0 * D**2) for D in Ds}, "q = C^2/D", {})
+    assert str(row.verdict) == "PASS" and row.measured == pytest.approx(2.0)
+    row = ns.exponent_row({D: _fit(2.0 ** (D / 4)) for D in Ds}, "q = C^2/D", {})
+    assert str(row.verdict) == "FAIL", row
+    cens = dict(value=math.nan, low=1.0, high=math.inf, censored="above", text="N_50 > 16384")
+    row = ns.exponent_row({32: _fit(1000.0), 48: _fit(3000.0), 64: cens}, "q = C^2/D", {})
+    assert str(row.verdict) == "INFO" and math.isnan(row.measured) and "D=64: N_50 > 16384" in row.note
+
+
+def test_association_margin_sign_is_association():
+    """The margin is > 0 exactly in the rows Definition 2.2 calls associated (random A, ties impossible),
+    and it does not change when A is scaled."""
+    from theorydyn import model
+    from theorydyn.claims import nstar as ns
+    from theorydyn.setting import Setting
+
+    s = Setting(D=16, C=4, q=0.5)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        A = rng.standard_normal((16, 16)) + 2.5 * rng.random() * s.same_set
+        m = ns.association_margin(s, A)
+        assert np.mean(m > 0) == pytest.approx(model.association(s, A))
+        assert np.allclose(ns.association_margin(s, 7.0 * A), m)
+
+
+def test_check_n_star_names_setting_censoring_and_divergence():
+    from theorydyn.claims import nstar as ns
+    from theorydyn.setting import Setting
+
+    rows = []
+    for N in (256, 1024, 4096):
+        for seed in range(3):
+            ok = N >= 1024
+            st = "diverged" if (N, seed) == (256, 2) else "ok"
+            rows.append(
+                dict(
+                    D=32,
+                    q=0.5,
+                    N=N,
+                    seed=seed,
+                    success=ok,
+                    frac=float(ok),
+                    status=st,
+                    margin_min=(N - 600) / 1000,
+                    margin_median=0.1,
+                    T_a=6685.0,
+                    steps=1003,
+                )
+            )
+    out = ns.check_n_star(Setting(D=64, C=4), pd.DataFrame(rows), "q = C^2/D", 1.5)
+    assert "[D = 32, q = 0.5 (q = C^2/D), 1003 steps, window [T_a, 1.5 T_a]" in out[0].claim
+    assert "N=256 seed 3: diverged" in out[0].note and str(out[0].verdict) == "INFO"
+    assert 256 < out[0].measured <= 1024
+    assert str(out[-1].verdict) == "INFO" and "1 uncensored" in out[-1].note

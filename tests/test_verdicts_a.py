@@ -249,3 +249,21 @@ def test_check_n_star_names_setting_censoring_and_divergence():
     assert "N=256 seed 3: diverged" in out[0].note and str(out[0].verdict) == "INFO"
     assert 256 < out[0].measured <= 1024
     assert str(out[-1].verdict) == "INFO" and "1 uncensored" in out[-1].note
+
+
+def test_association_window_figure_draws_the_window_and_its_numbers():
+    """The figure draws one curve per N and shades [T_a, 3 T_a]; its numbers read the window."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from theorydyn.figures import REGISTRY
+
+    fig = REGISTRY["association_window"]
+    st = fig.setting(True)
+    curves = {N: _traj([0.3] * 5 + [1.0] * 30) for N in st["Ns"]}
+    data = dict(setting=st, T_a=100.0, curves=curves)
+    f = fig.draw(data)
+    ax = f.axes[0]
+    assert len(ax.lines) == len(st["Ns"]) + 1 and len(ax.patches) == 1  # curves + the 1.5 T_a line; window
+    nums = fig.numbers(data)
+    assert nums["T_a"] == 100.0 and nums[str(st["Ns"][-1])]["frac"] == 1.0

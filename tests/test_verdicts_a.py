@@ -267,3 +267,35 @@ def test_association_window_figure_draws_the_window_and_its_numbers():
     assert len(ax.lines) == len(st["Ns"]) + 1 and len(ax.patches) == 1  # curves + the 1.5 T_a line; window
     nums = fig.numbers(data)
     assert nums["T_a"] == 100.0 and nums[str(st["Ns"][-1])]["frac"] == 1.0
+
+
+def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch):
+    """The run at N trains on the first N samples of one N_max set per (D, seed) with the seed's init;
+    a D whose estimated cost passes the budget is not run and becomes a NOT_RUN row naming where it stopped."""
+    from types import SimpleNamespace
+
+    from theorydyn.claims import nstar as ns
+    from theorydyn.setting import Setting
+
+    seen = []
+
+    def fake_sim(sd, eta, steps, omega, seed, record_every, dtype, n_test, train):
+        seen.append((sd.D, seed, train[0].shape[0], float(train[0][0, 0, 0])))
+        assoc = 1.0 if train[0].shape[0] >= 512 else 0.5
+        tr = pd.DataFrame(dict(s=np.arange(0, 200, 10.0), association=assoc))
+        return SimpleNamespace(trajectory=tr, A=np.eye(sd.D) + 0.01 * np.asarray(sd.same_set), status="ok")
+
+    monkeypatch.setattr(ns, "simulate", fake_sim)
+    monkeypatch.setattr(ns, "steps_for", lambda sd, preset, eta: (20, 100.0))
+    s = Setting(D=64, C=4, q=0.25)
+    Ns = (256, 512, 1024)
+    budget = ns.estimated_seconds(32, Ns, 2, 250) * 1.5  # D = 32 fits, D = 48 does not
+    runs = ns.nstar_runs(s, (32, 48), lambda D: 16 / D, Ns, 2, 1.5, budget_s=budget)
+    ran = runs[runs["N"] > 0]
+    assert set(ran["D"]) == {32} and len(ran) == 6
+    first = {(D, seed): x for D, seed, _, x in seen}
+    assert all(x == first[(D, seed)] for D, seed, _, x in seen)  # same data prefix across N
+    assert [n for _, _, n, _ in seen[:3]] == [256, 512, 1024]
+    rows = ns.check_n_star(s, runs, "q = C^2/D", 1.5)
+    nr = [c for c in rows if str(c.verdict) == "NOT_RUN"]
+    assert len(nr) == 1 and "[D = 48" in nr[0].claim and "ran up to D = 32" in nr[0].note

@@ -42,12 +42,25 @@ from .persistence import window_summary
 from .theorem4 import THEOREM_4_2, steps_for
 
 #: The sizes, fixed before any run: N grid, seeds, the window's k, and how many D (D = 2C², 3C², …).
-#: Quick mode reads the 1.5 T_a window at one D, N <= 4096 (T_a = 6685 at D = 32, q = 1/2: 1003 steps
-#: a run); full mode the k = 3 window (Theorem 4.2's verdict window) at four D.
+#: Both modes read the [T_a, 1.5 T_a] window (T_a = 6685 at D = 32, q = 1/2: 1003 steps a run). Quick:
+#: one D, N <= 4096; full: four D, N <= 16384, within :data:`BUDGET_S` per q reading (a D whose
+#: estimated cost, :func:`estimated_seconds`, would pass it is not run, and its row says so).
 NSTAR: dict[str, dict] = dict(
     quick=dict(Ns=(256, 1024, 4096), seeds=3, k=1.5, n_D=1),
-    full=dict(Ns=tuple(2**k for k in range(10, 17)), seeds=5, k=3.0, n_D=4),
+    full=dict(Ns=tuple(2**k for k in range(10, 15)), seeds=3, k=1.5, n_D=4),
 )
+#: Estimated seconds of runs allowed per q reading in full mode (the quick sizes are far below it).
+BUDGET_S = 1800.0
+#: Seconds of one GD step at D = 64, N = 16384 on 2 busy cores (theorem4's note: 250 steps in ~40 s);
+#: a step costs ∝ N D² d = N D³ (d = D).
+STEP_S_64 = 0.16
+
+
+def estimated_seconds(D: int, Ns: Sequence[int], seeds: int, steps: int) -> float:
+    """The cost model of one D's runs: STEP_S_64 · (ΣN / 16384) · (D / 64)³ · steps · seeds."""
+    return STEP_S_64 * (sum(Ns) / 16384) * (D / 64) ** 3 * steps * seeds
+
+
 #: Bootstrap resamples of the seeds for N_50's interval (fixed generator seed 0).
 N_BOOT = 400
 
@@ -129,17 +142,27 @@ def nstar_runs(
     omega: float = 1e-3,
     preset: int = 250,
     progress=None,
+    budget_s: float | None = None,
 ) -> pd.DataFrame:
     """One run per (D, N, seed) at ``setting_at(s, D).at(q=q_of(D))``; each (D, seed) draws one
     training set of max(Ns) samples (float32) and the run at N uses its first N (common random numbers
     across N; the initialisation is the seed's). Returns columns D, q, N, seed, success, frac, status,
-    margin_min, margin_median (at the last step), T_a, steps."""
-    rows = []
+    margin_min, margin_median (at the last step), T_a, steps. A D whose :func:`estimated_seconds` would
+    take the total past ``budget_s`` is not run (nor any larger D): one row with status
+    ``"skipped: …"`` and N = 0 says so."""
+    rows: list[dict] = []
     N_max = int(max(Ns))
+    spent = 0.0
     for D in Ds:
         sd = setting_at(s, int(D)).at(q=float(q_of(D)))
         _, T_a = steps_for(sd, preset, eta)
         steps = max(preset, math.ceil(k * T_a / eta)) if T_a is not None else preset
+        cost = estimated_seconds(int(D), Ns, seeds, steps)
+        if budget_s is not None and spent + cost > budget_s:
+            why = f"skipped: estimated {cost:.0f} s ({steps} steps) would pass the budget of {budget_s:.0f} s"
+            rows.append(dict(D=int(D), q=sd.q, N=0, seed=-1, success=False, frac=0.0, status=why, steps=steps))
+            break
+        spent += cost
         for j in range(seeds):
             seed = int(1000 * j + D + 7)
             b = data.sample(sd, N_max, seed=seed + 1, dtype=np.float32)
@@ -193,6 +216,8 @@ def check_n_star(s: Setting, runs: pd.DataFrame, label: str, k: float) -> list[C
     then the exponent row (:func:`exponent_row`)."""
     out: list[Check] = []
     fits: dict[int, dict] = {}
+    skipped = runs[runs["N"] == 0]
+    runs = runs[runs["N"] > 0]
     for D, g in runs.groupby("D"):
         Ns = sorted(g["N"].unique())
         tab = g.pivot(index="seed", columns="N", values="success").reindex(columns=Ns).to_numpy(float)
@@ -246,6 +271,17 @@ def check_n_star(s: Setting, runs: pd.DataFrame, label: str, k: float) -> list[C
                 f"{g[g['N'] == Ns[-1]]['margin_median'].mean():.3g}",
                 route="association_margin vs Definition 2.2 on random A "
                 "(tests/test_verdicts_a.py::test_association_margin_sign_is_association)",
+            )
+        )
+    for x in skipped.itertuples():
+        out.append(
+            Check.not_run(
+                f"Theorem 4.2 (N = poly(d)) [D = {x.D}, q = {x.q:.4g} ({label}), {x.steps} steps]",
+                "N_50: N where the isotonic fit of persistent association (over seeds) reaches 1/2",
+                "INFO (the paper: N = poly(d), no degree)",
+                f"{x.status}; ran up to D = {max(fits) if fits else 'none'}",
+                "theorydyn.claims.nstar.nstar_runs with budget_s=None",
+                params=dict(D=int(x.D), C=s.C, q=round(float(x.q), 6), steps=int(x.steps), k=k),
             )
         )
     out.append(exponent_row(fits, label, dict(C=s.C, q=label, k=k)))
@@ -320,7 +356,7 @@ def checks(
     preset = THEOREM_4_2["quick" if quick else "full"][1]
     out: list[Check] = []
     for label, q_of in (("q = C^2/D", lambda D: s.C**2 / D), (f"fixed q = {s.q:g}, the ledger's", lambda D: s.q)):
-        runs = nstar_runs(s, Ds, q_of, size["Ns"], n_seeds, size["k"], preset=preset, progress=say)
+        runs = nstar_runs(s, Ds, q_of, size["Ns"], n_seeds, size["k"], preset=preset, progress=say, budget_s=BUDGET_S)
         out += check_n_star(s, runs, label, size["k"])
     return out
 

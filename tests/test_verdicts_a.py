@@ -249,6 +249,13 @@ def test_check_n_star_names_setting_censoring_and_divergence():
     assert "N=256 seed 3: diverged" in out[0].note and str(out[0].verdict) == "INFO"
     assert 256 < out[0].measured <= 1024
     assert str(out[-1].verdict) == "INFO" and "1 uncensored" in out[-1].note
+    # the ledger's store takes no infinities: an interval end beyond the grid is nan, the note gives the bound
+    from theorydyn.verify.ledger import _rows_json
+
+    _rows_json([c.row() for c in out])
+    cens = ns.check_n_star(Setting(D=64, C=4), pd.DataFrame(rows).assign(success=False), "q = C^2/D", 1.5)
+    assert math.isnan(cens[0].measured) and "N_50 > 4096" in cens[0].note
+    _rows_json([c.row() for c in cens])
 
 
 def test_association_window_figure_draws_the_window_and_its_numbers():

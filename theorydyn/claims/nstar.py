@@ -249,8 +249,9 @@ def check_n_star(s: Setting, runs: pd.DataFrame, label: str, k: float) -> list[C
                 "INFO (the paper: N = poly(d), no degree)",
                 Verdict.INFO,
                 params=params,
-                ci_low=r["low"],
-                ci_high=r["high"],
+                # an interval end beyond the grid is not a number the ledger can store: nan, the note gives the bound
+                ci_low=_finite(r["low"]),
+                ci_high=_finite(r["high"]),
                 note=("censored: " if r["censored"] else "") + note,
                 route=_route(),
             )
@@ -286,6 +287,10 @@ def check_n_star(s: Setting, runs: pd.DataFrame, label: str, k: float) -> list[C
         )
     out.append(exponent_row(fits, label, dict(C=s.C, q=label, k=k)))
     return out
+
+
+def _finite(x: float) -> float:
+    return float(x) if math.isfinite(x) else math.nan
 
 
 def _crossing(Ns: np.ndarray, m: np.ndarray) -> str:

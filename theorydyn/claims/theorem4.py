@@ -1,9 +1,13 @@
 """Theorem 4.2 at finite N in the ledger (docs/theory.md §4), with the rows measured on its runs.
 
-* Theorem 4.2 — patch association (Definition 2.2) and small test error at the end of realistic
-  GD with the full D × D Â (:func:`theorydyn.simulate.simulate`), over seeds
-  (:func:`check_theorem_4_seeds`), judged inside Theorem 3.1's scope rule (the same Assumption 2);
-  from the same runs, Lemma 4.2 at finite N (v stays along w*) and Figure 4 (cos(v̂, w*) rises).
+* Theorem 4.2 — patch association (Definition 2.2) along the whole run of realistic GD with the
+  full D × D Â (:func:`theorydyn.simulate.simulate`): complete at every recorded step of the window
+  [T_a, k·T_a] (:mod:`theorydyn.claims.persistence`; the run lasts ⌈max k·T_a/η⌉ steps), and small
+  test error at the end, over seeds (:func:`check_theorem_4_seeds`), judged inside Theorem 3.1's scope
+  rule (the same Assumption 2); from the same runs, Lemma 4.2 at finite N (v stays along w*; INFO,
+  the lemma is about (P)) and Figure 4 (cos(v̂, w*) rises).
+* The semi-realistic closeness the proof rests on (:func:`theorydyn.claims.semirealistic.check_closeness`):
+  finite-N GD against population GD at the same s, the gap's exponent in N.
 * Without patch association (:func:`check_frozen_attention`): Â frozen at its initialisation, the
   model is (nearly) a GLM, its error against Theorem 3.1's 1/8.
 

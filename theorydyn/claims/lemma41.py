@@ -211,7 +211,8 @@ def check_lemma_4_1_population(
     note = f"final gamma {inv.mean():.4f}, rho {crv.mean():.4f}, alpha {v @ sp.w_star:.4f}"
     return [
         Check.exact(
-            "Lemma 4.1",
+            f"Lemma 4.1 [D = {D}, C = {C}, q = {q:g}, {steps} steps on (P) by exact enumeration; "
+            "not the ledger's size]",
             "max over GD on (P) of (in-set or cross-set spread of A) / |gamma - rho|",
             worst_A,
             f"<= {tol:g}",
@@ -258,7 +259,8 @@ def checks(
     say("Lemma 4.1 (population, exact enumeration)")
     out = check_lemma_4_1_population(s)
     sl, scope, D_from, Ns = scaling_size(s, quick)
-    rows = check_lemma_4_1_scaling(sl, Ns=Ns, seeds=seeds, steps=150 if quick else 300, progress=say)
+    steps = 150 if quick else 300
+    rows = check_lemma_4_1_scaling(sl, Ns=Ns, seeds=seeds, steps=steps, progress=say)
     why = (
         (
             f"D = {sl.D}: the smallest multiple of C from {D_from} inside the scope rule (theorem_3_1_scope: "
@@ -271,7 +273,8 @@ def checks(
         out.append(
             replace(
                 c,
-                claim=f"{c.claim} [D = {sl.D}]",
+                claim=f"{c.claim} [D = {sl.D}, q = {sl.q:g}, {steps} steps"
+                + ("]" if sl.D == s.D else f"; not the ledger's D = {s.D}]"),
                 verdict=Verdict.OUT_OF_SCOPE if scope else c.verdict,
                 note="; ".join(x for x in (why, c.note) if x),
             )

@@ -1,9 +1,13 @@
 """Theorem 4.2 at finite N in the ledger (docs/theory.md §4), with the rows measured on its runs.
 
-* Theorem 4.2 — patch association (Definition 2.2) and small test error at the end of realistic
-  GD with the full D × D Â (:func:`theorydyn.simulate.simulate`), over seeds
-  (:func:`check_theorem_4_seeds`), judged inside Theorem 3.1's scope rule (the same Assumption 2);
-  from the same runs, Lemma 4.2 at finite N (v stays along w*) and Figure 4 (cos(v̂, w*) rises).
+* Theorem 4.2 — patch association (Definition 2.2) along the whole run of realistic GD with the
+  full D × D Â (:func:`theorydyn.simulate.simulate`): complete at every recorded step of the window
+  [T_a, k·T_a] (:mod:`theorydyn.claims.persistence`; the run lasts ⌈max k·T_a/η⌉ steps), and small
+  test error at the end, over seeds (:func:`check_theorem_4_seeds`), judged inside Theorem 3.1's scope
+  rule (the same Assumption 2); from the same runs, Lemma 4.2 at finite N (v stays along w*; INFO,
+  the lemma is about (P)) and Figure 4 (cos(v̂, w*) rises).
+* The semi-realistic closeness the proof rests on (:func:`theorydyn.claims.semirealistic.check_closeness`):
+  finite-N GD against population GD at the same s, the gap's exponent in N.
 * Without patch association (:func:`check_frozen_attention`): Â frozen at its initialisation, the
   model is (nearly) a GLM, its error against Theorem 3.1's 1/8.
 
@@ -37,6 +41,9 @@ from ..simulate.partial import descend_partial
 from ..simulate.run import init_params
 from ..stats import mean_ci
 from .check import UNIT, Check, Verdict, departures, fresh_errors, unconditional_error
+from .lemma41 import scaling_size
+from .persistence import window_ks, window_rows
+from .semirealistic import check_closeness
 
 #: Lemma 4.2 at finite N: "v stays along w*" read as cos(v_hat, w*) >= 0.99 after phase I (the part of
 #: v_hat off w* at most sqrt(1 - 0.99^2) = 14% of its norm), fixed before any run.
@@ -63,6 +70,17 @@ def steps_for(s: Setting, preset: int, eta: float = 10.0) -> tuple[int, float | 
     if not ends:
         return int(preset), None
     return max(int(preset), math.ceil(HORIZON_FACTOR * max(ends) / eta)), max(ends)
+
+
+def window_steps(s: Setting, preset: int, quick: bool, eta: float = 10.0) -> tuple[int, float | None, tuple, int]:
+    """(steps, T_a, ks, base): the windows [T_a, k T_a] read at ``s`` (:func:`~.persistence.window_ks`, T_a =
+    max(T1, T2) of the idealized flow, :func:`steps_for`) and a run long enough for the longest,
+    ``max(base, ⌈max(ks)·T_a/η⌉)`` with base = ``steps_for(s, preset)[0]`` (k = 3 doubles the
+    1.5·T_a/η rule's run)."""
+    base, T_a = steps_for(s, preset, eta)
+    ks = window_ks(T_a, eta, quick, preset)
+    steps = max(base, math.ceil(max(ks) * T_a / eta)) if T_a is not None and ks else base
+    return steps, T_a, ks, base
 
 
 def train_upstream(
@@ -93,11 +111,15 @@ def check_theorem_4_seeds(
     progress=None,
     ledger_D: int | None = None,
     cos_tol: float = COS_TOL,
+    T_a: float | None = None,
+    ks: tuple[float, ...] = (),
 ) -> list[Check]:
     """Theorem 4.2 (realistic init) at the end of GD, over ``seeds`` independent seeds (data and init):
 
     1. patch association of Â (Definition 2.2, :func:`theorydyn.model.association`), fraction of
-       rows: PASS if every seed reaches 1;
+       rows, along the run (:func:`theorydyn.claims.persistence.window_rows`, with ``T_a`` the idealized
+       flow's association time and the windows ``ks``): PASS iff complete at every recorded step of
+       [T_a, max(ks)·T_a] in every seed; at the last step INFO (the toolkit's stopping rule);
     2. Pr[f F ≤ 0] on fresh samples (the paper's quantity: f = 0 counts as an error): PASS if the 95%
        interval lies below ``err_tol``; Pr[f F ≤ 0 | f ≠ 0] beside it as INFO.
 
@@ -107,8 +129,8 @@ def check_theorem_4_seeds(
     same runs (trajectory recorded every ``steps // 10`` steps):
 
     3. Lemma 4.2 at finite N, "v stays along w*": min over recorded s ≥ T0 (the end of phase I,
-       :class:`~theorydyn.phases.Phases`) of cos(v̂(s), w*); PASS iff its 95% lower bound is
-       ≥ ``cos_tol`` (0.99: the component of v̂ off w* at most 14% of ‖v̂‖), else FAIL;
+       :class:`~theorydyn.phases.Phases`) of cos(v̂(s), w*); INFO (the lemma is about (P)), the note
+       saying whether its 95% lower bound is ≥ ``cos_tol`` (0.99, the toolkit's reading);
     4. Figure 4, "cos(v̂, w*) rises": cos at the end minus cos at initialisation, paired by seed;
        PASS iff its 95% interval lies above 0, else FAIL.
 
@@ -125,11 +147,13 @@ def check_theorem_4_seeds(
     cos_rise: list[float] = []
     status: list[str] = []
     diverged: list[str] = []
+    trajs = []
     for k in range(seeds):
         sd = int(seed + 1000 * k + 42)
         if progress:
             progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {k + 1}/{seeds}")
-        res = train_upstream(s, N, eta, steps, omega, sd, dtype=dtype, record_every=max(1, steps // 10))
+        # about 100 records: the window rows read association at every recorded step
+        res = train_upstream(s, N, eta, steps, omega, sd, dtype=dtype, record_every=max(1, steps // 100))
         assoc.append(association(s, res.A))
         e = fresh_errors(s, res.A, res.v, N_test, sd + 7919)
         errs.append(unconditional_error(e["err_f"], e["amb_f"]))
@@ -139,6 +163,7 @@ def check_theorem_4_seeds(
         if status[-1] == "diverged":
             diverged.append(f"seed {k + 1}: {res.message}")
         tr = res.trajectory
+        trajs.append(tr)
         T0 = res.phases.T0
         after = tr[tr["s"] >= T0] if T0 is not None else tr.iloc[0:0]
         cos_after.append(float(after["cos_v"].min()) if len(after) else float("nan"))
@@ -164,7 +189,7 @@ def check_theorem_4_seeds(
             f"GD at eta = {eta:g} diverged in {len(diverged)} of {seeds} seeds ({'; '.join(diverged)}): the "
             "theorem takes eta <= 1/poly(d) (Parametrization 3.1; docs/theory.md §1.2.1)"
         )
-    v1 = Verdict.OUT_OF_SCOPE if scope else bool(min(assoc) == 1.0)
+    v1 = Verdict.OUT_OF_SCOPE if scope else Verdict.INFO  # the verdict is the window row
     v2 = Verdict.OUT_OF_SCOPE if scope else bool(hi <= err_tol)
     if scope:
         note = f"out of scope: {scope}; {note}"
@@ -175,18 +200,27 @@ def check_theorem_4_seeds(
     )
     reached = all(math.isfinite(c) for c in cos_after)
     c_lo = (min(cos_after) if math.isnan(mean_ci(cos_after)[1]) else mean_ci(cos_after)[1]) if reached else math.nan
-    v3 = Verdict.OUT_OF_SCOPE if scope else Verdict.FAIL if not reached else bool(c_lo >= cos_tol)
+    # INFO (issue 30): Lemma 4.2 is a statement about (P); the 0.99 reading at finite N is the toolkit's,
+    # and the finite-N statement the proof rests on is the semi-realistic closeness (its own rows)
+    v3 = Verdict.OUT_OF_SCOPE if scope else Verdict.INFO
     _, r_lo, _ = mean_ci(cos_rise)
     r_lo = min(cos_rise) if math.isnan(r_lo) else r_lo
     v4 = Verdict.OUT_OF_SCOPE if scope else bool(r_lo > 0)
     per = lambda v: ", ".join(f"{x:.4f}" for x in v)  # noqa: E731
-    return [
+    along = (
+        window_rows(trajs, T_a, eta, ks, f"Theorem 4.2 (1) along the run {where}", params, scope, route)
+        if T_a is not None and ks and "association" in trajs[0]
+        else []
+    )
+    return along + [
         Check.over_seeds(
             f"Theorem 4.2 (1) {where}",
-            "patch association of A_hat (Definition 2.2, fraction of rows)",
+            f"patch association of A_hat at the last step ({steps}) (Definition 2.2, fraction of rows)",
             assoc,
-            "== 1 (all rows, every seed)",
-            v1,
+            "INFO (the end of the run is the toolkit's stopping rule; the verdict: along the run)"
+            if along
+            else "== 1 (all rows, every seed)",
+            v1 if along else (Verdict.OUT_OF_SCOPE if scope else bool(min(assoc) == 1.0)),
             params=params,
             note=note,
             route=route,
@@ -218,7 +252,9 @@ def check_theorem_4_seeds(
             f"Lemma 4.2 (finite N) {where}",
             "min over recorded s >= T0 of cos(v_hat(s), w*)",
             cos_after,
-            f"95% lower bound >= {cos_tol} (v stays along w*)",
+            f"INFO (the lemma is about (P); the toolkit's reading at finite N: 95% lower bound >= {cos_tol}, "
+            + ("met" if reached and c_lo >= cos_tol else "not met")
+            + ")",
             v3,
             params=params,
             note=(
@@ -380,12 +416,16 @@ def checks(
     say = progress or (lambda msg: None)
     N, preset = THEOREM_4_2["quick" if quick else "full"]
     sg = setting_at(s, min(s.D, QUICK_D_MAX)) if quick else s
-    steps, _ = steps_for(sg, preset)
-    out = check_theorem_4_seeds(sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D)
-    out += check_frozen_attention(sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D)
+    steps, T_a, ks, base = window_steps(sg, preset, quick)
+    out = check_theorem_4_seeds(sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D, T_a=T_a, ks=ks)
+    # the frozen control keeps the 1.5 max(T1, T2) rule's length (its rows do not read the window)
+    out += check_frozen_attention(sg, N=N, steps=base, seeds=seeds, progress=say, ledger_D=s.D)
+    # Lemma 4.2's finite-N statement the proof rests on: the semi-realistic closeness, at the Lemma 4.1
+    # finite-N rows' size (the smallest D in Theorem 3.1's scope from 16 quick / min(D, 32) full)
+    out += check_closeness(scaling_size(s, quick)[0], quick, progress=say, ledger_D=s.D)
     if sg.D != s.D:
         Nf, stf = THEOREM_4_2["full"]
-        stf, _ = steps_for(s, stf)
+        stf = window_steps(s, stf, quick=False)[0]
         cmd = (
             f"python -m theorydyn.verify --D {s.D} --C {s.C} --q {s.q:g} --only theorem4 "
             f"(full size: N = {Nf}, {stf} steps, {seeds} seeds)"
@@ -398,7 +438,9 @@ def checks(
                 Check.not_run(
                     f"Theorem 4.2 {part} [D = {s.D}, the ledger's D]",
                     what,
-                    "== 1 (all rows, every seed)" if part == "(1)" else "<= 0.05",
+                    "== 1 at every recorded step of [T_a, 3 T_a] (all rows, every seed)"
+                    if part == "(1)"
+                    else "<= 0.05",
                     f"not run in quick mode: the quick budget runs Theorem 4.2 at D = {sg.D} "
                     f"(the rows above); at D = {s.D} a seed of {Nf} samples and {stf} steps takes "
                     f"minutes",

@@ -16,7 +16,7 @@ association …). In a notebook::
 :mod:`manifest <theorydyn.figures.manifest>` entry; ``python -m theorydyn.figures`` does it for any
 or all figures and updates ``out/manifest.json``. ``quick`` uses smaller sizes (the committed PNGs
 are the quick versions, except ``figure4_d64``, which has one size). Scans behind a figure go
-through :func:`theorydyn.scan.run_scan`, so their points are cached in ``scans/results/``;
+through :func:`theorydyn.scan.run_scan`, so their points are cached in ``<run dir>/scans/`` (:mod:`theorydyn.paths`);
 ``recompute=True`` ignores every cache (scan rows, the transfer folder, the vision runs).
 """
 

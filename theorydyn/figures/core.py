@@ -996,3 +996,7 @@ def readme(out: Path, entries: dict[str, dict]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+# the association-along-the-run figure (issue 30) registers itself on import
+from . import association_window  # noqa: E402, F401

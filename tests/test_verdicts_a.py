@@ -1,0 +1,308 @@
+"""Planted counter-cases for the verdicts of issue 30 (Theorem 4.2 along the run, N*(D), Lemma 4.2's
+semi-realistic closeness, Lemma 4.3 across D): each verdict procedure is run on planted data on which
+it must give PASS, and on planted data on which the same procedure must give FAIL."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from theorydyn.claims import persistence as pe
+from theorydyn.claims import semirealistic as sr
+
+
+def _gaps(Ns, law, seeds=3, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(seeds):
+        for N in Ns:
+            g = law(N) * float(np.exp(0.05 * rng.standard_normal()))
+            rows.append(dict(N=N, seed=k, gap_rel=g, rel_alpha=g, rel_gamma=g / 2, rel_rho=g / 3))
+    return pd.DataFrame(rows)
+
+
+def test_closeness_verdict_flips_on_a_gap_that_does_not_shrink():
+    """A gap ∝ N^-1/2 PASSes (the exponent's interval below 0, the fit recovers -1/2 to 0.05); a gap
+    constant in N, and one growing as N^0.2, FAIL under the same procedure."""
+    Ns = (2048, 4096, 8192, 16384)
+    rows = sr.closeness_rows(_gaps(Ns, lambda N: 3 * N**-0.5), {}, "[planted]")
+    assert str(rows[0].verdict) == "PASS" and abs(rows[0].measured + 0.5) < 0.05, rows[0]
+    assert all(str(c.verdict) == "INFO" for c in rows[1:])
+    for law in (lambda N: 0.05 + 0 * N, lambda N: 0.01 * N**0.2):
+        r = sr.closeness_rows(_gaps(Ns, law), {}, "[planted]")[0]
+        assert str(r.verdict) == "FAIL", r
+
+
+def test_relative_gaps_scale_by_the_reduced_trajectory():
+    """gap_alpha is divided by max|alpha_inf|, gap_gamma and gap_rho by max|gamma_inf - rho_inf|."""
+    red = pd.DataFrame(dict(s=[0, 1, 2], alpha=[0.1, 0.5, -0.2], gamma=[0, 1.0, 2.0], rho=[0, -0.5, -1.0]))
+    tab = pd.DataFrame(dict(N=[4], seed=[0], gap_alpha=[0.05], gap_gamma=[0.3], gap_rho=[0.6]))
+    out = sr.relative_gaps(tab, red).iloc[0]
+    assert out["rel_alpha"] == pytest.approx(0.1) and out["rel_gamma"] == pytest.approx(0.1)
+    assert out["gap_rel"] == pytest.approx(0.2)
+
+
+def _traj(assoc, ds=10.0):
+    a = np.asarray(assoc, float)
+    return pd.DataFrame(dict(s=np.arange(len(a)) * ds, association=a))
+
+
+def test_window_summary_reads_first_last_peak_and_fraction():
+    """Records every 10 in s; T_a = 30, k = 2: the window is s = 30..60 (4 records)."""
+    t = _traj([0.2, 0.8, 1.0, 1.0, 0.9, 1.0, 1.0, 0.95])
+    w = pe.window_summary(t, 30.0, 2.0)
+    assert (w["first_s"], w["last_s"], w["peak"], w["frac"], w["covered"]) == (20.0, 60.0, 1.0, 0.75, 1.0)
+    # a run that stops at s = 40 covers a third of 30..60: its frac is scaled by it
+    assert pe.window_summary(_traj([0, 0, 0, 1, 1]), 30.0, 2.0)["frac"] == pytest.approx(1 / 3)
+
+
+def test_window_rows_flip_when_association_comes_and_goes():
+    """Theorem 4.2 along the run: association complete over [T_a, 3 T_a] in every seed PASSes; one
+    seed losing it at 2 T_a (the audit's peak-then-fall) FAILs the longest window while the shorter
+    [T_a, 1.5 T_a] stays INFO; out of scope stays OUT_OF_SCOPE; the peak is INFO."""
+    T_a, eta = 100.0, 10.0
+    n = 40  # records at s = 0, 10, ..., 390
+    hold = [0.5] * 9 + [1.0] * (n - 9)
+    comes_goes = [0.5] * 9 + [1.0] * 10 + [0.9] * (n - 19)  # lost from s = 190 on
+    good = pe.window_rows([_traj(hold)] * 3, T_a, eta, (1.5, 3.0), "T", {})
+    assert [str(c.verdict) for c in good[:2]] == ["INFO", "PASS"]
+    assert "steps 10..30" in good[1].quantity and good[1].params["k"] == 3.0
+    bad = pe.window_rows([_traj(hold), _traj(hold), _traj(comes_goes)], T_a, eta, (1.5, 3.0), "T", {})
+    assert [str(c.verdict) for c in bad[:2]] == ["INFO", "FAIL"]
+    assert bad[1].measured < 1 and "0.429" in bad[1].note  # 9 of the 21 records of s = 100..300 hold in seed 3
+    assert [c.quantity.split(" ")[0] for c in bad[2:]] == ["first", "last", "peak"]
+    assert all(str(c.verdict) == "INFO" for c in bad[2:])
+    assert bad[3].note.startswith("per seed (steps): 39, 39, 18")
+    oos = pe.window_rows([_traj(hold)] * 3, T_a, eta, (1.5, 3.0), "T", {}, scope="q too small")
+    assert {str(c.verdict) for c in oos[:2]} == {"OUT_OF_SCOPE"}
+
+
+def test_window_ks_drop_the_long_window_only_where_it_does_not_fit():
+    assert pe.window_ks(3000.0, 10.0, True, 250) == (1.5, 3.0)
+    assert pe.window_ks(3000.0, 10.0, False, 1200) == (1.5, 3.0, 10.0)  # 3000 steps <= 6000
+    assert pe.window_ks(9000.0, 10.0, False, 1200) == (1.5, 3.0)  # 9000 steps > 6000
+    assert pe.window_ks(None, 10.0, False, 1200) == ()
+    assert math.isnan(pe.window_rows([_traj([1.0])], 1.0, 1.0, (), "T", {})[0].measured)
+
+
+@pytest.mark.parametrize(
+    "law, verdict",
+    [
+        (lambda D: D / 20, "PASS"),  # order D
+        (lambda D: D**0.3, "DEVIATES"),  # grows, slower than D/ln(d)^2 (exponent 0.548 over 32..256)
+        (lambda D: 2.0 + 0 * D, "FAIL"),  # constant in D: does not grow (the audit's case)
+        (lambda D: 50.0 / D, "FAIL"),  # falls with D
+    ],
+)
+def test_lemma43_exponent_row_fails_a_ratio_that_does_not_grow(law, verdict):
+    """Lemma 4.3 across D: the same fit PASSes a ratio of order D and FAILs one constant in D."""
+    from theorydyn.claims import dynamics
+
+    rng = np.random.default_rng(1)
+    per_D = {D: [law(D) * (1 + 0.01 * rng.standard_normal()) for _ in range(5)] for D in (32, 64, 128, 256)}
+    row = dynamics.lemma43_exponent_row(per_D, "q = C^2/D", {})
+    assert str(row.verdict) == verdict, row
+
+
+def test_lemma43_across_d_gives_both_readings_labelled(monkeypatch):
+    """Two rows: q = C^2/D (the verdict) and the ledger's fixed q (INFO, naming what the rule would give)."""
+    from theorydyn.claims import dynamics
+    from theorydyn.setting import Setting
+
+    qs = []
+
+    def ratio(s, n, seed=0):
+        qs.append((s.D, s.q))
+        return s.D / 20 if s.q * s.D == 16 else 2.0  # order D at q = C^2/D, constant at fixed q
+
+    monkeypatch.setattr(dynamics, "lemma43_rate_ratio", ratio)
+    a, b = dynamics.lemma43_across_D(Setting(D=64, C=4, q=0.25), n_samples=10, seeds=3)
+    assert "q = C^2/D" in a.quantity and str(a.verdict) == "PASS"
+    assert "fixed q = 0.25" in b.quantity and str(b.verdict) == "INFO" and "would give FAIL" in b.note
+    assert (256, 0.25) in qs and (256, 16 / 256) in qs
+
+
+def test_exact_lemma_4_1_fails_on_a_population_that_is_not_exchangeable(monkeypatch):
+    """Lemma 4.1 on (P), exact at D = 6: PASS on the true population; the same procedure on a population
+    whose probabilities favour patch 0 (not exchangeable within sets) FAILs (the form breaks at O(1))."""
+    from theorydyn import data
+    from theorydyn.claims import lemma41 as l41
+    from theorydyn.setting import Setting
+
+    (ok,) = l41.check_lemma_4_1_population(Setting(), steps=60)
+    assert str(ok.verdict) == "PASS" and "[D = 6, C = 2, q = 0.4, 60 steps" in ok.claim
+    real = data.enumerate_population
+
+    def skewed(sp):
+        z, y, w = real(sp)
+        w = w * (1.0 + 0.9 * (np.asarray(z)[:, 0] != 0))
+        return z, y, w / w.sum()
+
+    monkeypatch.setattr(data, "enumerate_population", skewed)
+    (bad,) = l41.check_lemma_4_1_population(Setting(), steps=60)
+    assert str(bad.verdict) == "FAIL" and bad.measured > 1e-3, bad.measured
+
+
+# ---- N*(D) -----------------------------------------------------------------------------------
+def test_isotonic_matches_brute_force_on_small_grids():
+    """PAVA against an exhaustive search over non-decreasing sequences on a grid of levels."""
+    import itertools
+
+    from theorydyn.claims import nstar as ns
+
+    rng = np.random.default_rng(3)
+    levels = np.linspace(0, 1, 21)
+    for _ in range(20):
+        y = rng.choice([0.0, 1 / 3, 2 / 3, 1.0], size=4)
+        fit = ns.isotonic(y)
+        assert np.all(np.diff(fit) >= -1e-12)
+        best = min(
+            (np.sum((np.array(c) - y) ** 2) for c in itertools.combinations_with_replacement(levels, 4)),
+        )
+        assert np.sum((fit - y) ** 2) <= best + 1e-12, (y, fit)
+
+
+def test_n50_censors_at_the_grid_edges():
+    """A success table rising through 1/2 inside the grid gives a value with an interval; one never at
+    1/2 is censored above (N_50 > N_max, printed as a bound); one at 1/2 from the start, below; a
+    non-monotone table (the audit's 256 among 16384s) is read through the isotonic fit."""
+    from theorydyn.claims import nstar as ns
+
+    Ns = (256, 1024, 4096, 16384)
+    inside = np.array([[0, 0, 1, 1], [0, 1, 1, 1], [0, 0, 0, 1], [0, 0, 1, 1], [0, 0, 1, 1]])
+    r = ns.n50(Ns, inside)
+    assert r["censored"] is None and 1024 < r["value"] < 4096 and r["low"] <= r["value"] <= r["high"]
+    above = ns.n50(Ns, np.zeros((5, 4)))
+    assert above["censored"] == "above" and math.isnan(above["value"]) and above["text"] == "N_50 > 16384"
+    below = ns.n50(Ns, np.ones((5, 4)))
+    assert below["censored"] == "below" and below["text"] == "N_50 <= 256"
+    odd = np.array([[1, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 0], [0, 0, 0, 1]])
+    r = ns.n50(Ns, odd)
+    assert r["censored"] is None and 4096 < r["value"] <= 16384
+
+
+def _fit(v, rel=0.1):
+    return dict(value=v, low=v * (1 - rel), high=v * (1 + rel), censored=None, text=f"N_50 = {v:g}")
+
+
+def test_nstar_exponent_verdict_flips_on_exponential_growth():
+    """>= 3 uncensored D: N_50 = 4 D^2 PASSes (the power law passes through every interval, b = 2);
+    N_50 = 2^(D/4), exponential in D, FAILs under the same procedure; with 2 uncensored D (one censored)
+    the row is INFO giving the bounds."""
+    from theorydyn.claims import nstar as ns
+
+    Ds = (32, 48, 64, 80)
+    row = ns.exponent_row({D: _fit(4.0 * D**2) for D in Ds}, "q = C^2/D", {})
+    assert str(row.verdict) == "PASS" and row.measured == pytest.approx(2.0)
+    row = ns.exponent_row({D: _fit(2.0 ** (D / 4)) for D in Ds}, "q = C^2/D", {})
+    assert str(row.verdict) == "FAIL", row
+    cens = dict(value=math.nan, low=1.0, high=math.inf, censored="above", text="N_50 > 16384")
+    row = ns.exponent_row({32: _fit(1000.0), 48: _fit(3000.0), 64: cens}, "q = C^2/D", {})
+    assert str(row.verdict) == "INFO" and math.isnan(row.measured) and "D=64: N_50 > 16384" in row.note
+
+
+def test_association_margin_sign_is_association():
+    """The margin is > 0 exactly in the rows Definition 2.2 calls associated (random A, ties impossible),
+    and it does not change when A is scaled."""
+    from theorydyn import model
+    from theorydyn.claims import nstar as ns
+    from theorydyn.setting import Setting
+
+    s = Setting(D=16, C=4, q=0.5)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        A = rng.standard_normal((16, 16)) + 2.5 * rng.random() * s.same_set
+        m = ns.association_margin(s, A)
+        assert np.mean(m > 0) == pytest.approx(model.association(s, A))
+        assert np.allclose(ns.association_margin(s, 7.0 * A), m)
+
+
+def test_check_n_star_names_setting_censoring_and_divergence():
+    from theorydyn.claims import nstar as ns
+    from theorydyn.setting import Setting
+
+    rows = []
+    for N in (256, 1024, 4096):
+        for seed in range(3):
+            ok = N >= 1024
+            st = "diverged" if (N, seed) == (256, 2) else "ok"
+            rows.append(
+                dict(
+                    D=32,
+                    q=0.5,
+                    N=N,
+                    seed=seed,
+                    success=ok,
+                    frac=float(ok),
+                    status=st,
+                    margin_min=(N - 600) / 1000,
+                    margin_median=0.1,
+                    T_a=6685.0,
+                    steps=1003,
+                )
+            )
+    out = ns.check_n_star(Setting(D=64, C=4), pd.DataFrame(rows), "q = C^2/D", 1.5)
+    assert "[D = 32, q = 0.5 (q = C^2/D), 1003 steps, window [T_a, 1.5 T_a]" in out[0].claim
+    assert "N=256 seed 3: diverged" in out[0].note and str(out[0].verdict) == "INFO"
+    assert 256 < out[0].measured <= 1024
+    assert str(out[-1].verdict) == "INFO" and "1 uncensored" in out[-1].note
+    # the ledger's store takes no infinities: an interval end beyond the grid is nan, the note gives the bound
+    from theorydyn.verify.ledger import _rows_json
+
+    _rows_json([c.row() for c in out])
+    cens = ns.check_n_star(Setting(D=64, C=4), pd.DataFrame(rows).assign(success=False), "q = C^2/D", 1.5)
+    assert math.isnan(cens[0].measured) and "N_50 > 4096" in cens[0].note
+    _rows_json([c.row() for c in cens])
+
+
+def test_association_window_figure_draws_the_window_and_its_numbers():
+    """The figure draws one curve per N and shades [T_a, 3 T_a]; its numbers read the window."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from theorydyn.figures import REGISTRY
+
+    fig = REGISTRY["association_window"]
+    st = fig.setting(True)
+    curves = {N: _traj([0.3] * 5 + [1.0] * 30) for N in st["Ns"]}
+    data = dict(setting=st, T_a=100.0, curves=curves)
+    f = fig.draw(data)
+    ax = f.axes[0]
+    assert len(ax.lines) == len(st["Ns"]) + 1 and len(ax.patches) == 1  # curves + the 1.5 T_a line; window
+    nums = fig.numbers(data)
+    assert nums["T_a"] == 100.0 and nums[str(st["Ns"][-1])]["frac"] == 1.0
+
+
+def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch):
+    """The run at N trains on the first N samples of one N_max set per (D, seed) with the seed's init;
+    a D whose estimated cost passes the budget is not run and becomes a NOT_RUN row naming where it stopped."""
+    from types import SimpleNamespace
+
+    from theorydyn.claims import nstar as ns
+    from theorydyn.setting import Setting
+
+    seen = []
+
+    def fake_sim(sd, eta, steps, omega, seed, record_every, dtype, n_test, train):
+        seen.append((sd.D, seed, train[0].shape[0], float(train[0][0, 0, 0])))
+        assoc = 1.0 if train[0].shape[0] >= 512 else 0.5
+        tr = pd.DataFrame(dict(s=np.arange(0, 200, 10.0), association=assoc))
+        return SimpleNamespace(trajectory=tr, A=np.eye(sd.D) + 0.01 * np.asarray(sd.same_set), status="ok")
+
+    monkeypatch.setattr(ns, "simulate", fake_sim)
+    monkeypatch.setattr(ns, "steps_for", lambda sd, preset, eta: (20, 100.0))
+    s = Setting(D=64, C=4, q=0.25)
+    Ns = (256, 512, 1024)
+    budget = ns.estimated_seconds(32, Ns, 2, 250) * 1.5  # D = 32 fits, D = 48 does not
+    runs = ns.nstar_runs(s, (32, 48), lambda D: 16 / D, Ns, 2, 1.5, budget_s=budget)
+    ran = runs[runs["N"] > 0]
+    assert set(ran["D"]) == {32} and len(ran) == 6
+    first = {(D, seed): x for D, seed, _, x in seen}
+    assert all(x == first[(D, seed)] for D, seed, _, x in seen)  # same data prefix across N
+    assert [n for _, _, n, _ in seen[:3]] == [256, 512, 1024]
+    rows = ns.check_n_star(s, runs, "q = C^2/D", 1.5)
+    nr = [c for c in rows if str(c.verdict) == "NOT_RUN"]
+    assert len(nr) == 1 and "[D = 48" in nr[0].claim and "ran up to D = 32" in nr[0].note

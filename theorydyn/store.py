@@ -43,10 +43,10 @@ Guarantees:
 Reading with pandas::
 
     import sqlite3, pandas as pd
-    con = sqlite3.connect("scans/results/results.sqlite")
+    con = sqlite3.connect("runs/scans/results.sqlite")
     df = pd.read_sql("SELECT key, data FROM rows WHERE scope = ?", con, params=["mix"])
-    # or, typed like the CSV export:  ResultStore("scans/results/mix.csv").frame()
-    # or simply:                      pd.read_csv("scans/results/mix.csv")
+    # or, typed like the CSV export:  ResultStore("runs/scans/mix.csv").frame()
+    # or simply:                      pd.read_csv("runs/scans/mix.csv")
 """
 
 from __future__ import annotations

@@ -992,7 +992,7 @@ def readme(out: Path, entries: dict[str, dict]) -> str:
     lines += [
         "",
         "Scan plots (phase times against the scanned axis, T1/T2 scaling in D, overlaid trajectories) are "
-        "written next to each scan's results in `scans/results/` by `python -m theorydyn.scan`.",
+        "written next to each scan's results in `runs/scans/` by `python -m theorydyn.scan`.",
         "",
     ]
     return "\n".join(lines)

@@ -195,7 +195,7 @@ class ScanSpec:
     """A grid: fixed Setting fields and options (``base``), axes, and a name.
 
     Attributes:
-        name: names the results file ``scans/results/<name>.csv``.
+        name: names the results file ``<run dir>/scans/<name>.csv``.
         base: fixed values, Setting fields and/or solver options.
         axes: axis name → list of values; the grid is their product in this order.
         runner: ``"module:function"`` computing one point (default: the reduced solver,

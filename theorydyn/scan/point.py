@@ -3,7 +3,7 @@
 A *runner* is any importable function ``runner(s: Setting, options: dict, seed: int) -> dict``
 returning the point's results as a flat dict of scalars; it may add
 ``"trajectories": {suffix: DataFrame}`` and ``"arrays": {suffix: ndarray}``, which the scan
-saves as ``scans/results/<scan>/<key><suffix>.csv`` / ``.npy``. The default runner,
+saves as ``<run dir>/scans/<scan>/<key><suffix>.csv`` / ``.npy``. The default runner,
 :func:`run_point`, integrates the idealized dynamics in (α, γ, ρ) (Lemmas 4.1–4.3, docs/theory.md §3) and
 reports the phases of Section 4.1: T0 (end of Event I), T1 (γ(T1) > max_t |ρ(t)|) and the
 attention-mass-½ time, T2 (error against f below 2%), the plateau after Event I, the final

@@ -9,8 +9,8 @@ patch association (simulated), wall time and status.
 Rows are committed to ``<run dir>/scans/results.sqlite`` (:mod:`theorydyn.paths`) as each point
 finishes (:mod:`theorydyn.store`: one transaction per row, several scans may write at once; a
 ``kill -9`` loses only the points in flight) and exported to ``<run dir>/scans/<scan>.csv`` at the
-end of each run; trajectories go to ``<run dir>/scans/<scan>/<key>.csv``. Rerunning the same command skips finished points
-(``--recompute`` recomputes them). At the end: a summary table on the terminal and plots next to
+end of each run; trajectories go to ``<run dir>/scans/<scan>/<key>.csv``. Rerunning the same command
+skips finished points (``--recompute`` recomputes them). At the end: a summary table on the terminal and plots next to
 the results (phase times against each scanned axis; T1, T2 against D in log-log with fitted
 exponents when D is scanned; overlaid trajectories) and ``<scan>/summary.csv``, the same summary in
 long form (one row per setting, solver and quantity, with its interval).

@@ -141,7 +141,7 @@ def test_phases_figure_end_to_end_and_into_a_notebooks_axes(tmp_path):
 
 def test_semirealistic_figure_renders(tmp_path, monkeypatch):
     """The semi-realistic figure end to end, at two small N (the registered sizes take ~10 s)."""
-    from theorydyn.figures import core as figmod  # the module whose globals the figure reads
+    from theorydyn.figures import simulator_figs as figmod  # the module whose globals the figure reads
 
     real = figmod.compare_with_reduced
     monkeypatch.setattr(

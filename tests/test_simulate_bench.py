@@ -100,9 +100,10 @@ def test_second_after_first_times_the_second_call_alone(monkeypatch):
     import types
 
     from theorydyn.bench import simulate as bs
+    from theorydyn.bench import timing  # the module whose clock the timing helpers read
 
     now = [0.0]
-    monkeypatch.setattr(bs, "time", types.SimpleNamespace(perf_counter=lambda: now[0], sleep=lambda s: None))
+    monkeypatch.setattr(timing, "time", types.SimpleNamespace(perf_counter=lambda: now[0], sleep=lambda s: None))
 
     def advance(units):
         return lambda: now.__setitem__(0, now[0] + units)

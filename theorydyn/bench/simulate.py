@@ -30,15 +30,12 @@ fresh processes at two N (VmHWM), extrapolated to the largest N (and N·D·d) wi
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import functools
 import json
 import operator
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -46,16 +43,15 @@ import numba
 import numpy as np
 import pandas as pd
 
-from ..cli import ArgumentParser, add_common_arguments, fail, given_flags, guard_memory, number, output_file, positive
 from ..data import sample
 from ..model import attention, sigma
-from ..resources import MemoryEstimate, Term, sample_memory
-from ..setting import D_MAX, Setting
+from ..setting import Setting
 from ..simulate import simulate
 from ..simulate._kernel import FusedModel, block_size
-from ..simulate.memory import simulate_memory
 from ..simulate.torch_step import TorchModel
 from . import format_machine, machine_info, write_tables
+from .simulate_cli import PROG, _parse, build_parser  # noqa: F401  (re-exported: the command's parser)
+from .timing import BATCH, SETTLE, Timed, _interleaved, _second_after_first  # noqa: F401  (re-exported)
 
 
 def _torch_step(torch, Xt, yt, A_np, v_np, p, nu, tau):
@@ -79,67 +75,6 @@ def _point(s, rng):
     np.fill_diagonal(A, s.beta)
     v = 3.9 * s.w_star + rng.normal(scale=0.05, size=s.d)
     return A, v
-
-
-#: Pause before each timed call (s). After a call, numpy's OpenBLAS keeps its workers spinning for
-#: 2²⁸ cycles (~0.1 s) and GNU OpenMP (Numba's and torch's thread team) for 300,000 iterations (a
-#: few ms); on a 2-core machine a contender started right after shares the cores with them. Measured
-#: on the 2-core AMD EPYC (N = 16384, D = d = 64, float32, medians of 31): the fused step right after
-#: one ``X @ v`` 22–24 ms against 12 ms alone, and that pass right after the step 10.3–10.6 ms against
-#: 5.8–6.7 ms; the main table prints both orders ("alternating with no pause"). Shorter spins
-#: (OPENBLAS_THREAD_TIMEOUT=22, GOMP_SPINCOUNT=30000) removed the contention but made the one pass
-#: itself 25–60% slower in its median (waking a sleeping thread costs milliseconds on this virtual
-#: machine), so theorydyn sets neither: both are the machine's and the libraries', not the kernel's.
-SETTLE = 0.2
-
-#: Calls timed back to back after each pause, their mean the repeat's time, the pause followed by one
-#: untimed call. A GD loop runs its steps back to back, while the first call after a pause also pays
-#: for waking the threads of its library, which this virtual machine parks while idle: measured on
-#: the 2-core AMD EPYC (N = 16384, D = d = 64, medians of 21) the float32 step 10.1–13.2 ms back to
-#: back against 15.6–17.7 ms right after a 0.15 s pause, and one pass 4.8–8.6 ms against 5.0–10.0 ms.
-BATCH = 4
-
-
-@dataclasses.dataclass(frozen=True)
-class Timed:
-    """What a timed function returns when it times a part of itself (``seconds``) instead of the whole."""
-
-    seconds: float
-
-
-def _second_after_first(first: Callable[[], Any], second: Callable[[], Any]) -> Callable[[], Timed]:
-    """``second``'s wall time when it starts right after ``first`` returns (no pause: what a script
-    alternating the two sees, the idle threads of ``first``'s library still awake)."""
-
-    def run() -> Timed:
-        first()
-        t0 = time.perf_counter()
-        second()
-        return Timed(time.perf_counter() - t0)
-
-    return run
-
-
-def _interleaved(fns: dict, repeats: int, settle: float = SETTLE, batch: int = BATCH) -> dict[str, float]:
-    """Median over ``repeats`` round-robin repeats (after one warm-up) of each function's time per call:
-    each repeat pauses ``settle`` s, makes one untimed call, then times ``batch`` calls back to back
-    (:data:`BATCH`). A function returning an int n is timed per unit (wall time / n), one returning
-    :class:`Timed` by the time it reports."""
-    for f in fns.values():
-        f()
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, f in fns.items():
-            time.sleep(settle)
-            f()
-            per_call = []
-            for _ in range(batch):
-                t0 = time.perf_counter()
-                n = f()
-                dt = time.perf_counter() - t0
-                per_call.append(n.seconds if isinstance(n, Timed) else dt / (n if isinstance(n, int) else 1))
-            times[k].append(float(np.mean(per_call)))
-    return {k: float(np.median(t)) for k, t in times.items()}
 
 
 _MEMORY_SCRIPT = r"""
@@ -520,225 +455,6 @@ def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
         )
         out.append(("memory", pd.concat([runs, pd.DataFrame([m])], ignore_index=True)))
     return out
-
-
-PROG = "python -m theorydyn.bench simulate"
-#: flags of the main table / of --scaling / of its memory runs (each an error where its part does not run)
-_MAIN_FLAGS = ("N", "D", "n_test", "replicas", "sim_steps", "dtypes", "no_torch", "no_simulate")
-_SCALING_FLAGS = (
-    "no_memory",
-    "scaling_N",
-    "scaling_D",
-    "scaling_N_for_D",
-    "scaling_dtype",
-    "memory_N",
-    "memory_budget_gib",
-)
-#: the defaults of the flags above (None in the parser, so that a flag given where it does nothing is seen)
-_DEFAULTS = dict(
-    N=16384,
-    D=[64, 128],
-    n_test=8192,
-    replicas=8,
-    sim_steps=50,
-    dtypes=["float64", "float32"],
-    scaling_N=[4096, 16384, 65536],
-    scaling_D=[16, 32, 64, 128],
-    scaling_N_for_D=4096,
-    scaling_dtype="float32",
-    memory_N=[4096, 16384],
-    memory_budget_gib=24.0,
-)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    ap = ArgumentParser(prog=PROG, description="Benchmark of the finite-sample simulator's step.")
-    g = ap.add_argument_group("main table (not with --scaling-only)")
-    g.add_argument("--N", type=number(int, "--N", low=2), default=None, help="training samples (default 16384)")
-    g.add_argument(
-        "--D",
-        type=number(int, "--D", low=8, high=D_MAX),
-        nargs="+",
-        default=None,
-        help="patches, multiples of C = 4, one table each (d = D; default 64 128)",
-    )
-    g.add_argument(
-        "--n-test",
-        type=number(int, "--n-test", low=1),
-        default=None,
-        help="test samples of the timed simulate() run (default 8192)",
-    )
-    g.add_argument(
-        "--replicas", type=number(int, "--replicas", low=1), default=None, help="replicas sharing one X (default 8)"
-    )
-    g.add_argument(
-        "--sim-steps",
-        type=number(int, "--sim-steps", low=1),
-        default=None,
-        help="steps of each timed simulate() (default 50: records at 0 and 50, its default rate)",
-    )
-    g.add_argument(
-        "--dtypes",
-        nargs="+",
-        choices=("float64", "float32"),
-        default=None,
-        help="storage dtypes of X (default float64 float32)",
-    )
-    g.add_argument("--no-torch", action="store_true", help="skip the autograd reference")
-    g.add_argument("--no-simulate", action="store_true", help="skip timing simulate() per step")
-    ap.add_argument("--repeats", type=number(int, "--repeats", low=1), default=7, help="timed calls per measurement")
-    ap.add_argument(
-        "--settle",
-        type=number(float, "--settle", low=0, high=10),
-        default=SETTLE,
-        help="pause before each repeat's calls, 0..10 s (default %(default)s: lets spinning BLAS threads sleep)",
-    )
-    ap.add_argument(
-        "--batch",
-        type=number(int, "--batch", low=1, high=100),
-        default=BATCH,
-        help="calls timed back to back per repeat, after one untimed call "
-        "(default %(default)s: a GD loop's steady state)",
-    )
-    ap.add_argument("--scaling", action="store_true", help="step time against N and D, memory per sample")
-    ap.add_argument("--scaling-only", action="store_true", help="only the --scaling part")
-    g = ap.add_argument_group("--scaling")
-    g.add_argument("--no-memory", action="store_true", help="skip the memory runs of --scaling")
-    g.add_argument(
-        "--scaling-N",
-        type=number(int, "--scaling-N", low=1),
-        nargs="+",
-        default=None,
-        help="N of the runs against N (default 4096 16384 65536)",
-    )
-    g.add_argument(
-        "--scaling-D",
-        type=number(int, "--scaling-D", low=1),
-        nargs="+",
-        default=None,
-        help="multiples of 4, >= 8 (default 16 32 64 128)",
-    )
-    g.add_argument(
-        "--scaling-N-for-D",
-        type=number(int, "--scaling-N-for-D", low=1),
-        default=None,
-        help="N of the runs against D (default 4096)",
-    )
-    g.add_argument("--scaling-dtype", choices=("float32", "float64"), default=None, help="default float32")
-    g.add_argument(
-        "--memory-N",
-        type=number(int, "--memory-N", low=1),
-        nargs="+",
-        default=None,
-        help="the two N of the memory runs, increasing (default 4096 16384)",
-    )
-    g.add_argument(
-        "--memory-budget-gib",
-        type=positive(float, "--memory-budget-gib"),
-        default=None,
-        help="memory budget of the N_max extrapolation, GiB (default 24)",
-    )
-    add_common_arguments(
-        ap,
-        seed=None,
-        out="bench_results/simulate.csv",
-        out_help="output file: the CSV of the main table; the scaling tables go next to it",
-        quiet=False,  # no progress bar to silence: the tables are the output
-        force="machine",
-    )
-    return ap
-
-
-def _flag(dest: str) -> str:
-    return "--" + dest.replace("_", "-")
-
-
-def _setting(D: int, flag: str) -> Setting:
-    try:
-        return Setting(D=D, C=4)
-    except ValueError as e:
-        fail(f"{flag}: D={D}: {e}", PROG)
-
-
-def _guard(args) -> None:
-    """Refuse (exit 2 naming the flag) a part whose arrays would not fit; the parts run one after the other."""
-    if not args.scaling_only:
-        item = max(np.dtype(t).itemsize for t in args.dtypes)
-        dtype = "float64" if item == 8 else "float32"
-        R, D, N = args.replicas, max(args.D), args.N
-        nb = -(-N // block_size(N))  # the kernel's blocks of samples (as in simulate_memory)
-        est = simulate_memory(D, 4, None, N, 0 if args.no_simulate else args.n_test, dtype) + MemoryEstimate(
-            "replicas",
-            (
-                Term(
-                    f"{R} replicas: (R, D, D) logits, gradients and ({nb}, R, D, D) partial gradients",
-                    (8 + nb) * R * D * D * 8,
-                    {"replicas": R, "D": D},
-                ),
-            ),
-        )
-        guard_memory(est, force=args.force, prog=PROG, flags={"d": None})
-    if args.scaling or args.scaling_only:
-        item = np.dtype(args.scaling_dtype).itemsize
-        guard_memory(
-            sample_memory(64, 4, 64, max(args.scaling_N), item, "scaling_N"),
-            force=args.force,
-            prog=PROG,
-            flags={"D": None, "d": None},
-        )
-        guard_memory(
-            sample_memory(max(args.scaling_D), 4, max(args.scaling_D), args.scaling_N_for_D, item, "scaling_N_for_D"),
-            force=args.force,
-            prog=PROG,
-            flags={"D": "--scaling-D", "d": None},
-        )
-        if not args.no_memory:
-            guard_memory(
-                simulate_memory(64, 4, None, args.memory_N[1], 1024, args.scaling_dtype),
-                force=args.force,
-                prog=PROG,
-                flags={"N": "--memory-N", "D": None, "d": None, "n_test": None},
-            )
-
-
-def _parse(argv):
-    """Parse and check every input before any work (exit 2 naming the flag): flags of a part that does
-    not run, the Setting at each D, the memory of each part, the output folder."""
-    args = build_parser().parse_args(argv)
-    given = given_flags(build_parser(), argv)
-    if args.scaling and args.scaling_only:
-        fail("--scaling: implied by --scaling-only; give one of them", PROG)
-    if args.scaling_only:
-        for k in _MAIN_FLAGS:
-            if k in given:
-                fail(f"{_flag(k)}: only used by the main table, which --scaling-only skips", PROG)
-    elif not args.scaling:
-        for k in _SCALING_FLAGS:
-            if k in given:
-                fail(f"{_flag(k)}: only used by --scaling / --scaling-only", PROG)
-    if args.no_simulate:
-        for k in ("sim_steps", "n_test"):
-            if k in given:
-                fail(f"{_flag(k)}: only used by the timed simulate() run, which --no-simulate skips", PROG)
-    if args.no_memory:
-        for k in ("memory_N", "memory_budget_gib"):
-            if k in given:
-                fail(f"{_flag(k)}: only used by the memory runs, which --no-memory skips", PROG)
-    for k, v in _DEFAULTS.items():
-        if getattr(args, k) is None:
-            setattr(args, k, v)
-    args.dtypes = list(dict.fromkeys(args.dtypes))  # choices checked by the parser
-    if len(args.memory_N) != 2 or args.memory_N[0] >= args.memory_N[1]:
-        fail(f"--memory-N: must be two increasing sizes N1 N2, got {' '.join(map(str, args.memory_N))}", PROG)
-    if not args.scaling_only:
-        for D in args.D:
-            _setting(D, "--D")
-    if args.scaling or args.scaling_only:
-        for D in args.scaling_D:
-            _setting(D, "--scaling-D")
-    _guard(args)
-    output_file(args.out, "--out", PROG)
-    return args
 
 
 def main(argv: list[str] | None = None) -> int:

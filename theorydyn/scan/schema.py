@@ -1,0 +1,179 @@
+"""The parameters a scan point takes and the scan spec files (:mod:`theorydyn.scan.grid` describes
+both): the solver options with their defaults (:data:`OPTION_DEFAULTS`), the names an axis may take,
+the type each value must have (:func:`value_type_problem`) and the checked reading of a TOML spec file
+(:func:`load_spec_file`). Re-exported by :mod:`theorydyn.scan.grid`."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from ..setting import SETTING_FIELDS
+
+DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
+
+#: Solver options of a point, with their defaults (docs/theory.md §9's regime).
+OPTION_DEFAULTS: dict[str, Any] = {
+    # reduced (α, γ, ρ) dynamics (Lemmas 4.1–4.3)
+    "method": "flow",  # "flow" (gradient flow in s = ηt) or "gd" (the paper's recursion)
+    "s_max": 5.0e4,  # horizon in s = η·t; a point's default is point.scan_horizon(D) (5e4 up to D = 64)
+    "n_samples": 4000,  # Monte Carlo count samples (common random numbers)
+    "expectation": "mc",  # "mc" or "exact" (small L only)
+    "n_points": 400,  # log-spaced trajectory points (phase times resolved to ≈4%)
+    "eta": 10.0,  # GD step η: the reduced recursion (method="gd") and the simulator
+    "steps": 0,  # reduced GD steps; 0 → ceil(s_max / η)
+    # finite-sample simulator (Theorem 4.2, docs/theory.md §4)
+    "simulate": False,
+    "N": 16384,
+    "sim_steps": 1200,
+    "omega": 1.0e-3,
+    "record_every": 50,
+    "dtype": "float64",
+}
+
+_FLOAT_OPTIONS = ("s_max", "eta", "omega")
+_INT_OPTIONS = ("n_samples", "n_points", "steps", "N", "sim_steps", "record_every")
+_CHOICES = {"method": ("flow", "gd"), "expectation": ("mc", "exact"), "dtype": ("float64", "float32")}
+AXIS_NAMES = tuple(SETTING_FIELDS) + tuple(OPTION_DEFAULTS) + ("seed",)
+
+
+class ScanError(ValueError):
+    """A scan that cannot run; the message names the parameter and the rule it broke."""
+
+
+# ---- spec files -------------------------------------------------------------------------------------
+_INT_FIELDS = ("D", "C", "d", "p", "partition_seed")
+_REAL_FIELDS = ("q", "sigma2", "nu", "beta", "tau")
+_TOP_KEYS = ("name", "runner", "setting", "axes", "options")
+_RUNNER_RE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+_NAME_RE = re.compile(r"[A-Za-z0-9._+-]{1,120}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def value_type_problem(name: str, v: Any) -> str | None:
+    """What is wrong with the *type* of a value of parameter ``name`` (Setting field, option, seed), or None.
+
+    Integers for D, C, d, p, partition_seed, seed and the integer options (an integral float
+    such as 4e3 is accepted for options, as ``normalize_options`` does); real numbers for q, σ²,
+    ν, β, τ and the real options; true/false for ``simulate``; text for the choices;
+    ``partition`` a name or a list of lists of integers; ``feature`` an integer or a list of numbers.
+    """
+    if name in _INT_FIELDS or name == "seed":
+        return None if _is_int(v) else "an integer"
+    if name in _INT_OPTIONS:
+        return None if _is_int(v) or (isinstance(v, float) and v.is_integer()) else "an integer"
+    if name in _REAL_FIELDS or name in _FLOAT_OPTIONS:
+        return None if _is_real(v) else "a number"
+    if name == "simulate":
+        return None if isinstance(v, bool) else "true or false"
+    if name in _CHOICES:
+        return None if isinstance(v, str) else f"one of {list(_CHOICES[name])} (text)"
+    if name == "partition":
+        ok = isinstance(v, str) or (
+            isinstance(v, list) and all(isinstance(S, list) and all(_is_int(i) for i in S) for S in v)
+        )
+        return None if ok else f"one of {list(('blocks', 'grid', 'random'))} or a list of lists of patch indices"
+    if name == "feature":
+        return (
+            None
+            if _is_int(v) or (isinstance(v, list) and all(_is_real(x) for x in v))
+            else "a basis index (integer) or a list of numbers"
+        )
+    return None
+
+
+def _section(raw: dict[str, Any], table: str, allowed: tuple[str, ...], where: str) -> dict[str, Any]:
+    sec = raw.get(table, {})
+    if not isinstance(sec, dict):
+        raise ScanError(
+            f"--spec: [{table}] must be a table (lines 'name = value' under '[{table}]'), "
+            f"got {table} = {sec!r} in {where}"
+        )
+    problems = []
+    for k, v in sec.items():
+        if k not in allowed:
+            if k == "seed":
+                hint = "seeds go in [axes] as a list, e.g. seed = [0, 1]"
+            elif k in SETTING_FIELDS:
+                hint = f"{k} is a Setting field: put it in [setting] (or [axes])"
+            elif k in OPTION_DEFAULTS:
+                hint = f"{k} is a solver option: put it in [options] (or [axes])"
+            else:
+                hint = f"known here: {', '.join(allowed)}"
+            problems.append(f"unknown key {table}.{k} ({hint})")
+            continue
+        values = v if table == "axes" and isinstance(v, list) else [v]
+        if table == "axes" and isinstance(v, list) and not v:
+            problems.append(f"axes.{k} has no values")
+        for x in values:
+            why = value_type_problem(k, x)
+            if why:
+                problems.append(f"{table}.{k} must be {why}, got {x!r} ({type(x).__name__})")
+                break
+    if problems:
+        raise ScanError(f"--spec: {where}: " + "; ".join(problems))
+    return sec
+
+
+def load_spec_file(path: str | Path) -> dict[str, Any]:
+    """Read and check a spec file (module docstring): the keyword arguments of :class:`ScanSpec`.
+
+    Raises:
+        ScanError: the file and what is wrong (see :meth:`ScanSpec.from_toml`).
+    """
+    path = Path(path)
+    where = str(path)
+    if path.is_dir():
+        raise ScanError(f"--spec: {where!r} is a directory, not a spec file (scans/NAME.toml)")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ScanError(f"--spec: no such file {where!r}") from None
+    except OSError as e:
+        raise ScanError(f"--spec: cannot read {where!r}: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ScanError(
+            f"--spec: {where} is not UTF-8 text (byte {e.start}: {data[e.start : e.start + 1]!r})"
+        ) from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScanError(f"--spec: {where} is not valid TOML: {e}") from None
+    except RecursionError:  # a value nested thousands of levels deep
+        raise ScanError(f"--spec: {where} nests values too deeply to read (lists or tables within lists)") from None
+    unknown = [k for k in raw if k not in _TOP_KEYS]
+    if unknown:
+        raise ScanError(
+            f"--spec: unknown top-level key(s) {unknown} in {where}; use name, runner and the tables "
+            f"[setting], [axes], [options]"
+        )
+    name = raw.get("name", path.stem)
+    if not (isinstance(name, str) and _NAME_RE.fullmatch(name)):
+        raise ScanError(
+            f"--spec: name must be text of letters, digits and . _ + - (it names the results file), "
+            f"got name = {name!r} in {where}"
+        )
+    runner = raw.get("runner", DEFAULT_RUNNER)
+    if not (isinstance(runner, str) and _RUNNER_RE.fullmatch(runner)):
+        raise ScanError(f"--spec: runner must look like 'module:function', got runner = {runner!r} in {where}")
+    setting = _section(raw, "setting", SETTING_FIELDS, where)
+    options = _section(raw, "options", tuple(OPTION_DEFAULTS), where)
+    axes_raw = _section(raw, "axes", AXIS_NAMES, where)
+    both = sorted((set(setting) | set(options)) & set(axes_raw))
+    if both:
+        raise ScanError(f"--spec: {both} both fixed ([setting]/[options]) and scanned ([axes]) in {where}; keep one")
+    axes = {}
+    for k, v in axes_raw.items():  # a list is the axis' values (so one explicit vector is [[...]]); else one value
+        axes[k] = list(v) if isinstance(v, list) else [v]
+    return dict(name=name, base={**setting, **options}, axes=axes, runner=runner)

@@ -4,6 +4,7 @@ submission's verdict cannot change from one run to the next; locally it explores
 import os
 import subprocess
 
+import numpy as np
 import pytest
 from hypothesis import settings
 
@@ -111,3 +112,27 @@ def make_non_regular(path, kind: str) -> None:
         path.symlink_to("/dev/zero")
     else:
         path.mkdir()
+
+
+def model_risk_central_differences(s, A, v, X, y, weights=None, h=1e-6):
+    """∂risk/∂A (off the diagonal; the diagonal stays 0, fixed at β) and ∇_v risk of model (T) by central
+    differences of :func:`theorydyn.model.risk` with step ``h``: the independent route the analytic and
+    fused gradients are checked against. Shapes: ``A`` (D, D), ``v`` (d,); returns ((D, D), (d,))."""
+    from theorydyn import model
+
+    num_A = np.zeros_like(A)
+    for i in range(s.D):
+        for k in range(s.D):
+            if i == k:
+                continue
+            Ap, Am = A.copy(), A.copy()
+            Ap[i, k] += h
+            Am[i, k] -= h
+            num_A[i, k] = (model.risk(s, Ap, v, X, y, weights) - model.risk(s, Am, v, X, y, weights)) / (2 * h)
+    num_v = np.array(
+        [
+            (model.risk(s, A, v + h * e, X, y, weights) - model.risk(s, A, v - h * e, X, y, weights)) / (2 * h)
+            for e in np.eye(s.d)
+        ]
+    )
+    return num_A, num_v

@@ -4,6 +4,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import model_risk_central_differences
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -30,25 +31,7 @@ def test_gradients_match_central_differences(tau):
     for weights in (None, w):
         r, gA, gv = model.risk_and_grad(s, A, v, b.X, b.y, weights=weights)
         assert r == pytest.approx(model.risk(s, A, v, b.X, b.y, weights=weights))
-        h = 1e-6
-        num_A = np.zeros_like(A)
-        for i in range(s.D):
-            for k in range(s.D):
-                if i == k:
-                    continue
-                Ap, Am = A.copy(), A.copy()
-                Ap[i, k] += h
-                Am[i, k] -= h
-                num_A[i, k] = (model.risk(s, Ap, v, b.X, b.y, weights) - model.risk(s, Am, v, b.X, b.y, weights)) / (
-                    2 * h
-                )
-        num_v = np.array(
-            [
-                (model.risk(s, A, v + h * e, b.X, b.y, weights) - model.risk(s, A, v - h * e, b.X, b.y, weights))
-                / (2 * h)
-                for e in np.eye(s.d)
-            ]
-        )
+        num_A, num_v = model_risk_central_differences(s, A, v, b.X, b.y, weights)
         np.testing.assert_allclose(gA, num_A, atol=1e-8, rtol=1e-5)
         np.testing.assert_allclose(gv, num_v, atol=1e-8, rtol=1e-5)
         assert np.all(np.diag(gA) == 0)

@@ -47,8 +47,9 @@ def _env(tmp_path, **extra):
     return env
 
 
-def _cli(tmp_path, *args, **env):
-    cmd = [
+def _cli_cmd(tmp_path, *args) -> list[str]:
+    """``python -m theorydyn.scan`` with the fake runner, results under ``tmp_path/res``, no plots, quiet."""
+    return [
         sys.executable,
         "-m",
         "theorydyn.scan",
@@ -60,6 +61,10 @@ def _cli(tmp_path, *args, **env):
         "--quiet",
         *args,
     ]
+
+
+def _cli(tmp_path, *args, **env):
+    cmd = _cli_cmd(tmp_path, *args)
     return subprocess.run(cmd, cwd=ROOT, env=_env(tmp_path, **env), capture_output=True, text=True, timeout=120)
 
 
@@ -286,18 +291,7 @@ def test_the_issues_repro_two_scan_processes_on_one_name(tmp_path):
     """Two ``python -m theorydyn.scan`` on the same --name at once (one --simulate), then a rerun: every row once."""
     flags = ["--D", "16", "--C", "4", "--n-points", "8", "--name", "mix", "--workers", "1"]
     env = _env(tmp_path)
-    cmd = [
-        sys.executable,
-        "-m",
-        "theorydyn.scan",
-        "--runner",
-        FAKE,
-        "--out",
-        str(tmp_path / "res"),
-        "--no-plots",
-        "--quiet",
-        *flags,
-    ]
+    cmd = _cli_cmd(tmp_path, *flags)
     a = subprocess.Popen(
         cmd + ["--seeds", "40"],
         cwd=ROOT,
@@ -398,27 +392,7 @@ def test_workers_exit_when_the_driver_is_killed(tmp_path):
 
     pids = tmp_path / "pids"
     pids.mkdir()
-    cmd = [
-        sys.executable,
-        "-m",
-        "theorydyn.scan",
-        "--runner",
-        FAKE,
-        "--out",
-        str(tmp_path / "res"),
-        "--no-plots",
-        "--quiet",
-        "--D",
-        "16",
-        "--C",
-        "4",
-        "--q",
-        "0.1",
-        "0.2",
-        "0.3",
-        "--workers",
-        "2",
-    ]
+    cmd = _cli_cmd(tmp_path, "--D", "16", "--C", "4", "--q", "0.1", "0.2", "0.3", "--workers", "2")
     driver = subprocess.Popen(
         cmd,
         cwd=ROOT,

@@ -1,12 +1,12 @@
 """The finite-sample simulator (Theorem 4.2, docs/theory.md §4): the fused step against independent routes,
 reproducibility, divergence, float32 storage, the reduced dynamics as N → ∞, invariances, CLI."""
 
-import itertools
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import model_risk_central_differences
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,23 +50,7 @@ def test_fused_gradient_matches_central_differences(tau):
     for weights in (None, w):
         r, gA, gv = risk_and_grad(s, A, v, b.X, b.y, weights)
         assert r == pytest.approx(model.risk(s, A, v, b.X, b.y, weights), rel=1e-13)
-        h = 1e-6
-        num_A = np.zeros_like(A)
-        for i, k in itertools.product(range(s.D), repeat=2):
-            if i != k:
-                Ap, Am = A.copy(), A.copy()
-                Ap[i, k] += h
-                Am[i, k] -= h
-                num_A[i, k] = (model.risk(s, Ap, v, b.X, b.y, weights) - model.risk(s, Am, v, b.X, b.y, weights)) / (
-                    2 * h
-                )
-        num_v = np.array(
-            [
-                (model.risk(s, A, v + h * e, b.X, b.y, weights) - model.risk(s, A, v - h * e, b.X, b.y, weights))
-                / (2 * h)
-                for e in np.eye(s.d)
-            ]
-        )
+        num_A, num_v = model_risk_central_differences(s, A, v, b.X, b.y, weights)
         np.testing.assert_allclose(gA, num_A, atol=1e-9, rtol=1e-6)
         np.testing.assert_allclose(gv, num_v, atol=1e-9, rtol=1e-6)
         assert np.all(np.diag(gA) == 0)

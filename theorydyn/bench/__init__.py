@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic import write_with
+from ..cli import add_common_arguments, fail
 
 
 def best_time(fn: Callable[[], object], repeats: int = 5, min_total: float = 0.2) -> float:
@@ -82,3 +83,40 @@ def write_tables(tables, out, info: dict) -> None:
         path = out if name == "main" else out.with_name(f"{out.stem}_{name}{out.suffix}")
         write_with(path, functools.partial(t.to_csv, index=False))  # atomic, never through a link
         print(f"table: {path}")
+
+
+def add_bench_arguments(parser, out: str, out_help: str) -> None:
+    """The flags every benchmark shares (:func:`theorydyn.cli.add_common_arguments`): ``--out`` (default
+    ``out``), ``--force`` (the memory guard's, against the machine's memory); no ``--seed``, and no
+    ``--quiet``: no progress bar to silence, the tables are the output."""
+    add_common_arguments(parser, seed=None, out=out, out_help=out_help, quiet=False, force="machine")
+
+
+def check_parts(args, given: set[str] | frozenset[str], prog: str, main_flags, scaling_flags) -> None:
+    """Refuse, before any work (exit 2 naming the flag), what a benchmark with a main table and a
+    ``--scaling`` part cannot do: ``--scaling`` with ``--scaling-only``, a flag of the main table
+    (``main_flags``, argparse dests) with ``--scaling-only``, a flag of ``--scaling`` (``scaling_flags``)
+    without it. ``given``: the dests given on the command line."""
+    if args.scaling and args.scaling_only:
+        fail("--scaling: implied by --scaling-only; give one of them", prog)
+    if args.scaling_only:
+        for k in main_flags:
+            if k in given:
+                fail(f"{flag_of(k)}: only used by the main table, which --scaling-only skips", prog)
+    elif not args.scaling:
+        for k in scaling_flags:
+            if k in given:
+                fail(f"{flag_of(k)}: only used by --scaling / --scaling-only", prog)
+
+
+def fill_defaults(args, defaults: dict[str, Any]) -> None:
+    """Set each flag of ``defaults`` that was not given (None in the parser, so that a flag given where
+    it does nothing is seen) to its default."""
+    for k, v in defaults.items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
+
+
+def flag_of(dest: str) -> str:
+    """The command-line flag of an argparse dest: ``scaling_N`` → ``--scaling-N``."""
+    return "--" + dest.replace("_", "-")

@@ -31,7 +31,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..cli import ArgumentParser, add_common_arguments, fail, given_flags, guard_memory, number, output_file, positive
+from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
 from ..limits import S_MAX_MAX, S_MAX_MIN
 from ..reduced import bank_from_set_counts, integrate, mc_set_counts, population_risk
 from ..reduced._kernels import reference_draw_numpy, reference_numpy
@@ -39,7 +39,7 @@ from ..reduced.memory import reduced_memory
 from ..reduced.risk import _Evaluator
 from ..resources import MemoryEstimate, Term
 from ..setting import D_MAX, Setting
-from . import best_time, format_machine, machine_info, write_tables
+from . import add_bench_arguments, best_time, check_parts, fill_defaults, format_machine, machine_info, write_tables
 
 POINT = (3.9, 0.5, -0.05)  # a phase-II point of docs/theory.md §9
 
@@ -224,13 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=f"largest D tried by --scaling, 64..{D_MAX} (default 65536)",
     )
-    add_common_arguments(
-        ap,
-        seed=None,
-        out="bench_results/reduced.csv",
-        out_help="output file: the CSV of the table; the scaling table goes next to it",
-        quiet=False,  # no progress bar to silence: the tables are the output
-        force="machine",
+    add_bench_arguments(
+        ap, "bench_results/reduced.csv", "output file: the CSV of the table; the scaling table goes next to it"
     )
     return ap
 
@@ -255,21 +250,10 @@ def _parse(argv) -> argparse.Namespace:
     """Parse and check every input before any work (exit 2 naming the flag)."""
     args = build_parser().parse_args(argv)
     given = given_flags(build_parser(), argv)
-    if args.scaling and args.scaling_only:
-        fail("--scaling: implied by --scaling-only; give one of them", PROG)
-    if args.scaling_only:
-        for k in _MAIN_FLAGS:
-            if k in given:
-                fail(f"--{k.replace('_', '-')}: only used by the main table, which --scaling-only skips", PROG)
-    elif not args.scaling:
-        for k in _SCALING_FLAGS:
-            if k in given:
-                fail(f"--{k.replace('_', '-')}: only used by --scaling / --scaling-only", PROG)
-        if args.no_flow and "s_max" in given:
-            fail("--s-max: only used by the flow timing (which --no-flow skips) and by --scaling", PROG)
-    for k, v in _DEFAULTS.items():
-        if getattr(args, k) is None:
-            setattr(args, k, v)
+    check_parts(args, given, PROG, _MAIN_FLAGS, _SCALING_FLAGS)
+    if not (args.scaling or args.scaling_only) and args.no_flow and "s_max" in given:
+        fail("--s-max: only used by the flow timing (which --no-flow skips) and by --scaling", PROG)
+    fill_defaults(args, _DEFAULTS)
     if not args.scaling_only:
         guard_memory(_memory(args.n_samples), force=args.force, prog=PROG)
     output_file(args.out, "--out", PROG)

@@ -8,11 +8,12 @@ import argparse
 
 import numpy as np
 
-from ..cli import ArgumentParser, add_common_arguments, fail, given_flags, guard_memory, number, output_file, positive
+from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
 from ..resources import MemoryEstimate, Term, sample_memory
 from ..setting import D_MAX, Setting
 from ..simulate._kernel import block_size
 from ..simulate.memory import simulate_memory
+from . import add_bench_arguments, check_parts, fill_defaults, flag_of
 from .timing import BATCH, SETTLE
 
 PROG = "python -m theorydyn.bench simulate"
@@ -131,19 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="memory budget of the N_max extrapolation, GiB (default 24)",
     )
-    add_common_arguments(
-        ap,
-        seed=None,
-        out="bench_results/simulate.csv",
-        out_help="output file: the CSV of the main table; the scaling tables go next to it",
-        quiet=False,  # no progress bar to silence: the tables are the output
-        force="machine",
+    add_bench_arguments(
+        ap, "bench_results/simulate.csv", "output file: the CSV of the main table; the scaling tables go next to it"
     )
     return ap
-
-
-def _flag(dest: str) -> str:
-    return "--" + dest.replace("_", "-")
 
 
 def _setting(D: int, flag: str) -> Setting:
@@ -199,27 +191,16 @@ def _parse(argv):
     not run, the Setting at each D, the memory of each part, the output folder."""
     args = build_parser().parse_args(argv)
     given = given_flags(build_parser(), argv)
-    if args.scaling and args.scaling_only:
-        fail("--scaling: implied by --scaling-only; give one of them", PROG)
-    if args.scaling_only:
-        for k in _MAIN_FLAGS:
-            if k in given:
-                fail(f"{_flag(k)}: only used by the main table, which --scaling-only skips", PROG)
-    elif not args.scaling:
-        for k in _SCALING_FLAGS:
-            if k in given:
-                fail(f"{_flag(k)}: only used by --scaling / --scaling-only", PROG)
+    check_parts(args, given, PROG, _MAIN_FLAGS, _SCALING_FLAGS)
     if args.no_simulate:
         for k in ("sim_steps", "n_test"):
             if k in given:
-                fail(f"{_flag(k)}: only used by the timed simulate() run, which --no-simulate skips", PROG)
+                fail(f"{flag_of(k)}: only used by the timed simulate() run, which --no-simulate skips", PROG)
     if args.no_memory:
         for k in ("memory_N", "memory_budget_gib"):
             if k in given:
-                fail(f"{_flag(k)}: only used by the memory runs, which --no-memory skips", PROG)
-    for k, v in _DEFAULTS.items():
-        if getattr(args, k) is None:
-            setattr(args, k, v)
+                fail(f"{flag_of(k)}: only used by the memory runs, which --no-memory skips", PROG)
+    fill_defaults(args, _DEFAULTS)
     args.dtypes = list(dict.fromkeys(args.dtypes))  # choices checked by the parser
     if len(args.memory_N) != 2 or args.memory_N[0] >= args.memory_N[1]:
         fail(f"--memory-N: must be two increasing sizes N1 N2, got {' '.join(map(str, args.memory_N))}", PROG)

@@ -145,20 +145,6 @@ def checks_from(
         r = sl[(sl["method"] == method) & (sl["x"] == x)] if len(sl) else sl
         return r.iloc[0] if len(r) else None
 
-    def table(t, method):
-        g = t[t["method"] == method].sort_values("D")
-        return "; ".join(
-            f"D={int(r.D)}: "
-            + (
-                f"{r.lo:.3g} [{r.ci_low:.3g}, {r.ci_high:.3g}]"
-                if r.kind == "value"
-                else f"> {r.lo:g} (censored at the cap)"
-                if r.kind == "lower"
-                else f"≤ {r.hi:g}"
-            )
-            for r in g.itertuples()
-        )
-
     def floor_note(t, method):
         g = t[t["method"] == method]
         k = int(((g["kind"] == "value") & (g["lo"] == 1.0)).sum())
@@ -195,9 +181,9 @@ def checks_from(
         note = (
             f"idealized pre-trained Â (final γ, ρ of the reduced flow, = population GD) at every D; target = "
             f"{level_txt}, q = {opts.count:g}/(D − C); Ñ grid {list(opts.Ns)[:8]}… (ratio ≤ 1.5 from 2 on). "
-            f"Ñ_target: {table(tgt_t, 'pretrained')}.{floor_note(tgt_t, 'pretrained')} "
+            f"Ñ_target: {_table(tgt_t, 'pretrained')}.{floor_note(tgt_t, 'pretrained')} "
             f"Slope on log D: {describe_slope(p)}; on log log D: {describe_slope(ll)}. "
-            f"At the common target {common_txt}: Ñ_target {table(tgt_c, 'pretrained')}"
+            f"At the common target {common_txt}: Ñ_target {_table(tgt_c, 'pretrained')}"
             + (f", slope {describe_slope(pc)}" if pc is not None else "")
             + f". The threshold {SLOPE_51} admits polylog (log D)^k up to k ≈ 2 and rejects D^a, a > {SLOPE_51}; "
             "a small power (a < 0.5) and a polylog cannot be told apart on this range of D."
@@ -228,7 +214,7 @@ def checks_from(
         at = tgt_t[(tgt_t["method"] == "pretrained-sim") & (tgt_t["D"] == D)]
         atc = tgt_c[(tgt_c["method"] == "pretrained-sim") & (tgt_c["D"] == D)]
         one = lambda g: (  # noqa: E731
-            "—" if g.empty else table(g, "pretrained-sim").split(": ", 1)[1]
+            "—" if g.empty else _table(g, "pretrained-sim").split(": ", 1)[1]
         )
         n_up, eta_up = int(getattr(r, "N", opts.upstream_N)), float(getattr(r, "eta", opts.eta))
         steps = getattr(r, "steps", math.nan)
@@ -273,7 +259,7 @@ def checks_from(
                 f"95% CI < {SLOPE_51} (polylog-like)",
                 _slope_verdict_51(ps) if all_assoc else Verdict.INFO,
                 params,
-                note=f"Ñ_target at {level_txt}: {table(tgt_t, 'pretrained-sim')}. Slope {describe_slope(ps)} over "
+                note=f"Ñ_target at {level_txt}: {_table(tgt_t, 'pretrained-sim')}. Slope {describe_slope(ps)} over "
                 f"D = {ps['D_min']}…{ps['D_max']} ({int(ps['n_D'])} D)."
                 + ("" if all_assoc else " Not every pre-training reached association 1: INFO, not judged."),
                 ci_low=ps["ci_low"],
@@ -323,7 +309,7 @@ def checks_from(
                     "INFO (censored at every D: no growth exponent measurable)",
                     Verdict.INFO,
                     params,
-                    note=f"{what}: target {common_txt} never reached (Ñ_target {table(tgt_c, method)}). Lower "
+                    note=f"{what}: target {common_txt} never reached (Ñ_target {_table(tgt_c, method)}). Lower "
                     "bounds only: the growth exponent is not measured, so this is INFO, not a PASS." + ceil_note,
                     ci_low=measured,
                     ci_high=math.inf,
@@ -333,9 +319,9 @@ def checks_from(
         dlo, dhi = r.get("diff_ci_low", math.nan), r.get("diff_ci_high", math.nan)
         ll = fit(sl_c, method, "log log D")
         note = (
-            f"{what}: target {common_txt} (the same for every method). Ñ_target {table(tgt_c, method)} "
+            f"{what}: target {common_txt} (the same for every method). Ñ_target {_table(tgt_c, method)} "
             f"(finite at {finite} of {len(g)} D).{floor_note(tgt_c, method)} Slope on log D: {describe_slope(r)}; "
-            f"on log log D: {describe_slope(ll)}. Pre-trained Â at the same target: {table(tgt_c, 'pretrained')}. "
+            f"on log log D: {describe_slope(ll)}. Pre-trained Â at the same target: {_table(tgt_c, 'pretrained')}. "
             f"slope − slope(pre-trained): [{r.get('diff_low', math.nan):.3g}, {r.get('diff_high', math.nan):.3g}], "
             f"95% CI [{dlo:.3g}, {dhi:.3g}]. INFO: accuracy {common_txt} is not the theorem's test error ≤ o(1); "
             f"the verdicts are the rows at test error ≤ {opts.err_eps:g}." + ceil_note

@@ -84,6 +84,13 @@ def _vision() -> SimpleNamespace:
     return SimpleNamespace(torch=torch, data=data, experiments=experiments, grid=grid, maps=maps)
 
 
+def _bounds(values: Sequence[float] | np.ndarray) -> tuple[float, float, float]:
+    """(mean, low, high): the 95% interval over seeds (:func:`~theorydyn.stats.mean_ci`); with one seed
+    there is no interval, and the mean stands for both bounds, so the mean decides the verdict."""
+    m, lo, hi = mean_ci(values)
+    return (m, lo, hi) if not np.isnan(lo) else (m, m, m)
+
+
 def _ci_inside(lo: float, hi: float, m: float, tol: float) -> bool:
     if np.isnan(lo):  # one seed: no interval, the mean decides
         return abs(m) <= tol
@@ -98,14 +105,14 @@ def accuracy_check(
     lies wholly outside (a difference shown), INFO when it straddles a bound (too few seeds to
     tell: neither on par nor a difference is shown)."""
     d = np.asarray(acc_pos, float) - np.asarray(acc_van, float)
-    m, lo, hi = mean_ci(d)
+    m, low, high = _bounds(d)
     note = (
         f"positional {np.mean(acc_pos):.4f} ({', '.join(f'{a:.4f}' for a in acc_pos)}), vanilla "
         f"{np.mean(acc_van):.4f} ({', '.join(f'{a:.4f}' for a in acc_van)}) per seed"
     )
-    if _ci_inside(lo, hi, m, tol):
+    if _ci_inside(low, high, m, tol):
         verdict = Verdict.PASS
-    elif (lo if not np.isnan(lo) else m) > tol or (hi if not np.isnan(hi) else m) < -tol:
+    elif low > tol or high < -tol:
         verdict = Verdict.FAIL
     else:
         verdict = Verdict.INFO
@@ -139,12 +146,9 @@ def robustness_check(
     nor contradicted, i.e. too few seeds for the run-to-run noise.
     """
     vit_d, cnn_d = np.asarray(vit_drop, float), np.asarray(cnn_drop, float)
-    vm, vlo, vhi = mean_ci(vit_d)
+    vm, vlo, vhi = _bounds(vit_d)
     gap = cnn_d - vit_d
-    m, lo, hi = mean_ci(gap)
-    if np.isnan(vlo):  # one seed: no interval, the means decide
-        vlo = vhi = vm
-        lo = hi = m
+    m, lo, hi = _bounds(gap)
     base = "" if not baseline else "; " + ", ".join(f"{k} {v:.4f}" for k, v in baseline.items())
     cm, clo, _ = mean_ci(cnn_d)
     note = (
@@ -189,9 +193,8 @@ def decay_check(
     """Row 3 from per-seed contrasts ``ρ(1) − ρ(g−1)`` of trained and untrained encodings; ``ink``
     (mean pixel of the border-ring patches, of the inner ones; :func:`ring_ink`) goes into the note
     of a DEVIATES row, as the measured property of the images that the pairs at distance g−1 share."""
-    m, lo, hi = mean_ci(contrast)
+    m, low, high = _bounds(contrast)
     init = float(np.mean(init_contrast))
-    low, high = (lo, hi) if not np.isnan(lo) else (m, m)
     note = f"untrained initialisation {init:+.4f}"
     if vanilla_contrast is not None:
         note += f", vanilla-attention ViT {np.mean(vanilla_contrast):+.4f}"
@@ -228,9 +231,8 @@ def recovery_check(
     rising with distance, as Figure 1a's digits row); FAIL otherwise. ``unpermuted`` (the mean
     contrast of runs on original images) goes into the note."""
     b, a = np.asarray(before, float), np.asarray(after, float)
-    m, lo, hi = mean_ci(a)
-    _, dlo, _ = mean_ci(a - b)
-    low, high, dlow = (lo, hi, dlo) if not np.isnan(lo) else (m, m, float(np.mean(a - b)))
+    m, low, high = _bounds(a)
+    _, dlow, _ = _bounds(a - b)
     note = f"as learned (permuted positions) {np.mean(b):+.4f}, after π_s⁻¹ − as learned: lower bound {dlow:+.4f}"
     if unpermuted is not None:
         note += f"; runs on original images {unpermuted:+.4f}"

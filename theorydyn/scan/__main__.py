@@ -73,22 +73,8 @@ def _check_results_files(results_dir: str | Path, name: str) -> None:
             fail(f"--out: cannot use {str(path)!r}: {e.strerror or e}", PROG)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = ArgumentParser(
-        prog=PROG,
-        description="Where do the phases of Section 4.1 hold, and when? A resumable scan.",
-        formatter_class=RawDescriptionHelpFormatter,
-        conflict_handler="resolve",
-        epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) × seeds {0, 1, 2}, "
-        "reduced gradient flow to s = 5·10⁴·max(1, D/64)^1.5 (2.5 × the ledger's "
-        "horizon) with 4000 Monte Carlo samples.",
-    )
-    ap.add_argument(
-        "--spec",
-        help="a saved grid, scans/NAME.toml (flags given as well override its entries; default: none, the flags alone)",
-    )
-    ap.add_argument("--name", help="scan name (default: derived from the spec or the flags)")
-    add_setting_arguments(ap)
+def _add_axis_arguments(ap: argparse.ArgumentParser) -> None:
+    """The scan axes: lists of values, each replacing its single-valued Setting flag."""
     # The axes that take lists replace their single-valued counterparts.
     g = ap.add_argument_group("scan axes (lists)")
     g.add_argument("--D", type=number(int, "--D"), nargs="+", default=None, help="number(s) of patches (default 64)")
@@ -132,6 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="F",
         help="the first of the --seeds seeds, an integer >= 0 (default 0)",
     )
+
+
+def _add_solver_options(ap: argparse.ArgumentParser) -> None:
+    """The solver options of every point (a single value each; the scan axes take lists)."""
     o = ap.add_argument_group("solver options")
     o.add_argument(
         "--method", choices=("flow", "gd"), default=None, help="reduced dynamics: gradient flow or GD (default flow)"
@@ -170,6 +160,26 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="simulator storage of X (default float64, as the library's simulate())",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = ArgumentParser(
+        prog=PROG,
+        description="Where do the phases of Section 4.1 hold, and when? A resumable scan.",
+        formatter_class=RawDescriptionHelpFormatter,
+        conflict_handler="resolve",
+        epilog="With only --D/--C: q in {0.6, 0.8, 1, 1.2, 1.4}·C²/D (when one size) × seeds {0, 1, 2}, "
+        "reduced gradient flow to s = 5·10⁴·max(1, D/64)^1.5 (2.5 × the ledger's "
+        "horizon) with 4000 Monte Carlo samples.",
+    )
+    ap.add_argument(
+        "--spec",
+        help="a saved grid, scans/NAME.toml (flags given as well override its entries; default: none, the flags alone)",
+    )
+    ap.add_argument("--name", help="scan name (default: derived from the spec or the flags)")
+    add_setting_arguments(ap)
+    _add_axis_arguments(ap)
+    _add_solver_options(ap)
     r = ap.add_argument_group("running")
     r.add_argument(
         "--workers",

@@ -33,6 +33,36 @@ PROG = "python -m theorydyn.transfer"
 VERIFY_COMMAND = "python -m theorydyn.verify --only transfer"
 
 
+def _add_upstream_arguments(ap: argparse.ArgumentParser) -> None:
+    """The finite-sample pre-training (method pretrained-sim) and the largest D of the costly methods."""
+    ap.add_argument(
+        "--upstream-N",
+        type=positive(int, "--upstream-N"),
+        default=None,
+        help=f"finite-sample pre-training samples (method pretrained-sim; default {QUICK['upstream_N']}; "
+        f"--full: {FULL['upstream_N']})",
+    )
+    ap.add_argument(
+        "--upstream-steps",
+        type=positive(int, "--upstream-steps"),
+        default=None,
+        help=f"finite-sample pre-training steps (method pretrained-sim; default {QUICK['upstream_steps']})",
+    )
+    ap.add_argument(
+        "--scratch-max-D",
+        type=positive(int, "--scratch-max-D"),
+        default=None,
+        help=f"train 'scratch' only up to this D (default {QUICK['scratch_max_D']}; --full: {FULL['scratch_max_D']})",
+    )
+    ap.add_argument(
+        "--sim-max-D",
+        type=positive(int, "--sim-max-D"),
+        default=None,
+        help=f"finite-sample pre-training only up to this D (default {QUICK['sim_max_D']}; "
+        f"--full: {FULL['sim_max_D']})",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(
         prog=PROG,
@@ -105,32 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     # the former spelling, still read (one spelling in --help: --n-test, as simulate's)
     ap.add_argument("--N-test", dest="N_test", type=positive(int, "--N-test"), default=None, help=argparse.SUPPRESS)
-    ap.add_argument(
-        "--upstream-N",
-        type=positive(int, "--upstream-N"),
-        default=None,
-        help=f"finite-sample pre-training samples (method pretrained-sim; default {QUICK['upstream_N']}; "
-        f"--full: {FULL['upstream_N']})",
-    )
-    ap.add_argument(
-        "--upstream-steps",
-        type=positive(int, "--upstream-steps"),
-        default=None,
-        help=f"finite-sample pre-training steps (method pretrained-sim; default {QUICK['upstream_steps']})",
-    )
-    ap.add_argument(
-        "--scratch-max-D",
-        type=positive(int, "--scratch-max-D"),
-        default=None,
-        help=f"train 'scratch' only up to this D (default {QUICK['scratch_max_D']}; --full: {FULL['scratch_max_D']})",
-    )
-    ap.add_argument(
-        "--sim-max-D",
-        type=positive(int, "--sim-max-D"),
-        default=None,
-        help=f"finite-sample pre-training only up to this D (default {QUICK['sim_max_D']}; "
-        f"--full: {FULL['sim_max_D']})",
-    )
+    _add_upstream_arguments(ap)
     ap.add_argument("--eta", type=positive(float, "--eta"), default=10.0, help="GD step size (default 10)")
     ap.add_argument(
         "--omega", type=positive(float, "--omega"), default=1e-3, help="initialisation scale ω (default 1e-3)"

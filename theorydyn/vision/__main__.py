@@ -37,6 +37,53 @@ def fail(message: str):
     _cli_fail(message, PROG)
 
 
+def _add_model_and_seed_arguments(p: argparse.ArgumentParser) -> None:
+    """The ViT's shape and initialisation (defaults from the dataset's preset) and the seeds of the runs and of π_s."""
+    g = p.add_argument_group("ViT shape (defaults depend on the dataset)")
+    for k in ("width", "depth", "heads", "mlp", "patch"):
+        g.add_argument(f"--{k}", type=positive(int, f"--{k}"), default=None, help="default: the dataset's preset")
+    g.add_argument(
+        "--init",
+        choices=("vit", "torch"),
+        default=None,
+        help="linear layers: vit = N(0, 0.02²) weights, zero biases; torch = PyTorch's U(±1/√fan_in) "
+        "(default: torch on digits, vit on 32×32 images)",
+    )
+    g.add_argument(
+        "--pos-std",
+        type=positive(float, "--pos-std"),
+        default=None,
+        help="std σ of P's initialisation N(0, σ²), truncated at ±2σ (default: 1 on digits, 0.02 on 32×32)",
+    )
+    p.add_argument(
+        "--seed",
+        type=number(int, "--seed", low=0, high=SEED_MAX),
+        default=0,
+        help=f"seed of the initialisation and the data order of the one run per configuration, 0..{SEED_MAX} "
+        "(single, permuted, demo)",
+    )
+    p.add_argument(
+        "--seeds",
+        type=number(int, "--seeds", low=1, high=SEEDS_MAX),
+        default=3,
+        metavar="K",
+        help="number of seeds of compare and robustness, an integer >= 1: seeds --first-seed F … F+K-1",
+    )
+    p.add_argument(
+        "--first-seed",
+        type=number(int, "--first-seed", low=0, high=SEED_MAX),
+        default=0,
+        metavar="F",
+        help="the first of the --seeds seeds (compare, robustness)",
+    )
+    p.add_argument(
+        "--perm-seed",
+        type=number(int, "--perm-seed", low=0, high=SEED_MAX),
+        default=0,
+        help="seed of the grid permutation π_s (where images are permuted)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument(
@@ -103,49 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="random-crop padding (default: 0 on digits, 4 on 32×32 images)",
     )
-    g = p.add_argument_group("ViT shape (defaults depend on the dataset)")
-    for k in ("width", "depth", "heads", "mlp", "patch"):
-        g.add_argument(f"--{k}", type=positive(int, f"--{k}"), default=None, help="default: the dataset's preset")
-    g.add_argument(
-        "--init",
-        choices=("vit", "torch"),
-        default=None,
-        help="linear layers: vit = N(0, 0.02²) weights, zero biases; torch = PyTorch's U(±1/√fan_in) "
-        "(default: torch on digits, vit on 32×32 images)",
-    )
-    g.add_argument(
-        "--pos-std",
-        type=positive(float, "--pos-std"),
-        default=None,
-        help="std σ of P's initialisation N(0, σ²), truncated at ±2σ (default: 1 on digits, 0.02 on 32×32)",
-    )
-    p.add_argument(
-        "--seed",
-        type=number(int, "--seed", low=0, high=SEED_MAX),
-        default=0,
-        help=f"seed of the initialisation and the data order of the one run per configuration, 0..{SEED_MAX} "
-        "(single, permuted, demo)",
-    )
-    p.add_argument(
-        "--seeds",
-        type=number(int, "--seeds", low=1, high=SEEDS_MAX),
-        default=3,
-        metavar="K",
-        help="number of seeds of compare and robustness, an integer >= 1: seeds --first-seed F … F+K-1",
-    )
-    p.add_argument(
-        "--first-seed",
-        type=number(int, "--first-seed", low=0, high=SEED_MAX),
-        default=0,
-        metavar="F",
-        help="the first of the --seeds seeds (compare, robustness)",
-    )
-    p.add_argument(
-        "--perm-seed",
-        type=number(int, "--perm-seed", low=0, high=SEED_MAX),
-        default=0,
-        help="seed of the grid permutation π_s (where images are permuted)",
-    )
+    _add_model_and_seed_arguments(p)
     p.add_argument(
         "--data-dir", type=path_arg("--data-dir"), default=None, help="folder of the official archives (default ./data)"
     )

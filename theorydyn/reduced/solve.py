@@ -148,6 +148,33 @@ def _row(ev: _Evaluator, s_val: float, step: float, th) -> dict | None:
     )
 
 
+def _checked_options(method, solver, eta, steps, s_max, n_points, err_tol, s_grid):
+    """:func:`integrate`'s own checks of its options (ValueError naming the option); returns ``s_grid`` as
+    sorted unique float64 times (or None) and ``s_max``, which defaults to the last of them when neither
+    ``s_max`` nor ``steps`` is given."""
+    if method not in ("flow", "gd"):
+        raise ValueError(f"method must be 'flow' or 'gd', got {method!r}")
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    _check_positive("eta", eta)
+    if steps is not None:
+        _check_positive("steps", steps, integer=True)
+    if s_max is not None:
+        _check_positive("s_max", s_max)
+    _check_positive("n_points", n_points, integer=True)
+    if n_points < 2:
+        raise ValueError(f"n_points must be >= 2, got {n_points}")
+    if not (0.0 < err_tol < 1.0):
+        raise ValueError(f"err_tol must be in (0, 1), got {err_tol}")
+    if s_grid is not None:
+        s_grid = np.unique(np.asarray(s_grid, dtype=np.float64))
+        if len(s_grid) == 0 or not np.all(np.isfinite(s_grid)) or s_grid[0] < 0:
+            raise ValueError("s_grid must be a non-empty array of finite times >= 0")
+        if s_max is None and steps is None:
+            s_max = float(s_grid[-1])
+    return s_grid, s_max
+
+
 def integrate(
     s: Setting,
     method: str = "flow",
@@ -209,26 +236,7 @@ def integrate(
     """
     # -- argument checks (theorydyn.validate: the CLI's rules, before any work) --
     check_integrate(**locals())  # every argument, as passed
-    if method not in ("flow", "gd"):
-        raise ValueError(f"method must be 'flow' or 'gd', got {method!r}")
-    if solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
-    _check_positive("eta", eta)
-    if steps is not None:
-        _check_positive("steps", steps, integer=True)
-    if s_max is not None:
-        _check_positive("s_max", s_max)
-    _check_positive("n_points", n_points, integer=True)
-    if n_points < 2:
-        raise ValueError(f"n_points must be >= 2, got {n_points}")
-    if not (0.0 < err_tol < 1.0):
-        raise ValueError(f"err_tol must be in (0, 1), got {err_tol}")
-    if s_grid is not None:
-        s_grid = np.unique(np.asarray(s_grid, dtype=np.float64))
-        if len(s_grid) == 0 or not np.all(np.isfinite(s_grid)) or s_grid[0] < 0:
-            raise ValueError("s_grid must be a non-empty array of finite times >= 0")
-        if s_max is None and steps is None:
-            s_max = float(s_grid[-1])
+    s_grid, s_max = _checked_options(method, solver, eta, steps, s_max, n_points, err_tol, s_grid)
     if method == "gd":
         if steps is None:
             steps = int(math.ceil((s_max if s_max is not None else S_MAX) / eta))

@@ -164,6 +164,37 @@ def check_runner(spec: ScanSpec) -> None:
         raise ScanError(f"--runner: cannot load {spec.runner!r}: {e}") from None
 
 
+def _record(
+    p: Point, fut, outcome: ScanOutcome, bar: Progress, store, traj_dir: Path, prov: dict, running: int
+) -> bool:
+    """Take the finished future ``fut`` of point ``p``: its trajectory saved, its row (with the provenance
+    ``prov``) committed to ``store``, ``outcome`` and the bar (``running``: the points still in flight)
+    updated. Returns True when the point failed (its runner raised, or the store refused its row); a dead
+    worker (BrokenProcessPool) propagates."""
+    where = " ".join(f"{k}={_fmt(v)}" for k, v in p.axes.items()) or p.key[:12]
+    try:
+        out = fut.result()
+    except BrokenProcessPool:
+        raise
+    except Exception as e:  # noqa: BLE001 — a bug in one point must not lose the others
+        outcome.failed.append((p.key, f"{type(e).__name__}: {e}"))
+        bar.failed += 1
+        bar.update(running, f"FAILED {where}: {type(e).__name__}: {e}")
+        return True
+    _save_outputs(traj_dir, p.key, out)
+    try:
+        store.append({**_row(p, out), **prov})
+    except ValueError as e:  # a runner's row the store would reject on reading
+        outcome.failed.append((p.key, f"row not stored: {e}"))
+        bar.failed += 1
+        return True
+    outcome.computed += 1
+    bar.done += 1
+    t2 = out.get("T2")
+    bar.update(running, f"{where} T2={_fmt(t2) if t2 is not None else '—'} ({out.get('wall_s', 0):.1f} s)")
+    return False
+
+
 def run_scan(
     spec: ScanSpec,
     *,
@@ -239,32 +270,8 @@ def run_scan(
                 done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
                 for fut in done:
                     p = pending.pop(fut)
-                    where = " ".join(f"{k}={_fmt(v)}" for k, v in p.axes.items()) or p.key[:12]
-                    try:
-                        out = fut.result()
-                    except BrokenProcessPool:
-                        raise
-                    except Exception as e:  # noqa: BLE001 — a bug in one point must not lose the others
-                        outcome.failed.append((p.key, f"{type(e).__name__}: {e}"))
-                        bar.failed += 1
-                        bar.update(min(len(pending), slots), f"FAILED {where}: {type(e).__name__}: {e}")
-                        refill()
-                        continue
-                    _save_outputs(traj_dir, p.key, out)
-                    try:
-                        store.append({**_row(p, out), **prov})
-                    except ValueError as e:  # a runner's row the store would reject on reading
-                        outcome.failed.append((p.key, f"row not stored: {e}"))
-                        bar.failed += 1
-                        refill()
-                        continue
-                    outcome.computed += 1
-                    bar.done += 1
-                    t2 = out.get("T2")
-                    bar.update(
-                        min(len(pending), slots),
-                        f"{where} T2={_fmt(t2) if t2 is not None else '—'} ({out.get('wall_s', 0):.1f} s)",
-                    )
+                    if _record(p, fut, outcome, bar, store, traj_dir, prov, min(len(pending), slots)):
+                        refill()  # a failed point frees its slot at once
                 refill()
         except BrokenProcessPool:
             # Raised by result() or by submit() once a worker died; the rows saved so far stand.

@@ -254,34 +254,9 @@ def _target_arg(text: str) -> float | None:
     return number(float, "--target", low=0.5, high=1, low_open=True, high_open=True)(text)
 
 
-def run(inv: Invocation) -> int:
-    """Every input is checked before any work (exit 2 naming the flag): the setting at each D, flags that
-    do nothing in the chosen mode, the memory of the largest D, then the --out and --cache folders."""
-    import pandas as pd
-
-    from ..setting import setting_at
-    from .experiment import options_from
-    from .experiment import run as run_experiment
-    from .plot import describe_slope
-    from .task import with_count
-
-    ap, args, given = inv.parser, inv.args, inv.given()
-    cfg = dict(FULL if args.full else QUICK)
-    if args.checks:
-        for a in ap._actions:
-            if a.dest in given and a.dest not in ("checks", "full", "out"):
-                fail(
-                    f"{a.option_strings[-1]}: has no effect with --checks (the ledger runs at fixed sizes; "
-                    f"only --full and --out apply)",
-                    PROG,
-                )
-        fail(
-            f"--checks: the ledger rows of Theorems 5.1 and 5.2 are printed by "
-            f"'{VERIFY_COMMAND}{'' if args.full else ' --quick'}'; this command runs the experiment only",
-            PROG,
-        )
-    methods = tuple(dict.fromkeys(args.methods or DEFAULT_METHODS))  # choices checked by the parser
-    # a flag that does nothing in this mode is an error, not silently dropped
+def _refuse_idle_flags(args: argparse.Namespace, given, methods: tuple[str, ...]) -> None:
+    """A flag that does nothing in this mode (with these --methods, with or without --keep-q) is an error
+    (exit 2 naming it), not silently dropped."""
     if args.keep_q and "count" in given:
         fail("--count: not used with --keep-q (q stays at --q across D)", PROG)
     if not args.keep_q:
@@ -310,6 +285,36 @@ def run(inv: Invocation) -> int:
             fail(f"--{k}: not used by logreg (L2 logistic regression, λ by cross-validation)", PROG)
     if "cache" in given and not set(methods) & set(CACHED):
         fail(f"--cache: only used by the pre-trained methods ({', '.join(CACHED)}), which --methods leaves out", PROG)
+
+
+def run(inv: Invocation) -> int:
+    """Every input is checked before any work (exit 2 naming the flag): the setting at each D, flags that
+    do nothing in the chosen mode, the memory of the largest D, then the --out and --cache folders."""
+    import pandas as pd
+
+    from ..setting import setting_at
+    from .experiment import options_from
+    from .experiment import run as run_experiment
+    from .plot import describe_slope
+    from .task import with_count
+
+    ap, args, given = inv.parser, inv.args, inv.given()
+    cfg = dict(FULL if args.full else QUICK)
+    if args.checks:
+        for a in ap._actions:
+            if a.dest in given and a.dest not in ("checks", "full", "out"):
+                fail(
+                    f"{a.option_strings[-1]}: has no effect with --checks (the ledger runs at fixed sizes; "
+                    f"only --full and --out apply)",
+                    PROG,
+                )
+        fail(
+            f"--checks: the ledger rows of Theorems 5.1 and 5.2 are printed by "
+            f"'{VERIFY_COMMAND}{'' if args.full else ' --quick'}'; this command runs the experiment only",
+            PROG,
+        )
+    methods = tuple(dict.fromkeys(args.methods or DEFAULT_METHODS))  # choices checked by the parser
+    _refuse_idle_flags(args, given, methods)
     for k in ("Ds", "Ns", "seeds", "N_test", "upstream_N", "upstream_steps", "scratch_max_D", "sim_max_D"):
         if getattr(args, k) is not None:
             cfg[k] = getattr(args, k)

@@ -348,6 +348,64 @@ def _out_path(path, default: str | None, prog: str):
     return out
 
 
+def _run_ensemble(args: argparse.Namespace, device, prog: str) -> int:
+    """``--ensemble``: training rates of the digits preset networks trained together as one ensemble
+    (:func:`ensemble_rates`), printed and written to ``--out``."""
+    out = _out_path(args.out, None, prog)
+    repeats = args.repeats or 2
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {torch.get_num_threads()} threads"
+    print(
+        f"ensemble: {where}; digits preset networks, {args.epochs} epoch(s) per measurement, best of {repeats}; "
+        f"load average before {os.getloadavg()[0]:.2f}",
+        file=sys.stderr,
+    )
+    df = ensemble_rates(
+        device,
+        member_counts=args.members,
+        epochs=args.epochs,
+        repeats=repeats,
+        out_dir=None if out is None else out.parent,
+        say=lambda m: print(f"\r{m}   ", end="", file=sys.stderr, flush=True),
+    )
+    print(file=sys.stderr)
+    print(df.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
+    print(f"{where}; load average (1 min) during the runs {df.load_min.min():.2f}–{df.load_max.max():.2f}")
+    print(
+        f"floor: the matrix products alone at this machine's float32 rate, {df.gemm_peak_GFLOP_per_s.iloc[0]:.0f} "
+        "GFLOP/s (torch.mm 2048³, measured before the runs); of_floor = images/s ÷ floor images/s"
+    )
+    if out is not None:
+        write_with(out, lambda t: df.to_csv(t, index=False))
+    return 0
+
+
+def _run_smoke(
+    args: argparse.Namespace, device, width: int, depth: int, heads: int, images: int, batch: int, out
+) -> int:
+    """``--smoke``: one epoch of ``images`` synthetic 32×32×3 images at ``batch`` (:func:`smoke`), printed
+    and written to ``out``."""
+    print(
+        f"smoke: {device}, ViT width {width} depth {depth} heads {heads} patch {args.patch}, one epoch of "
+        f"{images} synthetic 32×32×3 images at batch {batch}, bf16 autocast",
+        file=sys.stderr,
+    )
+    df = smoke(
+        device,
+        width=width,
+        depth=depth,
+        heads=heads,
+        patch=args.patch,
+        images=images,
+        batch=batch,
+        out_dir=out.parent,
+        compile=args.compile,
+    )
+    print(df.drop(columns="device").to_string(index=False, float_format=lambda v: f"{v:,.3f}"))
+    write_with(out, lambda t: df.to_csv(t, index=False))
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
 def main(argv=None) -> int:
     """Every input is checked before any model is built (exit 2 naming the flag): shapes, flags that
     do nothing with or without --smoke, the memory of the largest batch on the device, --out."""
@@ -378,34 +436,7 @@ def main(argv=None) -> int:
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     if args.ensemble:
-        out = _out_path(args.out, None, prog)
-        repeats = args.repeats or 2
-        where = (
-            torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {torch.get_num_threads()} threads"
-        )
-        print(
-            f"ensemble: {where}; digits preset networks, {args.epochs} epoch(s) per measurement, best of {repeats}; "
-            f"load average before {os.getloadavg()[0]:.2f}",
-            file=sys.stderr,
-        )
-        df = ensemble_rates(
-            device,
-            member_counts=args.members,
-            epochs=args.epochs,
-            repeats=repeats,
-            out_dir=None if out is None else out.parent,
-            say=lambda m: print(f"\r{m}   ", end="", file=sys.stderr, flush=True),
-        )
-        print(file=sys.stderr)
-        print(df.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
-        print(f"{where}; load average (1 min) during the runs {df.load_min.min():.2f}–{df.load_max.max():.2f}")
-        print(
-            f"floor: the matrix products alone at this machine's float32 rate, {df.gemm_peak_GFLOP_per_s.iloc[0]:.0f} "
-            "GFLOP/s (torch.mm 2048³, measured before the runs); of_floor = images/s ÷ floor images/s"
-        )
-        if out is not None:
-            write_with(out, lambda t: df.to_csv(t, index=False))
-        return 0
+        return _run_ensemble(args, device, prog)
     gpu = device.type == "cuda"
     batches = args.batches or ([128] if args.smoke else [128, 1024])
     width, depth = args.width or (384 if gpu else 96), args.depth or (7 if gpu else 2)
@@ -444,26 +475,7 @@ def main(argv=None) -> int:
     if gpu:
         torch.backends.cuda.matmul.allow_tf32 = True
     if args.smoke:
-        print(
-            f"smoke: {device}, ViT width {width} depth {depth} heads {heads} patch {args.patch}, one epoch of "
-            f"{images} synthetic 32×32×3 images at batch {batch}, bf16 autocast",
-            file=sys.stderr,
-        )
-        df = smoke(
-            device,
-            width=width,
-            depth=depth,
-            heads=heads,
-            patch=args.patch,
-            images=images,
-            batch=batch,
-            out_dir=out.parent,
-            compile=args.compile,
-        )
-        print(df.drop(columns="device").to_string(index=False, float_format=lambda v: f"{v:,.3f}"))
-        write_with(out, lambda t: df.to_csv(t, index=False))
-        print(f"wrote {out}", file=sys.stderr)
-        return 0
+        return _run_smoke(args, device, width, depth, heads, images, batch, out)
     name = torch.cuda.get_device_name(device) if gpu else f"CPU, {torch.get_num_threads()} threads"
     print(
         f"device: {name}; ViT width {width}, depth {depth}, heads {heads}, MLP {width}, patch {args.patch} "

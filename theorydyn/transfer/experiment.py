@@ -10,6 +10,7 @@ is an export (with provenance), never read back.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
@@ -369,6 +370,56 @@ def attentions_at(
     return attn, source, ups
 
 
+def _level_row(
+    s_up: Setting, D: int, opts: TransferOptions, a_star: float, target: float, target_theorem: float, target_eps: float
+) -> dict:
+    """The row of ``transfer_levels.csv`` at D: q, K = q(D − C), a*(D), the targets, the ceiling of Â at
+    init and the linear reference."""
+    return dict(
+        D=D,
+        q=s_up.q,
+        K=s_up.q * (D - s_up.C),
+        a_star=a_star,
+        target=target,
+        target_theorem=target_theorem,
+        target_eps=target_eps,
+        init_ceiling=ceiling(s_up, 0.0, 0.0, n_samples=opts.ceiling_samples)[0],
+        linear_reference=linear_reference(s_up, n_samples=10 * opts.ceiling_samples),
+    )
+
+
+def _stored_result(store, key: str) -> dict:
+    r = store.rows[key]
+    return dict(acc_f=float(r["acc_f"]), acc_y=float(r["acc_y"]), wall_s=float(r["wall_s"]))
+
+
+def _row_result(
+    store, recompute: bool, work: Callable[[], dict], D: int, method: str, N: int, seed: int, config, prov: dict
+) -> dict:
+    """acc_f, acc_y, wall_s of one (D, method, Ñ, seed): its stored row's (with ``recompute`` the row is
+    removed first), else ``work()``'s, committed at once with its parameters and provenance ``prov``."""
+    key = row_key(D, method, N, seed, config)
+    if recompute and key in store:
+        store.remove([key])
+    if key in store:
+        return _stored_result(store, key)
+    res = {k: float(v) for k, v in work().items()}
+    if not store.append(
+        dict(
+            key=key,
+            D=D,
+            method=method,
+            N_tilde=N,
+            seed=seed,
+            **res,
+            params=row_params(D, method, N, seed, config),
+            **prov,
+        )
+    ):
+        return _stored_result(store, key)  # another process committed this row first: its row stands
+    return res
+
+
 def run(
     s: Setting,
     Ds: Iterable[int] = (16, 32, 64, 128, 256),
@@ -434,19 +485,7 @@ def run(
             target_theorem = a_star - opts.eps
             target_eps = 1.0 - opts.err_eps  # Theorem 5.2's "test error ≤ o(1)" read as ε = err_eps
             target = target_theorem if opts.target is None else opts.target
-            level_rows.append(
-                dict(
-                    D=D,
-                    q=s_up.q,
-                    K=s_up.q * (D - s_up.C),
-                    a_star=a_star,
-                    target=target,
-                    target_theorem=target_theorem,
-                    target_eps=target_eps,
-                    init_ceiling=ceiling(s_up, 0.0, 0.0, n_samples=opts.ceiling_samples)[0],
-                    linear_reference=linear_reference(s_up, n_samples=10 * opts.ceiling_samples),
-                )
-            )
+            level_rows.append(_level_row(s_up, D, opts, a_star, target, target_theorem, target_eps))
             attn, source, up = attentions_at(s_up, D, methods, opts, cache, progress)
             ups += up
             test = TestSet.draw(sd, opts.N_test, seed=opts.test_seed)
@@ -467,31 +506,8 @@ def run(
                 for N in [n for n in opts.Ns if n <= n_max]:
                     accs = []
                     for seed in range(opts.seeds):
-                        key = row_key(D, method, N, seed, config)
-                        if recompute and key in store:
-                            store.remove([key])
-                        if key in store:
-                            r = store.rows[key]
-                            res = dict(acc_f=float(r["acc_f"]), acc_y=float(r["acc_y"]), wall_s=float(r["wall_s"]))
-                        else:
-                            res = {
-                                k: float(v)
-                                for k, v in compute(sd, method, attn.get(method), N, seed, opts, test).items()
-                            }
-                            if not store.append(
-                                dict(
-                                    key=key,
-                                    D=D,
-                                    method=method,
-                                    N_tilde=N,
-                                    seed=seed,
-                                    **res,
-                                    params=row_params(D, method, N, seed, config),
-                                    **prov,
-                                )
-                            ):
-                                r = store.rows[key]  # another process committed this row first: its row stands
-                                res = dict(acc_f=float(r["acc_f"]), acc_y=float(r["acc_y"]), wall_s=float(r["wall_s"]))
+                        work = functools.partial(compute, sd, method, attn.get(method), N, seed, opts, test)
+                        res = _row_result(store, recompute, work, D, method, N, seed, config, prov)
                         rows.append(dict(D=D, method=method, N_tilde=N, seed=seed, **res))
                         accs.append(res["acc_f"])
                     if after is not None:

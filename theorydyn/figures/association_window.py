@@ -4,7 +4,7 @@ Realistic GD (:func:`theorydyn.simulate.simulate`) at one D for several N, one s
 association (fraction of rows) at every recorded step, against the step; the window [T_a, 3 T_a]
 that the Theorem 4.2 row judges (:mod:`theorydyn.claims.persistence`, T_a = max(T1, T2) of the
 idealized flow at that setting) is shaded, 1.5 T_a marked. Registered in :data:`theorydyn.figures.REGISTRY`
-by the import at the end of :mod:`theorydyn.figures`.
+by the imports at the end of :mod:`theorydyn.figures.core`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """Resumable parameter scans: where do the phases of Section 4.1 hold, and when?
 
-* :mod:`.grid` — the grid (Settings × solver options × seeds), its keys and spec files;
+* :mod:`.grid` — the grid (Settings × solver options × seeds) and its keys;
+* :mod:`.schema` — the solver options, their types and the TOML spec files;
 * :mod:`.point` — what one point computes (the reduced dynamics; the simulator on request);
 * :mod:`.executor` — local processes or a Dask cluster;
 * :mod:`theorydyn.store` — the transactional results store (SQLite) and its CSV export;
-* :mod:`.run` — :func:`run_scan`, the summary with intervals over seeds, the plots;
+* :mod:`.run` — :func:`run_scan` and the plots;
+* :mod:`.summary` — the summary tables, with intervals over seeds;
 * :mod:`.plots` — phase times against an axis, scaling in D, overlaid trajectories.
 
 CLI: ``python -m theorydyn.scan --help``.

@@ -46,7 +46,6 @@ ROOT = Path(__file__).resolve().parents[1]
 NO_PROGRESS = {
     "theorydyn.bench.reduced",
     "theorydyn.bench.simulate",
-    "theorydyn.bench.simulate_cli",  # the parser of theorydyn.bench.simulate
     "theorydyn.vision.bench",
     "theorydyn.stores.__main__",
 }

@@ -30,6 +30,7 @@ fresh processes at two N (VmHWM), extrapolated to the largest N (and N·D·d) wi
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import operator
@@ -50,7 +51,7 @@ from ..simulate import simulate
 from ..simulate._kernel import FusedModel, block_size
 from ..simulate.torch_step import TorchModel
 from . import format_machine, machine_info, write_tables
-from .simulate_cli import PROG, _parse, build_parser  # noqa: F401  (re-exported: the command's parser)
+from .simulate_cli import PROG, _parse, make_parser  # noqa: F401  (PROG re-exported: the command's name)
 from .timing import BATCH, SETTLE, Timed, _interleaved, _second_after_first  # noqa: F401  (re-exported)
 
 
@@ -455,6 +456,11 @@ def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
         )
         out.append(("memory", pd.concat([runs, pd.DataFrame([m])], ignore_index=True)))
     return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command's parser (:mod:`theorydyn.bench.simulate_cli`, with its checks)."""
+    return make_parser()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -45,7 +45,8 @@ _DEFAULTS = dict(
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def make_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m theorydyn.bench simulate`` (:func:`theorydyn.bench.simulate.build_parser`)."""
     ap = ArgumentParser(prog=PROG, description="Benchmark of the finite-sample simulator's step.")
     g = ap.add_argument_group("main table (not with --scaling-only)")
     g.add_argument("--N", type=number(int, "--N", low=2), default=None, help="training samples (default 16384)")
@@ -189,8 +190,8 @@ def _guard(args) -> None:
 def _parse(argv):
     """Parse and check every input before any work (exit 2 naming the flag): flags of a part that does
     not run, the Setting at each D, the memory of each part, the output folder."""
-    args = build_parser().parse_args(argv)
-    given = given_flags(build_parser(), argv)
+    args = make_parser().parse_args(argv)
+    given = given_flags(make_parser(), argv)
     check_parts(args, given, PROG, _MAIN_FLAGS, _SCALING_FLAGS)
     if args.no_simulate:
         for k in ("sim_steps", "n_test"):

@@ -133,7 +133,7 @@ def test_a_reduced_phase_not_reached_names_the_s_max_that_reaches_it(tmp_path, c
 def test_seed_intervals_are_log_scale_and_too_few_seeds_say_so(tmp_path, capsys):
     spec = ScanSpec("two", base={"D": 32, "C": 4, "s_max": 1e6}, axes={"q": [0.25], "seed": [0, 1]}, runner=FAKE)
     run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False)
-    text = capsys.readouterr().out
+    text = " ".join(capsys.readouterr().out.split())  # the header is wrapped to the terminal's width
     assert " (n=2)" in text and "no interval below 3 seeds" in text
     spec3 = ScanSpec("three", base={"D": 32, "C": 4, "s_max": 1e6}, axes={"q": [0.25], "seed": [0, 1, 2]}, runner=FAKE)
     out = run_scan(spec3, results_dir=tmp_path, workers=0, progress=False, plots=False)

@@ -134,8 +134,13 @@ def test_theorem_3_1_scan_figure_draws_both_errors_and_crossings():
     assert not curves[curves["spurious"] <= 4]["in_scope"].any()
     fig, ax = plt.subplots()
     glm.plot_theorem_3_1_scan(ax, curves, cross)
-    labels = [ln.get_label() for ln in ax.get_lines() if ln.get_label().startswith("D=")]
-    assert len(labels) == 4 and sum("given" in lb for lb in labels) == 2
+    # both errors per D: a thick Pr[f g <= 0] and a thin Pr[f g <= 0 | f != 0] curve each (12 points)
+    curves_drawn = [ln for ln in ax.get_lines() if len(ln.get_xdata()) == 6]
+    thick = [ln for ln in curves_drawn if ln.get_linewidth() == 1.6]
+    thin = [ln for ln in curves_drawn if ln.get_linewidth() == 0.8 and ln.get_alpha() == 0.45]
+    assert len(thick) == 2 and len(thin) == 2, f"{len(thick)} thick, {len(thin)} thin curves"
+    legend = [tx.get_text() for tx in ax.get_legend().get_texts()]
+    assert {"D = 32", "D = 64", "the bound 1/8"} <= set(legend) and any("scope edge" in x for x in legend), legend
     plt.close(fig)
 
 

@@ -217,13 +217,32 @@ def _source_file(name: str) -> Path | None:
     return Path(f) if f and f.endswith(".py") and Path(f).is_file() else None
 
 
+def _is_type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
 def _imports(name: str, path: Path, tree: ast.AST) -> set[str]:
     """The theorydyn modules that the source of module ``name`` names: its imports (anywhere in the
-    file, relative ones resolved; ``from P import x`` names P and P.x) and its runner strings."""
+    file but under ``if TYPE_CHECKING:``, relative ones resolved; ``from P import x`` names P and P.x)
+    and its runner strings."""
     is_pkg = path.name == "__init__.py"
     package = name if is_pkg else name.rpartition(".")[0]
+    # imports under ``if TYPE_CHECKING:`` never run (the packages' lazy re-exports list their names there
+    # for type checkers): they are not the code a claim runs
+    typing_only = {
+        id(n)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and _is_type_checking(block.test)
+        for stmt in block.body
+        for n in ast.walk(stmt)
+    }
     found: set[str] = set()
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):

@@ -246,3 +246,18 @@ def test_make_marks_cold_by_what_it_wrote_into_a_shared_inputs_folder(tmp_path, 
     assert figures.make("phases", out, True)["cold"] is True  # trained its run: cold, the folder notwithstanding
     assert figures.make("phases", out, True)["cold"] is False  # read it back: warm
     assert figures.make("phases", out, True, recompute=True)["cold"] is True
+
+
+def test_every_registered_claim_names_its_placeholders():
+    """A claim's placeholders must be names (``{N16384[frac]}``, not ``{16384[frac]}``, which str.format reads
+    as a positional field and refuses in format_map): the README text of every figure is rendered from them."""
+    import re
+    import string
+
+    from theorydyn.figures import REGISTRY
+
+    for fig in REGISTRY.values():
+        for _, field, _, _ in string.Formatter().parse(fig.claim):
+            if field is not None:
+                head = re.split(r"[.\[]", field, maxsplit=1)[0]
+                assert head and not head.isdigit(), f"{fig.name}: placeholder {{{field}}} is positional"

@@ -51,7 +51,7 @@ def _numbers(data) -> dict:
     out: dict[str, Any] = {"T_a": _num(T_a)}
     for N, tr in data["curves"].items():
         w = window_summary(tr, T_a, k) if T_a is not None else {}
-        out[str(N)] = dict(frac=_num(w.get("frac")), peak=_num(w.get("peak")), first_s=_num(w.get("first_s")))
+        out[f"N{N}"] = dict(frac=_num(w.get("frac")), peak=_num(w.get("peak")), first_s=_num(w.get("first_s")))
     return out
 
 
@@ -60,7 +60,7 @@ def _numbers(data) -> dict:
     "Theorem 4.2 along the run: association against the GD step for several N at D = 32, window marked",
     "Definition 2.2's association (fraction of rows) at every recorded step of realistic GD, N = 1024 … "
     "16384 (quick), with the window [T_a, 3 T_a] (T_a = {T_a:.4g}) that the Theorem 4.2 row judges: at "
-    "N = 16384 it holds over {16384[frac]:.2f} of the window's records (peak {16384[peak]:.2f}).",
+    "N = 16384 it holds over {N16384[frac]:.2f} of the window's records (peak {N16384[peak]:.2f}).",
     ("theorydyn.simulate", "theorydyn.reduced"),
     _draw,
     _setting,

@@ -273,7 +273,7 @@ def test_association_window_figure_draws_the_window_and_its_numbers():
     ax = f.axes[0]
     assert len(ax.lines) == len(st["Ns"]) + 1 and len(ax.patches) == 1  # curves + the 1.5 T_a line; window
     nums = fig.numbers(data)
-    assert nums["T_a"] == 100.0 and nums[str(st["Ns"][-1])]["frac"] == 1.0
+    assert nums["T_a"] == 100.0 and nums[f"N{st['Ns'][-1]}"]["frac"] == 1.0
 
 
 def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch):

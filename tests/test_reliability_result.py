@@ -13,7 +13,8 @@ import pytest
 from theorydyn.phases import Phases
 from theorydyn.result import Result, Status
 from theorydyn.setting import Setting
-from theorydyn.store import DB_NAME, ResultStore, StoreDamaged, StoreError, content_key, merge_stores
+from theorydyn.store import DB_NAME, ResultStore, StoreDamaged, StoreError, content_key
+from theorydyn.store_merge import merge_stores
 
 
 def _result(**kw) -> Result:

@@ -8,7 +8,8 @@ import sqlite3
 
 import pytest
 
-from theorydyn.store import ResultStore, StoreError, merge_stores
+from theorydyn.store import ResultStore, StoreError
+from theorydyn.store_merge import merge_stores
 from theorydyn.stores.__main__ import main
 
 

@@ -582,13 +582,3 @@ class ResultStore:
             raise OSError(f"cannot record the export in {self.db}: {e}") from None
         write_text(self.path, self.text() if self.rows else _line([KEY]))
         return self.path
-
-
-def merge_stores(dst: str | Path, src: str | Path, validate=None):
-    """Bring the rows of the results database ``src`` into ``dst`` (files or their folders), each row
-    checked (decoding, then ``validate(scope, row) -> reason | None``), ``UNIQUE(scope, key)`` kept,
-    in one transaction; returns a :class:`theorydyn.store_merge.MergeReport` of the counts (added,
-    duplicate, conflict, rejected). Details: :mod:`theorydyn.store_merge`."""
-    from .store_merge import merge  # that module builds on this one
-
-    return merge(dst, src, validate)

@@ -1,6 +1,5 @@
 """Bring the rows of another results database into a local one (results computed elsewhere: a
-cluster, a colleague's machine), checked row by row, without duplicates (:func:`merge`, exposed as
-:func:`theorydyn.store.merge_stores`).
+cluster, a colleague's machine), checked row by row, without duplicates (:func:`merge_stores`).
 
 What a merge guarantees, and what it does not:
 
@@ -37,7 +36,7 @@ ScopedValidator = Callable[[str, dict[str, str]], "str | None"]
 
 @dataclass
 class MergeReport:
-    """What :func:`merge` did: rows ``added``, ``duplicate`` (same key and data already there),
+    """What :func:`merge_stores` did: rows ``added``, ``duplicate`` (same key and data already there),
     ``conflict`` (same key, other data: the destination's row kept), ``rejected`` (failed a check,
     reasons counted in ``reasons``); ``by_scope`` gives the added rows per scope."""
 
@@ -79,7 +78,7 @@ def _open_source(src: Path) -> sqlite3.Connection:
     return con
 
 
-def merge(dst: str | Path, src: str | Path, validate: ScopedValidator | None = None) -> MergeReport:
+def merge_stores(dst: str | Path, src: str | Path, validate: ScopedValidator | None = None) -> MergeReport:
     """Copy the rows of the results database ``src`` into ``dst`` (each a ``results.sqlite`` or the
     folder holding one; ``dst``'s folder must exist) after checking each (module docstring).
 

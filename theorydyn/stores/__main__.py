@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(inv: Invocation) -> int:
-    from ..store import merge_stores
+    from ..store_merge import merge_stores
 
     args = inv.args
     target = args.target

@@ -39,26 +39,6 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time .core (every solv
         register,
     )
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        name: ".core"
-        for name in (
-            "REGISTRY",
-            "Figure",
-            "available",
-            "claim_text",
-            "cost_text",
-            "inputs_text",
-            "make",
-            "mf",
-            "readme",
-            "record_existing",
-            "register",
-        )
-    },
-)
-
 __all__ = [
     "REGISTRY",
     "Figure",
@@ -72,3 +52,4 @@ __all__ = [
     "record_existing",
     "register",
 ]
+__getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys(__all__, ".core"))

@@ -10,7 +10,7 @@ import pytest
 from theorydyn import data, model
 from theorydyn.claims import theorem4 as t4
 from theorydyn.setting import Setting
-from theorydyn.simulate import simulate, simulate_replicas
+from theorydyn.simulate import simulate, simulate_replicas, training_data
 from theorydyn.simulate._kernel import FusedModel
 from theorydyn.simulate.partial import descend_partial
 from theorydyn.simulate.run import init_params
@@ -163,3 +163,37 @@ def test_simulate_replicas_trained_and_frozen_control_together():
 def _init_v(s, seed):
     """The v̂ simulate's realistic initialisation draws for init seed ``seed``."""
     return init_params(s, 1e-3, np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2]))[1]
+
+
+def test_train_paired_is_the_trained_run_and_its_frozen_control():
+    """claims.theorem4.train_paired: replica 0 is train_upstream's run (same data, same init) to the
+    float32 step's rounding over 20 steps; replica 1 keeps Â at that init and trains v̂ as
+    descend_partial(update="v") does on the same data, to the same rounding."""
+    s = S16
+    res, ctl = t4.train_paired(s, 512, 10.0, 20, 1e-3, 7, record_every=5)
+    ref = t4.train_upstream(s, 512, 10.0, 20, 1e-3, 7, record_every=5)
+    assert ctl.options["update"] == "v" and "update" not in res.options
+    for a, b, what in ((res.A, ref.A, "A"), (res.v, ref.v, "v")):
+        rel = _rel(a, b)
+        assert rel <= 20 * TOL[np.float32], f"paired trained {what} vs train_upstream: relative {rel:.3g}"
+    rng = np.random.default_rng(np.random.SeedSequence(7).spawn(3)[2])
+    A0, v0 = init_params(s, 1e-3, rng)
+    assert np.array_equal(ctl.A, A0), "the control's A moved"
+    b = training_data(s, 512, seed=7, dtype="float32")
+    _, v_ref = descend_partial(s, A0, v0, b.X, b.y, 10.0, 20, update="v")
+    rel = _rel(ctl.v - v0, v_ref - v0)
+    assert rel <= 20 * TOL[np.float32], f"paired control v vs descend_partial: relative {rel:.3g}"
+    assert len(ref.trajectory) == len(res.trajectory) == len(ctl.trajectory)
+
+
+def test_paired_control_row_follows_the_theorem_4_rows(monkeypatch):
+    """check_theorem_4_seeds(control=True): the runs are paired, and the control row (Â frozen) comes
+    last, judged by frozen_attention_row on the controls' errors; planted errors flip it PASS/DEVIATES."""
+    s = Setting(D=32, C=4, q=0.5)
+    rows = t4.check_theorem_4_seeds(s, N=256, steps=2, seeds=2, N_test=512, control=True)
+    assert rows[-1].claim.startswith("Section 4, without patch association") and rows[-1].params["seeds"] == 2
+    assert rows[-1].params["init"] == "realistic, A frozen, paired" and rows[-1].params["steps"] == 2
+    assert not any(r.claim.startswith("Section 4") for r in t4.check_theorem_4_seeds(s, N=256, steps=2, seeds=2))
+    for errs, verdict in (([0.15, 0.16, 0.155], "PASS"), ([0.06, 0.065, 0.07], "DEVIATES")):
+        (row,) = t4.frozen_attention_row(s, errs, N=256, steps=2, eta=10.0, omega=1e-3)
+        assert str(row.verdict) == verdict, (errs, row.verdict)

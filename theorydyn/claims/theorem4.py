@@ -35,7 +35,7 @@ from ..setting import (
     Setting,
     setting_at,  # the same q, ν at another D (d = D, σ² = 1/d)
 )
-from ..simulate import simulate
+from ..simulate import simulate, simulate_replicas
 from ..simulate.memory import simulate_memory
 from ..simulate.partial import descend_partial
 from ..simulate.run import init_params
@@ -97,6 +97,36 @@ def train_upstream(
     return simulate(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=record_every, dtype=dtype)
 
 
+def train_paired(
+    s: Setting,
+    N: int = 16384,
+    eta: float = 10.0,
+    steps: int = 400,
+    omega: float = 1e-3,
+    seed: int = 0,
+    dtype: str = "float32",
+    record_every: int = 50,
+):
+    """(trained, control): :func:`train_upstream`'s run and its Â-frozen control on the same N samples
+    and the same initialisation, both stepped in one pass over X a step
+    (:func:`theorydyn.simulate.simulate_replicas` with ``update=["Av", "v"]``): the control is the
+    trained run with ∂Â skipped, so the two differ only in whether Â learns (issue 32: X read once a
+    step for both, instead of a second run on its own data)."""
+    res, ctl = simulate_replicas(
+        s,
+        N=N,
+        eta=eta,
+        steps=steps,
+        omega=omega,
+        seed=seed,
+        record_every=record_every,
+        dtype=dtype,
+        init_seeds=[seed, seed],
+        update=["Av", "v"],
+    )
+    return res, ctl
+
+
 def check_theorem_4_seeds(
     s: Setting,
     N: int = 8192,
@@ -113,6 +143,7 @@ def check_theorem_4_seeds(
     cos_tol: float = COS_TOL,
     T_a: float | None = None,
     ks: tuple[float, ...] = (),
+    control: bool = False,
 ) -> list[Check]:
     """Theorem 4.2 (realistic init) at the end of GD, over ``seeds`` independent seeds (data and init):
 
@@ -134,6 +165,10 @@ def check_theorem_4_seeds(
     4. Figure 4, "cos(v̂, w*) rises": cos at the end minus cos at initialisation, paired by seed;
        PASS iff its 95% interval lies above 0, else FAIL.
 
+    With ``control``, each seed's run is paired with its Â-frozen control (:func:`train_paired`: same
+    data, same initialisation, one pass over X a step), and the row of :func:`frozen_attention_row`
+    follows the rows above.
+
     Every claim text names the size it was measured at; ``ledger_D`` (the ledger's D, when the check
     runs at a smaller one) goes into the claim text as well, so a smaller run is never read as the
     ledger's.
@@ -148,12 +183,19 @@ def check_theorem_4_seeds(
     status: list[str] = []
     diverged: list[str] = []
     trajs = []
+    ctl_errs: list[float] = []
     for k in range(seeds):
         sd = int(seed + 1000 * k + 42)
         if progress:
-            progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {k + 1}/{seeds}")
+            with_ctl = " with its A-frozen control" if control else ""
+            progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {k + 1}/{seeds}{with_ctl}")
         # about 100 records: the window rows read association at every recorded step
-        res = train_upstream(s, N, eta, steps, omega, sd, dtype=dtype, record_every=max(1, steps // 100))
+        every = max(1, steps // 100)
+        if control:
+            res, ctl = train_paired(s, N, eta, steps, omega, sd, dtype=dtype, record_every=every)
+            ctl_errs.append(fresh_errors(s, ctl.A, ctl.v, N_test, sd + 7919)["err_f"])
+        else:
+            res = train_upstream(s, N, eta, steps, omega, sd, dtype=dtype, record_every=every)
         assoc.append(association(s, res.A))
         e = fresh_errors(s, res.A, res.v, N_test, sd + 7919)
         errs.append(unconditional_error(e["err_f"], e["amb_f"]))
@@ -212,7 +254,14 @@ def check_theorem_4_seeds(
         if T_a is not None and ks and "association" in trajs[0]
         else []
     )
-    return along + [
+    frozen = (
+        frozen_attention_row(
+            s, ctl_errs, N=N, steps=steps, eta=eta, omega=omega, ledger_D=ledger_D, init="realistic, A frozen, paired"
+        )
+        if control
+        else []
+    )
+    rows = along + [
         Check.over_seeds(
             f"Theorem 4.2 (1) {where}",
             f"patch association of A_hat at the last step ({steps}) (Definition 2.2, fraction of rows)",
@@ -275,6 +324,7 @@ def check_theorem_4_seeds(
             route="tests/test_theorems.py::test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star",
         ),
     ]
+    return rows + frozen
 
 
 def _unreached(claim: str, quantity: str, values, threshold: str, verdict, **kw) -> Check:
@@ -331,15 +381,10 @@ def check_frozen_attention(
     ledger_D: int | None = None,
     progress=None,
 ) -> list[Check]:
-    """ "Without patch association the model is a GLM that does not fit f" (Section 4, with Theorem 3.1):
-    Â frozen at its initialisation, v̂ trained by GD as in the Theorem 4.2 row (same N, η, ω, steps),
-    error against f on fresh samples over ``seeds`` seeds. PASS iff its 95% interval lies at or above
-    1/8 (Theorem 3.1's bound for every GLM); DEVIATES iff it lies below (the frozen model beats the
-    bound: with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval straddles 1/8;
-    OUT_OF_SCOPE outside :func:`theorem_3_1_scope`. The note gives the exact error of the equal-weight
-    GLM with the best link (:func:`theorydyn.glm.glm_oracle_error_exact`), an upper bound on the best
-    GLM's error (docs/theory.md §6.1)."""
-    scope = theorem_3_1_scope(s)
+    """ "Without patch association the model is a GLM that does not fit f" (Section 4, with Theorem 3.1)
+    on runs of its own: Â frozen at its initialisation, v̂ trained by GD (:func:`train_v_frozen`, its own
+    data and initialisation per seed), judged by :func:`frozen_attention_row`. The ledger pairs the
+    control with the Theorem 4.2 runs instead (``check_theorem_4_seeds(control=True)``)."""
     errs = []
     for k in range(seeds):
         if progress:
@@ -347,6 +392,29 @@ def check_frozen_attention(
         sd = int(seed + 1000 * k + 4242)
         A, v = train_v_frozen(s, N, eta, steps, omega, sd)
         errs.append(fresh_errors(s, A, v, N_test, sd + 7919)["err_f"])
+    return frozen_attention_row(s, errs, N=N, steps=steps, eta=eta, omega=omega, ledger_D=ledger_D)
+
+
+def frozen_attention_row(
+    s: Setting,
+    errs: list[float],
+    *,
+    N: int,
+    steps: int,
+    eta: float,
+    omega: float,
+    ledger_D: int | None = None,
+    init: str = "realistic, A frozen",
+) -> list[Check]:
+    """The row of the model without patch association: Pr[f F ≤ 0 | f ≠ 0] of Â frozen at init, v̂
+    trained by GD, one error per seed (``errs``). PASS iff its 95% interval lies at or above 1/8
+    (Theorem 3.1's bound for every GLM); DEVIATES iff it lies below (the frozen model beats the bound:
+    with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval straddles 1/8; OUT_OF_SCOPE
+    outside :func:`theorem_3_1_scope`. The note gives the exact error of the equal-weight GLM with the
+    best link (:func:`theorydyn.glm.glm_oracle_error_exact`), an upper bound on the best GLM's error
+    (docs/theory.md §6.1)."""
+    scope = theorem_3_1_scope(s)
+    seeds = len(errs)
     _, lo, hi = mean_ci(errs)
     lo, hi = (min(errs), max(errs)) if math.isnan(lo) else (lo, hi)
     best = glm_oracle_error_exact(s)["err_cond"]
@@ -380,9 +448,7 @@ def check_frozen_attention(
             errs,
             ">= 1/8 (95% interval; a GLM errs at least 1/8)",
             verdict,
-            params=dict(
-                D=s.D, C=s.C, q=round(s.q, 6), N=N, eta=eta, steps=steps, omega=omega, init="realistic, A frozen"
-            ),
+            params=dict(D=s.D, C=s.C, q=round(s.q, 6), N=N, eta=eta, steps=steps, omega=omega, init=init),
             note=note,
             route="fused v-only step vs frozen_grad_v "
             "(tests/test_simulate_partial.py::test_v_only_step_matches_the_numpy_route), frozen_grad_v vs "
@@ -410,16 +476,18 @@ def checks(
       D = min(D, 32) with at least 250 steps, labelled so in its claim text, plus a NOT_RUN row for the
       ledger's D when that is larger, with the command that runs it. The steps are :func:`steps_for`:
       the preset, or more where the idealized flow at that setting needs longer to associate.
-    * without patch association (:func:`check_frozen_attention`): Â frozen at init, at the Theorem
-      4.2 row's size, error against 1/8.
+    * without patch association (:func:`frozen_attention_row`): each Theorem 4.2 run's Â-frozen
+      control (same data, same initialisation, the same steps), error against 1/8.
     """
     say = progress or (lambda msg: None)
     N, preset = THEOREM_4_2["quick" if quick else "full"]
     sg = setting_at(s, min(s.D, QUICK_D_MAX)) if quick else s
-    steps, T_a, ks, base = window_steps(sg, preset, quick)
-    out = check_theorem_4_seeds(sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D, T_a=T_a, ks=ks)
-    # the frozen control keeps the 1.5 max(T1, T2) rule's length (its rows do not read the window)
-    out += check_frozen_attention(sg, N=N, steps=base, seeds=seeds, progress=say, ledger_D=s.D)
+    steps, T_a, ks, _ = window_steps(sg, preset, quick)
+    # the A-frozen control rides along each run (issue 32: same data and init, one pass over X a step),
+    # so it lasts the window's run too (before: its own data, the 1.5 max(T1, T2) rule's length)
+    out = check_theorem_4_seeds(
+        sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D, T_a=T_a, ks=ks, control=True
+    )
     # Lemma 4.2's finite-N statement the proof rests on: the semi-realistic closeness, at the Lemma 4.1
     # finite-N rows' size (the smallest D in Theorem 3.1's scope from 16 quick / min(D, 32) full)
     out += check_closeness(scaling_size(s, quick)[0], quick, progress=say, ledger_D=s.D)

@@ -50,10 +50,14 @@ NSTAR: dict[str, dict] = dict(
     full=dict(Ns=tuple(2**k for k in range(10, 15)), seeds=3, k=1.5, n_D=4),
 )
 #: Estimated seconds of runs allowed per q reading in full mode (the quick sizes are far below it).
-BUDGET_S = 1800.0
-#: Seconds of one GD step at D = 64, N = 16384 on 2 busy cores (theorem4's note: 250 steps in ~40 s);
-#: a step costs ∝ N D² d = N D³ (d = D).
-STEP_S_64 = 0.16
+#: 2400 (was 1800, with the 0.16 s step below: D = 64 and 80 did not fit, and issue 30 asks for N*(D)
+#: at 4 sizes): with the measured step, the q = C²/D reading's four D are estimated at 2029 s.
+BUDGET_S = 2400.0
+#: Seconds of one GD step at D = 64, N = 16384 (float32) on 2 busy cores: the idle fused step measured
+#: 23.9 ms (`python -m theorydyn.bench simulate`, 2-core Intel Xeon, load 1.9; 10 ms on an AMD EPYC),
+#: doubled for a machine shared with other work (was 0.16, from 250 steps in ~40 s of a slower kernel
+#: at load 4–15). A step costs ∝ N D² d = N D³ (d = D).
+STEP_S_64 = 0.05
 
 
 def estimated_seconds(D: int, Ns: Sequence[int], seeds: int, steps: int) -> float:

@@ -43,10 +43,13 @@ def sim_scan(tmp_path_factory):
     import contextlib
     import io
 
+    from theorydyn.scan.summary import summary_text
+
     buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
+    with contextlib.redirect_stdout(buf):  # the library prints nothing; the command prints the summary
         out = run_scan(spec, results_dir=out_dir, workers=0, progress=False)
-    return spec, out, buf.getvalue()
+    assert buf.getvalue() == ""
+    return spec, out, summary_text(spec, out)
 
 
 @pytest.mark.slow

@@ -22,11 +22,28 @@ from pathlib import Path
 import pytest
 
 from theorydyn.__main__ import COMMANDS
+from theorydyn.bench.__main__ import BENCHMARKS
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numba", "scipy", "pandas", "matplotlib", "torch")
-#: every command module run with -m (the dispatcher's commands, the dispatcher itself, the claims CLI)
-MODULES = sorted({"theorydyn", "theorydyn.claims", *(module for module, _ in COMMANDS.values())})
+
+
+def _runnable_modules() -> list[str]:
+    """Every module run with ``-m``, found on disk (a new command is checked without being listed here):
+    the package itself, each package with a ``__main__.py``, each module with a ``__main__`` block."""
+    found = {"theorydyn"}
+    for p in (ROOT / "theorydyn").rglob("*.py"):
+        parts = p.relative_to(ROOT).with_suffix("").parts
+        if p.name == "__main__.py":
+            found.add(".".join(parts[:-1]))
+        elif 'if __name__ == "__main__":' in p.read_text(encoding="utf-8"):
+            found.add(".".join(parts))
+    return sorted(found)
+
+
+#: every command module run with -m (the dispatcher's commands, the dispatcher itself, the claims CLI,
+#: the benchmarks, and any other module with a __main__)
+MODULES = _runnable_modules()
 
 
 def heavy_imports(args: list[str]) -> list[str]:
@@ -49,8 +66,18 @@ def test_scan_help_imports_nothing_heavy():
     assert heavy_imports(["-m", "theorydyn.scan", "--help"]) == []
 
 
+#: commands whose --help still imports heavy packages, with why (not yet on the runner's light parsers)
+HEAVY_HELP = {
+    "theorydyn.vision.bench": "vision/bench.py imports pandas and the torch models at its top (its own main, "
+    "not a runner Command yet; the vision files belong to the typed-config work of issue 29)",
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("module", MODULES)
+@pytest.mark.parametrize(
+    "module",
+    [pytest.param(m, marks=pytest.mark.xfail(reason=HEAVY_HELP[m])) if m in HEAVY_HELP else m for m in MODULES],
+)
 def test_help_of_every_command_imports_nothing_heavy(module):
     assert heavy_imports(["-m", module, "--help"]) == [], f"python -m {module} --help"
 
@@ -59,6 +86,18 @@ def test_help_of_every_command_imports_nothing_heavy(module):
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_help_through_the_dispatcher_imports_nothing_heavy(name):
     assert heavy_imports(["-m", "theorydyn", name, "--help"]) == [], f"theorydyn {name} --help"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_help_of_every_benchmark_imports_nothing_heavy(name):
+    assert heavy_imports(["-m", "theorydyn.bench", name, "--help"]) == [], f"theorydyn bench {name} --help"
+
+
+def test_every_command_is_among_the_modules_checked():
+    """The walk is not vacuous: it finds every registered command, the claims CLI and the benchmarks."""
+    assert {m for m, _ in COMMANDS.values()} | {"theorydyn", "theorydyn.claims"} <= set(MODULES)
+    assert {f"theorydyn.bench.{b}_cli" for b in BENCHMARKS} <= set(MODULES)
 
 
 def test_verify_help_names_the_default_ledger():

@@ -44,8 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: CLIs that print tables and show no progress bar: --quiet would do nothing there
 NO_PROGRESS = {
-    "theorydyn.bench.reduced",
-    "theorydyn.bench.simulate",
+    "theorydyn.bench.reduced_cli",
+    "theorydyn.bench.simulate_cli",
     "theorydyn.vision.bench",
     "theorydyn.stores.__main__",
 }
@@ -175,7 +175,7 @@ def test_the_walk_finds_every_cli():
     for mod, _ in COMMANDS.values():
         main = mod if mod.endswith("__main__") else mod + ".__main__"
         assert main in CLI_MODULES or main in DISPATCHERS, main
-    assert {"theorydyn.bench.reduced", "theorydyn.bench.simulate"} <= set(CLI_MODULES)
+    assert {"theorydyn.bench.reduced_cli", "theorydyn.bench.simulate_cli"} <= set(CLI_MODULES)
     mains = [n for n in ALL_MODULES if n.endswith("__main__")]
     assert set(mains) - set(CLI_MODULES) <= DISPATCHERS, set(mains) - set(CLI_MODULES)
     assert len(CLI_MODULES) >= 11
@@ -365,7 +365,7 @@ def _module_and_argv(cmd: str) -> tuple[str, list[str]]:
     if head == "theorydyn":  # the entry point: theorydyn <command> …
         head, argv = COMMANDS[argv[0]][0], argv[1:]
     if head == "theorydyn.bench":  # the benchmark dispatcher: theorydyn.bench <name> …
-        head, argv = f"theorydyn.bench.{argv[0]}", argv[1:]
+        head, argv = f"theorydyn.bench.{argv[0]}_cli", argv[1:]
     return (head if _defines_build_parser(head) else head + ".__main__"), argv
 
 

@@ -507,13 +507,12 @@ def test_scheduler_that_cannot_be_reached_exits_2(tmp_path):
 
 @pytest.mark.slow
 def test_plots_and_summary_with_a_D_axis(tmp_path, capsys):
-    out = run_scan(
-        ScanSpec("scal", base={"C": 4, "s_max": 1e6}, axes={"D": [16, 32, 64], "seed": [0, 1]}, runner=FAKE),
-        results_dir=tmp_path,
-        workers=0,
-        progress=False,
-    )
-    text = " ".join(capsys.readouterr().out.split())  # headers wrap at the terminal's width
+    from theorydyn.scan.summary import summary_text
+
+    spec = ScanSpec("scal", base={"C": 4, "s_max": 1e6}, axes={"D": [16, 32, 64], "seed": [0, 1]}, runner=FAKE)
+    out = run_scan(spec, results_dir=tmp_path, workers=0, progress=False)
+    assert capsys.readouterr().out == ""  # the library prints nothing: the command prints summary_text
+    text = " ".join(summary_text(spec, out).split())  # headers wrap at the terminal's width
     assert "fitted exponent: T1" in text and "fitted exponent: T2" in text
     # the stand-in has T2 = 8 D^1.5 (1 + C²/D) up to a seeded jitter: the fit must see ≈ 1.5 − a bit
     fit = out.exponents["T2"]
@@ -810,3 +809,20 @@ def test_a_torn_trajectory_is_left_out_of_the_figure(tmp_path, capsys):
     with pytest.warns(UserWarning, match=files[0].name) as seen:
         make_plots(spec, df, tmp_path)
     assert sum("not plotted" in str(w.message) for w in seen) == 1
+
+
+def test_run_scan_prints_nothing_and_reports_through_its_callback(tmp_path, capsys):
+    """Issue 29: the library never prints. Its messages go to ``report`` (the command prints them on
+    stderr); ``report=None`` is silent, and ``summary=True`` sends the summary text there too."""
+    from theorydyn.scan.summary import summary_text
+
+    spec = ScanSpec("quiet", base={"D": 16, "C": 4, "s_max": 1e4}, axes={"q": [0.1, 0.3]}, runner=FAKE)
+    first = run_scan(spec, results_dir=tmp_path, workers=0, plots=False)
+    assert first.computed == 2 and capsys.readouterr() == ("", "")  # the defaults: silent, no bar
+    said: list[str] = []
+    again = run_scan(
+        spec, results_dir=tmp_path, workers=0, plots=False, progress=True, summary=True, report=said.append
+    )
+    assert capsys.readouterr().out == ""  # the bar (progress=True) is on stderr; nothing on stdout
+    assert again.skipped == 2 and said[0].startswith("[quiet] 2 of 2 points already in")
+    assert said[-1] == summary_text(spec, again) and "2 point(s) [0 computed, 2 already done]" in said[-1]

@@ -14,7 +14,7 @@ from theorydyn.reduced import default_horizon
 from theorydyn.scan import run_scan
 from theorydyn.scan.grid import ScanSpec
 from theorydyn.scan.point import scan_horizon
-from theorydyn.scan.run import not_reached_hints, simulator_table, summary_frame
+from theorydyn.scan.run import not_reached_hints, simulator_table, summary_frame, summary_text
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "scan_fake:fake_point"
@@ -43,10 +43,13 @@ def sim_scan(tmp_path_factory):
     import contextlib
     import io
 
+    from theorydyn.scan.summary import summary_text
+
     buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
+    with contextlib.redirect_stdout(buf):  # the library prints nothing; the command prints the summary
         out = run_scan(spec, results_dir=out_dir, workers=0, progress=False)
-    return spec, out, buf.getvalue()
+    assert buf.getvalue() == ""
+    return spec, out, summary_text(spec, out)
 
 
 @pytest.mark.slow
@@ -119,21 +122,22 @@ def test_a_reduced_phase_not_reached_names_the_s_max_that_reaches_it(tmp_path, c
         "short", base={"D": 32, "C": 4, "s_max": 1e3}, axes={"q": [0.25, 0.5], "seed": [0, 1, 2]}, runner=FAKE
     )
     out = run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False)
-    text = capsys.readouterr().out
+    text = summary_text(spec, out)  # what the command prints (the library prints nothing)
     assert "0/3 reached" in text
     assert "not reached by the reduced flow's horizon s_max = 1e+03" in text and "--s-max 2e+03" in text
     spec2 = ScanSpec(
         "long", base={"D": 32, "C": 4, "s_max": 6e4}, axes={"q": [0.25, 0.5], "seed": [0, 1, 2]}, runner=FAKE
     )
-    run_scan(spec2, results_dir=tmp_path, workers=0, progress=False, plots=False)
-    assert "not reached" not in capsys.readouterr().out
+    out2 = run_scan(spec2, results_dir=tmp_path, workers=0, progress=False, plots=False)
+    assert "not reached" not in summary_text(spec2, out2)
+    assert capsys.readouterr().out == ""
     assert out.exit_code == 0
 
 
 def test_seed_intervals_are_log_scale_and_too_few_seeds_say_so(tmp_path, capsys):
     spec = ScanSpec("two", base={"D": 32, "C": 4, "s_max": 1e6}, axes={"q": [0.25], "seed": [0, 1]}, runner=FAKE)
-    run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False)
-    text = " ".join(capsys.readouterr().out.split())  # the header is wrapped to the terminal's width
+    two = run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False)
+    text = " ".join(summary_text(spec, two).split())  # the header is wrapped to the terminal's width
     assert " (n=2)" in text and "no interval below 3 seeds" in text
     spec3 = ScanSpec("three", base={"D": 32, "C": 4, "s_max": 1e6}, axes={"q": [0.25], "seed": [0, 1, 2]}, runner=FAKE)
     out = run_scan(spec3, results_dir=tmp_path, workers=0, progress=False, plots=False)

@@ -8,29 +8,34 @@ from __future__ import annotations
 
 import importlib
 import os
-import runpy
 import sys
 
-#: command → (module run as __main__, what it does)
-COMMANDS = {
-    "reduced": ("theorydyn.reduced", "the idealized dynamics in (α, γ, ρ): phases I–III (Lemmas 4.1–4.3)"),
-    "simulate": ("theorydyn.simulate", "GD on N samples with the full D×D attention (Theorem 4.2)"),
-    "scan": ("theorydyn.scan", "resumable parameter scans of the phase times"),
-    "verify": ("theorydyn.verify", "the claims ledger: one verdict per claim of the paper"),
-    "theorems": ("theorydyn.theorems", "verify --only theorems: Theorems 3.1, 3.2, 4.2, Lemma 4.1, N* (quick)"),
-    "transfer": ("theorydyn.transfer", "downstream sample complexity (Theorems 5.1, 5.2)"),
-    "figures": ("theorydyn.figures", "regenerate every figure"),
-    "vision": ("theorydyn.vision", "the slim PyTorch ViT on real images (Section 6)"),
-    "bench": ("theorydyn.bench", "benchmarks against the physical floor and what a user would write"),
-    "store": ("theorydyn.stores", "results stores: merge TARGET SOURCE… (python -m theorydyn.stores)"),
-}
+from .registry import Entry, listing, table
+
+#: The commands, one record each (:class:`theorydyn.registry.Entry`: name, the package whose
+#: ``__main__`` runs it, what it does), in the order ``theorydyn --help`` lists them. A command's
+#: ``__main__`` module defines ``main(argv) -> int`` (most through :class:`theorydyn.runner.Command`).
+#: Adding a command: its package's ``__main__`` and one record here.
+COMMAND_ENTRIES: tuple[Entry, ...] = (
+    Entry("reduced", "theorydyn.reduced", "the idealized dynamics in (α, γ, ρ): phases I–III (Lemmas 4.1–4.3)"),
+    Entry("simulate", "theorydyn.simulate", "GD on N samples with the full D×D attention (Theorem 4.2)"),
+    Entry("scan", "theorydyn.scan", "resumable parameter scans of the phase times"),
+    Entry("verify", "theorydyn.verify", "the claims ledger: one verdict per claim of the paper"),
+    Entry("theorems", "theorydyn.theorems", "verify --only theorems: Theorems 3.1, 3.2, 4.2, Lemma 4.1, N* (quick)"),
+    Entry("transfer", "theorydyn.transfer", "downstream sample complexity (Theorems 5.1, 5.2)"),
+    Entry("figures", "theorydyn.figures", "regenerate every figure"),
+    Entry("vision", "theorydyn.vision", "the slim PyTorch ViT on real images (Section 6)"),
+    Entry("bench", "theorydyn.bench", "benchmarks against the physical floor and what a user would write"),
+    Entry("store", "theorydyn.stores", "results stores: merge TARGET SOURCE… (python -m theorydyn.stores)"),
+)
+_TABLE = table(COMMAND_ENTRIES)
+#: command → (its package, what it does): the older view of the same records
+COMMANDS: dict[str, tuple[str, str]] = {e.name: (e.module, e.summary) for e in COMMAND_ENTRIES}
 
 
 def usage() -> str:
-    width = max(map(len, COMMANDS))
     lines = ["usage: theorydyn <command> [options]   (theorydyn <command> --help for its flags)", "", "commands:"]
-    lines += [f"  {name:{width}s}  {what}" for name, (_, what) in COMMANDS.items()]
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n" + listing(COMMAND_ENTRIES)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,14 +59,16 @@ def _main(argv: list[str] | None) -> int:
             file=sys.stderr,
         )
         return 2
-    module = COMMANDS[name][0]
-    importlib.import_module(module)  # an ImportError (a missing extra) surfaces here, before argv changes
-    sys.argv = [f"theorydyn {name}"] + rest
+    # the command's own main, imported here: an ImportError (a missing extra) surfaces before argv changes
+    command = importlib.import_module(f"{_TABLE[name].module}.__main__")
+    saved = sys.argv
+    sys.argv = [f"theorydyn {name}", *rest]  # what a parser without its own prog would show
     try:
-        runpy.run_module(module, run_name="__main__", alter_sys=True)  # a package runs its __main__
-    except SystemExit as e:
+        return int(command.main(rest) or 0)
+    except SystemExit as e:  # argparse's exit 0 (--help) and 2 (a bad flag), as each command always did
         return int(e.code or 0) if not isinstance(e.code, str) else (print(e.code, file=sys.stderr) or 1)
-    return 0
+    finally:
+        sys.argv = saved
 
 
 if __name__ == "__main__":

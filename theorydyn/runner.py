@@ -5,7 +5,8 @@ so ``--help`` answers at once) and a run function, which does the heavy imports 
 runner owns what every command shares:
 
 * parsing, plus the flags of every command (:data:`GLOBAL_ARGUMENTS`: adding a flag shared by
-  every command touches that list only);
+  every command touches that list only), and the flags a command declares beside its parser
+  (:attr:`Command.arguments`, e.g. one flag per field of a configuration object);
 * ``matplotlib.use("Agg")`` before the run (commands draw into files, never onto a screen);
 * the helpers of the run (:class:`Invocation`): ``fail`` (exit 2 naming the flag), the memory
   guard, the folder and output probes, atomic writes, the flags given explicitly;
@@ -89,16 +90,24 @@ class Invocation:
 @dataclass(frozen=True)
 class Command:
     """One command: ``prog`` (how it is invoked, for messages), ``build_parser`` (imports nothing
-    heavy) and ``run`` (the work; returns the exit status)."""
+    heavy) and ``run`` (the work; returns the exit status).
+
+    ``arguments``: functions that each add flags to the parser after ``build_parser`` (and before the
+    flags of every command), for flags declared elsewhere than in the parser: e.g. one flag per field
+    of a frozen configuration class, ``functools.partial(add_config_flags, FlowConfig)``, so that the
+    class's fields (default, rule, help) are the command's flags and adding a field adds its flag. Each
+    must import nothing heavy (``--help`` runs it)."""
 
     prog: str
     build_parser: Callable[[], argparse.ArgumentParser]
     run: Callable[[Invocation], int | None]
+    arguments: tuple[Callable[[argparse.ArgumentParser], None], ...] = ()
 
     def parser(self) -> argparse.ArgumentParser:
-        """The command's parser with the flags of every command (:data:`GLOBAL_ARGUMENTS`)."""
+        """The command's parser with its declared :attr:`arguments` and the flags of every command
+        (:data:`GLOBAL_ARGUMENTS`)."""
         ap = self.build_parser()
-        for add in GLOBAL_ARGUMENTS:
+        for add in (*self.arguments, *GLOBAL_ARGUMENTS):
             add(ap)
         return ap
 

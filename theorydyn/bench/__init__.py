@@ -10,8 +10,11 @@ same run and prints the ratio (no timings are asserted anywhere).
 Every benchmark prints the machine (:func:`machine_info`) next to its numbers, because the
 numbers are only meaningful with it (and with the load average, which is printed too).
 
-Each benchmark is a module of this package with a function ``run(argv: list[str] | None) -> int``
-(``simulate`` may take no argument).
+Each benchmark is two modules: the measurement, ``NAME.py``, whose ``measure(options, report=None)``
+takes a frozen ``Options`` and returns its tables (``[(name, DataFrame)]``), its messages going to the
+``report`` callback (None: silent), and its command, ``NAME_cli.py``: the parser, the checks made
+before any work (:mod:`.flags`), and a :class:`theorydyn.runner.Command` that prints. The dispatcher
+(:mod:`theorydyn.bench.__main__`) lists them as records (:class:`theorydyn.registry.Entry`).
 """
 
 from __future__ import annotations
@@ -21,12 +24,17 @@ import os
 import platform
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..atomic import write_with
-from ..cli import add_common_arguments, fail
+
+
+class BenchError(RuntimeError):
+    """A benchmark's contenders disagree (or one of them failed) before any ratio could be measured:
+    the command prints the message and exits 1."""
 
 
 def best_time(fn: Callable[[], object], repeats: int = 5, min_total: float = 0.2) -> float:
@@ -74,49 +82,15 @@ def format_machine(info: dict[str, Any]) -> str:
     ).format(**info)
 
 
-def write_tables(tables, out, info: dict) -> None:
+def write_tables(tables, out, info: dict) -> list[Path]:
     """Write each (name, DataFrame) of a benchmark as CSV with the machine's description in every row:
-    ``out`` for the main table, ``out`` with ``_<name>`` before the suffix for the others."""
+    ``out`` for the main table, ``out`` with ``_<name>`` before the suffix for the others. Returns the
+    paths written, in order."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    paths = []
     for name, t in tables:
         t = t.assign(**{k: str(v) for k, v in info.items()})
         path = out if name == "main" else out.with_name(f"{out.stem}_{name}{out.suffix}")
         write_with(path, functools.partial(t.to_csv, index=False))  # atomic, never through a link
-        print(f"table: {path}")
-
-
-def add_bench_arguments(parser, out: str, out_help: str) -> None:
-    """The flags every benchmark shares (:func:`theorydyn.cli.add_common_arguments`): ``--out`` (default
-    ``out``), ``--force`` (the memory guard's, against the machine's memory); no ``--seed``, and no
-    ``--quiet``: no progress bar to silence, the tables are the output."""
-    add_common_arguments(parser, seed=None, out=out, out_help=out_help, quiet=False, force="machine")
-
-
-def check_parts(args, given: set[str] | frozenset[str], prog: str, main_flags, scaling_flags) -> None:
-    """Refuse, before any work (exit 2 naming the flag), what a benchmark with a main table and a
-    ``--scaling`` part cannot do: ``--scaling`` with ``--scaling-only``, a flag of the main table
-    (``main_flags``, argparse dests) with ``--scaling-only``, a flag of ``--scaling`` (``scaling_flags``)
-    without it. ``given``: the dests given on the command line."""
-    if args.scaling and args.scaling_only:
-        fail("--scaling: implied by --scaling-only; give one of them", prog)
-    if args.scaling_only:
-        for k in main_flags:
-            if k in given:
-                fail(f"{flag_of(k)}: only used by the main table, which --scaling-only skips", prog)
-    elif not args.scaling:
-        for k in scaling_flags:
-            if k in given:
-                fail(f"{flag_of(k)}: only used by --scaling / --scaling-only", prog)
-
-
-def fill_defaults(args, defaults: dict[str, Any]) -> None:
-    """Set each flag of ``defaults`` that was not given (None in the parser, so that a flag given where
-    it does nothing is seen) to its default."""
-    for k, v in defaults.items():
-        if getattr(args, k) is None:
-            setattr(args, k, v)
-
-
-def flag_of(dest: str) -> str:
-    """The command-line flag of an argparse dest: ``scaling_N`` → ``--scaling-N``."""
-    return "--" + dest.replace("_", "-")
+        paths.append(path)
+    return paths

@@ -20,28 +20,52 @@ times grow with D) at D = 64, 256, 1024, … until one run takes longer than ``-
 the largest D whose flow fits in the budget.
 
 The machine (CPU, cores, versions, load average) is printed; the tables go to CSV (``--out``).
+:func:`measure` takes the :class:`Options` and returns the tables, printing nothing (its lines go
+to ``report``); the command, its flags and their checks are :mod:`theorydyn.bench.reduced_cli`.
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
-from ..limits import S_MAX_MAX, S_MAX_MIN
 from ..reduced import bank_from_set_counts, integrate, mc_set_counts, population_risk
 from ..reduced._kernels import reference_draw_numpy, reference_numpy
-from ..reduced.memory import reduced_memory
 from ..reduced.risk import _Evaluator
-from ..resources import MemoryEstimate, Term
-from ..setting import D_MAX, Setting
-from . import add_bench_arguments, best_time, check_parts, fill_defaults, format_machine, machine_info, write_tables
+from ..setting import Setting
+from . import BenchError, best_time
 
 POINT = (3.9, 0.5, -0.05)  # a phase-II point of docs/theory.md §9
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the benchmark measures (the flags of ``python -m theorydyn.bench reduced`` of the same names).
+
+    ``n_samples`` Monte Carlo samples of the main table, ``repeats`` timed calls per measurement,
+    ``settle`` s of pause before each, ``no_flow`` to skip the flow's timing, ``s_max`` the flow's
+    horizon; ``scaling`` / ``scaling_only`` add the largest-D search (only it), running to
+    ``s_max``·(D/64)^``s_max_exponent`` up to ``D_max``, stopping past ``budget_s`` seconds a flow."""
+
+    n_samples: int = 100_000
+    repeats: int = 7
+    settle: float = 0.2
+    no_flow: bool = False
+    s_max: float = 1e5
+    scaling: bool = False
+    scaling_only: bool = False
+    s_max_exponent: float = 1.5
+    budget_s: float = 60.0
+    D_max: int = 65536
+
+
+def _silent(message: str) -> None:
+    pass
 
 
 def _end_to_end(s, n, repeats, seed=0, settle=0.2):
@@ -130,12 +154,12 @@ def _fmt(v):
     return "not reached" if v is None else f"{v:.4g}"
 
 
-def _scaling(args) -> pd.DataFrame:
+def _scaling(args: Options, report: Callable[[str], None]) -> pd.DataFrame:
 
     rows = []
     D = 64
     _flow(Setting(D=16, C=4), 10.0, n_samples=100)  # load the compiled kernels before timing
-    print(
+    report(
         f"\nlargest D for the default flow (4000 samples, C = 4, q = C²/D, s_max = {args.s_max:g}·(D/64)^"
         f"{args.s_max_exponent:g}: the phase times grow with D) within {args.budget_s:g} s:"
     )
@@ -158,118 +182,29 @@ def _scaling(args) -> pd.DataFrame:
                 final_err_f=ph.final_err_f,
             )
         )
-        print(
+        report(
             f"  D = {D:6d} (s_max {s_max:.3g}): {t:7.2f} s, status {res.status}; T0={_fmt(ph.T0)}, "
-            f"T1={_fmt(ph.T1)}, T2={_fmt(ph.T2)}",
-            flush=True,
+            f"T1={_fmt(ph.T1)}, T2={_fmt(ph.T2)}"
         )
         if t > args.budget_s:
             break
         D *= 4
     ok = [r["D"] for r in rows if r["seconds"] <= args.budget_s]
-    print(
+    report(
         f"  largest D measured within {args.budget_s:g} s: {max(ok) if ok else 'none'}"
         + ("" if rows[-1]["seconds"] > args.budget_s else f" (stopped at --D-max {args.D_max})")
     )
     return pd.DataFrame(rows)
 
 
-PROG = "python -m theorydyn.bench reduced"
-#: flags of the main table / of --scaling (each an error where its part does not run); None in the parser
-_MAIN_FLAGS = ("n_samples", "repeats", "settle", "no_flow")
-_SCALING_FLAGS = ("s_max_exponent", "budget_s", "D_max")
-_DEFAULTS = dict(n_samples=100_000, repeats=7, settle=0.2, s_max=1e5, s_max_exponent=1.5, budget_s=60.0, D_max=65536)
+def measure(args: Options, report: Callable[[str], None] | None = None) -> list[tuple[str, pd.DataFrame]]:
+    """The benchmark's tables, ``[("main", …), ("scaling_D", …)]`` (those of the parts ``args`` runs);
+    its lines (the ratios, the flow's phases, the scaling's progress) go to ``report`` (None: silent).
 
-
-def build_parser() -> argparse.ArgumentParser:
-    ap = ArgumentParser(prog=PROG, description="Benchmark of the reduced solver (docs/theory.md §3).")
-    g = ap.add_argument_group("main table (not with --scaling-only)")
-    g.add_argument(
-        "--n-samples",
-        type=number(int, "--n-samples", low=2),
-        default=None,
-        help="Monte Carlo samples, >= 2 (default 100000)",
-    )
-    g.add_argument(
-        "--repeats", type=number(int, "--repeats", low=1), default=None, help="timed calls per measurement (default 7)"
-    )
-    g.add_argument(
-        "--settle",
-        type=number(float, "--settle", low=0, high=10),
-        default=None,
-        help="pause before each timed call, 0..10 s (lets spinning BLAS threads sleep; default 0.2)",
-    )
-    g.add_argument("--no-flow", action="store_true", help="skip the flow timing")
-    ap.add_argument(
-        "--s-max",
-        type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX),
-        default=None,
-        help="horizon of the timed flow and of --scaling at D = 64 (default 1e5)",
-    )
-    ap.add_argument("--scaling", action="store_true", help="the largest D whose default flow fits in --budget-s")
-    ap.add_argument("--scaling-only", action="store_true", help="only the --scaling part")
-    g = ap.add_argument_group("--scaling")
-    g.add_argument(
-        "--s-max-exponent",
-        type=positive(float, "--s-max-exponent", allow_zero=True),
-        default=None,
-        help="--scaling runs to s_max·(D/64)^this (default 1.5; 0 keeps s_max)",
-    )
-    g.add_argument(
-        "--budget-s", type=positive(float, "--budget-s"), default=None, help="time budget per flow, s (default 60)"
-    )
-    g.add_argument(
-        "--D-max",
-        type=number(int, "--D-max", low=64, high=D_MAX),
-        default=None,
-        help=f"largest D tried by --scaling, 64..{D_MAX} (default 65536)",
-    )
-    add_bench_arguments(
-        ap, "bench_results/reduced.csv", "output file: the CSV of the table; the scaling table goes next to it"
-    )
-    return ap
-
-
-def _memory(n: int) -> MemoryEstimate:
-    """The main table at D = 64, C = 4: the bank of ``n`` samples (reduced.memory.reduced_memory) and the NumPy
-    reference's count vectors (N, L, 3) (int64 twice, their float64 copy) and (N, L) float64 temporaries."""
-    s = Setting(D=64, C=4)
-    return reduced_memory(s.D, s.C, s.q, n) + MemoryEstimate(
-        "NumPy reference",
-        (
-            Term(
-                f"count vectors ({n}, {s.L}, 3) int64 ×3 and float64, ~10 ({n}, {s.L}) float64 temporaries",
-                n * s.L * (4 * 3 * 8 + 10 * 8),
-                {"n_samples": n},
-            ),
-        ),
-    )
-
-
-def _parse(argv) -> argparse.Namespace:
-    """Parse and check every input before any work (exit 2 naming the flag)."""
-    args = build_parser().parse_args(argv)
-    given = given_flags(build_parser(), argv)
-    check_parts(args, given, PROG, _MAIN_FLAGS, _SCALING_FLAGS)
-    if not (args.scaling or args.scaling_only) and args.no_flow and "s_max" in given:
-        fail("--s-max: only used by the flow timing (which --no-flow skips) and by --scaling", PROG)
-    fill_defaults(args, _DEFAULTS)
-    if not args.scaling_only:
-        guard_memory(_memory(args.n_samples), force=args.force, prog=PROG)
-    output_file(args.out, "--out", PROG)
-    return args
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m theorydyn.bench.reduced``: :func:`run`."""
-    return run(argv)
-
-
-def run(argv: list[str] | None = None) -> int:
-    args = _parse(argv)
-
-    info = machine_info()
-    print(format_machine(info), flush=True)
+    Raises:
+        BenchError: the NumPy reference and the solver disagree (or one of them fails) on the same samples.
+    """
+    report = report or _silent
     tables = []
     if not args.scaling_only:
         s = Setting(D=64, C=4)
@@ -277,8 +212,7 @@ def run(argv: list[str] | None = None) -> int:
             med, z, est = _end_to_end(s, args.n_samples, args.repeats, settle=args.settle)
             kernel_rows = _kernel_on_bank(s, args.n_samples, args.repeats)
         except RuntimeError as e:
-            print(f"python -m theorydyn.bench reduced: error: {e}")
-            return 1
+            raise BenchError(str(e)) from e
         ratio = med["numpy_median"] / med["ours_median"]
         ratio_min = med["numpy_min"] / med["ours_min"]
         ratio_cpu = med["numpy_cpu_median"] / med["ours_cpu_median"]
@@ -304,19 +238,19 @@ def run(argv: list[str] | None = None) -> int:
                 ratio_cpu=ratio_cpu,
             ),
         ] + kernel_rows
-        print(f"\nreduced risk and gradient, {s}, {args.n_samples:,} Monte Carlo samples, point (α, γ, ρ) = {POINT}")
-        print(
+        report(f"\nreduced risk and gradient, {s}, {args.n_samples:,} Monte Carlo samples, point (α, γ, ρ) = {POINT}")
+        report(
             f"(on the same samples the two agree to 1e-10; the two independent draws differ by {z:.2f} standard "
             f"errors; risk {est.risk:.5g} ± {est.risk_stderr:.2g})"
         )
-        print(
+        report(
             f"end to end, sampling included ({args.repeats} interleaved repeats, both single-threaded): "
             f"population_risk {1e3 * med['ours_median']:.1f} ms, NumPy {1e3 * med['numpy_median']:.1f} ms (medians) "
             f"-> {ratio:.1f}x (goal >= 20x); ratio of minima {ratio_min:.1f}x; ratio of median CPU times "
             f"{ratio_cpu:.1f}x ({1e3 * med['ours_cpu_median']:.1f} vs {1e3 * med['numpy_cpu_median']:.1f} ms; "
             f"CPU time does not count waiting for a loaded machine's cores)"
         )
-        print(
+        report(
             f"kernel alone on a prebuilt bank: {kernel_rows[1]['ratio']:.1f}x NumPy (one row per sample), "
             f"{kernel_rows[2]['ratio']:.1f}x with merged samples"
         )
@@ -324,7 +258,7 @@ def run(argv: list[str] | None = None) -> int:
             _flow(Setting(D=16, C=4), 10.0, n_samples=100)  # load the compiled kernels before timing
             t_flow, res = _flow(Setting(), args.s_max)
             ph = res.phases
-            print(
+            report(
                 f"default gradient flow to s = {args.s_max:g} (4000 samples, LSODA): {t_flow:.2f} s wall "
                 "(goal <= 0.5 s), "
                 f"status {res.status}; T0={_fmt(ph.T0)}, T1={_fmt(ph.T1)}, T2={_fmt(ph.T2)}, "
@@ -341,14 +275,8 @@ def run(argv: list[str] | None = None) -> int:
             )
         table = pd.DataFrame(rows)
         with pd.option_context("display.width", 140, "display.float_format", "{:.4g}".format):
-            print(table.to_string(index=False))
+            report(table.to_string(index=False))
         tables.append(("main", table))
     if args.scaling or args.scaling_only:
-        tables.append(("scaling_D", _scaling(args)))
-    print(f"load average (1 min) at the end: {machine_info()['loadavg_1min']:.2f}")
-    write_tables(tables, args.out, info)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+        tables.append(("scaling_D", _scaling(args, report)))
+    return tables

@@ -1,5 +1,4 @@
-"""Benchmark of the finite-sample simulator: ``python -m theorydyn.bench simulate``
-(also ``python -m theorydyn.bench.simulate``).
+"""Benchmark of the finite-sample simulator: ``python -m theorydyn.bench simulate``.
 
 Default run: one GD step (risk, ∂/∂A, ∇_v) of model (T) at N = 16384, D = d = 64, with X stored
 in float64 and in float32, timed round-robin (median of ``--repeats`` interleaved repeats, so a
@@ -26,11 +25,13 @@ versions, load average) is printed and written with the table to CSV (``--out``)
 each next to one pass over X; and the memory of ``simulate()`` per training sample, measured in
 fresh processes at two N (VmHWM), extrapolated to the largest N (and N·D·d) within
 ``--memory-budget-gib`` (24 GiB by default).
+
+:func:`measure` takes the :class:`Options` and returns the tables, printing nothing (its lines go to
+``report``); the command, its flags and their checks are :mod:`theorydyn.bench.simulate_cli`.
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import operator
@@ -38,6 +39,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numba
@@ -50,9 +52,39 @@ from ..setting import Setting
 from ..simulate import simulate
 from ..simulate._kernel import FusedModel, block_size
 from ..simulate.torch_step import TorchModel
-from . import format_machine, machine_info, write_tables
-from .simulate_cli import PROG, _parse, make_parser  # noqa: F401  (PROG re-exported: the command's name)
+from . import BenchError
 from .timing import BATCH, SETTLE, Timed, _interleaved, _second_after_first  # noqa: F401  (re-exported)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the benchmark measures (the flags of ``python -m theorydyn.bench simulate`` of the same names;
+    the module docstring says what each part times)."""
+
+    N: int = 16384
+    D: tuple[int, ...] = (64, 128)
+    n_test: int = 8192
+    replicas: int = 8
+    sim_steps: int = 50
+    dtypes: tuple[str, ...] = ("float64", "float32")
+    no_torch: bool = False
+    no_simulate: bool = False
+    repeats: int = 7
+    settle: float = SETTLE
+    batch: int = BATCH
+    scaling: bool = False
+    scaling_only: bool = False
+    no_memory: bool = False
+    scaling_N: tuple[int, ...] = (4096, 16384, 65536)
+    scaling_D: tuple[int, ...] = (16, 32, 64, 128)
+    scaling_N_for_D: int = 4096
+    scaling_dtype: str = "float32"
+    memory_N: tuple[int, int] = (4096, 16384)
+    memory_budget_gib: float = 24.0
+
+
+def _silent(message: str) -> None:
+    pass
 
 
 def _torch_step(torch, Xt, yt, A_np, v_np, p, nu, tau):
@@ -316,20 +348,22 @@ def args_steps(r) -> str:
     return str(int(r["sim_steps"]) + 1) if "sim_steps" in r and pd.notna(r.get("sim_steps")) else "K + 1"
 
 
-def _print_main(t: pd.DataFrame) -> None:
+def main_text(t: pd.DataFrame) -> str:
+    """The main table in words, a line or a few per dtype (what the command prints under each D)."""
+    lines: list[str] = []
     for _, r in t.iterrows():
-        print(
+        lines.append(
             f"  {r['dtype']}: fused step {r['fused_ms']:.1f} ms; one pass over X {r['one_pass_ms']:.1f} ms "
             f"-> {r['fused_over_one_pass']:.2f}x one pass (goal <= 1.3x)"
         )
         if "fused_after_pass_ms" in r and pd.notna(r.get("fused_after_pass_ms")):
-            print(
+            lines.append(
                 f"    alternating with no pause: the step right after one pass {r['fused_after_pass_ms']:.1f} ms, "
                 f"one pass right after the step {r['pass_after_fused_ms']:.1f} ms "
                 "(the other library's idle threads still spinning: see SETTLE)"
             )
         if "in_cache_ms" in r and pd.notna(r.get("in_cache_ms")):
-            print(
+            lines.append(
                 f"    with X in cache (from {int(r['in_cache_n'])} and {2 * int(r['in_cache_n'])} samples, "
                 "scaled to N): "
                 f"{r['in_cache_ms']:.1f} ms = {r['in_cache_over_fused']:.2f}x the step, "
@@ -337,40 +371,41 @@ def _print_main(t: pd.DataFrame) -> None:
                 "when this exceeds 1.3x one pass, the goal is out of this machine's reach)"
             )
         if "autograd_ms" in r and pd.notna(r.get("autograd_ms")):
-            print(
+            lines.append(
                 f"    torch autograd {r['autograd_ms']:.1f} ms -> fused is {r['autograd_over_fused']:.2f}x faster "
                 f"(goal >= 2x)"
             )
         if "simulate_step_ms" in r and pd.notna(r.get("simulate_step_ms")):
-            print(
+            lines.append(
                 f"    simulate() per step {r['simulate_step_ms']:.1f} ms; the kernel called the same way "
                 f"({args_steps(r)} calls back to back) {r['fused_back_to_back_ms']:.1f} ms per call -> "
                 f"{r['simulate_over_fused']:.2f}x "
                 f"the kernel (goal <= 1.1x)"
             )
-        print(
+        lines.append(
             f"    {int(r['replicas'])} replicas sharing X: {r['replicas_per_run_ms']:.1f} ms per run "
             f"({r['replica_run_over_single']:.2f}x a single run)"
         )
         if "v_only_ms" in r and pd.notna(r.get("v_only_ms")):
-            print(
+            lines.append(
                 f"    A-frozen control: v-only fused step {r['v_only_ms']:.1f} ms; the NumPy v-gradient it replaced "
                 f"{r['frozen_numpy_ms']:.1f} ms ({r['frozen_numpy_over_v_only']:.2f}x)"
             )
         if "torch_step_ms" in r and pd.notna(r.get("torch_step_ms")):
-            print(
+            lines.append(
                 f"    torch step on CPU (simulate(device='cpu')) {r['torch_step_ms']:.1f} ms "
                 f"= {r['torch_step_over_fused']:.2f}x the fused step"
             )
         if "gpu_step_ms" in r and pd.notna(r.get("gpu_step_ms")):
-            print(
+            lines.append(
                 f"    GPU ({r['gpu']}): torch step {r['gpu_step_ms']:.2f} ms; one pass over X in GPU memory "
                 f"{r['gpu_one_pass_ms']:.2f} ms -> {r['gpu_step_over_one_pass']:.2f}x one pass; X read at "
                 f"{r['gpu_X_GB_per_s_step']:.0f} GB/s by the step, {r['gpu_X_GB_per_s_one_pass']:.0f} GB/s by one pass"
             )
+    return "\n".join(lines)
 
 
-def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
+def _scaling(args: Options, report: Callable[[str], None]) -> list[tuple[str, pd.DataFrame]]:
 
     dtype = args.scaling_dtype
     out = []
@@ -401,9 +436,9 @@ def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
     ]
     tN = pd.DataFrame(rows)
     slope = float(np.polyfit(np.log(tN.N), np.log(tN.fused_ms), 1)[0]) if len(tN) > 1 else float("nan")
-    print(f"\nstep time against N (D = d = 64, {dtype}, median of {args.repeats}):")
-    print(tN.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-    print(f"  log-log slope of the step time in N: {slope:.2f} (1 = linear)")
+    report(f"\nstep time against N (D = d = 64, {dtype}, median of {args.repeats}):")
+    report(tN.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    report(f"  log-log slope of the step time in N: {slope:.2f} (1 = linear)")
     out.append(("scaling_N", tN))
     del b, fns
     # ---- against D (d = D): the X terms cost D·d per sample, the D×D products D² per sample
@@ -438,19 +473,19 @@ def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
         del b, fm
     tD = pd.DataFrame(rows)
     slope = float(np.polyfit(np.log(tD.D), np.log(tD.fused_ms), 1)[0]) if len(tD) > 1 else float("nan")
-    print(f"\nstep time against D (d = D, N = {args.scaling_N_for_D}, {dtype}, median of {args.repeats}):")
-    print(tD.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-    print(f"  log-log slope of the step time in D: {slope:.2f} (2 = proportional to the size of X, N·D·d)")
+    report(f"\nstep time against D (d = D, N = {args.scaling_N_for_D}, {dtype}, median of {args.repeats}):")
+    report(tD.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    report(f"  log-log slope of the step time in D: {slope:.2f} (2 = proportional to the size of X, N·D·d)")
     out.append(("scaling_D", tD))
     # ---- memory per sample
     if not args.no_memory:
         runs, m = memory_scaling(64, args.memory_N[0], args.memory_N[1], args.memory_budget_gib, dtype)
-        print(
+        report(
             f"\nmemory of simulate() (fresh processes, VmHWM, D = d = 64, {dtype}, n_test = 1024): "
             f"{m['bytes_per_sample']:.0f} bytes per training sample = {m['per_sample_over_X']:.3f}x the sample's "
             f"X ({m['X_bytes_per_sample']} bytes); fixed {m['fixed_MiB']:.0f} MiB"
         )
-        print(
+        report(
             f"  largest N in {m['budget_GiB']:g} GiB at D = d = 64: N = {m['N_max']:,} (N·D·d = {m['NDd_max']:.3g}); "
             f"the same N·D·d holds at other D, d since X dominates"
         )
@@ -458,26 +493,21 @@ def _scaling(args, info) -> list[tuple[str, pd.DataFrame]]:
     return out
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command's parser (:mod:`theorydyn.bench.simulate_cli`, with its checks)."""
-    return make_parser()
+def measure(args: Options, report: Callable[[str], None] | None = None) -> list[tuple[str, pd.DataFrame]]:
+    """The benchmark's tables, ``[("main", …), ("scaling_N", …), ("scaling_D", …), ("memory", …)]`` (those of
+    the parts ``args`` runs); its lines (the main table in words per D, the scaling's slopes, the memory
+    per sample) go to ``report`` (None: silent).
 
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m theorydyn.bench.simulate``: :func:`run`."""
-    return run(argv)
-
-
-def run(argv: list[str] | None = None) -> int:
-    args = _parse(argv)
-    info = machine_info()
-    print(format_machine(info), flush=True)
+    Raises:
+        BenchError: the contenders disagree (or one of them fails) before any ratio is measured.
+    """
+    report = report or _silent
     torch: Any = None
     if not args.no_torch:
         try:
             import torch  # optional (extra "vision"): imported here, only when the autograd reference runs
         except ImportError:
-            print("torch not installed: skipping the autograd reference")
+            report("torch not installed: skipping the autograd reference")
     tables: list[tuple[str, pd.DataFrame]] = []
     if not args.scaling_only:
         parts = []
@@ -486,24 +516,15 @@ def run(argv: list[str] | None = None) -> int:
             try:
                 t = _main_table(args, s, torch)
             except RuntimeError as e:
-                print(f"python -m theorydyn.bench simulate: error: {e}", file=sys.stderr)
-                return 1
-            print(
+                raise BenchError(str(e)) from e
+            report(
                 f"\nsimulator step, N={args.N}, D=d={s.D} (median of {args.repeats} interleaved repeats, each the mean "
                 f"of {args.batch} calls back to back after a {args.settle:g} s pause and one untimed call; load "
-                f"{os.getloadavg()[0]:.2f}):",
-                flush=True,
+                f"{os.getloadavg()[0]:.2f}):"
             )
-            _print_main(t)
+            report(main_text(t))
             parts.append(t)
         tables.append(("main", pd.concat(parts, ignore_index=True)))
     if args.scaling or args.scaling_only:
-        tables += _scaling(args, info)
-    info_end = machine_info()
-    print(f"\nload average (1 min) at the end: {info_end['loadavg_1min']:.2f}")
-    write_tables(tables, args.out, info)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+        tables += _scaling(args, report)
+    return tables

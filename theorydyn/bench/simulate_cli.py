@@ -1,19 +1,22 @@
-"""The command line of :mod:`theorydyn.bench.simulate`: its parser, the defaults of its flags and the
-checks made before any work (flags of a part that does not run, the Setting at each D, the memory of
-each part, the output folder; exit 2 naming the flag)."""
+"""``python -m theorydyn.bench simulate``: the command of :mod:`theorydyn.bench.simulate` — its parser, the
+defaults of its flags, the checks made before any work (flags of a part that does not run, the Setting
+at each D, the memory of each part, the output folder; exit 2 naming the flag) and the run that prints.
+
+Imports nothing heavy: ``--help`` loads no solver; the measurement is imported in :func:`run`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 
 import numpy as np
 
-from ..cli import ArgumentParser, fail, given_flags, guard_memory, number, output_file, positive
-from ..resources import MemoryEstimate, Term, sample_memory
+from ..cli import ArgumentParser, fail, guard_memory, number, output_file, positive
+from ..runner import Command, Invocation
 from ..setting import D_MAX, Setting
-from ..simulate._kernel import block_size
-from ..simulate.memory import simulate_memory
-from . import add_bench_arguments, check_parts, fill_defaults, flag_of
+from .flags import add_bench_arguments, check_parts, fill_defaults, flag_of, options_from_args, run_bench
 from .timing import BATCH, SETTLE
 
 PROG = "python -m theorydyn.bench simulate"
@@ -45,8 +48,8 @@ _DEFAULTS = dict(
 )
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """The parser of ``python -m theorydyn.bench simulate`` (:func:`theorydyn.bench.simulate.build_parser`)."""
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m theorydyn.bench simulate``."""
     ap = ArgumentParser(prog=PROG, description="Benchmark of the finite-sample simulator's step.")
     g = ap.add_argument_group("main table (not with --scaling-only)")
     g.add_argument("--N", type=number(int, "--N", low=2), default=None, help="training samples (default 16384)")
@@ -148,6 +151,10 @@ def _setting(D: int, flag: str) -> Setting:
 
 def _guard(args) -> None:
     """Refuse (exit 2 naming the flag) a part whose arrays would not fit; the parts run one after the other."""
+    from ..resources import MemoryEstimate, Term, sample_memory
+    from ..simulate._kernel import block_size
+    from ..simulate.memory import simulate_memory
+
     if not args.scaling_only:
         item = max(np.dtype(t).itemsize for t in args.dtypes)
         dtype = "float64" if item == 8 else "float32"
@@ -187,11 +194,10 @@ def _guard(args) -> None:
             )
 
 
-def _parse(argv):
-    """Parse and check every input before any work (exit 2 naming the flag): flags of a part that does
-    not run, the Setting at each D, the memory of each part, the output folder."""
-    args = make_parser().parse_args(argv)
-    given = given_flags(make_parser(), argv)
+def check(args: argparse.Namespace, given: set[str]) -> argparse.Namespace:
+    """Check every input before any work (exit 2 naming the flag) and fill the defaults: flags of a part
+    that does not run, the Setting at each D, the memory of each part, the output folder. ``given``: the
+    dests given on the command line."""
     check_parts(args, given, PROG, _MAIN_FLAGS, _SCALING_FLAGS)
     if args.no_simulate:
         for k in ("sim_steps", "n_test"):
@@ -214,3 +220,30 @@ def _parse(argv):
     _guard(args)
     output_file(args.out, "--out", PROG)
     return args
+
+
+def run(inv: Invocation) -> int:
+    """The checks, then the machine, the tables and where they went (:func:`theorydyn.bench.flags.run_bench`);
+    contenders that disagree: one line on stderr, exit 1."""
+    from .simulate import Options, measure
+
+    args = check(inv.args, inv.given())
+    return run_bench(
+        inv,
+        options_from_args(Options, args),
+        measure,
+        PROG,
+        end="\nload average (1 min) at the end: {:.2f}",
+        error_stream=sys.stderr,
+    )
+
+
+COMMAND = Command(PROG, build_parser, run)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return COMMAND.main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,71 +12,86 @@ A claim module (see docs/adding_a_claim.md) defines two functions:
   reduced flow's ``s_max``, ``n_samples``, ``seed`` for ``dynamics``) gets them, from
   ``verify``'s flags, in both ``checks`` and ``memory`` as keywords.
 
-:data:`REGISTRY` maps a claim's name to its module path; modules are imported on use
-(:func:`load`), since some need optional extras (torch). ``python -m theorydyn.verify`` runs the
-registered claims in registry order and collects their rows; :data:`GROUPS` keeps the names of
-the earlier ledger (``reduced``, ``theorems``) as groups of modules.
+:data:`CLAIMS` is the registry: one :class:`Claim` record per claim (its name, module path,
+one-line summary, cold seconds and the groups it belongs to), in ledger order. Every other view is
+derived from it: :data:`REGISTRY` (name → module path), :data:`COLD_SECONDS`, :data:`GROUPS`,
+:func:`names`, :func:`select` and the list below. Modules are imported on use (:func:`load`), since
+some need optional extras (torch). ``python -m theorydyn.verify`` runs the registered claims in
+registry order and collects their rows; :data:`GROUPS` keeps the names of the earlier ledger
+(``reduced``, ``theorems``) as groups of claims.
 
 * :mod:`.check` — :class:`Check` (one row of the ledger) and :class:`Verdict`;
-* :mod:`.definition21` — Definition 2.1 (the labels agree with f, exactly);
-* :mod:`.parametrization31` — Parametrization 3.1 (the scales of A(0) = P Pᵀ);
-* :mod:`.dynamics` — the idealized dynamics: Lemma 4.3, Events I–III, Theorem 4.1;
-* :mod:`.theorem31`, :mod:`.theorem32` — Theorems 3.1 and 3.2;
-* :mod:`.lemma41` — Lemma 4.1 (on the population, and its break at finite N);
-* :mod:`.theorem4` — Theorem 4.2 at finite N (with Lemma 4.2 and Figure 4 from its runs);
-* :mod:`.nstar` — N*(D), the N Theorem 4.2 needs against D;
-* :mod:`.transfer` — Theorems 5.1 and 5.2; :mod:`.figure2` — Figure 2; :mod:`.vision` — Section 6;
-* :mod:`.semirealistic` — finite-sample GD against the reduced dynamics (a figure, no rows).
+* :mod:`.semirealistic` — finite-sample GD against the reduced dynamics (a figure, no rows);
+* :mod:`.persistence` — patch association along the whole run (rows of :mod:`.theorem4`).
 
-``python -m theorydyn.claims`` (also ``theorydyn theorems``) prints the theorem rows alone.
+The registered claims (from :data:`CLAIMS`):
+
+{claims}
+
+``theorydyn theorems`` (``python -m theorydyn.theorems``) is ``verify --only theorems``.
+``python -m theorydyn.claims`` prints the theorem rows alone (its own flags: ``--only 3.1 3.2``,
+``--figure31``).
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
+from ..registry import Entry, table
 
 if TYPE_CHECKING:  # the row types, for type checkers; at run time .check (NumPy, SciPy) loads on first use
     from .check import LEDGER_COLUMNS, Check, Verdict
 
 __getattr__, __dir__ = lazy_exports(__name__, {"LEDGER_COLUMNS": ".check", "Check": ".check", "Verdict": ".check"})
 
-#: claim name → module path, in ledger order. Adding a claim: one module and one line here.
-REGISTRY: dict[str, str] = {
-    "definition21": "theorydyn.claims.definition21",
-    "parametrization31": "theorydyn.claims.parametrization31",
-    "dynamics": "theorydyn.claims.dynamics",
-    "theorem31": "theorydyn.claims.theorem31",
-    "theorem32": "theorydyn.claims.theorem32",
-    "lemma41": "theorydyn.claims.lemma41",
-    "theorem4": "theorydyn.claims.theorem4",
-    "nstar": "theorydyn.claims.nstar",
-    "transfer": "theorydyn.claims.transfer",
-    "figure2": "theorydyn.claims.figure2",
-    "vision": "theorydyn.claims.vision",
-}
 
-#: Seconds each claim took cold (empty store and caches) on the 2-core CI-class machine at D = 64,
-#: C = 4, as ``(quick, full)`` (None: not measured), from one cold ``verify --D 64 --C 4 [--quick]`` each
-#: (load 1.2-2.0; full mode's vision is the quick mode's, the same runs): the progress bar's
-#: weight for a claim that never ran in the store at hand (:func:`expected_seconds`), so that a cold
-#: ledger's ETA means something. Not a budget: a claim takes what it takes.
-COLD_SECONDS: dict[str, tuple[float, float | None]] = {
-    "definition21": (1.0, 1.0),
-    "parametrization31": (1.0, 1.0),
-    "dynamics": (4.0, 4.0),
-    "theorem31": (18.0, 25.0),
-    "theorem32": (2.0, 22.0),
-    "lemma41": (17.0, 62.0),
-    "theorem4": (19.0, 320.0),
-    "nstar": (14.0, 633.0),
-    "transfer": (29.0, 117.0),
-    "figure2": (12.0, 80.0),
-    "vision": (1450.0, 1450.0),
-}
+@dataclass(frozen=True)
+class Claim(Entry):
+    """One registered claim (:class:`theorydyn.registry.Entry`: ``name``, ``module``, ``summary``).
+
+    Attributes:
+        cold_seconds: seconds the claim took cold (empty store and caches) on the 2-core CI-class
+            machine at D = 64, C = 4, as ``(quick, full)`` (None: not measured), from one cold
+            ``verify --D 64 --C 4 [--quick]`` each (load 1.2-2.0; full mode's vision is the quick
+            mode's, the same runs): the progress bar's weight for a claim that never ran in the store
+            at hand (:func:`expected_seconds`), so that a cold ledger's ETA means something. Not a
+            budget: a claim takes what it takes.
+        groups: the groups of the earlier ledger it belongs to (``verify --only reduced``,
+            ``--only theorems``).
+    """
+
+    cold_seconds: tuple[float | None, float | None] = (None, None)
+    groups: tuple[str, ...] = ()
+
+
+def _claim(name: str, summary: str, quick_s: float, full_s: float | None, *groups: str) -> Claim:
+    return Claim(name, f"{__name__}.{name}", summary, (quick_s, full_s), groups)
+
+
+#: The registry: one record per claim, in ledger order. Adding a claim: one module and one record here.
+CLAIMS: tuple[Claim, ...] = (
+    _claim("definition21", "Definition 2.1: the labels agree with f, exactly", 1.0, 1.0),
+    _claim("parametrization31", "Parametrization 3.1: the scales of A(0) = P Pᵀ", 1.0, 1.0),
+    _claim("dynamics", "the idealized dynamics: Lemma 4.3, Events I–III, Theorem 4.1", 4.0, 4.0, "reduced"),
+    _claim("theorem31", "Theorem 3.1: a generalized linear model errs", 18.0, 25.0, "theorems"),
+    _claim("theorem32", "Theorem 3.2: positional attention fits f without patch association", 2.0, 22.0, "theorems"),
+    _claim("lemma41", "Lemma 4.1: the three-value form of Â, on (P) and at finite N", 17.0, 62.0, "theorems"),
+    _claim("theorem4", "Theorem 4.2 at finite N, with Lemma 4.2 and Figure 4 from its runs", 19.0, 320.0, "theorems"),
+    _claim("nstar", "N*(D): the N Theorem 4.2 needs against D", 14.0, 633.0, "theorems"),
+    _claim("transfer", "Theorems 5.1 and 5.2: downstream sample complexity", 29.0, 117.0),
+    _claim("figure2", "Figure 2: the paper's own experiment, verdicts over seeds", 12.0, 80.0),
+    _claim("vision", "Section 6: the paper's datasets when present, 8×8 digits as a proxy", 1450.0, 1450.0),
+)
+
+#: claim name → module path, in ledger order (derived from :data:`CLAIMS`; tests may replace it)
+REGISTRY: dict[str, str] = {c.name: c.module for c in table(CLAIMS).values()}
+
+#: claim name → ``(quick, full)`` cold seconds (:attr:`Claim.cold_seconds`, derived from :data:`CLAIMS`)
+COLD_SECONDS: dict[str, tuple[float | None, float | None]] = {c.name: c.cold_seconds for c in CLAIMS}
 
 
 def expected_seconds(name: str, quick: bool) -> float | None:
@@ -86,11 +101,24 @@ def expected_seconds(name: str, quick: bool) -> float | None:
     return quick_s if quick else full_s
 
 
-#: names of the earlier ledger's sources → the claims they now are (``verify --only reduced theorems``)
+#: group → its claims in ledger order (``verify --only reduced theorems``), derived from :data:`CLAIMS`
 GROUPS: dict[str, tuple[str, ...]] = {
-    "reduced": ("dynamics",),
-    "theorems": ("theorem31", "theorem32", "lemma41", "theorem4", "nstar"),
+    g: tuple(c.name for c in CLAIMS if g in c.groups) for g in dict.fromkeys(g for c in CLAIMS for g in c.groups)
 }
+
+
+def listing(claims: tuple[Claim, ...] = CLAIMS) -> str:
+    """The claims as a reST list, ``* ``name`` — summary`` (the module docstring's list, the docs')."""
+    return "\n".join(f"* ``{c.name}`` — {c.summary}" for c in claims)
+
+
+def groups_text() -> str:
+    """``reduced (= dynamics) and theorems (= theorem31 …)``: the groups in words (``verify --help``)."""
+    return " and ".join(f"{g} (= {' '.join(members)})" for g, members in GROUPS.items())
+
+
+if __doc__:  # the list of claims in the docstring is made from the records (python -OO strips docstrings)
+    __doc__ = __doc__.replace("{claims}", listing())
 
 
 def names() -> list[str]:
@@ -142,13 +170,17 @@ def load_path(path: str) -> ModuleType:
 
 
 __all__ = [
+    "CLAIMS",
     "COLD_SECONDS",
     "GROUPS",
     "LEDGER_COLUMNS",
+    "Claim",
     "REGISTRY",
     "Check",
     "Verdict",
     "expected_seconds",
+    "groups_text",
+    "listing",
     "load",
     "load_path",
     "names",

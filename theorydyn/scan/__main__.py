@@ -339,6 +339,7 @@ def run(inv: Invocation) -> int:
     from ..store import RejectedRowsWarning
     from .grid import ScanError, validate_points
     from .run import check_runner, run_scan
+    from .summary import summary_text
 
     args = inv.args
     cores = os.cpu_count() or 1
@@ -378,7 +379,10 @@ def run(inv: Invocation) -> int:
                 force_memory=args.force,
                 progress=not args.quiet,
                 plots=not args.no_plots,
+                report=lambda message: print(message, file=sys.stderr),
             )
+            # inside the warnings block, as when run_scan printed it: the summary's warnings stay caught
+            summary = summary_text(spec, outcome)
     except ScanError as e:
         fail(str(e), PROG)
     except OSError as e:  # a full disk under the store or an output: the rows committed so far stay
@@ -388,6 +392,7 @@ def run(inv: Invocation) -> int:
             file=sys.stderr,
         )
         return 1
+    print(summary)
     for w in caught:
         if issubclass(w.category, RejectedRowsWarning):
             print(f"{PROG}: warning: {w.message}", file=sys.stderr)

@@ -10,10 +10,12 @@ Rows are committed to ``<run dir>/scans/results.sqlite`` (:mod:`theorydyn.paths`
 finishes (:mod:`theorydyn.store`: one transaction per row, several scans may write at once; a
 ``kill -9`` loses only the points in flight) and exported to ``<run dir>/scans/<scan>.csv`` at the
 end of each run; trajectories go to ``<run dir>/scans/<scan>/<key>.csv``. Rerunning the same command
-skips finished points (``--recompute`` recomputes them). At the end: a summary table on the terminal and plots next to
-the results (phase times against each scanned axis; T1, T2 against D in log-log with fitted
-exponents when D is scanned; overlaid trajectories) and ``<scan>/summary.csv``, the same summary in
-long form (one row per setting, solver and quantity, with its interval).
+skips finished points (``--recompute`` recomputes them). At the end: plots next to the results
+(phase times against each scanned axis; T1, T2 against D in log-log with fitted exponents when D is
+scanned; overlaid trajectories) and ``<scan>/summary.csv``, the summary in long form (one row per
+setting, solver and quantity, with its interval). :func:`run_scan` prints nothing: its messages go
+to a ``report`` callback, and the command prints them, then the summary table on the terminal
+(:func:`theorydyn.scan.summary.summary_text`).
 
 With ``--simulate`` the summary and the plots show the simulator's own numbers per N (phase times,
 peak and final patch association, test errors against f and y) beside its N = ∞ reference, the
@@ -35,14 +37,14 @@ Exit status: 0 all points done; 1 some point failed or a worker died (rerun to r
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -65,13 +67,16 @@ from .summary import (  # noqa: F401  (re-exported: imported from here)
     _fmt,
     _is_simulate,
     not_reached_hints,
-    print_summary,
     seed_ci_table,
     simulator_table,
     summary_frame,
     summary_table,
+    summary_text,
     write_summary,
 )
+
+#: Where a scan's messages go: a callable taking one line, or None (silent)
+Report: TypeAlias = Callable[[str], None] | None
 
 
 # ---- progress -------------------------------------------------------------------------------
@@ -142,16 +147,17 @@ def _row(point: Point, out: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _export(store) -> bool:
+def _export(store, report: Report) -> bool:
     """The CSV export of the store (re-read: another process's rows too); a failure is a message
-    (and exit status 1), the rows stay committed in the database. Returns whether it was written."""
+    through ``report`` (and exit status 1), the rows stay committed in the database. Returns whether it
+    was written."""
     try:
         store.export()
     except (OSError, ValueError) as e:
-        print(
-            f"{PROG}: warning: the rows are in {store.db} but the CSV export {store.path} could not be written: {e}",
-            file=sys.stderr,
-        )
+        if report is not None:
+            report(
+                f"{PROG}: warning: the rows are in {store.db} but the CSV export {store.path} could not be written: {e}"
+            )
         return False
     return True
 
@@ -203,11 +209,19 @@ def run_scan(
     scheduler: str | None = None,
     force: bool = False,
     force_memory: bool = False,
-    progress: bool = True,
+    progress: bool = False,
     plots: bool = True,
-    summary: bool = True,
+    summary: bool = False,
+    report: Report = None,
 ) -> ScanOutcome:
-    """Run (or resume) a scan; see the module docstring.
+    """Run (or resume) a scan; see the module docstring. It prints nothing itself.
+
+    ``report``: where its messages go, one line or paragraph per call (``python -m theorydyn.scan``
+    prints them on stderr): the points already done (with ``progress``), a CSV export that could not
+    be written, a worker that died, an interrupt; None: silent. ``progress``: a progress bar on
+    stderr (:mod:`theorydyn._progress`). ``summary``: the summary text
+    (:func:`~theorydyn.scan.summary.summary_text`) through ``report`` too, at the end (the command
+    prints it on stdout itself).
 
     Every point is checked before any work (:func:`~theorydyn.scan.grid.validate_points`: the exact
     expectation's size, the memory estimate against the machine's, unless ``force_memory``). The
@@ -236,11 +250,8 @@ def run_scan(
         store.remove(p.key for p in points)
     todo = [p for p in points if p.key not in store]
     skipped = len(points) - len(todo)
-    if progress and skipped:
-        print(
-            f"[{spec.name}] {skipped} of {len(points)} points already in {store.path}; computing {len(todo)}",
-            file=sys.stderr,
-        )
+    if progress and skipped and report is not None:
+        report(f"[{spec.name}] {skipped} of {len(points)} points already in {store.path}; computing {len(todo)}")
     outcome = ScanOutcome(spec.name, pd.DataFrame(), 0, skipped, results=store.path)
     if todo:
         handle = make_executor(workers, scheduler)
@@ -278,36 +289,36 @@ def run_scan(
             pending.clear()
             outcome.lost = len(todo) - outcome.computed - len(outcome.failed)
             bar.close()
-            print(
-                f"{PROG}: a worker process died (killed, or out of memory); {outcome.lost} point(s) "
-                f"not computed. Rerun the same command to resume.",
-                file=sys.stderr,
-            )
+            if report is not None:
+                report(
+                    f"{PROG}: a worker process died (killed, or out of memory); {outcome.lost} point(s) "
+                    f"not computed. Rerun the same command to resume."
+                )
         except KeyboardInterrupt:
             cancelled = True
             bar.close()
-            print(
-                f"\n{PROG}: interrupted; {outcome.computed} point(s) saved, {len(pending)} not computed. "
-                f"Rerun the same command to resume.",
-                file=sys.stderr,
-            )
+            if report is not None:
+                report(
+                    f"\n{PROG}: interrupted; {outcome.computed} point(s) saved, {len(pending)} not computed. "
+                    f"Rerun the same command to resume."
+                )
             handle.close(cancel=True)
             raise
         finally:
             if not cancelled:
                 bar.close()
                 handle.close(cancel=bool(outcome.lost))
-            outcome.export_failed = not _export(store)
+            outcome.export_failed = not _export(store, report)
     else:
-        outcome.export_failed = not _export(store)
+        outcome.export_failed = not _export(store, report)
     outcome.frame = store.frame([p.key for p in points])
     outcome.wall_s = time.perf_counter() - t_start
     if plots and len(outcome.frame):
         outcome.plots, outcome.exponents = make_plots(spec, outcome.frame, results_dir)
     if len(outcome.frame):
         outcome.summary_csv = write_summary(spec, outcome.frame, results_dir)
-    if summary:
-        print_summary(spec, outcome)
+    if summary and report is not None:
+        report(summary_text(spec, outcome))
     return outcome
 
 

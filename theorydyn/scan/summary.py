@@ -1,13 +1,12 @@
 """The summary of a scan (:mod:`theorydyn.scan.run`): the table a person reads, the intervals over
 seeds of the reduced flow (:func:`seed_ci_table`) and of the simulator beside its N = ∞ reference
 (:func:`simulator_table`), the long-form ``<scan>/summary.csv`` (:func:`summary_frame`), the hints for
-phases not reached or runs that diverged, and :func:`print_summary`."""
+phases not reached or runs that diverged, and :func:`summary_text` (the text the command prints)."""
 
 from __future__ import annotations
 
 import math
 import re
-import sys
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -298,12 +297,15 @@ def _divergence_hints(spec: ScanSpec, df: pd.DataFrame) -> list[str]:
     ]
 
 
-def print_summary(spec: ScanSpec, outcome: ScanOutcome, file=None) -> None:
-    file = file or sys.stdout
+def summary_text(spec: ScanSpec, outcome: ScanOutcome) -> str:
+    """The summary ``python -m theorydyn.scan`` prints at the end (the library returns it, the command
+    prints it): the summary table, the intervals over seeds of the reduced flow and of the simulator,
+    the fitted exponents against D, the hints for phases not reached, the counts, the files written
+    and the points that failed."""
+    lines: list[str] = []
     df = outcome.frame
     if not len(df):
-        print(f"[{spec.name}] no finished points", file=file)
-        return
+        return f"[{spec.name}] no finished points"
     scanned = [a for a in spec.scanned_axes() if a in df.columns]
     with pd.option_context(
         "display.width",
@@ -317,31 +319,29 @@ def print_summary(spec: ScanSpec, outcome: ScanOutcome, file=None) -> None:
         "display.float_format",
         lambda v: f"{v:.4g}",
     ):
-        print(summary_table(spec, df).to_string(index=False, line_width=TABLE_WIDTH), file=file)
+        lines.append(summary_table(spec, df).to_string(index=False, line_width=TABLE_WIDTH))
         ci = seed_ci_table(spec, df)
         if ci is not None:
-            print(
+            lines.append(
                 "\n"
                 + textwrap.fill(
                     f"reduced flow (N = ∞), {scanplots.setting_text(scanplots.reduced_rows(df), scanned, False)}; "
                     f"{INTERVAL_NOTE}:",
                     TABLE_WIDTH,
-                ),
-                file=file,
+                )
             )
-            print(ci.to_string(index=False, line_width=TABLE_WIDTH), file=file)
+            lines.append(ci.to_string(index=False, line_width=TABLE_WIDTH))
         sim = simulator_table(spec, df)
         if sim is not None:
-            print(
+            lines.append(
                 "\n"
                 + textwrap.fill(
                     f"simulator (finite N) beside its N = ∞ reference (the reduced flow), "
                     f"{scanplots.setting_text(df, scanned)}; times in s = η·t; {INTERVAL_NOTE}:",
                     TABLE_WIDTH,
-                ),
-                file=file,
+                )
             )
-            print(sim.to_string(index=False, line_width=TABLE_WIDTH), file=file)
+            lines.append(sim.to_string(index=False, line_width=TABLE_WIDTH))
     for ph, fit in outcome.exponents.items():
         if fit is not None:
             note = (
@@ -350,21 +350,17 @@ def print_summary(spec: ScanSpec, outcome: ScanOutcome, file=None) -> None:
                 if ph in scanplots.HORIZON_DEPENDENT
                 else ""
             )
-            print(
+            lines.append(
                 f"fitted exponent: {ph} ∝ D^{fit['b']:.3f} [95% CI {fit['b_low']:.3f}, {fit['b_high']:.3f}] "
-                f"over {fit['n']} points{note}",
-                file=file,
+                f"over {fit['n']} points{note}"
             )
-    for line in not_reached_hints(spec, df):
-        print(line, file=file)
-    print(
+    lines += not_reached_hints(spec, df)
+    lines.append(
         f"\n{len(df)} point(s) [{outcome.computed} computed, {outcome.skipped} already done] in "
-        f"{outcome.wall_s:.1f} s · results: {outcome.results}",
-        file=file,
+        f"{outcome.wall_s:.1f} s · results: {outcome.results}"
     )
     if outcome.summary_csv is not None:
-        print(f"summary: {outcome.summary_csv}", file=file)
-    for p in outcome.plots:
-        print(f"plot: {p}", file=file)
-    for key, err in outcome.failed:
-        print(f"FAILED {key[:12]}: {err}", file=file)
+        lines.append(f"summary: {outcome.summary_csv}")
+    lines += [f"plot: {p}" for p in outcome.plots]
+    lines += [f"FAILED {key[:12]}: {err}" for key, err in outcome.failed]
+    return "\n".join(lines)

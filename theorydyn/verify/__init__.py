@@ -7,12 +7,14 @@ INFO (a diagnostic the paper does not claim, a definition, or a proxy), NOT_RUN 
 experiment could not run here; the note gives the command that would run it). Every number that
 depends on randomness is a mean over ≥ 5 independent seeds with its 95% t-interval; exact numbers have ci_low = ci_high.
 
-The claims are the modules of :data:`theorydyn.claims.REGISTRY` (each imported on use, one protocol:
-``checks(s, *, quick, progress)`` and ``memory(s, quick)``; docs/adding_a_claim.md), run in registry
-order: ``definition21`` (Definition 2.1), ``dynamics`` (Lemma 4.3, Events I–III, Theorem 4.1 on the
-idealized dynamics), ``theorem31``, ``theorem32``, ``lemma41`` (Lemma 4.1), ``theorem4`` (Theorem
-4.2 at finite N, with Lemma 4.2 and Figure 4 from its runs), ``nstar`` (N*(D)), ``transfer``
-(Theorems 5.1, 5.2), ``figure2`` (Figure 2) and ``vision`` (Section 6). ``--only`` also takes the
+The claims are the records of :data:`theorydyn.claims.CLAIMS` (each module imported on use, one
+protocol: ``checks(s, *, quick, progress)`` and ``memory(s, quick)``; docs/adding_a_claim.md), run in
+registry order: ``definition21`` (Definition 2.1), ``parametrization31`` (the scales of A(0) under
+Parametrization 3.1), ``dynamics`` (Lemma 4.3, Events I–III, Theorem 4.1 on the idealized dynamics),
+``theorem31``, ``theorem32``, ``lemma41`` (Lemma 4.1), ``theorem4`` (Theorem 4.2 at finite N, with
+Lemma 4.2 and Figure 4 from its runs), ``nstar`` (N*(D)), ``transfer`` (Theorems 5.1, 5.2),
+``figure2`` (Figure 2) and ``vision`` (Section 6); ``theorydyn.claims.listing()`` prints them from the
+records, and tests/test_registry.py checks that this list names every one. ``--only`` also takes the
 groups of :data:`theorydyn.claims.GROUPS`: ``reduced`` (= dynamics) and ``theorems`` (= theorem31,
 theorem32, lemma41, theorem4, nstar). This module collects, stores and prints; the claims compute.
 

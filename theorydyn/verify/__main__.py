@@ -69,8 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         choices=claims.names(),
         default=None,
-        help="run only these claims (theorydyn.claims.REGISTRY), or the groups reduced (= dynamics) "
-        "and theorems (= theorem31 theorem32 lemma41 theorem4 nstar) (default: every claim)",
+        help=f"run only these claims (theorydyn.claims.CLAIMS), or the groups {claims.groups_text()} "
+        "(default: every claim)",
     )
     ap.add_argument(
         "--s-max",

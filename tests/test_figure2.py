@@ -13,6 +13,7 @@ from theorydyn import model  # noqa: E402
 from theorydyn import positional as f2  # noqa: E402
 from theorydyn.claims import figure2 as claim  # noqa: E402
 from theorydyn.claims.check import Verdict  # noqa: E402
+from theorydyn.experiments import figure2 as xf2  # noqa: E402
 from theorydyn.positional.plot import make_figure  # noqa: E402
 from theorydyn.setting import Setting  # noqa: E402
 
@@ -207,7 +208,7 @@ def test_checks_and_figure_from_tiny_results():
 def test_paper_init_draws_p_at_scale_one_over_sqrt_d():
     """Parametrization 3.1's scale: each p_i ~ N(0, I/D), i.e. entries of std 1/sqrt(D) (1/4 at D = 16),
     and v at omega = 1e-3; the earlier init N(0, 1) is kept as the default of init_torch_params."""
-    init = claim.paper_init(S16)
+    init = xf2.paper_init(S16)
     assert init == {"p_std": 0.25, "omega": 1e-3}
     small = f2.init_torch_params(Setting(D=16, C=4, d=256), "positional", seed=0, **init).tensors
     unit = f2.init_torch_params(Setting(D=16, C=4, d=256), "positional", seed=0).tensors
@@ -230,7 +231,7 @@ def test_main_rows_follow_the_paper_init_and_n01_is_a_sensitivity_row(monkeypatc
         calls.append((tuple(kinds), over))
         return f2.run(s, seeds, kinds=kinds, N=64, N_test=64, record_every=2, **dict(over, steps=2))
 
-    monkeypatch.setattr(claim, "run", fake_run)
+    monkeypatch.setattr(xf2, "run", fake_run)
 
     def low(runs, a):
         return [replace(r, final_err=0.01 + 0.001 * i, assoc=a + 0.01 * i) for i, r in enumerate(runs)]
@@ -241,8 +242,8 @@ def test_main_rows_follow_the_paper_init_and_n01_is_a_sensitivity_row(monkeypatc
         monkeypatch.setattr(claim, "verdict_rows", _planted(original, main_assoc, unit_assoc))
         rows = claim.checks(Setting(D=64, C=4), at=S16, seeds=range(3))
         longest = dict(steps=claim.LENGTHS_QUICK[-1])
-        assert calls[0] == (f2.KINDS, {**claim.paper_init(S16), **longest})
-        assert calls[1] == (("positional",), {**claim.UNIT_INIT, **longest})
+        assert calls[0] == (f2.KINDS, {**xf2.paper_init(S16), **longest})
+        assert calls[1] == (("positional",), {**xf2.UNIT_INIT, **longest})
         assoc = [r for r in rows if r.quantity.startswith("patch association of the learned P^T P (fraction")]
         assert assoc[0].verdict is verdict and assoc[0].params["p_std"] == 0.25 and assoc[0].params["omega"] == 1e-3
         assert "[D=16, C=4, p_i ~ N(0, I/D)" in assoc[0].quantity and assoc[0].params["steps"] == 2
@@ -252,7 +253,7 @@ def test_main_rows_follow_the_paper_init_and_n01_is_a_sensitivity_row(monkeypatc
         assert summary.verdict is Verdict.INFO and summary.measured == (2.0 if verdict is Verdict.PASS else 0.0)
     # the sensitivity row itself, from runs with planted associations
     res = f2.run(
-        S16, seeds=range(3), kinds=("positional",), N=64, N_test=64, steps=2, record_every=2, **claim.paper_init(S16)
+        S16, seeds=range(3), kinds=("positional",), N=64, N_test=64, steps=2, record_every=2, **xf2.paper_init(S16)
     )["positional"]
     row = claim.sensitivity_row(S16, low(res, 0.3), low(res, 0.0), {"D": 16})
     assert row.measured == pytest.approx(0.01) and "mean 0.3100" in row.note and "at N(0, 1): mean 0.0100" in row.note

@@ -312,7 +312,7 @@ def test_population_gd_keeps_the_three_value_form(alpha, gamma, rho):
 def test_large_N_tracks_the_reduced_dynamics(tmp_path):
     """Semi-realistic comparison (docs/theory.md §4): with the idealized init, the simulator's (α, γ, ρ) tend
     to the reduced trajectory as N grows (finite-sample error ~ N^{-1/2})."""
-    from theorydyn.claims.semirealistic import compare_with_reduced
+    from theorydyn.experiments.semirealistic import compare_with_reduced
 
     s = Setting(D=8, C=2)
     tab, curves = compare_with_reduced(s, Ns=(256, 16384), eta=2.0, steps=60, seeds=(0, 1), n_test=2048, record_every=5)

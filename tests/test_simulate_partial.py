@@ -1,5 +1,5 @@
 """GD on one of Â, v̂ with the other frozen, through the fused step (theorydyn.simulate.partial), against
-the NumPy routes it replaces: claims.theorem4.frozen_grad_v (the Â-frozen control's old gradient) and
+the NumPy routes it replaces: experiments.theorem4.frozen_grad_v (the Â-frozen control's old gradient) and
 model.risk_and_grad."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import pytest
 
 from theorydyn import data, model
 from theorydyn.claims import theorem4 as t4
+from theorydyn.experiments import theorem4 as xt4
 from theorydyn.setting import Setting
 from theorydyn.simulate import simulate, simulate_replicas, training_data
 from theorydyn.simulate._kernel import FusedModel
@@ -43,7 +44,7 @@ def test_v_only_step_matches_the_numpy_route(dtype):
     m = FusedModel(b.X, b.y, S16.p, S16.nu, S16.tau)
     r0, e0, gA0, gV0 = m.risk_grad(A[None], v[:, None])
     r1, e1, gA1, gV1 = m.risk_grad(A[None], v[:, None], grad_A=False)
-    ref = t4.frozen_grad_v(S16, model.attention(S16, A), v, b.X, b.y)
+    ref = xt4.frozen_grad_v(S16, model.attention(S16, A), v, b.X, b.y)
     rel = _rel(gV1[:, 0], ref)
     assert rel <= TOL[dtype], f"fused v-only ∇_v vs frozen_grad_v: relative {rel:.3g} > {TOL[dtype]:g}"
     assert np.array_equal(gV1, gV0) and np.array_equal(r1, r0) and np.array_equal(e1, e0)
@@ -74,7 +75,7 @@ def test_descend_v_matches_the_numpy_loop(dtype):
     S = model.attention(s, A)
     v = v0.copy()
     for _ in range(20):
-        v = v - 10.0 * t4.frozen_grad_v(s, S, v, b.X, b.y)
+        v = v - 10.0 * xt4.frozen_grad_v(s, S, v, b.X, b.y)
     A1, v1 = descend_partial(s, A, v0, b.X, b.y, 10.0, 20, update="v")
     assert np.array_equal(A1, A), "Â moved under update='v'"
     rel = _rel(v1 - v0, v - v0)
@@ -97,17 +98,17 @@ def test_descend_A_matches_model_risk_and_grad():
 
 
 def test_train_v_frozen_is_the_fused_route():
-    """The Â-frozen control of claims.theorem4: its data and init from one Generator, then the fused
+    """The Â-frozen control of experiments.theorem4: its data and init from one Generator, then the fused
     v-only steps; the same as the NumPy loop it replaced to float32 rounding (30 steps)."""
     s = S16
-    A, v = t4.train_v_frozen(s, 512, 10.0, 30, 1e-3, 5)
+    A, v = xt4.train_v_frozen(s, 512, 10.0, 30, 1e-3, 5)
     rng = np.random.default_rng(5)
     b = data.sample(s, 512, seed=rng, dtype=np.float32)
     A_ref, v_ref = init_params(s, 1e-3, rng)
     S = model.attention(s, A_ref)
     v0 = v_ref.copy()
     for _ in range(30):
-        v_ref = v_ref - 10.0 * t4.frozen_grad_v(s, S, v_ref, b.X, b.y)
+        v_ref = v_ref - 10.0 * xt4.frozen_grad_v(s, S, v_ref, b.X, b.y)
     assert np.array_equal(A, A_ref)
     rel = _rel(v - v0, v_ref - v0)
     assert rel <= 30 * TOL[np.float32], f"train_v_frozen vs the NumPy loop: relative {rel:.3g}"
@@ -166,12 +167,12 @@ def _init_v(s, seed):
 
 
 def test_train_paired_is_the_trained_run_and_its_frozen_control():
-    """claims.theorem4.train_paired: replica 0 is train_upstream's run (same data, same init) to the
+    """experiments.theorem4.train_paired: replica 0 is train_upstream's run (same data, same init) to the
     float32 step's rounding over 20 steps; replica 1 keeps Â at that init and trains v̂ as
     descend_partial(update="v") does on the same data, to the same rounding."""
     s = S16
-    res, ctl = t4.train_paired(s, 512, 10.0, 20, 1e-3, 7, record_every=5)
-    ref = t4.train_upstream(s, 512, 10.0, 20, 1e-3, 7, record_every=5)
+    res, ctl = xt4.train_paired(s, 512, 10.0, 20, 1e-3, 7, record_every=5)
+    ref = xt4.train_upstream(s, 512, 10.0, 20, 1e-3, 7, record_every=5)
     assert ctl.options["update"] == "v" and "update" not in res.options
     for a, b, what in ((res.A, ref.A, "A"), (res.v, ref.v, "v")):
         rel = _rel(a, b)

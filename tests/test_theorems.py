@@ -15,6 +15,8 @@ from theorydyn.claims import theorem31 as t31
 from theorydyn.claims import theorem32 as t32
 from theorydyn.claims.__main__ import main as theorems_main
 from theorydyn.claims.check import Check
+from theorydyn.experiments import lemma41 as xl41
+from theorydyn.experiments import theorem4 as xt4
 
 
 # ---- Definition 2.2 --------------------------------------------------------------------------
@@ -328,7 +330,7 @@ def test_labels_are_consistent_with_f(seed, DC, q):
 def test_lemma_4_1_check_sees_the_three_value_form_and_a_dominant_row():
     s = Setting(D=16, C=4)
     A = model.symmetric_attention(s, 1.0, -0.2)
-    dev = l41.symmetry_deviation(s, A)
+    dev = xl41.symmetry_deviation(s, A)
     assert dev["gap"] == pytest.approx(1.2)
     assert dev["in_rel_std"] == pytest.approx(0.0, abs=1e-12) and dev["row_rel_spread"] == pytest.approx(0.0, abs=1e-12)
     assert dev["top_row_ratio"] == pytest.approx(1.0)
@@ -338,7 +340,7 @@ def test_lemma_4_1_check_sees_the_three_value_form_and_a_dominant_row():
     for S in s.sets:
         i = S[0]
         B[i, S[1:]] = -0.2 + 3 * 1.2
-    dev = l41.symmetry_deviation(s, B)
+    dev = xl41.symmetry_deviation(s, B)
     assert dev["top_row_ratio"] == pytest.approx(3.0)
     # in-set entries: 3 per set at 3.4, 9 at 1.0 (mean 1.6); gap 1.6 + 0.2 = 1.8; row means 3.4 and 1.0
     assert dev["gap"] == pytest.approx(1.8) and dev["row_rel_spread"] == pytest.approx(2.4 / 1.8)
@@ -375,7 +377,7 @@ def test_lemma_4_1_scaling_recovers_a_planted_exponent():
 
 def test_lemma_4_1_scaling_runs_draw_independent_data_per_seed():
     s = Setting(D=8, C=2, q=0.5)
-    runs = l41.lemma_4_1_scaling_runs(s, Ns=(256, 512), seeds=2, steps=3)
+    runs = xl41.lemma_4_1_scaling_runs(s, Ns=(256, 512), seeds=2, steps=3)
     assert len(runs) == 4 and set(runs["N"]) == {256, 512}
     a, b = runs[runs["N"] == 256]["in_rel_std"].to_numpy()
     assert a != b  # seeds do not share data
@@ -441,7 +443,7 @@ def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch):
         ([0.02, 0.5, 0.9, 0.9, 0.9], ["INFO", "PASS"], "not met"),
         ([0.3, 0.3, 0.3, 0.3, 0.3], ["INFO", "FAIL"], "not met"),
     ):
-        monkeypatch.setattr(t4, "train_upstream", fake(path))
+        monkeypatch.setattr(xt4, "train_upstream", fake(path))
         rows = t4.check_theorem_4_seeds(s, N=256, steps=40, seeds=5, N_test=512)
         assert [str(c.verdict) for c in rows[3:]] == verdicts, path
         assert rows[3].threshold.endswith(f"0.99, {met})"), rows[3].threshold
@@ -589,11 +591,11 @@ def test_frozen_attention_gradient_and_verdicts(monkeypatch):
     A = np.random.default_rng(1).normal(0, 0.3, (16, 16))
     v = np.random.default_rng(2).normal(0, 0.5, s.d)
     _, _, gv = model.risk_and_grad(s, A, v, b.X, b.y)
-    np.testing.assert_allclose(t4.frozen_grad_v(s, model.attention(s, A), v, b.X, b.y), gv, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(xt4.frozen_grad_v(s, model.attention(s, A), v, b.X, b.y), gv, rtol=1e-10, atol=1e-14)
 
     planted = iter([])
-    monkeypatch.setattr(t4, "train_v_frozen", lambda *a, **k: (A, v))
-    monkeypatch.setattr(t4, "fresh_errors", lambda *a, **k: {"err_f": next(planted)})
+    monkeypatch.setattr(xt4, "train_v_frozen", lambda *a, **k: (A, v))
+    monkeypatch.setattr(xt4, "fresh_errors", lambda *a, **k: {"err_f": next(planted)})
     for errs, verdict in (
         ([0.15, 0.16, 0.15], "PASS"),
         ([0.06, 0.065, 0.07], "DEVIATES"),
@@ -610,7 +612,7 @@ def test_frozen_attention_gradient_and_verdicts(monkeypatch):
 def test_theorem_4_2_steps_follow_the_idealized_phases():
     """A Theorem 4.2 run lasts at least the preset and 1.5 max(T1, T2)/eta of the N = inf flow at its
     setting: at D = 32, q = 1/2 the flow associates at T1 ~ 3.7e3, past the 250-step preset (s = 2500)."""
-    from theorydyn.claims.theorem4 import HORIZON_FACTOR, steps_for
+    from theorydyn.experiments.theorem4 import HORIZON_FACTOR, steps_for
     from theorydyn.reduced import default_horizon, integrate
 
     s = Setting(D=32, C=4)

@@ -12,6 +12,7 @@ import pytest
 
 from theorydyn.claims import persistence as pe
 from theorydyn.claims import semirealistic as sr
+from theorydyn.experiments import measure as me
 
 
 def _gaps(Ns, law, seeds=3, seed=0):
@@ -53,10 +54,10 @@ def _traj(assoc, ds=10.0):
 def test_window_summary_reads_first_last_peak_and_fraction():
     """Records every 10 in s; T_a = 30, k = 2: the window is s = 30..60 (4 records)."""
     t = _traj([0.2, 0.8, 1.0, 1.0, 0.9, 1.0, 1.0, 0.95])
-    w = pe.window_summary(t, 30.0, 2.0)
+    w = me.window_summary(t, 30.0, 2.0)
     assert (w["first_s"], w["last_s"], w["peak"], w["frac"], w["covered"]) == (20.0, 60.0, 1.0, 0.75, 1.0)
     # a run that stops at s = 40 covers a third of 30..60: its frac is scaled by it
-    assert pe.window_summary(_traj([0, 0, 0, 1, 1]), 30.0, 2.0)["frac"] == pytest.approx(1 / 3)
+    assert me.window_summary(_traj([0, 0, 0, 1, 1]), 30.0, 2.0)["frac"] == pytest.approx(1 / 3)
 
 
 def test_window_rows_flip_when_association_comes_and_goes():
@@ -208,16 +209,16 @@ def test_association_margin_sign_is_association():
     """The margin is > 0 exactly in the rows Definition 2.2 calls associated (random A, ties impossible),
     and it does not change when A is scaled."""
     from theorydyn import model
-    from theorydyn.claims import nstar as ns
+    from theorydyn.experiments import nstar as xns
     from theorydyn.setting import Setting
 
     s = Setting(D=16, C=4, q=0.5)
     rng = np.random.default_rng(0)
     for _ in range(20):
         A = rng.standard_normal((16, 16)) + 2.5 * rng.random() * s.same_set
-        m = ns.association_margin(s, A)
+        m = xns.association_margin(s, A)
         assert np.mean(m > 0) == pytest.approx(model.association(s, A))
-        assert np.allclose(ns.association_margin(s, 7.0 * A), m)
+        assert np.allclose(xns.association_margin(s, 7.0 * A), m)
 
 
 def test_check_n_star_names_setting_censoring_and_divergence():
@@ -282,6 +283,7 @@ def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch
     from types import SimpleNamespace
 
     from theorydyn.claims import nstar as ns
+    from theorydyn.experiments import nstar as xns
     from theorydyn.setting import Setting
 
     seen = []
@@ -292,12 +294,12 @@ def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch
         tr = pd.DataFrame(dict(s=np.arange(0, 200, 10.0), association=assoc))
         return SimpleNamespace(trajectory=tr, A=np.eye(sd.D) + 0.01 * np.asarray(sd.same_set), status="ok")
 
-    monkeypatch.setattr(ns, "simulate", fake_sim)
-    monkeypatch.setattr(ns, "steps_for", lambda sd, preset, eta: (20, 100.0))
+    monkeypatch.setattr(xns, "simulate", fake_sim)
+    monkeypatch.setattr(xns, "steps_for", lambda sd, preset, eta: (20, 100.0))
     s = Setting(D=64, C=4, q=0.25)
     Ns = (256, 512, 1024)
-    budget = ns.estimated_seconds(32, Ns, 2, 250) * 1.5  # D = 32 fits, D = 48 does not
-    runs = ns.nstar_runs(s, (32, 48), lambda D: 16 / D, Ns, 2, 1.5, budget_s=budget)
+    budget = xns.estimated_seconds(32, Ns, 2, 250) * 1.5  # D = 32 fits, D = 48 does not
+    runs = xns.nstar_runs(s, (32, 48), lambda D: 16 / D, Ns, 2, 1.5, budget_s=budget)
     ran = runs[runs["N"] > 0]
     assert set(ran["D"]) == {32} and len(ran) == 6
     first = {(D, seed): x for D, seed, _, x in seen}

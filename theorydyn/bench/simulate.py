@@ -14,7 +14,7 @@ back, as a GD loop makes them, after a pause and one untimed call: :data:`BATCH`
       scheduler treats a busy process differently from one that just slept): goal ≤ 1.1×;
 and 8 replicas sharing one X (per-run cost); then the steps of the other routes on the same X:
   (d) the v-only step (Â frozen: the ∂S product skipped), the Â-frozen control of Section 4, against
-      the NumPy v-gradient it replaced (``claims.theorem4.frozen_grad_v``, two passes over X);
+      the NumPy v-gradient it replaced (``experiments.theorem4.frozen_grad_v``, two passes over X);
   (e) the torch port of the step (``simulate(device="cpu")``, :mod:`theorydyn.simulate.torch_step`);
   (f) where torch sees CUDA: the torch step on the GPU against one pass over X in GPU memory
       (``X @ v`` on the device, synchronised), with X's bytes per second of each.
@@ -192,7 +192,7 @@ def _main_table(args, s, torch) -> pd.DataFrame:
 
 def _other_routes(s, torch, b, fm, A, v) -> dict[str, Callable[[], Any]]:
     """Contenders (d) and (e) of the module docstring on the main row's X."""
-    from ..claims.theorem4 import frozen_grad_v  # bench is above claims; imported where used
+    from ..experiments.theorem4 import frozen_grad_v  # imported where used (the experiments load the solvers)
 
     S = attention(s, A)
     fns: dict[str, Callable[[], Any]] = dict(

@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import data, model
 from ..stats import bounded_mean_ci, mean_ci
 
 #: The range of a probability, an error rate or a patch association (``Check.over_seeds(bounds=UNIT)``).
@@ -182,13 +181,3 @@ def unconditional_error(err_cond: float, amb: float) -> float:
     """Pr[f F <= 0] from the conditional error Pr[f F <= 0 | f != 0] and Pr[f = 0]: a point with
     f = 0 has f F = 0 <= 0 and counts as an error (the paper's quantity, docs/theory.md conventions)."""
     return float(amb + (1.0 - amb) * err_cond)
-
-
-def fresh_errors(s: Any, A: np.ndarray, v: np.ndarray, N_test: int, seed: int) -> dict[str, float]:
-    """The errors of (A, v) against y and f on ``N_test`` fresh samples drawn with ``seed``
-    (:func:`theorydyn.data.errors`; a non-finite logit counts as 0): the GD rows of Lemma 4.1 and
-    Theorem 4.2 measure their error this way."""
-    b = data.sample(s, N_test, seed=seed)
-    with np.errstate(over="ignore", invalid="ignore"):
-        F = model.forward(s, A, v, b.X)
-    return data.errors(np.where(np.isfinite(F), F, 0.0), b.y, data.labelling(s, b.X))

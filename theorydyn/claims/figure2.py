@@ -3,7 +3,8 @@
 The paper (Section 2, Figure 2): patches X_j i.i.d. N(0, I_d), y = sign f(X) with the one-hidden-
 layer CNN f(X) = Σ_ℓ (Σ_{i∈S_ℓ} ⟨w*, X_i⟩)³; "one-layer ViT reaches small test error … However,
 PᵀP does not match the convolution pattern encoded in f". The models and their training are
-:mod:`theorydyn.positional`; this module turns the runs into three verdict rows and INFO rows:
+:mod:`theorydyn.positional`, the runs :mod:`theorydyn.experiments.figure2`; this module turns the runs
+into three verdict rows and INFO rows:
 
 1. *low test error is reached* (Figure 2, left: error against 0…1000 gradient steps);
 2. *the learned PᵀP shows no patch association* (Definition 2.2 on the Gram PᵀP);
@@ -27,12 +28,13 @@ block contrast over the untrained PᵀP (paired by seed) reaches 0, DEVIATES whe
 Both are OUT_OF_SCOPE when the error row fails: the claim is about the model *at low error*.
 
 Initialisation and training length: the verdict depends on both, so both are rows. Each of the two
-initialisations — Parametrization 3.1's scale, each p_i ~ N(0, I/D) and ω = 10⁻³ (:func:`paper_init`),
-and P_{ki} ~ N(0, 1), ω = 0.1 (:data:`UNIT_INIT`, the earlier ledger's, which keeps PᵀP far from any
-block structure) — is read at two training lengths (:data:`LENGTHS_QUICK` = 1000 and 2000 steps,
-:data:`LENGTHS_FULL` = 1000 and 4000: the paper's horizon and a longer run, from one run per seed, the
-curves being recorded along it), each with the three verdict rows; a summary INFO row
-(:func:`summary_row`) says under which of them the paper's "no association" holds. The paper states
+initialisations — Parametrization 3.1's scale, each p_i ~ N(0, I/D) and ω = 10⁻³
+(:func:`theorydyn.experiments.figure2.paper_init`), and P_{ki} ~ N(0, 1), ω = 0.1 (:data:`UNIT_INIT`, the
+earlier ledger's, which keeps PᵀP far from any block structure) — is read at two training lengths
+(:data:`LENGTHS_QUICK` = 1000 and 2000 steps, :data:`LENGTHS_FULL` = 1000 and 4000: the paper's horizon
+and a longer run, from one run per seed, the curves being recorded along it), each with the three
+verdict rows; a summary INFO row (:func:`summary_row`) says under which of them the paper's "no
+association" holds. The paper states
 neither its initialisation nor a length beyond its plot's 1000 steps, so no single row is "the" verdict.
 
 Sizes: :data:`theorydyn.positional.QUICK` (the ledger's quick mode and ``figures/figure2.png``):
@@ -49,8 +51,9 @@ from typing import cast
 
 import numpy as np
 
+from ..experiments.figure2 import UNIT_INIT, train_runs
 from ..positional.model import block_contrast, chance_association, figure2_setting
-from ..positional.train import FULL, QUICK, TrainRun, run
+from ..positional.train import FULL, QUICK, TrainRun
 from ..resources import MemoryEstimate, Term, sample_memory
 from ..setting import Setting
 from .check import UNIT, Check, Verdict
@@ -177,17 +180,6 @@ def verdict_rows(
     return [e, a, c]
 
 
-def paper_init(s: Setting) -> dict[str, float]:
-    """Parametrization 3.1's initialisation for :func:`theorydyn.positional.run`: each p_i ~ N(0, I/D)
-    (``p_std`` = 1/√D) and ω = 10⁻³ (v ~ N(0, ω²/d I), and Â's off-diagonal for model (T)), the
-    simulator's default ω (docs/theory.md §4)."""
-    return dict(p_std=1.0 / math.sqrt(s.D), omega=1e-3)
-
-
-#: the earlier ledger's initialisation, now the sensitivity row: P_{ki} ~ N(0, 1), ω = 0.1
-UNIT_INIT: dict[str, float] = dict(p_std=1.0, omega=0.1)
-
-
 def sensitivity_row(s: Setting, main: Sequence[TrainRun], unit: Sequence[TrainRun], params: dict) -> Check:
     """INFO: the association of the learned PᵀP when P starts at N(0, 1) (:data:`UNIT_INIT`) instead of
     Parametrization 3.1's scale, with both associations (and the N(0, 1) runs' test error) in the note."""
@@ -273,39 +265,26 @@ def checks(
     """The ledger rows of Figure 2 (module docstring and :func:`verdict_rows`): low error
     (PASS/FAIL), no association of the learned PᵀP and PᵀP looks random (PASS / DEVIATES /
     OUT_OF_SCOPE), and as INFO: the association of the positional logits, of the untrained PᵀP,
-    and the error and association of model (T)'s Â trained the same way.
+    and the error and association of model (T)'s Â trained the same way (:func:`info_rows`).
 
     Figure 2 is measured at its own setting ``at`` (default
     :func:`theorydyn.positional.figure2_setting`: D = 16, C = 4, the 2 × 2 tiles), not at the
-    ledger's ``s``; every row's params name it. The main runs start at Parametrization 3.1's scale
-    (:func:`paper_init`: p_i ~ N(0, I/D), ω = 10⁻³) and decide the verdicts; the positional model
-    is also trained from P ~ N(0, 1), ω = 0.1 (:data:`UNIT_INIT`) for an INFO sensitivity row
-    (:func:`sensitivity_row`). ``results`` (from :func:`theorydyn.positional.run`) skips the main
-    training and ``unit_results`` the sensitivity one (no sensitivity row when ``results`` is given
-    without it); otherwise the runs are trained (quick: N = 4096, 1000 Adam steps, 5 seeds, both
-    kinds and the sensitivity runs: a few minutes on one core).
+    ledger's ``s``; every row's params name it. The runs are
+    :func:`theorydyn.experiments.figure2.train_runs`: the main runs start at Parametrization 3.1's
+    scale (:func:`~theorydyn.experiments.figure2.paper_init`: p_i ~ N(0, I/D), ω = 10⁻³) and decide
+    the verdicts; the positional model is also trained from P ~ N(0, 1), ω = 0.1 (:data:`UNIT_INIT`)
+    for an INFO sensitivity row (:func:`sensitivity_row`). ``results`` (from
+    :func:`theorydyn.positional.run`) skips the main training and ``unit_results`` the sensitivity one
+    (no sensitivity row when ``results`` is given without it); otherwise the runs are trained (quick:
+    N = 4096, 1000 Adam steps, 5 seeds, both kinds and the sensitivity runs: a few minutes on one core).
     """
     s = figure2_setting() if at is None else at
     seeds = list(seeds)
-    pi = paper_init(s)
     steps = (LENGTHS_QUICK if quick else LENGTHS_FULL)[-1]
-    res = (
-        results
-        if results is not None
-        else run(s, seeds, quick=quick, progress=progress, p_std=pi["p_std"], omega=pi["omega"], steps=steps)
-    )
-    if unit_results is None and results is None:
-        unit_results = run(
-            s,
-            seeds,
-            quick=quick,
-            kinds=("positional",),
-            progress=progress,
-            p_std=UNIT_INIT["p_std"],
-            omega=UNIT_INIT["omega"],
-            steps=steps,
-        )["positional"]
-    pos, tee = res["positional"], res.get("T", [])
+    if results is None:
+        runs = train_runs(s, seeds, quick=quick, steps=steps, progress=progress, unit=unit_results is None)
+        results, unit_results = runs.main, (runs.unit if unit_results is None else unit_results)
+    pos, tee = results["positional"], results.get("T", [])
     n0 = pos[0].params
     params = dict(
         D=s.D,
@@ -319,9 +298,6 @@ def checks(
         p_std=round(float(n0.get("p_std", 1.0)), 6),
         omega=n0.get("omega", 0.1),
     )
-    vals = lambda rs, k: [getattr(r, k) for r in rs]  # noqa: E731
-    per_seed = lambda v: np.round(np.asarray(v, float), 4).tolist()  # noqa: E731
-    init = vals(pos, "assoc_init")
     rows: list[Check] = []
     readings: list[tuple[str, int, Verdict, float]] = []
     for name, rs in (("paper", pos), ("unit", list(unit_results or []))):
@@ -337,16 +313,31 @@ def checks(
                 g,
                 err_tol,
                 assoc_tol,
-                float(np.mean(vals(rs, "linear_err"))),
+                float(np.mean(_vals(rs, "linear_err"))),
                 dict(p_init, steps=L),
-                assoc_untrained=float(np.mean(vals(rs, "assoc_init"))),
+                assoc_untrained=float(np.mean(_vals(rs, "assoc_init"))),
                 label=f" [D={s.D}, C={s.C}, {INIT_LABEL[name]}, {L} steps]",
             )
             rows += trio
             readings.append((INIT_LABEL[name], L, cast(Verdict, trio[1].verdict), trio[1].measured))
     rows.append(summary_row(readings, assoc_tol, dict(params, seeds=len(pos))))
+    return rows + info_rows(s, pos, tee, params)
+
+
+def _vals(rs: Sequence[TrainRun], k: str) -> list:
+    """The attribute ``k`` of every run, in seed order."""
+    return [getattr(r, k) for r in rs]
+
+
+def info_rows(s: Setting, pos: Sequence[TrainRun], tee: Sequence[TrainRun], params: dict) -> list[Check]:
+    """The INFO rows of Figure 2 beside the verdicts, over the seeds of the positional runs ``pos`` and
+    model (T)'s runs ``tee`` (no model (T) rows when empty): the association of the learned positional
+    logits and of the untrained PᵀP (against chance 1/binom(D − 1, C − 1)), the rows whose Top-C is some
+    set (own or not), and model (T)'s test error and association."""
+    vals = _vals
+    per_seed = lambda v: np.round(np.asarray(v, float), 4).tolist()  # noqa: E731
     chance = chance_association(s)
-    rows.append(
+    rows = [
         Check.over_seeds(
             "Figure 2 / Definition 2.2",
             "patch association of the learned positional logits (P^T W_Q)(P^T W_K)^T",
@@ -362,21 +353,19 @@ def checks(
             ),
             route="model.association (Definition 2.2)",
             bounds=UNIT,
-        )
-    )
-    rows.append(
+        ),
         Check.over_seeds(
             "Figure 2 / Definition 2.2",
             "patch association of the untrained P^T P",
-            init,
+            vals(pos, "assoc_init"),
             f"chance {chance:.4f}",
             Verdict.INFO,
             params=params,
             note=f"the baseline of the learned value; block contrast z {np.mean(vals(pos, 'contrast_init')):.2f}",
             route="chance 1/binom(D-1,C-1) checked by Monte Carlo in tests",
             bounds=UNIT,
-        )
-    )
+        ),
+    ]
     for kind, rs in (("positional logits (P^T W_Q)(P^T W_K)^T", pos), ("model (T)'s A_hat", tee)):
         if rs:
             rows.append(

@@ -3,9 +3,11 @@
 * On the population — exact on the enumerated population (:func:`check_lemma_4_1_population`: GD
   on (P) keeps A in the three-value form).
 * At finite N the symmetry break is a diagnostic (INFO) measured against N with its exponent
-  (:func:`lemma_4_1_scaling_runs`, :func:`check_lemma_4_1_scaling`, distance from the form:
-  :func:`symmetry_deviation`), at the smallest size inside Theorem 3.1's scope rule
-  (:func:`smallest_in_scope`).
+  (:func:`check_lemma_4_1_scaling`, on the runs of
+  :func:`theorydyn.experiments.lemma41.lemma_4_1_scaling_runs`; distance from the form:
+  :func:`theorydyn.experiments.lemma41.symmetry_deviation`), at the smallest size inside Theorem 3.1's
+  scope rule (:func:`smallest_in_scope`). The runs (GD on (P) and at finite N) are
+  :mod:`theorydyn.experiments.lemma41`.
 
 Theorem 4.2 and the rows from its runs are :mod:`theorydyn.claims.theorem4`; N*(D) is
 :mod:`theorydyn.claims.nstar`.
@@ -19,91 +21,16 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 
-from .. import data, model
+from ..experiments.lemma41 import lemma_4_1_scaling_runs, population_gd
 from ..glm import theorem_3_1_scope
-from ..model import association
 from ..resources import MemoryEstimate
 from ..setting import (
     Setting,
     setting_at,  # the same q, ν at another D (d = D, σ² = 1/d)
 )
-from ..simulate import simulate
 from ..simulate.memory import simulate_memory
-from .check import UNIT, Check, Verdict, departures, fresh_errors
-
-
-def symmetry_deviation(s: Setting, A: np.ndarray) -> dict[str, float]:
-    """Distance of Â from the three-value form of Lemma 4.1 (A_ii = β, γ in-set, ρ across sets).
-
-    gap = mean in-set − mean cross-set entry; ``in_rel_std`` / ``cross_rel_std`` = std of the in-set /
-    cross-set entries over |gap|. Row level (the finite-sample break of the symmetry): r_i = mean of
-    row i's in-set entries; ``row_rel_spread`` = max over sets of (max_i r_i − min_i r_i) / |gap|;
-    ``top_row_ratio`` = median over sets of (max_i r_i − ρ̄) / (median of the set's other rows − ρ̄),
-    ρ̄ the cross-set mean (≈ 1 under Lemma 4.1, ≫ 1 when one query row per set dominates).
-    """
-    A = np.asarray(A, dtype=np.float64)
-    inv, crv = A[s.in_set_mask], A[s.cross_set_mask]
-    gap = float(inv.mean() - crv.mean())
-    r = np.where(s.in_set_mask, A, 0.0).sum(axis=1) / (s.C - 1)
-    rows = r[s.sets]  # (L, C)
-    srt = np.sort(rows, axis=1)
-    spread = srt[:, -1] - srt[:, 0]
-    others = np.median(srt[:, :-1], axis=1) - crv.mean()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = (srt[:, -1] - crv.mean()) / others
-    g = abs(gap) if gap != 0 else np.nan
-    return {
-        "gap": gap,
-        "in_mean": float(inv.mean()),
-        "cross_mean": float(crv.mean()),
-        "in_rel_std": float(inv.std() / g),
-        "cross_rel_std": float(crv.std() / g),
-        "cross_absmax": float(np.abs(crv).max()),
-        "row_rel_spread": float(spread.max() / g),
-        "top_row_ratio": float(np.median(ratio)),
-    }
-
-
-def lemma_4_1_scaling_runs(
-    s: Setting,
-    Ns: tuple[int, ...] = (2048, 4096, 8192, 16384, 32768),
-    seeds: int = 5,
-    steps: int = 150,
-    eta: float = 10.0,
-    omega: float = 1e-3,
-    seed: int = 0,
-    dtype: str = "float32",
-    progress=None,
-):
-    """Realistic GD at every N of ``Ns`` and every seed; each (N, seed) draws its own data.
-
-    Returns a DataFrame with columns N, seed, the :func:`symmetry_deviation` fields, association
-    (Definition 2.2), err_f (fresh samples), and the runs' status. Nothing is cached or shared:
-    run (N, k) uses ``simulate(seed = seed + 1000 k + log2 N)``.
-    """
-    rows = []
-    for k in range(seeds):
-        for N in Ns:
-            sd = int(seed + 1000 * k + int(round(np.log2(N))))
-            if progress:
-                progress(f"Lemma 4.1 scaling: D={s.D}, N={N}, seed {k + 1}/{seeds}")
-            res = simulate(
-                s, N=int(N), eta=eta, steps=steps, omega=omega, seed=sd, record_every=steps, dtype=dtype, n_test=2048
-            )
-            e = fresh_errors(s, res.A, res.v, 4096, sd + 7919)
-            rows.append(
-                dict(
-                    N=int(N),
-                    seed=k,
-                    **symmetry_deviation(s, res.A),
-                    association=association(s, res.A),
-                    err_f=e["err_f"],
-                    status=str(getattr(res, "status", "ok")),
-                )
-            )
-    return pd.DataFrame(rows)
+from .check import UNIT, Check, Verdict, departures
 
 
 def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
@@ -112,7 +39,7 @@ def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
     For each seed, the least-squares slope b of log(in-set std / gap) against log N (the
     deviation ∝ N^b; 0 would mean no approach to the three-value form), and the same for the
     row-level spread; plus the values at the largest N. ``runs``: a DataFrame from
-    :func:`lemma_4_1_scaling_runs` (else computed with ``kw``).
+    :func:`theorydyn.experiments.lemma41.lemma_4_1_scaling_runs` (else run with ``kw``).
     """
     runs = runs if runs is not None else lemma_4_1_scaling_runs(s, **kw)
     Ns = sorted(runs["N"].unique())
@@ -189,26 +116,14 @@ def check_lemma_4_1_population(
     the full-model gradients (:func:`theorydyn.model.risk_and_grad`) runs ``steps`` steps; the
     measured value is the largest spread of the in-set and of the cross-set entries relative to
     |γ − ρ| over the run. (v stays in span(w*) trivially here, the enumeration being noiseless, so
-    Lemma 4.2 is not checked by this route.)
+    Lemma 4.2 is not checked by this route.) The run is :func:`theorydyn.experiments.lemma41.population_gd`.
     """
-    sp = Setting(D=D, C=C, q=q, p=s.p, beta=s.beta, tau=s.tau)
-    z, y, w = data.enumerate_population(sp)
-    X = data.embed(sp, z)
-    A = model.symmetric_attention(sp, 0.0, 0.0)
-    v = sp.alpha0 * sp.w_star
-    worst_A = 0.0
-    for _ in range(steps):
-        _, gA, gv = model.risk_and_grad(sp, A, v, X, y, weights=w)
-        A, v = A - eta * gA, v - eta * gv
-        inv, crv = A[sp.in_set_mask], A[sp.cross_set_mask]
-        gap = abs(inv.mean() - crv.mean())
-        if gap > 0:
-            worst_A = max(worst_A, float(max(np.ptp(inv), np.ptp(crv)) / gap))
-    inv, crv = A[sp.in_set_mask], A[sp.cross_set_mask]
+    run = population_gd(s, D=D, C=C, q=q, eta=eta, steps=steps)
+    sp, worst_A = run.sp, run.worst_A
     params = dict(
         D=D, C=C, q=q, p=s.p, eta=eta, steps=steps, expectation="exact enumeration", **departures(sp, eta=eta)
     )
-    note = f"final gamma {inv.mean():.4f}, rho {crv.mean():.4f}, alpha {v @ sp.w_star:.4f}"
+    note = f"final gamma {run.gamma:.4f}, rho {run.rho:.4f}, alpha {run.alpha:.4f}"
     return [
         Check.exact(
             f"Lemma 4.1 [D = {D}, C = {C}, q = {q:g}, {steps} steps on (P) by exact enumeration; "

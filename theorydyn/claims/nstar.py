@@ -4,7 +4,8 @@ Theorem 4.2 assumes N = poly(d) and gives no degree. At each D and N of a grid a
 realistic GD run (:func:`theorydyn.simulate.simulate`, the Theorem 4.2 row's η, ω) is judged by
 *persistent* association: complete (Definition 2.2, every row) at every recorded step of the window
 [T_a, k·T_a] (:mod:`theorydyn.claims.persistence`, T_a the idealized flow's association time at
-that D and q), the run lasting ⌈k·T_a/η⌉ steps. Then, per D:
+that D and q), the run lasting ⌈k·T_a/η⌉ steps; the runs are :func:`theorydyn.experiments.nstar.nstar_runs`.
+Then, per D:
 
 * success against log N is read across seeds and N with a monotone model — the isotonic
   (pool-adjacent-violators) fit of the success rate (:func:`isotonic`) — giving N_50, the N at
@@ -13,7 +14,8 @@ that D and q), the run lasting ⌈k·T_a/η⌉ steps. Then, per D:
   ``<= N_min``), never as a value. A diverged run is a failure and is named;
 * the continuous order parameter beside it: the per-row margin between the smallest in-set and the
   largest out-of-set entry of Â, normalised by the row's in-set minus out-of-set mean
-  (:func:`association_margin`; > 0 in every row iff association is complete), at the end of the run.
+  (:func:`~theorydyn.experiments.nstar.association_margin`; > 0 in every row iff association is
+  complete), at the end of the run.
 
 Two readings of q, each labelled: Assumption 2's q = C²/D at D = 2C², 3C², … (q ≤ 1/2 and
 q(D − C) > C hold there: Theorem 3.1's scope rule), and the ledger's fixed q at the same D. The
@@ -30,40 +32,27 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import data
+from ..experiments.nstar import nstar_runs
 from ..glm import theorem_3_1_scope
 from ..resources import MemoryEstimate
 from ..setting import Setting, setting_at
-from ..simulate import simulate
 from ..simulate.memory import simulate_memory
 from ..stats import fit_power_law_ci
 from .check import Check, Verdict
-from .persistence import window_summary
-from .theorem4 import THEOREM_4_2, steps_for
+from .theorem4 import THEOREM_4_2
 
 #: The sizes, fixed before any run: N grid, seeds, the window's k, and how many D (D = 2C², 3C², …).
 #: Both modes read the [T_a, 1.5 T_a] window (T_a = 6685 at D = 32, q = 1/2: 1003 steps a run). Quick:
-#: one D, N <= 4096; full: four D, N <= 16384, within :data:`BUDGET_S` per q reading (a D whose
-#: estimated cost, :func:`estimated_seconds`, would pass it is not run, and its row says so).
+#: one D, N <= 4096; full: four D, N <= 16384, within :data:`BUDGET_S` per q reading (a D whose estimated
+#: cost, :func:`~theorydyn.experiments.nstar.estimated_seconds`, would pass it is not run, and its row says so).
 NSTAR: dict[str, dict] = dict(
     quick=dict(Ns=(256, 1024, 4096), seeds=3, k=1.5, n_D=1),
     full=dict(Ns=tuple(2**k for k in range(10, 15)), seeds=3, k=1.5, n_D=4),
 )
 #: Estimated seconds of runs allowed per q reading in full mode (the quick sizes are far below it).
-#: 2400 (was 1800, with the 0.16 s step below: D = 64 and 80 did not fit, and issue 30 asks for N*(D)
-#: at 4 sizes): with the measured step, the q = C²/D reading's four D are estimated at 2029 s.
+#: 2400 (was 1800, with the 0.16 s step of experiments.nstar: D = 64 and 80 did not fit, and issue 30 asks
+#: for N*(D) at 4 sizes): with the measured step, the q = C²/D reading's four D are estimated at 2029 s.
 BUDGET_S = 2400.0
-#: Seconds of one GD step at D = 64, N = 16384 (float32) on 2 busy cores: the idle fused step measured
-#: 23.9 ms (`python -m theorydyn.bench simulate`, 2-core Intel Xeon, load 1.9; 10 ms on an AMD EPYC),
-#: doubled for a machine shared with other work (was 0.16, from 250 steps in ~40 s of a slower kernel
-#: at load 4–15). A step costs ∝ N D² d = N D³ (d = D).
-STEP_S_64 = 0.05
-
-
-def estimated_seconds(D: int, Ns: Sequence[int], seeds: int, steps: int) -> float:
-    """The cost model of one D's runs: STEP_S_64 · (ΣN / 16384) · (D / 64)³ · steps · seeds."""
-    return STEP_S_64 * (sum(Ns) / 16384) * (D / 64) ** 3 * steps * seeds
-
 
 #: Bootstrap resamples of the seeds for N_50's interval (fixed generator seed 0).
 N_BOOT = 400
@@ -72,21 +61,6 @@ N_BOOT = 400
 def nstar_Ds(C: int, n: int) -> tuple[int, ...]:
     """D = m C² for m = 2 … n + 1: q = C²/D = 1/m ≤ 1/2, a multiple of C, L = mC ≥ 4."""
     return tuple(m * C * C for m in range(2, n + 2))
-
-
-def association_margin(s: Setting, A: np.ndarray) -> np.ndarray:
-    """(D,) per row i: (min_{j ∈ S(i)} Â_ij − max_{j ∉ S(i)} Â_ij) / std_{j ≠ i} Â_ij, the diagonal
-    counted in S(i) as in Definition 2.2 and the scale the spread of the row's off-diagonal entries
-    (so that the margin does not depend on the scale of Â). Positive iff row i is associated (its C
-    largest entries are its set, no tie); about −3 for a row of i.i.d. Gaussian entries."""
-    A = np.asarray(A, dtype=float)
-    same = np.asarray(s.same_set, bool)
-    in_min = np.where(same, A, np.inf).min(axis=1)
-    out_max = np.where(same, -np.inf, A).max(axis=1)
-    off = ~np.eye(s.D, dtype=bool)
-    scale = np.array([A[i, off[i]].std() for i in range(s.D)])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (in_min - out_max) / scale
 
 
 def isotonic(y: Sequence[float], w: Sequence[float] | None = None) -> np.ndarray:
@@ -135,76 +109,6 @@ def n50(Ns: Sequence[int], succ: np.ndarray, n_boot: int = N_BOOT) -> dict:
     return dict(value=v, low=lo, high=hi, censored=None, text=f"N_50 = {v:.4g} [{lo:.4g}, {hi:.4g}]")
 
 
-def nstar_runs(
-    s: Setting,
-    Ds: Sequence[int],
-    q_of: Callable[[int], float],
-    Ns: Sequence[int],
-    seeds: int,
-    k: float,
-    eta: float = 10.0,
-    omega: float = 1e-3,
-    preset: int = 250,
-    progress=None,
-    budget_s: float | None = None,
-) -> pd.DataFrame:
-    """One run per (D, N, seed) at ``setting_at(s, D).at(q=q_of(D))``; each (D, seed) draws one
-    training set of max(Ns) samples (float32) and the run at N uses its first N (common random numbers
-    across N; the initialisation is the seed's). Returns columns D, q, N, seed, success, frac, status,
-    margin_min, margin_median (at the last step), T_a, steps. A D whose :func:`estimated_seconds` would
-    take the total past ``budget_s`` is not run (nor any larger D): one row with status
-    ``"skipped: …"`` and N = 0 says so."""
-    rows: list[dict] = []
-    N_max = int(max(Ns))
-    spent = 0.0
-    for D in Ds:
-        sd = setting_at(s, int(D)).at(q=float(q_of(D)))
-        _, T_a = steps_for(sd, preset, eta)
-        steps = max(preset, math.ceil(k * T_a / eta)) if T_a is not None else preset
-        cost = estimated_seconds(int(D), Ns, seeds, steps)
-        if budget_s is not None and spent + cost > budget_s:
-            why = f"skipped: estimated {cost:.0f} s ({steps} steps) would pass the budget of {budget_s:.0f} s"
-            rows.append(dict(D=int(D), q=sd.q, N=0, seed=-1, success=False, frac=0.0, status=why, steps=steps))
-            break
-        spent += cost
-        for j in range(seeds):
-            seed = int(1000 * j + D + 7)
-            b = data.sample(sd, N_max, seed=seed + 1, dtype=np.float32)
-            for N in Ns:
-                if progress:
-                    progress(f"N*(D): D={D}, q={sd.q:.3g}, N={N}, seed {j + 1}/{seeds}, {steps} steps")
-                res = simulate(
-                    sd,
-                    eta=eta,
-                    steps=steps,
-                    omega=omega,
-                    seed=seed,
-                    record_every=max(1, steps // 50),
-                    dtype="float32",
-                    n_test=256,
-                    train=(b.X[: int(N)], b.y[: int(N)]),
-                )
-                status = str(getattr(res, "status", "ok"))
-                w = window_summary(res.trajectory, T_a, k) if T_a is not None else dict(frac=0.0)
-                m = association_margin(sd, res.A)
-                rows.append(
-                    dict(
-                        D=int(D),
-                        q=sd.q,
-                        N=int(N),
-                        seed=j,
-                        success=bool(w["frac"] == 1.0 and status == "ok"),
-                        frac=w["frac"],
-                        status=status,
-                        margin_min=float(np.min(m)),
-                        margin_median=float(np.median(m)),
-                        T_a=math.nan if T_a is None else T_a,
-                        steps=steps,
-                    )
-                )
-    return pd.DataFrame(rows)
-
-
 def _route() -> str:
     return (
         "association vs brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c); "
@@ -215,9 +119,9 @@ def _route() -> str:
 
 
 def check_n_star(s: Setting, runs: pd.DataFrame, label: str, k: float) -> list[Check]:
-    """Rows of one q reading (``label``) from :func:`nstar_runs`: per D, N_50 of persistent association
-    (INFO: the paper gives no degree; censored as a bound) and the association margin at each N (INFO);
-    then the exponent row (:func:`exponent_row`)."""
+    """Rows of one q reading (``label``) from :func:`~theorydyn.experiments.nstar.nstar_runs`: per D, N_50
+    of persistent association (INFO: the paper gives no degree; censored as a bound) and the association
+    margin at each N (INFO); then the exponent row (:func:`exponent_row`)."""
     out: list[Check] = []
     fits: dict[int, dict] = {}
     skipped = runs[runs["N"] == 0]
@@ -285,7 +189,7 @@ def check_n_star(s: Setting, runs: pd.DataFrame, label: str, k: float) -> list[C
                 "N_50: N where the isotonic fit of persistent association (over seeds) reaches 1/2",
                 "INFO (the paper: N = poly(d), no degree)",
                 f"{x.status}; ran up to D = {max(fits) if fits else 'none'}",
-                "theorydyn.claims.nstar.nstar_runs with budget_s=None",
+                "theorydyn.experiments.nstar.nstar_runs with budget_s=None",
                 params=dict(D=int(x.D), C=s.C, q=round(float(x.q), 6), steps=int(x.steps), k=k),
             )
         )

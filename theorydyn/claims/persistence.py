@@ -6,7 +6,7 @@ largest entries of Â_i are i's set, :func:`theorydyn.model.association`) at eve
 [T_a, k·T_a] of time s = η·t, with
 
     T_a = max(T1, T2) of the idealized (N = ∞) flow at the row's setting: the time the idealized
-          dynamics needs to end phases II and III (:func:`theorydyn.claims.theorem4.steps_for`).
+          dynamics needs to end phases II and III (:func:`theorydyn.experiments.theorem4.steps_for`).
 
 (The idealized flow's own Definition 2.2 holds from s > 0 on, by the symmetry of Lemma 4.1, so its
 literal association time is 0 and gives no window; T_a is when its association has a margin and its
@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
+from ..experiments.measure import window_summary  # the reading of one run (also nstar's runs)
 from ..stats import mean_ci
 from .check import UNIT, Check, Verdict
 
@@ -42,30 +42,6 @@ def window_ks(T_a: float | None, eta: float, quick: bool, preset: int) -> tuple[
         return ()
     ks = WINDOW_KS["quick" if quick else "full"]
     return tuple(k for k in ks if k <= 3 or max(preset, math.ceil(k * T_a / eta)) <= MAX_STEPS_LONG)
-
-
-def window_summary(traj: pd.DataFrame, T_a: float, k: float) -> dict[str, float]:
-    """Per-run reading of the window [T_a, k·T_a] (time s) on a trajectory with columns s, association.
-
-    Returns dict(first_s, last_s, peak, frac, covered): the first and last recorded s with complete
-    association (nan if never), the peak association, the fraction of the window's recorded steps
-    with complete association, and the fraction of the window's length the run covers (a run that
-    stops early, e.g. diverged, counts its uncovered part as not holding: frac is scaled by it).
-    """
-    sv = traj["s"].to_numpy(float)
-    a = traj["association"].to_numpy(float)
-    full = a >= 1.0
-    lo, hi = T_a, k * T_a
-    inwin = (sv >= lo - 1e-9) & (sv <= hi + 1e-9)
-    covered = 0.0 if len(sv) == 0 else float(np.clip((min(sv.max(), hi) - lo) / (hi - lo), 0.0, 1.0))
-    frac = float(np.mean(full[inwin])) * covered if inwin.any() else 0.0
-    return dict(
-        first_s=float(sv[full][0]) if full.any() else math.nan,
-        last_s=float(sv[full][-1]) if full.any() else math.nan,
-        peak=float(np.nanmax(a)) if len(a) else math.nan,
-        frac=frac,
-        covered=covered,
-    )
 
 
 def window_rows(

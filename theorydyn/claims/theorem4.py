@@ -1,15 +1,18 @@
-"""Theorem 4.2 at finite N in the ledger (docs/theory.md §4), with the rows measured on its runs.
+"""Theorem 4.2 at finite N in the ledger (docs/theory.md §4): the rows judged on its runs.
+
+The runs are :mod:`theorydyn.experiments.theorem4` (realistic GD over seeds with its Â-frozen control,
+:func:`~theorydyn.experiments.theorem4.run_seeds`); this module turns them into rows:
 
 * Theorem 4.2 — patch association (Definition 2.2) along the whole run of realistic GD with the
-  full D × D Â (:func:`theorydyn.simulate.simulate`): complete at every recorded step of the window
-  [T_a, k·T_a] (:mod:`theorydyn.claims.persistence`; the run lasts ⌈max k·T_a/η⌉ steps), and small
-  test error at the end, over seeds (:func:`check_theorem_4_seeds`), judged inside Theorem 3.1's scope
-  rule (the same Assumption 2); from the same runs, Lemma 4.2 at finite N (v stays along w*; INFO,
-  the lemma is about (P)) and Figure 4 (cos(v̂, w*) rises).
+  full D × D Â: complete at every recorded step of the window [T_a, k·T_a]
+  (:mod:`theorydyn.claims.persistence`; the run lasts ⌈max k·T_a/η⌉ steps), and small test error at
+  the end, over seeds (:func:`check_theorem_4_seeds`, :func:`theorem_4_rows`), judged inside Theorem
+  3.1's scope rule (the same Assumption 2); from the same runs, Lemma 4.2 at finite N (v stays along
+  w*; INFO, the lemma is about (P)) and Figure 4 (cos(v̂, w*) rises).
 * The semi-realistic closeness the proof rests on (:func:`theorydyn.claims.semirealistic.check_closeness`):
   finite-N GD against population GD at the same s, the gap's exponent in N.
-* Without patch association (:func:`check_frozen_attention`): Â frozen at its initialisation, the
-  model is (nearly) a GLM, its error against Theorem 3.1's 1/8.
+* Without patch association (:func:`check_frozen_attention`, :func:`frozen_attention_row`): Â frozen
+  at its initialisation, the model is (nearly) a GLM, its error against Theorem 3.1's 1/8.
 
 Lemma 4.1 is :mod:`theorydyn.claims.lemma41`; N*(D), the N Theorem 4.2 needs, is
 :mod:`theorydyn.claims.nstar`; Theorem 4.1 on the idealized (population) dynamics is checked by
@@ -24,23 +27,17 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import expit
 
-from .. import data, model
+from ..experiments.theorem4 import Theorem4Runs, run_frozen, run_seeds, steps_for
 from ..glm import glm_oracle_error_exact, theorem_3_1_scope
-from ..model import association
-from ..reduced import flows_until_t2
 from ..resources import MemoryEstimate
 from ..setting import (
     Setting,
     setting_at,  # the same q, ν at another D (d = D, σ² = 1/d)
 )
-from ..simulate import simulate, simulate_replicas
 from ..simulate.memory import simulate_memory
-from ..simulate.partial import descend_partial
-from ..simulate.run import init_params
 from ..stats import mean_ci
-from .check import UNIT, Check, Verdict, departures, fresh_errors, unconditional_error
+from .check import UNIT, Check, Verdict, departures, unconditional_error
 from .lemma41 import scaling_size
 from .persistence import window_ks, window_rows
 from .semirealistic import check_closeness
@@ -49,27 +46,17 @@ from .semirealistic import check_closeness
 #: v_hat off w* at most sqrt(1 - 0.99^2) = 14% of its norm), fixed before any run.
 COS_TOL = 0.99
 
+#: The independent routes behind the Theorem 4.2 rows' numbers.
+ROUTE = (
+    "association vs brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c); "
+    "GD step: gradients vs central differences "
+    "(tests/test_model.py::test_gradients_match_central_differences)"
+)
+
 #: Theorem 4.2's sizes: (N, steps) in quick and full mode, and the largest D that fits the quick budget
 #: (a D = 64 run of 250 steps at N = 16384 takes about 40 s a seed on 2 busy cores, 1200 steps 3 min).
 THEOREM_4_2 = dict(quick=(16384, 250), full=(16384, 1200))
 QUICK_D_MAX = 32
-#: A run's steps are at least the preset above and at least HORIZON_FACTOR × the time the idealized
-#: (N = ∞) flow at the row's setting needs to end phases II and III, max(T1, T2), over η: the theorem
-#: runs T ≥ poly(d)/η iterations, and a run stopped before the idealized dynamics associates would
-#: judge the horizon, not the theorem (at D = 32, q = 1/2, T1 = 3664: 250 steps reach s = 2500 only).
-HORIZON_FACTOR = 1.5
-
-
-def steps_for(s: Setting, preset: int, eta: float = 10.0) -> tuple[int, float | None]:
-    """(steps, s_end): ``max(preset, ⌈HORIZON_FACTOR · s_end / η⌉)`` with s_end = max(T1, T2) of the
-    reduced flow at ``s`` (1500 Monte Carlo samples, seed 0, the horizon of
-    :func:`theorydyn.reduced.flows_until_t2`, as the ledger's idealized rows);
-    the preset and None when the flow reaches neither (the dynamics never associates there)."""
-    ph = flows_until_t2(s, [0], n_samples=1500)[0][0].phases
-    ends = [float(x) for x in (ph.T1, ph.T2) if x is not None and math.isfinite(x)]
-    if not ends:
-        return int(preset), None
-    return max(int(preset), math.ceil(HORIZON_FACTOR * max(ends) / eta)), max(ends)
 
 
 def window_steps(s: Setting, preset: int, quick: bool, eta: float = 10.0) -> tuple[int, float | None, tuple, int]:
@@ -81,50 +68,6 @@ def window_steps(s: Setting, preset: int, quick: bool, eta: float = 10.0) -> tup
     ks = window_ks(T_a, eta, quick, preset)
     steps = max(base, math.ceil(max(ks) * T_a / eta)) if T_a is not None and ks else base
     return steps, T_a, ks, base
-
-
-def train_upstream(
-    s: Setting,
-    N: int = 16384,
-    eta: float = 10.0,
-    steps: int = 400,
-    omega: float = 1e-3,
-    seed: int = 0,
-    dtype: str = "float32",
-    record_every: int = 50,
-):
-    """GD on (E) with the full D×D Â from the realistic initialisation (:func:`theorydyn.simulate.simulate`)."""
-    return simulate(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=record_every, dtype=dtype)
-
-
-def train_paired(
-    s: Setting,
-    N: int = 16384,
-    eta: float = 10.0,
-    steps: int = 400,
-    omega: float = 1e-3,
-    seed: int = 0,
-    dtype: str = "float32",
-    record_every: int = 50,
-):
-    """(trained, control): :func:`train_upstream`'s run and its Â-frozen control on the same N samples
-    and the same initialisation, both stepped in one pass over X a step
-    (:func:`theorydyn.simulate.simulate_replicas` with ``update=["Av", "v"]``): the control is the
-    trained run with ∂Â skipped, so the two differ only in whether Â learns (issue 32: X read once a
-    step for both, instead of a second run on its own data)."""
-    res, ctl = simulate_replicas(
-        s,
-        N=N,
-        eta=eta,
-        steps=steps,
-        omega=omega,
-        seed=seed,
-        record_every=record_every,
-        dtype=dtype,
-        init_seeds=[seed, seed],
-        update=["Av", "v"],
-    )
-    return res, ctl
 
 
 def check_theorem_4_seeds(
@@ -146,70 +89,64 @@ def check_theorem_4_seeds(
     control: bool = False,
 ) -> list[Check]:
     """Theorem 4.2 (realistic init) at the end of GD, over ``seeds`` independent seeds (data and init):
+    the runs of :func:`theorydyn.experiments.theorem4.run_seeds` (``N``, ``steps``, ``eta``,
+    ``omega``, ``seed``, ``N_test``, ``dtype``, ``control`` are its sizes) judged by
+    :func:`theorem_4_rows` (``err_tol``, ``ledger_D``, ``cos_tol``, ``T_a``, ``ks``)."""
+    runs = run_seeds(
+        s,
+        N=N,
+        steps=steps,
+        seeds=seeds,
+        eta=eta,
+        omega=omega,
+        seed=seed,
+        N_test=N_test,
+        dtype=dtype,
+        progress=progress,
+        control=control,
+    )
+    return theorem_4_rows(runs, err_tol=err_tol, ledger_D=ledger_D, cos_tol=cos_tol, T_a=T_a, ks=ks)
+
+
+def theorem_4_rows(
+    runs: Theorem4Runs,
+    *,
+    err_tol: float = 0.05,
+    ledger_D: int | None = None,
+    cos_tol: float = COS_TOL,
+    T_a: float | None = None,
+    ks: tuple[float, ...] = (),
+) -> list[Check]:
+    """The rows of Theorem 4.2 (realistic init) from :class:`~theorydyn.experiments.theorem4.Theorem4Runs`,
+    over its seeds:
 
     1. patch association of Â (Definition 2.2, :func:`theorydyn.model.association`), fraction of
        rows, along the run (:func:`theorydyn.claims.persistence.window_rows`, with ``T_a`` the idealized
        flow's association time and the windows ``ks``): PASS iff complete at every recorded step of
        [T_a, max(ks)·T_a] in every seed; at the last step INFO (the toolkit's stopping rule);
-    2. Pr[f F ≤ 0] on fresh samples (the paper's quantity: f = 0 counts as an error): PASS if the 95%
-       interval lies below ``err_tol``; Pr[f F ≤ 0 | f ≠ 0] beside it as INFO.
+    2. Pr[f F ≤ 0] on fresh samples (the paper's quantity: f = 0 counts as an error,
+       :func:`~theorydyn.claims.check.unconditional_error`): PASS if the 95% interval lies below
+       ``err_tol``; Pr[f F ≤ 0 | f ≠ 0] beside it as INFO.
 
     Inside Theorem 3.1's scope rule (:func:`theorem_3_1_scope`, the same Assumption 2) or
     OUT_OF_SCOPE with the reason; OUT_OF_SCOPE too when GD diverged in some seed (the run's η departs
     from Parametrization 3.1's η ≤ 1/poly(d), and a diverged run measures that departure). From the
-    same runs (trajectory recorded every ``steps // 10`` steps):
+    same runs (about 100 records each), Lemma 4.2 at finite N and Figure 4 (:func:`_cos_rows`).
 
-    3. Lemma 4.2 at finite N, "v stays along w*": min over recorded s ≥ T0 (the end of phase I,
-       :class:`~theorydyn.phases.Phases`) of cos(v̂(s), w*); INFO (the lemma is about (P)), the note
-       saying whether its 95% lower bound is ≥ ``cos_tol`` (0.99, the toolkit's reading);
-    4. Figure 4, "cos(v̂, w*) rises": cos at the end minus cos at initialisation, paired by seed;
-       PASS iff its 95% interval lies above 0, else FAIL.
-
-    With ``control``, each seed's run is paired with its Â-frozen control (:func:`train_paired`: same
-    data, same initialisation, one pass over X a step), and the row of :func:`frozen_attention_row`
-    follows the rows above.
+    With paired controls (``runs.control``: :func:`~theorydyn.experiments.theorem4.train_paired`, same
+    data, same initialisation, one pass over X a step), the row of :func:`frozen_attention_row` follows
+    the rows above.
 
     Every claim text names the size it was measured at; ``ledger_D`` (the ledger's D, when the check
     runs at a smaller one) goes into the claim text as well, so a smaller run is never read as the
     ledger's.
     """
-    scope = theorem_3_1_scope(s)
-    assoc: list[float] = []
-    errs: list[float] = []
-    errs_c: list[float] = []
-    cos: list[float] = []
-    cos_after: list[float] = []
-    cos_rise: list[float] = []
-    status: list[str] = []
-    diverged: list[str] = []
-    trajs = []
-    ctl_errs: list[float] = []
-    for k in range(seeds):
-        sd = int(seed + 1000 * k + 42)
-        if progress:
-            with_ctl = " with its A-frozen control" if control else ""
-            progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {k + 1}/{seeds}{with_ctl}")
-        # about 100 records: the window rows read association at every recorded step
-        every = max(1, steps // 100)
-        if control:
-            res, ctl = train_paired(s, N, eta, steps, omega, sd, dtype=dtype, record_every=every)
-            ctl_errs.append(fresh_errors(s, ctl.A, ctl.v, N_test, sd + 7919)["err_f"])
-        else:
-            res = train_upstream(s, N, eta, steps, omega, sd, dtype=dtype, record_every=every)
-        assoc.append(association(s, res.A))
-        e = fresh_errors(s, res.A, res.v, N_test, sd + 7919)
-        errs.append(unconditional_error(e["err_f"], e["amb_f"]))
-        errs_c.append(e["err_f"])
-        cos.append(float(res.v @ s.w_star / np.linalg.norm(res.v)))
-        status.append(str(getattr(res, "status", "ok")))
-        if status[-1] == "diverged":
-            diverged.append(f"seed {k + 1}: {res.message}")
-        tr = res.trajectory
-        trajs.append(tr)
-        T0 = res.phases.T0
-        after = tr[tr["s"] >= T0] if T0 is not None else tr.iloc[0:0]
-        cos_after.append(float(after["cos_v"].min()) if len(after) else float("nan"))
-        cos_rise.append(cos[-1] - float(tr["cos_v"].iloc[0]))
+    s, N, steps, eta, omega, seeds = runs.s, runs.N, runs.steps, runs.eta, runs.omega, len(runs.runs)
+    scope = _scope(runs)
+    assoc = runs.values("assoc")
+    errs = [unconditional_error(r.err_f, r.amb_f) for r in runs.runs]
+    status = runs.values("status")
+    trajs = runs.values("trajectory")
     params = dict(
         D=s.D,
         C=s.C,
@@ -221,44 +158,30 @@ def check_theorem_4_seeds(
         init="realistic",
         **departures(s, eta=eta),
     )
-    note = f"cos(v, w*) mean {np.mean(cos):.3f}; simulate status {sorted(set(status))}"
+    note = f"cos(v, w*) mean {np.mean(runs.values('cos')):.3f}; simulate status {sorted(set(status))}"
     where = theorem_4_2_where(s, N, steps, seeds, ledger_D)
     _, _, hi = mean_ci(errs)
-    if diverged and not scope:
-        # a run that diverged measures the step size, not the theorem: eta = 10 is the toolkit's departure
-        # from Parametrization 3.1 (eta <= 1/poly(d)), and here it is not harmless
-        scope = (
-            f"GD at eta = {eta:g} diverged in {len(diverged)} of {seeds} seeds ({'; '.join(diverged)}): the "
-            "theorem takes eta <= 1/poly(d) (Parametrization 3.1; docs/theory.md §1.2.1)"
-        )
     v1 = Verdict.OUT_OF_SCOPE if scope else Verdict.INFO  # the verdict is the window row
     v2 = Verdict.OUT_OF_SCOPE if scope else bool(hi <= err_tol)
     if scope:
         note = f"out of scope: {scope}; {note}"
-    route = (
-        "association vs brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c); "
-        "GD step: gradients vs central differences "
-        "(tests/test_model.py::test_gradients_match_central_differences)"
-    )
-    reached = all(math.isfinite(c) for c in cos_after)
-    c_lo = (min(cos_after) if math.isnan(mean_ci(cos_after)[1]) else mean_ci(cos_after)[1]) if reached else math.nan
-    # INFO (issue 30): Lemma 4.2 is a statement about (P); the 0.99 reading at finite N is the toolkit's,
-    # and the finite-N statement the proof rests on is the semi-realistic closeness (its own rows)
-    v3 = Verdict.OUT_OF_SCOPE if scope else Verdict.INFO
-    _, r_lo, _ = mean_ci(cos_rise)
-    r_lo = min(cos_rise) if math.isnan(r_lo) else r_lo
-    v4 = Verdict.OUT_OF_SCOPE if scope else bool(r_lo > 0)
-    per = lambda v: ", ".join(f"{x:.4f}" for x in v)  # noqa: E731
     along = (
-        window_rows(trajs, T_a, eta, ks, f"Theorem 4.2 (1) along the run {where}", params, scope, route)
+        window_rows(trajs, T_a, eta, ks, f"Theorem 4.2 (1) along the run {where}", params, scope, ROUTE)
         if T_a is not None and ks and "association" in trajs[0]
         else []
     )
     frozen = (
         frozen_attention_row(
-            s, ctl_errs, N=N, steps=steps, eta=eta, omega=omega, ledger_D=ledger_D, init="realistic, A frozen, paired"
+            s,
+            runs.values("control_err"),
+            N=N,
+            steps=steps,
+            eta=eta,
+            omega=omega,
+            ledger_D=ledger_D,
+            init="realistic, A frozen, paired",
         )
-        if control
+        if runs.control
         else []
     )
     rows = along + [
@@ -272,7 +195,7 @@ def check_theorem_4_seeds(
             v1 if along else (Verdict.OUT_OF_SCOPE if scope else bool(min(assoc) == 1.0)),
             params=params,
             note=note,
-            route=route,
+            route=ROUTE,
             bounds=UNIT,
         ),
         Check.over_seeds(
@@ -283,20 +206,61 @@ def check_theorem_4_seeds(
             v2,
             params=params,
             note=note,
-            route=route,
+            route=ROUTE,
             bounds=UNIT,
         ),
         Check.over_seeds(
             f"Theorem 4.2 (2) {where}",
             "Pr[f F <= 0 | f != 0] on fresh samples",
-            errs_c,
+            runs.values("err_f"),
             "INFO (not the paper's quantity: f = 0 excluded)",
             Verdict.INFO,
             params=params,
             note=note,
-            route=route,
+            route=ROUTE,
             bounds=UNIT,
         ),
+    ]
+    return rows + _cos_rows(runs, where, params, scope, cos_tol) + frozen
+
+
+def _scope(runs: Theorem4Runs) -> str | None:
+    """Why the rows of ``runs`` are OUT_OF_SCOPE, or None: Theorem 3.1's scope rule at ``runs.s``
+    (:func:`theorem_3_1_scope`), else GD diverged in some seed."""
+    scope = theorem_3_1_scope(runs.s)
+    diverged = [f"seed {k + 1}: {r.message}" for k, r in enumerate(runs.runs) if r.status == "diverged"]
+    if diverged and not scope:
+        # a run that diverged measures the step size, not the theorem: eta = 10 is the toolkit's departure
+        # from Parametrization 3.1 (eta <= 1/poly(d)), and here it is not harmless
+        scope = (
+            f"GD at eta = {runs.eta:g} diverged in {len(diverged)} of {len(runs.runs)} seeds ({'; '.join(diverged)}): "
+            "the theorem takes eta <= 1/poly(d) (Parametrization 3.1; docs/theory.md §1.2.1)"
+        )
+    return scope
+
+
+def _cos_rows(runs: Theorem4Runs, where: str, params: dict, scope: str | None, cos_tol: float) -> list[Check]:
+    """From the runs of :func:`theorem_4_rows`, over seeds:
+
+    3. Lemma 4.2 at finite N, "v stays along w*": min over recorded s ≥ T0 (the end of phase I,
+       :class:`~theorydyn.phases.Phases`) of cos(v̂(s), w*); INFO (the lemma is about (P)), the
+       threshold saying whether its 95% lower bound is ≥ ``cos_tol`` (0.99, the toolkit's reading);
+       OUT_OF_SCOPE with ``scope``;
+    4. Figure 4, "cos(v̂, w*) rises": cos at the end minus cos at initialisation, paired by seed;
+       PASS iff its 95% interval lies above 0, else FAIL (OUT_OF_SCOPE with ``scope``).
+    """
+    cos_after = runs.values("cos_after")
+    cos_rise = runs.values("cos_rise")
+    reached = all(math.isfinite(c) for c in cos_after)
+    c_lo = (min(cos_after) if math.isnan(mean_ci(cos_after)[1]) else mean_ci(cos_after)[1]) if reached else math.nan
+    # INFO (issue 30): Lemma 4.2 is a statement about (P); the 0.99 reading at finite N is the toolkit's,
+    # and the finite-N statement the proof rests on is the semi-realistic closeness (its own rows)
+    v3 = Verdict.OUT_OF_SCOPE if scope else Verdict.INFO
+    _, r_lo, _ = mean_ci(cos_rise)
+    r_lo = min(cos_rise) if math.isnan(r_lo) else r_lo
+    v4 = Verdict.OUT_OF_SCOPE if scope else bool(r_lo > 0)
+    per = lambda v: ", ".join(f"{x:.4f}" for x in v)  # noqa: E731
+    return [
         (Check.over_seeds if reached else _unreached)(
             f"Lemma 4.2 (finite N) {where}",
             "min over recorded s >= T0 of cos(v_hat(s), w*)",
@@ -324,7 +288,6 @@ def check_theorem_4_seeds(
             route="tests/test_theorems.py::test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star",
         ),
     ]
-    return rows + frozen
 
 
 def _unreached(claim: str, quantity: str, values, threshold: str, verdict, **kw) -> Check:
@@ -341,34 +304,6 @@ def theorem_4_2_where(s: Setting, N: int, steps: int, seeds: int, ledger_D: int 
     return f"[D = {s.D}, N = {N}, {steps} steps, {seeds} seeds{other}]"
 
 
-def train_v_frozen(
-    s: Setting, N: int, eta: float, steps: int, omega: float, seed: int, dtype: str = "float32"
-) -> tuple[np.ndarray, np.ndarray]:
-    """GD on (E) in v alone, Â frozen at the realistic initialisation (Â_ij ~ N(0, ω²), Â_ii = β,
-    v̂ ~ N(0, ω² I_d): :func:`theorydyn.simulate.init_params`), on N fresh samples; returns (Â, v̂).
-    The steps are the fused kernel's with ∂Â skipped (:func:`theorydyn.simulate.partial.descend_partial`),
-    tested against the NumPy gradient :func:`frozen_grad_v` (tests/test_simulate_partial.py)."""
-    rng = np.random.default_rng(seed)
-    b = data.sample(s, int(N), seed=rng, dtype=np.dtype(dtype))
-    A, v = init_params(s, omega, rng)
-    _, v = descend_partial(s, A, v, b.X, b.y, eta, int(steps), update="v")
-    return A, v
-
-
-def frozen_grad_v(s: Setting, S: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """∇_v of the empirical risk (E) at fixed scores S (D, D): the v part of
-    :func:`theorydyn.model.risk_and_grad` in two flat passes over X (N, D, d) in X's dtype.
-    The NumPy reference route of :func:`train_v_frozen`'s fused steps (no longer called by the run)."""
-    N, D, d = X.shape
-    y = np.asarray(y, dtype=np.float64)
-    U = (X.reshape(-1, d) @ v.astype(X.dtype)).reshape(N, D).astype(np.float64)
-    H = U @ S.T
-    F = model.activation(s, H).sum(axis=1)
-    G = (-y * expit(-y * F) / N)[:, None] * model.activation_grad(s, H)
-    dU = (G @ S).astype(X.dtype)
-    return (dU.reshape(-1) @ X.reshape(-1, d)).astype(np.float64)
-
-
 def check_frozen_attention(
     s: Setting,
     N: int = 16384,
@@ -382,16 +317,13 @@ def check_frozen_attention(
     progress=None,
 ) -> list[Check]:
     """ "Without patch association the model is a GLM that does not fit f" (Section 4, with Theorem 3.1)
-    on runs of its own: Â frozen at its initialisation, v̂ trained by GD (:func:`train_v_frozen`, its own
-    data and initialisation per seed), judged by :func:`frozen_attention_row`. The ledger pairs the
-    control with the Theorem 4.2 runs instead (``check_theorem_4_seeds(control=True)``)."""
-    errs = []
-    for k in range(seeds):
-        if progress:
-            progress(f"A frozen at init: D={s.D}, N={N}, {steps} steps, seed {k + 1}/{seeds}")
-        sd = int(seed + 1000 * k + 4242)
-        A, v = train_v_frozen(s, N, eta, steps, omega, sd)
-        errs.append(fresh_errors(s, A, v, N_test, sd + 7919)["err_f"])
+    on runs of its own: Â frozen at its initialisation, v̂ trained by GD
+    (:func:`theorydyn.experiments.theorem4.run_frozen`, its own data and initialisation per seed),
+    judged by :func:`frozen_attention_row`. The ledger pairs the control with the Theorem 4.2 runs
+    instead (``check_theorem_4_seeds(control=True)``)."""
+    errs = run_frozen(
+        s, N=N, steps=steps, seeds=seeds, eta=eta, omega=omega, seed=seed, N_test=N_test, progress=progress
+    )
     return frozen_attention_row(s, errs, N=N, steps=steps, eta=eta, omega=omega, ledger_D=ledger_D)
 
 

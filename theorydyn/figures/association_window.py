@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..claims.persistence import window_summary
-from ..claims.theorem4 import steps_for
+from ..experiments.measure import window_summary
+from ..experiments.theorem4 import steps_for
 from ..plotting import axes_or_new
 from ..setting import Setting
 from ..simulate import simulate

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..claims.figure2 import paper_init
+from ..experiments.figure2 import paper_init
 from ..glm import plot_theorem_3_1_scan, theorem_3_1_scan
 from ..plotting import axes_or_new
 from ..positional import figure2_setting
@@ -124,6 +124,6 @@ def _fig2_holds(n: dict) -> list[str]:
     holds=_fig2_holds,
 )
 def fig_figure2(quick: bool, recompute: bool = False):
-    # the ledger's main row: P and v at Parametrization 3.1's scale (claims.figure2.paper_init)
+    # the ledger's main row: P and v at Parametrization 3.1's scale (experiments.figure2.paper_init)
     st = _fig2_setting(quick)
     return run_figure2(figure2_setting(), seeds=st["seeds"], quick=quick, p_std=st["p_std"], omega=st["omega"])

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..claims.semirealistic import compare_with_reduced
+from ..experiments.semirealistic import compare_with_reduced
 from ..model import association
 from ..setting import Setting
 from ..simulate import plot_attention, plot_comparison, plot_figure4, simulate

@@ -1,0 +1,80 @@
+"""The experiments layer (theorydyn/experiments): its lazy exports, and its runs against the solver calls
+they are made of (the seeds and the draw order the claims' numbers depend on)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from theorydyn.setting import Setting
+
+_ROOT = str(Path(__file__).resolve().parents[1])
+
+
+def test_package_exports_every_public_name_lazily():
+    """Importing the package loads no solver; each name of __all__ is its module's object."""
+    code = (
+        "import sys, theorydyn.experiments as X; "
+        "assert not [m for m in ('theorydyn.simulate', 'theorydyn.reduced', 'torch', 'numba') if m in sys.modules]"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ, PYTHONPATH=_ROOT))
+    X = importlib.import_module("theorydyn.experiments")
+    table = {name: mod for mod, names in X._MODULES.items() for name in names}
+    assert sorted(table) == sorted(X.__all__), set(table) ^ set(X.__all__)
+    for name, mod in table.items():
+        assert getattr(X, name) is getattr(importlib.import_module(mod, X.__name__), name), name
+
+
+def test_theorem4_run_seeds_are_the_paired_runs_of_each_seed():
+    """run_seeds(control=True): seed k is train_paired with seed 1000 k + 42, measured on the fresh samples of
+    seed + 7919 (the trained run and its control on the same samples); the same bits as the direct calls."""
+    from theorydyn.experiments import theorem4 as xt4
+    from theorydyn.experiments.measure import fresh_errors
+    from theorydyn.model import association
+
+    s = Setting(D=16, C=4, q=0.5)
+    runs = xt4.run_seeds(s, N=128, steps=3, seeds=2, seed=5, N_test=256, control=True)
+    assert (runs.N, runs.steps, runs.control, len(runs.runs)) == (128, 3, True, 2)
+    for k, r in enumerate(runs.runs):
+        sd = 5 + 1000 * k + 42
+        res, ctl = xt4.train_paired(s, 128, 10.0, 3, 1e-3, sd, record_every=1)
+        e = fresh_errors(s, res.A, res.v, 256, sd + 7919)
+        assert (r.err_f, r.amb_f) == (e["err_f"], e["amb_f"]), (k, r.err_f, e["err_f"])
+        assert r.control_err == fresh_errors(s, ctl.A, ctl.v, 256, sd + 7919)["err_f"]
+        assert r.assoc == association(s, res.A) and r.cos == float(res.v @ s.w_star / np.linalg.norm(res.v))
+        assert r.cos_rise == r.cos - float(res.trajectory["cos_v"].iloc[0])
+        pd.testing.assert_frame_equal(r.trajectory, res.trajectory)
+    assert runs.values("control_err") == [r.control_err for r in runs.runs]
+    alone = xt4.run_seeds(s, N=128, steps=3, seeds=1, seed=5, N_test=256)
+    assert alone.runs[0].control_err is None and not alone.control
+
+
+def test_closeness_runs_are_compare_with_reduced_per_seed():
+    """closeness_runs: one compare_with_reduced per seed k (simulator seed 1000 k + 77) against one reduced
+    trajectory, the table's seed column k."""
+    from theorydyn.experiments import semirealistic as xsr
+
+    s = Setting(D=8, C=2, q=0.5)
+    seen: list[str] = []
+    runs = xsr.closeness_runs(s, Ns=(64, 128), steps=4, seeds=2, eta=2.0, progress=seen.append)
+    assert len(seen) == 3 and list(runs.table["seed"]) == [0, 0, 1, 1]
+    for k in range(2):
+        t, _ = xsr.compare_with_reduced(
+            s,
+            Ns=(64, 128),
+            eta=2.0,
+            steps=4,
+            seeds=(1000 * k + 77,),
+            dtype="float32",
+            record_every=1,
+            n_test=512,
+            reduced_traj=runs.reduced,
+        )
+        got = runs.table[runs.table["seed"] == k].drop(columns=["seed", "seconds"]).reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, t.drop(columns=["seed", "seconds"]))

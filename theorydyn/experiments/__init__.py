@@ -1,0 +1,113 @@
+"""The experiments the claims judge: runs of the solvers at a setting and sizes, returned as plain results.
+
+A layer between the solvers (:mod:`theorydyn.simulate`, :mod:`theorydyn.reduced`,
+:mod:`theorydyn.positional`) and the claims (:mod:`theorydyn.claims`): each function takes a
+:class:`~theorydyn.setting.Setting` and the sizes of its runs as keyword options (N, steps, η, ω,
+seeds …) and returns a frozen dataclass or a DataFrame; it judges nothing and imports no claim. A
+claim declares its sizes, calls the experiment and turns the result into ledger rows::
+
+    runs = experiments.run_seeds(s, N=16384, steps=250, seeds=5, control=True)   # Theorem4Runs
+    rows = claims.theorem4.theorem_4_rows(runs, T_a=T_a, ks=ks)                  # list[Check]
+
+* :mod:`.measure` — measurements shared by the runs: errors on fresh samples, association on a window;
+* :mod:`.theorem4` — Theorem 4.2 at finite N: realistic GD over seeds with its Â-frozen control;
+* :mod:`.nstar` — N*(D): realistic GD on a grid of D, N and seeds (common random numbers across N);
+* :mod:`.lemma41` — Lemma 4.1: GD on the exact population (P), and realistic GD against N;
+* :mod:`.semirealistic` — finite-N GD against population GD (the reduced recursion) at the same s;
+* :mod:`.figure2` — Figure 2's training runs (torch, :mod:`theorydyn.positional`).
+
+Names are re-exported lazily (:func:`theorydyn._lazy.lazy_exports`): importing the package loads no
+solver.
+"""
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads on first use
+    from .figure2 import UNIT_INIT, Figure2Runs, paper_init, train_runs
+    from .lemma41 import PopulationRun, lemma_4_1_scaling_runs, population_gd, symmetry_deviation
+    from .measure import fresh_errors, window_summary
+    from .nstar import STEP_S_64, association_margin, estimated_seconds, nstar_runs
+    from .semirealistic import (
+        QUANTITIES,
+        ClosenessRuns,
+        closeness_runs,
+        compare_with_reduced,
+        gaps,
+        reduced_trajectory,
+    )
+    from .theorem4 import (
+        HORIZON_FACTOR,
+        SeedRun,
+        Theorem4Runs,
+        frozen_grad_v,
+        run_frozen,
+        run_seeds,
+        steps_for,
+        train_paired,
+        train_upstream,
+        train_v_frozen,
+    )
+
+#: module → the public names it defines
+_MODULES: dict[str, tuple[str, ...]] = {
+    ".figure2": ("UNIT_INIT", "Figure2Runs", "paper_init", "train_runs"),
+    ".lemma41": ("PopulationRun", "lemma_4_1_scaling_runs", "population_gd", "symmetry_deviation"),
+    ".measure": ("fresh_errors", "window_summary"),
+    ".nstar": ("STEP_S_64", "association_margin", "estimated_seconds", "nstar_runs"),
+    ".semirealistic": (
+        "QUANTITIES",
+        "ClosenessRuns",
+        "closeness_runs",
+        "compare_with_reduced",
+        "gaps",
+        "reduced_trajectory",
+    ),
+    ".theorem4": (
+        "HORIZON_FACTOR",
+        "SeedRun",
+        "Theorem4Runs",
+        "frozen_grad_v",
+        "run_frozen",
+        "run_seeds",
+        "steps_for",
+        "train_paired",
+        "train_upstream",
+        "train_v_frozen",
+    ),
+}
+
+__all__ = [
+    "HORIZON_FACTOR",
+    "QUANTITIES",
+    "STEP_S_64",
+    "UNIT_INIT",
+    "ClosenessRuns",
+    "Figure2Runs",
+    "PopulationRun",
+    "SeedRun",
+    "Theorem4Runs",
+    "association_margin",
+    "closeness_runs",
+    "compare_with_reduced",
+    "estimated_seconds",
+    "fresh_errors",
+    "frozen_grad_v",
+    "gaps",
+    "lemma_4_1_scaling_runs",
+    "nstar_runs",
+    "paper_init",
+    "population_gd",
+    "reduced_trajectory",
+    "run_frozen",
+    "run_seeds",
+    "steps_for",
+    "symmetry_deviation",
+    "train_paired",
+    "train_runs",
+    "train_upstream",
+    "train_v_frozen",
+    "window_summary",
+]
+__getattr__, __dir__ = lazy_exports(__name__, {name: mod for mod, names in _MODULES.items() for name in names})

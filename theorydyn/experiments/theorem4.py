@@ -1,0 +1,254 @@
+"""The runs of Theorem 4.2 at finite N (docs/theory.md §4): realistic GD over seeds, and its Â-frozen control.
+
+* :func:`run_seeds` — per seed, realistic GD on (E) with the full D × D Â
+  (:func:`theorydyn.simulate.simulate`), optionally paired with its Â-frozen control on the same data
+  and initialisation (:func:`train_paired`); each run measured at its end: association (Definition
+  2.2), the errors on fresh samples (:func:`~theorydyn.experiments.measure.fresh_errors`), cos(v̂, w*)
+  and its trajectory. Returns :class:`Theorem4Runs`; :mod:`theorydyn.claims.theorem4` judges it.
+* :func:`run_frozen` — the model without patch association on runs of its own: Â frozen at its
+  initialisation, v̂ trained by GD (:func:`train_v_frozen`), one error per seed.
+* :func:`steps_for` — how long a run must last: the idealized (N = ∞) flow's max(T1, T2) at the
+  run's setting (:func:`theorydyn.reduced.flows_until_t2`), times :data:`HORIZON_FACTOR`, over η.
+
+Seeds: seed k of a run with base ``seed`` is ``seed + 1000 k + 42`` (``+ 4242`` for
+:func:`run_frozen`); the fresh test samples of a run with seed sd are drawn with ``sd + 7919``.
+
+Shapes: A: (D, D), v: (d,), X: (N, D, d).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from .. import data, model
+from ..model import association
+from ..reduced import flows_until_t2
+from ..setting import Setting
+from ..simulate import simulate, simulate_replicas
+from ..simulate.partial import descend_partial
+from ..simulate.run import init_params
+from .measure import fresh_errors
+
+#: A run's steps are at least the preset and at least HORIZON_FACTOR × the time the idealized
+#: (N = ∞) flow at the row's setting needs to end phases II and III, max(T1, T2), over η: the theorem
+#: runs T ≥ poly(d)/η iterations, and a run stopped before the idealized dynamics associates would
+#: judge the horizon, not the theorem (at D = 32, q = 1/2, T1 = 3664: 250 steps reach s = 2500 only).
+HORIZON_FACTOR = 1.5
+
+
+def steps_for(s: Setting, preset: int, eta: float = 10.0) -> tuple[int, float | None]:
+    """(steps, s_end): ``max(preset, ⌈HORIZON_FACTOR · s_end / η⌉)`` with s_end = max(T1, T2) of the
+    reduced flow at ``s`` (1500 Monte Carlo samples, seed 0, the horizon of
+    :func:`theorydyn.reduced.flows_until_t2`, as the ledger's idealized rows);
+    the preset and None when the flow reaches neither (the dynamics never associates there)."""
+    ph = flows_until_t2(s, [0], n_samples=1500)[0][0].phases
+    ends = [float(x) for x in (ph.T1, ph.T2) if x is not None and math.isfinite(x)]
+    if not ends:
+        return int(preset), None
+    return max(int(preset), math.ceil(HORIZON_FACTOR * max(ends) / eta)), max(ends)
+
+
+def train_upstream(
+    s: Setting,
+    N: int = 16384,
+    eta: float = 10.0,
+    steps: int = 400,
+    omega: float = 1e-3,
+    seed: int = 0,
+    dtype: str = "float32",
+    record_every: int = 50,
+):
+    """GD on (E) with the full D×D Â from the realistic initialisation (:func:`theorydyn.simulate.simulate`)."""
+    return simulate(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=record_every, dtype=dtype)
+
+
+def train_paired(
+    s: Setting,
+    N: int = 16384,
+    eta: float = 10.0,
+    steps: int = 400,
+    omega: float = 1e-3,
+    seed: int = 0,
+    dtype: str = "float32",
+    record_every: int = 50,
+):
+    """(trained, control): :func:`train_upstream`'s run and its Â-frozen control on the same N samples
+    and the same initialisation, both stepped in one pass over X a step
+    (:func:`theorydyn.simulate.simulate_replicas` with ``update=["Av", "v"]``): the control is the
+    trained run with ∂Â skipped, so the two differ only in whether Â learns (issue 32: X read once a
+    step for both, instead of a second run on its own data)."""
+    res, ctl = simulate_replicas(
+        s,
+        N=N,
+        eta=eta,
+        steps=steps,
+        omega=omega,
+        seed=seed,
+        record_every=record_every,
+        dtype=dtype,
+        init_seeds=[seed, seed],
+        update=["Av", "v"],
+    )
+    return res, ctl
+
+
+def train_v_frozen(
+    s: Setting, N: int, eta: float, steps: int, omega: float, seed: int, dtype: str = "float32"
+) -> tuple[np.ndarray, np.ndarray]:
+    """GD on (E) in v alone, Â frozen at the realistic initialisation (Â_ij ~ N(0, ω²), Â_ii = β,
+    v̂ ~ N(0, ω² I_d): :func:`theorydyn.simulate.init_params`), on N fresh samples; returns (Â, v̂).
+    The steps are the fused kernel's with ∂Â skipped (:func:`theorydyn.simulate.partial.descend_partial`),
+    tested against the NumPy gradient :func:`frozen_grad_v` (tests/test_simulate_partial.py)."""
+    rng = np.random.default_rng(seed)
+    b = data.sample(s, int(N), seed=rng, dtype=np.dtype(dtype))
+    A, v = init_params(s, omega, rng)
+    _, v = descend_partial(s, A, v, b.X, b.y, eta, int(steps), update="v")
+    return A, v
+
+
+def frozen_grad_v(s: Setting, S: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """∇_v of the empirical risk (E) at fixed scores S (D, D): the v part of
+    :func:`theorydyn.model.risk_and_grad` in two flat passes over X (N, D, d) in X's dtype.
+    The NumPy reference route of :func:`train_v_frozen`'s fused steps (no longer called by the run)."""
+    N, D, d = X.shape
+    y = np.asarray(y, dtype=np.float64)
+    U = (X.reshape(-1, d) @ v.astype(X.dtype)).reshape(N, D).astype(np.float64)
+    H = U @ S.T
+    F = model.activation(s, H).sum(axis=1)
+    G = (-y * expit(-y * F) / N)[:, None] * model.activation_grad(s, H)
+    dU = (G @ S).astype(X.dtype)
+    return (dU.reshape(-1) @ X.reshape(-1, d)).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class SeedRun:
+    """One seed's realistic GD run of :func:`run_seeds`, measured at its end.
+
+    Attributes:
+        assoc: patch association of Â at the last step (Definition 2.2, fraction of rows).
+        err_f, amb_f: Pr[f F ≤ 0 | f ≠ 0] and Pr[f = 0] on fresh samples
+            (:func:`~theorydyn.experiments.measure.fresh_errors`).
+        cos: cos(v̂, w*) at the last step.
+        cos_after: min over the recorded s ≥ T0 (the end of phase I) of cos(v̂(s), w*); nan when T0 is
+            not reached.
+        cos_rise: cos at the last step minus cos at the first record (the initialisation).
+        status, message: the simulator's status (``"ok"``, ``"diverged"`` …) and, for a diverged run,
+            its message ("" otherwise).
+        trajectory: the run's records (columns s, cos_v, association …, about 100 rows).
+        control_err: Pr[f F ≤ 0 | f ≠ 0] of the paired Â-frozen control on the same fresh samples, or
+            None without a control.
+    """
+
+    assoc: float
+    err_f: float
+    amb_f: float
+    cos: float
+    cos_after: float
+    cos_rise: float
+    status: str
+    message: str
+    trajectory: pd.DataFrame
+    control_err: float | None = None
+
+
+@dataclass(frozen=True)
+class Theorem4Runs:
+    """The runs of :func:`run_seeds` at setting ``s``: one :class:`SeedRun` per seed, in seed order,
+    and the sizes they ran at (N samples, ``steps`` GD steps of size η, initial scale ω)."""
+
+    s: Setting
+    N: int
+    steps: int
+    eta: float
+    omega: float
+    runs: tuple[SeedRun, ...]
+    control: bool = False
+
+    def values(self, name: str) -> list:
+        """The field ``name`` of every seed's run, in seed order (e.g. ``values("assoc")``)."""
+        return [getattr(r, name) for r in self.runs]
+
+
+def run_seeds(
+    s: Setting,
+    N: int = 8192,
+    steps: int = 200,
+    seeds: int = 5,
+    eta: float = 10.0,
+    omega: float = 1e-3,
+    seed: int = 0,
+    N_test: int = 8192,
+    dtype: str = "float32",
+    progress: Callable[[str], None] | None = None,
+    control: bool = False,
+) -> Theorem4Runs:
+    """Realistic GD at ``s`` over ``seeds`` independent seeds (data and initialisation): seed k runs
+    :func:`train_upstream` (with ``control``: :func:`train_paired`, the Â-frozen control on the same
+    data and initialisation) with seed sd = ``seed + 1000 k + 42``, about 100 records
+    (``record_every = max(1, steps // 100)``), and is measured on ``N_test`` fresh samples drawn with
+    sd + 7919 (the control on the same samples)."""
+    out: list[SeedRun] = []
+    for k in range(seeds):
+        sd = int(seed + 1000 * k + 42)
+        if progress:
+            with_ctl = " with its A-frozen control" if control else ""
+            progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {k + 1}/{seeds}{with_ctl}")
+        # about 100 records: the window rows read association at every recorded step
+        every = max(1, steps // 100)
+        ctl_err: float | None = None
+        if control:
+            res, ctl = train_paired(s, N, eta, steps, omega, sd, dtype=dtype, record_every=every)
+            ctl_err = fresh_errors(s, ctl.A, ctl.v, N_test, sd + 7919)["err_f"]
+        else:
+            res = train_upstream(s, N, eta, steps, omega, sd, dtype=dtype, record_every=every)
+        e = fresh_errors(s, res.A, res.v, N_test, sd + 7919)
+        cos = float(res.v @ s.w_star / np.linalg.norm(res.v))
+        status = str(getattr(res, "status", "ok"))
+        tr = res.trajectory
+        T0 = res.phases.T0
+        after = tr[tr["s"] >= T0] if T0 is not None else tr.iloc[0:0]
+        out.append(
+            SeedRun(
+                assoc=association(s, res.A),
+                err_f=e["err_f"],
+                amb_f=e["amb_f"],
+                cos=cos,
+                cos_after=float(after["cos_v"].min()) if len(after) else float("nan"),
+                cos_rise=cos - float(tr["cos_v"].iloc[0]),
+                status=status,
+                message=str(res.message) if status == "diverged" else "",
+                trajectory=tr,
+                control_err=ctl_err,
+            )
+        )
+    return Theorem4Runs(s, N, steps, eta, omega, tuple(out), control)
+
+
+def run_frozen(
+    s: Setting,
+    N: int = 16384,
+    steps: int = 250,
+    seeds: int = 5,
+    eta: float = 10.0,
+    omega: float = 1e-3,
+    seed: int = 0,
+    N_test: int = 8192,
+    progress: Callable[[str], None] | None = None,
+) -> list[float]:
+    """Pr[f F ≤ 0 | f ≠ 0] per seed of the model with Â frozen at its realistic initialisation and v̂
+    trained by GD (:func:`train_v_frozen`), each seed k on its own data and initialisation (seed
+    sd = ``seed + 1000 k + 4242``), measured on ``N_test`` fresh samples drawn with sd + 7919."""
+    errs = []
+    for k in range(seeds):
+        if progress:
+            progress(f"A frozen at init: D={s.D}, N={N}, {steps} steps, seed {k + 1}/{seeds}")
+        sd = int(seed + 1000 * k + 4242)
+        A, v = train_v_frozen(s, N, eta, steps, omega, sd)
+        errs.append(fresh_errors(s, A, v, N_test, sd + 7919)["err_f"])
+    return errs

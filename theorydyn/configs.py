@@ -85,6 +85,8 @@ class Rule:
     choices: tuple[Any, ...] | None = None
     optional: bool = False
     text: str | None = None
+    #: an integer >= 1 whose flag says "must be > 0" (the words of theorydyn.cli.positive)
+    positive: bool = False
 
     def check(self, name: str, v: Any) -> None:
         """Raise ValueError naming ``name`` (the wording of :mod:`theorydyn.validate`) unless ``v`` obeys."""
@@ -144,9 +146,9 @@ class Rule:
             return number(
                 self.kind,
                 flag,
-                low=self.low,
+                low=0 if self.positive else self.low,
                 high=self.high,
-                low_open=self.low_open,
+                low_open=self.low_open or self.positive,
                 high_open=self.high_open,
                 rule=f"must be {self.text}" if self.text else None,
             )
@@ -165,6 +167,7 @@ def option(
     choices: Sequence[Any] | None = None,
     optional: bool = False,
     text: str | None = None,
+    positive: bool = False,
     flag: str | None = None,
     dest: str | None = None,
     aliases: Sequence[str] = (),
@@ -174,7 +177,10 @@ def option(
     """One field of a :class:`Config`: its ``default``, its rule (:class:`Rule`; ``kind`` defaults to
     the default's type) and its ``help``. ``flag`` (default ``--name`` with ``-`` for ``_``), ``dest``
     (default the field's name), ``aliases`` (old spellings, accepted and hidden from ``--help``) and
-    ``metavar`` shape its command-line flag; ``cli=False`` keeps it off the command line."""
+    ``metavar`` shape its command-line flag; ``cli=False`` keeps it off the command line. ``positive``: an
+    integer >= 1 (``low`` 1) whose flag is worded as ``must be > 0`` (:func:`theorydyn.cli.positive`)."""
+    if positive and low is None:
+        low = 1
     if kind is None:
         kind = type(default) if default is not None else object
     rule = Rule(
@@ -186,6 +192,7 @@ def option(
         choices=None if choices is None else tuple(choices),
         optional=optional,
         text=text,
+        positive=positive,
     )
     meta = dict(help=help, rule=rule, flag=flag, dest=dest, aliases=tuple(aliases), metavar=metavar, cli=cli)
     return dataclasses.field(default=default, metadata=meta)

@@ -23,7 +23,7 @@ class SimConfig(Config):
     ``record_every`` steps and every step up to ``dense_until``, tested on ``n_test`` fresh samples.
     ``seed`` → (training data, test data, initialisation)."""
 
-    N: int = option(16384, "training samples", low=1)
+    N: int = option(16384, "training samples", positive=True)
     eta: float = option(10.0, "step size", low=0.0, low_open=True)
     steps: int = option(1200, f"GD steps, 0..{SIM_STEPS_MAX:.0e}", low=0, high=SIM_STEPS_MAX)
     s_max: float | None = option(
@@ -37,14 +37,14 @@ class SimConfig(Config):
     )
     omega: float = option(1e-3, "initialisation scale ω", low=0.0)
     seed: int = option(0, "seed of the data and the initialisation, an integer >= 0", low=0)
-    record_every: int = option(10, "record every k steps", low=1)
+    record_every: int = option(10, "record every k steps", positive=True)
     dtype: str = option(
         "float64",
         "storage of X: float32 is half the memory and time of the step (stepped in float32 with float64 "
         "accumulation; agrees with float64 to ~1e-6 relative); float64 is the exact reference",
         choices=("float64", "float32"),
     )
-    n_test: int = option(8192, "fresh test samples", low=1, aliases=("--N-test",))
+    n_test: int = option(8192, "fresh test samples", positive=True, aliases=("--N-test",))
     dense_until: int = option(40, "also record every step up to this one (resolves phase I)", low=0)
     err_tol: float = option(
         ERR_TOL, "T2 tolerance on err_f, in (0, 1)", low=0.0, high=1.0, low_open=True, high_open=True, text="in (0, 1)"

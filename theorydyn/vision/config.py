@@ -28,7 +28,7 @@ class TrainConfig(Config):
     (:mod:`theorydyn.vision.train`)."""
 
     epochs: int = option(10, f"passes over the training images, 1..{EPOCHS_MAX}", low=1, high=EPOCHS_MAX)
-    batch_size: int = option(128, "images per step", low=1)
+    batch_size: int = option(128, "images per step", positive=True)
     lr: float = option(1e-3, "AdamW learning rate", low=0.0, low_open=True)
     weight_decay: float = option(0.05, "AdamW weight decay of the matrices", low=0.0)
     warmup_epochs: float = option(1.0, "warmup epochs, at most --epochs", low=0.0, flag="--warmup", dest="warmup")
@@ -44,7 +44,7 @@ class TrainConfig(Config):
         None,
         "permute the S×S tiles with π_S (S must divide the image size; single and robustness)",
         kind=int,
-        low=1,
+        positive=True,
         optional=True,
         metavar="S",
     )  # tile side s of π_s; None: no permutation

@@ -98,7 +98,7 @@ def test_simulate_replicas_takes_zero_steps_and_checks_each_eta():
         (dict(eta=0), "eta must be finite and > 0, got eta=0$"),
         (dict(steps=0), "steps must be an integer in"),
         (dict(n_points=1), "n_points must be an integer in"),
-        (dict(n_samples=0), "n_samples must be an integer >= 1"),
+        (dict(n_samples=0), "n_samples must be an integer >= 2"),
         (dict(s_max=0.0), "s_max must be finite and >= 1e-06"),
         (dict(s_min=-1.0), "s_min must be finite and > 0"),
     ],

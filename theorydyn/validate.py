@@ -9,9 +9,10 @@ parameter and the rule, with the value as the user wrote it (``eta=0``, never ``
 * ``ValueError``: a value of the right kind outside its range, text where a number is expected,
   a decreasing time grid, a non-finite start.
 
-The ranges are :mod:`theorydyn.limits`' (the CLI's): 1 ≤ steps ≤ ``STEPS_MAX`` (reduced) or
-``SIM_STEPS_MAX`` (simulator), ``S_MAX_MIN`` ≤ s_max ≤ ``S_MAX_MAX``, 2 ≤ n_points ≤
-``N_POINTS_MAX``; seeds are integers ≥ 0.
+The ranges of the options of a run are the fields' rules of :class:`theorydyn.reduced.config.FlowConfig`
+and :class:`theorydyn.simulate.config.SimConfig` (issue 29: written once, read by the library and the
+CLI; :mod:`theorydyn.configs` words their messages with :func:`check_int` / :func:`check_real`); here
+are the checks of the rest (the setting, the start, the time grid, the per-replica lists).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, STEPS_MAX
+from .limits import SIM_STEPS_MAX
 from .setting import Setting
 
 
@@ -106,39 +107,21 @@ def check_err_tol(err_tol: Any) -> None:
 def check_integrate(
     s: Any,
     *,
-    eta: Any,
-    steps: Any,
-    s_max: Any,
-    n_samples: Any,
-    seed: Any,
-    n_points: Any,
     s_min: Any,
-    rtol: Any,
-    atol: Any,
     init: Any,
     max_terms: Any,
-    err_tol: Any,
     s_grid: Any,
     **_: Any,
 ) -> None:
-    """The arguments of :func:`theorydyn.reduced.integrate` (module docstring); the others
-    (``method``, ``solver``, ``bank``, …) are checked where they are used."""
+    """The arguments of :func:`theorydyn.reduced.integrate` that are not options of a run: the setting,
+    ``s_min``, ``init``, ``max_terms``, ``s_grid``. The options (η, steps, s_max, n_samples, seed,
+    n_points, rtol, atol, err_tol, method, solver) are checked by the rules of their fields in
+    :class:`theorydyn.reduced.config.FlowConfig` (the same words as here)."""
     check_setting(s, "integrate")
-    check_real("eta", eta, low=0.0, open_low=True)
-    if steps is not None:
-        check_int("steps", steps, 1, STEPS_MAX)
-    if s_max is not None:
-        check_real("s_max", s_max, low=S_MAX_MIN, high=S_MAX_MAX)
-    check_int("n_samples", n_samples, 1)
-    check_seed("seed", seed)
-    check_int("n_points", n_points, 2, N_POINTS_MAX)
     if s_min is not None:
         check_real("s_min", s_min, low=0.0, open_low=True)
-    check_real("rtol", rtol, low=0.0, high=1.0, open_low=True)
-    check_real("atol", atol, low=0.0)
     check_init(init)
     check_int("max_terms", max_terms, 1)
-    check_err_tol(err_tol)
     check_s_grid(s_grid)
 
 
@@ -148,29 +131,28 @@ def check_simulate(
     N: Any,
     eta: Any,
     steps: Any,
-    omega: Any,
-    seed: Any,
-    record_every: Any,
-    n_test: Any,
-    dense_until: Any,
-    err_tol: Any,
     s_max: Any,
     init: Any,
     s_grid: Any,
+    n_test: Any,
+    fields: Any,
     train: Any = None,
     test: Any = None,
     init_seeds: Any = None,
     replicas: Any = None,
     min_steps: int = 1,
-    **_: Any,
+    **kw: Any,
 ) -> None:
     """The arguments of :func:`theorydyn.simulate.simulate` (``min_steps`` = 1: a run of 0 steps is
     refused there) and of :func:`~theorydyn.simulate.simulate_replicas` (``min_steps`` = 0: the
-    initialisation alone, evaluated)."""
+    initialisation alone, evaluated). The options of one run (ω, seed, record_every, dense_until,
+    err_tol, and N, n_test, s_max where they are used) are checked by the rules of their fields in
+    ``fields``, :class:`theorydyn.simulate.config.SimConfig` (the same words as here); η may be one per
+    replica and steps may be 0 (the start alone) only in ``simulate_replicas``."""
     where = "simulate"
     check_setting(s, where)
     if train is None:
-        check_int("N", N, 1)
+        fields.check_values(N=N)
     if isinstance(eta, (Sequence, np.ndarray)) and not isinstance(eta, (str, bytes)):
         etas = list(np.asarray(eta, dtype=object).ravel())
         if not etas:
@@ -178,18 +160,14 @@ def check_simulate(
         for i, e in enumerate(etas):
             check_real(f"eta[{i}]", e, low=0.0, open_low=True)
     else:
-        check_real("eta", eta, low=0.0, open_low=True)
+        fields.check_values(eta=eta)
     if steps is not None:
         check_int("steps", steps, min_steps, SIM_STEPS_MAX)
     if s_max is not None:
-        check_real("s_max", s_max, low=S_MAX_MIN, high=S_MAX_MAX)
-    check_real("omega", omega, low=0.0)
-    check_seed("seed", seed)
-    check_int("record_every", record_every, 1)
+        fields.check_values(s_max=s_max)
+    fields.check_values(**{k: kw[k] for k in ("omega", "seed", "record_every", "dense_until", "err_tol")})
     if test is None:
-        check_int("n_test", n_test, 1)
-    check_int("dense_until", dense_until, 0)
-    check_err_tol(err_tol)
+        fields.check_values(n_test=n_test)
     check_init(init)
     check_s_grid(s_grid)
     if replicas is not None:

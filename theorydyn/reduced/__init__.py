@@ -8,6 +8,7 @@ Population GD from the idealized initialisation stays in the three-value form
   :class:`~theorydyn.result.Result` with the phases of :mod:`theorydyn.phases`;
 * :func:`plot_trajectory` — α, γ, ρ, risk and errors against s, into given axes.
 
+* :class:`FlowConfig` — one run's options (defaults, rules, help: the library's and the CLI's, one object);
 * :func:`default_horizon` — the default s_max of a flow, 2·10⁴·max(1, D/64)^1.5;
 * :func:`flows_until_t2` — flows over seeds whose default horizon doubles until every seed reaches T2;
 * :mod:`theorydyn.reduced.memory` — its memory estimate and the count-type law's sizes.
@@ -53,6 +54,7 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
     from .bank import MAX_TERMS, Bank, bank_from_set_counts, make_bank, mc_set_counts, n_exact_terms
+    from .config import FLOW_DEFAULTS, FlowConfig
     from .plot import plot_trajectory
     from .risk import Estimate, forward_counts, population_risk
     from .solve import COLUMNS, HORIZON_GROWTH_MAX, SOLVERS, default_horizon, flows_until_t2, integrate
@@ -60,6 +62,8 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule lo
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "FLOW_DEFAULTS": ".config",
+        "FlowConfig": ".config",
         "MAX_TERMS": ".bank",
         "Bank": ".bank",
         "bank_from_set_counts": ".bank",
@@ -81,6 +85,8 @@ __getattr__, __dir__ = lazy_exports(
 
 __all__ = [
     "COLUMNS",
+    "FLOW_DEFAULTS",
+    "FlowConfig",
     "MAX_TERMS",
     "SOLVERS",
     "Bank",

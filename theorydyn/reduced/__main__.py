@@ -18,17 +18,16 @@ from ..cli import (
     add_setting_arguments,
     fail,
     format_time,
-    number,
-    positive,
     run_stem,
     setting_from_args,
     setting_name_params,
 )
-from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
+from ..configs import add_config_flags, config_from_args
+from ..limits import STEPS_MAX
 from ..paths import run_dir
-from ..phases import ERR_TOL, Phases
+from ..phases import Phases
 from ..runner import Command, Invocation
-from .defaults import N_SAMPLES, S_MAX, SOLVERS
+from .config import FLOW_DEFAULTS, FlowConfig
 
 PROG = "python -m theorydyn.reduced"
 
@@ -40,49 +39,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_setting_arguments(ap)
     g = ap.add_argument_group("solver")
-    g.add_argument(
-        "--method", choices=("flow", "gd"), default="flow", help="gradient flow in s = eta*t, or the GD recursion"
-    )
-    g.add_argument("--eta", type=positive(float, "--eta"), default=None, help="GD step (s = eta*step; default 1)")
-    g.add_argument(
-        "--steps",
-        type=number(int, "--steps", low=1, high=STEPS_MAX),
-        default=None,
-        help=f"GD steps, 1..{STEPS_MAX:.0e} (default s_max/eta)",
-    )
-    g.add_argument(
-        "--s-max",
-        type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX),
-        default=S_MAX,
-        help=f"final time s, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default %(default)g, as the library's integrate)",
-    )
-    g.add_argument(
-        "--n-samples",
-        type=positive(int, "--n-samples"),
-        default=None,
-        help=f"Monte Carlo bank size, >= 2 (default {N_SAMPLES}; --expectation mc only)",
-    )
-    g.add_argument(
-        "--expectation", choices=("mc", "exact"), default="mc", help="Monte Carlo bank or the exact expectation"
-    )
-    g.add_argument(
-        "--n-points",
-        type=number(int, "--n-points", low=2, high=N_POINTS_MAX),
-        default=200,
-        help=f"rows of the trajectory, 2..{N_POINTS_MAX:.0e} (default %(default)s)",
-    )
-    g.add_argument("--solver", choices=SOLVERS, default=None, help="ODE solver of --method flow (default LSODA)")
-    g.add_argument(
-        "--err-tol",
-        type=positive(float, "--err-tol", below=1.0),
-        default=ERR_TOL,
-        help="T2 tolerance on err_f, in (0, 1) (default %(default)s)",
+    # the flags of FlowConfig's fields (their defaults, rules and help are the library's); the mode picks
+    # eta, n_samples and solver, so a flag given in the other mode is refused, not silently dropped
+    add_config_flags(
+        g,
+        FlowConfig,
+        only=("method", "eta", "steps", "s_max", "n_samples", "expectation", "n_points", "solver", "err_tol"),
+        defaults=dict(eta=None, n_samples=None, solver=None),
+        notes=dict(
+            eta=f"default {FLOW_DEFAULTS.eta:g}; --method gd only",
+            n_samples=f"default {FLOW_DEFAULTS.n_samples}; --expectation mc only",
+            solver=f"default {FLOW_DEFAULTS.solver}; --method flow only",
+            s_max="default %(default)g, as the library's integrate",
+        ),
     )
     g.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    add_config_flags(ap, FlowConfig, only=("seed",))
     add_common_arguments(
         ap,
-        seed=0,
-        seed_help="seed of the Monte Carlo bank, an integer >= 0 (--expectation mc)",
+        seed=None,
         out=str(run_dir("reduced")),
         out_help="output folder: reduced_<method>_D<D>_C<C>[_<each parameter that differs from its default>]"
         ".csv/.json/.png, so runs that differ never overwrite each other",
@@ -109,17 +84,41 @@ def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s, **reso
     # the resolved values of the flags whose default is None (the mode picks them)
     if args.method == "gd":
         params.update(eta=resolved["eta"], steps=args.steps)
-        defaults.update(eta=1.0, steps=None)
+        defaults.update(eta=FLOW_DEFAULTS.eta, steps=None)
         if args.steps is None:  # the steps are s_max/eta
             params["s_max"], defaults["s_max"] = args.s_max, ap.get_default("s_max")
     else:
         params.update(s_max=args.s_max, solver=resolved["solver"])
-        defaults.update(s_max=ap.get_default("s_max"), solver="LSODA")
+        defaults.update(s_max=ap.get_default("s_max"), solver=FLOW_DEFAULTS.solver)
     if args.expectation == "mc":
-        params["n_samples"], defaults["n_samples"] = resolved["n_samples"], N_SAMPLES
+        params["n_samples"], defaults["n_samples"] = resolved["n_samples"], FLOW_DEFAULTS.n_samples
     else:  # the exact expectation draws nothing
         params.pop("seed", None)
     return run_stem(f"reduced_{args.method}_D{s.D}_C{s.C}", params, defaults)
+
+
+def flow_config(args: argparse.Namespace) -> FlowConfig:
+    """The :class:`~theorydyn.reduced.config.FlowConfig` the parsed flags describe (the CLI's resolution: a
+    flag left out takes the field's default, the same object as :func:`~theorydyn.reduced.integrate`'s).
+
+    Raises:
+        ValueError: a flag given where it does nothing (``--steps`` with the flow, ``--n-samples`` with
+            the exact expectation, …) or a value that breaks its rule, the message starting with the flag.
+    """
+    if args.method == "flow":
+        for flag, v in (("--steps", args.steps), ("--eta", args.eta)):
+            if v is not None:
+                raise ValueError(
+                    f"{flag}: only used by --method gd (the flow is integrated in s = eta*t up to --s-max)"
+                )
+    elif args.solver is not None:
+        raise ValueError("--solver: only used by --method flow (the GD recursion is not an ODE solve)")
+    if args.expectation == "exact" and args.n_samples is not None:
+        raise ValueError("--n-samples: only used by --expectation mc (the exact expectation draws no samples)")
+    cfg = config_from_args(FlowConfig, args)
+    if cfg.method == "gd" and cfg.steps is None and cfg.s_max / cfg.eta > STEPS_MAX:
+        raise ValueError(f"--s-max / --eta: {cfg.s_max / cfg.eta:.3g} GD steps is more than {STEPS_MAX:.0e}")
+    return cfg
 
 
 def run(inv: Invocation) -> int:
@@ -130,52 +129,25 @@ def run(inv: Invocation) -> int:
     from .solve import integrate
 
     args = inv.args
-    # a flag that does nothing in this mode is an error, not silently dropped
-    if args.method == "flow":
-        for flag, v in (("--steps", args.steps), ("--eta", args.eta)):
-            if v is not None:
-                fail(f"{flag}: only used by --method gd (the flow is integrated in s = eta*t up to --s-max)", PROG)
-    elif args.solver is not None:
-        fail("--solver: only used by --method flow (the GD recursion is not an ODE solve)", PROG)
-    if args.expectation == "exact" and args.n_samples is not None:
-        fail("--n-samples: only used by --expectation mc (the exact expectation draws no samples)", PROG)
-    eta = 1.0 if args.eta is None else args.eta
-    n_samples = N_SAMPLES if args.n_samples is None else args.n_samples
-    solver = args.solver or "LSODA"
+    try:
+        cfg = flow_config(args)
+    except ValueError as e:
+        fail(str(e), PROG)
     s = setting_from_args(args, PROG)
-    if n_samples < 2:
-        fail("--n-samples: must be >= 2 (a standard error needs two samples)", PROG)
-    if args.n_points < 2:
-        fail("--n-points: must be >= 2", PROG)
-    if args.method == "gd" and args.steps is None and args.s_max / eta > STEPS_MAX:
-        fail(f"--s-max / --eta: {args.s_max / eta:.3g} GD steps is more than {STEPS_MAX:.0e}", PROG)
-    if args.expectation == "exact" and n_exact_terms(s) > MAX_TERMS:
+    if cfg.expectation == "exact" and n_exact_terms(s) > MAX_TERMS:
         fail(
             f"--expectation exact: {n_exact_terms(s):.3g} multisets of count types at D={s.D}, C={s.C} "
             f"(the limit is {MAX_TERMS:.3g}); use --expectation mc",
             PROG,
         )
-    inv.guard_memory(reduced_memory(s.D, s.C, s.q, n_samples, args.expectation), force=args.force)
+    inv.guard_memory(reduced_memory(s.D, s.C, s.q, cfg.n_samples, cfg.expectation), force=args.force)
     out = inv.output_dir(args.out)
-    stem = output_stem(build_parser(), args, s, eta=eta, n_samples=n_samples, solver=solver)
+    stem = output_stem(build_parser(), args, s, eta=cfg.eta, n_samples=cfg.n_samples, solver=cfg.solver)
     csv, js, png = out / f"{stem}.csv", out / f"{stem}.json", out / f"{stem}.png"
     for path in (csv, js) + (() if args.no_plot else (png,)):
         inv.probe(path)  # a link, a folder or a full disk is refused before any work
     try:
-        res = integrate(
-            s,
-            args.method,
-            eta=eta,
-            steps=args.steps,
-            s_max=args.s_max if (args.method == "flow" or args.steps is None) else None,
-            n_samples=n_samples,
-            seed=args.seed,
-            expectation=args.expectation,
-            n_points=args.n_points,
-            solver=solver,
-            err_tol=args.err_tol,
-            progress=not args.quiet,
-        )
+        res = integrate(s, config=cfg, progress=not args.quiet)
     except ValueError as e:
         fail(str(e), PROG)
     # each file atomically: a kill or a full disk leaves the earlier file or the new one, never a torn one

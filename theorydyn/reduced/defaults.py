@@ -1,7 +1,8 @@
-"""The reduced solver's named defaults, in a module that imports nothing heavy: the library
-(:func:`theorydyn.reduced.integrate`) and the command line (``python -m theorydyn.reduced``) read
-them from here, so a notebook and the CLI integrate to the same horizon (issue 29), and ``--help``
-shows them without loading SciPy or Numba."""
+"""The reduced solver's named constants, in a module that imports nothing heavy: the values behind
+:class:`theorydyn.reduced.config.FlowConfig`'s defaults, the one object from which the library
+(:func:`theorydyn.reduced.integrate`) and the command line (``python -m theorydyn.reduced``) take them,
+so a notebook and the CLI integrate to the same horizon (issue 29), and ``--help`` shows them without
+loading SciPy or Numba."""
 
 from __future__ import annotations
 

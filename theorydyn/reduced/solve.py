@@ -31,13 +31,16 @@ from scipy import integrate as si
 from scipy.optimize import brentq
 
 from .._progress import progress_bar
-from ..phases import ERR_TOL, Phases, detect_phases
+from ..configs import as_seeds
+from ..phases import Phases, detect_phases
 from ..result import Result, Status
 from ..setting import Setting
 from ..validate import check_integrate
 from . import _kernels as rk
 from .bank import MAX_TERMS, Bank, make_bank
-from .defaults import S_MAX, SOLVERS
+from .config import FLOW_DEFAULTS as _F
+from .config import FlowConfig
+from .defaults import SOLVERS
 from .risk import _Evaluator
 
 __all__ = ["default_horizon", "integrate", "COLUMNS", "SOLVERS"]
@@ -63,12 +66,13 @@ COLUMNS = [
 
 
 def default_horizon(D: int) -> float:
-    """The default horizon s_max (in s = η·t) of a reduced flow: 2·10⁴·max(1, D/64)^1.5.
+    """The default horizon s_max (in s = η·t) of a reduced flow at D: 2·10⁴·max(1, D/64)^1.5, i.e. the
+    horizon of :data:`~theorydyn.reduced.config.FLOW_DEFAULTS` (the library's and the CLI's) grown with D.
 
     A chosen horizon, not a derived one: long enough to pass Event III for C = 4 (the transfer
     experiment's pre-training and the ledger's flows of the idealized dynamics both use it).
     """
-    return 2.0e4 * max(1.0, D / 64) ** 1.5
+    return _F.s_max * max(1.0, D / 64) ** 1.5  # 2e4 at D <= 64: integrate(Setting()) flows this far
 
 
 #: At most this multiple of the starting horizon (doubling) :func:`flows_until_t2` extends the flows.
@@ -77,7 +81,7 @@ HORIZON_GROWTH_MAX = 16
 
 def flows_until_t2(
     s: Setting,
-    seeds: Sequence[int],
+    seeds: int | Sequence[int],
     s_max: float | None = None,
     *,
     grow_max: int = HORIZON_GROWTH_MAX,
@@ -92,6 +96,7 @@ def flows_until_t2(
 
     Returns (results, the horizon used, its multiple of the starting one)."""
     say = progress or (lambda msg: None)
+    seeds = as_seeds(seeds)  # a count or the seeds themselves: one type (theorydyn.configs.Seeds)
     horizon = float(s_max) if s_max is not None else default_horizon(s.D)
 
     def run(h: float) -> list[Result]:
@@ -113,13 +118,6 @@ def flows_until_t2(
 
 class _Diverged(Exception):
     pass
-
-
-def _check_positive(name, v, integer=False):
-    if integer and (not isinstance(v, (int, np.integer)) or isinstance(v, bool)):
-        raise ValueError(f"{name} must be an integer, got {v!r}")
-    if not (np.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be > 0 and finite, got {v}")
 
 
 def _row(ev: _Evaluator, s_val: float, step: float, th) -> dict | None:
@@ -149,23 +147,12 @@ def _row(ev: _Evaluator, s_val: float, step: float, th) -> dict | None:
 
 
 def _checked_options(method, solver, eta, steps, s_max, n_points, err_tol, s_grid):
-    """:func:`integrate`'s own checks of its options (ValueError naming the option); returns ``s_grid`` as
-    sorted unique float64 times (or None) and ``s_max``, which defaults to the last of them when neither
-    ``s_max`` nor ``steps`` is given."""
-    if method not in ("flow", "gd"):
-        raise ValueError(f"method must be 'flow' or 'gd', got {method!r}")
-    if solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
-    _check_positive("eta", eta)
-    if steps is not None:
-        _check_positive("steps", steps, integer=True)
+    """:func:`integrate`'s checks of its options by :class:`~theorydyn.reduced.config.FlowConfig`'s rules
+    (ValueError naming the option); returns ``s_grid`` as sorted unique float64 times (or None) and
+    ``s_max``, which defaults to the last of them when neither ``s_max`` nor ``steps`` is given."""
+    FlowConfig.check_values(method=method, solver=solver, eta=eta, steps=steps, n_points=n_points, err_tol=err_tol)
     if s_max is not None:
-        _check_positive("s_max", s_max)
-    _check_positive("n_points", n_points, integer=True)
-    if n_points < 2:
-        raise ValueError(f"n_points must be >= 2, got {n_points}")
-    if not (0.0 < err_tol < 1.0):
-        raise ValueError(f"err_tol must be in (0, 1), got {err_tol}")
+        FlowConfig.check_values(s_max=s_max)
     if s_grid is not None:
         s_grid = np.unique(np.asarray(s_grid, dtype=np.float64))
         if len(s_grid) == 0 or not np.all(np.isfinite(s_grid)) or s_grid[0] < 0:
@@ -177,25 +164,26 @@ def _checked_options(method, solver, eta, steps, s_max, n_points, err_tol, s_gri
 
 def integrate(
     s: Setting,
-    method: str = "flow",
+    method: str = _F.method,
     *,
-    eta: float = 1.0,
-    steps: int | None = None,
+    eta: float = _F.eta,
+    steps: int | None = _F.steps,
     s_max: float | None = None,
-    n_samples: int = 4000,
-    seed: int = 0,
-    expectation: str = "mc",
-    n_points: int = 200,
+    n_samples: int = _F.n_samples,
+    seed: int = _F.seed,
+    expectation: str = _F.expectation,
+    n_points: int = _F.n_points,
     s_min: float | None = None,
-    solver: str = "LSODA",
-    rtol: float = 1e-7,
-    atol: float = 1e-10,
+    solver: str = _F.solver,
+    rtol: float = _F.rtol,
+    atol: float = _F.atol,
     init: tuple[float, float, float] | None = None,
     max_terms: int = MAX_TERMS,
-    err_tol: float = ERR_TOL,
+    err_tol: float = _F.err_tol,
     progress: bool = False,
     bank: Bank | None = None,
     s_grid=None,
+    config: FlowConfig | None = None,
 ) -> Result:
     """Population GD (``method="gd"``) or gradient flow (``method="flow"``) of ℓ_red from the idealized init.
 
@@ -203,9 +191,10 @@ def integrate(
         s: the setting. Start (Parametrization 3.1): α = ν^{1/(p−1)}, γ = ρ = 0, unless ``init``.
         method: ``"gd"``: the paper's recursion with per-entry updates, ``steps`` steps of size
             ``eta`` (s = η·step; ``steps`` defaults to ⌈s_max/η⌉). ``"flow"``: dθ/ds = −(∂ℓ/∂α,
-            ∂ℓ/∂γ/(D(C−1)), ∂ℓ/∂ρ/(D(D−C))) up to ``s_max`` (default ``defaults.S_MAX`` = 2e4, the
-            CLI's; or η·steps) with the scipy solver ``solver`` (LSODA, BDF, Radau; RK45 for non-stiff
-            checks), tolerances rtol/atol.
+            ∂ℓ/∂γ/(D(C−1)), ∂ℓ/∂ρ/(D(D−C))) up to ``s_max`` (default :class:`FlowConfig`'s, 2e4, the
+            CLI's: one object, :data:`~theorydyn.reduced.config.FLOW_DEFAULTS`; or η·steps) with the scipy
+            solver ``solver`` (LSODA, BDF, Radau; RK45 for non-stiff checks), tolerances rtol/atol.
+            Every default and rule of these options is :class:`~theorydyn.reduced.config.FlowConfig`'s.
         expectation: ``"mc"`` (a fixed bank of ``n_samples`` count vectors drawn with ``seed``:
             common random numbers, so the right-hand side is a smooth deterministic function) or
             ``"exact"`` (small L only).
@@ -217,6 +206,9 @@ def integrate(
             to whole steps; the end of the run is max(s_grid) unless s_max/steps say otherwise).
         bank: reuse a bank from :func:`make_bank` (then expectation/n_samples/seed are not used).
         progress: a progress bar on stderr.
+        config: a :class:`~theorydyn.reduced.config.FlowConfig` giving every option it holds
+            (:meth:`~theorydyn.reduced.config.FlowConfig.integrate_kwargs`; those keywords are then
+            left at their defaults), as ``python -m theorydyn.reduced`` calls it.
 
     Returns:
         :class:`~theorydyn.result.Result` with ``solver="reduced"``: the trajectory has the
@@ -234,15 +226,18 @@ def integrate(
     >>> round(r.phases.T0, 1)  # the end of phase I: α's plateau (Lemma 4.2)
     8.2
     """
-    # -- argument checks (theorydyn.validate: the CLI's rules, before any work) --
+    if config is not None:
+        return _integrate_config(s, config, locals())
+    # -- argument checks (FlowConfig's rules and theorydyn.validate's: the CLI's, before any work) --
     check_integrate(**locals())  # every argument, as passed
+    FlowConfig.check_values(n_samples=n_samples, seed=seed, expectation=expectation, rtol=rtol, atol=atol)
     s_grid, s_max = _checked_options(method, solver, eta, steps, s_max, n_points, err_tol, s_grid)
     if method == "gd":
         if steps is None:
-            steps = int(math.ceil((s_max if s_max is not None else S_MAX) / eta))
+            steps = int(math.ceil((s_max if s_max is not None else _F.s_max) / eta))
         s_end = eta * steps
     else:
-        s_end = s_max if s_max is not None else (eta * steps if steps is not None else S_MAX)
+        s_end = s_max if s_max is not None else (eta * steps if steps is not None else _F.s_max)
     t_start = time.perf_counter()
     if bank is None:
         bank = make_bank(s, expectation, n_samples=n_samples, seed=seed, max_terms=max_terms)
@@ -276,6 +271,18 @@ def integrate(
         phases = detect_phases(traj, err_tol=err_tol, refine=refine) if len(traj) else Phases(err_tol=err_tol)
     status, message, stopped = run
     return Result("reduced", s, traj, phases, status, message, stopped, options, time.perf_counter() - t_start)
+
+
+def _integrate_config(s: Setting, config: FlowConfig, given: dict[str, Any]) -> Result:
+    """:func:`integrate` with the options of ``config``; ``given`` (integrate's arguments) must leave the
+    options ``config`` holds at their defaults (two values for one option is an error, not a choice)."""
+    if not isinstance(config, FlowConfig):
+        raise TypeError(f"integrate: config must be a FlowConfig, got {type(config).__name__}")
+    both = [k for k in FlowConfig.names() if k in given and given[k] is not None and given[k] != getattr(_F, k)]
+    if both:
+        raise ValueError(f"{', '.join(both)}: given both in config and as keywords; give each once")
+    rest = ("s_min", "init", "max_terms", "progress", "bank", "s_grid")
+    return integrate(s, **config.integrate_kwargs(), **{k: given[k] for k in rest})
 
 
 def _log_grid(lo: float, hi: float, n: int) -> np.ndarray:

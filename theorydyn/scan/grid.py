@@ -58,6 +58,7 @@ from ..limits import GRID_POINTS_MAX, N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_ST
 from ..reduced import MAX_TERMS
 from ..reduced.memory import n_exact_terms, reduced_memory
 from ..setting import SETTING_FIELDS, Setting
+from ..simulate.config import SIM_DEFAULTS
 from ..simulate.memory import simulate_memory
 from ..store import ResultStore, content_key
 from .point import scan_horizon
@@ -286,8 +287,8 @@ def point_memory(p: Point) -> resources.MemoryEstimate | None:
     return est
 
 
-#: The simulator's default test-set size, which scanpoint uses (theorydyn.simulate.simulate(n_test=8192)).
-_SIM_N_TEST = 8192
+#: The simulator's default test-set size, which scanpoint uses (SimConfig's n_test, 8192).
+_SIM_N_TEST = SIM_DEFAULTS.n_test
 
 
 def validate_points(

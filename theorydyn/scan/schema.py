@@ -10,33 +10,83 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from ..cli import SETTING_FLAGS
+from ..reduced.config import FlowConfig
 from ..setting import SETTING_FIELDS
+from ..simulate.config import SimConfig
 
 DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 
-#: Solver options of a point, with their defaults (docs/theory.md §9's regime).
-OPTION_DEFAULTS: dict[str, Any] = {
+#: Each solver option of a point → the configuration field that describes the same option (its kind, its
+#: choices and, unless :data:`SCAN_DEFAULTS` says otherwise, its default): the reduced run's
+#: :class:`~theorydyn.reduced.config.FlowConfig`, the simulator's :class:`~theorydyn.simulate.config.SimConfig`.
+#: ``eta`` is shared by the reduced GD and the simulator (the simulator's default); ``steps`` is the reduced
+#: GD's (0: ⌈s_max/η⌉), ``sim_steps`` the simulator's. ``simulate`` (run the simulator too) is the scan's own.
+OPTION_FIELDS: dict[str, tuple[type, str]] = {
     # reduced (α, γ, ρ) dynamics (Lemmas 4.1–4.3)
-    "method": "flow",  # "flow" (gradient flow in s = ηt) or "gd" (the paper's recursion)
-    "s_max": 5.0e4,  # horizon in s = η·t; a point's default is point.scan_horizon(D) (5e4 up to D = 64)
-    "n_samples": 4000,  # Monte Carlo count samples (common random numbers)
-    "expectation": "mc",  # "mc" or "exact" (small L only)
-    "n_points": 400,  # log-spaced trajectory points (phase times resolved to ≈4%)
-    "eta": 10.0,  # GD step η: the reduced recursion (method="gd") and the simulator
-    "steps": 0,  # reduced GD steps; 0 → ceil(s_max / η)
+    "method": (FlowConfig, "method"),
+    "s_max": (FlowConfig, "s_max"),
+    "n_samples": (FlowConfig, "n_samples"),
+    "expectation": (FlowConfig, "expectation"),
+    "n_points": (FlowConfig, "n_points"),
+    "eta": (SimConfig, "eta"),
+    "steps": (FlowConfig, "steps"),
     # finite-sample simulator (Theorem 4.2, docs/theory.md §4)
-    "simulate": False,
-    "N": 16384,
-    "sim_steps": 1200,
-    "omega": 1.0e-3,
-    "record_every": 50,
-    "dtype": "float64",
+    "N": (SimConfig, "N"),
+    "sim_steps": (SimConfig, "steps"),
+    "omega": (SimConfig, "omega"),
+    "record_every": (SimConfig, "record_every"),
+    "dtype": (SimConfig, "dtype"),
+}
+#: The scan's own defaults, where a point is not one run at the library's defaults (docs/theory.md §9's regime):
+SCAN_DEFAULTS: dict[str, Any] = {
+    "s_max": 5.0e4,  # horizon in s = η·t; a point's default is point.scan_horizon(D) (5e4 up to D = 64)
+    "n_points": 400,  # log-spaced trajectory points (phase times resolved to ≈4%)
+    "steps": 0,  # reduced GD steps; 0 → ceil(s_max / η)
+    "simulate": False,  # also run the finite-sample simulator
+    "record_every": 50,  # the simulator's records (its own default is 10)
 }
 
-_FLOAT_OPTIONS = ("s_max", "eta", "omega")
-_INT_OPTIONS = ("n_samples", "n_points", "steps", "N", "sim_steps", "record_every")
-_CHOICES = {"method": ("flow", "gd"), "expectation": ("mc", "exact"), "dtype": ("float64", "float32")}
+
+def _option_defaults() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, (cls, name) in OPTION_FIELDS.items():
+        out[k] = SCAN_DEFAULTS[k] if k in SCAN_DEFAULTS else cls.default(name)  # type: ignore[attr-defined]
+        if k == "steps":
+            out["simulate"] = SCAN_DEFAULTS["simulate"]
+    return out
+
+
+#: Solver options of a point, with their defaults: the configurations' (:data:`OPTION_FIELDS`) but for
+#: :data:`SCAN_DEFAULTS`, in the order of the key's options.
+OPTION_DEFAULTS: dict[str, Any] = _option_defaults()
+
+
+def _kind(k: str) -> type:
+    cls, name = OPTION_FIELDS[k]
+    return cls.rule(name).kind  # type: ignore[attr-defined]
+
+
+_FLOAT_OPTIONS = tuple(k for k in OPTION_FIELDS if _kind(k) is float)
+_INT_OPTIONS = tuple(k for k in OPTION_FIELDS if _kind(k) is int)
+_CHOICES = {
+    k: cls.rule(name).choices  # type: ignore[attr-defined]
+    for k, (cls, name) in OPTION_FIELDS.items()
+    if cls.rule(name).choices is not None  # type: ignore[attr-defined]
+}
 AXIS_NAMES = tuple(SETTING_FIELDS) + tuple(OPTION_DEFAULTS) + ("seed",)
+
+
+def option_flag(key: str) -> str:
+    """The flag of ``python -m theorydyn.scan`` that sets grid key ``key`` (``--s-max``; seeds: ``--seeds``)."""
+    if key == "seed":
+        return "--seeds"
+    return SETTING_FLAGS.get(key) or "--" + key.replace("_", "-")
+
+
+#: Every grid key → the flag that sets it, for messages that name a key (the scan CLI's ``_KEY_FLAGS``):
+#: the Setting's flags, the seeds, the solver options, and the simulator options a message may name.
+KEY_FLAGS: dict[str, str] = {k: option_flag(k) for k in (*SETTING_FIELDS, "seed", *OPTION_DEFAULTS, "n_test")}
 
 
 class ScanError(ValueError):

@@ -8,7 +8,8 @@
   set, passed back as ``test=`` to draw it once per seed;
 * :func:`attention_stats`, :func:`symmetry_breaking` — measurements of Â and v̂;
 * :func:`plot_figure4`, :func:`plot_comparison` — pictures, into given axes;
-* :mod:`theorydyn.simulate.memory` — the memory estimate of a run.
+* :mod:`theorydyn.simulate.memory` — the memory estimate of a run;
+* :class:`SimConfig` — one run's options (defaults, rules, help: the library's and the CLI's, one object).
 
 **Shared input vocabulary** with :func:`theorydyn.reduced.integrate` (horizon ``s_max``/``steps``,
 ``eta``, ``seed``, start ``init=(α, γ, ρ)``, recording ``s_grid``): the one table of what each keyword
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
+    from .config import SIM_DEFAULTS, SimConfig
     from .plot import plot_attention, plot_comparison, plot_figure4
     from .run import (
         COLUMNS,
@@ -43,16 +45,18 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule lo
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "SIM_DEFAULTS": ".config",
+        "SimConfig": ".config",
         "plot_attention": ".plot",
         "plot_comparison": ".plot",
         "plot_figure4": ".plot",
         "COLUMNS": ".run",
-        "attention_stats": ".run",
+        "attention_stats": ".measure",
         "init_params": ".run",
-        "row_in_means": ".run",
+        "row_in_means": ".measure",
         "simulate": ".run",
         "simulate_replicas": ".run",
-        "symmetry_breaking": ".run",
+        "symmetry_breaking": ".measure",
         "training_data": ".run",
         "heldout_data": ".run",
     },
@@ -60,6 +64,8 @@ __getattr__, __dir__ = lazy_exports(
 
 __all__ = [
     "COLUMNS",
+    "SIM_DEFAULTS",
+    "SimConfig",
     "attention_stats",
     "init_params",
     "row_in_means",

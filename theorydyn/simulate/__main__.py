@@ -22,15 +22,14 @@ from ..cli import (
     add_setting_arguments,
     fail,
     format_time,
-    number,
-    positive,
     run_stem,
     setting_from_args,
     setting_name_params,
 )
-from ..limits import SIM_STEPS_MAX
+from ..configs import add_config_flags, config_from_args
 from ..paths import run_dir
 from ..runner import Command, Invocation
+from .config import CLI_DEFAULTS, SIM_DEFAULTS, SimConfig
 
 PROG = "python -m theorydyn.simulate"
 
@@ -43,43 +42,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_setting_arguments(ap)
     g = ap.add_argument_group("simulation")
-    g.add_argument("--N", type=positive(int, "--N"), default=16384, help="training samples (default %(default)s)")
-    g.add_argument("--eta", type=positive(float, "--eta"), default=10.0, help="step size (default %(default)s)")
-    g.add_argument(
-        "--steps",
-        type=number(int, "--steps", low=0, high=SIM_STEPS_MAX),
-        default=1200,
-        help=f"GD steps, 0..{SIM_STEPS_MAX:.0e} (default %(default)s)",
+    # the flags of SimConfig's fields (defaults, rules and help are the library's; --N-test: the old spelling)
+    add_config_flags(
+        g,
+        SimConfig,
+        only=("N", "eta", "steps", "omega", "record_every", "dtype", "n_test", "dense_until", "device"),
+        defaults=CLI_DEFAULTS,
+        notes=dict(
+            dtype=f"default %(default)s here: half the memory and time; the library's simulate() and the scans "
+            f"default to {SIM_DEFAULTS.dtype}, the exact reference"
+        ),
     )
-    g.add_argument(
-        "--omega", type=positive(float, "--omega", allow_zero=True), default=1e-3, help="initialisation scale ω"
-    )
-    g.add_argument("--record-every", type=positive(int, "--record-every"), default=10, help="record every k steps")
-    g.add_argument(
-        "--dtype",
-        choices=("float64", "float32"),
-        default="float32",
-        help="storage of X (default float32: half the memory and time of the step; float32 storage is stepped "
-        "in float32 with float64 accumulation and agrees with float64 to ~1e-6 relative. The library's "
-        "simulate() and the scans default to float64, the exact reference)",
-    )
-    g.add_argument("--n-test", type=positive(int, "--n-test"), default=8192, help="fresh test samples")
-    g.add_argument(
-        "--dense-until",
-        type=positive(int, "--dense-until", allow_zero=True),
-        default=40,
-        help="also record every step up to this one (default %(default)s: resolves phase I)",
-    )
-    g.add_argument(
-        "--device",
-        default="cpu-numba",
-        help="where the step runs: cpu-numba (default, the fused Numba kernel), or cpu, cuda, cuda:<k> (the same "
-        "step on torch, the optional extra 'vision'; agrees with Numba to rounding)",
-    )
+    add_config_flags(ap, SimConfig, only=("seed",))
     add_common_arguments(
         ap,
-        seed=0,
-        seed_help="seed of the data and the initialisation, an integer >= 0",
+        seed=None,
         out=str(run_dir("simulate")),
         out_help="output folder: simulate_D<D>_C<C>[_<each parameter that differs from its default>].csv "
         "(trajectory), .json (summary), .png (Figure 4), so runs that differ never overwrite each other",
@@ -98,6 +75,8 @@ def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s) -> str
     flags against the parser's defaults (:func:`~theorydyn.cli.run_stem`)."""
     params, defaults = setting_name_params(s)
     for a in ap._actions:
+        if a.help == argparse.SUPPRESS:  # an old spelling of a flag (--N-test): the flag itself names it
+            continue
         if a.option_strings and a.dest not in NOT_IN_NAME and a.dest not in SETTING_FLAGS:
             params[a.dest], defaults[a.dest] = getattr(args, a.dest), a.default
     return run_stem(f"simulate_D{s.D}_C{s.C}", params, defaults)
@@ -110,28 +89,19 @@ def run(inv: Invocation) -> int:
     from .run import simulate, symmetry_breaking
 
     args = inv.args
+    try:
+        cfg = config_from_args(SimConfig, args)  # the library's SimConfig, with this CLI's flags
+    except ValueError as e:
+        fail(str(e), PROG)
     s = setting_from_args(args, PROG)
-    inv.guard_memory(simulate_memory(s.D, s.C, s.d, args.N, args.n_test, args.dtype), force=args.force)
+    inv.guard_memory(simulate_memory(s.D, s.C, s.d, cfg.N, cfg.n_test, cfg.dtype), force=args.force)
     out = inv.output_dir(args.out)
     stem = output_stem(build_parser(), args, s)
     files = [out / f"{stem}.csv", out / f"{stem}.json", out / f"{stem}.png"]
     for path in files:
         inv.probe(path)  # a link, a folder or a full disk is refused before any work
     try:
-        res = simulate(
-            s,
-            N=args.N,
-            eta=args.eta,
-            steps=args.steps,
-            omega=args.omega,
-            seed=args.seed,
-            record_every=args.record_every,
-            dtype=args.dtype,
-            n_test=args.n_test,
-            progress=not args.quiet,
-            dense_until=args.dense_until,
-            device=args.device,
-        )
+        res = simulate(s, config=cfg, progress=not args.quiet)
     except (ValueError, ImportError) as e:
         fail(str(e), PROG)
     # each file atomically: a kill or a full disk leaves the earlier file or the new one, never a torn one
@@ -147,9 +117,9 @@ def run(inv: Invocation) -> int:
         f"{res.seconds:.1f} s -> {', '.join(str(f) for f in files)}"
     )
     # times in s = ηt, the unit of the summary JSON and of the reduced dynamics; the GD step alongside
-    eta = float(args.eta)
+    eta = float(cfg.eta)
     ph = res.phases
-    horizon = eta * args.steps
+    horizon = eta * cfg.steps
 
     def at(v):
         return format_time(v, horizon) + ("" if v is None or v < START_FRACTION * horizon else f" (step {v / eta:.4g})")

@@ -19,11 +19,9 @@ import numpy as np
 
 from ..setting import Setting
 from ._kernel import FusedModel
+from .config import UPDATES  # the values of ``update`` (SimConfig.update's choices)
 
 __all__ = ["UPDATES", "descend_partial"]
-
-#: The values of ``update``: both (the default of :func:`theorydyn.simulate.simulate`), v̂ alone, Â alone.
-UPDATES = ("Av", "v", "A")
 
 
 def descend_partial(

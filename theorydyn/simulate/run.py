@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,13 +39,16 @@ import pandas as pd
 
 from .. import data
 from .._progress import progress_bar
-from ..model import association, attention, symmetric_attention
-from ..phases import ERR_TOL, Phases, detect_phases
+from ..configs import as_seeds
+from ..model import symmetric_attention
+from ..phases import Phases, detect_phases
 from ..result import CORE_COLUMNS, Result, Status
 from ..setting import Setting
 from ..validate import check_simulate
 from ._kernel import FusedModel
-from .partial import UPDATES
+from .config import SIM_DEFAULTS, UPDATES, SimConfig
+from .config import SIM_DEFAULTS as _S
+from .measure import attention_stats, row_in_means, symmetry_breaking
 from .torch_step import TorchModel, resolve_device
 
 __all__ = [
@@ -72,70 +76,6 @@ COLUMNS = list(CORE_COLUMNS) + [
     "row_in_median",
     "train_err",
 ]
-
-
-# ---------------------------------------------------------------------------------------------
-# Measurements of Â and v̂
-# ---------------------------------------------------------------------------------------------
-def row_in_means(s: Setting, A: np.ndarray) -> np.ndarray:
-    """(D,) the mean of row i's in-set off-diagonal entries, mean_{j ∈ S(i), j ≠ i} A_ij."""
-    A = np.asarray(A, dtype=float)
-    return np.where(s.in_set_mask, A, 0.0).sum(axis=1) / (s.C - 1)
-
-
-def attention_stats(s: Setting, A: np.ndarray, v: np.ndarray) -> dict[str, float]:
-    """The per-record measurements of Â and v̂ (see the module docstring).  A: (D, D), v: (d,)."""
-    A = np.asarray(A, dtype=float)
-    v = np.asarray(v, dtype=float)
-    w = s.w_star
-    a_in, a_cross = A[s.in_set_mask], A[s.cross_set_mask]
-    vw = float(v @ w)
-    vn = float(np.linalg.norm(v))
-    in_rows = np.where(s.in_set_mask, A, np.nan)
-    spread = np.nanmax(in_rows, axis=1) - np.nanmin(in_rows, axis=1)
-    rim = row_in_means(s, A)
-    S = attention(s, A)
-    return {
-        "alpha": vw,
-        "cos_v": vw / vn if vn > 0 else 0.0,
-        "v_norm": vn,
-        "gamma": float(a_in.mean()),
-        "in_std": float(a_in.std()),
-        "rho": float(a_cross.mean()),
-        "cross_std": float(a_cross.std()),
-        "in_mass": float(np.where(s.same_set, S, 0.0).sum(axis=1).mean()),
-        "cross_absmax": float(np.abs(a_cross).max()),
-        "row_spread_max": float(spread.max()),
-        "row_in_max": float(rim.max()),
-        "row_in_median": float(np.median(rim)),
-        "association": association(s, A),
-    }
-
-
-def symmetry_breaking(s: Setting, A: np.ndarray) -> dict[str, float]:
-    """How far Â is from Lemma 4.1's three-value form, row by row inside each set.
-
-    For each set S_ℓ take the C row means m_i = mean_{j∈S_ℓ, j≠i} Â_ij (i ∈ S_ℓ). Returns
-        ratio_max_to_median_row: max_i m_i / median_i m_i over all D rows;
-        set_top_over_rest_median: median over sets of  max_{i∈S_ℓ} m_i / median of the other C−1;
-        frac_sets_top_gt_2x_rest: fraction of sets whose top row exceeds twice every other row;
-        top_row_share: mean over sets of max_i m_i / Σ_i m_i (1/C under the symmetric form).
-    Ratios are NaN where the denominator is not positive.
-    """
-    m = row_in_means(s, A)[s.sets]  # (L, C)
-    med = float(np.median(m))
-    top = m.max(axis=1)
-    rest = np.sort(m, axis=1)[:, :-1]
-    rest_med = np.median(rest, axis=1)
-    with np.errstate(all="ignore"):
-        ratios = np.where(rest_med > 0, top / rest_med, np.nan)
-        share = np.where(m.sum(axis=1) > 0, top / m.sum(axis=1), np.nan)
-    return {
-        "ratio_max_to_median_row": float(m.max() / med) if med > 0 else float("nan"),
-        "set_top_over_rest_median": float(np.nanmedian(ratios)) if np.isfinite(ratios).any() else float("nan"),
-        "frac_sets_top_gt_2x_rest": float(np.mean((top > 2 * rest.max(axis=1)) & (rest.max(axis=1) > 0))),
-        "top_row_share": float(np.nanmean(share)) if np.isfinite(share).any() else float("nan"),
-    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,7 +130,7 @@ def _as_data(s: Setting, given, what: str):
 
 
 #: Steps of :func:`simulate` when neither ``steps`` nor ``s_max`` is given.
-DEFAULT_STEPS = 1200
+DEFAULT_STEPS = SIM_DEFAULTS.steps
 
 
 def _resolve_steps(steps: int | None, s_max: float | None, etas: np.ndarray) -> int:
@@ -222,69 +162,47 @@ def _resolve_init(s: Setting, A0: Any, v0: Any, init: tuple[float, float, float]
     return symmetric_attention(s, gamma, rho), alpha * s.w_star
 
 
-def _check_options(N, eta, steps, omega, record_every, dtype, n_test):
-    if not (isinstance(N, (int, np.integer)) and N >= 1):
-        raise ValueError(f"N must be an integer >= 1, got {N!r}")
-    etas = np.atleast_1d(np.asarray(eta, dtype=float))
-    if not (np.all(np.isfinite(etas)) and np.all(etas > 0)):
-        raise ValueError(f"eta must be finite and > 0, got {eta!r}")
-    if not (isinstance(steps, (int, np.integer)) and steps >= 0):
-        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
-    if not (np.isfinite(omega) and omega >= 0):
-        raise ValueError(f"omega must be finite and >= 0, got {omega!r}")
-    if not (isinstance(record_every, (int, np.integer)) and record_every >= 1):
-        raise ValueError(f"record_every must be an integer >= 1, got {record_every!r}")
-    if np.dtype(dtype) not in (np.float32, np.float64):
+def _check_dtype(dtype: Any) -> np.dtype:
+    """The storage dtype of X (float32 or float64, as a name, a type or a dtype)."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
-    if not (isinstance(n_test, (int, np.integer)) and n_test >= 1):
-        raise ValueError(f"n_test must be an integer >= 1, got {n_test!r}")
+    return dt
 
 
-def simulate_replicas(
-    s: Setting,
-    N: int = 16384,
-    eta: float | Sequence[float] = 10.0,
-    steps: int | None = None,
-    omega: float = 1e-3,
-    seed: int = 0,
-    record_every: int = 10,
-    dtype: str = "float64",
-    n_test: int = 8192,
-    train: Any = None,
-    test: Any = None,
-    A0: Any = None,
-    v0: Any = None,
-    progress: bool = False,
-    replicas: int | None = None,
-    init_seeds: Sequence[int] | None = None,
-    dense_until: int = 40,
-    err_tol: float = ERR_TOL,
-    *,
-    s_max: float | None = None,
-    init: tuple[float, float, float] | None = None,
-    s_grid: Any = None,
-    update: str | Sequence[str] = "Av",
-    device: str = "cpu-numba",
-) -> list[Result]:
-    """R runs sharing one X in one pass per step (U = X V with V: (d, R)): a list of R Results.
+@dataclass
+class _Plan:
+    """What :func:`simulate_replicas` runs, resolved from its arguments: R replicas, each with its step
+    size, its update (which of Â, v̂ GD moves) and its initialisation seed; the steps; the start."""
 
-    Replica r uses the training/test data of ``seed``, the learning rate ``eta[r]`` (a scalar
-    is shared) and the initialisation of ``init_seeds[r]`` (default seed, seed+1, …); a
-    replica with init seed equal to ``seed`` starts where :func:`simulate` with that seed does.
-    ``A0`` (D, D) or (R, D, D) and ``v0`` (d,) or (d, R), or ``init`` = (α, γ, ρ), fix the
-    initialisation instead. ``s_max`` needs one η shared by the replicas; ``s_grid`` is rounded
-    to each replica's own steps.
-    A replica that diverges stops there; the others go on. ``update`` may name one value per replica
-    (e.g. ``["Av", "v"]``: a trained model and its Â-frozen control, on one X in one pass a step). See
-    :func:`simulate` for the rest.
-    """
-    # -- argument checks (theorydyn.validate: the CLI's rules, before any work; 0 steps: the start alone) --
-    check_simulate(**locals(), min_steps=0)  # every argument, as passed
+    R: int
+    etas: np.ndarray
+    steps: int
+    updates: list[str]
+    init_seeds: list[int]
+    s_grid: np.ndarray | None
+    A0: Any
+    v0: Any
+
+    @property
+    def want_A(self) -> np.ndarray:
+        return np.array(["A" in u for u in self.updates])
+
+    @property
+    def want_v(self) -> np.ndarray:
+        return np.array(["v" in u for u in self.updates])
+
+
+def _plan(s: Setting, eta, steps, s_max, s_grid, replicas, init_seeds, update, device, seed, A0, v0, init) -> _Plan:
+    """Resolve and check the replicas' options (ValueError naming the option, before any work)."""
     updates = [update] if isinstance(update, str) else list(update)
     for u in updates:
         if u not in UPDATES:
             raise ValueError(f"update must be one of {UPDATES} or one per replica, got {update!r}")
-    if device != "cpu-numba":
+    if device != _S.device:
         resolve_device(device)  # ValueError/ImportError naming the device before any work
     etas = np.atleast_1d(np.asarray(eta, dtype=float))
     if s_grid is not None:
@@ -306,18 +224,18 @@ def simulate_replicas(
         updates = updates * R
     if len(updates) != R:
         raise ValueError(f"update must be one value or one per replica ({R}), got {len(updates)}")
-    want_A = np.array(["A" in u for u in updates])
-    want_v = np.array(["v" in u for u in updates])
-    if init_seeds is None:
-        init_seeds = [seed + r for r in range(R)]
-    if len(init_seeds) != R:
-        raise ValueError(f"init_seeds must have one seed per replica ({R}), got {len(init_seeds)}")
-    _check_options(N, etas, steps, omega, record_every, dtype, n_test)
-    dt = np.dtype(dtype)
-    t_start = time.perf_counter()
-    ss_train, ss_test, _ = np.random.SeedSequence(seed).spawn(3)
+    seeds = list(as_seeds(int(R), first=seed)) if init_seeds is None else list(init_seeds)
+    if len(seeds) != R:
+        raise ValueError(f"init_seeds must have one seed per replica ({R}), got {len(seeds)}")
+    if not (isinstance(steps, (int, np.integer)) and steps >= 0):
+        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
+    return _Plan(int(R), etas, int(steps), updates, seeds, s_grid, A0, v0)
 
-    # ---- data (X is generated straight into its storage dtype and never copied)
+
+def _data(s: Setting, N, n_test, seed, dt: np.dtype, train, test, device):
+    """The training and test sets and the models that step on them: (model, test model, N, n_test, y_test,
+    f_test). X is generated straight into its storage dtype and never copied."""
+    ss_train, ss_test, _ = np.random.SeedSequence(seed).spawn(3)
     if train is None:  # the draw of training_data(s, N, seed, dtype)
         b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dt)
         X, y, w_train = b.X, b.y, None
@@ -331,52 +249,69 @@ def simulate_replicas(
         del bt
     else:
         Xt, yt, _, ft = _as_data(s, test, "test")
-    if device == "cpu-numba":
+    if device == _S.device:
         model: Any = FusedModel(X, y, s.p, s.nu, s.tau, weights=w_train)
         tmodel: Any = FusedModel(Xt, None, s.p, s.nu, s.tau)
     else:  # the same step on torch (theorydyn.simulate.torch_step)
         model = TorchModel(X, y, s.p, s.nu, s.tau, weights=w_train, device=device)
         tmodel = TorchModel(Xt, None, s.p, s.nu, s.tau, device=device)
-    yt = np.asarray(yt, dtype=float)
+    return model, tmodel, int(X.shape[0]), int(Xt.shape[0]), np.asarray(yt, dtype=float), ft
 
-    # ---- initialisation
+
+def _start(s: Setting, plan: _Plan, omega: float) -> tuple[np.ndarray, np.ndarray]:
+    """(A: (R, D, D), V: (d, R)): each replica's realistic initialisation from its init seed, or the
+    given start; the diagonal at β."""
+    R = plan.R
     A = np.empty((R, s.D, s.D))
     V = np.empty((s.d, R))
     for r in range(R):
-        A_r, v_r = init_params(s, omega, np.random.default_rng(np.random.SeedSequence(init_seeds[r]).spawn(3)[2]))
-        A[r], V[:, r] = A_r, v_r
-    if A0 is not None:
-        A0 = np.asarray(A0, dtype=float)
+        rng = np.random.default_rng(np.random.SeedSequence(plan.init_seeds[r]).spawn(3)[2])
+        A[r], V[:, r] = init_params(s, omega, rng)
+    if plan.A0 is not None:
+        A0 = np.asarray(plan.A0, dtype=float)
         A[...] = A0 if A0.ndim == 3 else A0[None]
         if A.shape != (R, s.D, s.D):
             raise ValueError(f"A0 must have shape (D, D) or (R, D, D) with D={s.D}")
-    if v0 is not None:
-        v0 = np.asarray(v0, dtype=float)
+    if plan.v0 is not None:
+        v0 = np.asarray(plan.v0, dtype=float)
         V[...] = v0 if v0.ndim == 2 else v0[:, None]
     if not (np.all(np.isfinite(A)) and np.all(np.isfinite(V))):
         raise ValueError("A0 and v0 must be finite")
     diag = np.arange(s.D)
     A[:, diag, diag] = s.beta  # the diagonal is not trained (docs/theory.md §2)
+    return A, V
 
-    rows: list[list[dict[str, Any]]] = [[] for _ in range(R)]
-    alive = np.ones(R, bool)
-    status = [Status.OK] * R
-    message = [""] * R
-    div_step: list[int | None] = [None] * R
-    last = [(A[r].copy(), V[:, r].copy()) for r in range(R)]
 
-    # the steps each replica records: every record_every-th, the last and the first dense_until, or
-    # the times s_grid rounded to the replica's whole steps (as reduced.integrate's GD does)
-    grid = None if s_grid is None else [set(np.rint(s_grid / e).astype(np.int64).tolist()) for e in etas]
+class _Descent:
+    """GD of R replicas on one X, one pass a step (:meth:`run`), with the records of each replica."""
 
-    def wanted(t: int) -> np.ndarray:
-        if grid is None:
-            return np.full(R, t % record_every == 0 or t == steps or t <= dense_until)
-        return np.array([t in g for g in grid])
+    def __init__(self, s: Setting, plan: _Plan, A, V, model, tmodel, yt, ft, record_every: int, dense_until: int):
+        self.s, self.plan, self.A, self.V = s, plan, A, V
+        self.model, self.tmodel, self.yt, self.ft = model, tmodel, yt, ft
+        self.record_every, self.dense_until = record_every, dense_until
+        R = plan.R
+        self.rows: list[list[dict[str, Any]]] = [[] for _ in range(R)]
+        self.alive = np.ones(R, bool)
+        self.status = [Status.OK] * R
+        self.message = [""] * R
+        self.div_step: list[int | None] = [None] * R
+        self.last = [(A[r].copy(), V[:, r].copy()) for r in range(R)]
+        # the steps each replica records: every record_every-th, the last and the first dense_until, or
+        # the times s_grid rounded to the replica's whole steps (as reduced.integrate's GD does)
+        g = plan.s_grid
+        self.grid = None if g is None else [set(np.rint(g / e).astype(np.int64).tolist()) for e in plan.etas]
+        self.bar: Any = None
 
-    def record(t: int, risk: np.ndarray, err: np.ndarray, which: np.ndarray) -> None:
+    def wanted(self, t: int) -> np.ndarray:
+        if self.grid is None:
+            steps, R = self.plan.steps, self.plan.R
+            return np.full(R, t % self.record_every == 0 or t == steps or t <= self.dense_until)
+        return np.array([t in g for g in self.grid])
+
+    def record(self, t: int, risk: np.ndarray, err: np.ndarray, which: np.ndarray) -> None:
+        s, A, V, etas, rows, yt, ft = self.s, self.A, self.V, self.plan.etas, self.rows, self.yt, self.ft
         idx = np.flatnonzero(which)
-        F = tmodel.forward(A[idx], V[:, idx])
+        F = self.tmodel.forward(A[idx], V[:, idx])
         for col, r in enumerate(idx):
             Fr = F[:, col]
             row = {"step": t, "s": float(etas[r] * t), "eta": float(etas[r])}
@@ -390,107 +325,163 @@ def simulate_replicas(
             rows[r].append(row)
         r0 = idx[0] if idx.size else 0
         if rows[r0]:
-            bar.set_postfix(
+            self.bar.set_postfix(
                 risk=f"{rows[r0][-1]['risk']:.4g}",
                 err=f"{rows[r0][-1]['err_y']:.4f}",
                 assoc=f"{rows[r0][-1]['association']:.2f}",
                 refresh=False,
             )
 
-    bar = progress_bar(progress, total=steps, desc="simulate", unit="step")
-    # a non-finite risk or parameter is caught below and reported as divergence, not printed
-    with bar, np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for t in range(steps + 1):
-            idx = np.flatnonzero(alive)
-            if idx.size == 0:
-                break
-            risk = np.full(R, np.nan)
-            err = np.full(R, np.nan)
-            gA = np.zeros_like(A)
-            gV = np.zeros_like(V)
-            risk[idx], err[idx], gA[idx], gV[:, idx] = model.risk_grad(A[idx], V[:, idx], want_A[idx], want_v[idx])
-            for r in idx.tolist():
-                if not (np.isfinite(risk[r]) and np.all(np.isfinite(gA[r])) and np.all(np.isfinite(gV[:, r]))):
-                    alive[r] = False
-                    div_step[r] = t
-                    status[r] = Status.DIVERGED
-                    message[r] = f"diverged (non-finite risk or gradient) at step {t}"
-            which = alive & wanted(t)
-            if which.any():
-                record(t, risk, err, which)
-            if t == steps:
-                break
-            for r in np.flatnonzero(alive).tolist():
-                last[r] = (A[r].copy(), V[:, r].copy())
-                if want_A[r]:
-                    A[r] -= etas[r] * gA[r]
-                if want_v[r]:
-                    V[:, r] -= etas[r] * gV[:, r]
-                if not (np.all(np.isfinite(A[r])) and np.all(np.isfinite(V[:, r]))):
-                    alive[r] = False
-                    div_step[r] = t + 1
-                    status[r] = Status.DIVERGED
-                    message[r] = f"diverged (non-finite parameters) at step {t + 1}"
-            for r in np.flatnonzero(~alive).tolist():  # keep dead replicas harmless in the shared pass
-                A[r], V[:, r] = last[r]
-            bar.update(1)
+    def _die(self, r: int, t: int, what: str) -> None:
+        self.alive[r] = False
+        self.div_step[r] = t
+        self.status[r] = Status.DIVERGED
+        self.message[r] = f"diverged (non-finite {what}) at step {t}"
 
-    seconds = time.perf_counter() - t_start
-    results = []
-    for r in range(R):
-        traj = pd.DataFrame(rows[r], columns=COLUMNS)
-        options = dict(
-            N=int(X.shape[0]),
-            eta=float(etas[r]),
-            steps=int(steps),
-            omega=float(omega),
-            seed=int(seed),
-            init_seed=int(init_seeds[r]),
-            record_every=int(record_every),
-            dtype=dt.name,
-            n_test=int(Xt.shape[0]),
-            explicit_train=train is not None,
-            explicit_test=test is not None,
-            explicit_init=A0 is not None or v0 is not None,
-            replicas=R,
-            dense_until=int(dense_until),
-            err_tol=err_tol,
-        )
-        if s_grid is not None:
-            options["s_grid"] = [float(x) for x in s_grid]
-        if updates[r] != "Av":  # the defaults are not recorded: default runs' options stay as they were
-            options["update"] = updates[r]
-        if device != "cpu-numba":
-            options["device"] = device
-        ph = detect_phases(traj, err_tol=err_tol) if len(traj) else Phases(err_tol=err_tol)
-        Af, vf = (A[r].copy(), V[:, r].copy()) if div_step[r] is None else last[r]
-        results.append(Result("simulate", s, traj, ph, status[r], message[r], div_step[r], options, seconds, Af, vf))
-    return results
+    def run(self, progress: bool) -> None:
+        A, V, etas, alive, plan = self.A, self.V, self.plan.etas, self.alive, self.plan
+        want_A, want_v, steps, R = plan.want_A, plan.want_v, plan.steps, plan.R
+        self.bar = bar = progress_bar(progress, total=steps, desc="simulate", unit="step")
+        # a non-finite risk or parameter is caught below and reported as divergence, not printed
+        with bar, np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            for t in range(steps + 1):
+                idx = np.flatnonzero(alive)
+                if idx.size == 0:
+                    break
+                risk = np.full(R, np.nan)
+                err = np.full(R, np.nan)
+                gA = np.zeros_like(A)
+                gV = np.zeros_like(V)
+                risk[idx], err[idx], gA[idx], gV[:, idx] = self.model.risk_grad(
+                    A[idx], V[:, idx], want_A[idx], want_v[idx]
+                )
+                for r in idx.tolist():
+                    if not (np.isfinite(risk[r]) and np.all(np.isfinite(gA[r])) and np.all(np.isfinite(gV[:, r]))):
+                        self._die(r, t, "risk or gradient")
+                which = alive & self.wanted(t)
+                if which.any():
+                    self.record(t, risk, err, which)
+                if t == steps:
+                    break
+                for r in np.flatnonzero(alive).tolist():
+                    self.last[r] = (A[r].copy(), V[:, r].copy())
+                    if want_A[r]:
+                        A[r] -= etas[r] * gA[r]
+                    if want_v[r]:
+                        V[:, r] -= etas[r] * gV[:, r]
+                    if not (np.all(np.isfinite(A[r])) and np.all(np.isfinite(V[:, r]))):
+                        self._die(r, t + 1, "parameters")
+                for r in np.flatnonzero(~alive).tolist():  # keep dead replicas harmless in the shared pass
+                    A[r], V[:, r] = self.last[r]
+                bar.update(1)
 
 
-def simulate(
+def simulate_replicas(
     s: Setting,
-    N: int = 16384,
-    eta: float = 10.0,
+    N: int = _S.N,
+    eta: float | Sequence[float] = _S.eta,
     steps: int | None = None,
-    omega: float = 1e-3,
-    seed: int = 0,
-    record_every: int = 10,
-    dtype: str = "float64",
-    n_test: int = 8192,
+    omega: float = _S.omega,
+    seed: int = _S.seed,
+    record_every: int = _S.record_every,
+    dtype: str = _S.dtype,
+    n_test: int = _S.n_test,
     train: Any = None,
     test: Any = None,
     A0: Any = None,
     v0: Any = None,
     progress: bool = False,
-    dense_until: int = 40,
-    err_tol: float = ERR_TOL,
+    replicas: int | None = None,
+    init_seeds: Sequence[int] | None = None,
+    dense_until: int = _S.dense_until,
+    err_tol: float = _S.err_tol,
     *,
-    s_max: float | None = None,
+    s_max: float | None = _S.s_max,
     init: tuple[float, float, float] | None = None,
     s_grid: Any = None,
-    update: str = "Av",
-    device: str = "cpu-numba",
+    update: str | Sequence[str] = _S.update,
+    device: str = _S.device,
+) -> list[Result]:
+    """R runs sharing one X in one pass per step (U = X V with V: (d, R)): a list of R Results.
+
+    Replica r uses the training/test data of ``seed``, the learning rate ``eta[r]`` (a scalar
+    is shared) and the initialisation of ``init_seeds[r]`` (default seed, seed+1, …); a
+    replica with init seed equal to ``seed`` starts where :func:`simulate` with that seed does.
+    ``A0`` (D, D) or (R, D, D) and ``v0`` (d,) or (d, R), or ``init`` = (α, γ, ρ), fix the
+    initialisation instead. ``s_max`` needs one η shared by the replicas; ``s_grid`` is rounded
+    to each replica's own steps.
+    A replica that diverges stops there; the others go on. ``update`` may name one value per replica
+    (e.g. ``["Av", "v"]``: a trained model and its Â-frozen control, on one X in one pass a step). See
+    :func:`simulate` for the rest; the defaults and rules of the options are
+    :class:`~theorydyn.simulate.config.SimConfig`'s.
+    """
+    # -- argument checks (SimConfig's rules, theorydyn.validate's: the CLI's, before any work; 0 steps: the start) --
+    check_simulate(**locals(), min_steps=0, fields=SimConfig)  # every argument, as passed
+    plan = _plan(s, eta, steps, s_max, s_grid, replicas, init_seeds, update, device, seed, A0, v0, init)
+    dt = _check_dtype(dtype)
+    t_start = time.perf_counter()
+    model, tmodel, n_train, n_held, yt, ft = _data(s, N, n_test, seed, dt, train, test, device)
+    A, V = _start(s, plan, omega)
+    run = _Descent(s, plan, A, V, model, tmodel, yt, ft, record_every, dense_until)
+    run.run(progress)
+    seconds = time.perf_counter() - t_start
+    results = []
+    for r in range(plan.R):
+        traj = pd.DataFrame(run.rows[r], columns=COLUMNS)
+        options = dict(
+            N=n_train,
+            eta=float(plan.etas[r]),
+            steps=int(plan.steps),
+            omega=float(omega),
+            seed=int(seed),
+            init_seed=int(plan.init_seeds[r]),
+            record_every=int(record_every),
+            dtype=dt.name,
+            n_test=n_held,
+            explicit_train=train is not None,
+            explicit_test=test is not None,
+            explicit_init=plan.A0 is not None or plan.v0 is not None,
+            replicas=plan.R,
+            dense_until=int(dense_until),
+            err_tol=err_tol,
+        )
+        if plan.s_grid is not None:
+            options["s_grid"] = [float(x) for x in plan.s_grid]
+        if plan.updates[r] != _S.update:  # the defaults are not recorded: default runs' options stay as they were
+            options["update"] = plan.updates[r]
+        if device != _S.device:
+            options["device"] = device
+        ph = detect_phases(traj, err_tol=err_tol) if len(traj) else Phases(err_tol=err_tol)
+        Af, vf = (A[r].copy(), V[:, r].copy()) if run.div_step[r] is None else run.last[r]
+        res = Result("simulate", s, traj, ph, run.status[r], run.message[r], run.div_step[r], options, seconds, Af, vf)
+        results.append(res)
+    return results
+
+
+def simulate(
+    s: Setting,
+    N: int = _S.N,
+    eta: float = _S.eta,
+    steps: int | None = None,
+    omega: float = _S.omega,
+    seed: int = _S.seed,
+    record_every: int = _S.record_every,
+    dtype: str = _S.dtype,
+    n_test: int = _S.n_test,
+    train: Any = None,
+    test: Any = None,
+    A0: Any = None,
+    v0: Any = None,
+    progress: bool = False,
+    dense_until: int = _S.dense_until,
+    err_tol: float = _S.err_tol,
+    *,
+    s_max: float | None = _S.s_max,
+    init: tuple[float, float, float] | None = None,
+    s_grid: Any = None,
+    update: str = _S.update,
+    device: str = _S.device,
+    config: SimConfig | None = None,
 ) -> Result:
     """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; docs/theory.md §4).
 
@@ -531,6 +522,9 @@ def simulate(
             ``"cpu"``, ``"cuda"`` or ``"cuda:<k>"`` the same step on torch
             (:mod:`theorydyn.simulate.torch_step`; torch is the optional extra ``vision``), agreeing
             with the Numba kernel to rounding (float64: ~1e-15 relative a step).
+        config: a :class:`~theorydyn.simulate.config.SimConfig` giving every option it holds
+            (:meth:`~theorydyn.simulate.config.SimConfig.simulate_kwargs`; those keywords are then left
+            at their defaults). The defaults and rules of every option are :class:`SimConfig`'s.
 
     Returns:
         :class:`~theorydyn.result.Result` with ``solver="simulate"``; ``A_final`` / ``v_final``
@@ -540,8 +534,10 @@ def simulate(
     Raises:
         ValueError: naming a bad option.
     """
-    # -- argument checks (theorydyn.validate: the CLI's rules, before any work) --
-    check_simulate(**locals())  # every argument, as passed
+    if config is not None:
+        return _simulate_config(s, config, locals())
+    # -- argument checks (SimConfig's rules and theorydyn.validate's: the CLI's, before any work) --
+    check_simulate(**locals(), fields=SimConfig)  # every argument, as passed
     return simulate_replicas(
         s,
         N=N,
@@ -566,3 +562,15 @@ def simulate(
         update=update,
         device=device,
     )[0]
+
+
+def _simulate_config(s: Setting, config: SimConfig, given: dict[str, Any]) -> Result:
+    """:func:`simulate` with the options of ``config``; ``given`` (simulate's arguments) must leave the
+    options ``config`` holds at their defaults (two values for one option is an error, not a choice)."""
+    if not isinstance(config, SimConfig):
+        raise TypeError(f"simulate: config must be a SimConfig, got {type(config).__name__}")
+    both = [k for k in SimConfig.names() if given.get(k) is not None and given[k] != getattr(_S, k)]
+    if both:
+        raise ValueError(f"{', '.join(both)}: given both in config and as keywords; give each once")
+    rest = ("train", "test", "A0", "v0", "progress", "init", "s_grid")
+    return simulate(s, **config.simulate_kwargs(), **{k: given[k] for k in rest})

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 from ..cli import (
-    EPOCHS_MAX,
     SEEDS_MAX,
     ArgumentParser,
     add_common_arguments,
@@ -26,11 +25,15 @@ from ..cli import (
     positive,
 )
 from ..cli import fail as _cli_fail
+from ..configs import add_config_flags, as_seeds
 from ..paths import run_dir
 from ..runner import Command, Invocation
+from .config import SEED_MAX, TrainConfig
 from .threads import describe, passive_wait
 
 PROG = "python -m theorydyn.vision"
+#: the flags made from TrainConfig's fields whose default is the dataset's preset (None: not given)
+TRAIN_FLAGS = ("shuffle_grid", "epochs", "batch_size", "lr", "weight_decay", "warmup_epochs", "label_smoothing", "pad")
 
 
 def fail(message: str):
@@ -55,13 +58,7 @@ def _add_model_and_seed_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="std σ of P's initialisation N(0, σ²), truncated at ±2σ (default: 1 on digits, 0.02 on 32×32)",
     )
-    p.add_argument(
-        "--seed",
-        type=number(int, "--seed", low=0, high=SEED_MAX),
-        default=0,
-        help=f"seed of the initialisation and the data order of the one run per configuration, 0..{SEED_MAX} "
-        "(single, permuted, demo)",
-    )
+    add_config_flags(p, TrainConfig, only=("seed",))
     p.add_argument(
         "--seeds",
         type=number(int, "--seeds", low=1, high=SEEDS_MAX),
@@ -107,48 +104,21 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="default positional (the demo: both); refused by --experiment compare",
     )
-    p.add_argument(
-        "--shuffle-grid",
-        type=positive(int, "--shuffle-grid"),
-        default=None,
-        metavar="S",
-        help="permute the S×S tiles with π_S (S must divide the image size; single and robustness)",
-    )
-    p.add_argument(
-        "--epochs",
-        type=number(int, "--epochs", low=1, high=EPOCHS_MAX),
-        default=None,
-        help=f"1..{EPOCHS_MAX} (default: the dataset's preset)",
-    )
-    p.add_argument(
-        "--batch-size", type=positive(int, "--batch-size"), default=None, help="default: the dataset's preset"
-    )
-    p.add_argument(
-        "--lr", type=positive(float, "--lr"), default=None, help="AdamW learning rate (default: the dataset's preset)"
-    )
-    p.add_argument(
-        "--weight-decay",
-        type=positive(float, "--weight-decay", allow_zero=True),
-        default=None,
-        help="AdamW weight decay of the matrices (default 0.05)",
-    )
-    p.add_argument(
-        "--warmup",
-        type=number(float, "--warmup", low=0),
-        default=None,
-        help="warmup epochs, at most --epochs (default: the dataset's preset)",
-    )
-    p.add_argument(
-        "--label-smoothing",
-        type=number(float, "--label-smoothing", low=0, high=1, high_open=True),
-        default=None,
-        help="in [0, 1) (default: 0 on digits, 0.1 on 32×32 images)",
-    )
-    p.add_argument(
-        "--pad",
-        type=positive(int, "--pad", allow_zero=True),
-        default=None,
-        help="random-crop padding (default: 0 on digits, 4 on 32×32 images)",
+    # the training flags are TrainConfig's fields (rules and help written there); None: the dataset's preset
+    preset = "default: the dataset's preset"
+    add_config_flags(
+        p,
+        TrainConfig,
+        only=TRAIN_FLAGS,
+        defaults={k: None for k in TRAIN_FLAGS},
+        notes=dict(
+            epochs=preset,
+            batch_size=preset,
+            lr=preset,
+            warmup_epochs=preset,
+            label_smoothing="default: 0 on digits, 0.1 on 32×32 images",
+            pad="default: 0 on digits, 4 on 32×32 images",
+        ),
     )
     _add_model_and_seed_arguments(p)
     p.add_argument(
@@ -156,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-download", action="store_true", help="never try the network")
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present, else cpu")
-    p.add_argument("--compile", action="store_true", help="torch.compile the network")
+    add_config_flags(p, TrainConfig, only=("compile",))
     p.add_argument(
         "--threads",
         type=positive(int, "--threads"),
@@ -178,8 +148,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-#: the largest seed (numpy's and torch's seeds both accept 0 … 2³² − 1)
-SEED_MAX = 2**32 - 1
 parser = build_parser  # the former name
 
 
@@ -206,44 +174,12 @@ def _remove_new(folders) -> None:
             pass
 
 
-def run(inv: Invocation) -> int:
-    """Every input is checked before any training (exit 2 naming the flag): ranges, flags that do
-    nothing in the chosen experiment, shapes, the memory of one training step on the device, --out
-    (created and proven writable before the data is read; removed again if the run is refused)."""
-    args, given = inv.args, inv.given()
-    passive_wait()  # before torch loads OpenMP (theorydyn.vision.threads)
-    try:
-        import torch
-    except ImportError:
-        fail("torch is missing: install the vision extra (pip install torch==2.13.0 scikit-learn)")
-    from ..resources import vit_train_memory
-    from .bench import guard_device_memory
-    from .data import DataError, default_device, load
-    from .experiments import (
-        RunSpec,
-        compare,
-        configs,
-        demo,
-        permuted,
-        preset_of,
-        robustness,
-        robustness_drops,
-        robustness_figure,
-    )
-    from .experiments import run as train_run
-    from .train import Diverged
-
-    image_size = 8 if args.dataset == "digits" else 32
-    # the preset, with each entry that has a flag replaced by the flag's value when given
-    pick = {
-        k: getattr(args, k) if getattr(args, k, None) is not None else v for k, v in preset_of(args.dataset).items()
-    }
+def _check_flags(args: argparse.Namespace, given: set[str], pick: dict, experiment: str, image_size: int) -> None:
+    """The values first, then whether each flag acts in this experiment (exit 2 naming the flag)."""
+    s = args.shuffle_grid
     warmup = pick["warmup"]
-    experiment = args.experiment or ("demo" if args.dataset == "digits" else "single")
     if experiment == "compare" and args.attention is not None:
         fail("--attention: the compare experiment trains both attentions; drop --attention")
-    s = args.shuffle_grid
-    # the values first, then whether each flag acts in this experiment
     if s is not None and image_size % s:
         fail(f"--shuffle-grid: the grid size must divide the image size {image_size} of {args.dataset}, got {s}")
     if image_size % pick["patch"]:
@@ -261,16 +197,19 @@ def run(inv: Invocation) -> int:
                 fail(f"--{k.replace('_', '-')}: shapes only the ViT; --model {args.model} has its own architecture")
     if "warmup" in given and warmup > pick["epochs"]:
         fail(f"--warmup: {warmup:g} warmup epochs exceed the {pick['epochs']} epochs of training")
-    attention = args.attention or "positional"
     if s is not None and args.model == "vit" and experiment == "single" and s % pick["patch"]:
         fail(f"--shuffle-grid: tiles of {s} pixels must hold whole ViT patches of {pick['patch']} pixels")
     if experiment == "robustness" and (s or pick["patch"]) % pick["patch"]:
         fail(f"--shuffle-grid: tiles of {s} pixels must hold whole ViT patches of {pick['patch']} pixels")
     if args.data_dir is not None and not Path(args.data_dir).is_dir():
         fail(f"--data-dir: {args.data_dir} is not an existing directory")
-    device = args.device or default_device()
-    if device == "cuda" and not torch.cuda.is_available():
-        fail("--device: cuda requested but no CUDA device is available")
+
+
+def _guard_memory(args: argparse.Namespace, pick: dict, experiment: str, image_size: int, device) -> None:
+    """Refuse (exit 2) a training step whose memory estimate exceeds the device's, unless --force."""
+    from ..resources import vit_train_memory
+    from .bench import guard_device_memory
+
     channels, classes = SHAPES[args.dataset]
     if args.model == "vit" or experiment != "single":  # the other networks' sizes are fixed (and small)
         patch = 2 if experiment == "permuted" else pick["patch"]
@@ -288,13 +227,17 @@ def run(inv: Invocation) -> int:
         guard_device_memory(
             est,
             force=args.force,
-            device=torch.device(device),
+            device=device,
             prog=PROG,
             flags={"batch": "--batch-size", "width": "--width", "depth": "--depth"},
         )
-    out = Path(args.out) if args.out is not None else run_dir("vision", f"{args.dataset}-{experiment}")
-    if args.out is not None and not str(args.out).strip():
-        fail("--out: must be a folder path, got ''")
+
+
+def _load(args: argparse.Namespace, out: Path, pick: dict, device: str):
+    """The images on ``device``, or None (the data could not be had: the message printed); --out is
+    created first and removed again (its new, empty folders) when the run is refused."""
+    from .data import DataError, load
+
     new = [q for q in (out.absolute(), *out.absolute().parents) if not q.exists()]
     output_dir(out, "--out")
     try:
@@ -303,12 +246,98 @@ def run(inv: Invocation) -> int:
         except DataError as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             _remove_new(new)
-            return 2
+            return None
         if pick["batch_size"] > len(data.x_train):
             fail(f"--batch-size: must not exceed the {len(data.x_train)} training images, got {pick['batch_size']}")
     except SystemExit:
         _remove_new(new)
         raise
+    return data
+
+
+def _train(args, experiment: str, data, vit, tcfg, out: Path, pick: dict, attention: str):
+    """Train the runs of ``experiment``; their summary as a DataFrame (also written to out/summary.csv)."""
+    from .experiments import RunSpec, compare, demo, permuted, robustness, robustness_drops, robustness_figure
+    from .experiments import run as train_run
+
+    s = args.shuffle_grid
+    common = dict(resume=args.resume, perm_seed=args.perm_seed)
+    seeds = as_seeds(args.seeds, first=args.first_seed)
+    if experiment == "single":
+        spec = RunSpec(args.model, attention, s, args.seed, vit.patch)
+        return pd_frame([train_run(spec, data, vit, tcfg, out, **common, progress=not args.quiet)], out)
+    if experiment == "compare":
+        return compare(data, vit, tcfg, out, seeds=seeds, **common, progress=not args.quiet)
+    if experiment == "permuted":
+        models = ("vit", "cnn") if args.dataset == "digits" else ("vit", "resnet18", "vgg19")
+        vit2 = dataclasses.replace(vit, patch=2)
+        return permuted(
+            data, vit2, tcfg, out, models=models, seed=args.seed, patch=2, **common, progress=not args.quiet
+        )
+    if experiment == "robustness":
+        s_r, p_r = s or pick["patch"], pick["patch"]  # default: tiles of one ViT patch (checked above)
+        cnn = "cnn" if args.dataset == "digits" else "resnet18"
+        rows = robustness(
+            data, vit, tcfg, out, seeds=seeds, s=s_r, patch=p_r, cnn=cnn, perm_seed=args.perm_seed,
+            progress=not args.quiet,
+        )  # fmt: skip
+        rows["run"] = rows["run"] + rows["permuted"].map({True: f" (π_{s_r})", False: ""})
+        fig = robustness_figure(rows, f"{args.dataset}: original vs permuted (s = {s_r})")
+        fig.savefig(out / "robustness.png", dpi=120)
+        for m, dr in robustness_drops(rows).items():
+            print(f"{m}: accuracy drop under π_{s_r} = {dr.mean():.4f} (per seed {', '.join(f'{v:.4f}' for v in dr)})")
+        return pd_frame(rows.to_dict("records"), out)
+    atts = (args.attention,) if args.attention else ("positional", "vanilla")
+    return demo(data, vit, tcfg, out, seed=args.seed, attentions=atts, **common, progress=not args.quiet)
+
+
+def _report(df, experiment: str, out: Path) -> None:
+    cols = ["run", "grid", "epochs", "final_test_acc", "best_test_acc", "final_train_loss", "images_per_s", "seconds"]
+    print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}" if v < 10 else f"{v:,.0f}"))
+    if experiment == "compare":
+        for att, g in df.groupby("attention", sort=False):
+            acc = g.final_test_acc
+            print(
+                f"{att}: mean final test accuracy {acc.mean():.4f} over {len(acc)} seeds "
+                f"({', '.join(f'{v:.4f}' for v in acc)})"
+            )
+    print(
+        f"wrote {out}/summary.csv and one folder per run (history.csv, checkpoint.pt, run.json, maps)", file=sys.stderr
+    )
+
+
+def run(inv: Invocation) -> int:
+    """Every input is checked before any training (exit 2 naming the flag): ranges, flags that do
+    nothing in the chosen experiment, shapes, the memory of one training step on the device, --out
+    (created and proven writable before the data is read; removed again if the run is refused)."""
+    args, given = inv.args, inv.given()
+    passive_wait()  # before torch loads OpenMP (theorydyn.vision.threads)
+    try:
+        import torch
+    except ImportError:
+        fail("torch is missing: install the vision extra (pip install torch==2.13.0 scikit-learn)")
+    from .data import default_device
+    from .experiments import configs, preset_of
+    from .train import Diverged
+
+    image_size = 8 if args.dataset == "digits" else 32
+    # the preset, with each entry that has a flag replaced by the flag's value when given
+    pick = {
+        k: getattr(args, k) if getattr(args, k, None) is not None else v for k, v in preset_of(args.dataset).items()
+    }
+    experiment = args.experiment or ("demo" if args.dataset == "digits" else "single")
+    _check_flags(args, given, pick, experiment, image_size)
+    attention = args.attention or "positional"
+    device = args.device or default_device()
+    if device == "cuda" and not torch.cuda.is_available():
+        fail("--device: cuda requested but no CUDA device is available")
+    _guard_memory(args, pick, experiment, image_size, torch.device(device))
+    out = Path(args.out) if args.out is not None else run_dir("vision", f"{args.dataset}-{experiment}")
+    if args.out is not None and not str(args.out).strip():
+        fail("--out: must be a folder path, got ''")
+    data = _load(args, out, pick, device)
+    if data is None:
+        return 2
     if args.threads:
         torch.set_num_threads(args.threads)
     if device == "cuda":
@@ -323,7 +352,6 @@ def run(inv: Invocation) -> int:
         seed=args.seed,
         compile=args.compile,
     )
-    common = dict(resume=args.resume, perm_seed=args.perm_seed)
     print(
         f"{args.dataset}: {len(data.x_train)} train / {len(data.x_test)} test images "
         f"{data.channels}×{image_size}×{image_size} on {device}"
@@ -331,61 +359,13 @@ def run(inv: Invocation) -> int:
         file=sys.stderr,
     )
     try:
-        if experiment == "single":
-            spec = RunSpec(args.model, attention, s, args.seed, vit.patch)
-            df = pd_frame([train_run(spec, data, vit, tcfg, out, **common, progress=not args.quiet)], out)
-        elif experiment == "compare":
-            seeds = range(args.first_seed, args.first_seed + args.seeds)
-            df = compare(data, vit, tcfg, out, seeds=seeds, **common, progress=not args.quiet)
-        elif experiment == "permuted":
-            models = ("vit", "cnn") if args.dataset == "digits" else ("vit", "resnet18", "vgg19")
-            vit2 = dataclasses.replace(vit, patch=2)
-            df = permuted(
-                data, vit2, tcfg, out, models=models, seed=args.seed, patch=2, **common, progress=not args.quiet
-            )
-        elif experiment == "robustness":
-            s_r, p_r = s or pick["patch"], pick["patch"]  # default: tiles of one ViT patch (checked above)
-            cnn = "cnn" if args.dataset == "digits" else "resnet18"
-            rows = robustness(
-                data,
-                vit,
-                tcfg,
-                out,
-                seeds=range(args.first_seed, args.first_seed + args.seeds),
-                s=s_r,
-                patch=p_r,
-                cnn=cnn,
-                perm_seed=args.perm_seed,
-                progress=not args.quiet,
-            )
-            rows["run"] = rows["run"] + rows["permuted"].map({True: f" (π_{s_r})", False: ""})
-            fig = robustness_figure(rows, f"{args.dataset}: original vs permuted (s = {s_r})")
-            fig.savefig(out / "robustness.png", dpi=120)
-            for m, dr in robustness_drops(rows).items():
-                print(
-                    f"{m}: accuracy drop under π_{s_r} = {dr.mean():.4f} (per seed {', '.join(f'{v:.4f}' for v in dr)})"
-                )
-            df = pd_frame(rows.to_dict("records"), out)
-        else:
-            atts = (args.attention,) if args.attention else ("positional", "vanilla")
-            df = demo(data, vit, tcfg, out, seed=args.seed, attentions=atts, **common, progress=not args.quiet)
+        df = _train(args, experiment, data, vit, tcfg, out, pick, attention)
     except Diverged as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
     except ValueError as e:  # e.g. --resume into a folder of another configuration
         fail(str(e))
-    cols = ["run", "grid", "epochs", "final_test_acc", "best_test_acc", "final_train_loss", "images_per_s", "seconds"]
-    print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}" if v < 10 else f"{v:,.0f}"))
-    if experiment == "compare":
-        for att, g in df.groupby("attention", sort=False):
-            acc = g.final_test_acc
-            print(
-                f"{att}: mean final test accuracy {acc.mean():.4f} over {len(acc)} seeds "
-                f"({', '.join(f'{v:.4f}' for v in acc)})"
-            )
-    print(
-        f"wrote {out}/summary.csv and one folder per run (history.csv, checkpoint.pt, run.json, maps)", file=sys.stderr
-    )
+    _report(df, experiment, out)
     return 0
 
 

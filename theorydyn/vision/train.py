@@ -33,7 +33,7 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -45,26 +45,10 @@ from tqdm.auto import tqdm
 
 from ..atomic import write_bytes, write_text, write_with
 from .augment import random_affine, random_crop_flip
+from .config import TrainConfig
 from .data import ImageData
 from .grid import permute_tiles
 from .model import member_state, members, stack_states
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    epochs: int = 10
-    batch_size: int = 128
-    lr: float = 1e-3
-    weight_decay: float = 0.05
-    warmup_epochs: float = 1.0
-    label_smoothing: float = 0.1
-    seed: int = 0
-    shuffle_grid: int | None = None  # tile side s of π_s; None: no permutation
-    compile: bool = False
-    pad: int | None = None  # random-crop padding in pixels; None: the dataset's (0: no crop)
-    flip: bool | None = None  # horizontal flips; None: the dataset's
-    affine: tuple[float, float, float] | None = None  # (shift px, rotation deg, scale) of random_affine
-    amp: bool | None = None  # bf16 autocast; None: on for CUDA only (True on a CPU runs the same code path)
 
 
 class Diverged(RuntimeError):
@@ -337,6 +321,188 @@ def read_history(folder: str | Path) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def _outputs(out, seeds: Sequence[int] | None, cfg: TrainConfig, K: int) -> tuple[list[Path], list[int]]:
+    """The members' output folders (created; a symbolic link among their files refused) and seeds."""
+    outs = [Path(out)] if isinstance(out, (str, Path)) else [Path(o) for o in out]
+    seeds = [cfg.seed] if seeds is None else [int(v) for v in seeds]
+    if not (len(outs) == len(seeds) == K):
+        raise ValueError(
+            f"train: a model of {K} member(s) needs {K} seed(s) and output folder(s), got {len(seeds)} and {len(outs)}"
+        )
+    for o in outs:
+        o.mkdir(parents=True, exist_ok=True)
+        for name in (HISTORY, CHECKPOINT, CHECKPOINT + ".sha256", "run.json"):
+            if (o / name).is_symlink():  # refused before any work: theorydyn never writes through a link
+                raise ValueError(f"{o / name}: is a symbolic link; theorydyn does not write through links")
+    return outs, seeds
+
+
+def _resume(model, opt, ckpts: list[Path], records: list[dict], outs: list[Path], device) -> tuple[list, int]:
+    """(histories, first epoch) from the members' verified checkpoints, the model and the optimiser loaded
+    from them; ``([[]…], 0)`` when there is none (or one was damaged: all start again, the same numbers)."""
+    K = len(ckpts)
+    checked = [_checked(c, device) for c in ckpts]
+    if any(st is not None for st, _ in checked) and any(st is None for st, _ in checked):
+        if not any(damaged for _, damaged in checked):
+            raise ValueError("resume: some members have a checkpoint and others not; resume them apart")
+        checked = []  # a member's checkpoint was damaged: all start again (exact resume: the same numbers)
+    if not (checked and all(st is not None for st, _ in checked)):
+        return [[] for _ in range(K)], 0
+    states = [st for st, _ in checked if st is not None]
+    for c, st, rec in zip(ckpts, states, records, strict=True):
+        if st["record"] != rec:
+            raise ValueError(f"--resume: {c} was written by a different configuration; use another --out")
+    if len({st["epoch"] for st in states}) > 1:
+        raise ValueError("resume: the members' checkpoints are at different epochs; resume them apart")
+    model.load_state_dict(states[0]["model"] if K == 1 else stack_states([st["model"] for st in states]))
+    opt.load_state_dict(stack_opt_states([st["opt"] for st in states]))
+    histories, start = [st["history"] for st in states], states[0]["epoch"]
+    for h, o in zip(histories, outs, strict=True):  # a torn history.csv is replaced by the checkpoint's
+        if history_problem(o / HISTORY, h) is not None:
+            _write_history(h, o)
+    return histories, start
+
+
+class _Epochs:
+    """The epochs of :func:`train` for K members: the steps of one epoch (:meth:`steps`), then its
+    records, checkpoints and test accuracies (:meth:`finish`)."""
+
+    def __init__(self, model, opt, data: ImageData, cfg: TrainConfig, perm, seeds, outs, ckpts, records, histories):
+        self.model, self.opt, self.data, self.cfg, self.perm = model, opt, data, cfg, perm
+        self.seeds, self.outs, self.ckpts, self.records, self.histories = seeds, outs, ckpts, records, histories
+        self.K = len(seeds)
+        self.device = data.x_train.device
+        self.step_fn = torch.compile(model) if cfg.compile else model
+        self.n = len(data.x_train)
+        self.steps = self.n // cfg.batch_size
+        if self.steps == 0:
+            raise ValueError(f"batch size {cfg.batch_size} exceeds the {self.n} training images")
+        self.total, self.warm = cfg.epochs * self.steps, max(1, round(cfg.warmup_epochs * self.steps))
+        self.amp = use_amp(cfg, self.device)
+        self.pad = data.pad if cfg.pad is None else cfg.pad
+        self.flip = data.flip if cfg.flip is None else cfg.flip
+        self.alive = [True] * self.K
+        self.diverged: list[str] = []
+        self.bar = None
+        self.show = False
+        self.tag = ""
+
+    def die(self, k: int, row: dict, where: str) -> None:
+        """Member ``k``'s loss is not finite: write its history so far, stop it; raise once none is left."""
+        self.alive[k] = False
+        self.histories[k].append(row)
+        _write_history(self.histories[k], self.outs[k])
+        self.diverged.append(
+            f"training loss is not finite {where}; stopped there, history so far in {self.outs[k] / 'history.csv'}"
+        )
+        if not any(self.alive):
+            raise Diverged("; ".join(self.diverged))
+
+    def _losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """(K,) the members' mean cross-entropies of one batch."""
+        cfg, K = self.cfg, self.K
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp):
+            logits = self.step_fn(x)
+            if K == 1:
+                return F.cross_entropy(logits, y, label_smoothing=cfg.label_smoothing).unsqueeze(0)
+            return (
+                F.cross_entropy(
+                    logits.flatten(0, 1), y.flatten(), reduction="none", label_smoothing=cfg.label_smoothing
+                )
+                .view(K, -1)
+                .mean(1)
+            )
+
+    def steps_of(self, epoch: int) -> tuple[torch.Tensor, float, float]:
+        """One epoch's steps: (the members' summed losses (K,), the last learning rate, the start time)."""
+        cfg, K, data, device, steps = self.cfg, self.K, self.data, self.device, self.steps
+        gens = [epoch_generator(seed, epoch, device) for seed in self.seeds]
+        orders = [torch.randperm(self.n, generator=g, device=device) for g in gens]
+        loss_sum = torch.zeros(K, device=device)
+        sync(device)
+        t0 = time.perf_counter()
+        lr = cfg.lr
+        for i in range(steps):
+            t = epoch * steps + i
+            lr = lr_at(t, self.total, self.warm, cfg.lr)
+            for g in self.opt.param_groups:
+                g["lr"] = lr
+            idx = [order[i * cfg.batch_size : (i + 1) * cfg.batch_size] for order in orders]
+            xs = []
+            for ik, gen in zip(idx, gens, strict=True):  # each member draws its augmentation from its own generator
+                x = random_crop_flip(data.x_train[ik], self.pad, self.flip, gen)
+                xs.append(random_affine(x, *cfg.affine, gen) if cfg.affine is not None else x)
+            x = prepare(data, xs[0] if K == 1 else torch.stack(xs), self.perm, cfg.shuffle_grid)
+            y = data.y_train[idx[0]] if K == 1 else data.y_train[torch.stack(idx)]
+            losses = self._losses(x, y)
+            self.opt.zero_grad(set_to_none=True)
+            losses.sum().backward()
+            self.opt.step()
+            loss_sum += losses.detach()
+            # a host sync per step is free on a CPU; on a GPU check every 20 steps
+            if device.type != "cuda" or i % 20 == 19:
+                bad = [k for k, ok in enumerate(torch.isfinite(loss_sum).tolist()) if self.alive[k] and not ok]
+                for k in bad:
+                    row = dict(
+                        epoch=epoch + 1,
+                        train_loss=float("nan"),
+                        test_acc=float("nan"),
+                        lr=lr,
+                        images_per_s=float("nan"),
+                        seconds=(time.perf_counter() - t0) / K,
+                    )
+                    self.die(k, row, f"at step {t + 1} (epoch {epoch + 1})")
+            if self.show and (i % 20 == 0 or i == steps - 1):
+                ips = K * (i + 1) * cfg.batch_size / (time.perf_counter() - t0)
+                _progress(self.bar, self.tag, epoch, cfg.epochs, i + 1, steps, losses.mean().item(), ips)
+        return loss_sum, lr, t0
+
+    def finish(self, epoch: int, loss_sum: torch.Tensor, lr: float, t0: float) -> None:
+        """The epoch's rows, test accuracies and checkpoints, member by member."""
+        K, steps, cfg = self.K, self.steps, self.cfg
+        sync(self.device)
+        secs = (time.perf_counter() - t0) / K  # each member's share
+        train_loss = [v / steps for v in loss_sum.tolist()]
+        rows = [
+            dict(
+                epoch=epoch + 1,
+                train_loss=train_loss[k],
+                test_acc=float("nan"),
+                lr=lr,
+                images_per_s=steps * cfg.batch_size / secs,
+                seconds=secs,
+            )
+            for k in range(K)
+        ]
+        for k in range(K):
+            if self.alive[k] and not np.isfinite(train_loss[k]):
+                self.die(k, rows[k], f"in epoch {epoch + 1}")
+        accs = accuracies(self.model, self.data, self.perm, cfg.shuffle_grid, amp=self.amp)
+        state = self.model.state_dict() if K == 1 else None
+        opt_state = self.opt.state_dict()
+        for k in range(K):
+            if not self.alive[k]:
+                continue
+            rows[k]["test_acc"] = accs[k]
+            self.histories[k].append(rows[k])
+            _write_history(self.histories[k], self.outs[k])
+            save_checkpoint(
+                self.ckpts[k],
+                dict(
+                    model=state if K == 1 else member_state(self.model, k),
+                    opt=member_opt_state(opt_state, k, K),
+                    history=self.histories[k],
+                    epoch=epoch + 1,
+                    record=self.records[k],
+                ),
+            )
+        if self.show:
+            ips = K * rows[0]["images_per_s"]
+            _progress(self.bar, self.tag, epoch, cfg.epochs, steps, steps, float(np.nanmean(train_loss)), ips, accs)
+        if self.bar is not None:
+            self.bar.update(sum(self.alive))
+
+
 def train(
     model: nn.Module,
     data: ImageData,
@@ -373,178 +539,27 @@ def train(
     after each epoch and shows the status in its postfix; False is silent.
     """
     bar = None if isinstance(progress, bool) else progress
-    show = bar is not None or bool(progress)
     K = members(model)
     single = isinstance(out, (str, Path))
-    outs = [Path(out)] if isinstance(out, (str, Path)) else [Path(o) for o in out]
-    seeds = [cfg.seed] if seeds is None else [int(v) for v in seeds]
-    if not (len(outs) == len(seeds) == K):
-        raise ValueError(
-            f"train: a model of {K} member(s) needs {K} seed(s) and output folder(s), got {len(seeds)} and {len(outs)}"
-        )
-    for o in outs:
-        o.mkdir(parents=True, exist_ok=True)
-        for name in (HISTORY, CHECKPOINT, CHECKPOINT + ".sha256", "run.json"):
-            if (o / name).is_symlink():  # refused before any work: theorydyn never writes through a link
-                raise ValueError(f"{o / name}: is a symbolic link; theorydyn does not write through links")
+    outs, seeds = _outputs(out, seeds, cfg, K)
     device = data.x_train.device
-    s = cfg.shuffle_grid
     cfgs = [replace(cfg, seed=seed) for seed in seeds]
     records = [
         dict(train=asdict(c), meta=meta or {}, perm=None if perm is None else [int(v) for v in perm]) for c in cfgs
     ]
     model.to(device)
     opt = make_optimizer(model, cfg)
-    histories: list[list[dict]] = [[] for _ in range(K)]
-    start = 0
     ckpts = [o / CHECKPOINT for o in outs]
-    checked = [_checked(c, device) for c in ckpts] if resume else []
-    if any(st is not None for st, _ in checked) and any(st is None for st, _ in checked):
-        if not any(damaged for _, damaged in checked):
-            raise ValueError("resume: some members have a checkpoint and others not; resume them apart")
-        checked = []  # a member's checkpoint was damaged: all start again (exact resume: the same numbers)
-    if checked and all(st is not None for st, _ in checked):
-        states = [st for st, _ in checked if st is not None]
-        for c, st, rec in zip(ckpts, states, records, strict=True):
-            if st["record"] != rec:
-                raise ValueError(f"--resume: {c} was written by a different configuration; use another --out")
-        if len({st["epoch"] for st in states}) > 1:
-            raise ValueError("resume: the members' checkpoints are at different epochs; resume them apart")
-        model.load_state_dict(states[0]["model"] if K == 1 else stack_states([st["model"] for st in states]))
-        opt.load_state_dict(stack_opt_states([st["opt"] for st in states]))
-        histories, start = [st["history"] for st in states], states[0]["epoch"]
-        for h, o in zip(histories, outs, strict=True):  # a torn history.csv is replaced by the checkpoint's
-            if history_problem(o / HISTORY, h) is not None:
-                _write_history(h, o)
+    histories, start = _resume(model, opt, ckpts, records, outs, device) if resume else ([[] for _ in range(K)], 0)
     for o, rec in zip(outs, records, strict=True):
         write_text(o / "run.json", json.dumps(rec, indent=1))
-    step_fn = torch.compile(model) if cfg.compile else model
-    n = len(data.x_train)
-    steps = n // cfg.batch_size
-    if steps == 0:
-        raise ValueError(f"batch size {cfg.batch_size} exceeds the {n} training images")
-    total, warm = cfg.epochs * steps, max(1, round(cfg.warmup_epochs * steps))
-    amp = use_amp(cfg, device)
-    pad = data.pad if cfg.pad is None else cfg.pad
-    flip = data.flip if cfg.flip is None else cfg.flip
-    alive = [True] * K
-    diverged: list[str] = []
-
-    def die(k: int, row: dict, where: str) -> None:
-        """Member ``k``'s loss is not finite: write its history so far, stop it; raise once none is left."""
-        alive[k] = False
-        histories[k].append(row)
-        _write_history(histories[k], outs[k])
-        diverged.append(
-            f"training loss is not finite {where}; stopped there, history so far in {outs[k] / 'history.csv'}"
-        )
-        if not any(alive):
-            raise Diverged("; ".join(diverged))
-
+    loop = _Epochs(model, opt, data, cfg, perm, seeds, outs, ckpts, records, histories)
+    loop.bar, loop.show, loop.tag = bar, bar is not None or bool(progress), tag
     model.train()
     for epoch in range(start, cfg.epochs if stop_after is None else min(cfg.epochs, stop_after)):
-        gens = [epoch_generator(seed, epoch, device) for seed in seeds]
-        orders = [torch.randperm(n, generator=g, device=device) for g in gens]
-        loss_sum = torch.zeros(K, device=device)
-        sync(device)
-        t0 = time.perf_counter()
-        for i in range(steps):
-            t = epoch * steps + i
-            lr = lr_at(t, total, warm, cfg.lr)
-            for g in opt.param_groups:
-                g["lr"] = lr
-            idx = [order[i * cfg.batch_size : (i + 1) * cfg.batch_size] for order in orders]
-            xs = []
-            for ik, gen in zip(idx, gens, strict=True):  # each member draws its augmentation from its own generator
-                x = random_crop_flip(data.x_train[ik], pad, flip, gen)
-                xs.append(random_affine(x, *cfg.affine, gen) if cfg.affine is not None else x)
-            x = prepare(data, xs[0] if K == 1 else torch.stack(xs), perm, s)
-            y = data.y_train[idx[0]] if K == 1 else data.y_train[torch.stack(idx)]
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-                logits = step_fn(x)
-                if K == 1:
-                    losses = F.cross_entropy(logits, y, label_smoothing=cfg.label_smoothing).unsqueeze(0)
-                else:
-                    losses = (
-                        F.cross_entropy(
-                            logits.flatten(0, 1), y.flatten(), reduction="none", label_smoothing=cfg.label_smoothing
-                        )
-                        .view(K, -1)
-                        .mean(1)
-                    )
-            opt.zero_grad(set_to_none=True)
-            losses.sum().backward()
-            opt.step()
-            loss_sum += losses.detach()
-            # a host sync per step is free on a CPU; on a GPU check every 20 steps
-            if device.type != "cuda" or i % 20 == 19:
-                bad = [k for k, ok in enumerate(torch.isfinite(loss_sum).tolist()) if alive[k] and not ok]
-                for k in bad:
-                    die(
-                        k,
-                        dict(
-                            epoch=epoch + 1,
-                            train_loss=float("nan"),
-                            test_acc=float("nan"),
-                            lr=lr,
-                            images_per_s=float("nan"),
-                            seconds=(time.perf_counter() - t0) / K,
-                        ),
-                        f"at step {t + 1} (epoch {epoch + 1})",
-                    )
-            if show and (i % 20 == 0 or i == steps - 1):
-                _progress(
-                    bar,
-                    tag,
-                    epoch,
-                    cfg.epochs,
-                    i + 1,
-                    steps,
-                    losses.mean().item(),
-                    K * (i + 1) * cfg.batch_size / (time.perf_counter() - t0),
-                )
-        sync(device)
-        secs = (time.perf_counter() - t0) / K  # each member's share
-        train_loss = [v / steps for v in loss_sum.tolist()]
-        rows = [
-            dict(
-                epoch=epoch + 1,
-                train_loss=train_loss[k],
-                test_acc=float("nan"),
-                lr=lr,
-                images_per_s=steps * cfg.batch_size / secs,
-                seconds=secs,
-            )
-            for k in range(K)
-        ]
-        for k in range(K):
-            if alive[k] and not np.isfinite(train_loss[k]):
-                die(k, rows[k], f"in epoch {epoch + 1}")
-        accs = accuracies(model, data, perm, s, amp=amp)
-        state = model.state_dict() if K == 1 else None
-        opt_state = opt.state_dict()
-        for k in range(K):
-            if not alive[k]:
-                continue
-            rows[k]["test_acc"] = accs[k]
-            histories[k].append(rows[k])
-            _write_history(histories[k], outs[k])
-            save_checkpoint(
-                ckpts[k],
-                dict(
-                    model=state if K == 1 else member_state(model, k),
-                    opt=member_opt_state(opt_state, k, K),
-                    history=histories[k],
-                    epoch=epoch + 1,
-                    record=records[k],
-                ),
-            )
-        if show:
-            ips = K * rows[0]["images_per_s"]
-            _progress(bar, tag, epoch, cfg.epochs, steps, steps, float(np.nanmean(train_loss)), ips, accs)
-        if bar is not None:
-            bar.update(sum(alive))
-    if diverged:
-        raise Diverged("; ".join(diverged))
+        loss_sum, lr, t0 = loop.steps_of(epoch)
+        loop.finish(epoch, loss_sum, lr, t0)
+    if loop.diverged:
+        raise Diverged("; ".join(loop.diverged))
     frames = [pd.DataFrame(h) for h in histories]
     return frames[0] if single else frames

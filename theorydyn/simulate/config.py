@@ -1,0 +1,69 @@
+"""The configuration of one run of GD on N samples (:class:`SimConfig`), in a module that imports no solver:
+:func:`theorydyn.simulate.simulate` and :func:`~theorydyn.simulate.simulate_replicas` take their defaults
+and rules from here, ``python -m theorydyn.simulate`` its flags (:func:`theorydyn.configs.add_config_flags`)
+and the scan its simulator options (:mod:`theorydyn.scan.schema`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..configs import Config, option
+from ..limits import S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX
+from ..phases import ERR_TOL
+
+#: what GD moves: both, v̂ alone (Â frozen at its start), Â alone (:mod:`theorydyn.simulate.partial`)
+UPDATES = ("Av", "v", "A")
+
+
+@dataclass(frozen=True)
+class SimConfig(Config):
+    """One run of :func:`theorydyn.simulate.simulate` (Theorem 4.2, docs/theory.md §4): GD of step η on N
+    samples from the realistic initialisation N(0, ω²), ``steps`` steps (or ⌈s_max/η⌉), recorded every
+    ``record_every`` steps and every step up to ``dense_until``, tested on ``n_test`` fresh samples.
+    ``seed`` → (training data, test data, initialisation)."""
+
+    N: int = option(16384, "training samples", positive=True)
+    eta: float = option(10.0, "step size", low=0.0, low_open=True)
+    steps: int = option(1200, f"GD steps, 0..{SIM_STEPS_MAX:.0e}", low=0, high=SIM_STEPS_MAX)
+    s_max: float | None = option(
+        None,
+        "horizon in s = eta*t instead of steps (steps = ceil(s_max/eta))",
+        kind=float,
+        low=S_MAX_MIN,
+        high=S_MAX_MAX,
+        optional=True,
+        cli=False,
+    )
+    omega: float = option(1e-3, "initialisation scale ω", low=0.0)
+    seed: int = option(0, "seed of the data and the initialisation, an integer >= 0", low=0)
+    record_every: int = option(10, "record every k steps", positive=True)
+    dtype: str = option(
+        "float64",
+        "storage of X: float32 is half the memory and time of the step (stepped in float32 with float64 "
+        "accumulation; agrees with float64 to ~1e-6 relative); float64 is the exact reference",
+        choices=("float64", "float32"),
+    )
+    n_test: int = option(8192, "fresh test samples", positive=True, aliases=("--N-test",))
+    dense_until: int = option(40, "also record every step up to this one (resolves phase I)", low=0)
+    err_tol: float = option(
+        ERR_TOL, "T2 tolerance on err_f, in (0, 1)", low=0.0, high=1.0, low_open=True, high_open=True, text="in (0, 1)"
+    )
+    update: str = option("Av", "the parameters GD moves: Av, v (Â frozen) or A", choices=UPDATES, cli=False)
+    device: str = option(
+        "cpu-numba",
+        "where the step runs: cpu-numba (the fused Numba kernel), or cpu, cuda, cuda:<k> (the same step on "
+        "torch, the optional extra 'vision'; agrees with Numba to rounding)",
+        kind=str,
+    )
+
+    def simulate_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`theorydyn.simulate.simulate` for this run."""
+        return self.to_dict()
+
+
+#: The defaults of :func:`theorydyn.simulate.simulate`: one object.
+SIM_DEFAULTS = SimConfig()
+#: ``python -m theorydyn.simulate`` stores X in float32 by default (half the memory and time; the library
+#: and the scans keep float64, the exact reference): its one default that is not the library's.
+CLI_DEFAULTS = {"dtype": "float32"}

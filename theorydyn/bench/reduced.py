@@ -39,7 +39,8 @@ from ..reduced.memory import reduced_memory
 from ..reduced.risk import _Evaluator
 from ..resources import MemoryEstimate, Term
 from ..setting import D_MAX, Setting
-from . import add_bench_arguments, best_time, check_parts, fill_defaults, format_machine, machine_info, write_tables
+from . import add_bench_arguments, best_time, check_parts, fill_defaults
+from ._driver import drive
 
 POINT = (3.9, 0.5, -0.05)  # a phase-II point of docs/theory.md §9
 
@@ -267,87 +268,79 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(argv: list[str] | None = None) -> int:
     args = _parse(argv)
+    return drive(args, PROG, lambda: _main_tables(args), lambda info: [("scaling_D", _scaling(args))])
 
-    info = machine_info()
-    print(format_machine(info), flush=True)
-    tables = []
-    if not args.scaling_only:
-        s = Setting(D=64, C=4)
-        try:
-            med, z, est = _end_to_end(s, args.n_samples, args.repeats, settle=args.settle)
-            kernel_rows = _kernel_on_bank(s, args.n_samples, args.repeats)
-        except RuntimeError as e:
-            print(f"python -m theorydyn.bench reduced: error: {e}")
-            return 1
-        ratio = med["numpy_median"] / med["ours_median"]
-        ratio_min = med["numpy_min"] / med["ours_min"]
-        ratio_cpu = med["numpy_cpu_median"] / med["ours_cpu_median"]
-        rows = [
+
+def _main_tables(args) -> list[tuple[str, pd.DataFrame]]:
+    """The main table (parts 1–3 of the module docstring), printed; a RuntimeError when a contender
+    disagrees with the NumPy reference on the same samples."""
+    s = Setting(D=64, C=4)
+    med, z, est = _end_to_end(s, args.n_samples, args.repeats, settle=args.settle)
+    kernel_rows = _kernel_on_bank(s, args.n_samples, args.repeats)
+    ratio = med["numpy_median"] / med["ours_median"]
+    ratio_min = med["numpy_min"] / med["ours_min"]
+    ratio_cpu = med["numpy_cpu_median"] / med["ours_cpu_median"]
+    rows = [
+        dict(
+            part="end to end (sampling included)",
+            implementation="numpy: rng.multinomial + reference_numpy",
+            rows=args.n_samples,
+            seconds=med["numpy_median"],
+            ratio=1.0,
+            seconds_min=med["numpy_min"],
+            cpu_seconds=med["numpy_cpu_median"],
+        ),
+        dict(
+            part="end to end (sampling included)",
+            implementation='population_risk(method="mc")',
+            rows=args.n_samples,
+            seconds=med["ours_median"],
+            ratio=ratio,
+            seconds_min=med["ours_min"],
+            cpu_seconds=med["ours_cpu_median"],
+            ratio_min=ratio_min,
+            ratio_cpu=ratio_cpu,
+        ),
+    ] + kernel_rows
+    print(f"\nreduced risk and gradient, {s}, {args.n_samples:,} Monte Carlo samples, point (α, γ, ρ) = {POINT}")
+    print(
+        f"(on the same samples the two agree to 1e-10; the two independent draws differ by {z:.2f} standard "
+        f"errors; risk {est.risk:.5g} ± {est.risk_stderr:.2g})"
+    )
+    print(
+        f"end to end, sampling included ({args.repeats} interleaved repeats, both single-threaded): "
+        f"population_risk {1e3 * med['ours_median']:.1f} ms, NumPy {1e3 * med['numpy_median']:.1f} ms (medians) "
+        f"-> {ratio:.1f}x (goal >= 20x); ratio of minima {ratio_min:.1f}x; ratio of median CPU times "
+        f"{ratio_cpu:.1f}x ({1e3 * med['ours_cpu_median']:.1f} vs {1e3 * med['numpy_cpu_median']:.1f} ms; "
+        f"CPU time does not count waiting for a loaded machine's cores)"
+    )
+    print(
+        f"kernel alone on a prebuilt bank: {kernel_rows[1]['ratio']:.1f}x NumPy (one row per sample), "
+        f"{kernel_rows[2]['ratio']:.1f}x with merged samples"
+    )
+    if not args.no_flow:
+        _flow(Setting(D=16, C=4), 10.0, n_samples=100)  # load the compiled kernels before timing
+        t_flow, res = _flow(Setting(), args.s_max)
+        ph = res.phases
+        print(
+            f"default gradient flow to s = {args.s_max:g} (4000 samples, LSODA): {t_flow:.2f} s wall "
+            "(goal <= 0.5 s), "
+            f"status {res.status}; T0={_fmt(ph.T0)}, T1={_fmt(ph.T1)}, T2={_fmt(ph.T2)}, "
+            f"final err_f={_fmt(ph.final_err_f)}"
+        )
+        rows.append(
             dict(
-                part="end to end (sampling included)",
-                implementation="numpy: rng.multinomial + reference_numpy",
-                rows=args.n_samples,
-                seconds=med["numpy_median"],
-                ratio=1.0,
-                seconds_min=med["numpy_min"],
-                cpu_seconds=med["numpy_cpu_median"],
-            ),
-            dict(
-                part="end to end (sampling included)",
-                implementation='population_risk(method="mc")',
-                rows=args.n_samples,
-                seconds=med["ours_median"],
-                ratio=ratio,
-                seconds_min=med["ours_min"],
-                cpu_seconds=med["ours_cpu_median"],
-                ratio_min=ratio_min,
-                ratio_cpu=ratio_cpu,
-            ),
-        ] + kernel_rows
-        print(f"\nreduced risk and gradient, {s}, {args.n_samples:,} Monte Carlo samples, point (α, γ, ρ) = {POINT}")
-        print(
-            f"(on the same samples the two agree to 1e-10; the two independent draws differ by {z:.2f} standard "
-            f"errors; risk {est.risk:.5g} ± {est.risk_stderr:.2g})"
-        )
-        print(
-            f"end to end, sampling included ({args.repeats} interleaved repeats, both single-threaded): "
-            f"population_risk {1e3 * med['ours_median']:.1f} ms, NumPy {1e3 * med['numpy_median']:.1f} ms (medians) "
-            f"-> {ratio:.1f}x (goal >= 20x); ratio of minima {ratio_min:.1f}x; ratio of median CPU times "
-            f"{ratio_cpu:.1f}x ({1e3 * med['ours_cpu_median']:.1f} vs {1e3 * med['numpy_cpu_median']:.1f} ms; "
-            f"CPU time does not count waiting for a loaded machine's cores)"
-        )
-        print(
-            f"kernel alone on a prebuilt bank: {kernel_rows[1]['ratio']:.1f}x NumPy (one row per sample), "
-            f"{kernel_rows[2]['ratio']:.1f}x with merged samples"
-        )
-        if not args.no_flow:
-            _flow(Setting(D=16, C=4), 10.0, n_samples=100)  # load the compiled kernels before timing
-            t_flow, res = _flow(Setting(), args.s_max)
-            ph = res.phases
-            print(
-                f"default gradient flow to s = {args.s_max:g} (4000 samples, LSODA): {t_flow:.2f} s wall "
-                "(goal <= 0.5 s), "
-                f"status {res.status}; T0={_fmt(ph.T0)}, T1={_fmt(ph.T1)}, T2={_fmt(ph.T2)}, "
-                f"final err_f={_fmt(ph.final_err_f)}"
+                part="flow",
+                implementation=f"integrate(Setting(), 'flow', s_max={args.s_max:g})",
+                rows=4000,
+                seconds=t_flow,
+                ratio=np.nan,
             )
-            rows.append(
-                dict(
-                    part="flow",
-                    implementation=f"integrate(Setting(), 'flow', s_max={args.s_max:g})",
-                    rows=4000,
-                    seconds=t_flow,
-                    ratio=np.nan,
-                )
-            )
-        table = pd.DataFrame(rows)
-        with pd.option_context("display.width", 140, "display.float_format", "{:.4g}".format):
-            print(table.to_string(index=False))
-        tables.append(("main", table))
-    if args.scaling or args.scaling_only:
-        tables.append(("scaling_D", _scaling(args)))
-    print(f"load average (1 min) at the end: {machine_info()['loadavg_1min']:.2f}")
-    write_tables(tables, args.out, info)
-    return 0
+        )
+    table = pd.DataFrame(rows)
+    with pd.option_context("display.width", 140, "display.float_format", "{:.4g}".format):
+        print(table.to_string(index=False))
+    return [("main", table)]
 
 
 if __name__ == "__main__":

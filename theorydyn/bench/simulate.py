@@ -50,7 +50,7 @@ from ..setting import Setting
 from ..simulate import simulate
 from ..simulate._kernel import FusedModel, block_size
 from ..simulate.torch_step import TorchModel
-from . import format_machine, machine_info, write_tables
+from ._driver import drive
 from .simulate_cli import PROG, _parse, make_parser  # noqa: F401  (PROG re-exported: the command's name)
 from .timing import BATCH, SETTLE, Timed, _interleaved, _second_after_first  # noqa: F401  (re-exported)
 
@@ -470,39 +470,31 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    info = machine_info()
-    print(format_machine(info), flush=True)
+    return drive(args, PROG, lambda: _main_tables(args), lambda info: _scaling(args, info))
+
+
+def _main_tables(args) -> list[tuple[str, pd.DataFrame]]:
+    """The main table, one part per ``--D`` (X freed between them), printed; a RuntimeError when the
+    fused step and autograd disagree or ``simulate()`` does not finish."""
     torch: Any = None
     if not args.no_torch:
         try:
             import torch  # optional (extra "vision"): imported here, only when the autograd reference runs
         except ImportError:
             print("torch not installed: skipping the autograd reference")
-    tables: list[tuple[str, pd.DataFrame]] = []
-    if not args.scaling_only:
-        parts = []
-        for D in args.D:  # one table per D, X freed between them
-            s = Setting(D=D, C=4)
-            try:
-                t = _main_table(args, s, torch)
-            except RuntimeError as e:
-                print(f"python -m theorydyn.bench simulate: error: {e}", file=sys.stderr)
-                return 1
-            print(
-                f"\nsimulator step, N={args.N}, D=d={s.D} (median of {args.repeats} interleaved repeats, each the mean "
-                f"of {args.batch} calls back to back after a {args.settle:g} s pause and one untimed call; load "
-                f"{os.getloadavg()[0]:.2f}):",
-                flush=True,
-            )
-            _print_main(t)
-            parts.append(t)
-        tables.append(("main", pd.concat(parts, ignore_index=True)))
-    if args.scaling or args.scaling_only:
-        tables += _scaling(args, info)
-    info_end = machine_info()
-    print(f"\nload average (1 min) at the end: {info_end['loadavg_1min']:.2f}")
-    write_tables(tables, args.out, info)
-    return 0
+    parts = []
+    for D in args.D:  # one table per D, X freed between them
+        s = Setting(D=D, C=4)
+        t = _main_table(args, s, torch)
+        print(
+            f"\nsimulator step, N={args.N}, D=d={s.D} (median of {args.repeats} interleaved repeats, each the mean "
+            f"of {args.batch} calls back to back after a {args.settle:g} s pause and one untimed call; load "
+            f"{os.getloadavg()[0]:.2f}):",
+            flush=True,
+        )
+        _print_main(t)
+        parts.append(t)
+    return [("main", pd.concat(parts, ignore_index=True))]
 
 
 if __name__ == "__main__":

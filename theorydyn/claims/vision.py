@@ -91,8 +91,20 @@ def _bounds(values: Sequence[float] | np.ndarray) -> tuple[float, float, float]:
     return (m, lo, hi) if not np.isnan(lo) else (m, m, m)
 
 
-def _row(claim: str, quantity: str, values, threshold: str, verdict: Verdict, params, note: str, route: str) -> Check:
-    """A row over seeds of the per-seed ``values`` (:meth:`Check.over_seeds`), params copied."""
+def _row(
+    claim: str,
+    quantity: str,
+    values,
+    threshold: str,
+    verdict: Verdict,
+    params,
+    note: str,
+    route: str,
+    why: dict[Verdict, str] | None = None,
+) -> Check:
+    """A row over seeds of the per-seed ``values`` (:meth:`Check.over_seeds`), params copied; ``why``
+    maps a verdict to the reason appended to the note when the row gets it."""
+    note += (why or {}).get(verdict, "")
     return Check.over_seeds(
         claim, quantity, values, threshold, verdict, params=dict(params or {}), note=note, route=route
     )
@@ -111,18 +123,16 @@ def accuracy_check(
         f"positional {np.mean(acc_pos):.4f} ({', '.join(f'{a:.4f}' for a in acc_pos)}), vanilla "
         f"{np.mean(acc_van):.4f} ({', '.join(f'{a:.4f}' for a in acc_van)}) per seed"
     )
-    verdict = interval_verdict(low, high, inside=(-tol, tol))  # one seed: _bounds gives low = high = m
-    if verdict is Verdict.INFO:
-        note += f"; inconclusive: the 95% interval straddles ±{tol}, more seeds are needed to tell"
     return _row(
         "Section 6, Figures 6/7",
         "final test accuracy, positional − vanilla attention (digits)",
         d.tolist(),
         f"95% CI inside [-{tol}, +{tol}]",
-        verdict,
+        interval_verdict(low, high, inside=(-tol, tol)),  # one seed: _bounds gives low = high = m
         params,
         note,
         ROUTE_ATTENTION,
+        why={Verdict.INFO: f"; inconclusive: the 95% interval straddles ±{tol}, more seeds are needed to tell"},
     )
 
 
@@ -205,10 +215,6 @@ def decay_check(
     rises = "; similarity RISES with grid distance: the pairs at distance g−1 are patches of the border ring" + (
         f", whose mean pixel is {ink[0]:.3f} of 1 against {ink[1]:.3f} for the inner patches" if ink is not None else ""
     )
-    note += {
-        Verdict.DEVIATES: rises,
-        Verdict.FAIL: "; no decay with grid distance beyond what the initialisation shows",
-    }.get(verdict, "")
     return _row(
         "Section 6, Figure 1a",
         "cosine similarity of positional encodings, ρ(1) − ρ(far) (positional-attention ViT, digits)",
@@ -218,6 +224,10 @@ def decay_check(
         params,
         note,
         f"{ROUTE_ATTENTION}; {ROUTE_MAPS}",
+        why={
+            Verdict.DEVIATES: rises,
+            Verdict.FAIL: "; no decay with grid distance beyond what the initialisation shows",
+        },
     )
 
 
@@ -240,10 +250,6 @@ def recovery_check(
     verdict = interval_verdict(low, high, above=0.0, below=0.0, if_below=Verdict.DEVIATES, otherwise=Verdict.FAIL)
     if verdict is Verdict.PASS and not dlow > 0:  # a PASS needs the rise over the as-learned contrast shown too
         verdict = Verdict.FAIL
-    note += {
-        Verdict.DEVIATES: "; after π_s⁻¹ the similarity RISES with grid distance (as the Figure 1a row)",
-        Verdict.FAIL: "; π_s⁻¹ does not bring out a decay with grid distance",
-    }.get(verdict, "")
     return _row(
         "Section 6, Figure 5c",
         "cosine similarity of positional encodings learned on π_s-permuted images, ρ(1) − ρ(far) after π_s⁻¹",
@@ -253,6 +259,10 @@ def recovery_check(
         params,
         note,
         f"{ROUTE_GRID}; {ROUTE_MAPS}",
+        why={
+            Verdict.DEVIATES: "; after π_s⁻¹ the similarity RISES with grid distance (as the Figure 1a row)",
+            Verdict.FAIL: "; π_s⁻¹ does not bring out a decay with grid distance",
+        },
     )
 
 

@@ -1,10 +1,11 @@
 """Model (T): gradients against finite differences, softmax, invariances (docs/theory.md §2)."""
 
+import functools
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import model_risk_central_differences
+from _fd import assert_gradient_matches_central_differences, random_problem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -13,28 +14,15 @@ from numba import njit
 from theorydyn import Setting, data, model
 from theorydyn.numba_activation import sigma_and_grad
 
-
-def _problem(D=8, C=2, d=5, N=40, seed=0, tau=1.0):
-    s = Setting(D=D, C=C, d=d, tau=tau)
-    b = data.sample(s, N, seed=seed)
-    rng = np.random.default_rng(seed + 1)
-    A = rng.normal(scale=0.4, size=(D, D))
-    np.fill_diagonal(A, s.beta)
-    v = rng.normal(scale=0.6, size=d)
-    return s, b, A, v
+_problem = functools.partial(random_problem, D=8, C=2, d=5, N=40, a_scale=0.4, v_scale=0.6)
 
 
 @pytest.mark.parametrize("tau", [1.0, 2.5])
 def test_gradients_match_central_differences(tau):
     s, b, A, v = _problem(tau=tau)
-    w = np.random.default_rng(5).random(len(b.y))
-    for weights in (None, w):
-        r, gA, gv = model.risk_and_grad(s, A, v, b.X, b.y, weights=weights)
-        assert r == pytest.approx(model.risk(s, A, v, b.X, b.y, weights=weights))
-        num_A, num_v = model_risk_central_differences(s, A, v, b.X, b.y, weights)
-        np.testing.assert_allclose(gA, num_A, atol=1e-8, rtol=1e-5)
-        np.testing.assert_allclose(gv, num_v, atol=1e-8, rtol=1e-5)
-        assert np.all(np.diag(gA) == 0)
+    assert_gradient_matches_central_differences(
+        model.risk_and_grad, s, A, v, b, weights_seed=5, risk_rel=1e-6, atol=1e-8, rtol=1e-5
+    )
 
 
 def test_forward_against_explicit_loops():

@@ -1,12 +1,13 @@
 """The finite-sample simulator (Theorem 4.2, docs/theory.md §4): the fused step against independent routes,
 reproducibility, divergence, float32 storage, the reduced dynamics as N → ∞, invariances, CLI."""
 
+import functools
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import model_risk_central_differences
+from _fd import assert_gradient_matches_central_differences, random_problem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,15 +26,7 @@ from theorydyn.simulate import (
 from theorydyn.simulate.__main__ import main
 from theorydyn.simulate._kernel import FusedModel, risk_and_grad
 
-
-def _problem(D=6, C=2, d=4, N=50, seed=0, tau=1.0, dtype=np.float64):
-    s = Setting(D=D, C=C, d=d, tau=tau)
-    b = data.sample(s, N, seed=seed, dtype=dtype)
-    rng = np.random.default_rng(seed + 1)
-    A = rng.normal(scale=0.5, size=(D, D))
-    np.fill_diagonal(A, s.beta)
-    v = rng.normal(scale=0.7, size=d)
-    return s, b, A, v
+_problem = functools.partial(random_problem, D=6, C=2, d=4, N=50, a_scale=0.5, v_scale=0.7)
 
 
 def enumeration(s: Setting):
@@ -46,14 +39,9 @@ def enumeration(s: Setting):
 @pytest.mark.parametrize("tau", [1.0, 1.7])
 def test_fused_gradient_matches_central_differences(tau):
     s, b, A, v = _problem(tau=tau)
-    w = np.random.default_rng(3).random(len(b.y))
-    for weights in (None, w):
-        r, gA, gv = risk_and_grad(s, A, v, b.X, b.y, weights)
-        assert r == pytest.approx(model.risk(s, A, v, b.X, b.y, weights), rel=1e-13)
-        num_A, num_v = model_risk_central_differences(s, A, v, b.X, b.y, weights)
-        np.testing.assert_allclose(gA, num_A, atol=1e-9, rtol=1e-6)
-        np.testing.assert_allclose(gv, num_v, atol=1e-9, rtol=1e-6)
-        assert np.all(np.diag(gA) == 0)
+    assert_gradient_matches_central_differences(
+        risk_and_grad, s, A, v, b, weights_seed=3, risk_rel=1e-13, atol=1e-9, rtol=1e-6
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -181,3 +181,52 @@ def unconditional_error(err_cond: float, amb: float) -> float:
     """Pr[f F <= 0] from the conditional error Pr[f F <= 0 | f != 0] and Pr[f = 0]: a point with
     f = 0 has f F = 0 <= 0 and counts as an error (the paper's quantity, docs/theory.md conventions)."""
     return float(amb + (1.0 - amb) * err_cond)
+
+
+def interval_verdict(
+    lo: float,
+    hi: float,
+    *,
+    above: float | None = None,
+    below: float | None = None,
+    inside: tuple[float, float] | None = None,
+    edge: str | None = None,
+    if_above: Verdict = Verdict.PASS,
+    if_below: Verdict = Verdict.FAIL,
+    otherwise: Verdict = Verdict.INFO,
+) -> Verdict:
+    """The verdict of a 95% interval [lo, hi] against a threshold: the ledger's one ladder
+    "interval above → one verdict, interval below → another, interval straddling → a third".
+
+    One-sided thresholds (``above`` and/or ``below``; the same number for the usual single threshold):
+
+    * ``if_above`` when the interval lies wholly above ``above``: lo > above (lo ≥ above with
+      ``edge="above"``, the threshold itself counted as above);
+    * else ``if_below`` when it lies wholly below ``below``: hi < below (hi ≤ below with
+      ``edge="below"``);
+    * else ``otherwise`` (the interval touches or straddles the threshold: unresolved).
+
+    Two-sided (``inside=(a, b)``, an equivalence test): PASS when a ≤ lo and hi ≤ b (the interval
+    inside the closed band), FAIL when it lies wholly outside (lo > b or hi < a), else ``otherwise``.
+
+    With lo ≤ hi and below ≤ above the first two cases exclude each other, so the order of the tests
+    does not matter. A NaN end (no interval: one seed) makes every comparison false: ``otherwise``.
+    """
+    if edge not in (None, "above", "below"):
+        raise ValueError(f"edge must be None, 'above' or 'below', got {edge!r}")
+    if inside is not None:
+        if above is not None or below is not None or edge is not None:
+            raise ValueError("inside= is a band of its own: give it without above=, below= or edge=")
+        a, b = inside
+        if a <= lo and hi <= b:
+            return Verdict.PASS
+        if lo > b or hi < a:
+            return Verdict.FAIL
+        return otherwise
+    if above is None and below is None:
+        raise ValueError("interval_verdict needs above=, below= or inside=")
+    if above is not None and (lo >= above if edge == "above" else lo > above):
+        return if_above
+    if below is not None and (hi <= below if edge == "below" else hi < below):
+        return if_below
+    return otherwise

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -38,8 +38,15 @@ from ..reduced.memory import reduced_memory
 from ..resources import MemoryEstimate
 from ..result import Result
 from ..setting import Setting
-from ..stats import fit_power_law_ci, mean_ci
-from .check import Check, Verdict, departures, unconditional_error
+from ..stats import mean_ci
+from ._lemma43 import (  # noqa: F401  (the across-D names are dynamics' too: dynamics.local_exponent, …)
+    POLYLOG_K,
+    lemma43_Ds,
+    lemma43_exponent_row,
+    local_exponent,
+    polylog_reading,
+)
+from .check import Check, Verdict, departures, interval_verdict, unconditional_error
 
 
 def memory(s: Setting, quick: bool, *, n_samples: int | None = None, **_: object) -> MemoryEstimate:
@@ -54,44 +61,43 @@ def phase(res: Result, name: str) -> float:
     return math.nan if v is None else float(v)
 
 
-def _above_one(values) -> Verdict:
-    """PASS if the 95% interval of the mean lies above 1, FAIL if below, INFO if it contains 1
-    (unresolved at this number of seeds and samples: the note says so through the interval)."""
-    _, lo, hi = mean_ci(values)
-    return Verdict.PASS if lo > 1 else (Verdict.FAIL if hi < 1 else Verdict.INFO)
-
-
 def _all_finite(v) -> bool:
     return bool(np.all(np.isfinite(np.asarray(v, dtype=float))))
 
 
-def checks(
+@dataclass(frozen=True)
+class _Flows:
+    """What :func:`checks` judges, measured by :func:`_measure_flows`: ``per`` maps each per-seed
+    quantity (``gap``, ``inc_ratio_min``, ``T1``, ``assoc``, …) to one value per seed; ``results``
+    the flows themselves (one :class:`Result` per seed); ``status`` the solver's word per seed;
+    ``s_max`` the horizon reached (``grown`` × the default); ``start_ratio`` Lemma 4.3's rate
+    ratio at s = 0 on an independent bank of 10⁵ samples; ``glm`` the exact equal-weight GLM at ``s``
+    (:func:`theorydyn.glm.glm_oracle_error_exact`)."""
+
+    per: dict[str, list[float]]
+    results: list[Result]
+    status: list[str]
+    s_max: float
+    grown: int
+    n_samples: int
+    start_ratio: float
+    glm: dict[str, float]
+
+
+def _measure_flows(
     s: Setting,
     *,
-    quick: bool = False,
-    progress: Callable[[str], None] | None = None,
-    s_max: float | None = None,
-    n_samples: int | None = None,
-    seed: int = 0,
-    seeds: int = 5,
-) -> list[Check]:
-    """The rows of the idealized dynamics at ``s`` (module docstring), one flow per seed (seeds
-    ``seed`` … ``seed + seeds − 1``, independent Monte Carlo banks).
-
-    ``s_max``: horizon of the flow (default 2·10⁴·max(1, D/64)^1.5, doubled up to
-    :data:`~theorydyn.reduced.HORIZON_GROWTH_MAX` times while some seed has not reached T2:
-    :func:`~theorydyn.reduced.flows_until_t2`); ``n_samples``: Monte Carlo
-    samples of the reduced risk per seed (default 4000, 1500 with ``quick``).
-    """
-    n_samples = n_samples or (1500 if quick else 4000)
+    progress: Callable[[str], None] | None,
+    s_max: float | None,
+    n_samples: int,
+    seed: int,
+    seeds: int,
+) -> _Flows:
+    """Run the flows of :func:`checks` (seeds ``seed`` … ``seed + seeds − 1``) and measure on each
+    trajectory the per-seed quantities its rows judge (:class:`_Flows`)."""
     runs, s_max, grown = flows_until_t2(
         s, [seed + k for k in range(seeds)], s_max, progress=progress, n_samples=n_samples
     )
-    params = dict(
-        D=s.D, C=s.C, q=round(s.q, 6), tau=s.tau, s_max=s_max, n_samples=n_samples, **departures(s, eta="flow")
-    )
-    if grown > 1:
-        params["horizon"] = f"{grown} x default_horizon(D): T2 not reached by the default in some seed"
     per: dict[str, list[float]] = {}
     status = []
     results: list[Result] = []
@@ -124,21 +130,36 @@ def checks(
         a_T1 = float(np.interp(T1, sv, a_all)) if T1 is not None else math.nan
         per.setdefault("alpha_III", []).append((a_all[-1] - a_T1) / a_T1 if T1 is not None else math.nan)
         results.append(res)
-    bad = sorted({x for x in status if x != "ok"})
-    note = f"solver: {bad}" if bad else ""
-    route_red = (
-        "reduced recursion vs population GD of the full D x D model by exhaustive enumeration "
-        "(tests/test_reduced_dynamics.py::test_gd_recursion_equals_full_model_population_gd); "
-        "reduced gradient "
-        "vs central differences (tests/test_reduced.py::test_gradient_matches_central_differences)"
-    )
-    route_ph = (
-        "phase detection on a hand-built trajectory "
-        "(tests/test_reduced_dynamics.py::test_detect_phases_on_a_synthetic_trajectory)"
-    )
+    start_ratio = lemma43_rate_ratio(s, 100_000, seed=seed + seeds)  # an independent bank
+    glm = glm_oracle_error_exact(s)
+    return _Flows(per, results, status, s_max, grown, n_samples, start_ratio, glm)
 
-    def over(claim, quantity, key, threshold, ok, route, extra=""):
-        vals = per[key]
+
+ROUTE_REDUCED = (
+    "reduced recursion vs population GD of the full D x D model by exhaustive enumeration "
+    "(tests/test_reduced_dynamics.py::test_gd_recursion_equals_full_model_population_gd); "
+    "reduced gradient "
+    "vs central differences (tests/test_reduced.py::test_gradient_matches_central_differences)"
+)
+ROUTE_PHASES = (
+    "phase detection on a hand-built trajectory "
+    "(tests/test_reduced_dynamics.py::test_detect_phases_on_a_synthetic_trajectory)"
+)
+
+
+@dataclass(frozen=True)
+class _SeedRows:
+    """Builds the rows of one per-seed quantity of :class:`_Flows` (:meth:`over`)."""
+
+    per: dict[str, list[float]]
+    params: dict
+    seeds: int
+    note: str
+
+    def over(self, claim, quantity, key, threshold, ok, route, extra="") -> Check:
+        """The row of ``per[key]`` over seeds, its verdict ``ok(values)``; a value not reached
+        (non-finite) in some seed makes a FAIL row (INFO for an INFO threshold) with measured NaN."""
+        vals = self.per[key]
         if not _all_finite(vals):
             info = str(threshold).startswith("INFO")
             return Check(
@@ -147,8 +168,8 @@ def checks(
                 math.nan,
                 threshold,
                 Verdict.INFO if info else Verdict.FAIL,
-                params=dict(params, seeds=seeds),
-                note=f"not reached in {sum(not math.isfinite(v) for v in vals)} of {seeds} seeds; values {vals}",
+                params=dict(self.params, seeds=self.seeds),
+                note=f"not reached in {sum(not math.isfinite(v) for v in vals)} of {self.seeds} seeds; values {vals}",
                 route=route,
             )
         return Check.over_seeds(
@@ -157,32 +178,72 @@ def checks(
             vals,
             threshold,
             ok(vals),
-            params=params,
-            note="; ".join(x for x in (note, extra) if x),
+            params=self.params,
+            note="; ".join(x for x in (self.note, extra) if x),
             route=route,
         )
 
+
+def checks(
+    s: Setting,
+    *,
+    quick: bool = False,
+    progress: Callable[[str], None] | None = None,
+    s_max: float | None = None,
+    n_samples: int | None = None,
+    seed: int = 0,
+    seeds: int = 5,
+) -> list[Check]:
+    """The rows of the idealized dynamics at ``s`` (module docstring), one flow per seed (seeds
+    ``seed`` … ``seed + seeds − 1``, independent Monte Carlo banks).
+
+    ``s_max``: horizon of the flow (default 2·10⁴·max(1, D/64)^1.5, doubled up to
+    :data:`~theorydyn.reduced.HORIZON_GROWTH_MAX` times while some seed has not reached T2:
+    :func:`~theorydyn.reduced.flows_until_t2`); ``n_samples``: Monte Carlo
+    samples of the reduced risk per seed (default 4000, 1500 with ``quick``).
+    """
+    n_samples = n_samples or (1500 if quick else 4000)
+    fl = _measure_flows(s, progress=progress, s_max=s_max, n_samples=n_samples, seed=seed, seeds=seeds)
+    params = dict(
+        D=s.D, C=s.C, q=round(s.q, 6), tau=s.tau, s_max=fl.s_max, n_samples=n_samples, **departures(s, eta="flow")
+    )
+    if fl.grown > 1:
+        params["horizon"] = f"{fl.grown} x default_horizon(D): T2 not reached by the default in some seed"
+    bad = sorted({x for x in fl.status if x != "ok"})
+    rows = _SeedRows(fl.per, params, seeds, f"solver: {bad}" if bad else "")
+    out = _lemma43_rows(s, rows, fl)
+    out += lemma43_across_D(s)
+    out += _phase_rows(rows, fl)
+    out += _theorem41_rows(rows, fl)
+    out += _flow_vs_gd(s, quick=quick)
+    out += event_rows(s, fl.results, params)
+    return out
+
+
+def _lemma43_rows(s: Setting, rows: _SeedRows, fl: _Flows) -> list[Check]:
+    """Lemma 4.3 at ``s``: the rate of γ, the increment ratio dγ/|dρ| (per seed and over phase II),
+    and γ − ρ > 0 (module docstring)."""
+    per = fl.per
     scale = polylog_reading(s)
-    start_ratio = lemma43_rate_ratio(s, 100_000, seed=seed + seeds)  # an independent bank
     per_seed_ratio = per["inc_ratio_min"]
-    out = [
-        over(
+    return [
+        rows.over(
             "Lemma 4.3",
             "min over recorded intervals of the rate d gamma / ds",
             "dgamma_rate_min",
             "> 0 in every seed",
             lambda v: min(v) > 0,
-            route_red,
+            ROUTE_REDUCED,
             "the lemma: gamma(t+1) >= gamma(t) + eta polylog(d) alpha^p Gamma G^(p-1); a rate (increment / interval): "
             "the minimum sits at s ~ 0, where it is the rate at s = 0",
         ),
-        over(
+        rows.over(
             "Lemma 4.3",
             "min over recorded intervals of d gamma / |d rho| (every increment, whole run), per seed",
             "inc_ratio_min",
             "> 1 in every seed (what gamma >= rho needs; the lemma's D/polylog(d) is not tested at one D)",
             lambda v: min(v) > 1,
-            route_red,
+            ROUTE_REDUCED,
             "the lemma gives d gamma >= eta polylog(d) a^p Gamma G^(p-1) and |d rho| <= the same / D, so the ratio is "
             ">= D/polylog(d) with an unstated polylog and constant: at one D only '> 1' (what gamma >= rho needs) is "
             f"decidable; the growth in D is the across-D row. For reference (not tested): D/ln(d)^2 = {scale:.3g}. "
@@ -191,16 +252,16 @@ def checks(
             + "; ratio / (D/ln(d)^2) per seed: "
             + ", ".join(f"{v / scale:.3g}" for v in per_seed_ratio)
             + ". The minimum sits at the first recorded interval (s ~ 0.01): the rate ratio at s = 0, which a "
-            f"bank of 10^5 samples puts at {start_ratio:.4g} (the per-seed values carry the noise of their "
-            f"{n_samples}-sample banks)",
+            f"bank of 10^5 samples puts at {fl.start_ratio:.4g} (the per-seed values carry the noise of their "
+            f"{fl.n_samples}-sample banks)",
         ),
-        over(
+        rows.over(
             "Lemma 4.3",
             "median over phase II of d gamma / |d rho|",
             "lemma43_ratio",
             f"INFO (for reference, not tested: the lemma's D/polylog(d), D/ln(d)^2 = {scale:.3g})",
             lambda v: Verdict.INFO,
-            route_ph,
+            ROUTE_PHASES,
             (
                 f"ratio / D = {np.mean(per['lemma43_ratio']) / s.D:.3g}, ratio / (D/ln(d)^2) = "
                 f"{np.mean(per['lemma43_ratio']) / scale:.3g}"
@@ -208,18 +269,23 @@ def checks(
             if _all_finite(per["lemma43_ratio"])
             else "",
         ),
-        over(
+        rows.over(
             "Lemma 4.3 (consequence)",
             "min over recorded t > 0 of gamma(t) - rho(t)",
             "gap",
             "> 0 in every seed",
             lambda v: min(v) > 0,
-            route_red,
+            ROUTE_REDUCED,
             f"relative: min_t (gamma-rho)/(|gamma|+|rho|) = {min(per['gap_rel']):.3g} over seeds (t = 0 excluded: "
             "gamma = rho = 0 there)",
         ),
     ]
-    out += lemma43_across_D(s)
+
+
+def _phase_rows(rows: _SeedRows, fl: _Flows) -> list[Check]:
+    """Section 4.1, Events I–III: the phase times (definitions as INFO), the error at T0 (INFO) and
+    the change of α after T1 (module docstring)."""
+    out = []
     for name, event, what in (
         ("T0", "Event I", "end of phase I, alpha at its plateau"),
         ("T1", "Event II", "first s with gamma(s) > max_t |rho(t)|"),
@@ -228,36 +294,36 @@ def checks(
     ):
         if name in DEFINITION_ROWS:  # the toolkit's own definitions: reported, not judged
             out.append(
-                over(
+                rows.over(
                     f"Section 4.1, {event}",
                     f"{name}: {what}",
                     name,
                     "INFO (a definition, not a claim)",
                     lambda v: Verdict.INFO,
-                    route_ph,
+                    ROUTE_PHASES,
                     DEFINITION_ROWS[name],
                 )
             )
             continue
         out.append(
-            over(
+            rows.over(
                 f"Section 4.1, {event}",
                 f"{name}: {what}",
                 name,
-                f"reached by s = {s_max:g} in every seed",
+                f"reached by s = {fl.s_max:g} in every seed",
                 lambda v: True,
-                route_ph,
+                ROUTE_PHASES,
             )
         )
-    glm = glm_oracle_error_exact(s)
+    glm = fl.glm
     out.append(
-        over(
+        rows.over(
             "Section 4.1, Event I",
             "error against f at T0 (the GLM-like plateau), given f != 0",
             "plateau_err",
             "INFO (Theorem 3.1: a GLM errs >= 1/8)",
             lambda v: Verdict.INFO,
-            route_ph,
+            ROUTE_PHASES,
             f"at T0 gamma > rho already (the ties of s = 0 are broken), so the model is no longer a GLM and "
             f"may err less than any GLM: compare with the exact equal-weight GLM's error at this setting, "
             f"{glm['err_cond']:.4f} given f != 0 ({glm['err']:.4f} unconditional), not with 1/8 alone",
@@ -266,22 +332,27 @@ def checks(
 
     def event3(v):
         lo, hi = mean_ci(v)[1:]
-        return Verdict.PASS if lo > 0 else Verdict.DEVIATES if hi < 0 else Verdict.INFO
+        return interval_verdict(lo, hi, above=0.0, below=0.0, if_below=Verdict.DEVIATES)
 
     out.append(
-        over(
+        rows.over(
             "Section 4.1, Event III",
             "relative change of alpha from T1 to the end of the run, (alpha(end) - alpha(T1)) / alpha(T1)",
             "alpha_III",
             "> 0 (the paper: alpha increases again)",
             event3,
-            route_red,
+            ROUTE_REDUCED,
             "DEVIATES when the 95% interval lies below 0: in the idealized dynamics alpha decreases in phase "
             "III while gamma grows (the model lowers the risk through attention, not through alpha)",
         )
     )
-    out.append(
-        over(
+    return out
+
+
+def _theorem41_rows(rows: _SeedRows, fl: _Flows) -> list[Check]:
+    """Theorem 4.1: patch association of the final A, and the final population error (module docstring)."""
+    out = [
+        rows.over(
             "Theorem 4.1 (1)",
             "patch association of the final A(gamma, rho) (Definition 2.2, fraction of rows)",
             "assoc",
@@ -289,18 +360,18 @@ def checks(
             lambda v: min(v) == 1.0,
             "brute-force Top-C (tests/test_theorems.py::test_association_matches_brute_force_top_c)",
         )
-    )
+    ]
     # Pr[f = 0] (exact) is the floor of every classifier's Pr[f F <= 0]: at or above the 2% reading of o(1)
     # no model can pass, and the setting is outside the regime where Assumption 2 makes Pr[f = 0] -> 0.
-    floor = glm["amb"]
+    floor = fl.glm["amb"]
     out.append(
-        over(
+        rows.over(
             "Theorem 4.1 (2)",
             "final population error against f, Pr[f F <= 0] (idealized dynamics)",
             "final_err_f_all",
             "< 0.02 (95% interval)",
             lambda v: Verdict.OUT_OF_SCOPE if floor >= ERR_TOL_41 else mean_ci(v)[2] < ERR_TOL_41,
-            route_red,
+            ROUTE_REDUCED,
             ("out of scope: " if floor >= ERR_TOL_41 else "")
             + f"the paper's quantity: f = 0 counts as an error; Pr[f=0] = {floor:.3g} (exact) is the floor of "
             f"every classifier"
@@ -310,21 +381,19 @@ def checks(
                 if floor >= ERR_TOL_41
                 else ""
             )
-            + f"; given f != 0: {np.mean(per['final_err_f']):.4g}",
+            + f"; given f != 0: {np.mean(fl.per['final_err_f']):.4g}",
         )
     )
     out.append(
-        over(
+        rows.over(
             "Theorem 4.1 (2)",
             "final population error against f given f != 0, Pr[f F <= 0 | f != 0]",
             "final_err_f",
             "INFO (not the paper's quantity: f = 0 excluded)",
             lambda v: Verdict.INFO,
-            route_red,
+            ROUTE_REDUCED,
         )
     )
-    out += _flow_vs_gd(s, quick=quick)
-    out += event_rows(s, results, params)
     return out
 
 
@@ -339,6 +408,12 @@ DEFINITION_ROWS = {
 #: Event I, "only v moves in phase I": max(|gamma(T0)|, |rho(T0)|) / |alpha(T0) - alpha(0)| at most this
 #: (the attention logits move at most a tenth of what alpha moves), fixed before any run
 EVENT_I_TOL = 0.1
+
+
+def _upper95(values: list[float]) -> float:
+    """The upper end of the 95% interval of the mean over seeds; the largest value with one seed."""
+    hi = mean_ci(values)[2]
+    return max(values) if math.isnan(hi) else hi
 
 
 def event_rows(s: Setting, results: list[Result], params: dict) -> list[Check]:
@@ -370,14 +445,12 @@ def event_rows(s: Setting, results: list[Result], params: dict) -> list[Check]:
     )
     floor = math.log(2) / 8
     if all(math.isfinite(r) for r in ratio):
-        hi = mean_ci(ratio)[2]
-        hi = max(ratio) if math.isnan(hi) else hi
         e1 = Check.over_seeds(
             "Section 4.1, Event I",
             "only v moves in phase I: max(|gamma(T0)|, |rho(T0)|) / |alpha(T0) - alpha(0)|",
             ratio,
             f"<= {EVENT_I_TOL} (95% upper bound)",
-            bool(hi <= EVENT_I_TOL),
+            bool(_upper95(ratio) <= EVENT_I_TOL),
             params=params,
             note="per seed " + ", ".join(f"{r:.3g}" for r in ratio),
             route=route,
@@ -393,14 +466,12 @@ def event_rows(s: Setting, results: list[Result], params: dict) -> list[Check]:
             note=f"T0 not reached (or alpha did not move): {ratio}",
             route=route,
         )
-    hi = mean_ci(risk)[2]
-    hi = max(risk) if math.isnan(hi) else hi
     e3 = Check.over_seeds(
         "Section 4.1, Event III",
         "the risk becomes o(1): final population risk",
         risk,
         f"< log(2)/8 = {floor:.4f} (95% upper bound; a GLM's floor)",
-        bool(hi < floor),
+        bool(_upper95(risk) < floor),
         params=params,
         note=f"initial risk {np.mean(risk0):.4f}; per seed " + ", ".join(f"{r:.4g}" for r in risk),
         route=route,
@@ -456,26 +527,6 @@ def _flow_vs_gd(s: Setting, quick: bool) -> list[Check]:
 ERR_TOL_41 = ERR_TOL
 
 
-#: Phase times that hold by the toolkit's own definition, or are no claim of the paper: INFO rows.
-
-
-#: The polylog of Lemma 4.3's lower bound D/polylog(d), read as ln(d)^POLYLOG_K: the toolkit's reading
-#: of "polylog" (docs/theory.md §10.10 admits polylogs up to (log D)^2), fixed before measuring.
-POLYLOG_K = 2
-
-
-def polylog_reading(s: Setting, k: int = POLYLOG_K) -> float:
-    """D / ln(d)^k: the reading of Lemma 4.3's lower bound D/polylog(d) at ``s`` (:data:`POLYLOG_K`)."""
-    return s.D / math.log(s.d) ** k
-
-
-def local_exponent(D_lo: float, D_hi: float, k: int = POLYLOG_K) -> float:
-    """The exponent a of the power law through D/ln(D)^k at D_lo and D_hi (d = D): what a fit of
-    log ratio on log D over that range gives for a ratio exactly D/ln(d)^k,
-    1 − k·ln(ln D_hi / ln D_lo) / ln(D_hi / D_lo)."""
-    return 1.0 - k * math.log(math.log(D_hi) / math.log(D_lo)) / math.log(D_hi / D_lo)
-
-
 def lemma43_rate_ratio(s: Setting, n_samples: int = 100_000, seed: int = 0, method: str = "mc") -> float:
     """Lemma 4.3's ratio at the idealized start (α = ν^{1/(p−1)}, γ = ρ = 0): the per-entry rate of γ over
     the per-entry |rate| of ρ, (−∂ℓ/∂γ / (D(C−1))) / |∂ℓ/∂ρ / (D(D−C))| (docs/theory.md §3.4), from the
@@ -483,11 +534,6 @@ def lemma43_rate_ratio(s: Setting, n_samples: int = 100_000, seed: int = 0, meth
     a0 = s.nu ** (1.0 / (s.p - 1))
     g = population_risk(s, a0, 0.0, 0.0, method=method, n_samples=n_samples, seed=seed).grad
     return float(-g[1] * (s.D - s.C) / ((s.C - 1) * abs(g[2])))
-
-
-def lemma43_Ds(C: int) -> tuple[int, ...]:
-    """The D of the across-D row: q = C²/D from 1/2 down to 1/16 (D = 2C², 4C², 8C², 16C²; 32…256 at C = 4)."""
-    return tuple(2**k * 2 * C * C for k in range(4))
 
 
 def lemma43_across_D(s: Setting, n_samples: int = 100_000, seeds: int = 5) -> list[Check]:
@@ -530,49 +576,3 @@ def lemma43_across_D(s: Setting, n_samples: int = 100_000, seeds: int = 5) -> li
             )
         out.append(row)
     return out
-
-
-def lemma43_exponent_row(per_D: dict[int, list[float]], label: str, params: dict, route: str = "") -> Check:
-    """The across-D row from per-D ratios (D → one ratio per seed): the exponent b of ratio ∝ D^b
-    (least squares over every (D, seed), 95% interval). The lemma's D/polylog(d), read as D/ln(d)^2
-    (:data:`POLYLOG_K`), has the exponent a = :func:`local_exponent` over the D range (0.548 over
-    32…256). FAIL if the ratio does not grow with D (the interval's lower end ≤ 0, some ratio ≤ 0, or
-    too few points); PASS if the interval's upper end reaches a; DEVIATES otherwise (it grows, but
-    slower than D/ln(d)^2)."""
-    Ds = sorted(per_D)
-    rows = [(D, r) for D in Ds for r in per_D[D]]
-    a_k = local_exponent(Ds[0], Ds[-1])
-    listing = "; ".join(f"D={D}: {np.mean(v):.4g} (ratio/D = {np.mean(v) / D:.3g})" for D, v in per_D.items())
-    fit = fit_power_law_ci([d for d, _ in rows], [r for _, r in rows])
-    quantity = f"exponent b of the start rate ratio d gamma/|d rho| ~ D^b at {label}"
-    threshold = f">= {a_k:.3g} (the exponent of D/ln(d)^2 over D = {Ds[0]}..{Ds[-1]}; 'order D': 1); FAIL if <= 0"
-    if fit is None or any(r <= 0 for _, r in rows):
-        return Check(
-            "Lemma 4.3 (across D)",
-            quantity,
-            math.nan,
-            threshold,
-            Verdict.FAIL,
-            params=params,
-            route=route,
-            note=f"gamma does not outrun rho at some D (ratio <= 0) or too few points: {listing}",
-        )
-    if fit["b_low"] <= 0:
-        verdict, why = Verdict.FAIL, "the ratio is not shown to grow with D (the interval reaches 0)"
-    elif fit["b_high"] >= a_k:
-        verdict, why = Verdict.PASS, ""
-    else:
-        verdict, why = Verdict.DEVIATES, "the ratio grows slower than the lemma's D/polylog(d) read as D/ln(d)^2"
-    return Check(
-        "Lemma 4.3 (across D)",
-        quantity,
-        fit["b"],
-        threshold,
-        verdict,
-        params=params,
-        route=route,
-        ci_low=fit["b_low"],
-        ci_high=fit["b_high"],
-        note=f"ratio at gamma = rho = 0 (alpha = nu^(1/(p-1))), mean over seeds: {listing}"
-        + (f". {why}" if why else ""),
-    )

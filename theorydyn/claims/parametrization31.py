@@ -124,6 +124,21 @@ def start_row(s: Setting, omega: float = RUN_OMEGA) -> Check:
     )
 
 
+def _measure_draws(s: Setting, sigma_A: float) -> tuple[list[float], list[float], list[float]]:
+    """Per draw of A(0) = P Pᵀ at ``s`` (:data:`SEEDS` draws, seed k from ``[k, 3101]``): the fraction
+    of A_ii / σ_A in [:data:`DIAG_LOW`, :data:`DIAG_HIGH`], max_{i≠j} |A_ij| / min_i A_ii, and the
+    fraction of rows whose Top-C is their set (:func:`scales`)."""
+    inside, ratio, top = [], [], []
+    for k in range(SEEDS):
+        A = initial_attention(s.D, sigma_A, np.random.default_rng([k, 3101]))
+        sc = scales(A, s)
+        r = np.diag(A) / sigma_A
+        inside.append(float(np.mean((r >= DIAG_LOW) & (r <= DIAG_HIGH))))
+        ratio.append(sc["max_off"] / sc["diag_min"])
+        top.append(sc["top_c_fraction"])
+    return inside, ratio, top
+
+
 def checks(
     s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None, omega: float = RUN_OMEGA
 ) -> list[Check]:
@@ -151,14 +166,7 @@ def checks(
             route="exact: E[A_ij^2] = sigma_A^2 / D (tests/test_parametrization31.py)",
         )
     )
-    inside, ratio, top = [], [], []
-    for k in range(SEEDS):
-        A = initial_attention(s.D, sigma_A, np.random.default_rng([k, 3101]))
-        sc = scales(A, s)
-        r = np.diag(A) / sigma_A
-        inside.append(float(np.mean((r >= DIAG_LOW) & (r <= DIAG_HIGH))))
-        ratio.append(sc["max_off"] / sc["diag_min"])
-        top.append(sc["top_c_fraction"])
+    inside, ratio, top = _measure_draws(s, sigma_A)
     exact = float(chi2.cdf(DIAG_HIGH * s.D, s.D) - chi2.cdf(DIAG_LOW * s.D, s.D))
     frac = float(np.mean(inside))
     here = dict(D=s.D, C=s.C, **base)

@@ -71,6 +71,31 @@ ROUTE_LITERAL = (
 )
 
 
+def _measure_fitted(
+    s: Setting, N_fit: int, N_test: int, N_flat: int, lam: float, seeds: int, seed: int
+) -> dict[str, list[dict[str, float]]]:
+    """The fitted GLMs' errors (:func:`theorydyn.glm.glm_fitted_errors`), per model one dict per seed
+    (seed k draws from ``SeedSequence([seed, k, 31])``)."""
+    per_seed: dict[str, list[dict[str, float]]] = {}
+    for k in range(seeds):
+        rng = np.random.default_rng(np.random.SeedSequence([seed, k, 31]))
+        for name, e in glm_fitted_errors(s, N_fit, N_test, N_flat, lam, rng).items():
+            per_seed.setdefault(name, []).append(e)
+    return per_seed
+
+
+def _measure_literal(s: Setting, N: int, seeds: int, seed: int) -> dict[str, Any]:
+    """The literal construction's errors: exact at :data:`LITERAL_EXACT` with weights 3^j (``ex``),
+    equal weights (``eq``) and colliding weights 2^j (``ex2``); by Monte Carlo at ``s``, ``N``
+    samples per seed (``mc``: one error per seed ``seed + k``)."""
+    sx = Setting(**LITERAL_EXACT)
+    ex = literal_construction_exact(base=3, **LITERAL_EXACT)
+    eq = glm_oracle_error_exact(sx)
+    ex2 = literal_construction_exact(base=2, **LITERAL_EXACT)
+    mc = [literal_construction_mc(s, N, seed + k)["err"] for k in range(seeds)]
+    return dict(ex=ex, eq=eq, ex2=ex2, mc=mc)
+
+
 def check_theorem_3_1(
     s: Setting,
     N_fit: int = 100_000,
@@ -109,20 +134,48 @@ def check_theorem_3_1(
       under the statement PASS only if there is no crossing (the bound at every q); the conditional
       crossings in the note.
     """
-    scope = theorem_3_1_scope(s)
-    base = dict(D=s.D, C=s.C, q=round(s.q, 6), **departures(s, model=False))
-    crossing: dict[str, float] = {}
+    judge = _Judge(s)
+    exact = glm_oracle_error_exact(s)
+    checks = _exact_rows(judge, exact)
+    per_seed = _measure_fitted(s, N_fit, N_test, N_flat, lam, seeds, seed)
+    checks += _fitted_rows(judge, per_seed, dict(judge.base, N_fit=N_fit, N_test=N_test, N_flat=N_flat, lam=lam), seeds)
+    if literal:
+        lit = _measure_literal(s, N_literal, seeds, seed)
+        checks += _literal_rows(exact, lit, N_literal, judge.base, judge.both)
+    if scan:
+        checks += _scan_rows()
+    return checks
 
-    def judge(ok: bool, reading: str, what: str, why_crossing: bool = True) -> tuple[Verdict, str]:
-        if reading == SCOPE_TOOLKIT and scope:
-            return Verdict.OUT_OF_SCOPE, f"out of scope under the toolkit's Assumption 2 rule: {scope}. {what}"
+
+class _Judge:
+    """The verdicts of :func:`check_theorem_3_1`'s rows at ``s`` under the two readings of the scope
+    (:data:`SCOPE_STATEMENT`, :data:`SCOPE_TOOLKIT`); ``base`` the params every row names."""
+
+    def __init__(self, s: Setting) -> None:
+        self.s = s
+        self.scope = theorem_3_1_scope(s)
+        self.base = dict(D=s.D, C=s.C, q=round(s.q, 6), **departures(s, model=False))
+        self._crossing: dict[str, float] = {}
+
+    def crossing(self) -> dict[str, float]:
+        """This (D, C)'s crossing of the exact equal-weight error through 1/8 (:func:`glm_crossing`),
+        measured once and only when a note needs it."""
+        self._crossing.update(self._crossing or glm_crossing(self.s, n_grid=24))
+        return self._crossing
+
+    def judge(self, ok: bool, reading: str, what: str, why_crossing: bool = True) -> tuple[Verdict, str]:
+        """(verdict, note) of a row whose bound holds iff ``ok``, under ``reading``: OUT_OF_SCOPE under
+        the toolkit's rule outside its scope, else PASS or DEVIATES (the note then says where the bound
+        fails, unless ``why_crossing`` is False: the note ``what`` itself says why)."""
+        s = self.s
+        if reading == SCOPE_TOOLKIT and self.scope:
+            return Verdict.OUT_OF_SCOPE, f"out of scope under the toolkit's Assumption 2 rule: {self.scope}. {what}"
         if ok:
             return Verdict.PASS, what
         if not why_crossing:  # the note itself says why the bound fails
             return Verdict.DEVIATES, what
         x = s.q * (s.D - s.C) / s.C**2
-        crossing.update(crossing or glm_crossing(s, n_grid=24))
-        xs = crossing["x_star"]
+        xs = self.crossing()["x_star"]
         where = "inside Assumption 2 (toolkit rule)" if reading == SCOPE_TOOLKIT else "under Assumption 1"
         return Verdict.DEVIATES, (
             f"the bound fails {where}: q(D-C)/C^2 = {x:.3g} is below this (D, C)'s crossing "
@@ -130,11 +183,12 @@ def check_theorem_3_1(
             f"q(D-C) >~ 0.75 C^2, see the scan rows). {what}"
         )
 
-    def other(ok: bool, what: str) -> str:
+    def other(self, ok: bool, what: str) -> str:
         """The verdict under the toolkit's reading, for a row judged under the statement's."""
-        return f"{what}. Under the toolkit's Assumption 2 rule: {judge(ok, SCOPE_TOOLKIT, '')[0]}"
+        return f"{what}. Under the toolkit's Assumption 2 rule: {self.judge(ok, SCOPE_TOOLKIT, '')[0]}"
 
     def both(
+        self,
         quantity: str,
         value: float,
         ok: bool,
@@ -146,10 +200,11 @@ def check_theorem_3_1(
         claim: str = "Theorem 3.1",
         why_crossing: bool = True,
     ) -> list[Check]:
+        """One row per reading of the scope, the same number judged under each."""
         rows = []
         for reading in (SCOPE_STATEMENT, SCOPE_TOOLKIT):
-            v, note = judge(ok, reading, what, why_crossing)
-            p = dict(params or base, scope=reading)
+            v, note = self.judge(ok, reading, what, why_crossing)
+            p = dict(params or self.base, scope=reading)
             rows.append(
                 Check(
                     claim + READING_TAG[reading],
@@ -166,39 +221,45 @@ def check_theorem_3_1(
             )
         return rows
 
-    exact = glm_oracle_error_exact(s)
+
+def _exact_rows(judge: _Judge, exact: dict[str, float]) -> list[Check]:
+    """The exact equal-weight GLM with the best link (:func:`check_theorem_3_1`), once per reading,
+    and its conditional error as INFO."""
     glm = "equal-weight GLM, best link (w_j = w*, phi = majority of sign f given the projection)"
     upper = (
         "an upper bound on the best GLM's error (docs/theory.md §6.1): it can refute the bound, not confirm "
         f"it; Pr[f=0] = {exact['amb']:.3g}, given f != 0: {exact['err_cond']:.4f}"
     )
-    checks = both(f"exact Pr[f g <= 0], g = {glm}", exact["err"], exact["err"] >= THEOREM_3_1_BOUND, upper, ROUTE_EXACT)
-    checks.append(
+    rows = judge.both(
+        f"exact Pr[f g <= 0], g = {glm}", exact["err"], exact["err"] >= THEOREM_3_1_BOUND, upper, ROUTE_EXACT
+    )
+    rows.append(
         Check.exact(
             "Theorem 3.1",
             f"exact Pr[f g <= 0 | f != 0], g = {glm}",
             exact["err_cond"],
             "INFO (not the paper's quantity: f = 0 excluded)",
             Verdict.INFO,
-            params=dict(base, scope="none (INFO)"),
+            params=dict(judge.base, scope="none (INFO)"),
             route=ROUTE_EXACT,
             note=f"the conditional error; the verdict rows judge Pr[f g <= 0] = {exact['err']:.4f}",
         )
     )
-    p_fit = dict(base, N_fit=N_fit, N_test=N_test, N_flat=N_flat, lam=lam)
-    per_seed: dict[str, list[dict[str, float]]] = {}
-    for k in range(seeds):
-        rng = np.random.default_rng(np.random.SeedSequence([seed, k, 31]))
-        for name, e in glm_fitted_errors(s, N_fit, N_test, N_flat, lam, rng).items():
-            per_seed.setdefault(name, []).append(e)
+    return rows
+
+
+def _fitted_rows(judge: _Judge, per_seed: dict[str, list[dict[str, float]]], p_fit: dict, seeds: int) -> list[Check]:
+    """The fitted GLMs (:func:`_measure_fitted`): one row per model under the statement's reading, the
+    per-seed minimum over models once per reading, and its conditional error as INFO."""
     fit_note = (
         "phi = per-bin majority of sign f, fitted on held-out samples; a fitted error bounds the best GLM's from above"
     )
+    rows = []
     for name, es in per_seed.items():
         vals = [e["err"] for e in es]
         m, lo, hi = mean_ci(vals)
-        v, note = judge(hi >= THEOREM_3_1_BOUND, SCOPE_STATEMENT, fit_note)
-        checks.append(
+        v, note = judge.judge(hi >= THEOREM_3_1_BOUND, SCOPE_STATEMENT, fit_note)
+        rows.append(
             Check.over_seeds(
                 "Theorem 3.1",
                 f"Pr[f g <= 0], g = best phi of {name}",
@@ -207,7 +268,7 @@ def check_theorem_3_1(
                 v,
                 params=dict(p_fit, scope=SCOPE_STATEMENT),
                 route=ROUTE_FIT,
-                note=other(
+                note=judge.other(
                     hi >= THEOREM_3_1_BOUND, f"{note}; given f != 0: {np.mean([e['err_cond'] for e in es]):.4f}"
                 ),
                 bounds=UNIT,
@@ -216,7 +277,7 @@ def check_theorem_3_1(
     mins = np.min(np.array([[e["err"] for e in es] for es in per_seed.values()]), axis=0)
     mins_c = np.min(np.array([[e["err_cond"] for e in es] for es in per_seed.values()]), axis=0)
     m, lo, hi = bounded_mean_ci(mins, low=UNIT[0], high=UNIT[1], min_n=2)
-    checks += both(
+    rows += judge.both(
         "Pr[f g <= 0], g = best phi of min over the fitted GLMs (per seed)",
         m,
         hi >= THEOREM_3_1_BOUND,
@@ -226,7 +287,7 @@ def check_theorem_3_1(
         hi,
         dict(p_fit, seeds=seeds),
     )
-    checks.append(
+    rows.append(
         Check.over_seeds(
             "Theorem 3.1",
             "Pr[f g <= 0 | f != 0], g = best phi of min over the fitted GLMs (per seed)",
@@ -239,24 +300,19 @@ def check_theorem_3_1(
             bounds=UNIT,
         )
     )
-    if literal:
-        checks += _literal_rows(s, exact, N_literal, seeds, seed, base, both)
-    if scan:
-        checks += _scan_rows()
-    return checks
+    return rows
 
 
 def _literal_rows(
-    s: Setting, exact: dict[str, float], N: int, seeds: int, seed: int, base: dict, both: Callable[..., list[Check]]
+    exact: dict[str, float], lit: dict[str, Any], N: int, base: dict, both: Callable[..., list[Check]]
 ) -> list[Check]:
-    """The literal statement's rows (:func:`check_theorem_3_1`): the injective lookup GLM, exact at
-    :data:`LITERAL_EXACT`, Monte Carlo at ``s``."""
+    """The literal statement's rows (:func:`check_theorem_3_1`) from :func:`_measure_literal`: the
+    injective lookup GLM, exact at :data:`LITERAL_EXACT`, Monte Carlo at the ledger's setting."""
     claim = "Theorem 3.1 (literal: any w_j, any phi)"
     glm = "lookup phi of sum_j <3^j w*, X_j> (injective on the patterns)"
     sx = Setting(**LITERAL_EXACT)
-    ex = literal_construction_exact(base=3, **LITERAL_EXACT)
-    eq = glm_oracle_error_exact(sx)
-    ex2 = literal_construction_exact(base=2, **LITERAL_EXACT)
+    ex, eq, ex2 = lit["ex"], lit["eq"], lit["ex2"]
+    seeds = len(lit["mc"])
     reason2 = theorem_3_1_scope(sx)
     ok = ex["err"] >= THEOREM_3_1_BOUND
     why = (
@@ -289,8 +345,7 @@ def _literal_rows(
             ),
         )
     ]
-    vals = [literal_construction_mc(s, N, seed + k)["err"] for k in range(seeds)]
-    m, lo, hi = bounded_mean_ci(vals, low=UNIT[0], high=UNIT[1], min_n=2)
+    m, lo, hi = bounded_mean_ci(lit["mc"], low=UNIT[0], high=UNIT[1], min_n=2)
     what = (
         f"read literally (any phi) Theorem 3.1 is false: with w_j = 3^j w* the projection is injective on the "
         f"patterns <w*, X_j> in {{-1,0,1}} (balanced ternary) and a lookup phi computes sign f exactly; the error "

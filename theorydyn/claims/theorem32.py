@@ -90,6 +90,23 @@ def construct_theorem_3_2(s: Setting, kappa: float = 60.0, b: float = 1.0) -> Po
 THEOREM_3_2_ERR_TOL = 0.01
 
 
+def _measure_errors(
+    s: Setting, A: np.ndarray, v: np.ndarray, N: int, seeds: int, seed: int
+) -> tuple[list[float], list[float]]:
+    """Model (T) with logits ``A``: (D, D) and value ``v``: (d,) on ``N`` fresh samples per seed (seed k
+    draws from ``SeedSequence([seed, k, 32])``): per seed Pr[f F ≤ 0 | f ≠ 0] and Pr[f = 0]
+    (:func:`theorydyn.data.errors`; a non-finite output counts as 0)."""
+    errs, amb = [], []
+    for k in range(seeds):
+        b = data.sample(s, N, seed=np.random.default_rng(np.random.SeedSequence([seed, k, 32])))
+        with np.errstate(over="ignore", invalid="ignore"):
+            F = model.forward(s, A, v, b.X)
+        e = data.errors(np.where(np.isfinite(F), F, 0.0), b.y, data.labelling(s, b.X))
+        errs.append(e["err_f"])
+        amb.append(e["amb_f"])
+    return errs, amb
+
+
 def check_theorem_3_2(
     s: Setting,
     N: int = 5_000,
@@ -122,14 +139,7 @@ def check_theorem_3_2(
     P = np.asarray(M.P, dtype=np.float64)
     G = P.T @ P
     A = (P.T @ M.W_Q) @ (P.T @ M.W_K).T
-    errs, amb = [], []
-    for k in range(seeds):
-        b = data.sample(s, N, seed=np.random.default_rng(np.random.SeedSequence([seed, k, 32])))
-        with np.errstate(over="ignore", invalid="ignore"):
-            F = model.forward(s, A, M.v, b.X)
-        e = data.errors(np.where(np.isfinite(F), F, 0.0), b.y, data.labelling(s, b.X))
-        errs.append(e["err_f"])
-        amb.append(e["amb_f"])
+    errs, amb = _measure_errors(s, A, M.v, N, seeds, seed)
     _, _, hi = mean_ci(errs)
     miss = offdiag_topc_miss(s, G)
     assoc_rows = model.association_rows(s, G)

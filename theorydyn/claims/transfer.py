@@ -2,13 +2,14 @@
 
 The experiment itself (frozen attention, ṽ trained on Ñ downstream samples, Ñ_target against D)
 is :mod:`theorydyn.transfer`; this module turns its tables into :class:`~theorydyn.claims.check.Check`
-rows (:func:`checks` runs it, :func:`checks_from` is a pure function of its tables).
+rows (:func:`checks` has :func:`theorydyn.transfer.ledger.ledger_run` run it, :func:`checks_from` is a
+pure function of its tables and runs nothing).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
 
@@ -19,19 +20,17 @@ from ..paths import run_dir
 from ..resources import MemoryEstimate
 from ..setting import Setting
 from ..transfer import (
-    DEFAULT_METHODS,
     FULL,
     QUICK,
     TransferOptions,
     base_setting,
     describe_slope,
     options_from,
-    run,
     setting_at,
 )
-from ..transfer.experiment import GENERIC
+from ..transfer.ledger import ledger_run
 from ..transfer.memory import transfer_memory
-from .check import Check, Verdict
+from .check import Check, Verdict, interval_verdict
 
 
 def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
@@ -64,30 +63,13 @@ def checks_dir(quick: bool) -> Path:
 def checks(
     s: Setting | None = None, *, quick: bool = True, progress=None, out: str | Path | None = None
 ) -> list[Check]:
-    """Ledger rows for Theorems 5.1 and 5.2 from one run of :func:`run` (quick: :data:`QUICK`, else
-    :data:`FULL`, at :func:`base_setting`: the ledger's ``s`` is not used). ``out``: where rows and
+    """Ledger rows for Theorems 5.1 and 5.2 from one run of the transfer experiment
+    (:func:`theorydyn.transfer.ledger.ledger_run`; quick: :data:`QUICK`, else :data:`FULL`, at
+    :func:`base_setting`: the ledger's ``s`` is not used). ``out``: where rows and
     caches live (default :func:`checks_dir`; reruns resume). The verdicts are
     :func:`checks_from`'s."""
-    cfg = dict(QUICK if quick else FULL)
-    opts = options_from(cfg)
-    out = Path(out) if out is not None else checks_dir(quick)
-    methods = DEFAULT_METHODS + GENERIC  # the kernel learner: Theorem 5.2's generic learner
-    raw, summary, tgt, slopes, up = run(base_setting(), cfg["Ds"], opts, methods=methods, out=out, progress=progress)
-    levels = pd.read_csv(out / "transfer_levels.csv")
-    params = dict(
-        C=4,
-        K=opts.count,
-        nu=1 / 64,
-        Ds=list(cfg["Ds"]),
-        seeds=opts.seeds,
-        eps=opts.eps,
-        err_eps=opts.err_eps,
-        target=opts.target,
-        N_grid=f"{list(opts.Ns)} (capped per method and D)",
-        N_test=opts.N_test,
-        quick=quick,
-    )
-    return checks_from(summary, tgt, slopes, levels, up, opts, params)
+    r = ledger_run(quick, Path(out) if out is not None else checks_dir(quick), progress)
+    return checks_from(r.summary, r.tgt, r.slopes, r.levels, r.up, r.opts, r.params)
 
 
 def _level(df: pd.DataFrame, level: str) -> pd.DataFrame:
@@ -98,7 +80,56 @@ def _level(df: pd.DataFrame, level: str) -> pd.DataFrame:
 
 
 def _slope_verdict_51(p) -> Verdict:
-    return Verdict.PASS if p["ci_high"] < SLOPE_51 else Verdict.FAIL if p["ci_low"] > SLOPE_51 else Verdict.INFO
+    """Theorem 5.1's slope: PASS if its 95% CI lies below :data:`SLOPE_51`, FAIL if above, else INFO."""
+    return interval_verdict(
+        p["ci_low"], p["ci_high"], above=SLOPE_51, below=SLOPE_51, if_above=Verdict.FAIL, if_below=Verdict.PASS
+    )
+
+
+def _fit(sl: pd.DataFrame, method: str, x: str = "log D"):
+    """The slope fit of ``method`` on ``x`` (a row of the slopes table), or None."""
+    r = sl[(sl["method"] == method) & (sl["x"] == x)] if len(sl) else sl
+    return r.iloc[0] if len(r) else None
+
+
+def _floor_note(t: pd.DataFrame, method: str) -> str:
+    g = t[t["method"] == method]
+    k = int(((g["kind"] == "value") & (g["lo"] == 1.0)).sum())
+    return f" Ñ_target = 1 (the floor: one sample) at {k} of {len(g)} D." if k else ""
+
+
+def _estimate(r) -> float:
+    """The slope's point estimate: the value when uncensored, else the bound the censoring allows."""
+    return (
+        r["slope_low"]
+        if r["slope_low"] == r["slope_high"]
+        else (r["slope_high"] if np.isfinite(r["slope_high"]) else r["slope_low"])
+    )
+
+
+@dataclass(frozen=True)
+class _Levels:
+    """The targets of :func:`checks_from`'s tables: ``tgt_c``/``sl_c`` the Ñ_target and slope rows at
+    the common level, ``tgt_t``/``sl_t`` at the theorem level (the common ones when the tables have
+    none), with the two targets in words."""
+
+    tgt_c: pd.DataFrame
+    sl_c: pd.DataFrame
+    tgt_t: pd.DataFrame
+    sl_t: pd.DataFrame
+    common_txt: str
+    level_txt: str
+
+
+def _levels_of(tgt: pd.DataFrame, slopes: pd.DataFrame, levels: pd.DataFrame, opts: TransferOptions) -> _Levels:
+    a_rng = f"a*(D) in [{levels['a_star'].min():.4f}, {levels['a_star'].max():.4f}]"
+    t_common = float(levels["target"].iloc[0]) if levels["target"].nunique() == 1 else None
+    common_txt = f"{t_common:g}" if t_common is not None else "a*(D) − ε"
+    tgt_c, sl_c = _level(tgt, "common"), _level(slopes, "common")
+    has_theorem = "level" in tgt and bool((tgt["level"] == "theorem").any())
+    tgt_t, sl_t = (_level(tgt, "theorem"), _level(slopes, "theorem")) if has_theorem else (tgt_c, sl_c)
+    level_txt = f"a*(D) − {opts.eps} ({a_rng})" if has_theorem else f"{common_txt}"
+    return _Levels(tgt_c, sl_c, tgt_t, sl_t, common_txt, level_txt)
 
 
 def checks_from(
@@ -110,7 +141,8 @@ def checks_from(
     opts: TransferOptions,
     params: dict,
 ) -> list[Check]:
-    """The verdicts of :func:`checks` from the tables of :func:`run` (a pure function of them).
+    """The verdicts of :func:`checks` from the tables of :func:`theorydyn.transfer.experiment.run` (a pure
+    function of them).
 
     Targets (docs/theory.md §5, fixed before any result): the *common* level, one accuracy for every
     method (``opts.target`` = 0.75: halfway from chance 0.5 to a* ≈ 1, below every baseline's
@@ -119,100 +151,86 @@ def checks_from(
 
     * "Theorem 5.1" (``pretrained``, the idealized pre-trained Â, theorem level): PASS if the 95% CI
       of the slope of log Ñ_target on log D lies below :data:`SLOPE_51`, FAIL if above, INFO if it
-      straddles it, DEVIATES if the target is not reached at some D.
+      straddles it, DEVIATES if the target is not reached at some D (:func:`_theorem_51_row`).
     * "Theorem 5.1 (finite-sample Â)": one row per D where Â was pre-trained by finite-sample GD —
       diverged, associated (< 1 or = 1), and its Ñ_target — never dropped; INFO (the pre-training
       itself is Theorem 4.2's row). With association 1 at ≥ 2 D, also its slope, judged like the
-      idealized one.
+      idealized one (:func:`_finite_sample_rows`).
     * "Theorem 5.2" at the theorem's target (:func:`_theorem_52_at_target`): the learners without
       patch-association knowledge that can reach test error ≤ ε (:data:`REACHING`: the kernel learner,
       model (T) from scratch), their slope of log Ñ_ε on log D against the pre-trained Â's: the verdicts.
     * "Theorem 5.2" (``init``, ``other-partition``, ``logreg``, ``scratch``; common level 0.75): INFO,
       each with its ceiling: the slope of log Ñ_target on log D with its CI and its difference from
       the pre-trained Â's; accuracy 0.75 is not the theorem's o(1) error, and the GLM and the frozen
-      attentions cannot reach that error at any Ñ (their ceilings lie below 1 − ε).
-    * "Theorem 5.1 (cross-check)", INFO: finite-sample against idealized Â (accuracy gap at equal Ñ).
+      attentions cannot reach that error at any Ñ (their ceilings lie below 1 − ε) (:func:`_baseline_rows`).
+    * "Theorem 5.1 (cross-check)", INFO: finite-sample against idealized Â (accuracy gap at equal Ñ,
+      :func:`_cross_check_rows`).
     """
-    a_rng = f"a*(D) in [{levels['a_star'].min():.4f}, {levels['a_star'].max():.4f}]"
-    t_common = float(levels["target"].iloc[0]) if levels["target"].nunique() == 1 else None
-    common_txt = f"{t_common:g}" if t_common is not None else "a*(D) − ε"
-    tgt_c, sl_c = _level(tgt, "common"), _level(slopes, "common")
-    has_theorem = "level" in tgt and bool((tgt["level"] == "theorem").any())
-    tgt_t, sl_t = (_level(tgt, "theorem"), _level(slopes, "theorem")) if has_theorem else (tgt_c, sl_c)
-    rows: list[Check] = []
+    lv = _levels_of(tgt, slopes, levels, opts)
+    rows = [_theorem_51_row(lv, opts, params)]
+    rows += _finite_sample_rows(up, lv, opts, params)
+    rows += _baseline_rows(lv, levels, opts, params)
+    rows += _theorem_52_at_target(tgt, slopes, levels, opts, params)
+    rows += _cross_check_rows(summary, opts, params)
+    return [_storable(r) for r in rows]
 
-    def fit(sl, method, x="log D"):
-        r = sl[(sl["method"] == method) & (sl["x"] == x)] if len(sl) else sl
-        return r.iloc[0] if len(r) else None
 
-    def floor_note(t, method):
-        g = t[t["method"] == method]
-        k = int(((g["kind"] == "value") & (g["lo"] == 1.0)).sum())
-        return f" Ñ_target = 1 (the floor: one sample) at {k} of {len(g)} D." if k else ""
-
-    def est_of(r):
-        return (
-            r["slope_low"]
-            if r["slope_low"] == r["slope_high"]
-            else (r["slope_high"] if np.isfinite(r["slope_high"]) else r["slope_low"])
-        )
-
-    # ---- Theorem 5.1: the idealized pre-trained Â at the theorem's target ----
-    level_txt = f"a*(D) − {opts.eps} ({a_rng})" if has_theorem else f"{common_txt}"
-    p = fit(sl_t, "pretrained")
-    pre_t = tgt_t[tgt_t["method"] == "pretrained"]
+def _theorem_51_row(lv: _Levels, opts: TransferOptions, params: dict) -> Check:
+    """Theorem 5.1: the idealized pre-trained Â at the theorem's target (:func:`checks_from`)."""
+    p = _fit(lv.sl_t, "pretrained")
     if p is None:
-        rows.append(
-            Check(
-                "Theorem 5.1",
-                "slope of log Ñ_target on log D (pre-trained Â)",
-                math.nan,
-                f"< {SLOPE_51}",
-                Verdict.INFO,
-                params,
-                note="fewer than two D values",
-            )
+        return Check(
+            "Theorem 5.1",
+            "slope of log Ñ_target on log D (pre-trained Â)",
+            math.nan,
+            f"< {SLOPE_51}",
+            Verdict.INFO,
+            params,
+            note="fewer than two D values",
         )
-    else:
-        ll = fit(sl_t, "pretrained", "log log D")
-        never = int((pre_t["kind"] == "lower").sum())
-        verdict = Verdict.DEVIATES if never else _slope_verdict_51(p)
-        pc = fit(sl_c, "pretrained")
-        note = (
-            f"idealized pre-trained Â (final γ, ρ of the reduced flow, = population GD) at every D; target = "
-            f"{level_txt}, q = {opts.count:g}/(D − C); Ñ grid {list(opts.Ns)[:8]}… (ratio ≤ 1.5 from 2 on). "
-            f"Ñ_target: {_table(tgt_t, 'pretrained')}.{floor_note(tgt_t, 'pretrained')} "
-            f"Slope on log D: {describe_slope(p)}; on log log D: {describe_slope(ll)}. "
-            f"At the common target {common_txt}: Ñ_target {_table(tgt_c, 'pretrained')}"
-            + (f", slope {describe_slope(pc)}" if pc is not None else "")
-            + f". The threshold {SLOPE_51} admits polylog (log D)^k up to k ≈ 2 and rejects D^a, a > {SLOPE_51}; "
-            "a small power (a < 0.5) and a polylog cannot be told apart on this range of D."
-            + (f" Not reached at {never} D: a contradiction with Theorem 5.1 at these Ñ." if never else "")
-            + ("" if verdict is not Verdict.INFO else " Inconclusive: the CI straddles the threshold.")
-        )
-        rows.append(
-            Check(
-                "Theorem 5.1",
-                "slope of log Ñ_target on log D (pre-trained Â, ṽ by GD)",
-                est_of(p),
-                f"95% CI < {SLOPE_51} (polylog-like)",
-                verdict,
-                params,
-                note=note,
-                ci_low=p["ci_low"],
-                ci_high=p["ci_high"],
-                route="crossing and slope fit tested on synthetic "
-                "power-law and polylog curves; test set in projected form tested against explicit X",
-            )
-        )
-    # ---- Theorem 5.1 with the finite-sample Â: one row per pre-training, never dropped ----
+    pre_t = lv.tgt_t[lv.tgt_t["method"] == "pretrained"]
+    ll = _fit(lv.sl_t, "pretrained", "log log D")
+    never = int((pre_t["kind"] == "lower").sum())
+    verdict = Verdict.DEVIATES if never else _slope_verdict_51(p)
+    pc = _fit(lv.sl_c, "pretrained")
+    note = (
+        f"idealized pre-trained Â (final γ, ρ of the reduced flow, = population GD) at every D; target = "
+        f"{lv.level_txt}, q = {opts.count:g}/(D − C); Ñ grid {list(opts.Ns)[:8]}… (ratio ≤ 1.5 from 2 on). "
+        f"Ñ_target: {_table(lv.tgt_t, 'pretrained')}.{_floor_note(lv.tgt_t, 'pretrained')} "
+        f"Slope on log D: {describe_slope(p)}; on log log D: {describe_slope(ll)}. "
+        f"At the common target {lv.common_txt}: Ñ_target {_table(lv.tgt_c, 'pretrained')}"
+        + (f", slope {describe_slope(pc)}" if pc is not None else "")
+        + f". The threshold {SLOPE_51} admits polylog (log D)^k up to k ≈ 2 and rejects D^a, a > {SLOPE_51}; "
+        "a small power (a < 0.5) and a polylog cannot be told apart on this range of D."
+        + (f" Not reached at {never} D: a contradiction with Theorem 5.1 at these Ñ." if never else "")
+        + ("" if verdict is not Verdict.INFO else " Inconclusive: the CI straddles the threshold.")
+    )
+    return Check(
+        "Theorem 5.1",
+        "slope of log Ñ_target on log D (pre-trained Â, ṽ by GD)",
+        _estimate(p),
+        f"95% CI < {SLOPE_51} (polylog-like)",
+        verdict,
+        params,
+        note=note,
+        ci_low=p["ci_low"],
+        ci_high=p["ci_high"],
+        route="crossing and slope fit tested on synthetic "
+        "power-law and polylog curves; test set in projected form tested against explicit X",
+    )
+
+
+def _finite_sample_rows(up: pd.DataFrame, lv: _Levels, opts: TransferOptions, params: dict) -> list[Check]:
+    """Theorem 5.1 with the finite-sample Â: one INFO row per pre-training, never dropped, and the
+    slope row when there are two D (:func:`checks_from`)."""
+    rows: list[Check] = []
     sim_up = up[up["method"] == "pretrained-sim"].sort_values("D") if "method" in up else up.iloc[0:0]
     for r in sim_up.itertuples():
         D = int(r.D)
         diverged = str(r.status).startswith("diverged")
         assoc = float(r.association)
-        at = tgt_t[(tgt_t["method"] == "pretrained-sim") & (tgt_t["D"] == D)]
-        atc = tgt_c[(tgt_c["method"] == "pretrained-sim") & (tgt_c["D"] == D)]
+        at = lv.tgt_t[(lv.tgt_t["method"] == "pretrained-sim") & (lv.tgt_t["D"] == D)]
+        atc = lv.tgt_c[(lv.tgt_c["method"] == "pretrained-sim") & (lv.tgt_c["D"] == D)]
         one = lambda g: (  # noqa: E731
             "—" if g.empty else _table(g, "pretrained-sim").split(": ", 1)[1]
         )
@@ -240,11 +258,11 @@ def checks_from(
                 Verdict.INFO,
                 params=dict(params, D=D, upstream_N=n_up, eta=eta_up),
                 note=f"D={D}: finite-sample GD, {steps_txt} of {opts.upstream_steps} steps; {why} "
-                f"Upstream err_f {float(r.err_f):.3f}. Ñ_target at {level_txt}: {one(at)}; "
-                f"at {common_txt}: {one(atc)}.",
+                f"Upstream err_f {float(r.err_f):.3f}. Ñ_target at {lv.level_txt}: {one(at)}; "
+                f"at {lv.common_txt}: {one(atc)}.",
             )
         )
-    ps = fit(sl_t, "pretrained-sim")
+    ps = _fit(lv.sl_t, "pretrained-sim")
     if ps is not None:
         all_assoc = (
             len(sim_up)
@@ -255,47 +273,63 @@ def checks_from(
             Check(
                 "Theorem 5.1 (finite-sample Â)",
                 "slope of log Ñ_target on log D (finite-sample pre-trained Â)",
-                est_of(ps),
+                _estimate(ps),
                 f"95% CI < {SLOPE_51} (polylog-like)",
                 _slope_verdict_51(ps) if all_assoc else Verdict.INFO,
                 params,
-                note=f"Ñ_target at {level_txt}: {_table(tgt_t, 'pretrained-sim')}. Slope {describe_slope(ps)} over "
-                f"D = {ps['D_min']}…{ps['D_max']} ({int(ps['n_D'])} D)."
+                note=f"Ñ_target at {lv.level_txt}: {_table(lv.tgt_t, 'pretrained-sim')}. Slope {describe_slope(ps)} "
+                f"over D = {ps['D_min']}…{ps['D_max']} ({int(ps['n_D'])} D)."
                 + ("" if all_assoc else " Not every pre-training reached association 1: INFO, not judged."),
                 ci_low=ps["ci_low"],
                 ci_high=ps["ci_high"],
             )
         )
-    # ---- Theorem 5.2: each baseline at the common target, its slope against the pre-trained Â's ----
-    for method, what in (
-        ("init", "Â at initialisation"),
-        ("other-partition", "Â pre-trained on another partition"),
-        ("logreg", "logistic regression on flattened X"),
-        ("scratch", "A and v trained from scratch"),
-    ):
+    return rows
+
+
+#: The baselines of Theorem 5.2 at the common level (INFO rows, :func:`_baseline_rows`).
+BASELINES = (
+    ("init", "Â at initialisation"),
+    ("other-partition", "Â pre-trained on another partition"),
+    ("logreg", "logistic regression on flattened X"),
+    ("scratch", "A and v trained from scratch"),
+)
+
+
+def _ceiling_note(g: pd.DataFrame, method: str, levels: pd.DataFrame) -> str:
+    """What a baseline can reach at all: its population ceiling where known, its best seed-mean accuracy."""
+    ceil_note = ""
+    if method == "init" and "init_ceiling" in levels:
+        ceil_note = (
+            f" Population accuracy ceiling of the expected attention at init (v ∥ w̃, best α, ties as errors): "
+            f"{levels['init_ceiling'].min():.3f}–{levels['init_ceiling'].max():.3f}."
+        )
+    if method == "logreg" and "linear_reference" in levels:
+        ceil_note = (
+            f" The symmetric linear rule sign(Σ_j ⟨w̃, X_j⟩) reaches {levels['linear_reference'].min():.3f}–"
+            f"{levels['linear_reference'].max():.3f} (cf. Theorem 3.1)."
+        )
+    return ceil_note + (
+        " Best seed-mean accuracy measured: "
+        + ", ".join(f"D={int(x.D)}: {x.max_acc:.3f}" for x in g.sort_values("D").itertuples())
+        + ". Theorem 5.2 speaks of o(1) error, which no association-free learner here reaches at any Ñ "
+        "(their ceilings lie below a*); the rows measure the sample need at an accuracy they can reach."
+    )
+
+
+def _baseline_rows(lv: _Levels, levels: pd.DataFrame, opts: TransferOptions, params: dict) -> list[Check]:
+    """Theorem 5.2 at the common target: each baseline of :data:`BASELINES`, its slope against the
+    pre-trained Â's, INFO (:func:`checks_from`)."""
+    rows: list[Check] = []
+    tgt_c, common_txt = lv.tgt_c, lv.common_txt
+    for method, what in BASELINES:
         g = tgt_c[tgt_c["method"] == method]
         if g.empty:
             continue
-        r = fit(sl_c, method)
+        r = _fit(lv.sl_c, method)
         finite = int((g["kind"] != "lower").sum())
         never_all = finite == 0
-        ceil_note = ""
-        if method == "init" and "init_ceiling" in levels:
-            ceil_note = (
-                f" Population accuracy ceiling of the expected attention at init (v ∥ w̃, best α, ties as errors): "
-                f"{levels['init_ceiling'].min():.3f}–{levels['init_ceiling'].max():.3f}."
-            )
-        if method == "logreg" and "linear_reference" in levels:
-            ceil_note = (
-                f" The symmetric linear rule sign(Σ_j ⟨w̃, X_j⟩) reaches {levels['linear_reference'].min():.3f}–"
-                f"{levels['linear_reference'].max():.3f} (cf. Theorem 3.1)."
-            )
-        ceil_note += (
-            " Best seed-mean accuracy measured: "
-            + ", ".join(f"D={int(x.D)}: {x.max_acc:.3f}" for x in g.sort_values("D").itertuples())
-            + ". Theorem 5.2 speaks of o(1) error, which no association-free learner here reaches at any Ñ "
-            "(their ceilings lie below a*); the rows measure the sample need at an accuracy they can reach."
-        )
+        ceil_note = _ceiling_note(g, method, levels)
         if r is None and not never_all:  # one D only (the method's cap on D): its need, no exponent
             rows.append(_one_d_row(g, method, what, common_txt, params, ceil_note))
             continue
@@ -317,10 +351,10 @@ def checks_from(
             )
             continue
         dlo, dhi = r.get("diff_ci_low", math.nan), r.get("diff_ci_high", math.nan)
-        ll = fit(sl_c, method, "log log D")
+        ll = _fit(lv.sl_c, method, "log log D")
         note = (
             f"{what}: target {common_txt} (the same for every method). Ñ_target {_table(tgt_c, method)} "
-            f"(finite at {finite} of {len(g)} D).{floor_note(tgt_c, method)} Slope on log D: {describe_slope(r)}; "
+            f"(finite at {finite} of {len(g)} D).{_floor_note(tgt_c, method)} Slope on log D: {describe_slope(r)}; "
             f"on log log D: {describe_slope(ll)}. Pre-trained Â at the same target: {_table(tgt_c, 'pretrained')}. "
             f"slope − slope(pre-trained): [{r.get('diff_low', math.nan):.3g}, {r.get('diff_high', math.nan):.3g}], "
             f"95% CI [{dlo:.3g}, {dhi:.3g}]. INFO: accuracy {common_txt} is not the theorem's test error ≤ o(1); "
@@ -330,7 +364,7 @@ def checks_from(
             Check(
                 "Theorem 5.2",
                 f"slope of log Ñ_target on log D ({method})",
-                est_of(r),
+                _estimate(r),
                 f"INFO (accuracy {common_txt}, not the theorem's o(1) error)",
                 Verdict.INFO,
                 params,
@@ -339,27 +373,30 @@ def checks_from(
                 ci_high=r["ci_high"],
             )
         )
-    rows += _theorem_52_at_target(tgt, slopes, levels, opts, params)
-    # ---- finite-sample against idealized pre-trained Â: accuracy at the largest Ñ both ran ----
+    return rows
+
+
+def _cross_check_rows(summary: pd.DataFrame, opts: TransferOptions, params: dict) -> list[Check]:
+    """INFO: finite-sample against idealized pre-trained Â, accuracy at the largest Ñ both ran."""
     both = summary[summary["method"].isin(["pretrained", "pretrained-sim"])]
     piv = both.pivot_table(index=["D", "N_tilde"], columns="method", values="acc_f_mean").dropna()
-    if len(piv) and {"pretrained", "pretrained-sim"} <= set(piv.columns):
-        last = piv.groupby(level=0).tail(1)
-        gap = (last["pretrained-sim"] - last["pretrained"]).to_numpy()
-        rows.append(
-            Check.exact(
-                "Theorem 5.1 (cross-check)",
-                "max over D of |acc_f(finite-sample Â) − acc_f(idealized Â)| at the largest shared Ñ",
-                float(np.max(np.abs(gap))),
-                "INFO (small = the idealized Â stands in)",
-                Verdict.INFO,
-                params=dict(params, D=sorted(set(last.index.get_level_values(0)))),
-                note=f"at (D, Ñ) = {[(int(d), int(n)) for d, n in last.index]}: gaps "
-                + ", ".join(f"{x:+.4f}" for x in gap)
-                + f". Finite-sample pre-training: N={opts.upstream_N}, {opts.upstream_steps} GD steps of η={opts.eta}.",
-            )
+    if not (len(piv) and {"pretrained", "pretrained-sim"} <= set(piv.columns)):
+        return []
+    last = piv.groupby(level=0).tail(1)
+    gap = (last["pretrained-sim"] - last["pretrained"]).to_numpy()
+    return [
+        Check.exact(
+            "Theorem 5.1 (cross-check)",
+            "max over D of |acc_f(finite-sample Â) − acc_f(idealized Â)| at the largest shared Ñ",
+            float(np.max(np.abs(gap))),
+            "INFO (small = the idealized Â stands in)",
+            Verdict.INFO,
+            params=dict(params, D=sorted(set(last.index.get_level_values(0)))),
+            note=f"at (D, Ñ) = {[(int(d), int(n)) for d, n in last.index]}: gaps "
+            + ", ".join(f"{x:+.4f}" for x in gap)
+            + f". Finite-sample pre-training: N={opts.upstream_N}, {opts.upstream_steps} GD steps of η={opts.eta}.",
         )
-    return [_storable(r) for r in rows]
+    ]
 
 
 #: The learners without patch-association knowledge that can reach test error ≤ ε: Theorem 5.2's
@@ -493,8 +530,8 @@ def _theorem_52_at_target(
                 verdict, why = Verdict.INFO, "second reading of o(1) (the verdict is the ε-level row)"
             elif ref_fin < 2:
                 verdict, why = Verdict.INFO, "the pre-trained Â reaches the target at fewer than two D"
-            else:
-                verdict = Verdict.PASS if dlo > 0 else Verdict.FAIL if dhi <= 0 else Verdict.INFO
+            else:  # PASS: the interval above 0; FAIL: at or below 0; INFO: it straddles 0
+                verdict = interval_verdict(dlo, dhi, above=0.0, below=0.0, edge="below")
                 why = {
                     Verdict.PASS: "the need grows faster with D than the transferred model's",
                     Verdict.FAIL: "the need grows no faster with D than the transferred model's",

@@ -56,7 +56,7 @@ from ..paths import vision_ledger_dir
 from ..resources import MemoryEstimate, vit_train_memory
 from ..setting import Setting
 from ..stats import mean_ci
-from .check import Check, Verdict
+from .check import Check, Verdict, interval_verdict
 
 ACC_TOL = 0.02  # two accuracy points: "on par" in Figures 6/7
 VIT_DROP_TOL = 0.02  # the ViT's drop under π_s: within two points (3 seeds give a wide t-interval)
@@ -91,10 +91,23 @@ def _bounds(values: Sequence[float] | np.ndarray) -> tuple[float, float, float]:
     return (m, lo, hi) if not np.isnan(lo) else (m, m, m)
 
 
-def _ci_inside(lo: float, hi: float, m: float, tol: float) -> bool:
-    if np.isnan(lo):  # one seed: no interval, the mean decides
-        return abs(m) <= tol
-    return -tol <= lo and hi <= tol
+def _row(
+    claim: str,
+    quantity: str,
+    values,
+    threshold: str,
+    verdict: Verdict,
+    params,
+    note: str,
+    route: str,
+    why: dict[Verdict, str] | None = None,
+) -> Check:
+    """A row over seeds of the per-seed ``values`` (:meth:`Check.over_seeds`), params copied; ``why``
+    maps a verdict to the reason appended to the note when the row gets it."""
+    note += (why or {}).get(verdict, "")
+    return Check.over_seeds(
+        claim, quantity, values, threshold, verdict, params=dict(params or {}), note=note, route=route
+    )
 
 
 def accuracy_check(
@@ -110,22 +123,16 @@ def accuracy_check(
         f"positional {np.mean(acc_pos):.4f} ({', '.join(f'{a:.4f}' for a in acc_pos)}), vanilla "
         f"{np.mean(acc_van):.4f} ({', '.join(f'{a:.4f}' for a in acc_van)}) per seed"
     )
-    if _ci_inside(low, high, m, tol):
-        verdict = Verdict.PASS
-    elif low > tol or high < -tol:
-        verdict = Verdict.FAIL
-    else:
-        verdict = Verdict.INFO
-        note += f"; inconclusive: the 95% interval straddles ±{tol}, more seeds are needed to tell"
-    return Check.over_seeds(
+    return _row(
         "Section 6, Figures 6/7",
         "final test accuracy, positional − vanilla attention (digits)",
         d.tolist(),
         f"95% CI inside [-{tol}, +{tol}]",
-        verdict,
-        params=dict(params or {}),
-        note=note,
-        route=ROUTE_ATTENTION,
+        interval_verdict(low, high, inside=(-tol, tol)),  # one seed: _bounds gives low = high = m
+        params,
+        note,
+        ROUTE_ATTENTION,
+        why={Verdict.INFO: f"; inconclusive: the 95% interval straddles ±{tol}, more seeds are needed to tell"},
     )
 
 
@@ -155,31 +162,35 @@ def robustness_check(
         f"ViT drop {vm:+.4f} [{vlo:+.4f}, {vhi:+.4f}], CNN drop {cm:+.4f} (95% lower {clo:+.4f}), "
         f"{len(gap)} seeds{base}"
     )
-    if vlo > tol or hi < 0:
+    # the ViT's drop: shown within tol (95% upper bound <= tol) or shown above it (lower bound > tol)
+    vit = interval_verdict(vlo, vhi, above=tol, below=tol, edge="below", if_above=Verdict.FAIL, if_below=Verdict.PASS)
+    # the CNN − ViT gap: shown above 0, or below 0
+    gap_v = interval_verdict(lo, hi, above=0.0, below=0.0)
+    if Verdict.FAIL in (vit, gap_v):
         verdict = Verdict.FAIL
-        note += "; the ViT is not robust to π_s" if vlo > tol else "; the ViT degrades more than the CNN"
-    elif vhi <= tol and lo > 0:
+        note += "; the ViT is not robust to π_s" if vit is Verdict.FAIL else "; the ViT degrades more than the CNN"
+    elif vit is Verdict.PASS and gap_v is Verdict.PASS:
         verdict = Verdict.PASS
-    elif vhi <= tol:
+    elif vit is Verdict.PASS:
         verdict = Verdict.DEVIATES
         note += "; the CNN does not degrade measurably more than the ViT, so the contrast of Figure 5a does not show"
     else:
         verdict = Verdict.INFO
         note += (
             f"; inconclusive: the ViT's drop is not shown within ±{tol}"
-            + ("" if lo > 0 else " and the CNN − ViT gap not shown above 0")
+            + ("" if gap_v is Verdict.PASS else " and the CNN − ViT gap not shown above 0")
             + " at this number of seeds"
         )
     where = f"π_{params['s']}, ViT patch {params['patch']}" if params and "s" in params else "π_s"
-    return Check.over_seeds(
+    return _row(
         "Section 6, Figure 5a",
         f"accuracy drop under {where}, CNN − ViT (digits)",
         gap.tolist(),
         f"ViT drop 95% upper <= {tol} and CNN − ViT 95% CI > 0",
         verdict,
-        params=dict(params or {}),
-        note=note,
-        route=f"{ROUTE_ATTENTION}; {ROUTE_GRID}",
+        params,
+        note,
+        f"{ROUTE_ATTENTION}; {ROUTE_GRID}",
     )
 
 
@@ -198,25 +209,25 @@ def decay_check(
     note = f"untrained initialisation {init:+.4f}"
     if vanilla_contrast is not None:
         note += f", vanilla-attention ViT {np.mean(vanilla_contrast):+.4f}"
-    if low > max(0.0, init):
-        verdict = Verdict.PASS
-    elif high < min(0.0, init):
-        verdict = Verdict.DEVIATES
-        note += "; similarity RISES with grid distance: the pairs at distance g−1 are patches of the border ring"
-        if ink is not None:
-            note += f", whose mean pixel is {ink[0]:.3f} of 1 against {ink[1]:.3f} for the inner patches"
-    else:
-        verdict = Verdict.FAIL
-        note += "; no decay with grid distance beyond what the initialisation shows"
-    return Check.over_seeds(
+    verdict = interval_verdict(
+        low, high, above=max(0.0, init), below=min(0.0, init), if_below=Verdict.DEVIATES, otherwise=Verdict.FAIL
+    )
+    rises = "; similarity RISES with grid distance: the pairs at distance g−1 are patches of the border ring" + (
+        f", whose mean pixel is {ink[0]:.3f} of 1 against {ink[1]:.3f} for the inner patches" if ink is not None else ""
+    )
+    return _row(
         "Section 6, Figure 1a",
         "cosine similarity of positional encodings, ρ(1) − ρ(far) (positional-attention ViT, digits)",
         list(contrast),
         "PASS: 95% CI > max(0, init); DEVIATES: 95% CI < min(0, init)",
         verdict,
-        params=dict(params or {}),
-        note=note,
-        route=f"{ROUTE_ATTENTION}; {ROUTE_MAPS}",
+        params,
+        note,
+        f"{ROUTE_ATTENTION}; {ROUTE_MAPS}",
+        why={
+            Verdict.DEVIATES: rises,
+            Verdict.FAIL: "; no decay with grid distance beyond what the initialisation shows",
+        },
     )
 
 
@@ -236,23 +247,22 @@ def recovery_check(
     note = f"as learned (permuted positions) {np.mean(b):+.4f}, after π_s⁻¹ − as learned: lower bound {dlow:+.4f}"
     if unpermuted is not None:
         note += f"; runs on original images {unpermuted:+.4f}"
-    if low > 0 and dlow > 0:
-        verdict = Verdict.PASS
-    elif high < 0:
-        verdict = Verdict.DEVIATES
-        note += "; after π_s⁻¹ the similarity RISES with grid distance (as the Figure 1a row)"
-    else:
+    verdict = interval_verdict(low, high, above=0.0, below=0.0, if_below=Verdict.DEVIATES, otherwise=Verdict.FAIL)
+    if verdict is Verdict.PASS and not dlow > 0:  # a PASS needs the rise over the as-learned contrast shown too
         verdict = Verdict.FAIL
-        note += "; π_s⁻¹ does not bring out a decay with grid distance"
-    return Check.over_seeds(
+    return _row(
         "Section 6, Figure 5c",
         "cosine similarity of positional encodings learned on π_s-permuted images, ρ(1) − ρ(far) after π_s⁻¹",
         list(a),
         "PASS: 95% CI of after > 0 and of after − as learned > 0",
         verdict,
-        params=dict(params or {}),
-        note=note,
-        route=f"{ROUTE_GRID}; {ROUTE_MAPS}",
+        params,
+        note,
+        f"{ROUTE_GRID}; {ROUTE_MAPS}",
+        why={
+            Verdict.DEVIATES: "; after π_s⁻¹ the similarity RISES with grid distance (as the Figure 1a row)",
+            Verdict.FAIL: "; π_s⁻¹ does not bring out a decay with grid distance",
+        },
     )
 
 
@@ -488,37 +498,24 @@ def digits_rows(
         # folders are keyed by the configuration: quick and full share what they can
         root = Path(root) if root is not None else vision_ledger_dir()
         mvit, mcfg = ex.preset_configs(data, **{**over, **ex.MAPS_OVERRIDES})
+
+        def runs(att, perm_s, cfg, train):  # the seeds of one configuration, cached (trained together)
+            specs = [ex.RunSpec("vit", att, perm_s, seed, cfg.patch) for seed in seeds]
+            return ex.cached_runs(specs, data, dataclasses.replace(cfg, attention=att), train, root)
+
         acc, contrasts = {}, {}
         for att in ("positional", "vanilla"):  # the seeds of one configuration train together (an ensemble)
             say(f"vision: ViT {att}, seeds {', '.join(map(str, seeds))} ({tcfg.epochs} epochs)")
-            rs = ex.cached_runs(
-                [ex.RunSpec("vit", att, None, seed, vit.patch) for seed in seeds],
-                data,
-                dataclasses.replace(vit, attention=att),
-                tcfg,
-                root,
-            )
+            rs = runs(att, None, vit, tcfg)
             acc[att] = [r["final_test_acc"] for r in rs]
             say(f"vision: ViT {att}, seeds {', '.join(map(str, seeds))}, P initialised at {mvit.pos_std:g} (Figure 1a)")
-            rs = ex.cached_runs(
-                [ex.RunSpec("vit", att, None, seed, mvit.patch) for seed in seeds],
-                data,
-                dataclasses.replace(mvit, attention=att),
-                mcfg,
-                root,
-            )
+            rs = runs(att, None, mvit, mcfg)
             contrasts[att] = [contrast(v.maps.cosine_similarity(ex.load_pos(r["folder"]))) for r in rs]
         init = [contrast(v.maps.cosine_similarity(ex.initial_pos(mvit, seed))) for seed in seeds]
         # Figure 5c: the Figure 1a runs' configuration on π_s-permuted images, tiles of one patch
         s5c = mvit.patch
         say(f"vision: ViT positional on π_{s5c}-permuted images, seeds {', '.join(map(str, seeds))} (Figure 5c)")
-        rs = ex.cached_runs(
-            [ex.RunSpec("vit", "positional", s5c, seed, mvit.patch) for seed in seeds],
-            data,
-            dataclasses.replace(mvit, attention="positional"),
-            mcfg,
-            root,
-        )
+        rs = runs("positional", s5c, mvit, mcfg)
         perm5c = v.grid.grid_permutation(data.image_size, s5c, 0)
         as_learned = [v.maps.cosine_similarity(ex.load_pos(r["folder"])) for r in rs]
         before = [contrast(C) for C in as_learned]

@@ -1,12 +1,13 @@
 """The finite-difference check of model (T)'s gradient, shared by tests/test_model.py (the analytic
-gradient, :func:`theorydyn.model.risk_and_grad`) and tests/test_simulate.py (the fused kernel's):
+gradient, :func:`theorydyn.core.model.risk_and_grad`) and tests/test_simulate.py (the fused kernel's):
 one random problem and one assertion, each test giving its own sizes and tolerances."""
 
 import numpy as np
 import pytest
 from conftest import model_risk_central_differences
 
-from theorydyn import Setting, data, model
+from theorydyn import Setting
+from theorydyn.core import data, model
 
 
 def random_problem(D, C, d, N, seed=0, tau=1.0, dtype=np.float64, *, a_scale, v_scale):
@@ -24,7 +25,7 @@ def random_problem(D, C, d, N, seed=0, tau=1.0, dtype=np.float64, *, a_scale, v_
 def assert_gradient_matches_central_differences(
     risk_and_grad, s, A, v, b, *, weights_seed, risk_rel, atol, rtol
 ) -> None:
-    """``risk_and_grad(s, A, v, X, y, weights)`` against :func:`theorydyn.model.risk` (the risk, to
+    """``risk_and_grad(s, A, v, X, y, weights)`` against :func:`theorydyn.core.model.risk` (the risk, to
     ``risk_rel``) and against central differences of it (the gradients, to ``atol``/``rtol``), unweighted
     and with uniform random weights from ``weights_seed``; ∂/∂A is 0 on the diagonal (fixed at β)."""
     w = np.random.default_rng(weights_seed).random(len(b.y))

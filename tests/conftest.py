@@ -18,7 +18,7 @@ def claim_module(name, checks, memory=None):
     ``checks`` and ``memory(s, quick)`` (default: a 1 KiB estimate)."""
     import types
 
-    from theorydyn.resources import MemoryEstimate, Term
+    from theorydyn.infra.memory import MemoryEstimate, Term
 
     mod = types.ModuleType(name)
     mod.checks = checks
@@ -116,9 +116,9 @@ def make_non_regular(path, kind: str) -> None:
 
 def model_risk_central_differences(s, A, v, X, y, weights=None, h=1e-6):
     """∂risk/∂A (off the diagonal; the diagonal stays 0, fixed at β) and ∇_v risk of model (T) by central
-    differences of :func:`theorydyn.model.risk` with step ``h``: the independent route the analytic and
+    differences of :func:`theorydyn.core.model.risk` with step ``h``: the independent route the analytic and
     fused gradients are checked against. Shapes: ``A`` (D, D), ``v`` (d,); returns ((D, D), (d,))."""
-    from theorydyn import model
+    from theorydyn.core import model
 
     num_A = np.zeros_like(A)
     for i in range(s.D):

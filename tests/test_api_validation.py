@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from theorydyn.core.setting import Setting
 from theorydyn.reduced import integrate
-from theorydyn.setting import Setting
 from theorydyn.simulate import simulate, simulate_replicas
 
 S = Setting(D=8, C=2)

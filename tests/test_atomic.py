@@ -1,4 +1,4 @@
-"""theorydyn.atomic: the old file or the new one, never a torn one; no writes through links."""
+"""theorydyn.infra.atomic: the old file or the new one, never a torn one; no writes through links."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from theorydyn import atomic
+from theorydyn.infra import atomic
 
 
 def test_a_failing_writer_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from test_cli_fuzz import NUMERIC, _arg, clean
 
-from theorydyn.cli import VALUE_MAX, number
+from theorydyn.cli.tools import VALUE_MAX, number
 
 
 def _largest(kind) -> str:

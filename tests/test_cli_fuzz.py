@@ -2,7 +2,7 @@
 
 For each CLI the flags are read from its own argparse parser (``build_parser()``), so a flag
 added later is covered without touching this file. Each numeric flag must use the checked
-converter of :func:`theorydyn.cli.number` (finite, integer where it must be, its range kept on
+converter of :func:`theorydyn.cli.tools.number` (finite, integer where it must be, its range kept on
 the converter); from that range the test derives the values that must be refused: nan, ±inf,
 1e400, '', text, a fraction for an integer flag, a value just outside the range. A hypothesis
 strategy draws further invalid values of every flag. Then come the rules checked after parsing
@@ -36,10 +36,10 @@ from conftest import NON_REGULAR, make_non_regular
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from theorydyn.cli import guard_memory, number, positive
+from theorydyn.cli.tools import guard_memory, number, positive
+from theorydyn.core.setting import D_MAX, Setting
+from theorydyn.infra.memory import MEMORY_ENV, available_memory
 from theorydyn.reduced.memory import reduced_memory
-from theorydyn.resources import MEMORY_ENV, available_memory
-from theorydyn.setting import D_MAX, Setting
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -173,7 +173,7 @@ NUMERIC = [(name, flag, action, kind) for name in CLIS for flag, action, kind in
 
 def test_every_numeric_flag_has_a_checked_converter():
     """A bare ``type=int``/``float`` lets nan, inf or any range through: every numeric flag must use
-    :func:`theorydyn.cli.number` (or :func:`~theorydyn.cli.positive`), whose rule the other tests read."""
+    :func:`theorydyn.cli.tools.number` (or :func:`~theorydyn.cli.tools.positive`), whose rule the other tests read."""
     assert len(NUMERIC) > 40  # the enumeration found the flags (not an empty, vacuous pass)
     bare = [f"{name} {flag}" for name, flag, action, _ in NUMERIC if action.type in (int, float)]
     assert not bare, f"flags without a checked converter: {bare}"
@@ -257,7 +257,7 @@ def test_hypothesis_draws_invalid_values_of_every_flag(data):
 @pytest.mark.parametrize("name", sorted({n for n, *_ in NUMERIC}))  # the CLIs that have numeric flags
 def test_a_double_dash_value_is_refused(name):
     """``--flag=--``: argparse (3.11) reads an empty list without calling the converter; every CLI
-    parses with theorydyn.cli.ArgumentParser, which refuses it naming the flag."""
+    parses with theorydyn.cli.tools.ArgumentParser, which refuses it naming the flag."""
     flags = [(flag, action) for n, flag, action, _ in NUMERIC if n == name]
     assert flags
     bad = []
@@ -585,7 +585,7 @@ def test_transfer_memory_covers_the_test_set_and_the_downstream_samples():
 
     import numpy as np
 
-    from theorydyn import data, model
+    from theorydyn.core import data, model
     from theorydyn.transfer.experiment import TestSet, downstream_setting, outputs_v
     from theorydyn.transfer.memory import transfer_memory
 
@@ -609,7 +609,7 @@ def test_transfer_memory_covers_the_test_set_and_the_downstream_samples():
 
 def test_vit_train_memory_counts_the_parameters_of_the_model():
     torch = pytest.importorskip("torch")
-    from theorydyn.resources import vit_batch_memory, vit_train_memory
+    from theorydyn.vision.memory import vit_batch_memory, vit_train_memory
     from theorydyn.vision.model import ViT, ViTConfig
 
     for kw in (dict(width=64, depth=2, heads=4, mlp=128, patch=4), dict(width=96, depth=3, heads=4, mlp=96, patch=2)):

@@ -2,8 +2,8 @@
 
 * ``python -X importtime -m theorydyn.<command> --help`` imports none of Numba, SciPy, pandas,
   Matplotlib or torch, for every command, through ``python -m theorydyn <command> --help`` too:
-  the packages re-export lazily (:mod:`theorydyn._lazy`) and each command imports its solvers in its
-  run function (:mod:`theorydyn.runner`). A planted heavy import is caught (the check can fail).
+  the packages re-export lazily (:mod:`theorydyn.infra._lazy`) and each command imports its solvers in its
+  run function (:mod:`theorydyn.cli.runner`). A planted heavy import is caught (the check can fail).
 * The runner maps known errors in one place: Ctrl-C → 130 and "interrupted; rerun to resume",
   a store error → 2, a full disk → 1, a read-only file system → 2, each one line, no traceback.
 * ``integrate(Setting())`` and ``python -m theorydyn.reduced`` use the same horizon.
@@ -110,8 +110,8 @@ def test_verify_help_names_the_default_ledger():
 
 # ---- the runner: one place for interrupts and known errors ------------------------------------------------
 def _command(run):
-    from theorydyn.cli import ArgumentParser
-    from theorydyn.runner import Command
+    from theorydyn.cli.runner import Command
+    from theorydyn.cli.tools import ArgumentParser
 
     def build() -> argparse.ArgumentParser:
         ap = ArgumentParser(prog="toy")
@@ -157,7 +157,7 @@ def test_runner_maps_torchs_full_disk_error(capsys, monkeypatch):
 
 
 def test_runner_maps_a_store_error_to_exit_2(capsys):
-    from theorydyn.store import StoreError
+    from theorydyn.infra.store import StoreError
 
     assert _command(_raises(StoreError("results.sqlite is damaged"))).main([]) == 2
     assert "toy: error: results.sqlite is damaged" in capsys.readouterr().err
@@ -170,7 +170,7 @@ def test_runner_lets_a_bug_through():
 
 
 def test_a_shared_flag_is_added_in_one_place(capsys):
-    """Every command gets the runner's global flags (theorydyn.runner.GLOBAL_ARGUMENTS)."""
+    """Every command gets the runner's global flags (theorydyn.cli.runner.GLOBAL_ARGUMENTS)."""
     from theorydyn import __version__
     from theorydyn.scan.__main__ import main
 

@@ -1,4 +1,4 @@
-"""Ctrl-C in every command goes through the one handler of theorydyn.runner (issue 33, item 7):
+"""Ctrl-C in every command goes through the one handler of theorydyn.cli.runner (issue 33, item 7):
 exit 130, "interrupted; rerun to resume", no traceback, from the driver or from its workers, also
 while the scan's worker processes are still starting (they start with SIGINT ignored and are ended
 by the driver)."""

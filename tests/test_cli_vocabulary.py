@@ -2,10 +2,10 @@
 
 Every ``build_parser()`` under ``theorydyn`` is found by walking the package (a CLI added later is
 covered without touching this file) and checked against the shared meanings of
-:mod:`theorydyn.cli`:
+:mod:`theorydyn.cli.tools`:
 
 * ``--out``: the output location (a folder, or the one file a CLI writes: the help says which),
-  read by :func:`theorydyn.cli.path_arg` (a Path; a blank value refused); no ``--results-dir``;
+  read by :func:`theorydyn.cli.tools.path_arg` (a Path; a blank value refused); no ``--results-dir``;
 * ``--seeds K``: a count, an integer >= 1 (seeds 0 … K-1); ``--seed S`` / ``--first-seed F``: one
   integer >= 0;
 * ``--quiet``: store_true, "no progress bar on stderr", in every CLI that runs something with a
@@ -13,7 +13,7 @@ covered without touching this file) and checked against the shared meanings of
 * ``--force``: only the memory override; ``--recompute``: recompute what a store already holds
   (in every CLI with a results store);
 * lists: ``nargs="+"`` (space-separated), never a converter that splits commas;
-* every option's help shows its default (the parser's formatter is theorydyn.cli.HelpFormatter);
+* every option's help shows its default (the parser's formatter is theorydyn.cli.tools.HelpFormatter);
   none shows it twice or shows ``(default: None)``.
 
 :func:`vocabulary_problems` returns the broken rules of one parser, so that a deliberately bad toy
@@ -37,8 +37,8 @@ from pathlib import Path
 import pytest
 
 import theorydyn
-from theorydyn import cli
 from theorydyn.__main__ import COMMANDS
+from theorydyn.cli.tools import tools as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,9 +100,9 @@ def vocabulary_problems(
     results that --recompute would recompute; ``writes``: it writes files (so it must take --out)."""
     bad: list[str] = []
     if not isinstance(parser, cli.ArgumentParser):
-        bad.append("not built with theorydyn.cli.ArgumentParser")
+        bad.append("not built with theorydyn.cli.tools.ArgumentParser")
     if not issubclass(parser.formatter_class, cli.HelpFormatter):
-        bad.append(f"formatter {parser.formatter_class.__name__} is not theorydyn.cli.HelpFormatter")
+        bad.append(f"formatter {parser.formatter_class.__name__} is not theorydyn.cli.tools.HelpFormatter")
     opts = {s: a for a in parser._actions for s in a.option_strings}
     for s in opts:
         if "results-dir" in s or s == "--force-memory":
@@ -112,7 +112,7 @@ def vocabulary_problems(
         bad.append("--out missing")
     if out is not None:
         if out.dest != "out" or not (out.type is Path or getattr(out.type, "path", False)):
-            bad.append("--out: must be a Path (theorydyn.cli.path_arg: a blank value refused) in dest 'out'")
+            bad.append("--out: must be a Path (theorydyn.cli.tools.path_arg: a blank value refused) in dest 'out'")
         if not re.search(r"\b(folder|file)\b", out.help or ""):
             bad.append("--out: the help must say whether it is a folder or a file")
     for flag, low in (("--seeds", 1), ("--seed", 0), ("--first-seed", 0)):
@@ -182,7 +182,7 @@ def test_the_walk_finds_every_cli():
 
 
 def test_no_parser_is_built_outside_theorydyn_cli():
-    """``argparse.ArgumentParser(`` appears only in theorydyn/cli.py: every CLI gets the shared formatter."""
+    """``argparse.ArgumentParser(`` appears only in theorydyn/cli/tools.py: every CLI gets the shared formatter."""
     hits = []
     for p in Path(theorydyn.__file__).parent.rglob("*.py"):
         if p.name != "cli.py" and re.search(r"argparse\.ArgumentParser\(", p.read_text(encoding="utf-8")):
@@ -226,7 +226,7 @@ def test_a_parser_that_breaks_each_rule_is_caught():
     bad.add_argument("--Ms", type=int, default=[1, 2], help="sizes")
     problems = "\n".join(vocabulary_problems(bad, store=True))
     for rule in (
-        "theorydyn.cli.ArgumentParser",
+        "theorydyn.cli.tools.ArgumentParser",
         "formatter",
         "--results-dir: the output folder is --out",
         "--out missing",

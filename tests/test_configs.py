@@ -1,8 +1,8 @@
 """Typed, frozen configurations (issue 29): one default, one rule and one help text per option, read by the
 library, the command lines and the scan.
 
-* :func:`theorydyn.configs.as_seeds`: one type of seeds, from a count or a sequence.
-* A field's rule refuses a bad value on construction, naming the field (the words of theorydyn.validate).
+* :func:`theorydyn.cli.configs.as_seeds`: one type of seeds, from a count or a sequence.
+* A field's rule refuses a bad value on construction, naming the field (the words of theorydyn.core.validate).
 * The flags of ``python -m theorydyn.reduced`` / ``simulate`` / ``vision`` are the fields': the same defaults
   and bounds; an old spelling (``--N-test``) still works and is hidden.
 * ``integrate(Setting())`` and the reduced CLI resolve to one configuration: the same horizon, the same T1.
@@ -16,7 +16,7 @@ import dataclasses
 
 import pytest
 
-from theorydyn.configs import Rule, add_config_flags, as_seeds, config_flags, config_from_args, flag_of
+from theorydyn.cli.configs import Rule, add_config_flags, as_seeds, config_flags, config_from_args, flag_of
 from theorydyn.reduced.config import FLOW_DEFAULTS, FlowConfig
 from theorydyn.simulate.config import SIM_DEFAULTS, SimConfig
 from theorydyn.vision.config import TrainConfig

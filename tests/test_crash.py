@@ -144,7 +144,7 @@ def _stored(results: Path) -> dict[str, dict]:
 
 @pytest.mark.parametrize("k", [1, 2, 7, 12, 13])  # 12 points: 12 row commits, then the export's bookkeeping
 def test_a_full_disk_at_the_kth_store_write_is_a_clean_error_and_a_rerun_completes(tmp_path, monkeypatch, capsys, k):
-    from theorydyn import store as store_mod
+    from theorydyn.infra import store as store_mod
 
     monkeypatch.syspath_prepend(str(Path(__file__).parent))  # the stand-in runner
     assert _scan(tmp_path / "ref", capsys)[0] == 0

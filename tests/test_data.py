@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theorydyn import Setting, data
+from theorydyn import Setting
+from theorydyn.core import data
 
 small_settings = st.builds(
     lambda L, C, q, part, seed: Setting(D=L * C, C=C, q=q, partition=part, partition_seed=seed),

@@ -170,10 +170,13 @@ def test_the_tutorial_page_shows_the_outputs_of_an_executed_notebook(tmp_path):
 
 def test_sphinx_roles_become_optional_autorefs():
     roles = _hooks().sphinx_roles_to_autorefs
-    html = "see :func:<code>integrate</code> and :class:<code>~theorydyn.result.Result</code>, :mod:<code>.check</code>"
+    html = (
+        "see :func:<code>integrate</code> and :class:<code>~theorydyn.core.result.Result</code>, "
+        ":mod:<code>.check</code>"
+    )
     assert roles(html, "theorydyn.reduced") == (
         'see <autoref identifier="theorydyn.reduced.integrate" optional><code>integrate</code></autoref> and '
-        '<autoref identifier="theorydyn.result.Result" optional><code>Result</code></autoref>, '
+        '<autoref identifier="theorydyn.core.result.Result" optional><code>Result</code></autoref>, '
         '<autoref identifier="theorydyn.reduced.check" optional><code>check</code></autoref>'
     )
 

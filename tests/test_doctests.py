@@ -25,7 +25,7 @@ MODULES = _modules_with_examples()
 
 
 def test_the_notebook_names_have_examples():
-    for mod in ("theorydyn.setting", "theorydyn.reduced.solve", "theorydyn.result", "theorydyn.verify.api"):
+    for mod in ("theorydyn.core.setting", "theorydyn.reduced.solve", "theorydyn.core.result", "theorydyn.verify.api"):
         assert mod in MODULES, f"{mod} has no docstring example"
 
 

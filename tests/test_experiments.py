@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from theorydyn.setting import Setting
+from theorydyn.core.setting import Setting
 
 _ROOT = str(Path(__file__).resolve().parents[1])
 
@@ -34,9 +34,9 @@ def test_package_exports_every_public_name_lazily():
 def test_theorem4_run_seeds_are_the_paired_runs_of_each_seed():
     """run_seeds(control=True): seed k is train_paired with seed 1000 k + 42, measured on the fresh samples of
     seed + 7919 (the trained run and its control on the same samples); the same bits as the direct calls."""
+    from theorydyn.core.model import association
     from theorydyn.experiments import theorem4 as xt4
     from theorydyn.experiments.measure import fresh_errors
-    from theorydyn.model import association
 
     s = Setting(D=16, C=4, q=0.5)
     runs = xt4.run_seeds(s, N=128, steps=3, seeds=2, seed=5, N_test=256, control=True)

@@ -1,5 +1,5 @@
 """Figure 2 (theorydyn/positional, theorydyn/claims/figure2.py): the positional-attention ViT and model (T) in torch,
-checked against independent routes (numpy loops, theorydyn.model, finite differences), the
+checked against independent routes (numpy loops, theorydyn.core.model, finite differences), the
 reference levels of patch association, and verdicts that flip with their inputs."""
 
 import math
@@ -9,13 +9,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from theorydyn import model  # noqa: E402
 from theorydyn import positional as f2  # noqa: E402
 from theorydyn.claims import figure2 as claim  # noqa: E402
 from theorydyn.claims.check import Verdict  # noqa: E402
+from theorydyn.core import model  # noqa: E402
+from theorydyn.core.setting import Setting  # noqa: E402
 from theorydyn.experiments import figure2 as xf2  # noqa: E402
 from theorydyn.positional.plot import make_figure  # noqa: E402
-from theorydyn.setting import Setting  # noqa: E402
 
 torch.set_num_threads(1)  # tiny models; the CI box is shared
 

@@ -8,7 +8,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from theorydyn import Setting  # noqa: E402
-from theorydyn.glm import plot_theorem_3_1_scan  # noqa: E402
+from theorydyn.core.glm import plot_theorem_3_1_scan  # noqa: E402
 from theorydyn.reduced import integrate, plot_trajectory  # noqa: E402
 from theorydyn.scan.plots import INTERVAL_LEGEND, plot_phase_times, plot_trajectories  # noqa: E402
 

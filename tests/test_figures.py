@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 from theorydyn import Setting, figures
+from theorydyn.core.model import association_rows
+from theorydyn.core.stats import fit_power_law_ci
 from theorydyn.figures import REGISTRY, Figure
 from theorydyn.figures.__main__ import main
-from theorydyn.model import association_rows
 from theorydyn.scan import plots as scanplots
-from theorydyn.stats import fit_power_law_ci
 
 
 def test_importing_the_library_sets_no_backend():

@@ -26,10 +26,10 @@ from pathlib import Path
 import matplotlib
 import pytest
 
+from theorydyn.core.plotting import save
 from theorydyn.figures import REGISTRY, claim_text
 from theorydyn.figures import manifest as mf
-from theorydyn.plotting import save
-from theorydyn.provenance import numerics_host
+from theorydyn.infra.provenance import numerics_host
 
 FIGURES = Path(__file__).resolve().parent.parent / "figures"
 ENTRIES = mf.load(FIGURES / mf.NAME)

@@ -1,6 +1,6 @@
 """Outputs under a full disk, a kill, a torn file (issue 18, item 3).
 
-reduced, simulate, verify and figures write every output atomically (theorydyn.atomic): a full disk
+reduced, simulate, verify and figures write every output atomically (theorydyn.infra.atomic): a full disk
 is a clean error naming the file (exit 1 after the work, exit 2 when the writability probe sees it
 before any work), the earlier file is left byte for byte, and no temporary file is left behind.
 

@@ -8,7 +8,8 @@ import numba
 import numpy as np
 import pytest
 
-from theorydyn import Setting, data, model
+from theorydyn import Setting
+from theorydyn.core import data, model
 from theorydyn.simulate._kernel import FusedModel, sub_block
 
 #: Float32 X is stepped in float32 arithmetic (float64 accumulation over samples), so it is held to

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from numba import njit
 
-from theorydyn import Setting, data, model
-from theorydyn.numba_activation import sigma_and_grad
+from theorydyn import Setting
+from theorydyn.core import data, model
+from theorydyn.core.numba_activation import sigma_and_grad
 
 _problem = functools.partial(random_problem, D=8, C=2, d=5, N=40, a_scale=0.4, v_scale=0.6)
 

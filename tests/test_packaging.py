@@ -28,7 +28,7 @@ def test_ci_runs_exactly_the_readme_test_command():
 
 def test_setting_cli_error_exits_2():
     code = (
-        "import argparse, sys; from theorydyn.cli import add_setting_arguments, setting_from_args;"
+        "import argparse, sys; from theorydyn.cli.tools import add_setting_arguments, setting_from_args;"
         "p = argparse.ArgumentParser(); add_setting_arguments(p); setting_from_args(p.parse_args(sys.argv[1:]))"
     )
     out = subprocess.run([sys.executable, "-c", code, "--D", "10", "--C", "4"], capture_output=True, text=True)

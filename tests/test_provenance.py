@@ -18,8 +18,8 @@ import pytest
 import scipy
 
 from theorydyn import __version__
-from theorydyn import provenance as P
-from theorydyn.provenance import NUMERICS_VERSION
+from theorydyn.infra import provenance as P
+from theorydyn.infra.provenance import NUMERICS_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 GIT = shutil.which("git")
@@ -103,7 +103,7 @@ def _child(code: str, **env) -> str:
 
 def test_without_git_on_the_path_and_without_importing_torch():
     out = _child(
-        "import json, sys; from theorydyn.provenance import provenance; p = provenance(); "
+        "import json, sys; from theorydyn.infra.provenance import provenance; p = provenance(); "
         "print(json.dumps([p['git_commit'], p['git_dirty'], p['torch'], 'torch' in sys.modules]))",
         PATH="",
     )

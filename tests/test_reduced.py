@@ -1,7 +1,7 @@
 """The reduced risk ℓ_red(α, γ, ρ) against independent routes (docs/theory.md §3, Lemmas 4.1–4.2).
 
 Routes: central finite differences of the reduced risk; exhaustive enumeration of the full
-D×D model (T) at tiny sizes (theorydyn.model on explicit X = z w*, weights = probabilities);
+D×D model (T) at tiny sizes (theorydyn.core.model on explicit X = z w*, weights = probabilities);
 the full model's per-entry gradient; Monte Carlo against exact; the O(L) count-based F against
 model.forward on explicit (noisy) X; the plain NumPy reference against the Numba tables.
 """
@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theorydyn import Setting, data, model
-from theorydyn.model import softmax_values
+from theorydyn import Setting
+from theorydyn.core import data, model
+from theorydyn.core.model import softmax_values
 from theorydyn.reduced import _kernels as rk
 from theorydyn.reduced import (
     bank_from_set_counts,

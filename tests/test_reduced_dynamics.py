@@ -10,11 +10,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_reduced import _enumerate_full  # noqa: E402  (tests/ is on sys.path under pytest)
 
-from theorydyn import Setting, model
-from theorydyn.phases import Phases, detect_phases
+from theorydyn import Setting
+from theorydyn.core import model
+from theorydyn.core.phases import Phases, detect_phases
+from theorydyn.core.result import CORE_COLUMNS, Result, Status
 from theorydyn.reduced import COLUMNS, integrate, make_bank, population_risk
 from theorydyn.reduced.__main__ import main
-from theorydyn.result import CORE_COLUMNS, Result, Status
 
 
 def test_gd_recursion_equals_full_model_population_gd():
@@ -22,7 +23,7 @@ def test_gd_recursion_equals_full_model_population_gd():
     the reduced recursion's (α, γ, ρ), and A keeps its three-value form, v ∈ span(w*) (Lemmas 4.1–4.2)."""
     s = Setting(D=6, C=2, q=0.5, nu=0.1)
     z, y, w = _enumerate_full(s)
-    from theorydyn import data
+    from theorydyn.core import data
 
     X = data.embed(s, z)
     eta = 3.0

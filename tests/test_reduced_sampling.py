@@ -5,7 +5,8 @@ direct route."""
 import numpy as np
 import pytest
 
-from theorydyn import Setting, data
+from theorydyn import Setting
+from theorydyn.core import data
 from theorydyn.reduced import _kernels as rk
 from theorydyn.reduced import bank as B
 from theorydyn.reduced import population_risk

@@ -1,5 +1,5 @@
 """One registration mechanism (issue 29): claims, benchmarks and commands are frozen records in one
-table each (:mod:`theorydyn.registry`), figures frozen records through a decorator; every other view
+table each (:mod:`theorydyn.infra.registry`), figures frozen records through a decorator; every other view
 (the claims' REGISTRY, COLD_SECONDS, GROUPS, the docs' lists, ``theorydyn --help``) is derived."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from theorydyn import claims
-from theorydyn.registry import Entry, listing, table
+from theorydyn.infra.registry import Entry, listing, table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -131,7 +131,7 @@ def test_every_benchmark_record_names_a_command():
     import inspect
 
     from theorydyn.bench.__main__ import BENCHMARK_ENTRIES, BENCHMARKS, usage
-    from theorydyn.runner import Command
+    from theorydyn.cli.runner import Command
 
     assert BENCHMARKS == tuple(e.name for e in BENCHMARK_ENTRIES)
     for e in BENCHMARK_ENTRIES:
@@ -163,8 +163,8 @@ def test_theorems_is_the_ledgers_run():
 def test_a_command_declares_flags_beside_its_parser(capsys):
     """The runner's hook for flags declared elsewhere (a configuration's fields): ``Command.arguments``
     adds them to the parser, ``--help`` shows them, the run reads them."""
-    from theorydyn.cli import ArgumentParser
-    from theorydyn.runner import Command
+    from theorydyn.cli.runner import Command
+    from theorydyn.cli.tools import ArgumentParser
 
     seen: dict = {}
 

@@ -49,7 +49,7 @@ def test_a_transfer_table_on_a_full_disk_names_the_file(tmp_path, monkeypatch):
 
 def test_the_writer_raising_enospc_is_reported_with_the_target(tmp_path):
     """The atomic writer itself: whatever the writer raises is re-raised naming the target, not the temporary."""
-    from theorydyn.atomic import write_with
+    from theorydyn.infra.atomic import write_with
 
     def writer(t):
         t.write_bytes(b"x" * 1000)

@@ -66,7 +66,7 @@ def test_a_damaged_numba_cache_is_detected_and_recompiled(tmp_path, damage):
 def test_the_checked_format_is_installed_for_the_toolkit_only():
     from numba.core import caching
 
-    from theorydyn import numba_activation as na
+    from theorydyn.core import numba_activation as na
 
     assert getattr(caching.IndexDataCacheFile, "_theorydyn_checked", False)
     from numba import njit

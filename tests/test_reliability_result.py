@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from theorydyn.phases import Phases
-from theorydyn.result import Result, Status
-from theorydyn.setting import Setting
-from theorydyn.store import DB_NAME, ResultStore, StoreDamaged, StoreError, content_key
-from theorydyn.store_merge import merge_stores
+from theorydyn.core.phases import Phases
+from theorydyn.core.result import Result, Status
+from theorydyn.core.setting import Setting
+from theorydyn.infra.store import DB_NAME, ResultStore, StoreDamaged, StoreError, content_key
+from theorydyn.infra.store_merge import merge_stores
 
 
 def _result(**kw) -> Result:

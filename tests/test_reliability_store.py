@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from theorydyn.store import DB_NAME, ResultStore, StoreDamaged, StoreError, move_aside
+from theorydyn.infra.store import DB_NAME, ResultStore, StoreDamaged, StoreError, move_aside
 
 
 def _filled(folder: Path, n: int = 3000, name: str = "r.csv") -> Path:

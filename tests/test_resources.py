@@ -18,16 +18,19 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from theorydyn import Setting, data
-from theorydyn import resources as R
-from theorydyn.memory import SMALL_BYTES
+from theorydyn import Setting
+from theorydyn.claims import estimates as E
+from theorydyn.core import data
+from theorydyn.infra import memory as R
+from theorydyn.infra.memory import SMALL_BYTES
 from theorydyn.reduced import make_bank
 from theorydyn.reduced import memory as reduced_memory_module
 from theorydyn.reduced import n_exact_terms as solver_exact_terms
 from theorydyn.reduced.bank import mc_type_counts
 from theorydyn.simulate import memory as simulate_memory_module
+from theorydyn.vision import memory as V
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(R.__file__)))
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(R.__file__))))
 
 GiB = 1 << 30
 
@@ -47,7 +50,7 @@ def _peak(fn) -> int:
 def test_X_term_is_the_nbytes_of_X(D, C, N, dtype):
     s = Setting(D=D, C=C, d=D + 3)
     X = data.sample(s, N, seed=0, dtype=dtype).X
-    est = R.sample_memory(D, C, D + 3, N, np.dtype(dtype).itemsize)
+    est = data.sample_memory(D, C, D + 3, N, np.dtype(dtype).itemsize)
     assert est.terms[0].nbytes == X.nbytes == N * D * (D + 3) * np.dtype(dtype).itemsize
     assert est.terms[0].params == {"N": N, "D": D, "d": D + 3}
 
@@ -105,7 +108,7 @@ def test_reduced_bank_estimates_bound_the_measured_peak():
 def test_sample_estimate_bounds_the_measured_peak():
     for D, N, dt in [(16, 3000, np.float64), (32, 2000, np.float32)]:
         s = Setting(D=D, C=4)
-        est = R.sample_memory(D, 4, None, N, np.dtype(dt).itemsize).total
+        est = data.sample_memory(D, 4, None, N, np.dtype(dt).itemsize).total
         _between(_peak(lambda: data.sample(s, N, seed=0, dtype=dt)), est)
 
 
@@ -123,7 +126,7 @@ def test_theorem_3_2_estimate_bounds_the_measured_peak():
     from theorydyn.claims.theorem32 import check_theorem_3_2
 
     s = Setting(D=64, C=4)
-    _between(_peak(lambda: check_theorem_3_2(s, N=300)), R.theorem_3_2_memory(64, 4, None, 300).total)
+    _between(_peak(lambda: check_theorem_3_2(s, N=300)), E.theorem_3_2_memory(64, 4, None, 300).total)
 
 
 @pytest.mark.slow  # importing torch alone takes seconds
@@ -147,7 +150,7 @@ def test_vit_estimate_bounds_the_tensors_autograd_saves():
             m(torch.randn(B, 3, 32, 32)).sum()
         params = {p.untyped_storage().data_ptr() for p in m.parameters()}
         act = sum(v for k, v in saved.items() if k not in params)
-        est = R.vit_batch_memory(B, w, depth, heads, w, patch)
+        est = V.vit_batch_memory(B, w, depth, heads, w, patch)
         assert est.terms[0].nbytes == torch.randn(B, 3, 32, 32).untyped_storage().nbytes()
         assert act <= est.terms[1].nbytes <= 2.5 * act, (att, w, act, est.terms[1].nbytes)
 
@@ -173,8 +176,8 @@ def test_refusal_names_the_parameter_the_estimate_and_the_limit():
         (simulate_memory_module.simulate_memory(64, 4, N=10**12), "N=1000000000000"),
         (simulate_memory_module.simulate_memory(64, 4, N=100, n_test=10**12), "n_test=1000000000000"),
         (simulate_memory_module.simulate_memory(100_000, 4, N=2), "D=100000"),
-        (R.theorem_3_2_memory(100_000, 4), "N=20000, D=100000"),
-        (R.vit_batch_memory(100_000_000, 96, 2, 4), "batch=100000000"),
+        (E.theorem_3_2_memory(100_000, 4), "N=20000, D=100000"),
+        (V.vit_batch_memory(100_000_000, 96, 2, 4), "batch=100000000"),
         (reduced_memory_module.reduced_memory(512, 2, 0.0078, expectation="exact"), "D=512, C=2"),
     ],
 )
@@ -217,13 +220,14 @@ def test_an_invalid_memory_limit_is_a_value_error_naming_the_variable(monkeypatc
 
 
 # ---- the estimates beside their code; resources below the solvers ---------------------------------------
-def test_resources_imports_no_solver():
-    """resources is what every CLI imports before parsing its flags, and a base module: the solvers'
-    estimates are imported from beside the solvers, never through it."""
+def test_memory_module_imports_no_solver():
+    """infra.memory is what every CLI imports before parsing its flags, and the bottom layer: the
+    estimates are imported from beside their code (core.data, the solvers, claims.estimates,
+    vision.memory), never through it."""
     assert not hasattr(R, "reduced_memory") and not hasattr(R, "simulate_memory")
-    assert R.sample_memory is data.sample_memory
+    assert not hasattr(R, "sample_memory") and not hasattr(R, "theorem_3_1_memory")
     code = (
-        "import sys, theorydyn.resources as R; assert 'theorydyn.reduced' not in sys.modules; "
+        "import sys, theorydyn.infra.memory as R; assert 'theorydyn.reduced' not in sys.modules; "
         "assert 'theorydyn.simulate' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ, PYTHONPATH=_ROOT))

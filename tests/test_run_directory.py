@@ -1,5 +1,5 @@
 """Outputs never land in the checkout: every command writes under one run directory
-(``$THEORYDYN_HOME``, else ``runs/``; :mod:`theorydyn.paths`), and the committed figures change only
+(``$THEORYDYN_HOME``, else ``runs/``; :mod:`theorydyn.infra.paths`), and the committed figures change only
 with an explicit ``--out figures``."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from theorydyn import paths
+from theorydyn.infra import paths
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -24,10 +24,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorydyn import Setting
+from theorydyn.infra.store import ResultStore
 from theorydyn.scan import run_scan
 from theorydyn.scan.__main__ import build_parser, main, spec_from_args
 from theorydyn.scan.grid import ScanError, ScanSpec, normalize_options, point_key
-from theorydyn.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "scan_fake:fake_point"
@@ -665,7 +665,7 @@ def test_a_tiny_tau_is_refused_before_it_divides_by_zero():
 def test_a_grid_over_the_size_limit_is_refused_before_expansion():
     import tracemalloc
 
-    from theorydyn.limits import GRID_POINTS_MAX
+    from theorydyn.infra.limits import GRID_POINTS_MAX
 
     spec = ScanSpec("big", base={"D": 16, "C": 4}, axes={"q": [0.1] * 10, "seed": list(range(10**6))})
     tracemalloc.start()

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theorydyn.setting import DERIVED, Setting
+from theorydyn.core.setting import DERIVED, Setting
 
 
 def test_at_rederives_defaults() -> None:

@@ -11,10 +11,11 @@ from _fd import assert_gradient_matches_central_differences, random_problem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theorydyn import Setting, data, model, reduced
-from theorydyn.model import association
-from theorydyn.phases import detect_phases
-from theorydyn.result import Result, Status
+from theorydyn import Setting, reduced
+from theorydyn.core import data, model
+from theorydyn.core.model import association
+from theorydyn.core.phases import detect_phases
+from theorydyn.core.result import Result, Status
 from theorydyn.simulate import (
     attention_stats,
     init_params,

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from theorydyn.bench.__main__ import main
-from theorydyn.provenance import numerics_host
+from theorydyn.infra.provenance import numerics_host
 
 
 def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from theorydyn import model
-from theorydyn.setting import Setting
+from theorydyn.core import model
+from theorydyn.core.setting import Setting
 from theorydyn.simulate import heldout_data, simulate, training_data
 
 S16 = Setting(D=16, C=4, q=0.5)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from theorydyn import data, model
 from theorydyn.claims import theorem4 as t4
+from theorydyn.core import data, model
+from theorydyn.core.setting import Setting
 from theorydyn.experiments import theorem4 as xt4
-from theorydyn.setting import Setting
 from theorydyn.simulate import simulate, simulate_replicas, training_data
 from theorydyn.simulate._kernel import FusedModel
 from theorydyn.simulate.partial import descend_partial

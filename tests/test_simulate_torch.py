@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from theorydyn import data
-from theorydyn.setting import Setting
+from theorydyn.core import data
+from theorydyn.core.setting import Setting
 from theorydyn.simulate import simulate
 from theorydyn.simulate._kernel import FusedModel
 

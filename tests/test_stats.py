@@ -1,4 +1,4 @@
-"""Intervals over seeds that respect the quantity's range (theorydyn.stats), each checked against
+"""Intervals over seeds that respect the quantity's range (theorydyn.core.stats), each checked against
 an independent route: scipy's one-sample t-test interval and geometric mean, and simulated coverage."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from theorydyn.stats import MIN_SEEDS_FOR_CI, bounded_mean_ci, format_ci, log_mean_ci, mean_ci
+from theorydyn.core.stats import MIN_SEEDS_FOR_CI, bounded_mean_ci, format_ci, log_mean_ci, mean_ci
 
 
 def _scipy_t_interval(x, level=0.95):
@@ -101,7 +101,7 @@ def test_a_ledger_row_of_a_probability_keeps_its_interval_in_the_unit_range():
     """Check.over_seeds(bounds=UNIT): the t-interval of [0, 0, 0.15] reaches below 0; the row's is cut
     at 0 with the same upper end, and without bounds the row keeps the plain t-interval."""
     from theorydyn.claims.check import UNIT, Check, Verdict
-    from theorydyn.stats import mean_ci
+    from theorydyn.core.stats import mean_ci
 
     vals = [0.0, 0.0, 0.15]
     m, lo, hi = mean_ci(vals)

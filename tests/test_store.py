@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from theorydyn import store as resultstore
+from theorydyn.infra import store as resultstore
 from theorydyn.scan import grid as scangrid
 
 NUMERICS_VERSION, SCAN_KINDS = scangrid.NUMERICS_VERSION, scangrid.SCAN_KINDS

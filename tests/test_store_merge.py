@@ -1,4 +1,4 @@
-"""Merging results stores (theorydyn.store_merge, ``theorydyn store merge``): a union by (scope, key),
+"""Merging results stores (theorydyn.infra.store_merge, ``theorydyn store merge``): a union by (scope, key),
 conflicts kept as the target has them, the source untouched, damaged sources refused with exit 2."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import sqlite3
 
 import pytest
 
-from theorydyn.store import ResultStore, StoreError
-from theorydyn.store_merge import merge_stores
+from theorydyn.infra.store import ResultStore, StoreError
+from theorydyn.infra.store_merge import merge_stores
 from theorydyn.stores.__main__ import main
 
 

@@ -31,7 +31,8 @@ import pytest
 sp = pytest.importorskip("sympy")  # a declared dependency: CI installs it, so this never skips there
 mpmath = pytest.importorskip("mpmath")  # sympy's own dependency
 
-from theorydyn import Setting, data, model  # noqa: E402
+from theorydyn import Setting  # noqa: E402
+from theorydyn.core import data, model  # noqa: E402
 from theorydyn.reduced import _kernels as rk  # noqa: E402
 from theorydyn.reduced import forward_counts, population_risk  # noqa: E402
 
@@ -257,7 +258,7 @@ def test_exact_reduced_risk_and_gradient(ci):
 def test_full_model_per_entry_gradient_is_reduced_gradient_over_counts():
     """The full D×D model's gradient at the symmetric point: every in-set entry of ∂(P)/∂A equals
     (∂ℓ_red/∂γ)/(D(C−1)), every cross-set entry (∂ℓ_red/∂ρ)/(D(D−C)), and ∇_v = (∂ℓ_red/∂α) w*,
-    with ℓ_red built in sympy and (P) enumerated exhaustively by theorydyn.data (D = 6, C = 2)."""
+    with ℓ_red built in sympy and (P) enumerated exhaustively by theorydyn.core.data (D = 6, C = 2)."""
     case = CASES[0]
     s = _setting(case)
     rk_, dA, dG, dR = _reduced_numeric(0)

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from theorydyn.claims.check import Check, Verdict
-from theorydyn.terminal import check_rows_text, measured_text
+from theorydyn.infra.terminal import check_rows_text, measured_text
 
 LONG = (
     "Theorem 3.1 [scope: Assumptions 1 + 2, toolkit rule]",

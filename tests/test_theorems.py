@@ -8,13 +8,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from theorydyn import Setting, data, glm, model
+from theorydyn import Setting
 from theorydyn.claims import lemma41 as l41
 from theorydyn.claims import theorem4 as t4
 from theorydyn.claims import theorem31 as t31
 from theorydyn.claims import theorem32 as t32
 from theorydyn.claims.__main__ import main as theorems_main
 from theorydyn.claims.check import Check
+from theorydyn.core import data, glm, model
 from theorydyn.experiments import lemma41 as xl41
 from theorydyn.experiments import theorem4 as xt4
 
@@ -423,8 +424,8 @@ def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch):
     is met; Figure 4 PASSes on a trajectory whose v turns onto w*, FAILs when cos does not rise."""
     import pandas as pd
 
-    from theorydyn.phases import Phases
-    from theorydyn.result import Result
+    from theorydyn.core.phases import Phases
+    from theorydyn.core.result import Result
 
     s = Setting(D=32, C=4, q=0.25, nu=1 / 64)
     A = model.symmetric_attention(s, 2.0, -0.1)

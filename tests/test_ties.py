@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from theorydyn import Setting, data, model
+from theorydyn import Setting
 from theorydyn import transfer as tr
+from theorydyn.core import data, model
 from theorydyn.reduced import _kernels as rk
 from theorydyn.reduced import population_risk
 from theorydyn.simulate import simulate_replicas

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from theorydyn.result import CORE_COLUMNS, read_trajectory, trajectory_problem
+from theorydyn.core.result import CORE_COLUMNS, read_trajectory, trajectory_problem
 
 
 def _write(path, rows=3, **change):

@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 
 import theorydyn.transfer as tr
-from theorydyn import Setting, data, model
+from theorydyn import Setting
 from theorydyn.claims.transfer import checks_from
-from theorydyn.logreg import fit_logreg, fit_logreg_cv, objective
+from theorydyn.core import data, model
+from theorydyn.core.logreg import fit_logreg, fit_logreg_cv, objective
 from theorydyn.transfer import cache as cache_mod
 from theorydyn.transfer.__main__ import main as transfer_main
 
@@ -474,7 +475,7 @@ def test_fine_grid_steps_by_at_most_1_5_from_2_on_and_about_sqrt2_from_8_on():
 
 
 def test_logreg_in_the_row_span_equals_the_full_fit():
-    from theorydyn.logreg import fit_logreg_cv
+    from theorydyn.core.logreg import fit_logreg_cv
     from theorydyn.transfer.experiment import fit_logreg_span
 
     sd = tr.downstream_setting(tr.setting_at(tr.base_setting(), 16, "count"))
@@ -713,7 +714,7 @@ def _transfer_quietly(out):
     would take most of the time, and the figures are not rows."""
     import warnings
 
-    from theorydyn.atomic import write_text
+    from theorydyn.infra.atomic import write_text
     from theorydyn.transfer import analysis
 
     real = analysis.save_figure

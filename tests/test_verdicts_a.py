@@ -111,7 +111,7 @@ def test_lemma43_exponent_row_fails_a_ratio_that_does_not_grow(law, verdict):
 def test_lemma43_across_d_gives_both_readings_labelled(monkeypatch):
     """Two rows: q = C^2/D (the verdict) and the ledger's fixed q (INFO, naming what the rule would give)."""
     from theorydyn.claims import dynamics
-    from theorydyn.setting import Setting
+    from theorydyn.core.setting import Setting
 
     qs = []
 
@@ -129,9 +129,9 @@ def test_lemma43_across_d_gives_both_readings_labelled(monkeypatch):
 def test_exact_lemma_4_1_fails_on_a_population_that_is_not_exchangeable(monkeypatch):
     """Lemma 4.1 on (P), exact at D = 6: PASS on the true population; the same procedure on a population
     whose probabilities favour patch 0 (not exchangeable within sets) FAILs (the form breaks at O(1))."""
-    from theorydyn import data
     from theorydyn.claims import lemma41 as l41
-    from theorydyn.setting import Setting
+    from theorydyn.core import data
+    from theorydyn.core.setting import Setting
 
     (ok,) = l41.check_lemma_4_1_population(Setting(), steps=60)
     assert str(ok.verdict) == "PASS" and "[D = 6, C = 2, q = 0.4, 60 steps" in ok.claim
@@ -208,9 +208,9 @@ def test_nstar_exponent_verdict_flips_on_exponential_growth():
 def test_association_margin_sign_is_association():
     """The margin is > 0 exactly in the rows Definition 2.2 calls associated (random A, ties impossible),
     and it does not change when A is scaled."""
-    from theorydyn import model
+    from theorydyn.core import model
+    from theorydyn.core.setting import Setting
     from theorydyn.experiments import nstar as xns
-    from theorydyn.setting import Setting
 
     s = Setting(D=16, C=4, q=0.5)
     rng = np.random.default_rng(0)
@@ -223,7 +223,7 @@ def test_association_margin_sign_is_association():
 
 def test_check_n_star_names_setting_censoring_and_divergence():
     from theorydyn.claims import nstar as ns
-    from theorydyn.setting import Setting
+    from theorydyn.core.setting import Setting
 
     rows = []
     for N in (256, 1024, 4096):
@@ -283,8 +283,8 @@ def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch
     from types import SimpleNamespace
 
     from theorydyn.claims import nstar as ns
+    from theorydyn.core.setting import Setting
     from theorydyn.experiments import nstar as xns
-    from theorydyn.setting import Setting
 
     seen = []
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from theorydyn.claims import definition21 as d21
-from theorydyn.setting import Setting
+from theorydyn.core.setting import Setting
 
 
 def test_noise_is_the_complement_of_agreement_and_stays_accurate_when_tiny():

@@ -6,7 +6,7 @@ import inspect
 import numpy as np
 
 from theorydyn.claims import parametrization31 as p31
-from theorydyn.setting import Setting
+from theorydyn.core.setting import Setting
 from theorydyn.simulate import simulate
 
 

@@ -4,7 +4,7 @@ exact setting, the scan's crossings): the same procedure fed other inputs flips 
 import pandas as pd
 
 from theorydyn.claims import theorem31 as t31
-from theorydyn.setting import Setting
+from theorydyn.core.setting import Setting
 
 KW = dict(N_fit=2_000, N_test=2_000, N_flat=0, seeds=2, scan=False, N_literal=1_000)
 

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import theorydyn.transfer as tr
-from theorydyn import data
 from theorydyn.claims.transfer import checks_from
+from theorydyn.core import data
 from theorydyn.transfer.experiment import compute_row
 from theorydyn.transfer.fitting import fit_kernel, kernel_outputs, onehot
 

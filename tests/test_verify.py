@@ -49,7 +49,7 @@ def test_verify_reduced_ledger_has_intervals_over_seeds(tmp_path, capsys):
     t41 = df[df["claim"] == "Theorem 4.1 (2)"]
     assert list(t41["verdict"])[1] == "INFO" and t41["measured"].iloc[0] >= t41["measured"].iloc[1]
     # Pr[f = 0] is the floor of Pr[f F <= 0]: 0.027 here, above the 2% reading of o(1): out of scope, not FAIL
-    from theorydyn.glm import glm_oracle_error_exact
+    from theorydyn.core.glm import glm_oracle_error_exact
 
     floor = glm_oracle_error_exact(Setting(D=32, C=4))["amb"]
     assert floor > 0.02 and t41["verdict"].iloc[0] == "OUT_OF_SCOPE" and "floor" in t41["note"].iloc[0]
@@ -85,7 +85,7 @@ def test_missing_and_broken_sources_become_rows(monkeypatch):
 TOY_CLAIM = """
     \"\"\"A toy claim: 1 + 1 = 2, exactly.\"\"\"
     from theorydyn.claims.check import Check, Verdict
-    from theorydyn.resources import MemoryEstimate, Term
+    from theorydyn.infra.memory import MemoryEstimate, Term
 
 
     def checks(s, *, quick, progress):
@@ -209,8 +209,8 @@ def test_not_run_needs_its_command_prints_it_and_never_fails_the_ledger(monkeypa
 
 
 def test_phase_helper_reads_the_phases_of_a_result():
-    from theorydyn.phases import Phases
-    from theorydyn.result import Result
+    from theorydyn.core.phases import Phases
+    from theorydyn.core.result import Result
 
     res = Result("reduced", Setting(D=8, C=2), pd.DataFrame({"s": [0.0]}), Phases(T0=3.0))
     assert dynamics.phase(res, "T0") == 3.0 and math.isnan(dynamics.phase(res, "T2"))
@@ -229,7 +229,7 @@ def test_bad_setting_and_missing_markdown_ledger_exit_2(capsys, tmp_path):
 def test_lemma43_rate_ratio_matches_the_full_model():
     """The start rate ratio from the reduced gradient (exact expectation) against the full D x D model's
     population gradient on the exhaustive enumeration: per-entry rates of the in-set and cross-set entries."""
-    from theorydyn import data, model
+    from theorydyn.core import data, model
 
     s = Setting(D=8, C=2, q=0.5)
     z, y, w = data.enumerate_population(s)
@@ -267,8 +267,8 @@ def test_lemma43_across_d_verdict_can_come_out_otherwise(monkeypatch, law, verdi
 
 
 def _flow(alpha, gamma, rho, risk, T0=2.0):
-    from theorydyn.phases import Phases
-    from theorydyn.result import Result
+    from theorydyn.core.phases import Phases
+    from theorydyn.core.result import Result
 
     s = np.arange(len(alpha), dtype=float)
     tr = pd.DataFrame({"s": s, "alpha": alpha, "gamma": gamma, "rho": rho, "risk": risk})
@@ -303,8 +303,8 @@ def test_event_rows_can_fail():
 def test_t0_and_t1_mass_are_info_definitions(monkeypatch):
     """T0 (0.9 x alpha's plateau) and T1_mass are the toolkit's definitions: INFO with the reason, while T1
     and T2 stay judged (reached in every seed)."""
-    from theorydyn.phases import Phases
-    from theorydyn.result import Result
+    from theorydyn.core.phases import Phases
+    from theorydyn.core.result import Result
 
     def fake_integrate(s, **kw):
         tr = pd.DataFrame(

@@ -25,7 +25,7 @@ from toy_ledger.two import NOTE
 
 from theorydyn import Setting, claims, verify
 from theorydyn.claims.check import Check, Verdict
-from theorydyn.store import DB_NAME, RejectedRowsWarning
+from theorydyn.infra.store import DB_NAME, RejectedRowsWarning
 from theorydyn.verify import ledger
 from theorydyn.verify.__main__ import _whole_ledger, build_parser, main
 
@@ -203,23 +203,28 @@ def test_kill_9_at_random_moments_leaves_whole_claims_and_a_rerun_equals(toys, t
 # ---- what a key depends on ---------------------------------------------------------------------------
 def test_the_code_fingerprint_follows_the_imports_and_changes_with_the_source(tmp_path, monkeypatch):
     names = set(ledger.code_sources("theorydyn.claims.definition21"))
-    assert {"theorydyn.claims.definition21", "theorydyn.claims.check", "theorydyn.data", "theorydyn.setting"} <= names
+    assert {
+        "theorydyn.claims.definition21",
+        "theorydyn.claims.check",
+        "theorydyn.core.data",
+        "theorydyn.core.setting",
+    } <= names
     assert {"theorydyn", "theorydyn.claims"} <= names  # the packages' __init__ run first
     assert not any(n.startswith(("theorydyn.vision", "theorydyn.scan", "theorydyn.verify")) for n in names)
     assert "theorydyn.claims.vision" not in names  # the registry's strings are not imports
     # a claim outside the package: its own source and the theorydyn modules it imports
     src = tmp_path / "fp_claim.py"
-    src.write_text("from theorydyn.stats import mean_ci\n\ndef checks(s, *, quick, progress):\n    return []\n")
+    src.write_text("from theorydyn.core.stats import mean_ci\n\ndef checks(s, *, quick, progress):\n    return []\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    # theorydyn/__init__.py imports theorydyn.setting, the lazy-export helper and the version; the solvers and
+    # theorydyn/__init__.py imports theorydyn.core.setting, the lazy-export helper and the version; the solvers and
     # drivers it names under `if TYPE_CHECKING:` (for type checkers) are not imported at run time
     assert set(ledger.code_sources("fp_claim")) == {
         "fp_claim",
         "theorydyn",
-        "theorydyn._lazy",
+        "theorydyn.infra._lazy",
         "theorydyn._version",
-        "theorydyn.setting",
-        "theorydyn.stats",
+        "theorydyn.core.setting",
+        "theorydyn.core.stats",
     }
     before = ledger.code_fingerprint("fp_claim")
     src.write_text(src.read_text() + "# an edit\n")
@@ -384,7 +389,7 @@ def test_a_scheduler_that_cannot_be_reached_exits_2_before_any_claim(toys, capsy
 
 
 def test_a_full_disk_under_the_store_exits_1_and_a_rerun_resumes(toys, tmp_path, monkeypatch, capsys):
-    from theorydyn.store import ResultStore
+    from theorydyn.infra.store import ResultStore
 
     real = ResultStore.append
     calls = []

@@ -147,7 +147,7 @@ def test_checks_end_to_end_on_a_tiny_configuration(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_the_three_figures_draw_from_the_cache(tmp_path, monkeypatch):
-    from theorydyn.plotting import save
+    from theorydyn.core.plotting import save
     from theorydyn.vision import experiments, figs
     from theorydyn.vision.data import load
 

@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from theorydyn.store import RejectedRowsWarning  # noqa: E402
+from theorydyn.infra.store import RejectedRowsWarning  # noqa: E402
 from theorydyn.vision import experiments as ex  # noqa: E402
 from theorydyn.vision.data import load  # noqa: E402
 from theorydyn.vision.model import ViTConfig  # noqa: E402

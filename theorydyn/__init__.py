@@ -29,13 +29,13 @@ cheap): :class:`Setting`, :func:`integrate` (N = ∞), :func:`simulate` (finite 
 
 from typing import TYPE_CHECKING
 
-from ._lazy import lazy_exports
 from ._version import __version__
-from .setting import Setting
+from .core.setting import Setting
+from .infra._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from .core.result import Result
     from .reduced.solve import integrate
-    from .result import Result
     from .scan.grid import load_scan
     from .simulate.run import simulate
     from .verify.api import ledger

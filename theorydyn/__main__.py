@@ -10,11 +10,11 @@ import importlib
 import os
 import sys
 
-from .registry import Entry, listing, table
+from .infra.registry import Entry, listing, table
 
-#: The commands, one record each (:class:`theorydyn.registry.Entry`: name, the package whose
+#: The commands, one record each (:class:`theorydyn.infra.registry.Entry`: name, the package whose
 #: ``__main__`` runs it, what it does), in the order ``theorydyn --help`` lists them. A command's
-#: ``__main__`` module defines ``main(argv) -> int`` (most through :class:`theorydyn.runner.Command`).
+#: ``__main__`` module defines ``main(argv) -> int`` (most through :class:`theorydyn.cli.runner.Command`).
 #: Adding a command: its package's ``__main__`` and one record here.
 COMMAND_ENTRIES: tuple[Entry, ...] = (
     Entry("reduced", "theorydyn.reduced", "the idealized dynamics in (α, γ, ρ): phases I–III (Lemmas 4.1–4.3)"),

@@ -14,7 +14,7 @@ math GitHub's way, ``$$ … $$`` inside a paragraph, which pymdownx.arithmatex o
 block of its own; the hook puts blank lines around each such block (the file itself is unchanged).
 
 And one rewrite of every page's HTML, :func:`sphinx_roles_to_autorefs`: the docstrings cross-reference
-in Sphinx's way (``:func:`integrate```, ``:class:`~theorydyn.result.Result```), which mkdocstrings'
+in Sphinx's way (``:func:`integrate```, ``:class:`~theorydyn.core.result.Result```), which mkdocstrings'
 Google parser leaves as text; the hook turns each into an optional autorefs link (a link when the
 target is on the site, plain code otherwise, never a warning).
 

@@ -1,6 +1,6 @@
 """Toy claim that raises: a FAIL row, never stored."""
 
-from theorydyn.resources import MemoryEstimate, Term
+from theorydyn.infra.memory import MemoryEstimate, Term
 from toy_ledger import ran
 
 

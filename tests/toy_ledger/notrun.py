@@ -1,7 +1,7 @@
 """Toy claim with a NOT_RUN row: it could not run here, so its stored result is never reused."""
 
 from theorydyn.claims.check import Check
-from theorydyn.resources import MemoryEstimate, Term
+from theorydyn.infra.memory import MemoryEstimate, Term
 from toy_ledger import ran
 
 

@@ -4,7 +4,7 @@ so that its stored result is reused while they are the same."""
 import os
 
 from theorydyn.claims.check import Check
-from theorydyn.resources import MemoryEstimate, Term
+from theorydyn.infra.memory import MemoryEstimate, Term
 from toy_ledger import ran
 
 

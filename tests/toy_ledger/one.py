@@ -3,7 +3,7 @@
 import numpy as np
 
 from theorydyn.claims.check import Check
-from theorydyn.resources import MemoryEstimate, Term
+from theorydyn.infra.memory import MemoryEstimate, Term
 from toy_ledger import ran
 
 

@@ -1,7 +1,7 @@
 """Toy claim three: a DEVIATES row (with its note) and an INFO row (whose note is not printed)."""
 
 from theorydyn.claims.check import Check, Verdict
-from theorydyn.resources import MemoryEstimate, Term
+from theorydyn.infra.memory import MemoryEstimate, Term
 from toy_ledger import ran
 
 

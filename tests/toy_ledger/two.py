@@ -1,7 +1,7 @@
 """Toy claim two: an exact row and an OUT_OF_SCOPE row whose note is long (the printed ledger wraps it)."""
 
 from theorydyn.claims.check import Check, Verdict
-from theorydyn.resources import MemoryEstimate, Term
+from theorydyn.infra.memory import MemoryEstimate, Term
 from toy_ledger import ran
 
 NOTE = (

@@ -13,8 +13,8 @@ numbers are only meaningful with it (and with the load average, which is printed
 Each benchmark is two modules: the measurement, ``NAME.py``, whose ``measure(options, report=None)``
 takes a frozen ``Options`` and returns its tables (``[(name, DataFrame)]``), its messages going to the
 ``report`` callback (None: silent), and its command, ``NAME_cli.py``: the parser, the checks made
-before any work (:mod:`.flags`), and a :class:`theorydyn.runner.Command` that prints. The dispatcher
-(:mod:`theorydyn.bench.__main__`) lists them as records (:class:`theorydyn.registry.Entry`).
+before any work (:mod:`.flags`), and a :class:`theorydyn.cli.runner.Command` that prints. The dispatcher
+(:mod:`theorydyn.bench.__main__`) lists them as records (:class:`theorydyn.infra.registry.Entry`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..atomic import write_with
+from ..infra.atomic import write_with
 
 
 class BenchError(RuntimeError):
@@ -50,11 +50,11 @@ def best_time(fn: Callable[[], object], repeats: int = 5, min_total: float = 0.2
 
 def machine_info() -> dict[str, object]:
     """CPU model, cores usable by this process, thread count of Numba, library versions, load, and the
-    host's numerics identity (:func:`theorydyn.provenance.numerics_host`: CPU family, model and flags,
+    host's numerics identity (:func:`theorydyn.infra.provenance.numerics_host`: CPU family, model and flags,
     the kernel OpenBLAS picked), since a model name such as "AMD EPYC" covers several machines."""
     import numba  # here, not at the top: ``python -m theorydyn.bench --help`` loads no Numba
 
-    from ..provenance import cpu_model, numerics_host
+    from ..infra.provenance import cpu_model, numerics_host
 
     info: dict[str, Any] = dict(
         cpu=cpu_model(),

@@ -1,9 +1,9 @@
 """``python -m theorydyn.bench reduced|simulate|all [options]``: dispatch to the benchmark modules.
 
-The benchmarks are the records of :data:`BENCHMARKS` (:class:`theorydyn.registry.Entry`: name, module,
+The benchmarks are the records of :data:`BENCHMARKS` (:class:`theorydyn.infra.registry.Entry`: name, module,
 what it measures), the registration every plug-in of theorydyn uses. A record names the benchmark's
 command module (``NAME_cli``: its parser, checks and printing, light to import), which defines
-``main(argv) -> int`` through :class:`theorydyn.runner.Command`; the measurement itself is ``NAME.py``
+``main(argv) -> int`` through :class:`theorydyn.cli.runner.Command`; the measurement itself is ``NAME.py``
 (:mod:`theorydyn.bench`). Adding a benchmark: its two modules and one record here.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from ..registry import Entry, listing, table
+from ..infra.registry import Entry, listing, table
 
 PROG = "python -m theorydyn.bench"
 

@@ -12,12 +12,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..cli import add_common_arguments, fail
-from ..runner import Invocation
+from ..cli.runner import Invocation
+from ..cli.tools import add_common_arguments, fail
 
 
 def add_bench_arguments(parser, out: str, out_help: str) -> None:
-    """The flags every benchmark shares (:func:`theorydyn.cli.add_common_arguments`): ``--out`` (default
+    """The flags every benchmark shares (:func:`theorydyn.cli.tools.add_common_arguments`): ``--out`` (default
     ``out``), ``--force`` (the memory guard's, against the machine's memory); no ``--seed``, and no
     ``--quiet``: no progress bar to silence, the tables are the output."""
     add_common_arguments(parser, seed=None, out=out, out_help=out_help, quiet=False, force="machine")

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core.setting import Setting
 from ..reduced import bank_from_set_counts, integrate, mc_set_counts, population_risk
 from ..reduced._kernels import reference_draw_numpy, reference_numpy
 from ..reduced.risk import _Evaluator
-from ..setting import Setting
 from . import BenchError, best_time
 
 POINT = (3.9, 0.5, -0.05)  # a phase-II point of docs/theory.md §9

@@ -12,14 +12,14 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..cli import ArgumentParser, fail, guard_memory, number, output_file, positive
-from ..limits import S_MAX_MAX, S_MAX_MIN
-from ..runner import Command, Invocation
-from ..setting import D_MAX
+from ..cli.runner import Command, Invocation
+from ..cli.tools import ArgumentParser, fail, guard_memory, number, output_file, positive
+from ..core.setting import D_MAX
+from ..infra.limits import S_MAX_MAX, S_MAX_MIN
 from .flags import add_bench_arguments, check_parts, fill_defaults, options_from_args, run_bench
 
 if TYPE_CHECKING:
-    from ..resources import MemoryEstimate
+    from ..infra.memory import MemoryEstimate
 
 PROG = "python -m theorydyn.bench reduced"
 #: flags of the main table / of --scaling (each an error where its part does not run); None in the parser
@@ -81,9 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _memory(n: int) -> MemoryEstimate:
     """The main table at D = 64, C = 4: the bank of ``n`` samples (reduced.memory.reduced_memory) and the NumPy
     reference's count vectors (N, L, 3) (int64 twice, their float64 copy) and (N, L) float64 temporaries."""
+    from ..core.setting import Setting
+    from ..infra.memory import MemoryEstimate, Term
     from ..reduced.memory import reduced_memory
-    from ..resources import MemoryEstimate, Term
-    from ..setting import Setting
 
     s = Setting(D=64, C=4)
     return reduced_memory(s.D, s.C, s.q, n) + MemoryEstimate(

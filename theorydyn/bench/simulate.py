@@ -46,9 +46,9 @@ import numba
 import numpy as np
 import pandas as pd
 
-from ..data import sample
-from ..model import attention, sigma
-from ..setting import Setting
+from ..core.data import sample
+from ..core.model import attention, sigma
+from ..core.setting import Setting
 from ..simulate import simulate
 from ..simulate._kernel import FusedModel, block_size
 from ..simulate.torch_step import TorchModel

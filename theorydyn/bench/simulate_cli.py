@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..cli import ArgumentParser, fail, guard_memory, number, output_file, positive
-from ..runner import Command, Invocation
-from ..setting import D_MAX, Setting
+from ..cli.runner import Command, Invocation
+from ..cli.tools import ArgumentParser, fail, guard_memory, number, output_file, positive
+from ..core.setting import D_MAX, Setting
 from .flags import add_bench_arguments, check_parts, fill_defaults, flag_of, options_from_args, run_bench
 from .timing import BATCH, SETTLE
 
@@ -151,7 +151,8 @@ def _setting(D: int, flag: str) -> Setting:
 
 def _guard(args) -> None:
     """Refuse (exit 2 naming the flag) a part whose arrays would not fit; the parts run one after the other."""
-    from ..resources import MemoryEstimate, Term, sample_memory
+    from ..core.data import sample_memory
+    from ..infra.memory import MemoryEstimate, Term
     from ..simulate._kernel import block_size
     from ..simulate.memory import simulate_memory
 

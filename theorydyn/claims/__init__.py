@@ -7,7 +7,7 @@ A claim module (see docs/adding_a_claim.md) defines two functions:
   params), ``quick`` for the quick sizes, ``progress`` a callable taking a message (or None);
   further keyword-only options must have defaults;
 * ``memory(s: Setting, quick: bool) -> MemoryEstimate`` — the estimated peak of ``checks``
-  (``.total`` bytes), built from the estimates of :mod:`theorydyn.resources`, so that ``verify``
+  (``.total`` bytes), built from the estimates of :mod:`theorydyn.infra.memory`, so that ``verify``
   refuses a run that would not fit before any check starts. A claim with options of its own (the
   reduced flow's ``s_max``, ``n_samples``, ``seed`` for ``dynamics``) gets them, from
   ``verify``'s flags, in both ``checks`` and ``memory`` as keywords.
@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
-from ..registry import Entry, table
+from ..infra._lazy import lazy_exports
+from ..infra.registry import Entry, table
 
 if TYPE_CHECKING:  # the row types, for type checkers; at run time .check (NumPy, SciPy) loads on first use
     from .check import LEDGER_COLUMNS, Check, Verdict
@@ -51,7 +51,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {"LEDGER_COLUMNS": ".check", "Chec
 
 @dataclass(frozen=True)
 class Claim(Entry):
-    """One registered claim (:class:`theorydyn.registry.Entry`: ``name``, ``module``, ``summary``).
+    """One registered claim (:class:`theorydyn.infra.registry.Entry`: ``name``, ``module``, ``summary``).
 
     Attributes:
         cold_seconds: seconds the claim took cold (empty store and caches) on the 2-core CI-class

@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from ..cli import (
+from ..cli.runner import Command, Invocation
+from ..cli.tools import (
     SETTING_FLAGS,
     ArgumentParser,
     add_common_arguments,
@@ -19,11 +20,10 @@ from ..cli import (
     fail,
     setting_from_args,
 )
-from ..runner import Command, Invocation
 
 if TYPE_CHECKING:
-    from ..resources import MemoryEstimate
-    from ..setting import Setting
+    from ..core.setting import Setting
+    from ..infra.memory import MemoryEstimate
 
 PROG = "python -m theorydyn.claims"
 
@@ -31,8 +31,8 @@ PROG = "python -m theorydyn.claims"
 def theorems_memory(s: Setting, only: list[str], full: bool) -> MemoryEstimate:
     """The largest peak among the theorem checks that ``python -m theorydyn.theorems`` (``only``: a subset
     of "3.1", "3.2"; ``full``: the full sizes) or the ledger will run (they run one after the other)."""
-    from ..resources import theorem_3_1_memory, theorem_3_2_memory
     from ..simulate.memory import simulate_memory
+    from .estimates import theorem_3_1_memory, theorem_3_2_memory
 
     parts = []
     if not only or "3.1" in only:
@@ -97,9 +97,9 @@ def run(inv: Invocation) -> int:
     """
     import pandas as pd
 
-    from ..glm import save_theorem_3_1_figure
-    from ..setting import setting_at
-    from ..terminal import check_rows_text
+    from ..core.glm import save_theorem_3_1_figure
+    from ..core.setting import setting_at
+    from ..infra.terminal import check_rows_text
     from . import lemma41, nstar, theorem4, theorem31, theorem32
     from .check import Verdict
     from .theorem31 import check_theorem_3_1
@@ -157,9 +157,9 @@ def run(inv: Invocation) -> int:
             for c in mod.checks(s, quick=not args.full, progress=say)
         ]
     df = pd.DataFrame([c.row() for c in checks])
-    print(check_rows_text(df))  # wrapped to the terminal (theorydyn.terminal); every column is in the CSV
+    print(check_rows_text(df))  # wrapped to the terminal (theorydyn.infra.terminal); every column is in the CSV
     if out is not None:
-        inv.write(out, lambda p: df.to_csv(p, index=False))  # atomic, refuses a link (theorydyn.atomic)
+        inv.write(out, lambda p: df.to_csv(p, index=False))  # atomic, refuses a link (theorydyn.infra.atomic)
         print(f"wrote {out}")
     return 1 if any(c.verdict is Verdict.FAIL for c in checks) else 0
 

@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from ..setting import Setting
-from ..stats import fit_power_law_ci
+from ..core.setting import Setting
+from ..core.stats import fit_power_law_ci
 from .check import Check, Verdict
 
 #: The polylog of Lemma 4.3's lower bound D/polylog(d), read as ln(d)^POLYLOG_K: the toolkit's reading

@@ -16,7 +16,7 @@ A verdict is one of :class:`Verdict`:
   reason for a non-zero exit status.
 
 Every measured number that depends on randomness carries a 95% interval over seeds
-(:func:`theorydyn.stats.mean_ci`); an exact computation has ``ci_low == ci_high == measured``.
+(:func:`theorydyn.core.stats.mean_ci`); an exact computation has ``ci_low == ci_high == measured``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..stats import bounded_mean_ci, mean_ci
+from ..core.stats import bounded_mean_ci, mean_ci
 
 #: The range of a probability, an error rate or a patch association (``Check.over_seeds(bounds=UNIT)``).
 UNIT = (0.0, 1.0)
@@ -120,7 +120,7 @@ class Check:
     ) -> Check:
         """A row whose number is the mean over seeds of ``values``, with its 95% t-interval; for a
         quantity confined to ``bounds`` (a probability, an association: :data:`UNIT`) the interval is
-        cut to that range (:func:`theorydyn.stats.bounded_mean_ci`, same coverage)."""
+        cut to that range (:func:`theorydyn.core.stats.bounded_mean_ci`, same coverage)."""
         if bounds is None:
             m, lo, hi = mean_ci(values)
         else:
@@ -153,7 +153,7 @@ def departures(s: Any, *, eta: float | str | None = None, model: bool = True) ->
     (docs/theory.md §1.2, "Departures from Parametrization 3.1", argues each one).
 
     Args:
-        s: the :class:`~theorydyn.setting.Setting` measured (its β, τ and d are read).
+        s: the :class:`~theorydyn.core.setting.Setting` measured (its β, τ and d are read).
         eta: the step size of the run: a number (discrete GD, e.g. 10 in the simulator), ``"flow"``
             (the gradient flow, the limit η → 0 in time s = ηt) or None (no training in this row).
         model: False for a row that involves no transformer at all (Theorem 3.1's GLMs): then no

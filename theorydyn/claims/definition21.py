@@ -32,8 +32,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..resources import MemoryEstimate, Term
-from ..setting import Setting
+from ..core.setting import Setting
+from ..infra.memory import MemoryEstimate, Term
 from .check import Check, Verdict
 
 #: d^{-omega(1)} read at a finite size: at most 1% of the labels disagree with f

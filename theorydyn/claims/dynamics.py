@@ -13,7 +13,7 @@ Rows (:func:`checks`):
   a definition / not a claim), the error at T0 (INFO), and the relative change of α from T1 to the
   end of the run (Event III: "α increases again");
 * Theorem 4.1: patch association of the final three-value A (Definition 2.2, through
-  :func:`theorydyn.model.association`) and final population Pr[f F ≤ 0] < 2% (the conditional error
+  :func:`theorydyn.core.model.association`) and final population Pr[f F ≤ 0] < 2% (the conditional error
   as INFO);
 * INFO: the paper's GD recursion against the flow (solver consistency, exact expectation at
   D = 16: no randomness).
@@ -30,15 +30,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import model
-from ..glm import glm_oracle_error_exact
-from ..phases import ERR_TOL
+from ..core import model
+from ..core.glm import glm_oracle_error_exact
+from ..core.phases import ERR_TOL
+from ..core.result import Result
+from ..core.setting import Setting
+from ..core.stats import mean_ci
+from ..infra.memory import MemoryEstimate
 from ..reduced import flows_until_t2, integrate, population_risk
 from ..reduced.memory import reduced_memory
-from ..resources import MemoryEstimate
-from ..result import Result
-from ..setting import Setting
-from ..stats import mean_ci
 from ._lemma43 import (  # noqa: F401  (the across-D names are dynamics' too: dynamics.local_exponent, …)
     POLYLOG_K,
     lemma43_Ds,
@@ -56,7 +56,7 @@ def memory(s: Setting, quick: bool, *, n_samples: int | None = None, **_: object
 
 
 def phase(res: Result, name: str) -> float:
-    """One entry of a result's :class:`~theorydyn.phases.Phases`, as a float (nan when not reached)."""
+    """One entry of a result's :class:`~theorydyn.core.phases.Phases`, as a float (nan when not reached)."""
     v = getattr(res.phases, name)
     return math.nan if v is None else float(v)
 
@@ -72,7 +72,7 @@ class _Flows:
     the flows themselves (one :class:`Result` per seed); ``status`` the solver's word per seed;
     ``s_max`` the horizon reached (``grown`` × the default); ``start_ratio`` Lemma 4.3's rate
     ratio at s = 0 on an independent bank of 10⁵ samples; ``glm`` the exact equal-weight GLM at ``s``
-    (:func:`theorydyn.glm.glm_oracle_error_exact`)."""
+    (:func:`theorydyn.core.glm.glm_oracle_error_exact`)."""
 
     per: dict[str, list[float]]
     results: list[Result]
@@ -540,7 +540,7 @@ def lemma43_across_D(s: Setting, n_samples: int = 100_000, seeds: int = 5) -> li
     """Lemma 4.3's ratio across D (issue 17 item 7, issues 21 and 30): the rate ratio at the start
     (:func:`lemma43_rate_ratio`) at D ∈ :func:`lemma43_Ds` (d, σ², ν following D unless set
     explicitly), ``seeds`` Monte Carlo banks of ``n_samples`` each, and the fitted exponent b of
-    ratio ∝ D^b over every (D, seed) with its 95% interval (:func:`theorydyn.stats.fit_power_law_ci`),
+    ratio ∝ D^b over every (D, seed) with its 95% interval (:func:`theorydyn.core.stats.fit_power_law_ci`),
     in two labelled readings:
 
     * q = C²/D (Assumption 2's q = poly(C)/D): the verdict (:func:`lemma43_exponent_row`);

@@ -51,11 +51,12 @@ from typing import cast
 
 import numpy as np
 
+from ..core.data import sample_memory
+from ..core.setting import Setting
 from ..experiments.figure2 import UNIT_INIT, train_runs
+from ..infra.memory import MemoryEstimate, Term
 from ..positional.model import block_contrast, chance_association, figure2_setting
 from ..positional.train import FULL, QUICK, TrainRun
-from ..resources import MemoryEstimate, Term, sample_memory
-from ..setting import Setting
 from .check import UNIT, Check, Verdict
 
 
@@ -119,7 +120,7 @@ def verdict_rows(
         e,
         verdict=Verdict.PASS if ok else Verdict.FAIL,
         note=f"{ref}per seed {per_seed(err)}",
-        route="torch autograd vs finite differences; readout vs theorydyn.model.forward",
+        route="torch autograd vs finite differences; readout vs theorydyn.core.model.forward",
     )
     out_of_scope = (
         f"low test error not reached (upper bound {_upper(e):.3f} > {err_tol}); "
@@ -423,7 +424,7 @@ def info_rows(s: Setting, pos: Sequence[TrainRun], tee: Sequence[TrainRun], para
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
     """Peak of :func:`checks` at Figure 2's own setting (``s`` is not used, as in :func:`checks`):
-    the train and test samples X (N, D, d) drawn in float64 (:func:`theorydyn.resources.sample_memory`)
+    the train and test samples X (N, D, d) drawn in float64 (:func:`theorydyn.core.data.sample_memory`)
     with their float32 tensors, and the (N, D) activations of one forward and backward pass (≈ 6)."""
     fs = figure2_setting()
     cfg = QUICK if quick else FULL

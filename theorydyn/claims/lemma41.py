@@ -22,13 +22,10 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..core.glm import theorem_3_1_scope
+from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from ..experiments.lemma41 import lemma_4_1_scaling_runs, population_gd
-from ..glm import theorem_3_1_scope
-from ..resources import MemoryEstimate
-from ..setting import (
-    Setting,
-    setting_at,  # the same q, ν at another D (d = D, σ² = 1/d)
-)
+from ..infra.memory import MemoryEstimate
 from ..simulate.memory import simulate_memory
 from .check import UNIT, Check, Verdict, departures
 
@@ -111,9 +108,9 @@ def check_lemma_4_1_population(
     """Lemma 4.1 as stated: GD on the population risk (P) keeps A in the three-value form.
 
     (P) is computed exactly by enumerating every noiseless data point with its probability
-    (:func:`theorydyn.data.enumerate_population`) at a size where that is instant (default D = 6,
+    (:func:`theorydyn.core.data.enumerate_population`) at a size where that is instant (default D = 6,
     C = 2; p, β, τ taken from ``s``). From the idealized init (A = β I, v = α(0) w*), plain GD with
-    the full-model gradients (:func:`theorydyn.model.risk_and_grad`) runs ``steps`` steps; the
+    the full-model gradients (:func:`theorydyn.core.model.risk_and_grad`) runs ``steps`` steps; the
     measured value is the largest spread of the in-set and of the cross-set entries relative to
     |γ − ρ| over the run. (v stays in span(w*) trivially here, the enumeration being noiseless, so
     Lemma 4.2 is not checked by this route.) The run is :func:`theorydyn.experiments.lemma41.population_gd`.
@@ -143,7 +140,7 @@ def check_lemma_4_1_population(
 
 def smallest_in_scope(s: Setting, D_from: int, D_to: int) -> tuple[Setting, str | None]:
     """The smallest multiple of C in [``D_from``, max(D_from, ``D_to``)] whose setting (q and ν kept,
-    :func:`theorydyn.setting.setting_at`) lies inside :func:`theorem_3_1_scope`; when none does, the
+    :func:`theorydyn.core.setting.setting_at`) lies inside :func:`theorem_3_1_scope`; when none does, the
     setting at ``D_from`` with the scope rule's reason (its rows are then OUT_OF_SCOPE)."""
     start = D_from + (-D_from) % s.C
     for D in range(start, max(start, D_to) + 1, s.C):

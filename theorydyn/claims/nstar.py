@@ -32,12 +32,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.glm import theorem_3_1_scope
+from ..core.setting import Setting, setting_at
+from ..core.stats import fit_power_law_ci
 from ..experiments.nstar import nstar_runs
-from ..glm import theorem_3_1_scope
-from ..resources import MemoryEstimate
-from ..setting import Setting, setting_at
+from ..infra.memory import MemoryEstimate
 from ..simulate.memory import simulate_memory
-from ..stats import fit_power_law_ci
 from .check import Check, Verdict
 from .theorem4 import THEOREM_4_2
 

@@ -43,11 +43,11 @@ from dataclasses import replace
 import numpy as np
 from scipy.stats import chi2
 
-from ..model import association
-from ..resources import MemoryEstimate, Term
-from ..setting import Setting
+from ..core.model import association
+from ..core.setting import Setting
+from ..core.stats import mean_ci
+from ..infra.memory import MemoryEstimate, Term
 from ..simulate.run import init_params
-from ..stats import mean_ci
 from .check import Check, Verdict, departures
 
 #: D grid of the exponent row (quick and full): 5 sizes over a factor 16, fixed before running.
@@ -69,7 +69,7 @@ def initial_attention(D: int, sigma_A: float, rng: np.random.Generator) -> np.nd
 def scales(A: np.ndarray, s: Setting | None = None) -> dict[str, float]:
     """Summary of one A(0): (D, D) — RMS and max |·| of the off-diagonal, min/max of the diagonal,
     and, given the Setting ``s`` (its sets), the fraction of rows with patch association
-    (Definition 2.2, :func:`theorydyn.model.association`)."""
+    (Definition 2.2, :func:`theorydyn.core.model.association`)."""
     D = A.shape[0]
     off = A[~np.eye(D, dtype=bool)]
     diag = np.diag(A)

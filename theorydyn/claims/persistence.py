@@ -1,7 +1,7 @@
 """Patch association along the whole run (issue 30): Theorem 4.2 holds "for any T ≥ poly(d)/η".
 
 A realistic GD run records Definition 2.2's per-row association (the fraction of rows i whose C
-largest entries of Â_i are i's set, :func:`theorydyn.model.association`) at every recorded step
+largest entries of Â_i are i's set, :func:`theorydyn.core.model.association`) at every recorded step
 (the simulator's ``association`` column). The paper's "for any T ≥ poly(d)/η" is read on a window
 [T_a, k·T_a] of time s = η·t, with
 
@@ -24,8 +24,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from ..core.stats import mean_ci
 from ..experiments.measure import window_summary  # the reading of one run (also nstar's runs)
-from ..stats import mean_ci
 from .check import UNIT, Check, Verdict
 
 #: The readings of "any T ≥ poly(d)/η": windows [T_a, k·T_a]; k = 10 only where the run fits (full mode).

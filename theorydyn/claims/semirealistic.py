@@ -16,8 +16,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..core.setting import Setting
 from ..experiments.semirealistic import closeness_runs
-from ..setting import Setting
 
 #: Sizes of the closeness rows, fixed before any run: the Lemma 4.1 finite-N rows' N grid, steps and
 #: η (:mod:`theorydyn.claims.lemma41`), at the same D (the smallest in Theorem 3.1's scope from 16).
@@ -49,12 +49,12 @@ def closeness_rows(table: pd.DataFrame, params: dict, where: str) -> list:
     gap_rel, rel_alpha, rel_gamma, rel_rho):
 
     * verdict: the exponent b of gap_rel ∝ N^b, least squares over every (N, seed) with its 95%
-      interval (:func:`theorydyn.stats.fit_power_law_ci`). The proof of Theorem 4.2 says the finite-N
+      interval (:func:`theorydyn.core.stats.fit_power_law_ci`). The proof of Theorem 4.2 says the finite-N
       process stays close to the population one, the gap shrinking with N: PASS iff the interval
       lies below 0, FAIL otherwise (a gap not shown to shrink);
     * INFO: the exponents of the α, γ and ρ parts, and gap_rel at the largest N.
     """
-    from ..stats import fit_power_law_ci
+    from ..core.stats import fit_power_law_ci
     from .check import Check, Verdict
 
     Ns = sorted(table["N"].unique())

@@ -3,24 +3,24 @@
 The claim: any g(X) = φ(Σ_j ⟨w_j, X_j⟩) has Pr[f g ≤ 0] ≥ 1/8, where a point with f = 0 counts as
 an error (the paper's quantity; the conditional Pr[f g ≤ 0 | f ≠ 0] is reported beside it as INFO).
 Every verdict row names its reading of the scope (params ``scope``): the statement's (Assumption 1
-only) or the toolkit's (:func:`theorydyn.glm.theorem_3_1_scope`, from Assumption 2: q(D − C) > C,
-q ≤ 1/2, L ≥ 4, else OUT_OF_SCOPE). The mathematics is in :mod:`theorydyn.glm`; this module only
+only) or the toolkit's (:func:`theorydyn.core.glm.theorem_3_1_scope`, from Assumption 2: q(D − C) > C,
+q ≤ 1/2, L ≥ 4, else OUT_OF_SCOPE). The mathematics is in :mod:`theorydyn.core.glm`; this module only
 builds and judges the rows. Measured:
 
 (a) the equal-weight GLM with the best link: projection T = Σ_j ⟨w*, X_j⟩, best φ = majority of
-    sign f given T, its error computed *exactly* (:func:`theorydyn.glm.glm_oracle_error_exact`).
+    sign f given T, its error computed *exactly* (:func:`theorydyn.core.glm.glm_oracle_error_exact`).
     It is one GLM, so its error is an upper bound on the best GLM's: it can refute the bound, not
     confirm it;
-(b) fitted GLMs over seeds (:func:`theorydyn.glm.glm_fitted_errors`): a logistic regression on
+(b) fitted GLMs over seeds (:func:`theorydyn.core.glm.glm_fitted_errors`): a logistic regression on
     z_j = ⟨w*, X_j⟩ and on the flattened X, then the best φ (per-bin majority of sign f,
-    :func:`theorydyn.glm.best_phi_error`);
+    :func:`theorydyn.core.glm.best_phi_error`);
 (c) the literal statement (any w_j, any φ): w_j = 3^j w* makes the projection injective on the
-    patterns and a lookup φ computes sign f exactly (:func:`theorydyn.glm.lookup_glm_error`), so the
+    patterns and a lookup φ computes sign f exactly (:func:`theorydyn.core.glm.lookup_glm_error`), so the
     error is Pr[f = 0], the floor of every classifier — exact by enumeration at D = 8 and by Monte
     Carlo at the ledger's setting: read literally, the theorem is false wherever Pr[f = 0] < 1/8
     (DEVIATES);
-(d) a scan over D ∈ {64, 128, 256}, C ∈ {4, 8, 16} (:func:`theorydyn.glm.glm_crossings`, figure
-    :func:`theorydyn.glm.plot_theorem_3_1_scan`, both errors): the exact error is a function of
+(d) a scan over D ∈ {64, 128, 256}, C ∈ {4, 8, 16} (:func:`theorydyn.core.glm.glm_crossings`, figure
+    :func:`theorydyn.core.glm.plot_theorem_3_1_scan`, both errors): the exact error is a function of
     x = q(D − C)/C² and crosses 1/8 at x* ≈ 0.73–0.75, so the bound fails inside the toolkit's scope
     for C < q(D − C) < 0.75 C² — a DEVIATES row.
 """
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..glm import (
+from ..core.glm import (
     SCAN_31_D,
     THEOREM_3_1_BOUND,
     glm_crossing,
@@ -43,10 +43,11 @@ from ..glm import (
     literal_construction_mc,
     theorem_3_1_scope,
 )
-from ..resources import MemoryEstimate, theorem_3_1_memory
-from ..setting import Setting
-from ..stats import bounded_mean_ci, mean_ci
+from ..core.setting import Setting
+from ..core.stats import bounded_mean_ci, mean_ci
+from ..infra.memory import MemoryEstimate
 from .check import UNIT, Check, Verdict, departures
+from .estimates import theorem_3_1_memory
 
 #: The small setting of the exact literal-statement row (issue 21's example): q(D − C) = 3 > C, q = 1/2, L = 4.
 LITERAL_EXACT: dict[str, Any] = dict(D=8, C=2, q=0.5)
@@ -74,7 +75,7 @@ ROUTE_LITERAL = (
 def _measure_fitted(
     s: Setting, N_fit: int, N_test: int, N_flat: int, lam: float, seeds: int, seed: int
 ) -> dict[str, list[dict[str, float]]]:
-    """The fitted GLMs' errors (:func:`theorydyn.glm.glm_fitted_errors`), per model one dict per seed
+    """The fitted GLMs' errors (:func:`theorydyn.core.glm.glm_fitted_errors`), per model one dict per seed
     (seed k draws from ``SeedSequence([seed, k, 31])``)."""
     per_seed: dict[str, list[dict[str, float]]] = {}
     for k in range(seeds):
@@ -434,6 +435,6 @@ def checks(
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks` (:func:`theorydyn.resources.theorem_3_1_memory`; the scan's exact laws
+    """Peak of :func:`checks` (:func:`theorydyn.claims.estimates.theorem_3_1_memory`; the scan's exact laws
     are smaller than the fitted samples)."""
     return theorem_3_1_memory(s, **(QUICK if quick else FULL))

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import data, model
-from ..resources import MemoryEstimate, theorem_3_2_memory
-from ..setting import Setting
-from ..stats import mean_ci
+from ..core import data, model
+from ..core.setting import Setting
+from ..core.stats import mean_ci
+from ..infra.memory import MemoryEstimate
 from .check import UNIT, Check, Verdict
+from .estimates import theorem_3_2_memory
 
 
 def offdiag_topc_miss(s: Setting, M: np.ndarray) -> float:
@@ -95,7 +96,7 @@ def _measure_errors(
 ) -> tuple[list[float], list[float]]:
     """Model (T) with logits ``A``: (D, D) and value ``v``: (d,) on ``N`` fresh samples per seed (seed k
     draws from ``SeedSequence([seed, k, 32])``): per seed Pr[f F ≤ 0 | f ≠ 0] and Pr[f = 0]
-    (:func:`theorydyn.data.errors`; a non-finite output counts as 0)."""
+    (:func:`theorydyn.core.data.errors`; a non-finite output counts as 0)."""
     errs, amb = [], []
     for k in range(seeds):
         b = data.sample(s, N, seed=np.random.default_rng(np.random.SeedSequence([seed, k, 32])))
@@ -120,7 +121,7 @@ def check_theorem_3_2(
 
     The construction ``M`` (default :func:`construct_theorem_3_2` with κ·τ, so that the softmax
     of A/τ is the same at any τ) is fed to model (T) itself: logits A = (Pᵀ W_Q)(Pᵀ W_K)ᵀ, value
-    v = M.v, output F = :func:`theorydyn.model.forward` (activation σ(x) = x^p + νx of the setting,
+    v = M.v, output F = :func:`theorydyn.core.model.forward` (activation σ(x) = x^p + νx of the setting,
     not the construction's ψ = Thr(C·)/C, so the error is *not* f by construction). Rows:
 
     1. Pr[f F ≤ 0 | f ≠ 0] on fresh samples, mean and 95% interval over ``seeds`` seeds;
@@ -128,7 +129,7 @@ def check_theorem_3_2(
        far below the 1/8 that every GLM must make in Theorem 3.1).
     2. the fraction of rows i whose off-diagonal Top-C of ⟨p_i, p_j⟩ (from P, computed) misses
        S(i): the theorem's property (diagonal excluded, see 4); must be 1.
-    3. Definition 2.2 (:func:`theorydyn.model.association_rows`) on PᵀP: must be 0 rows.
+    3. Definition 2.2 (:func:`theorydyn.core.model.association_rows`) on PᵀP: must be 0 rows.
     4. the literal statement (Top-C over all j, the diagonal included): INFO, since no Gram matrix
        can satisfy it (Cauchy–Schwarz on the row of largest norm), so no planted case can flip the
        row; measured is the fraction of rows satisfying it for this construction.
@@ -218,5 +219,5 @@ def checks(
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks` (:func:`theorydyn.resources.theorem_3_2_memory`)."""
+    """Peak of :func:`checks` (:func:`theorydyn.claims.estimates.theorem_3_2_memory`)."""
     return theorem_3_2_memory(s.D, s.C, s.d, N=5_000 if quick else 50_000)

@@ -28,15 +28,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..core.glm import glm_oracle_error_exact, theorem_3_1_scope
+from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
+from ..core.stats import mean_ci
 from ..experiments.theorem4 import Theorem4Runs, run_frozen, run_seeds, steps_for
-from ..glm import glm_oracle_error_exact, theorem_3_1_scope
-from ..resources import MemoryEstimate
-from ..setting import (
-    Setting,
-    setting_at,  # the same q, ν at another D (d = D, σ² = 1/d)
-)
+from ..infra.memory import MemoryEstimate
 from ..simulate.memory import simulate_memory
-from ..stats import mean_ci
 from .check import UNIT, Check, Verdict, departures, unconditional_error
 from .lemma41 import scaling_size
 from .persistence import window_ks, window_rows
@@ -120,7 +117,7 @@ def theorem_4_rows(
     """The rows of Theorem 4.2 (realistic init) from :class:`~theorydyn.experiments.theorem4.Theorem4Runs`,
     over its seeds:
 
-    1. patch association of Â (Definition 2.2, :func:`theorydyn.model.association`), fraction of
+    1. patch association of Â (Definition 2.2, :func:`theorydyn.core.model.association`), fraction of
        rows, along the run (:func:`theorydyn.claims.persistence.window_rows`, with ``T_a`` the idealized
        flow's association time and the windows ``ks``): PASS iff complete at every recorded step of
        [T_a, max(ks)·T_a] in every seed; at the last step INFO (the toolkit's stopping rule);
@@ -243,7 +240,7 @@ def _cos_rows(runs: Theorem4Runs, where: str, params: dict, scope: str | None, c
     """From the runs of :func:`theorem_4_rows`, over seeds:
 
     3. Lemma 4.2 at finite N, "v stays along w*": min over recorded s ≥ T0 (the end of phase I,
-       :class:`~theorydyn.phases.Phases`) of cos(v̂(s), w*); INFO (the lemma is about (P)), the
+       :class:`~theorydyn.core.phases.Phases`) of cos(v̂(s), w*); INFO (the lemma is about (P)), the
        threshold saying whether its 95% lower bound is ≥ ``cos_tol`` (0.99, the toolkit's reading);
        OUT_OF_SCOPE with ``scope``;
     4. Figure 4, "cos(v̂, w*) rises": cos at the end minus cos at initialisation, paired by seed;
@@ -343,7 +340,7 @@ def frozen_attention_row(
     (Theorem 3.1's bound for every GLM); DEVIATES iff it lies below (the frozen model beats the bound:
     with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval straddles 1/8; OUT_OF_SCOPE
     outside :func:`theorem_3_1_scope`. The note gives the exact error of the equal-weight GLM with the
-    best link (:func:`theorydyn.glm.glm_oracle_error_exact`), an upper bound on the best GLM's error
+    best link (:func:`theorydyn.core.glm.glm_oracle_error_exact`), an upper bound on the best GLM's error
     (docs/theory.md §6.1)."""
     scope = theorem_3_1_scope(s)
     seeds = len(errs)

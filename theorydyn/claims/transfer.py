@@ -16,9 +16,9 @@ from typing import cast
 import numpy as np
 import pandas as pd
 
-from ..paths import run_dir
-from ..resources import MemoryEstimate
-from ..setting import Setting
+from ..core.setting import Setting
+from ..infra.memory import MemoryEstimate
+from ..infra.paths import run_dir
 from ..transfer import (
     FULL,
     QUICK,
@@ -34,7 +34,7 @@ from .check import Check, Verdict, interval_verdict
 
 
 def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
-    """Peak of :func:`checks` (``s`` not used): :func:`theorydyn.resources.transfer_memory` at the
+    """Peak of :func:`checks` (``s`` not used): :func:`theorydyn.infra.memory.transfer_memory` at the
     largest D of the preset (the D's run in turn; the largest dominates), every method's downstream
     samples bounded by the largest Ñ of the grid (an upper bound)."""
     opts = options_from(dict(QUICK if quick else FULL))
@@ -56,7 +56,7 @@ def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
 
 def checks_dir(quick: bool) -> Path:
     """Where the ledger's transfer run keeps its rows and caches: ``<run dir>/transfer_checks[_quick]``
-    (:mod:`theorydyn.paths`); the transfer figures read the same folder."""
+    (:mod:`theorydyn.infra.paths`); the transfer figures read the same folder."""
     return run_dir("transfer_checks_quick" if quick else "transfer_checks")
 
 

@@ -36,7 +36,7 @@ Four claims (five rows) on digits, each from the paper's own experiment, each ab
 
 The verdict functions (:func:`accuracy_check`, :func:`robustness_check`, :func:`decay_check`) take
 the per-seed numbers, so that tests can feed them synthetic values. Training runs are cached under
-``<run dir>/vision/ledger`` (:func:`theorydyn.paths.vision_ledger_dir`) in folders keyed by a hash of
+``<run dir>/vision/ledger`` (:func:`theorydyn.infra.paths.vision_ledger_dir`) in folders keyed by a hash of
 their whole configuration
 (:func:`theorydyn.vision.experiments.cached_runs`): a second call with the same configuration trains
 nothing, and the seeds of one configuration still to train are trained together as one ensemble
@@ -52,10 +52,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..paths import vision_ledger_dir
-from ..resources import MemoryEstimate, vit_train_memory
-from ..setting import Setting
-from ..stats import mean_ci
+from ..core.setting import Setting
+from ..core.stats import mean_ci
+from ..infra.memory import MemoryEstimate
+from ..infra.paths import vision_ledger_dir
+from ..vision.memory import vit_train_memory
 from .check import Check, Verdict, interval_verdict
 
 ACC_TOL = 0.02  # two accuracy points: "on par" in Figures 6/7
@@ -85,7 +86,7 @@ def _vision() -> SimpleNamespace:
 
 
 def _bounds(values: Sequence[float] | np.ndarray) -> tuple[float, float, float]:
-    """(mean, low, high): the 95% interval over seeds (:func:`~theorydyn.stats.mean_ci`); with one seed
+    """(mean, low, high): the 95% interval over seeds (:func:`~theorydyn.core.stats.mean_ci`); with one seed
     there is no interval, and the mean stands for both bounds, so the mean decides the verdict."""
     m, lo, hi = mean_ci(values)
     return (m, lo, hi) if not np.isnan(lo) else (m, m, m)
@@ -436,7 +437,7 @@ def inputs(s: Setting | None, quick: bool, data_dir: str | Path | None = None, *
 
 def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
     """Peak of :func:`checks` (``s`` not used): one ViT training step of the digits preset
-    (:func:`theorydyn.resources.vit_train_memory`, 8 × 8 grey images, 10 classes); nothing when the
+    (:func:`theorydyn.vision.memory.vit_train_memory`, 8 × 8 grey images, 10 classes); nothing when the
     vision extra is absent (then :func:`checks` gives a SKIP row)."""
     try:
         ex = _vision().experiments

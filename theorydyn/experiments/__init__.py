@@ -2,7 +2,7 @@
 
 A layer between the solvers (:mod:`theorydyn.simulate`, :mod:`theorydyn.reduced`,
 :mod:`theorydyn.positional`) and the claims (:mod:`theorydyn.claims`): each function takes a
-:class:`~theorydyn.setting.Setting` and the sizes of its runs as keyword options (N, steps, η, ω,
+:class:`~theorydyn.core.setting.Setting` and the sizes of its runs as keyword options (N, steps, η, ω,
 seeds …) and returns a frozen dataclass or a DataFrame; it judges nothing and imports no claim. A
 claim declares its sizes, calls the experiment and turns the result into ledger rows::
 
@@ -16,13 +16,13 @@ claim declares its sizes, calls the experiment and turns the result into ledger 
 * :mod:`.semirealistic` — finite-N GD against population GD (the reduced recursion) at the same s;
 * :mod:`.figure2` — Figure 2's training runs (torch, :mod:`theorydyn.positional`).
 
-Names are re-exported lazily (:func:`theorydyn._lazy.lazy_exports`): importing the package loads no
+Names are re-exported lazily (:func:`theorydyn.infra._lazy.lazy_exports`): importing the package loads no
 solver.
 """
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from ..infra._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads on first use
     from .figure2 import UNIT_INIT, Figure2Runs, paper_init, train_runs

@@ -19,8 +19,8 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ..core.setting import Setting
 from ..positional.train import TrainRun, run
-from ..setting import Setting
 
 
 def paper_init(s: Setting) -> dict[str, float]:

@@ -1,7 +1,7 @@
 """The runs of Lemma 4.1 (docs/theory.md §4): GD on the exact population (P), and realistic GD at finite N.
 
 * :func:`population_gd` — plain GD on the population risk (P), computed exactly by enumerating every
-  noiseless data point with its probability (:func:`theorydyn.data.enumerate_population`), from the
+  noiseless data point with its probability (:func:`theorydyn.core.data.enumerate_population`), from the
   idealized initialisation; returns :class:`PopulationRun` (how far A strays from the three-value form).
 * :func:`lemma_4_1_scaling_runs` — realistic GD (:func:`theorydyn.simulate.simulate`) at every N of a
   grid and every seed, each run measured by :func:`symmetry_deviation` (the distance of Â from the
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import data, model
-from ..model import association
-from ..setting import Setting
+from ..core import data, model
+from ..core.model import association
+from ..core.setting import Setting
 from ..simulate import simulate
 from .measure import fresh_errors
 
@@ -121,7 +121,7 @@ def population_gd(
     s: Setting, D: int = 6, C: int = 2, q: float = 0.4, eta: float = 2.0, steps: int = 300
 ) -> PopulationRun:
     """Plain GD on the population risk (P) with the full-model gradients
-    (:func:`theorydyn.model.risk_and_grad`, weighted by the enumerated probabilities), ``steps`` steps
+    (:func:`theorydyn.core.model.risk_and_grad`, weighted by the enumerated probabilities), ``steps`` steps
     of size ``eta`` from the idealized initialisation A = β I, v = α(0) w*, at ``Setting(D, C, q)``
     with p, β, τ taken from ``s`` (a size where the enumeration is instant)."""
     sp = Setting(D=D, C=C, q=q, p=s.p, beta=s.beta, tau=s.tau)

@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import data, model
+from ..core import data, model
 
 
 def fresh_errors(s: Any, A: np.ndarray, v: np.ndarray, N_test: int, seed: int) -> dict[str, float]:
     """The errors of (A, v) against y and f on ``N_test`` fresh samples drawn with ``seed``
-    (:func:`theorydyn.data.errors`; a non-finite logit counts as 0): the GD rows of Lemma 4.1 and
+    (:func:`theorydyn.core.data.errors`; a non-finite logit counts as 0): the GD rows of Lemma 4.1 and
     Theorem 4.2 measure their error this way."""
     b = data.sample(s, N_test, seed=seed)
     with np.errstate(over="ignore", invalid="ignore"):

@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import data
-from ..setting import Setting, setting_at
+from ..core import data
+from ..core.setting import Setting, setting_at
 from ..simulate import simulate
 from .measure import window_summary
 from .theorem4 import steps_for

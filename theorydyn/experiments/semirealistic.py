@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import model, reduced
-from ..setting import Setting
+from .. import reduced
+from ..core import model
+from ..core.setting import Setting
 from ..simulate import simulate
 
 #: The compared columns: the two solvers share the trajectory schema, so no renaming.

@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from .. import data, model
-from ..model import association
+from ..core import data, model
+from ..core.model import association
+from ..core.setting import Setting
 from ..reduced import flows_until_t2
-from ..setting import Setting
 from ..simulate import simulate, simulate_replicas
 from ..simulate.partial import descend_partial
 from ..simulate.run import init_params
@@ -114,7 +114,7 @@ def train_v_frozen(
 
 def frozen_grad_v(s: Setting, S: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """∇_v of the empirical risk (E) at fixed scores S (D, D): the v part of
-    :func:`theorydyn.model.risk_and_grad` in two flat passes over X (N, D, d) in X's dtype.
+    :func:`theorydyn.core.model.risk_and_grad` in two flat passes over X (N, D, d) in X's dtype.
     The NumPy reference route of :func:`train_v_frozen`'s fused steps (no longer called by the run)."""
     N, D, d = X.shape
     y = np.asarray(y, dtype=np.float64)

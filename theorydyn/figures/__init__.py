@@ -16,13 +16,14 @@ association …). In a notebook::
 :mod:`manifest <theorydyn.figures.manifest>` entry; ``python -m theorydyn.figures`` does it for any
 or all figures and updates ``out/manifest.json``. ``quick`` uses smaller sizes (the committed PNGs
 are the quick versions, except ``figure4_d64``, which has one size). Scans behind a figure go
-through :func:`theorydyn.scan.run_scan`, so their points are cached in ``<run dir>/scans/`` (:mod:`theorydyn.paths`);
+through :func:`theorydyn.scan.run_scan`, so their points are cached in ``<run dir>/scans/``
+(:mod:`theorydyn.infra.paths`);
 ``recompute=True`` ignores every cache (scan rows, the transfer folder, the vision runs).
 """
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from ..infra._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time .core (every solver) loads on first use
     from .core import (

@@ -1,7 +1,7 @@
 """``python -m theorydyn.figures [NAME…|all] [--out DIR] [--quick] [--recompute] [--write-readme] [--list]``.
 
 Every figure, recomputed into ``--out`` (default ``<run dir>/figures``: ``$THEORYDYN_HOME`` or
-``runs/``, :mod:`theorydyn.paths`), with its entry in ``--out/manifest.json`` (command, setting,
+``runs/``, :mod:`theorydyn.infra.paths`), with its entry in ``--out/manifest.json`` (command, setting,
 key numbers, measured cost, commit, PNG hash). The committed figures of a checkout change only when
 asked: ``--out figures``. Where ``--out`` has no manifest yet, the measured costs (the ETA, ``--list``)
 come from the checkout's committed ``figures/manifest.json``. The generated README text goes to
@@ -20,10 +20,10 @@ import sys
 import traceback
 from pathlib import Path
 
-from .._progress import progress_bar
-from ..cli import ArgumentParser, add_common_arguments, add_out_argument, add_size_arguments, fail
-from ..paths import committed_figures, run_dir
-from ..runner import Command, Invocation
+from ..cli.runner import Command, Invocation
+from ..cli.tools import ArgumentParser, add_common_arguments, add_out_argument, add_size_arguments, fail
+from ..infra._progress import progress_bar
+from ..infra.paths import committed_figures, run_dir
 from . import manifest as mf
 
 PROG = "python -m theorydyn.figures"

@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..core.plotting import axes_or_new
+from ..core.setting import Setting
 from ..experiments.measure import window_summary
 from ..experiments.theorem4 import steps_for
-from ..plotting import axes_or_new
-from ..setting import Setting
 from ..simulate import simulate
 from .core import _num, register
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..plotting import save
-from ..provenance import cpu_model, git_state, numerics_host
+from ..core.plotting import save
+from ..infra.provenance import cpu_model, git_state, numerics_host
 from . import manifest as mf
 
 

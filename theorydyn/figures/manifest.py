@@ -30,14 +30,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_with
+from ..infra.atomic import write_with
 
 #: A figure whose cold cost (compute + draw + save, measured on the machine that wrote the manifest)
 #: is at most this many seconds is recomputed by the test suite; a dearer one is checked by hash only.
 CI_MAX_SECONDS = 30.0
 
 #: Relative tolerance of the recomputed numbers on the host that made the entry (its ``host``, see
-#: :func:`theorydyn.provenance.numerics_host`: CPU family, model and flags, BLAS kernels, library
+#: :func:`theorydyn.infra.provenance.numerics_host`: CPU family, model and flags, BLAS kernels, library
 #: versions). The figures are seeded (same seed, same numbers, bit-identical there); 1e-9 leaves room
 #: for a different BLAS summation order only.
 RTOL = 1e-9
@@ -130,7 +130,7 @@ def dumps(manifest: Mapping[str, Mapping]) -> str:
 
 
 def save(path: str | Path, manifest: Mapping[str, Mapping]) -> Path:
-    """Write the manifest atomically (:mod:`theorydyn.atomic`)."""
+    """Write the manifest atomically (:mod:`theorydyn.infra.atomic`)."""
     text = dumps(manifest)
     write_with(Path(path), lambda t: Path(t).write_text(text))
     return Path(path)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.setting import Setting
+from ..core.stats import fit_power_law_ci
 from ..reduced import integrate, plot_trajectory
 from ..scan import ScanSpec, run_scan
 from ..scan.plots import group_intervals, plot_phase_times, plot_scaling
-from ..setting import Setting
-from ..stats import fit_power_law_ci
 from .core import _fmt, _num, register
 
 

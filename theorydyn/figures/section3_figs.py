@@ -8,16 +8,16 @@ from typing import Any
 
 import numpy as np
 
+from ..core.glm import plot_theorem_3_1_scan, theorem_3_1_scan
+from ..core.plotting import axes_or_new
+from ..core.setting import Setting
 from ..experiments.figure2 import paper_init
-from ..glm import plot_theorem_3_1_scan, theorem_3_1_scan
-from ..plotting import axes_or_new
 from ..positional import figure2_setting
 from ..positional import run as run_figure2
 from ..positional.model import chance_association
 from ..positional.plot import make_figure
 from ..positional.train import FULL as FIG2_FULL
 from ..positional.train import QUICK as FIG2_QUICK
-from ..setting import Setting
 from .core import _num, register
 
 
@@ -55,7 +55,7 @@ def _draw_theorem31(data, axes=None):
     "{D256_C4[x_star]:.3f} (D = 256, C = 4), {D64_C8[x_star]:.3f} (D = 64, C = 8), {D256_C16[x_star]:.3f} "
     "(D = 256, C = 16), and not at all for q ≤ 1 at D = 64, 128 with C = 16 (the ledger's DEVIATES row); "
     "dotted: q(D−C) = C, the toolkit's scope edge.",
-    ("theorydyn.glm",),
+    ("theorydyn.core.glm",),
     _draw_theorem31,
     _t31_setting,
     _t31_numbers,

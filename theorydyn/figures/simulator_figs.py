@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.model import association
+from ..core.setting import Setting
 from ..experiments.semirealistic import compare_with_reduced
-from ..model import association
-from ..setting import Setting
 from ..simulate import plot_attention, plot_comparison, plot_figure4, simulate
 from .core import _num, register
 

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from .. import transfer
-from ..plotting import axes_or_new
+from ..core.plotting import axes_or_new
 from .core import _num, register
 
 # ---- transfer ---------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from ..claims import expected_seconds
-from ..paths import vision_ledger_dir
+from ..infra.paths import vision_ledger_dir
 from .core import register
 
 # ---- real images (Section 6), the vision extra ----------------------------------------------------------

@@ -2,7 +2,7 @@
 encodings, and model (T) of Section 3, both with model (T)'s readout (W_V = [v, …, v]):
 
     F(X) = Σ_{i=1}^{D} σ(h_i),   h_i = Σ_j S_ij ⟨v, X_j⟩,   σ(x) = x^p + ν x  (p, ν of the Setting,
-    :func:`theorydyn.model.activation`).
+    :func:`theorydyn.core.model.activation`).
 
 The paper does not spell out the readout of its Figure 2 ViT; we take model (T)'s, so that the
 two kinds differ only in how the scores S are made, and both can represent f exactly (block
@@ -19,7 +19,7 @@ scores and v = w* give F ∝ f up to the ν-term).
   reported is Â itself (its off-diagonal plus the fixed diagonal β), the object Definition 2.2 is
   applied to in Theorems 4.1/4.2.
 
-Measures of structure of a (D, D) Gram matrix: :func:`theorydyn.model.association` (Definition 2.2),
+Measures of structure of a (D, D) Gram matrix: :func:`theorydyn.core.model.association` (Definition 2.2),
 :func:`block_contrast` (its continuous companion), :func:`set_rows` and the chance level
 :func:`chance_association`.
 
@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ..model import activation
-from ..setting import Setting
+from ..core.model import activation
+from ..core.setting import Setting
 
 KINDS = ("positional", "T")
 
@@ -59,7 +59,7 @@ def set_rows(s: Setting, M: np.ndarray) -> np.ndarray:
     """Rows whose C largest entries (diagonal included) form *some* set S_ℓ, not necessarily the
     row's own: (D,) bool. Definition 2.2 asks for the own set; this weaker form is what a
     readout Σ_i σ(h_i) needs, since f = Σ_ℓ φ(X_{S_ℓ}) is served by any assignment of rows to sets.
-    A tie at the C-th place counts as no set (as in :func:`theorydyn.model.association_rows`).
+    A tie at the C-th place counts as no set (as in :func:`theorydyn.core.model.association_rows`).
     """
     M = np.asarray(M, dtype=np.float64)
     if M.shape != (s.D, s.D):

@@ -1,6 +1,6 @@
 """Figure 2's plots (docs/theory.md §7): curves over seeds and Gram matrices, drawn into given axes.
 
-No backend is chosen here (:mod:`theorydyn.plotting`'s rule); :func:`make_figure` returns a
+No backend is chosen here (:mod:`theorydyn.core.plotting`'s rule); :func:`make_figure` returns a
 :class:`matplotlib.figure.Figure`.
 """
 
@@ -10,8 +10,8 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..setting import Setting
-from ..stats import mean_ci
+from ..core.setting import Setting
+from ..core.stats import mean_ci
 from .model import block_contrast, chance_association, figure2_setting
 from .train import TrainRun
 

@@ -1,10 +1,10 @@
 """Figure 2's training (docs/theory.md §7): full-batch Adam on Gaussian CNN-labelled data.
 
-Data: :func:`theorydyn.data.sample_gaussian_cnn` with the partition of Figure 2 (D = 16 patches on
+Data: :func:`theorydyn.core.data.sample_gaussian_cnn` with the partition of Figure 2 (D = 16 patches on
 a 4 × 4 grid, C = 4, the spatially localized 2 × 2 tiles, :func:`~theorydyn.positional.model.figure2_setting`).
 Training: full-batch Adam on the empirical logistic risk mean ℓ(y F(X)), ℓ(m) = log(1 + e^{−m}),
 in float32 (``dtype``) on CPU; the test error Pr[y F ≤ 0] on a fresh sample is recorded along the
-way, with Definition 2.2 (:func:`theorydyn.model.association`, diagonal included) and
+way, with Definition 2.2 (:func:`theorydyn.core.model.association`, diagonal included) and
 :func:`~theorydyn.positional.model.block_contrast` of the Gram matrix (PᵀP or Â).
 
 Sizes: :data:`QUICK` (the ledger default and ``figures/figure2.png``): N = 4096, 1000 Adam steps
@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import data
-from ..model import association
-from ..setting import Setting
+from ..core import data
+from ..core.model import association
+from ..core.setting import Setting
 from .model import KINDS, _torch, block_contrast, init_torch_params, set_rows
 
 #: Quick-mode sizes (the ledger default and the committed figure) and full-mode sizes.

@@ -5,7 +5,7 @@ Population GD from the idealized initialisation stays in the three-value form
 
 * :func:`population_risk` — ℓ_red(α, γ, ρ) and its gradient, exactly or by Monte Carlo;
 * :func:`integrate` — the paper's GD recursion or the gradient flow, returning a
-  :class:`~theorydyn.result.Result` with the phases of :mod:`theorydyn.phases`;
+  :class:`~theorydyn.core.result.Result` with the phases of :mod:`theorydyn.core.phases`;
 * :func:`plot_trajectory` — α, γ, ρ, risk and errors against s, into given axes.
 
 * :class:`FlowConfig` — one run's options (defaults, rules, help: the library's and the CLI's, one object);
@@ -40,8 +40,8 @@ samples         ``n_samples``: draws of the Monte Carlo     ``N``: the training 
 ==============  ==========================================  ==========================================
 ```
 
-Both return one :class:`~theorydyn.result.Result` with the common trajectory schema
-(:data:`theorydyn.result.CORE_COLUMNS`); several simulator runs on one data set:
+Both return one :class:`~theorydyn.core.result.Result` with the common trajectory schema
+(:data:`theorydyn.core.result.CORE_COLUMNS`); several simulator runs on one data set:
 :func:`theorydyn.simulate.simulate_replicas` (a list of Results). The default horizon of a reduced
 flow is :func:`theorydyn.reduced.default_horizon`.
 
@@ -50,7 +50,7 @@ The Numba kernels (``_kernels``) are private. CLI: ``python -m theorydyn.reduced
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from ..infra._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
     from .bank import MAX_TERMS, Bank, bank_from_set_counts, make_bank, mc_set_counts, n_exact_terms

@@ -11,7 +11,9 @@ import argparse
 import json
 import sys
 
-from ..cli import (
+from ..cli.configs import add_config_flags, config_from_args
+from ..cli.runner import Command, Invocation
+from ..cli.tools import (
     SETTING_FLAGS,
     ArgumentParser,
     add_common_arguments,
@@ -22,11 +24,9 @@ from ..cli import (
     setting_from_args,
     setting_name_params,
 )
-from ..configs import add_config_flags, config_from_args
-from ..limits import STEPS_MAX
-from ..paths import run_dir
-from ..phases import Phases
-from ..runner import Command, Invocation
+from ..core.phases import Phases
+from ..infra.limits import STEPS_MAX
+from ..infra.paths import run_dir
 from .config import FLOW_DEFAULTS, FlowConfig
 
 PROG = "python -m theorydyn.reduced"
@@ -74,7 +74,7 @@ NOT_IN_NAME = ("out", "quiet", "no_plot", "force", "method", "eta", "n_samples",
 def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s, **resolved) -> str:
     """``reduced_<method>_D<D>_C<C>`` and every parameter that differs from its default: the Setting's
     fields against the default Setting at this D, C (and d: σ², ν follow it), the solver's flags
-    against the parser's defaults (:func:`~theorydyn.cli.run_stem`), so ``--q 0.3`` or ``--seed 1``
+    against the parser's defaults (:func:`~theorydyn.cli.tools.run_stem`), so ``--q 0.3`` or ``--seed 1``
     never overwrite the default run."""
     params, defaults = setting_name_params(s)
     solver = {a.dest: getattr(args, a.dest) for a in ap._actions if a.option_strings and a.dest in vars(args)}
@@ -122,7 +122,7 @@ def flow_config(args: argparse.Namespace) -> FlowConfig:
 
 
 def run(inv: Invocation) -> int:
-    from ..plotting import save
+    from ..core.plotting import save
     from .bank import MAX_TERMS, n_exact_terms
     from .memory import reduced_memory
     from .plot import plot_trajectory
@@ -168,7 +168,7 @@ def run(inv: Invocation) -> int:
 
 def format_phases(ph: dict, horizon: float) -> str:
     """A human-readable phase summary (one line per quantity; times in s = ηt, ``horizon`` the run's
-    last s: a time at the first instant is printed as such, :func:`~theorydyn.cli.format_time`)."""
+    last s: a time at the first instant is printed as such, :func:`~theorydyn.cli.tools.format_time`)."""
 
     def f(k, v):
         if k in Phases.TIMES or k.endswith("_s"):

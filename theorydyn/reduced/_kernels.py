@@ -35,8 +35,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ..model import sigma, sigma_grad
-from ..numba_activation import sigma_and_grad
+from ..core.model import sigma, sigma_grad
+from ..core.numba_activation import sigma_and_grad
 
 #: |F| ≤ TIE_RTOL · Σ|terms| counts as F = 0 in the errors (a tie, not a sign): far above rounding,
 #: far below any real F.

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..data import threshold
-from ..setting import Setting
+from ..core.data import threshold
+from ..core.setting import Setting
 from . import _kernels as rk
 from . import memory
 

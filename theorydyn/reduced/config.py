@@ -1,6 +1,6 @@
 """The configuration of one run of the idealized dynamics (:class:`FlowConfig`), in a module that imports
 no solver: the library (:func:`theorydyn.reduced.integrate`) takes its defaults and rules from here, and
-the command line (``python -m theorydyn.reduced``) its flags (:func:`theorydyn.configs.add_config_flags`),
+the command line (``python -m theorydyn.reduced``) its flags (:func:`theorydyn.cli.configs.add_config_flags`),
 so a notebook and the CLI integrate to the same horizon and the same T1 (issue 29), and ``--help``
 shows them without loading SciPy or Numba."""
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..configs import Config, option
-from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
-from ..phases import ERR_TOL
+from ..cli.configs import Config, option
+from ..core.phases import ERR_TOL
+from ..infra.limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
 from .defaults import N_SAMPLES, S_MAX, SOLVERS
 
 

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..memory import F64, I16, I64, SMALL, MemoryEstimate, Term
+from ..infra.memory import F64, I16, I64, SMALL, MemoryEstimate, Term
 from ._kernels import count_types, type_probabilities
 
 __all__ = ["n_count_types", "n_exact_terms", "reduced_memory"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..plotting import COLORS, axes_or_new
-from ..result import Result
+from ..core.plotting import COLORS, axes_or_new
+from ..core.result import Result
 
 _MARKS = ("T0", "T1", "T1_mass", "T2")
 
@@ -12,7 +12,7 @@ def plot_trajectory(res: Result, axes=None, title: str | None = None):
     """Three panels against log s (rows with s > 0): α; γ, ρ and the in-set attention mass; risk,
     err_y, err_f. Vertical lines at the phase times T0, T1, T1_mass, T2 of ``res.phases``.
 
-    Works for either solver's :class:`~theorydyn.result.Result` (the columns are the same).
+    Works for either solver's :class:`~theorydyn.core.result.Result` (the columns are the same).
 
     Args:
         res: the result to draw.

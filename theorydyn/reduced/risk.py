@@ -7,7 +7,7 @@
 Both go through one Numba kernel (:mod:`theorydyn.reduced._kernels`) that tabulates a set's
 contribution per (type, T) and makes each sample a few table lookups.
 
-Errors (same convention as :func:`theorydyn.data.errors`): err_y = Pr[y F ≤ 0];
+Errors (same convention as :func:`theorydyn.core.data.errors`): err_y = Pr[y F ≤ 0];
 err_f = Pr[f F ≤ 0 | f ≠ 0], with f = Σ_m Thr(s_m), Thr(z) = z if |z| > 0.9 C else 0; the mass
 amb_f = Pr[f = 0] (a random set mirroring the signal set) is excluded and reported. A sample whose
 F is zero by symmetry (e.g. T = 0 at γ = ρ = 0) counts as F = 0 (an error), not as the sign of
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data import threshold
-from ..model import softmax_values
-from ..setting import Setting
+from ..core.data import threshold
+from ..core.model import softmax_values
+from ..core.setting import Setting
 from . import _kernels as rk
 from .bank import MAX_TERMS, Bank, make_bank
 

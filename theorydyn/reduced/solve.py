@@ -10,7 +10,7 @@ updates of the full model:
     flow (``method="flow"``): the same right-hand side in time s = η·t, integrated by a stiff
                               scipy solver (LSODA by default) on a fixed bank (common random numbers).
 
-Phases (Section 4.1): see :func:`theorydyn.phases.detect_phases`. Measured limit of
+Phases (Section 4.1): see :func:`theorydyn.core.phases.detect_phases`. Measured limit of
 Lemma 4.3: γ ≥ ρ holds from the idealized init for q ≤ C²/(2D) in every case tried, but fails at
 small D with large q (e.g. D=16, C=4, q=1; D=24, C=4, q=2/3), where γ decreases.
 
@@ -30,12 +30,12 @@ import pandas as pd
 from scipy import integrate as si
 from scipy.optimize import brentq
 
-from .._progress import progress_bar
-from ..configs import as_seeds
-from ..phases import Phases, detect_phases
-from ..result import Result, Status
-from ..setting import Setting
-from ..validate import check_integrate
+from ..cli.configs import as_seeds
+from ..core.phases import Phases, detect_phases
+from ..core.result import Result, Status
+from ..core.setting import Setting
+from ..core.validate import check_integrate
+from ..infra._progress import progress_bar
 from . import _kernels as rk
 from .bank import MAX_TERMS, Bank, make_bank
 from .config import FLOW_DEFAULTS as _F
@@ -46,7 +46,7 @@ from .risk import _Evaluator
 __all__ = ["default_horizon", "integrate", "COLUMNS", "SOLVERS"]
 
 #: Columns of a trajectory returned by :func:`integrate`: the common schema of
-#: :data:`theorydyn.result.CORE_COLUMNS`, then the softmax values of the three-value form.
+#: :data:`theorydyn.core.result.CORE_COLUMNS`, then the softmax values of the three-value form.
 COLUMNS = [
     "s",
     "step",
@@ -96,7 +96,7 @@ def flows_until_t2(
 
     Returns (results, the horizon used, its multiple of the starting one)."""
     say = progress or (lambda msg: None)
-    seeds = as_seeds(seeds)  # a count or the seeds themselves: one type (theorydyn.configs.Seeds)
+    seeds = as_seeds(seeds)  # a count or the seeds themselves: one type (theorydyn.cli.configs.Seeds)
     horizon = float(s_max) if s_max is not None else default_horizon(s.D)
 
     def run(h: float) -> list[Result]:
@@ -211,8 +211,8 @@ def integrate(
             left at their defaults), as ``python -m theorydyn.reduced`` calls it.
 
     Returns:
-        :class:`~theorydyn.result.Result` with ``solver="reduced"``: the trajectory has the
-        columns :data:`COLUMNS`; ``phases`` from :func:`theorydyn.phases.detect_phases`, whose
+        :class:`~theorydyn.core.result.Result` with ``solver="reduced"``: the trajectory has the
+        columns :data:`COLUMNS`; ``phases`` from :func:`theorydyn.core.phases.detect_phases`, whose
         crossing times the flow refines through its dense output (independent of the output
         grid); ``status`` DIVERGED / FAILED with the rows before kept.
 
@@ -228,7 +228,7 @@ def integrate(
     """
     if config is not None:
         return _integrate_config(s, config, locals())
-    # -- argument checks (FlowConfig's rules and theorydyn.validate's: the CLI's, before any work) --
+    # -- argument checks (FlowConfig's rules and theorydyn.core.validate's: the CLI's, before any work) --
     check_integrate(**locals())  # every argument, as passed
     FlowConfig.check_values(n_samples=n_samples, seed=seed, expectation=expectation, rtol=rtol, atol=atol)
     s_grid, s_max = _checked_options(method, solver, eta, steps, s_max, n_points, err_tol, s_grid)

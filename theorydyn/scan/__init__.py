@@ -4,7 +4,7 @@
 * :mod:`.schema` — the solver options, their types and the TOML spec files;
 * :mod:`.point` — what one point computes (the reduced dynamics; the simulator on request);
 * :mod:`.executor` — local processes or a Dask cluster;
-* :mod:`theorydyn.store` — the transactional results store (SQLite) and its CSV export;
+* :mod:`theorydyn.infra.store` — the transactional results store (SQLite) and its CSV export;
 * :mod:`.run` — :func:`run_scan` and the plots;
 * :mod:`.summary` — the summary tables, with intervals over seeds;
 * :mod:`.plots` — phase times against an axis, scaling in D, overlaid trajectories.
@@ -14,10 +14,10 @@ CLI: ``python -m theorydyn.scan --help``.
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from ..infra._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
-    from ..store import ResultStore
+    from ..infra.store import ResultStore
     from .grid import Point, ScanError, ScanSpec, load_scan, point_key
     from .run import ScanOutcome, run_scan, seed_ci_table, summary_table
 

@@ -15,7 +15,8 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..cli import (
+from ..cli.runner import Command, Invocation
+from ..cli.tools import (
     SEEDS_MAX,
     ArgumentParser,
     RawDescriptionHelpFormatter,
@@ -25,8 +26,7 @@ from ..cli import (
     number,
     positive,
 )
-from ..limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, TAU_MIN
-from ..runner import Command, Invocation
+from ..infra.limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, TAU_MIN
 from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR
 
 if TYPE_CHECKING:
@@ -336,7 +336,7 @@ def _name_flags(message: str, args: argparse.Namespace) -> str:
 def run(inv: Invocation) -> int:
     """Every input is checked before any point runs (exit 2 naming the flag): flags, the spec file,
     every point of the grid (its setting, options and memory estimate), the runner, the results folder."""
-    from ..store import RejectedRowsWarning
+    from ..infra.store import RejectedRowsWarning
     from .grid import ScanError, validate_points
     from .run import check_runner, run_scan
     from .summary import summary_text

@@ -3,11 +3,11 @@ reads them without loading the solvers)."""
 
 from __future__ import annotations
 
-from ..configs import Seeds, as_seeds
-from ..paths import run_dir
+from ..cli.configs import Seeds, as_seeds
+from ..infra.paths import run_dir
 
 PROG = "python -m theorydyn.scan"
-#: where scan rows land (the run directory, theorydyn.paths)
+#: where scan rows land (the run directory, theorydyn.infra.paths)
 RESULTS_DIR = run_dir("scans")
 #: The default scan around docs/theory.md §9: q at these multiples of C²/D (Assumption 2's q = poly(C)/D).
 DEFAULT_Q_FACTORS = (0.6, 0.8, 1.0, 1.2, 1.4)

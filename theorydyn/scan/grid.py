@@ -2,7 +2,7 @@
 
 A scan is the Cartesian product of its *axes* (lists of values, in their declared order)
 over a *base* (fixed Setting fields and solver options). Each point of the grid is a
-validated :class:`~theorydyn.setting.Setting`, a dict of solver options and a seed. Its
+validated :class:`~theorydyn.core.setting.Setting`, a dict of solver options and a seed. Its
 key is the sha256 of the canonical JSON of everything that determines its numbers::
 
     key = sha256(json({"setting": s.to_dict(), "options": options, "seed": seed,
@@ -39,7 +39,7 @@ tables and the keys ``name`` and ``runner``, each key known and in its table, ea
 type (an axis value may be a single value or a list of them), no key both fixed and scanned.
 :func:`validate_points` then refuses, before any work, points that cannot be computed: an
 exact expectation over more multisets than the solver allows, or a point whose memory estimate
-(:mod:`theorydyn.resources`) exceeds the memory available.
+(:mod:`theorydyn.infra.memory`) exceeds the memory available.
 """
 
 from __future__ import annotations
@@ -53,14 +53,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import resources
-from ..limits import GRID_POINTS_MAX, N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, STEPS_MAX, TAU_MIN
+from ..core.setting import SETTING_FIELDS, Setting
+from ..infra import memory as resources
+from ..infra.limits import GRID_POINTS_MAX, N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, STEPS_MAX, TAU_MIN
+from ..infra.store import ResultStore, content_key
 from ..reduced import MAX_TERMS
 from ..reduced.memory import n_exact_terms, reduced_memory
-from ..setting import SETTING_FIELDS, Setting
 from ..simulate.config import SIM_DEFAULTS
 from ..simulate.memory import simulate_memory
-from ..store import ResultStore, content_key
 from .point import scan_horizon
 from .schema import (  # noqa: F401  (re-exported: imported from here)
     _CHOICES,
@@ -81,8 +81,8 @@ from .schema import (  # noqa: F401  (re-exported: imported from here)
 if TYPE_CHECKING:
     import pandas as pd
 
-from ..phases import Phases  # noqa: E402
-from ..provenance import NUMERICS_VERSION, PROVENANCE_TEXT_COLUMNS  # noqa: E402 — the salt of every scan key (documented there)
+from ..core.phases import Phases  # noqa: E402
+from ..infra.provenance import NUMERICS_VERSION, PROVENANCE_TEXT_COLUMNS  # noqa: E402 — the salt of every scan key (documented there)
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ def normalize_options(options: dict[str, Any]) -> dict[str, Any]:
         raise ScanError(f"simulate must be true or false, got {o['simulate']!r}")
     if o["n_points"] < 2:
         raise ScanError(f"n_points must be >= 2, got n_points={o['n_points']}")
-    # ranges that rule out a run that never ends (theorydyn.limits)
+    # ranges that rule out a run that never ends (theorydyn.infra.limits)
     if not S_MAX_MIN <= o["s_max"] <= S_MAX_MAX:
         raise ScanError(f"s_max must be in [{S_MAX_MIN:g}, {S_MAX_MAX:g}], got s_max={o['s_max']!r}")
     for k, cap in (("n_points", N_POINTS_MAX), ("steps", STEPS_MAX), ("sim_steps", SIM_STEPS_MAX)):
@@ -304,7 +304,7 @@ def validate_points(
     * ``expectation = "exact"`` with more multisets of count types than ``max_terms``
       (default :data:`theorydyn.reduced.MAX_TERMS`): the solver would refuse it at run time;
     * a point whose memory estimate (:func:`point_memory`) exceeds the memory available
-      (``available`` bytes, default :func:`theorydyn.resources.available_memory`) divided by
+      (``available`` bytes, default :func:`theorydyn.infra.memory.available_memory`) divided by
       ``concurrent`` (points computed at the same time, e.g. the number of workers) — unless ``force``.
 
     Raises:
@@ -462,22 +462,22 @@ def open_store(path: str | Path, warn: bool = True) -> ResultStore:
 
 def load_scan(name: str, results_dir: str | Path | None = None) -> pd.DataFrame:
     """The rows of the scan ``name`` (its spec's name, or a TOML file's stem) as a typed DataFrame,
-    read from the results folder (default: ``<run dir>/scans``, :mod:`theorydyn.paths`), each row
+    read from the results folder (default: ``<run dir>/scans``, :mod:`theorydyn.infra.paths`), each row
     checked as the scan itself checks it on resuming (:func:`row_problem`; a row that fails is moved
     aside with a warning).
 
     Raises:
-        theorydyn.store.StoreError: no results store in ``results_dir``, or no row of ``name`` there.
+        theorydyn.infra.store.StoreError: no results store in ``results_dir``, or no row of ``name`` there.
 
     >>> import tempfile
-    >>> from theorydyn.store import StoreError
+    >>> from theorydyn.infra.store import StoreError
     >>> try:
     ...     load_scan("default", tempfile.mkdtemp())
     ... except StoreError as e:
     ...     print(str(e).split(":")[0])
     no scan 'default' in the results folder
     """
-    from ..store import DB_NAME, StoreError
+    from ..infra.store import DB_NAME, StoreError
     from .defaults import RESULTS_DIR
 
     folder = Path(results_dir) if results_dir is not None else RESULTS_DIR

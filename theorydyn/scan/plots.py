@@ -1,12 +1,12 @@
 """Pictures of a scan: phase times against a scanned axis, T1/T2 scaling in D, trajectories.
 
-Phase times are those of Section 4.1 (docs/theory.md §3, :mod:`theorydyn.phases`): T0 (end of
+Phase times are those of Section 4.1 (docs/theory.md §3, :mod:`theorydyn.core.phases`): T0 (end of
 Event I), T1 (γ(T1) > max_t |ρ(t)|), T1_mass (in-set attention mass reaches ½) and T2 (error
 against f < 2%). The scaling fit is least squares of log T = a + b log D over every seed's point,
 with a 95% Student-t interval on the slope b (the exponent in T ∝ D^b); where one power law does
 not hold, the local slopes between neighbouring D say so.
 
-Intervals over seeds respect each quantity's range (:mod:`theorydyn.stats`): phase times get the
+Intervals over seeds respect each quantity's range (:mod:`theorydyn.core.stats`): phase times get the
 Student-t interval of their logarithms (centre: the geometric mean), fractions (association,
 errors) the t-interval cut to [0, 1]; with fewer than three seeds no interval is drawn, only the
 seeds. A scan with the simulator draws it against the scanned axis beside its N = ∞ reference,
@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import NullFormatter
 
-from ..plotting import axes_or_new
-from ..stats import MIN_SEEDS_FOR_CI, bounded_mean_ci, fit_power_law_ci, log_mean_ci
+from ..core.plotting import axes_or_new
+from ..core.stats import MIN_SEEDS_FOR_CI, bounded_mean_ci, fit_power_law_ci, log_mean_ci
 
 PHASES = ("T0", "T1", "T1_mass", "T2")
 _STYLE = {
@@ -68,7 +68,7 @@ _AXIS_LABEL = {"N": "N (training samples)", "sim_steps": "simulator GD steps", "
 
 def interval(values: Sequence[float], kind: str) -> dict[str, float | int]:
     """Centre, low, high, n and reached (finite values) of one group of seeds. ``kind``: "positive"
-    (:func:`~theorydyn.stats.log_mean_ci`), "probability" (:func:`~theorydyn.stats.bounded_mean_ci`);
+    (:func:`~theorydyn.core.stats.log_mean_ci`), "probability" (:func:`~theorydyn.core.stats.bounded_mean_ci`);
     low/high are NaN below three seeds or when some seed did not reach the quantity."""
     x = np.asarray(values, float)
     ok = np.isfinite(x)

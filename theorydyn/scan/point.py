@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.result import Result
+from ..core.setting import Setting
 from ..reduced import default_horizon, integrate
-from ..result import Result
-from ..setting import Setting
 from ..simulate import simulate
 
 #: The reduced flow's horizon at D = 64 for a scan, relative to the ledger's
@@ -43,7 +43,7 @@ def scan_horizon(D: int) -> float:
 
 
 #: Row columns of the reduced run, in order (None where a phase is not reached); the same names,
-#: prefixed ``sim_``, for the finite-sample run: both come from the one detector of theorydyn.phases.
+#: prefixed ``sim_``, for the finite-sample run: both come from the one detector of theorydyn.core.phases.
 REDUCED_FIELDS = (
     "T0",
     "T1",

@@ -6,8 +6,8 @@ runs the reduced (α, γ, ρ) dynamics (Lemmas 4.1–4.3) and, with ``--simulate
 Event I, final risk and errors, the Lemma 4.3 increment ratio, whether γ(t) ≥ ρ(t) held, the
 patch association (simulated), wall time and status.
 
-Rows are committed to ``<run dir>/scans/results.sqlite`` (:mod:`theorydyn.paths`) as each point
-finishes (:mod:`theorydyn.store`: one transaction per row, several scans may write at once; a
+Rows are committed to ``<run dir>/scans/results.sqlite`` (:mod:`theorydyn.infra.paths`) as each point
+finishes (:mod:`theorydyn.infra.store`: one transaction per row, several scans may write at once; a
 ``kill -9`` loses only the points in flight) and exported to ``<run dir>/scans/<scan>.csv`` at the
 end of each run; trajectories go to ``<run dir>/scans/<scan>/<key>.csv``. Rerunning the same command
 skips finished points (``--recompute`` recomputes them). At the end: plots next to the results
@@ -19,7 +19,7 @@ to a ``report`` callback, and the command prints them, then the summary table on
 
 With ``--simulate`` the summary and the plots show the simulator's own numbers per N (phase times,
 peak and final patch association, test errors against f and y) beside its N = ∞ reference, the
-reduced flow. Intervals over seeds respect the quantity's range (:mod:`theorydyn.stats`): phase times
+reduced flow. Intervals over seeds respect the quantity's range (:mod:`theorydyn.core.stats`): phase times
 on the log scale, fractions cut to [0, 1], fewer than three seeds reported as such. A phase that some
 seed did not reach is reported with the horizon it missed and the flag that extends it. Without
 ``s_max`` a point's horizon follows D (:func:`theorydyn.scan.point.scan_horizon`).
@@ -49,12 +49,12 @@ from typing import Any, TypeAlias
 import numpy as np
 import pandas as pd
 
-from .._progress import progress_bar
-from ..atomic import write_text, write_with
-from ..plotting import save
-from ..provenance import provenance
-from ..result import trajectory_problem
-from ..store import StoreError
+from ..core.plotting import save
+from ..core.result import trajectory_problem
+from ..infra._progress import progress_bar
+from ..infra.atomic import write_text, write_with
+from ..infra.provenance import provenance
+from ..infra.store import StoreError
 from . import plots as scanplots
 from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR  # noqa: F401 — re-exported
 from .executor import execute_point, load_runner, make_executor
@@ -81,7 +81,7 @@ Report: TypeAlias = Callable[[str], None] | None
 
 # ---- progress -------------------------------------------------------------------------------
 class Progress:
-    """The scan's bar (the one progress style, :mod:`theorydyn._progress`): points done of total."""
+    """The scan's bar (the one progress style, :mod:`theorydyn.infra._progress`): points done of total."""
 
     def __init__(self, name: str, total: int, skipped: int, enabled: bool = True):
         self.bar = progress_bar(enabled, total=total, desc=name, unit="point")
@@ -219,15 +219,15 @@ def run_scan(
     ``report``: where its messages go, one line or paragraph per call (``python -m theorydyn.scan``
     prints them on stderr): the points already done (with ``progress``), a CSV export that could not
     be written, a worker that died, an interrupt; None: silent. ``progress``: a progress bar on
-    stderr (:mod:`theorydyn._progress`). ``summary``: the summary text
+    stderr (:mod:`theorydyn.infra._progress`). ``summary``: the summary text
     (:func:`~theorydyn.scan.summary.summary_text`) through ``report`` too, at the end (the command
     prints it on stdout itself).
 
     Every point is checked before any work (:func:`~theorydyn.scan.grid.validate_points`: the exact
     expectation's size, the memory estimate against the machine's, unless ``force_memory``). The
-    rows are read through the checked store (:mod:`theorydyn.store`): rows that do not parse, whose
+    rows are read through the checked store (:mod:`theorydyn.infra.store`): rows that do not parse, whose
     key does not match their own parameters, or that come from older numerics are moved to its
-    rejected table (a :class:`~theorydyn.store.RejectedRowsWarning` gives the count) and their
+    rejected table (a :class:`~theorydyn.infra.store.RejectedRowsWarning` gives the count) and their
     points are computed again. A point another process commits meanwhile is not computed twice.
     Each new row carries its provenance (``prov_*`` columns). At the end the CSV export
     ``<name>.csv`` is rewritten atomically with every row of the scan name.

@@ -10,9 +10,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..cli import SETTING_FLAGS
+from ..cli.tools import SETTING_FLAGS
+from ..core.setting import SETTING_FIELDS
 from ..reduced.config import FlowConfig
-from ..setting import SETTING_FIELDS
 from ..simulate.config import SimConfig
 
 DEFAULT_RUNNER = "theorydyn.scan.point:run_point"

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..atomic import write_text
-from ..stats import format_ci
+from ..core.stats import format_ci
+from ..infra.atomic import write_text
 from . import plots as scanplots
 from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR  # noqa: F401 — re-exported
 from .grid import ScanSpec
@@ -49,7 +49,7 @@ def _fmt(v: Any) -> str:
 
 
 # ---- summary ------------------------------------------------------------------------------------
-#: Quantities of the reduced flow summarised over seeds, with their kind of interval (theorydyn.stats:
+#: Quantities of the reduced flow summarised over seeds, with their kind of interval (theorydyn.core.stats:
 #: "positive" → the t-interval of the logs, centre the geometric mean; "probability" → cut to [0, 1]).
 REDUCED_QUANTITIES = (
     ("T0", "positive"),

@@ -1,7 +1,7 @@
 """The realistic dynamics, N samples and the full D×D attention (Theorem 4.2; docs/theory.md §4).
 
 * :func:`simulate` — GD on the empirical risk from the realistic initialisation, returning one
-  :class:`~theorydyn.result.Result` (the same type and trajectory schema as the reduced solver);
+  :class:`~theorydyn.core.result.Result` (the same type and trajectory schema as the reduced solver);
   :func:`simulate_replicas` — several initialisations or step sizes on one data set, a list of them;
 * :func:`training_data` — the training set a seed draws, for common random numbers across N (the
   run at n trains on ``train=(b.X[:n], b.y[:n])`` of the largest N's draw); :func:`heldout_data`, its test
@@ -16,7 +16,7 @@
 means in each solver is in :mod:`theorydyn.reduced`'s docstring. Here ``N`` is the training set of
 Theorem 4.2, a parameter of the problem (the reduced solver's ``n_samples`` is a Monte Carlo accuracy);
 ``A0``/``v0`` start from any Â, v̂, and the default start is the realistic N(0, ω²) (``omega``). Both
-return one :class:`~theorydyn.result.Result`; several runs on one data set: :func:`simulate_replicas`.
+return one :class:`~theorydyn.core.result.Result`; several runs on one data set: :func:`simulate_replicas`.
 
 The fused Numba step (``_kernel``) is private. ``simulate(..., update="v")`` trains v̂ alone (Â frozen; also
 :func:`theorydyn.simulate.partial.descend_partial`), ``device="cpu" | "cuda"`` runs the same step on torch
@@ -25,7 +25,7 @@ The fused Numba step (``_kernel``) is private. ``simulate(..., update="v")`` tra
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from ..infra._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
     from .config import SIM_DEFAULTS, SimConfig

@@ -14,7 +14,9 @@ import json
 import sys
 from collections.abc import Sequence
 
-from ..cli import (
+from ..cli.configs import add_config_flags, config_from_args
+from ..cli.runner import Command, Invocation
+from ..cli.tools import (
     SETTING_FLAGS,
     START_FRACTION,
     ArgumentParser,
@@ -26,9 +28,7 @@ from ..cli import (
     setting_from_args,
     setting_name_params,
 )
-from ..configs import add_config_flags, config_from_args
-from ..paths import run_dir
-from ..runner import Command, Invocation
+from ..infra.paths import run_dir
 from .config import CLI_DEFAULTS, SIM_DEFAULTS, SimConfig
 
 PROG = "python -m theorydyn.simulate"
@@ -71,8 +71,8 @@ NOT_IN_NAME = ("out", "quiet", "force", "help")
 
 def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s) -> str:
     """``simulate_D<D>_C<C>`` and every parameter that differs from its default: the Setting's fields
-    against the default Setting at this D, C (:func:`~theorydyn.cli.setting_name_params`), the run's
-    flags against the parser's defaults (:func:`~theorydyn.cli.run_stem`)."""
+    against the default Setting at this D, C (:func:`~theorydyn.cli.tools.setting_name_params`), the run's
+    flags against the parser's defaults (:func:`~theorydyn.cli.tools.run_stem`)."""
     params, defaults = setting_name_params(s)
     for a in ap._actions:
         if a.help == argparse.SUPPRESS:  # an old spelling of a flag (--N-test): the flag itself names it
@@ -83,7 +83,7 @@ def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s) -> str
 
 
 def run(inv: Invocation) -> int:
-    from ..plotting import save
+    from ..core.plotting import save
     from .memory import simulate_memory
     from .plot import plot_figure4
     from .run import simulate, symmetry_breaking

@@ -17,7 +17,7 @@ GEMMs over the sub-block (BLAS through ``np.dot``: H = U Sᵀ, dU = G S, ∂S +=
 and g = c σ'(H) in between; then ∇_v += X_subᵀ dU (gemv) while X_sub is still in L2. A per-sample
 formulation does the same D×D work as matrix-vector products, bound by loads and stores of D×D
 operands; as GEMMs with 32–64 rows they run near the FMA peak (measured 3–7× faster per product).
-BLAS runs single-threaded inside a kernel (:func:`theorydyn.blas.single_threaded_blas`): the cores
+BLAS runs single-threaded inside a kernel (:func:`theorydyn.infra.blas.single_threaded_blas`): the cores
 are the ``prange`` blocks'.
 
 Cost. Per sample the step does 5·D·d multiply-adds (U, ∇_v and the three D×D products at D = d)
@@ -30,7 +30,7 @@ prefetching the next sub-block into L2 during
 this one's products was measured 1.1–1.2× slower (``python -m theorydyn.bench simulate`` prints all
 three).
 
-Arithmetic. Float64 X: all float64, agreeing with :func:`theorydyn.model.risk_and_grad` to 1e-9.
+Arithmetic. Float64 X: all float64, agreeing with :func:`theorydyn.core.model.risk_and_grad` to 1e-9.
 Float32 X (:func:`_fused_many` in float32): float32 arithmetic within a sub-block — U = X_sub v, the three
 D×D products as float32 GEMMs (sgemm), ∇_v's X_subᵀ dU — with float64 accumulation of everything
 summed over sub-blocks (∂S, ∇_v, the risk, the error) and F, the loss and c σ'(h) formed in float64
@@ -55,8 +55,8 @@ import numba
 import numpy as np
 from numba import prange
 
-from ..blas import single_threaded_blas
-from ..numba_activation import sigma_and_grad
+from ..core.numba_activation import sigma_and_grad
+from ..infra.blas import single_threaded_blas
 
 #: At most this many blocks (partial sums cost blocks × R × D² floats, kept O(N·D)).
 MAX_BLOCKS = 64
@@ -145,7 +145,7 @@ _FM = {"reassoc", "contract", "nsz"}
 
 @numba.njit(cache=True, fastmath=_FM)
 def _sigma_sum(h, p, nu):
-    """F = Σ_i σ(h_i), σ(x) = x^p + ν x (:func:`theorydyn.numba_activation.sigma_and_grad`)."""
+    """F = Σ_i σ(h_i), σ(x) = x^p + ν x (:func:`theorydyn.core.numba_activation.sigma_and_grad`)."""
     F = 0.0
     if p == 3:  # the literal 3 unrolls the power: a straight-line, vectorised loop for the paper's p
         for i in range(h.shape[0]):
@@ -190,7 +190,7 @@ def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_l
     (1) U_r = X_sub v_r (BLAS gemv: X streamed from memory, the one pass); (2) per replica the three
     D×D products as GEMMs over the sub-block, H = U Sᵀ, dU = G S, ∂S += Gᵀ U, with the loss and
     g = c σ'(H) in between; (3) ∇_v += X_subᵀ dU_r (gemv, X_sub now read from L2). Every block is
-    single-threaded (BLAS too: :func:`theorydyn.blas.single_threaded_blas`) and its partial sums are
+    single-threaded (BLAS too: :func:`theorydyn.infra.blas.single_threaded_blas`) and its partial sums are
     reduced in block order by the caller: bit-identical results whatever the number of threads.
 
     X, S, Sᵀ, v share one dtype, and U, G, dU, the gemvs and the three GEMMs are in it: for float32
@@ -415,7 +415,7 @@ class FusedModel:
 def risk_and_grad(
     s, A: np.ndarray, v: np.ndarray, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    """Same contract as :func:`theorydyn.model.risk_and_grad`, through the fused kernel.
+    """Same contract as :func:`theorydyn.core.model.risk_and_grad`, through the fused kernel.
 
     A: (D, D), v: (d,), X: (N, D, d), y: (N,) → (risk, grad_A (D, D) zero diagonal, grad_v (d,)).
     """

@@ -1,6 +1,6 @@
 """The configuration of one run of GD on N samples (:class:`SimConfig`), in a module that imports no solver:
 :func:`theorydyn.simulate.simulate` and :func:`~theorydyn.simulate.simulate_replicas` take their defaults
-and rules from here, ``python -m theorydyn.simulate`` its flags (:func:`theorydyn.configs.add_config_flags`)
+and rules from here, ``python -m theorydyn.simulate`` its flags (:func:`theorydyn.cli.configs.add_config_flags`)
 and the scan its simulator options (:mod:`theorydyn.scan.schema`)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..configs import Config, option
-from ..limits import S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX
-from ..phases import ERR_TOL
+from ..cli.configs import Config, option
+from ..core.phases import ERR_TOL
+from ..infra.limits import S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX
 
 #: what GD moves: both, v̂ alone (Â frozen at its start), Â alone (:mod:`theorydyn.simulate.partial`)
 UPDATES = ("Av", "v", "A")

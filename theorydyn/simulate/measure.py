@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import association, attention
-from ..setting import Setting
+from ..core.model import association, attention
+from ..core.setting import Setting
 
 
 def row_in_means(s: Setting, A: np.ndarray) -> np.ndarray:

@@ -1,11 +1,11 @@
 """The memory of the finite-sample simulator (:func:`theorydyn.simulate.simulate`), from the
 constants of its kernel (:mod:`theorydyn.simulate._kernel`: blocks of samples) and of the data
-sampler (:func:`theorydyn.data.sample_memory`)."""
+sampler (:func:`theorydyn.core.data.sample_memory`)."""
 
 from __future__ import annotations
 
-from ..data import sample_memory
-from ..memory import BOOL, F64, SMALL, MemoryEstimate, Term
+from ..core.data import sample_memory
+from ..infra.memory import BOOL, F64, SMALL, MemoryEstimate, Term
 from ._kernel import block_size
 
 __all__ = ["simulate_memory"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..setting import Setting
+from ..core.setting import Setting
 from ._kernel import FusedModel
 from .config import UPDATES  # the values of ``update`` (SimConfig.update's choices)
 

@@ -12,16 +12,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..model import association
-from ..plotting import axes_or_new
-from ..result import Result
+from ..core.model import association
+from ..core.plotting import axes_or_new
+from ..core.result import Result
 
 
 def plot_figure4(res: Result, axes=None):
     """Figure 4: set mask, learned Â, test error and cos(v̂, w*) against steps.
 
     Args:
-        res: a simulator :class:`~theorydyn.result.Result`.
+        res: a simulator :class:`~theorydyn.core.result.Result`.
         axes: four axes to draw into (a new 1×4 figure when None).
 
     Returns:
@@ -82,7 +82,7 @@ def plot_attention(res: Result, axes=None):
     cross-set entries and the patch association (Definition 2.2) in the title.
 
     Args:
-        res: a simulator :class:`~theorydyn.result.Result`.
+        res: a simulator :class:`~theorydyn.core.result.Result`.
         axes: three axes to draw into (a new figure when None).
 
     Returns:

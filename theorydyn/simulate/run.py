@@ -8,7 +8,7 @@ plain GD on the empirical risk (E) from the realistic initialisation
 
 The step itself is the private fused kernel (one pass over X: (N, D, d) per step, float32 or
 float64 storage, never copied). Every ``record_every`` steps the trajectory records the common
-schema of :mod:`theorydyn.result` (α = ⟨v̂, w*⟩; γ, ρ = means of Â's in-set / cross-set
+schema of :mod:`theorydyn.core.result` (α = ⟨v̂, w*⟩; γ, ρ = means of Â's in-set / cross-set
 off-diagonal entries; in_mass = mean in-set attention mass of S = softmax(Â/τ); association
 (Definition 2.2); risk = empirical training risk; err_y, err_f, amb_f on fresh test samples),
 then the simulator's own columns (docs/theory.md §4):
@@ -37,14 +37,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import data
-from .._progress import progress_bar
-from ..configs import as_seeds
-from ..model import symmetric_attention
-from ..phases import Phases, detect_phases
-from ..result import CORE_COLUMNS, Result, Status
-from ..setting import Setting
-from ..validate import check_simulate
+from ..cli.configs import as_seeds
+from ..core import data
+from ..core.model import symmetric_attention
+from ..core.phases import Phases, detect_phases
+from ..core.result import CORE_COLUMNS, Result, Status
+from ..core.setting import Setting
+from ..core.validate import check_simulate
+from ..infra._progress import progress_bar
 from ._kernel import FusedModel
 from .config import SIM_DEFAULTS, UPDATES, SimConfig
 from .config import SIM_DEFAULTS as _S
@@ -107,7 +107,7 @@ def training_data(s: Setting, N: int, seed: int = 0, dtype: str = "float64") -> 
 
 def heldout_data(s: Setting, n_test: int = 8192, seed: int = 0, dtype: str = "float64") -> data.Batch:
     """The test set :func:`simulate` draws for ``seed`` (X: (n_test, D, d), y, z). Passed back as
-    ``test=`` (a :class:`~theorydyn.data.Batch`, so f stays defined: ``err_f``/``amb_f`` are recorded),
+    ``test=`` (a :class:`~theorydyn.core.data.Batch`, so f stays defined: ``err_f``/``amb_f`` are recorded),
     the run is bit-identical to drawing it: a grid of runs on one seed draws it once."""
     if not (isinstance(n_test, (int, np.integer)) and n_test >= 1):
         raise ValueError(f"n_test must be an integer >= 1, got {n_test!r}")
@@ -415,7 +415,7 @@ def simulate_replicas(
     :func:`simulate` for the rest; the defaults and rules of the options are
     :class:`~theorydyn.simulate.config.SimConfig`'s.
     """
-    # -- argument checks (SimConfig's rules, theorydyn.validate's: the CLI's, before any work; 0 steps: the start) --
+    # -- argument checks (SimConfig's rules, core.validate's: the CLI's, before any work; 0 steps: the start) --
     check_simulate(**locals(), min_steps=0, fields=SimConfig)  # every argument, as passed
     plan = _plan(s, eta, steps, s_max, s_grid, replicas, init_seeds, update, device, seed, A0, v0, init)
     dt = _check_dtype(dtype)
@@ -505,7 +505,7 @@ def simulate(
         train, test: optional explicit ``(X, y)`` (or ``(X, y, weights)`` for train) — e.g. docs/theory.md §7's
             Gaussian data, or an exhaustive enumeration with its probabilities. With an explicit
             test set, f is undefined: ``test_err_f`` is NaN and ``test_err_y`` is against the given y.
-            ``test`` may also be a :class:`~theorydyn.data.Batch` of Assumption 1 (f from its z), e.g.
+            ``test`` may also be a :class:`~theorydyn.core.data.Batch` of Assumption 1 (f from its z), e.g.
             :func:`heldout_data`; common random numbers across N: ``train=(b.X[:n], b.y[:n])`` of
             :func:`training_data` at the largest N.
         A0, v0: optional initialisation (D, D) and (d,); the diagonal of A0 is set to β.
@@ -527,7 +527,7 @@ def simulate(
             at their defaults). The defaults and rules of every option are :class:`SimConfig`'s.
 
     Returns:
-        :class:`~theorydyn.result.Result` with ``solver="simulate"``; ``A_final`` / ``v_final``
+        :class:`~theorydyn.core.result.Result` with ``solver="simulate"``; ``A_final`` / ``v_final``
         hold the last finite Â and v̂. Several initialisations on the same data:
         :func:`simulate_replicas` (a list of Results).
 
@@ -536,7 +536,7 @@ def simulate(
     """
     if config is not None:
         return _simulate_config(s, config, locals())
-    # -- argument checks (SimConfig's rules and theorydyn.validate's: the CLI's, before any work) --
+    # -- argument checks (SimConfig's rules and theorydyn.core.validate's: the CLI's, before any work) --
     check_simulate(**locals(), fields=SimConfig)  # every argument, as passed
     return simulate_replicas(
         s,

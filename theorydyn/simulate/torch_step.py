@@ -117,7 +117,7 @@ class TorchModel:
 
     def _sigma(self, H):
         """(σ(H), σ'(H)) in H's dtype, the power a product of p − 1 factors left to right (as
-        :func:`theorydyn.numba_activation.sigma_and_grad`)."""
+        :func:`theorydyn.core.numba_activation.sigma_and_grad`)."""
         xp1 = H
         for _ in range(self.p - 2):
             xp1 = xp1 * H

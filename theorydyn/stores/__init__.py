@@ -1,2 +1,2 @@
 """``python -m theorydyn.stores`` (also ``theorydyn store``): commands on results stores; the library is
-:mod:`theorydyn.store` and :mod:`theorydyn.store_merge`."""
+:mod:`theorydyn.infra.store` and :mod:`theorydyn.infra.store_merge`."""

@@ -1,6 +1,7 @@
 """``theorydyn store merge TARGET SOURCE [SOURCE …]`` (also ``python -m theorydyn.stores merge …``): results stores.
 
-``merge`` copies the rows of each SOURCE ``results.sqlite`` into TARGET (:func:`theorydyn.store_merge.merge_stores`:
+``merge`` copies the rows of each SOURCE ``results.sqlite`` into TARGET
+(:func:`theorydyn.infra.store_merge.merge_stores`:
 a union by (scope, key); a row the target holds with other data is a conflict, kept as it was and
 listed). Exit status 0; 1 when a conflict or an invalid row was found (the rest is merged); 2 on bad
 input (a path that is not a results database, TARGET among the sources).
@@ -12,8 +13,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..cli import ArgumentParser, path_arg
-from ..runner import Command, Invocation
+from ..cli.runner import Command, Invocation
+from ..cli.tools import ArgumentParser, path_arg
 
 PROG = "theorydyn store"
 
@@ -33,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(inv: Invocation) -> int:
-    from ..store_merge import merge_stores
+    from ..infra.store_merge import merge_stores
 
     args = inv.args
     target = args.target

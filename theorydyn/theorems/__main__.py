@@ -7,7 +7,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..runner import Command, Invocation
+from ..cli.runner import Command, Invocation
 from ..verify.__main__ import build_parser as ledger_parser
 from ..verify.__main__ import run as ledger_run
 

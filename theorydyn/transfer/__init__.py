@@ -49,7 +49,7 @@ Methods (accuracy on a fresh downstream test set; also against y):
   placed on a random partition's sets (the reduced flow does not depend on which partition);
 * ``scratch``         — A and v both trained from the realistic initialisation on the Ñ samples;
 * ``logreg``          — L2 logistic regression on the flattened X, λ by cross-validation on the Ñ
-  samples (:mod:`theorydyn.logreg`), solved in the samples' row span (:func:`fit_logreg_span`);
+  samples (:mod:`theorydyn.core.logreg`), solved in the samples' row span (:func:`fit_logreg_span`);
 * ``oracle``          — optional: the block attention of Lemma 4.1 with a large gap (a reference).
 
 **Exact cheap test sets.** For a trained ṽ, ⟨ṽ, X_j⟩ = a z_j + ⟨P⊥ṽ, ξ_j⟩ with a = ⟨ṽ, w̃⟩, and
@@ -59,14 +59,14 @@ distribution as drawing X: (N, D, d), at cost N·D instead of N·D·d (:class:`T
 Likewise a linear rule Σ_j ⟨W_j, X_j⟩ + b has the law of Σ_j a_j z_j + σ(Σ_j ‖P⊥W_j‖²)^{1/2} g + b.
 
 Resumable (:func:`run`): each (D, method, Ñ, seed) result is one committed row of the transactional
-store (:mod:`theorydyn.store`) keyed by the sha256 of its parameters, the cache hash of its Â
+store (:mod:`theorydyn.infra.store`) keyed by the sha256 of its parameters, the cache hash of its Â
 included; an interrupted run loses nothing, and rerunning computes only the missing rows. The
 pre-trained attentions are cached, written atomically and checked on reading (:mod:`.cache`).
 
 Modules: :mod:`.task` (the downstream task, attentions, the setting across D, ceilings, the test
 set, the method lists), :mod:`.fitting` (ṽ with Â frozen, scratch), :mod:`.cache` (pre-trained Â),
 :mod:`.experiment` (options, rows, the run), :mod:`.analysis` (crossings, bounds, slopes, tables),
-:mod:`.plot` (figures). The logistic-regression baseline is :mod:`theorydyn.logreg`; the ledger's
+:mod:`.plot` (figures). The logistic-regression baseline is :mod:`theorydyn.core.logreg`; the ledger's
 rows for Theorems 5.1/5.2 are :mod:`theorydyn.claims.transfer`. CLI: ``python -m theorydyn.transfer``.
 
 Shapes: X: (N, D, d), A: (D, D), v: (d,), z: (N, D).
@@ -74,10 +74,10 @@ Shapes: X: (N, D, d), A: (D, D), v: (d,), z: (N, D).
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from ..infra._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
-    from ..setting import Q_RULES, setting_at  # the setting's own rule, re-exported here
+    from ..core.setting import Q_RULES, setting_at  # the setting's own rule, re-exported here
     from .analysis import (
         THEOREM_LEVEL,
         crossing,

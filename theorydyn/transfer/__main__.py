@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..cli import (
+from ..cli.runner import Command, Invocation
+from ..cli.tools import (
     SEEDS_MAX,
     ArgumentParser,
     add_common_arguments,
@@ -24,8 +25,7 @@ from ..cli import (
     positive,
     setting_from_args,
 )
-from ..paths import run_dir
-from ..runner import Command, Invocation
+from ..infra.paths import run_dir
 from .sizes import CACHED, DEFAULT_METHODS, FROZEN, FULL, METHODS, QUICK
 
 PROG = "python -m theorydyn.transfer"
@@ -193,7 +193,7 @@ MEMORY_FLAGS: dict[str, Any] = {
 
 
 def _output_dirs(paths) -> None:
-    """:func:`~theorydyn.cli.output_dir` for each (path, flag); when one fails, the folders created for the
+    """:func:`~theorydyn.cli.tools.output_dir` for each (path, flag); when one fails, the folders created for the
     others are removed again (only empty ones, deepest first), so that a refused run leaves nothing."""
     created: list[Path] = []
     try:
@@ -211,8 +211,8 @@ def _output_dirs(paths) -> None:
 
 
 def memory(base, Ds, opts, methods, rule: str):
-    """The largest :func:`~theorydyn.resources.transfer_memory` over the D's of the run (they run in turn)."""
-    from ..setting import setting_at
+    """The largest :func:`~theorydyn.infra.memory.transfer_memory` over the D's of the run (they run in turn)."""
+    from ..core.setting import setting_at
     from .memory import transfer_memory
     from .task import downstream_setting
 
@@ -292,7 +292,7 @@ def run(inv: Invocation) -> int:
     do nothing in the chosen mode, the memory of the largest D, then the --out and --cache folders."""
     import pandas as pd
 
-    from ..setting import setting_at
+    from ..core.setting import setting_at
     from .experiment import options_from
     from .experiment import run as run_experiment
     from .plot import describe_slope

@@ -10,13 +10,13 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-from ..atomic import write_text
-from ..provenance import attach_to_frame
+from ..infra.atomic import write_text
+from ..infra.provenance import attach_to_frame
 from .plot import plot_curves, plot_samples_to_target, save_figure
 
 
 def write_table(df: pd.DataFrame, path: str | Path) -> Path:
-    """``df`` with its provenance columns (:mod:`theorydyn.provenance`), written atomically as CSV."""
+    """``df`` with its provenance columns (:mod:`theorydyn.infra.provenance`), written atomically as CSV."""
     write_text(path, attach_to_frame(df).to_csv(index=False))
     return Path(path)
 

@@ -4,7 +4,7 @@
 population GD); ``pretrained-sim``: Â from finite-sample GD (:func:`pretrained_attention`,
 Theorem 4.2's realistic process). Both are cached as ``.npz`` files in a folder:
 
-* **written atomically** (:func:`theorydyn.atomic.write_with`): a kill or a full disk leaves the
+* **written atomically** (:func:`theorydyn.infra.atomic.write_with`): a kill or a full disk leaves the
   old file or none, never a torn one;
 * **self-describing**: each holds ``params`` (the canonical JSON of everything it was made from:
   the setting, the solver options, the numerics version) and ``sha256``, the hash of its arrays;
@@ -29,12 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import model
-from ..atomic import write_with
-from ..provenance import NUMERICS_VERSION
+from ..core import model
+from ..core.setting import Setting
+from ..infra.atomic import write_with
+from ..infra.provenance import NUMERICS_VERSION
+from ..infra.store import canonical_json
 from ..reduced import default_horizon, integrate
-from ..setting import Setting
-from ..store import canonical_json
 from .task import pretrain
 
 

@@ -1,7 +1,7 @@
 """The transfer experiment's runner (Section 5, Theorems 5.1 and 5.2; the package docstring): its
 options, one row per (D, method, Ñ, seed) committed to the results store, and the run across D.
 
-Resumable (:func:`run`): each result is one row of the transactional store (:mod:`theorydyn.store`,
+Resumable (:func:`run`): each result is one row of the transactional store (:mod:`theorydyn.infra.store`,
 ``OUT/results.sqlite``, scope ``transfer_rows``) keyed by :func:`row_key`, the sha256 of everything
 it depends on (the cache hash of its pre-trained Â and the numerics version included); an
 interrupted run loses nothing, a rerun computes only the missing rows, and ``OUT/transfer_rows.csv``
@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import data, model
-from .._progress import progress_bar
-from ..logreg import fit_logreg_cv, flatten
-from ..provenance import NUMERICS_VERSION, provenance
-from ..setting import Setting, setting_at
-from ..store import ResultStore, canonical_json, content_key
+from ..core import data, model
+from ..core.logreg import fit_logreg_cv, flatten
+from ..core.setting import Setting, setting_at
+from ..infra._progress import progress_bar
+from ..infra.provenance import NUMERICS_VERSION, provenance
+from ..infra.store import ResultStore, canonical_json, content_key
 from .analysis import THEOREM_LEVEL, report, write_table
 from .cache import flow_attention, other_partition, pretrained_attention
 from .fitting import KERNEL_DEGREE, KERNEL_RIDGE, fit_kernel, fit_scratch, fit_v, kernel_outputs
@@ -152,7 +152,7 @@ def compute_row(
     """Train one method on the Ñ = ``N`` downstream samples of repeat ``seed`` and test it.
 
     Frozen methods train ṽ alone (:func:`fit_v`, ṽ(0) from ``seed``); ``scratch`` trains A and v
-    (:func:`fit_scratch`); ``logreg`` fits :func:`theorydyn.logreg.fit_logreg_cv`; ``kernel`` fits
+    (:func:`fit_scratch`); ``logreg`` fits :func:`theorydyn.core.logreg.fit_logreg_cv`; ``kernel`` fits
     :func:`fit_kernel` on the feature values z of the same samples (``data.sample_z`` from the same
     seed draws the same (y, z) as ``data.sample``, whose noise is ⟂ w̃, so z_j = ⟨w̃, X_j⟩ exactly).
     Returns {acc_f, acc_y, wall_s}."""
@@ -180,7 +180,7 @@ def compute_row(
 
 
 def fit_logreg_span(X: np.ndarray, y: np.ndarray, seed: int = 0) -> tuple[np.ndarray, float]:
-    """:func:`theorydyn.logreg.fit_logreg_cv` on the Ñ flattened samples Z: (Ñ, D·d), solved in
+    """:func:`theorydyn.core.logreg.fit_logreg_cv` on the Ñ flattened samples Z: (Ñ, D·d), solved in
     their row span. With Zᵀ = Q R (Q: (D·d, r) orthonormal, r ≤ Ñ), the L2 penalty and every
     decision ⟨w, z⟩ see w only through its part in span(Z) (representer theorem; the bias is not
     penalised), so the minimiser is w = Q a with a the minimiser on the features Z Q = Rᵀ: (Ñ, r).
@@ -201,7 +201,7 @@ def row_params(D: int, method: str, N: int, seed: int, config: dict) -> str:
 
 def row_key(D: int, method: str, N: int, seed: int, config: dict) -> str:
     """The store key of one result: sha256 of :func:`row_params` (the one key scheme,
-    :func:`theorydyn.store.content_key`): results of older numerics, other options or another
+    :func:`theorydyn.infra.store.content_key`): results of older numerics, other options or another
     pre-trained Â (its cache hash is in ``config``) are recomputed, never reused."""
     return content_key(json.loads(row_params(D, method, N, seed, config)))
 

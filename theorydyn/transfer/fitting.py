@@ -9,8 +9,8 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from .. import model
-from ..setting import Setting
+from ..core import model
+from ..core.setting import Setting
 from .task import init_attention
 
 

@@ -3,13 +3,13 @@
 Built from the estimates of the pieces it runs: the reduced Monte Carlo bank
 (:func:`theorydyn.reduced.memory.reduced_memory`), the simulator
 (:func:`theorydyn.simulate.memory.simulate_memory`) and the downstream samples
-(:func:`theorydyn.data.sample_memory`); the machinery is :mod:`theorydyn.memory`.
+(:func:`theorydyn.core.data.sample_memory`); the machinery is :mod:`theorydyn.infra.memory`.
 """
 
 from __future__ import annotations
 
-from ..data import sample_memory
-from ..memory import BOOL, F64, I8, SMALL, MemoryEstimate, Term
+from ..core.data import sample_memory
+from ..infra.memory import BOOL, F64, I8, SMALL, MemoryEstimate, Term
 from ..reduced.memory import reduced_memory
 from ..simulate.memory import simulate_memory
 

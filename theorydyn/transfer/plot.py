@@ -9,7 +9,7 @@ import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
 
-from ..atomic import write_with
+from ..infra.atomic import write_with
 from .task import METHODS
 
 

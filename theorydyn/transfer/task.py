@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import data, model
+from ..core import data, model
+from ..core.setting import Setting
 from ..reduced import forward_counts
-from ..setting import Setting
 from ..simulate import simulate
 from .sizes import CACHED, DEFAULT_METHODS, FROZEN, METHODS  # noqa: F401 — re-exported
 

@@ -46,7 +46,7 @@ claims stored so far stay); 130 on Ctrl-C. NOT_RUN, like SKIP, never makes it no
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from ..infra._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time .core loads on first use (pandas, the claims)
     from .core import (

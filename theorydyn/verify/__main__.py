@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import claims
-from ..cli import (
+from ..cli.runner import Command, Invocation
+from ..cli.tools import (
     ArgumentParser,
     add_common_arguments,
     add_out_argument,
@@ -24,15 +25,14 @@ from ..cli import (
     positive,
     setting_from_args,
 )
-from ..limits import S_MAX_MAX, S_MAX_MIN
-from ..runner import Command, Invocation
-from ..setting import Setting
+from ..core.setting import Setting
+from ..infra.limits import S_MAX_MAX, S_MAX_MIN
 from .defaults import DEFAULT_DIR, PROG
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..resources import MemoryEstimate
+    from ..infra.memory import MemoryEstimate
 
 #: The ledger CSV of the default flags (``ledger_name(Setting(), True)``, checked by tests/test_cli_help.py),
 #: named in --help without loading the ledger's code
@@ -195,8 +195,8 @@ def run(inv: Invocation) -> int:
     --markdown), the output folder, the scheduler, the store, and the memory estimate (``--force``
     skips it). Prints the ledger wrapped to the terminal, then the seconds per claim."""
     from ..claims.check import Verdict
-    from ..provenance import attach_to_frame, provenance
-    from ..store import DB_NAME, StoreError
+    from ..infra.provenance import attach_to_frame, provenance
+    from ..infra.store import DB_NAME, StoreError
     from .core import collect, format_markdown, format_table, format_times, terminal_width
 
     args = inv.args
@@ -264,7 +264,7 @@ def run(inv: Invocation) -> int:
             recompute=args.recompute,
             executor=handle.executor if handle is not None else None,
         )
-    except StoreError as e:  # named --out here; elsewhere theorydyn.runner.known_error maps it
+    except StoreError as e:  # named --out here; elsewhere theorydyn.cli.runner.known_error maps it
         fail(f"--out: {e}", PROG)
     except OSError as e:  # a full disk under the store: the claims committed so far stay
         print(

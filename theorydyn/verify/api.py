@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import claims
-from ..setting import Setting
+from ..core.setting import Setting
 from .core import collect
 from .defaults import DEFAULT_DIR
 

@@ -18,10 +18,10 @@ from typing import Any
 import pandas as pd
 
 from .. import claims
-from .._progress import progress_bar
 from ..claims.check import LEDGER_COLUMNS
-from ..setting import SETTING_FIELDS, Setting
-from ..store import ResultStore, content_key
+from ..core.setting import SETTING_FIELDS, Setting
+from ..infra._progress import progress_bar
+from ..infra.store import ResultStore, content_key
 from . import ledger
 from .defaults import DEFAULT_DIR, PROG  # noqa: F401 — re-exported
 from .ledger import SKIP, failed_row, run_claim
@@ -135,7 +135,7 @@ def collect(
     ``stored``, ``failed``, ``skipped``).
 
     Raises:
-        theorydyn.store.StoreError: ``store`` cannot hold the results (before any claim runs).
+        theorydyn.infra.store.StoreError: ``store`` cannot hold the results (before any claim runs).
     """
     names = claims.select(only)
     opts = {n: dict((options or {}).get(n, {})) for n in names}

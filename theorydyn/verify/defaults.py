@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..paths import run_dir
+from ..infra.paths import run_dir
 
 PROG = "python -m theorydyn.verify"
 #: Where the ledger lands by default: its CSV exports and the claims' store (``results.sqlite``).

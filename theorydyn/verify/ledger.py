@@ -6,9 +6,9 @@ runs ``checks(s, quick=…, progress=…, **options)`` and returns its rows with
 same function runs in this process or on a Dask worker (``verify --scheduler``), so a row does not
 depend on where it ran.
 
-Stored results. Each finished claim is one row of a :class:`theorydyn.store.ResultStore` (scope
+Stored results. Each finished claim is one row of a :class:`theorydyn.infra.store.ResultStore` (scope
 :data:`SCOPE` of ``<out>/results.sqlite``: one SQLite transaction, so a ``kill -9`` leaves a claim
-stored whole or not at all). Its ``key`` is :func:`theorydyn.store.content_key` of the payload
+stored whole or not at all). Its ``key`` is :func:`theorydyn.infra.store.content_key` of the payload
 (:func:`payload`)::
 
     {"claim": name, "module": module path, "setting": Setting.to_dict(), "quick": bool,
@@ -54,9 +54,9 @@ from typing import Any
 
 from .. import claims
 from ..claims.check import LEDGER_COLUMNS, Verdict
-from ..provenance import LIBRARIES
-from ..setting import Setting
-from ..store import DB_NAME, ResultStore, canonical_json, content_key
+from ..core.setting import Setting
+from ..infra.provenance import LIBRARIES
+from ..infra.store import DB_NAME, ResultStore, canonical_json, content_key
 
 #: The scope of the claims' rows in ``<out>/results.sqlite``.
 SCOPE = "ledger_claims"
@@ -181,7 +181,7 @@ def _load(module: str) -> Any:
 # ---- what a result depends on ----------------------------------------------------------------------
 @cache
 def library_versions() -> dict[str, str | None]:
-    """The installed versions of python and :data:`theorydyn.provenance.LIBRARIES` (from the
+    """The installed versions of python and :data:`theorydyn.infra.provenance.LIBRARIES` (from the
     distributions' metadata, the same whether a library is imported or not; None: not installed)."""
     out: dict[str, str | None] = {"python": sys.version.split()[0]}
     for module, dist in LIBRARIES.items():
@@ -363,7 +363,7 @@ def open_store(folder: str | Path) -> ResultStore:
     """The claims' store of the results folder ``folder`` (``folder/results.sqlite``, scope :data:`SCOPE`).
 
     Raises:
-        theorydyn.store.StoreError: the folder cannot hold it.
+        theorydyn.infra.store.StoreError: the folder cannot hold it.
     """
     folder = Path(folder)
     return ResultStore(

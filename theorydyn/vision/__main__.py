@@ -14,7 +14,9 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from ..cli import (
+from ..cli.configs import add_config_flags, as_seeds
+from ..cli.runner import Command, Invocation
+from ..cli.tools import (
     SEEDS_MAX,
     ArgumentParser,
     add_common_arguments,
@@ -24,10 +26,8 @@ from ..cli import (
     path_arg,
     positive,
 )
-from ..cli import fail as _cli_fail
-from ..configs import add_config_flags, as_seeds
-from ..paths import run_dir
-from ..runner import Command, Invocation
+from ..cli.tools import fail as _cli_fail
+from ..infra.paths import run_dir
 from .config import SEED_MAX, TrainConfig
 from .threads import describe, passive_wait
 
@@ -207,8 +207,8 @@ def _check_flags(args: argparse.Namespace, given: set[str], pick: dict, experime
 
 def _guard_memory(args: argparse.Namespace, pick: dict, experiment: str, image_size: int, device) -> None:
     """Refuse (exit 2) a training step whose memory estimate exceeds the device's, unless --force."""
-    from ..resources import vit_train_memory
     from .bench import guard_device_memory
+    from .memory import vit_train_memory
 
     channels, classes = SHAPES[args.dataset]
     if args.model == "vit" or experiment != "single":  # the other networks' sizes are fixed (and small)

@@ -39,7 +39,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..cli import (
+from ..cli.tools import (
     ArgumentParser,
     add_common_arguments,
     add_out_argument,
@@ -50,7 +50,7 @@ from ..cli import (
     output_dir,
     positive,
 )
-from ..paths import run_dir
+from ..infra.paths import run_dir
 from .threads import passive_wait
 
 PROG = "python -m theorydyn.vision.bench"
@@ -67,10 +67,11 @@ except ImportError:
     raise
 
 # below the guard: these need torch
-from ..atomic import write_with  # noqa: E402
-from ..resources import MemoryEstimate, ResourceError, Term, check_memory, vit_train_memory  # noqa: E402
+from ..infra.atomic import write_with  # noqa: E402
+from ..infra.memory import MemoryEstimate, ResourceError, Term, check_memory  # noqa: E402
 from .data import default_device, load, synthetic  # noqa: E402
 from .experiments import preset_configs  # noqa: E402
+from .memory import vit_train_memory  # noqa: E402
 from .model import ViT, ViTConfig, ensemble  # noqa: E402
 from .train import TrainConfig, prepare, train  # noqa: E402
 
@@ -324,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def guard_device_memory(est, *, force: bool, device, prog: str, flags: dict[str, str]):
-    """:func:`theorydyn.cli.guard_memory` against the memory of ``device``: the free memory of a CUDA
+    """:func:`theorydyn.cli.tools.guard_memory` against the memory of ``device``: the free memory of a CUDA
     device (``torch.cuda.mem_get_info``), else the machine's (``$THEORYDYN_MEMORY_LIMIT`` first)."""
     if device.type != "cuda":
         return guard_memory(est, force=force, prog=prog, flags=flags)

@@ -1,7 +1,7 @@
 """The configuration of one training run of Section 6 (:class:`TrainConfig`), in a module that imports
 neither torch nor the training loop: :func:`theorydyn.vision.train.train` reads it, and
 ``python -m theorydyn.vision`` makes its training flags from its fields
-(:func:`theorydyn.configs.add_config_flags`), so ``--help`` stays light.
+(:func:`theorydyn.cli.configs.add_config_flags`), so ``--help`` stays light.
 
 The fields, their names and their order are those of the cache keys of the trained runs
 (:func:`theorydyn.vision.runspec.config_key` hashes ``dataclasses.asdict`` of it): a field added or
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..cli import EPOCHS_MAX
-from ..configs import Config, option
+from ..cli.configs import Config, option
+from ..cli.tools import EPOCHS_MAX
 
 #: the largest seed (numpy's and torch's seeds both accept 0 … 2³² − 1)
 SEED_MAX = 2**32 - 1

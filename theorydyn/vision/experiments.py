@@ -17,7 +17,7 @@ configuration (the ledger's) reuse the finished run; :func:`cached_runs` trains 
 configuration that are not cached yet together, as one ensemble (:func:`train_together`; ``compare``
 does the same), one folder per seed as if each had been trained alone.
 
-Each finished cached run's summary row is committed to the results store (:mod:`theorydyn.store`)
+Each finished cached run's summary row is committed to the results store (:mod:`theorydyn.infra.store`)
 of its root, ``root/results.sqlite`` under the scope ``vision_runs`` (:func:`open_runs`; export
 ``root/vision_runs.csv``), keyed by :func:`run_key` (the run's full configuration and the numerics
 version). A cached run is served from its row, checked on reading (:func:`row_problem`; with
@@ -42,11 +42,11 @@ import torch
 from matplotlib.figure import Figure
 from tqdm.auto import tqdm
 
-from .._progress import progress_bar
-from ..atomic import write_with
-from ..provenance import NUMERICS_VERSION
-from ..stats import mean_ci
-from ..store import RejectedRowsWarning, ResultStore, canonical_json, content_key
+from ..core.stats import mean_ci
+from ..infra._progress import progress_bar
+from ..infra.atomic import write_with
+from ..infra.provenance import NUMERICS_VERSION
+from ..infra.store import RejectedRowsWarning, ResultStore, canonical_json, content_key
 from .data import ImageData
 from .grid import grid_permutation
 from .maps import plot_maps

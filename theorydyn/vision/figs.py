@@ -21,7 +21,7 @@ import dataclasses
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..paths import vision_ledger_dir
+from ..infra.paths import vision_ledger_dir
 from .experiments import (
     MAPS_OVERRIDES,
     ROBUSTNESS_DIGITS,

@@ -28,7 +28,7 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..atomic import write_with
+from ..infra.atomic import write_with
 from .grid import permute_tiles
 
 

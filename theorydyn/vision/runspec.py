@@ -11,8 +11,8 @@ import json
 
 import torch
 
-from ..provenance import NUMERICS_VERSION
-from ..store import content_key
+from ..infra.provenance import NUMERICS_VERSION
+from ..infra.store import content_key
 from .data import ImageData
 from .model import ViTConfig
 from .train import TrainConfig
@@ -80,5 +80,5 @@ def run_params(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig
 
 
 def run_key(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int) -> str:
-    """The store key of a cached run's row: :func:`theorydyn.store.content_key` of :func:`run_params`."""
+    """The store key of a cached run's row: :func:`theorydyn.infra.store.content_key` of :func:`run_params`."""
     return content_key(run_params(spec, data, vit, tcfg, perm_seed))

@@ -12,7 +12,7 @@ Exact resume: the shuffling and augmentation of epoch ``e`` come from a generato
 the model, the optimiser and the history; so a run stopped after any epoch and resumed with
 ``resume=True`` gives the same numbers as an uninterrupted run (bit-for-bit on a CPU).
 
-Checked checkpoints: every file is written atomically (:mod:`theorydyn.atomic`: a unique fsynced
+Checked checkpoints: every file is written atomically (:mod:`theorydyn.infra.atomic`: a unique fsynced
 temporary renamed over the target, never through a symbolic link). ``checkpoint.pt`` has its sha256
 recorded beside it in ``checkpoint.pt.sha256`` (:func:`save_checkpoint`); :func:`load_checkpoint`
 verifies it before any use, and a checkpoint that does not match (or cannot be read) is moved aside
@@ -43,7 +43,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..atomic import write_bytes, write_text, write_with
+from ..infra.atomic import write_bytes, write_text, write_with
 from .augment import random_affine, random_crop_flip
 from .config import TrainConfig
 from .data import ImageData

@@ -5,10 +5,10 @@ A configuration is a frozen dataclass whose fields are made by :func:`option`: t
 repeats them. From the fields come
 
 * the validation: :class:`Config`'s ``__post_init__`` checks every field and raises ``ValueError``
-  naming it (``eta must be finite and > 0, got eta=0``; the messages of :mod:`theorydyn.validate`);
+  naming it (``eta must be finite and > 0, got eta=0``; the messages of :mod:`theorydyn.core.validate`);
   :meth:`Config.check_values` applies the same rules to keyword arguments (the solvers' own checks);
 * the command-line flags: :func:`add_config_flags` adds one flag per field (``--n-samples`` for
-  ``n_samples``, the converter of :func:`theorydyn.cli.number` built from the rule, the help text with
+  ``n_samples``, the converter of :func:`theorydyn.cli.tools.number` built from the rule, the help text with
   the default), :func:`config_from_args` builds the configuration back from the parsed flags;
 * the scan's option types (:mod:`theorydyn.scan.schema` reads :meth:`Config.rule`).
 
@@ -85,12 +85,12 @@ class Rule:
     choices: tuple[Any, ...] | None = None
     optional: bool = False
     text: str | None = None
-    #: an integer >= 1 whose flag says "must be > 0" (the words of theorydyn.cli.positive)
+    #: an integer >= 1 whose flag says "must be > 0" (the words of theorydyn.cli.tools.positive)
     positive: bool = False
 
     def check(self, name: str, v: Any) -> None:
-        """Raise ValueError naming ``name`` (the wording of :mod:`theorydyn.validate`) unless ``v`` obeys."""
-        from . import validate
+        """Raise ValueError naming ``name`` (the wording of :mod:`theorydyn.core.validate`) unless ``v`` obeys."""
+        from ..core import validate
 
         if v is None and self.optional:
             return
@@ -138,9 +138,9 @@ class Rule:
         return " and ".join(parts) or "any value"
 
     def converter(self, flag: str):
-        """The argparse ``type=`` of this rule (:func:`theorydyn.cli.number` for numbers: its checks at
+        """The argparse ``type=`` of this rule (:func:`theorydyn.cli.tools.number` for numbers: its checks at
         parse time, its attributes for the CLI fuzz tests); None for choices and text."""
-        from .cli import number
+        from .tools import number
 
         if self.kind in (int, float) and self.choices is None:
             return number(
@@ -178,7 +178,7 @@ def option(
     the default's type) and its ``help``. ``flag`` (default ``--name`` with ``-`` for ``_``), ``dest``
     (default the field's name), ``aliases`` (old spellings, accepted and hidden from ``--help``) and
     ``metavar`` shape its command-line flag; ``cli=False`` keeps it off the command line. ``positive``: an
-    integer >= 1 (``low`` 1) whose flag is worded as ``must be > 0`` (:func:`theorydyn.cli.positive`)."""
+    integer >= 1 (``low`` 1) whose flag is worded as ``must be > 0`` (:func:`theorydyn.cli.tools.positive`)."""
     if positive and low is None:
         low = 1
     if kind is None:

@@ -25,8 +25,8 @@ import pandas as pd
 from scipy.optimize import brentq
 from scipy.signal import convolve2d
 
+from ..infra.atomic import write_with
 from . import data
-from .atomic import write_with
 from .logreg import fit_logreg
 from .setting import Setting
 
@@ -320,12 +320,12 @@ def lookup_glm_error(
 
     Σ_j ⟨w_j, X_j⟩ = Σ_j base^j ⟨w*, X_j⟩ is computed in exact integer arithmetic (Python ints: 3^63
     exceeds float64's 2^53) from ⟨w*, X_j⟩ rounded to the nearest integer, as
-    :func:`theorydyn.data.labelling` rounds it. With base = 3 the projection is injective on the
+    :func:`theorydyn.core.data.labelling` rounds it. With base = 3 the projection is injective on the
     patterns ⟨w*, X_j⟩ ∈ {−1, 0, 1}^D (balanced ternary), so the lookup computes sign f exactly and
     errs only where f = 0. With base = 2 distinct patterns collide (1·1 + 2·(−1) = −1·1 + 2·0).
 
     Args:
-        X: (N, D, d) points (noisy or not); f: (N,) labelling function (:func:`theorydyn.data.labelling`);
+        X: (N, D, d) points (noisy or not); f: (N,) labelling function (:func:`theorydyn.core.data.labelling`);
         weights: (N,) probabilities (an exhaustive enumeration) or None (a sample, each 1/N).
 
     Returns ``err`` = Pr[f g ≤ 0] (the paper's quantity), ``err_cond`` = Pr[f g ≤ 0 | f ≠ 0],
@@ -354,8 +354,8 @@ def lookup_glm_error(
 
 def literal_construction_exact(base: int = 3, D: int = 8, C: int = 2, q: float = 0.5) -> dict[str, float]:
     """:func:`lookup_glm_error` of the weights base^j w* over the exhaustive noiseless enumeration of
-    Assumption 1 (:func:`theorydyn.data.enumerate_population`, :func:`theorydyn.data.embed`,
-    :func:`theorydyn.data.labelling`): the exact population error (the noise is ⟂ w* and drops out)."""
+    Assumption 1 (:func:`theorydyn.core.data.enumerate_population`, :func:`theorydyn.core.data.embed`,
+    :func:`theorydyn.core.data.labelling`): the exact population error (the noise is ⟂ w* and drops out)."""
     s = Setting(D=D, C=C, q=q)
     z, _, w = data.enumerate_population(s)
     X = data.embed(s, z)
@@ -364,7 +364,7 @@ def literal_construction_exact(base: int = 3, D: int = 8, C: int = 2, q: float =
 
 def literal_construction_mc(s: Setting, N: int, seed: int, base: int = 3, chunk: int | None = None) -> dict[str, float]:
     """:func:`lookup_glm_error` of the weights base^j w* on N noisy samples of Assumption 1
-    (:func:`theorydyn.data.sample`, float32, drawn ``chunk`` at a time, default 2^23 / (D d) rows, so
+    (:func:`theorydyn.core.data.sample`, float32, drawn ``chunk`` at a time, default 2^23 / (D d) rows, so
     that X stays within 32 MiB).
 
     The lookup is fitted per chunk; for an injective projection (base 3) the projection determines

@@ -29,7 +29,7 @@ def sigma(x: Any, p: int, nu: float) -> Any:
     activation, whose linear part ν = 1/d is the default of ``Setting.nu``).
 
     The one array definition of the activation (:func:`activation` reads p and ν from a Setting);
-    the Numba kernels call its scalar twin :func:`theorydyn.numba_activation.sigma_and_grad`,
+    the Numba kernels call its scalar twin :func:`theorydyn.core.numba_activation.sigma_and_grad`,
     tested equal to it (tests/test_model.py).
     """
     return _power(x, p) + nu * x

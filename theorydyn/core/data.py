@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .memory import BOOL, F64, I8, SMALL, MemoryEstimate, Term
+from ..infra.memory import BOOL, F64, I8, SMALL, MemoryEstimate, Term
 from .setting import Setting
 
 #: Rows generated per chunk, so that float32 storage never needs a float64 copy of X.
@@ -229,7 +229,7 @@ def enumerate_population(s: Setting, max_points: int = 2_000_000) -> tuple[np.nd
 
 
 def sample_memory(D: int, C: int, d: int | None, N: int, itemsize: int = 8, label: str = "N") -> MemoryEstimate:
-    """:func:`theorydyn.data.sample` of N samples: X (N, D, d) plus the larger of its temporaries.
+    """:func:`theorydyn.core.data.sample` of N samples: X (N, D, d) plus the larger of its temporaries.
 
     X is the one array that stays; before it, the feature coefficients need u (N, D) float64,
     z (N, D) int8 and three (N, D) boolean masks; while X fills, a noise chunk of

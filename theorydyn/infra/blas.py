@@ -4,7 +4,7 @@ Two callers need it. The simulator's kernel (:mod:`theorydyn.simulate._kernel`) 
 ``prange`` block, and its gemv over a sub-block (sub·D·d ≈ 2.5·10⁵ multiply-adds) is past the size at
 which OpenBLAS starts threads of its own: the cores would be oversubscribed, and ∇_v's summation
 order would depend on BLAS's thread count. The cross-validated logistic regression
-(:func:`theorydyn.logreg.fit_logreg_cv`) makes dozens of tiny fits, on which BLAS threads would spin
+(:func:`theorydyn.core.logreg.fit_logreg_cv`) makes dozens of tiny fits, on which BLAS threads would spin
 (2.4 s a CV against 0.02 s single-threaded on a loaded 2-core machine).
 
 The process's BLAS libraries are inspected once (building a ``ThreadpoolController`` costs ~1 ms;

@@ -12,7 +12,7 @@ runner owns what every command shares:
   guard, the folder and output probes, atomic writes, the flags given explicitly;
 * exit codes and the one place where known errors are turned into a message and a status
   (:func:`known_error`): Ctrl-C → ``interrupted; rerun to resume``, status 130 and no traceback;
-  a :class:`theorydyn.store.StoreError` (a damaged or foreign store) → status 2 with its message;
+  a :class:`theorydyn.infra.store.StoreError` (a damaged or foreign store) → status 2 with its message;
   a full disk, a write refused or a read-only file system → one line naming the path, status 1
   (2 for a read-only output: bad input, not a transient failure).
 
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import cli as _cli
-from ._version import __version__
+from .._version import __version__
+from . import tools as _cli
 
 #: status of a Ctrl-C (128 + SIGINT), as a shell reports it
 INTERRUPTED = 130
@@ -67,11 +67,11 @@ class Invocation:
         _cli.fail(message, self.prog)
 
     def given(self) -> set[str]:
-        """The destinations of the flags given explicitly (:func:`theorydyn.cli.given_flags`)."""
+        """The destinations of the flags given explicitly (:func:`theorydyn.cli.tools.given_flags`)."""
         return _cli.given_flags(self.parser, self.argv if self.argv is not None else sys.argv[1:])
 
     def guard_memory(self, estimate, **kw: Any):
-        """:func:`theorydyn.cli.guard_memory` under this command's name."""
+        """:func:`theorydyn.cli.tools.guard_memory` under this command's name."""
         return _cli.guard_memory(estimate, prog=self.prog, **kw)
 
     def output_dir(self, path: Path | str, flag: str = "--out") -> Path:
@@ -118,7 +118,7 @@ class Command:
 def known_error(e: BaseException) -> tuple[int, str] | None:
     """(exit status, message) of an error the command layer reports in one line, or None (a bug:
     its traceback is shown). Every mapping of the commands is here."""
-    store = sys.modules.get("theorydyn.store")  # not imported: no store error can have been raised
+    store = sys.modules.get("theorydyn.infra.store")  # not imported: no store error can have been raised
     if store is not None and isinstance(e, store.StoreError):
         return 2, str(e)  # the store's own message names the file
     sqlite = sys.modules.get("sqlite3")

@@ -142,7 +142,8 @@ class Setting:
             raise ValueError(f"D must be at least 2, got D={D}")
         if D > D_MAX:
             raise ValueError(
-                f"D must be at most D_MAX = {D_MAX} (D × D attention arrays; see theorydyn.setting.D_MAX), got D={D}"
+                f"D must be at most D_MAX = {D_MAX} (D × D attention arrays; see theorydyn.core.setting.D_MAX), "
+                f"got D={D}"
             )
         if not 2 <= C < D:
             raise ValueError(f"C must satisfy 2 <= C < D, got C={C}, D={D}")

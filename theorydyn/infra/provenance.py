@@ -36,7 +36,7 @@ from typing import Any
 
 import pandas as pd
 
-from ._version import __version__
+from .._version import __version__
 
 #: Version of the numerics behind a scan point, part of every key (module docstring).
 #: CHANGE IT (add 1) WHENEVER A CHANGE OF THE CODE CAN CHANGE THE NUMBERS OF A POINT — the reduced
@@ -100,7 +100,7 @@ def numerics_host() -> str:
     not tell this: a virtual machine may show ``AMD EPYC`` for several hosts, and two such hosts gave
     the reduced flow's phase times 3·10⁻⁸ apart (the figures' manifest, December 2026). ``flags`` is
     the first 12 hex digits of the SHA-256 of the sorted CPU flags. Cached per process; the BLAS
-    libraries are listed through :func:`theorydyn.blas.blas_libraries` (which imports SciPy's)."""
+    libraries are listed through :func:`theorydyn.infra.blas.blas_libraries` (which imports SciPy's)."""
     from .blas import blas_libraries
 
     info = _cpuinfo()

@@ -36,7 +36,7 @@ Guarantees:
   on open, and every :class:`sqlite3.DatabaseError` that is damage (not a lock or a full disk) is
   mapped in one place (:func:`_damage`) to :class:`StoreDamaged`, whose message names the file and
   says how to move it aside (:func:`move_aside`; the command layer's ``--recompute``).
-* **The CSV is an export**, written atomically (:mod:`theorydyn.atomic`) by :meth:`export` after
+* **The CSV is an export**, written atomically (:mod:`theorydyn.infra.atomic`) by :meth:`export` after
   each run; a CSV found at the export path before the database existed (an older toolkit's
   results) is moved aside to ``<name>.legacy.csv``, never imported.
 
@@ -564,7 +564,7 @@ class ResultStore:
     @_mapped
     def export(self) -> Path:
         """Write every accepted row of the scope (re-read from the database, so another process's rows
-        too) to the CSV export, atomically (:mod:`theorydyn.atomic`). Returns its path.
+        too) to the CSV export, atomically (:mod:`theorydyn.infra.atomic`). Returns its path.
 
         Raises:
             OSError: the CSV cannot be written, or the database cannot record it (a full disk); the

@@ -2,12 +2,12 @@
 
     σ(x) = x^p + ν x,   σ'(x) = p x^{p−1} + ν        (p odd ≥ 3, ν > 0; docs/theory.md §1)
 
-:func:`theorydyn.model.sigma` / :func:`theorydyn.model.sigma_grad` are the array definition (NumPy
+:func:`theorydyn.core.model.sigma` / :func:`theorydyn.core.model.sigma_grad` are the array definition (NumPy
 and torch); this is the scalar one the Numba kernels (:mod:`theorydyn.reduced._kernels`,
 :mod:`theorydyn.simulate._kernel`) call, tested equal to it and to exact rational arithmetic
 (tests/test_model.py).
 
-Why a module of its own: :mod:`theorydyn.model` stays importable without loading Numba.
+Why a module of its own: :mod:`theorydyn.core.model` stays importable without loading Numba.
 
 Numba's on-disk cache (``cache=True``) keys a kernel on its own source file only: after editing
 this file, clear the kernels' caches (``find theorydyn -name '*.nb[ic]' -delete``) or they keep

@@ -11,7 +11,7 @@ parameter and the rule, with the value as the user wrote it (``eta=0``, never ``
 
 The ranges of the options of a run are the fields' rules of :class:`theorydyn.reduced.config.FlowConfig`
 and :class:`theorydyn.simulate.config.SimConfig` (issue 29: written once, read by the library and the
-CLI; :mod:`theorydyn.configs` words their messages with :func:`check_int` / :func:`check_real`); here
+CLI; :mod:`theorydyn.cli.configs` words their messages with :func:`check_int` / :func:`check_real`); here
 are the checks of the rest (the setting, the start, the time grid, the per-replica lists).
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .limits import SIM_STEPS_MAX
+from ..infra.limits import SIM_STEPS_MAX
 from .setting import Setting
 
 
@@ -36,7 +36,7 @@ def _is_real(v: Any) -> bool:
 
 
 def check_setting(s: Any, where: str, name: str = "s") -> None:
-    """``s`` must be a :class:`~theorydyn.setting.Setting` (a dict is refused with how to make one)."""
+    """``s`` must be a :class:`~theorydyn.core.setting.Setting` (a dict is refused with how to make one)."""
     if not isinstance(s, Setting):
         hint = f"; build one with Setting(**{name})" if isinstance(s, dict) else ""
         raise TypeError(f"{where}: {name} must be a theorydyn.Setting, got {type(s).__name__}{hint}")

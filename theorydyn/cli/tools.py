@@ -1,6 +1,6 @@
 """Command-line plumbing shared by every entry point.
 
-Every CLI builds its :class:`~theorydyn.setting.Setting` through
+Every CLI builds its :class:`~theorydyn.core.setting.Setting` through
 :func:`add_setting_arguments` / :func:`setting_from_args`, so the flags, their
 defaults and their validation are the same everywhere. Bad input never produces
 a traceback: :func:`fail` prints ``error: <parameter>: <rule>`` and exits with
@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .atomic import atomic_path, write_with
-from .limits import TAU_MIN
-from .resources import MEMORY_ENV, MemoryEstimate, ResourceError, check_memory
-from .setting import D_MAX, Setting
+from ..core.setting import D_MAX, Setting
+from ..infra.atomic import atomic_path, write_with
+from ..infra.limits import TAU_MIN
+from ..infra.memory import MEMORY_ENV, MemoryEstimate, ResourceError, check_memory
 
 
 def _prog() -> str:
@@ -58,7 +58,7 @@ def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int =
     """Add the flags of every Setting field (docs/theory.md §1) to ``parser``.
 
     Each numeric flag is checked at parse time by :func:`number` (finite, integer where it must
-    be, in the range of :class:`~theorydyn.setting.Setting`); the rules that tie fields together
+    be, in the range of :class:`~theorydyn.core.setting.Setting`); the rules that tie fields together
     (C divides D, p odd, …) are Setting's own, reported by :func:`setting_from_args` under the
     flag's name.
     """
@@ -156,7 +156,7 @@ def guard_memory(
     force_flag: str = "--force",
     flags: Mapping[str, str | None] | None = None,
 ) -> MemoryEstimate:
-    """:func:`~theorydyn.resources.check_memory` for a CLI: on refusal exit 2 with the message
+    """:func:`~theorydyn.infra.memory.check_memory` for a CLI: on refusal exit 2 with the message
     prefixed by the flags of the parameters that drive the largest term (``--n-samples: …``), the
     estimate and the limit; ``force`` (the CLI's ``force_flag``) skips the check.
 
@@ -465,7 +465,7 @@ def probe_output(path: str | Path, flag: str = "--out", prog: str | None = None)
     ``flag`` if not: a symbolic link or a non-regular file at ``path``, a name too long for the
     file system (the atomic temporary name included), a folder that cannot be written, a full disk.
 
-    The probe is the temporary file :func:`theorydyn.atomic.atomic_path` will use, filled with
+    The probe is the temporary file :func:`theorydyn.infra.atomic.atomic_path` will use, filled with
     :data:`PROBE_BYTES` bytes, synced and removed; ``path`` itself is not touched."""
     p = Path(path)
     try:
@@ -482,7 +482,7 @@ def probe_output(path: str | Path, flag: str = "--out", prog: str | None = None)
 
 
 def write_output(path: str | Path, writer: Callable[[Path], object], prog: str | None = None) -> Path:
-    """Write one output file atomically (:func:`theorydyn.atomic.write_with`: ``writer(tmp)``, then
+    """Write one output file atomically (:func:`theorydyn.infra.atomic.write_with`: ``writer(tmp)``, then
     a rename): a kill leaves the old file or the new one. On a full disk (or any other failed
     write) print ``error: cannot write FILE: reason`` and exit 1; the earlier file stays as it was."""
     p = Path(path)

@@ -1,6 +1,6 @@
 """One phase detector for both solvers (Section 4.1 of the paper; docs/theory.md §3).
 
-It reads a trajectory in the common schema of :mod:`theorydyn.result` — the columns ``s``,
+It reads a trajectory in the common schema of :mod:`theorydyn.core.result` — the columns ``s``,
 ``alpha``, ``gamma``, ``rho``, ``in_mass``, ``association``, ``risk``, ``err_y``, ``err_f``
 (sorted by s) — whether it comes from the reduced dynamics (N = ∞: γ, ρ are the in-set and
 cross-set values of Lemma 4.1's three-value form) or from the finite-sample simulator (γ, ρ are

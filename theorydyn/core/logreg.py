@@ -19,7 +19,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from .blas import single_threaded_blas
+from ..infra.blas import single_threaded_blas
 
 #: Penalties tried by :func:`fit_logreg_cv` (λ of the objective above).
 DEFAULT_LAMBDAS = tuple(10.0**k for k in range(-4, 3))

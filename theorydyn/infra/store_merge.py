@@ -4,7 +4,7 @@ cluster, a colleague's machine), checked row by row, without duplicates (:func:`
 What a merge guarantees, and what it does not:
 
 * the source is opened read-only and checked (``PRAGMA quick_check``: a damaged source is
-  :class:`~theorydyn.store.StoreDamaged`, nothing merged);
+  :class:`~theorydyn.infra.store.StoreDamaged`, nothing merged);
 * every source row must decode as a store row does on loading (a JSON object of text values, its
   key matching) and pass the caller's ``validate(scope, row)`` (for instance the scans' check that
   the key is the hash of the row's own parameters and the current numerics version); a row that

@@ -13,7 +13,7 @@ from typing import Any
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
-from .atomic import write_with
+from ..infra.atomic import write_with
 
 #: rcParams applied inside :func:`figure` (a context: the user's global settings are untouched).
 #: Keyed by rcParams names (typed Any: matplotlib types its keys as one long Literal).
@@ -63,7 +63,7 @@ def axes_or_new(axes, nrows: int = 1, ncols: int = 1, **kw):
 
 def save(fig, path: str | Path, close: bool = True) -> Path:
     """Write ``fig`` to ``path`` atomically (format from the suffix) under :data:`STYLE`; close it unless
-    asked not to. A failed write leaves any earlier file at ``path`` as it was (:mod:`theorydyn.atomic`)."""
+    asked not to. A failed write leaves any earlier file at ``path`` as it was (:mod:`theorydyn.infra.atomic`)."""
     path = Path(path)
     with mpl.rc_context(STYLE):
         write_with(path, fig.savefig)

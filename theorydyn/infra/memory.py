@@ -7,8 +7,8 @@ one run, each a :class:`Term` with its formula in bytes and the parameters it gr
 and the limit, unless ``force`` is set.
 
 The estimates themselves sit beside the code they describe and import its constants
-(:func:`theorydyn.data.sample_memory`, :func:`theorydyn.reduced.memory.reduced_memory`,
-:func:`theorydyn.simulate.memory.simulate_memory`); :mod:`theorydyn.resources` gathers them.
+(:func:`theorydyn.core.data.sample_memory`, :func:`theorydyn.reduced.memory.reduced_memory`,
+:func:`theorydyn.simulate.memory.simulate_memory`); :mod:`theorydyn.infra.memory` gathers them.
 This module imports nothing of the package, so every estimate can import it.
 """
 

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .atomic import write_with
+from ..infra.atomic import write_with
 from .model import symmetric_attention
 from .phases import Phases
 from .setting import Setting
@@ -58,9 +58,9 @@ class Result:
 
     Attributes:
         solver: ``"reduced"`` or ``"simulate"``.
-        setting: the :class:`~theorydyn.setting.Setting`.
+        setting: the :class:`~theorydyn.core.setting.Setting`.
         trajectory: DataFrame, :data:`CORE_COLUMNS` first (module docstring).
-        phases: :class:`~theorydyn.phases.Phases`, computed by the one detector.
+        phases: :class:`~theorydyn.core.phases.Phases`, computed by the one detector.
         status: :class:`Status`; ``message`` says where and why a run stopped early.
         stopped_step: the GD step (or flow time s / η) where divergence was detected, else None.
         options: the solver's options, as passed (JSON-able).
@@ -97,7 +97,7 @@ class Result:
         )
 
     def save(self, path: str | Path) -> Path:
-        """Write this result to ``path`` (an ``.npz`` archive, atomically: :mod:`theorydyn.atomic`;
+        """Write this result to ``path`` (an ``.npz`` archive, atomically: :mod:`theorydyn.infra.atomic`;
         never through a link). No pickle: the trajectory is stored column by column as plain arrays,
         the rest as JSON text; :meth:`load` reads it back equal (the trajectory bit for bit).
         Returns the path.

@@ -1,0 +1,20 @@
+"""The paper's objects: the setting and its data, model (T), the phases, the one result type.
+
+* :mod:`.setting` — :class:`Setting` (Assumption 1, Simplification 3.1), one frozen validated dataclass;
+* :mod:`.data` — the sampler of Assumption 1 (X: (N, D, d)), the labelling function f, Figure 2's data;
+* :mod:`.model` — model (T): softmax attention, forward, logistic risk, analytic gradients;
+* :mod:`.phases` — the phase detector of Section 4.1; :mod:`.result` — :class:`Result`, the trajectory schema;
+* :mod:`.stats` — intervals over seeds, power-law fits; :mod:`.glm`, :mod:`.logreg` — Theorem 3.1's GLMs;
+* :mod:`.validate` — the argument rules every solver and command shares;
+* :mod:`.numba_activation`, :mod:`.plotting` — σ in Numba; the shared figure style.
+
+Imports only :mod:`theorydyn.infra`.
+"""
+
+from __future__ import annotations
+
+from ..infra._lazy import lazy_exports
+
+__getattr__, __dir__ = lazy_exports(__name__, {"Setting": ".setting", "Result": ".result", "Phases": ".phases"})
+
+__all__ = ["Phases", "Result", "Setting"]

@@ -45,7 +45,7 @@ __getattr__, __dir__ = lazy_exports(
     {
         "integrate": ".reduced.solve",
         "simulate": ".simulate.run",
-        "Result": ".result",
+        "Result": ".core.result",
         "ledger": ".verify.api",
         "load_scan": ".scan.grid",
     },

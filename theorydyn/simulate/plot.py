@@ -126,7 +126,7 @@ def plot_comparison(
     the curves themselves.
 
     Args:
-        gaps: :func:`theorydyn.claims.semirealistic.compare_with_reduced`'s table (columns N, gap_alpha,
+        gaps: :func:`theorydyn.experiments.semirealistic.compare_with_reduced`'s table (columns N, gap_alpha,
             gap_gamma, gap_rho, gap_err_f; one row per N and seed): the max over s of |simulator − reduced|,
             drawn as the mean over seeds.
         curves: optional {label: DataFrame with s, alpha, gamma, rho, err_f} (e.g. the reduced

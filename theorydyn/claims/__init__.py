@@ -21,7 +21,8 @@ registry order and collects their rows; :data:`GROUPS` keeps the names of the ea
 (``reduced``, ``theorems``) as groups of claims.
 
 * :mod:`.check` — :class:`Check` (one row of the ledger) and :class:`Verdict`;
-* :mod:`.semirealistic` — finite-sample GD against the reduced dynamics: the closeness rows of Theorem 4.2's proof (``check_closeness``, from :mod:`theorydyn.claims.theorem4`);
+* :mod:`.semirealistic` — finite-sample GD against the reduced dynamics: the closeness rows of
+  Theorem 4.2's proof (``check_closeness``, called from :mod:`theorydyn.claims.theorem4`);
 * :mod:`.persistence` — patch association along the whole run (rows of :mod:`.theorem4`).
 
 The registered claims (from :data:`CLAIMS`):

@@ -67,10 +67,7 @@ def test_scan_help_imports_nothing_heavy():
 
 
 #: commands whose --help still imports heavy packages, with why (not yet on the runner's light parsers)
-HEAVY_HELP = {
-    "theorydyn.vision.bench": "vision/bench.py imports pandas and the torch models at its top (its own main, "
-    "not a runner Command yet; the vision files belong to the typed-config work of issue 29)",
-}
+HEAVY_HELP: dict[str, str] = {}
 
 
 @pytest.mark.slow

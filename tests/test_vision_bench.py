@@ -1,4 +1,5 @@
-"""The throughput benchmark runs and prints its table and ratio (no timing is asserted)."""
+"""The throughput benchmark runs and prints its table and ratio (no timing is asserted); its measurements
+(theorydyn.vision.throughput) print nothing."""
 
 import numpy as np
 import pytest
@@ -129,7 +130,7 @@ def test_matmul_flops_per_image_counts_a_two_layer_perceptron_by_hand():
     backward: both weight gradients (2ah + 2hc) and the hidden activation's gradient (2hc), not the
     input's (x needs none); biases are additions, not products. An ensemble of K such networks, as one
     batched product, counts the same per image and member."""
-    from theorydyn.vision.bench import matmul_flops_per_image
+    from theorydyn.vision.throughput import matmul_flops_per_image
 
     a, h, c, B = 12, 7, 5, 9
     net = torch.nn.Sequential(torch.nn.Linear(a, h), torch.nn.ReLU(), torch.nn.Linear(h, c))
@@ -152,7 +153,7 @@ def test_matmul_flops_per_image_counts_a_two_layer_perceptron_by_hand():
 
 
 def test_gemm_peak_is_a_positive_rate():
-    from theorydyn.vision.bench import gemm_peak_flops
+    from theorydyn.vision.throughput import gemm_peak_flops
 
     r = gemm_peak_flops(torch.device("cpu"), n=64, repeats=2)
     assert np.isfinite(r) and r > 0
@@ -165,3 +166,29 @@ def test_ensemble_flags_are_refused_where_they_do_nothing(argv, needle, capsys):
     with pytest.raises(SystemExit) as e:
         main(["--device", "cpu", *argv])
     assert e.value.code == 2 and needle in capsys.readouterr().err
+
+
+def test_the_measurement_prints_nothing_and_reports_through_a_callback(capfd):
+    """The library never prints (issue 29): attention_rates returns its table, silent by default; its
+    progress goes to ``report(text, final)``, the last timing of each batch size final."""
+    from theorydyn.vision.throughput import attention_rates
+
+    torch.set_num_threads(1)
+    kw = dict(width=16, depth=1, heads=2, patch=8, steps=1, warmup=0, repeats=2)
+    df = attention_rates(torch.device("cpu"), [4, 8], **kw)
+    assert capfd.readouterr() == ("", "")
+    assert df.batch.tolist() == [4, 4, 8, 8] and (df.images_per_s > 0).all()
+    said: list[tuple[str, bool]] = []
+    attention_rates(torch.device("cpu"), [4], **kw, report=lambda text, final: said.append((text, final)))
+    assert capfd.readouterr() == ("", "")
+    assert [final for _, final in said] == [False, False, False, True]
+    assert said[-1][0].startswith("batch 4 repeat 2/2 vanilla: ")
+
+
+def test_the_shared_flags_reach_the_command(capsys):
+    """The command is a runner Command: the flags of every command (runner.GLOBAL_ARGUMENTS) are its own."""
+    from theorydyn import __version__
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and __version__ in capsys.readouterr().out

@@ -111,3 +111,22 @@ def test_augmentation_switches_change_the_batches(small_digits, tmp_path):
         fresh(), small_digits, dataclasses.replace(cfg, affine=(0.5, 10.0, 0.1)), tmp_path / "c", progress=False
     ).train_loss.iloc[0]
     assert base == same and aff != base
+
+
+def test_training_prints_nothing_and_reports_its_status_through_a_callback(small_digits, tmp_path, capfd):
+    """The library never prints (issue 29): by default train() is silent; given a status function it
+    gets the status line, the epoch's end marked final (with its test accuracy), and the numbers are
+    the silent run's, bit for bit."""
+    cfg = TrainConfig(epochs=2, batch_size=64, lr=1e-3, warmup_epochs=0, seed=1)
+    quiet = train(fresh(), small_digits, cfg, tmp_path / "a")
+    assert capfd.readouterr() == ("", "")
+    said: list[tuple[str, bool]] = []
+    loud = train(
+        fresh(), small_digits, cfg, tmp_path / "b", tag="t", progress=lambda text, final: said.append((text, final))
+    )
+    assert capfd.readouterr() == ("", "")
+    finals = [text for text, final in said if final]
+    assert len(finals) == cfg.epochs and all(" test acc " in t and t.startswith("t epoch ") for t in finals)
+    assert finals[-1].startswith("t epoch 2/2 step 3/3 ") and any(not final for _, final in said)
+    timing = ["images_per_s", "seconds"]
+    pd.testing.assert_frame_equal(quiet.drop(columns=timing), loud.drop(columns=timing), check_exact=True)

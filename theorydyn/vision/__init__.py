@@ -2,5 +2,6 @@
 
 Needs the ``vision`` extra (torch, scikit-learn). Entry points: ``python -m theorydyn.vision``
 (training and the experiments of Figures 1a, 5 and 7) and ``python -m theorydyn.vision.bench``
-(training throughput, positional against vanilla attention).
+(training throughput, positional against vanilla attention; its measurements, which return tables
+and print nothing, are :mod:`theorydyn.vision.throughput`).
 """

@@ -265,7 +265,8 @@ def _train(args, experiment: str, data, vit, tcfg, out: Path, pick: dict, attent
     seeds = as_seeds(args.seeds, first=args.first_seed)
     if experiment == "single":
         spec = RunSpec(args.model, attention, s, args.seed, vit.patch)
-        return pd_frame([train_run(spec, data, vit, tcfg, out, **common, progress=not args.quiet)], out)
+        status = None if args.quiet else _status
+        return pd_frame([train_run(spec, data, vit, tcfg, out, **common, progress=status)], out)
     if experiment == "compare":
         return compare(data, vit, tcfg, out, seeds=seeds, **common, progress=not args.quiet)
     if experiment == "permuted":
@@ -289,6 +290,12 @@ def _train(args, experiment: str, data, vit, tcfg, out: Path, pick: dict, attent
         return pd_frame(rows.to_dict("records"), out)
     atts = (args.attention,) if args.attention else ("positional", "vanilla")
     return demo(data, vit, tcfg, out, seed=args.seed, attentions=atts, **common, progress=not args.quiet)
+
+
+def _status(text: str, final: bool) -> None:
+    """The training's status line (:data:`theorydyn.vision.train.Status`) on stderr: an update within an
+    epoch redraws the line, an epoch's last line stays."""
+    print("\r" + text + ("\n" if final else "   "), end="", file=sys.stderr, flush=True)
 
 
 def _report(df, experiment: str, out: Path) -> None:

@@ -61,7 +61,7 @@ from .runspec import (  # noqa: F401  (re-exported: imported from here)
     run_key,
     run_params,
 )
-from .train import CHECKPOINT, TrainConfig, load_checkpoint, read_history, train
+from .train import CHECKPOINT, Status, TrainConfig, load_checkpoint, read_history, train
 
 
 def _setup(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int):
@@ -87,9 +87,10 @@ def run(
     perm_seed: int,
     folder: Path | None = None,
     maps: bool = True,
-    progress: bool | tqdm = True,
+    progress: bool | tqdm | Status | None = None,
 ) -> dict:
-    """Train one network; return its summary row (final and best test accuracy, speed)."""
+    """Train one network; return its summary row (final and best test accuracy, speed). ``progress``:
+    :func:`theorydyn.vision.train.train`'s (a status function, a job's bar, or None: silent)."""
     vcfg, cfg, perm, meta = _setup(spec, data, vit, tcfg, perm_seed)
     torch.manual_seed(spec.seed)  # initialisation
     model = build_model(spec.model, channels=data.channels, classes=data.classes, vit=vcfg)
@@ -201,7 +202,7 @@ def cached_run(
     root: Path,
     *,
     perm_seed: int = 0,
-    progress: bool | tqdm = False,
+    progress: bool | tqdm | Status | None = None,
     weights: bool = True,
 ) -> dict:
     """:func:`run` in :func:`cache_folder`, its summary row kept in the store of ``root``
@@ -274,7 +275,7 @@ def cached_runs(
     root: Path,
     *,
     perm_seed: int = 0,
-    progress: bool | tqdm = False,
+    progress: bool | tqdm | Status | None = None,
     max_members: int | None = None,
 ) -> list[dict]:
     """:func:`cached_run` of every spec, in order, with the runs still to train trained together: the
@@ -317,7 +318,7 @@ def train_together(
     *,
     resume: bool,
     perm_seed: int,
-    progress: bool | tqdm = True,
+    progress: bool | tqdm | Status | None = None,
 ) -> None:
     """Train the runs ``specs`` (one configuration, one seed each) as one ensemble, run ``k`` into
     ``folders[k]`` exactly as :func:`run` writes it; read their rows back with :func:`run` (``resume``)."""

@@ -29,10 +29,9 @@ import io
 import json
 import math
 import pickle
-import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -151,16 +150,22 @@ def evaluate(
     return accuracies(model, data, perm, s, batch, amp)[0]
 
 
+#: a status callback: ``status(text, final)`` gets one status line; ``final`` is True for a line that is
+#: complete (an epoch's end, with its test accuracies), False for an update that the next one replaces.
+#: The command decides how to show it (:mod:`theorydyn.vision.__main__` redraws one line on stderr).
+Status = Callable[[str, bool], None]
+
+
 def _progress(
-    bar, tag: str, epoch: int, epochs: int, step: int, steps: int, loss: float, ips: float, accs=None
+    bar, status, tag: str, epoch: int, epochs: int, step: int, steps: int, loss: float, ips: float, accs=None
 ) -> None:
     text = f"{tag} epoch {epoch + 1}/{epochs} step {step}/{steps} loss {loss:.4f} {ips:,.0f} img/s"
     if accs is not None:
         text += " test acc " + " ".join(f"{a:.4f}" for a in accs)
     if bar is not None:
         bar.set_postfix_str(text, refresh=False)
-        return
-    print("\r" + text + ("\n" if accs is not None else "   "), end="", file=sys.stderr, flush=True)
+    elif status is not None:
+        status(text, accs is not None)
 
 
 CHECKPOINT = "checkpoint.pt"
@@ -383,7 +388,8 @@ class _Epochs:
         self.flip = data.flip if cfg.flip is None else cfg.flip
         self.alive = [True] * self.K
         self.diverged: list[str] = []
-        self.bar = None
+        self.bar: tqdm | None = None
+        self.status: Status | None = None
         self.show = False
         self.tag = ""
 
@@ -454,7 +460,7 @@ class _Epochs:
                     self.die(k, row, f"at step {t + 1} (epoch {epoch + 1})")
             if self.show and (i % 20 == 0 or i == steps - 1):
                 ips = K * (i + 1) * cfg.batch_size / (time.perf_counter() - t0)
-                _progress(self.bar, self.tag, epoch, cfg.epochs, i + 1, steps, losses.mean().item(), ips)
+                _progress(self.bar, self.status, self.tag, epoch, cfg.epochs, i + 1, steps, losses.mean().item(), ips)
         return loss_sum, lr, t0
 
     def finish(self, epoch: int, loss_sum: torch.Tensor, lr: float, t0: float) -> None:
@@ -497,8 +503,8 @@ class _Epochs:
                 ),
             )
         if self.show:
-            ips = K * rows[0]["images_per_s"]
-            _progress(self.bar, self.tag, epoch, cfg.epochs, steps, steps, float(np.nanmean(train_loss)), ips, accs)
+            ips, loss = K * rows[0]["images_per_s"], float(np.nanmean(train_loss))
+            _progress(self.bar, self.status, self.tag, epoch, cfg.epochs, steps, steps, loss, ips, accs)
         if self.bar is not None:
             self.bar.update(sum(self.alive))
 
@@ -513,7 +519,7 @@ def train(
     resume: bool = False,
     meta: dict | None = None,
     tag: str = "",
-    progress: bool | tqdm = True,
+    progress: bool | tqdm | Status | None = None,
     stop_after: int | None = None,
     seeds: Sequence[int] | None = None,
 ):
@@ -534,11 +540,13 @@ def train(
     that share. A member whose loss stops being finite stops there (history written); the others
     finish, then :class:`Diverged` is raised.
 
-    ``progress``: True prints the run's own status line on stderr; an overall bar (a tqdm counting
-    member-epochs, :func:`theorydyn.vision.experiments.overall_bar`) is advanced by the members alive
-    after each epoch and shows the status in its postfix; False is silent.
+    ``progress``: a :data:`Status` function gets the run's status line (``status(text, final)``, every
+    20 steps and at each epoch's end); an overall bar (a tqdm counting member-epochs,
+    :func:`theorydyn.vision.experiments.overall_bar`) is advanced by the members alive after each epoch
+    and shows the status in its postfix; None, False or True: silent (the library prints nothing).
     """
-    bar = None if isinstance(progress, bool) else progress
+    status = progress if callable(progress) else None
+    bar = None if status is not None or progress is None or isinstance(progress, bool) else progress
     K = members(model)
     single = isinstance(out, (str, Path))
     outs, seeds = _outputs(out, seeds, cfg, K)
@@ -554,7 +562,7 @@ def train(
     for o, rec in zip(outs, records, strict=True):
         write_text(o / "run.json", json.dumps(rec, indent=1))
     loop = _Epochs(model, opt, data, cfg, perm, seeds, outs, ckpts, records, histories)
-    loop.bar, loop.show, loop.tag = bar, bar is not None or bool(progress), tag
+    loop.bar, loop.status, loop.show, loop.tag = bar, status, bar is not None or status is not None, tag
     model.train()
     for epoch in range(start, cfg.epochs if stop_after is None else min(cfg.epochs, stop_after)):
         loss_sum, lr, t0 = loop.steps_of(epoch)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import json
-import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -134,11 +133,6 @@ class TransferOptions:
         # the kernel sees the (Ñ, D) feature values, never X: its cost is Ñ² (the kernel matrix), not Ñ·D·d
         fit = [n for n in self.Ns if n <= cap and (method == "kernel" or n * s.D * s.d <= budget)]
         return max(fit) if fit else min(self.Ns)
-
-
-def _progress(msg: str) -> None:
-    sys.stderr.write(msg + "\n")
-    sys.stderr.flush()
 
 
 def train_seed(seed: int, N: int) -> int:
@@ -430,7 +424,7 @@ def run(
     methods: Sequence[str] = DEFAULT_METHODS,
     targets: Sequence[float] | None = None,
     out: str | Path | None = None,
-    progress: Callable[[str], None] | None = _progress,
+    progress: Callable[[str], None] | None = None,
     cache: str | Path | None = None,
     compute: Callable[..., dict] = compute_row,
     B: int = 2000,

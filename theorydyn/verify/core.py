@@ -21,7 +21,8 @@ from .. import claims
 from ..claims.check import LEDGER_COLUMNS
 from ..core.setting import SETTING_FIELDS, Setting
 from ..infra._progress import progress_bar
-from ..infra.store import ResultStore, content_key
+from ..infra.keyed import KeyedStore
+from ..infra.store import content_key
 from . import ledger
 from .defaults import DEFAULT_DIR, PROG  # noqa: F401 — re-exported
 from .ledger import SKIP, failed_row, run_claim
@@ -107,7 +108,7 @@ def collect(
     progress: bool = True,
     options: dict[str, dict[str, Any]] | None = None,
     *,
-    store: str | Path | ResultStore | None = None,
+    store: str | Path | KeyedStore | None = None,
     recompute: bool = False,
     executor: Executor | None = None,
 ) -> pd.DataFrame:

@@ -47,6 +47,7 @@ from ..infra import keyed
 from ..infra._progress import progress_bar
 from ..infra.atomic import write_with
 from ..infra.keyed import KeyedStore
+from ..infra.paths import run_name
 from ..infra.provenance import NUMERICS_VERSION
 from ..infra.store import RejectedRowsWarning
 from .data import ImageData
@@ -137,7 +138,7 @@ def cache_folder(
     spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, root: Path, perm_seed: int = 0
 ) -> Path:
     """The folder of :func:`cached_run`: ``root/<name>-<config_key>``, one per (configuration, seed)."""
-    return Path(root) / f"{spec.name}-{config_key(spec, data, vit, tcfg, perm_seed)}"
+    return Path(root) / run_name("vision", spec.name, suffix=config_key(spec, data, vit, tcfg, perm_seed))
 
 
 #: the store scope (and CSV export ``root/vision_runs.csv``) of the cached runs' rows

@@ -14,7 +14,7 @@ import pytest
 
 from theorydyn import Setting
 from theorydyn.cli import tools as cli
-from theorydyn.infra.keyed import KEY_MISMATCH, KeyedStore, json_column, row_problem
+from theorydyn.infra.keyed import KEY_MISMATCH, KeyedStore, json_column, row_problem, version_stale
 from theorydyn.infra.keys import OTHER_PAYLOAD, canonical_json, content_key, payload_problem
 from theorydyn.infra.paths import SCAN, run_name
 from theorydyn.infra.store import RejectedRowsWarning, StoreDamaged
@@ -87,6 +87,9 @@ def test_the_validation_order_and_messages():
     assert row_problem({**row, "key": "0" * 64}, json_column("params")) == KEY_MISMATCH
     assert row_problem({**row, "acc": "2"}, json_column("params"), _stale, _check).startswith("invalid: acc=")
     assert row_problem({"key": "k"}, json_column("params")) == "invalid: no column 'params'"
+    stale = version_stale("params", "numerics", 3)
+    assert stale(row) is None and stale({"params": "not json"}) is None  # left to the key check
+    assert stale({"params": canonical_json({**PAYLOAD, "numerics": 2})}) == "stale: numerics=2, current 3"
     with pytest.raises(ValueError, match="exactly one"):
         KeyedStore("x.csv")
 

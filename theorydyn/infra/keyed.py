@@ -58,6 +58,23 @@ def json_column(column: str) -> PayloadOf:
     return payload_of
 
 
+def version_stale(column: str, field: str, current: int) -> Stale:
+    """``stale`` of rows whose payload (canonical JSON in ``column``) records the version of the code's
+    numerics as ``field``: another version is ``stale: <field>=<v>, current <current>`` (a payload that
+    does not parse is left to the key check)."""
+
+    def stale(row: dict[str, str]) -> str | None:
+        try:
+            p = json.loads(row[column])
+        except (KeyError, ValueError):
+            return None
+        if isinstance(p, dict) and p.get(field) != current:
+            return f"stale: {field}={p.get(field)}, current {current}"
+        return None
+
+    return stale
+
+
 def row_problem(
     row: dict[str, str], payload_of: PayloadOf, stale: Stale | None = None, check: Check | None = None
 ) -> str | None:
@@ -156,4 +173,4 @@ class KeyedStore(ResultStore):
         return self.remove(content_key(p) for p in payloads)
 
 
-__all__ = ["KEY_MISMATCH", "KeyedStore", "json_column", "row_problem"]
+__all__ = ["KEY_MISMATCH", "KeyedStore", "json_column", "row_problem", "version_stale"]

@@ -1,7 +1,9 @@
 """The one results store: a SQLite database (WAL mode), one committed row per finished point.
 
-Scans (:mod:`theorydyn.scan`) and the transfer experiment (:mod:`theorydyn.transfer`) keep their
-rows here; the CSV file a user reads with pandas is an *export* of it, never read back.
+Scans (:mod:`theorydyn.scan`), the ledger's claims (:mod:`theorydyn.verify.ledger`), the transfer
+experiment (:mod:`theorydyn.transfer`) and the cached vision runs keep their rows here, each through
+the one keyed-store helper (:class:`theorydyn.infra.keyed.KeyedStore`: key, validation, invalidation);
+the CSV file a user reads with pandas is an *export* of it, never read back.
 
 Where: a results CSV ``<dir>/<name>.csv`` has its rows in ``<dir>/results.sqlite`` under the
 scope ``<name>`` (one database per results folder, one scope per scan / experiment).

@@ -221,12 +221,7 @@ TRANSFER_KINDS = {
 }
 
 
-def _stale(row: dict[str, str]) -> str | None:
-    try:
-        numerics = json.loads(row["params"]).get("numerics")
-    except (KeyError, ValueError, AttributeError):
-        return None  # left to the key check
-    return None if numerics == NUMERICS_VERSION else f"stale: numerics={numerics}, current {NUMERICS_VERSION}"
+_stale = keyed.version_stale("params", "numerics", NUMERICS_VERSION)
 
 
 def _check(row: dict[str, str], params: Any) -> str | None:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import math
 import textwrap
 import warnings
@@ -166,15 +165,8 @@ def _typed(row: dict[str, str]) -> dict:
     return {c: (math.nan if t is float and row[c] == "" else t(row[c])) for c, t in SUMMARY_TYPES.items()}
 
 
-def _stale(row: dict[str, str]) -> str | None:
-    """A row of other numerics (checked first; an unparsable ``params`` is left to the key check)."""
-    try:
-        params = json.loads(row["params"])
-    except (KeyError, ValueError):
-        return None
-    if isinstance(params, dict) and params.get("numerics") != NUMERICS_VERSION:
-        return f"stale: numerics={params.get('numerics')}, current {NUMERICS_VERSION}"
-    return None
+#: a row of other numerics is stale (checked first)
+_stale = keyed.version_stale("params", "numerics", NUMERICS_VERSION)
 
 
 def _check(row: dict[str, str], params: Mapping) -> str | None:

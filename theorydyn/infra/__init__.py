@@ -1,12 +1,9 @@
 """Plumbing: nothing here knows the paper.
 
-* :mod:`.store` — the result store (SQLite, one transaction a write); :mod:`.store_merge` — union of stores;
-* :mod:`.keys` — the one key scheme (sha256 of canonical JSON) and invalidation rule; :mod:`.keyed` — the
-  one keyed-store helper every store client uses (scan points, ledger claims, transfer rows, vision runs);
+* :mod:`.store` — the keyed result store (SQLite, one transaction a write); :mod:`.store_merge` — union of stores;
 * :mod:`.atomic` — atomic files; :mod:`.provenance` — what produced a file;
 * :mod:`.memory` — estimates of peak memory and the guard that refuses a run before any work;
-* :mod:`.paths` — the run directory and the one naming function of runs (``run_name``);
-* :mod:`.limits` — the sizes a command accepts;
+* :mod:`.paths` — the run directory; :mod:`.limits` — the sizes a command accepts;
 * :mod:`.blas` — BLAS threads; :mod:`._progress` — one progress bar; :mod:`.terminal` — tables on a terminal;
 * :mod:`._lazy` — lazy re-exports of the package ``__init__`` files.
 

@@ -10,13 +10,12 @@ status 2, like argparse itself.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import math
 import os
 import re
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -24,6 +23,7 @@ from ..core.setting import D_MAX, Setting
 from ..infra.atomic import atomic_path, write_with
 from ..infra.limits import TAU_MIN
 from ..infra.memory import MEMORY_ENV, MemoryEstimate, ResourceError, check_memory
+from ..infra.paths import RUN, run_name
 
 
 def _prog() -> str:
@@ -375,14 +375,6 @@ def add_size_arguments(
     return g
 
 
-def _token_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, float):
-        return re.sub(r"e\+?0*(\d)", r"e\1", f"{v:g}").replace("e-0", "e-")
-    return str(v)
-
-
 def setting_name_params(s: Setting) -> tuple[dict[str, Any], dict[str, Any]]:
     """(params, defaults) of a Setting for :func:`run_stem`, D and C left out (the stem's prefix names
     them): its fields against the default Setting at the same D, C and d (σ², ν default to 1/d, so
@@ -400,13 +392,7 @@ def run_stem(prefix: str, params: Mapping[str, Any], defaults: Mapping[str, Any]
     make a safe file name (an explicit partition) or the stem would pass ``max_len`` characters, the
     parameters that differ are replaced by ``h`` + 10 hex digits of the sha256 of their JSON, so two
     runs that differ in any parameter never share a file (the JSON summary lists them in full)."""
-    varied = {k: v for k, v in params.items() if k not in defaults or defaults[k] != v}
-    tokens = [f"{k.replace('_', '-')}{_token_value(v)}" for k, v in varied.items()]
-    stem = "_".join([prefix, *tokens])
-    if len(stem) > max_len or not re.fullmatch(r"[A-Za-z0-9._+-]+", stem):
-        digest = hashlib.sha256(json.dumps(varied, sort_keys=True, default=str).encode()).hexdigest()[:10]
-        stem = f"{prefix}_h{digest}"
-    return stem
+    return run_name(replace(RUN, max_len=max_len), prefix, params, defaults)
 
 
 #: A phase time below this fraction of the run's horizon is printed as "≈ 0 (at the start …)": it is the

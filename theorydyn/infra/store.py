@@ -1,7 +1,9 @@
 """The one results store: a SQLite database (WAL mode), one committed row per finished point.
 
-Scans (:mod:`theorydyn.scan`) and the transfer experiment (:mod:`theorydyn.transfer`) keep their
-rows here; the CSV file a user reads with pandas is an *export* of it, never read back.
+Scans (:mod:`theorydyn.scan`), the ledger's claims (:mod:`theorydyn.verify.ledger`), the transfer
+experiment (:mod:`theorydyn.transfer`) and the cached vision runs keep their rows here, each through
+the one keyed-store helper (:class:`theorydyn.infra.keyed.KeyedStore`: key, validation, invalidation);
+the CSV file a user reads with pandas is an *export* of it, never read back.
 
 Where: a results CSV ``<dir>/<name>.csv`` has its rows in ``<dir>/results.sqlite`` under the
 scope ``<name>`` (one database per results folder, one scope per scan / experiment).
@@ -54,7 +56,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import functools
-import hashlib
 import io
 import json
 import math
@@ -71,6 +72,7 @@ from typing import Any
 import pandas as pd
 
 from .atomic import write_text
+from .keys import canonical_json, content_key  # noqa: F401  (re-exported: the one key scheme)
 
 KEY = "key"
 DB_NAME = "results.sqlite"
@@ -173,17 +175,6 @@ def move_aside(db: str | Path) -> Path:
 
 class RejectedRowsWarning(UserWarning):
     """Rows of a store failed their checks and were moved to its ``rejected`` table (the message gives the counts)."""
-
-
-def canonical_json(obj: Any) -> str:
-    """Sorted keys, no whitespace, NaN refused: the same text for the same values everywhere."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
-
-
-def content_key(payload: Mapping[str, Any]) -> str:
-    """The one key scheme: sha256 hex of the canonical JSON of ``payload`` (which must hold everything
-    the row's numbers depend on, the numerics version included)."""
-    return hashlib.sha256(canonical_json(dict(payload)).encode()).hexdigest()
 
 
 def _now() -> str:

@@ -7,7 +7,6 @@ Exit status: 0 all points done; 1 some point failed or a worker died (rerun to r
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import re
 import sys
@@ -27,6 +26,7 @@ from ..cli.tools import (
     positive,
 )
 from ..infra.limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, TAU_MIN
+from ..infra.paths import SCAN, run_name
 from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR
 
 if TYPE_CHECKING:
@@ -34,21 +34,12 @@ if TYPE_CHECKING:
 
 
 def _token(name: str, vals: list[Any]) -> str:
-    def one(v: Any) -> str:
-        return re.sub(r"e\+?0*(\d)", r"e\1", f"{v:g}") if isinstance(v, float) else str(v)
-
-    return name + "-".join(one(v) for v in vals)
+    return SCAN.token(name, vals)  # the one naming scheme (theorydyn.infra.paths.run_name)
 
 
 def _safe_name(name: str) -> str:
-    """A file name for the scan's results: letters, digits and ``. _ + -``, never starting with a dot
-    (so never ``.`` or ``..``: the files stay inside the results folder). A name that had to be
-    changed, or cut to 80 characters, gets 8 hex digits of the sha256 of the name as given, so that
-    distinct names (``a b`` and ``a-b``, two non-ASCII names) never share one results file."""
-    safe = re.sub(r"[^A-Za-z0-9._+-]+", "-", name).lstrip(".-").rstrip("-")
-    if safe != name or len(safe) > 90:
-        safe = (safe[:80] or "scan") + "_" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return safe
+    """A file name for the scan's results (:func:`theorydyn.infra.paths.safe_name`)."""
+    return run_name("scan", name)
 
 
 def _check_results_files(results_dir: str | Path, name: str) -> None:

@@ -54,9 +54,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.setting import SETTING_FIELDS, Setting
+from ..infra import keyed
 from ..infra import memory as resources
+from ..infra.keyed import KeyedStore
 from ..infra.limits import GRID_POINTS_MAX, N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, STEPS_MAX, TAU_MIN
-from ..infra.store import ResultStore, content_key
 from ..reduced import MAX_TERMS
 from ..reduced.memory import n_exact_terms, reduced_memory
 from ..simulate.config import SIM_DEFAULTS
@@ -117,9 +118,12 @@ def point_key(s: Setting, options: dict[str, Any], seed: int, runner: str = DEFA
     return _key(s.to_dict(), normalize_options(options), int(seed), runner, NUMERICS_VERSION)
 
 
+def _payload(setting: dict[str, Any], options: dict[str, Any], seed: int, runner: str, numerics: int) -> dict[str, Any]:
+    return {"setting": setting, "options": options, "seed": seed, "runner": runner, "numerics": numerics}
+
+
 def _key(setting: dict[str, Any], options: dict[str, Any], seed: int, runner: str, numerics: int) -> str:
-    payload = {"setting": setting, "options": options, "seed": seed, "runner": runner, "numerics": numerics}
-    return content_key(payload)
+    return KeyedStore.key(_payload(setting, options, seed, runner, numerics))
 
 
 def normalize_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -425,13 +429,9 @@ def _parse_param(name: str, text: str) -> Any:
     return text
 
 
-def row_problem(row: dict[str, str]) -> str | None:
-    """Why a results row (text by column) cannot be trusted, or None; a ``validate`` for the store.
-
-    ``stale``: written by other numerics (no or another ``numerics_version``); ``invalid``: its
-    parameters do not parse; ``key mismatch``: its key is not the hash of its own parameters,
-    runner and numerics version (a garbage or hand-edited line).
-    """
+def _stale(row: dict[str, str]) -> str | None:
+    """``stale``: written by other numerics (no or another ``numerics_version``); ``invalid``: a version
+    that is not an integer. Checked first (:class:`~theorydyn.infra.keyed.KeyedStore`)."""
     version = row.get("numerics_version")
     if version is None or version == "":
         return f"stale: numerics_version=absent, current {NUMERICS_VERSION} (written before the salt; recomputed)"
@@ -439,25 +439,35 @@ def row_problem(row: dict[str, str]) -> str | None:
         return f"invalid: numerics_version={version[:20]!r} is not an integer"
     if int(version) != NUMERICS_VERSION:
         return f"stale: numerics_version={int(version)}, current {NUMERICS_VERSION} (recomputed under the new key)"
-    try:
-        setting = {k: _parse_param(k, row[k]) for k in SETTING_FIELDS}
-        options = {k: _parse_param(k, row[k]) for k in OPTION_DEFAULTS if row.get(k, "") != ""}
-        seed = _parse_param("seed", row["seed"])
-        runner = row["runner"]
-        options = normalize_options(options)
-        key = _key(setting, options, seed, runner, NUMERICS_VERSION)
-    except KeyError as e:
-        return f"invalid: no column {e.args[0]!r}"
-    except (ValueError, TypeError) as e:  # ScanError and JSON errors are ValueErrors
-        return f"invalid: {e}"
-    if key != row.get("key"):
-        return "key mismatch: the key is not the hash of the row's parameters"
     return None
 
 
-def open_store(path: str | Path, warn: bool = True) -> ResultStore:
+def row_payload(row: dict[str, str]) -> dict[str, Any]:
+    """The payload a row's key is the hash of (module docstring), rebuilt from its parameter columns.
+
+    Raises:
+        KeyError: a column missing; ValueError: a parameter that does not parse.
+    """
+    setting = {k: _parse_param(k, row[k]) for k in SETTING_FIELDS}
+    options = {k: _parse_param(k, row[k]) for k in OPTION_DEFAULTS if row.get(k, "") != ""}
+    seed = _parse_param("seed", row["seed"])
+    return _payload(setting, normalize_options(options), seed, row["runner"], NUMERICS_VERSION)
+
+
+def row_problem(row: dict[str, str]) -> str | None:
+    """Why a results row (text by column) cannot be trusted, or None: the validation of
+    :func:`open_store`'s :class:`~theorydyn.infra.keyed.KeyedStore`.
+
+    ``stale``: written by other numerics (no or another ``numerics_version``); ``invalid``: its
+    parameters do not parse; ``key mismatch``: its key is not the hash of its own parameters,
+    runner and numerics version (a garbage or hand-edited line).
+    """
+    return keyed.row_problem(row, row_payload, _stale)
+
+
+def open_store(path: str | Path, warn: bool = True) -> KeyedStore:
     """The results file of a scan, with every row checked on loading (:func:`row_problem`, SCAN_KINDS)."""
-    return ResultStore(path, validate=row_problem, kinds=SCAN_KINDS, warn=warn, create=True)
+    return KeyedStore(path, payload_of=row_payload, stale=_stale, kinds=SCAN_KINDS, warn=warn, create=True)
 
 
 def load_scan(name: str, results_dir: str | Path | None = None) -> pd.DataFrame:

@@ -8,9 +8,11 @@ Theorem 4.2's realistic process). Both are cached as ``.npz`` files in a folder:
   old file or none, never a torn one;
 * **self-describing**: each holds ``params`` (the canonical JSON of everything it was made from:
   the setting, the solver options, the numerics version) and ``sha256``, the hash of its arrays;
-* **checked on reading**: unreadable, made from other parameters, a hash that does not match, a
-  wrong shape or a non-finite value (γ = NaN, an A with NaN, A = 0) — the file is moved aside
-  (``<name>.rejected-<n>``) with a :class:`CacheWarning` and the attention is computed again.
+* **checked on reading**: unreadable, made from other parameters (the stores' one invalidation rule,
+  :func:`theorydyn.infra.keys.payload_problem`: the file's name is its key, its ``params`` the
+  payload), a hash that does not match, a wrong shape or a non-finite value (γ = NaN, an A with NaN,
+  A = 0) — the file is moved aside (``<name>.rejected-<n>``) with a :class:`CacheWarning` and the
+  attention is computed again.
 
 Both functions return the content hash in ``info["cache_sha256"]`` (the same whether read or
 computed): the transfer rows put it in their keys, so rows made from a bad cache are never reused
@@ -32,8 +34,8 @@ import numpy as np
 from ..core import model
 from ..core.setting import Setting
 from ..infra.atomic import write_with
+from ..infra.keys import canonical_json, payload_problem
 from ..infra.provenance import NUMERICS_VERSION
-from ..infra.store import canonical_json
 from ..reduced import default_horizon, integrate
 from .task import pretrain
 
@@ -113,10 +115,11 @@ def read_cache(
         _move_aside(path, f"cannot be read ({type(e).__name__}: {e})")
         return None
     got_params, got_hash = arrays.pop("params", None), arrays.pop("sha256", None)
+    why: str | None
     if got_params is None or got_hash is None or got_params.shape != () or got_hash.shape != ():
-        why: str | None = "holds no parameters or content hash"
-    elif str(got_params) != canonical_json(params):
-        why = "was made from other parameters"
+        why = "holds no parameters or content hash"
+    elif why := payload_problem(str(got_params), params):  # the store's one invalidation rule
+        pass
     elif str(got_hash) != content_hash(arrays):
         why = "does not match its content hash"
     else:

@@ -25,9 +25,12 @@ import pandas as pd
 from ..core import data, model
 from ..core.logreg import fit_logreg_cv, flatten
 from ..core.setting import Setting, setting_at
+from ..infra import keyed
 from ..infra._progress import progress_bar
+from ..infra.keyed import KeyedStore
+from ..infra.keys import canonical_json
 from ..infra.provenance import NUMERICS_VERSION, provenance
-from ..infra.store import ResultStore, canonical_json, content_key
+from ..infra.store import ResultStore
 from .analysis import THEOREM_LEVEL, report, write_table
 from .cache import flow_attention, other_partition, pretrained_attention
 from .fitting import KERNEL_DEGREE, KERNEL_RIDGE, fit_kernel, fit_scratch, fit_v, kernel_outputs
@@ -197,7 +200,7 @@ def row_key(D: int, method: str, N: int, seed: int, config: dict) -> str:
     """The store key of one result: sha256 of :func:`row_params` (the one key scheme,
     :func:`theorydyn.infra.store.content_key`): results of older numerics, other options or another
     pre-trained Â (its cache hash is in ``config``) are recomputed, never reused."""
-    return content_key(json.loads(row_params(D, method, N, seed, config)))
+    return KeyedStore.key(json.loads(row_params(D, method, N, seed, config)))
 
 
 #: Kinds of the transfer row columns: a row whose value does not parse is moved aside and recomputed.
@@ -212,16 +215,11 @@ TRANSFER_KINDS = {
 }
 
 
-def row_problem(row: dict[str, str]) -> str | None:
-    """Why a stored transfer row cannot be trusted, or None (a ``validate`` for the store): its key
-    must be the hash of its own ``params``, which must name its D, method, Ñ, seed and the current
-    numerics; the accuracies must lie in [0, 1]."""
+_stale = keyed.version_stale("params", "numerics", NUMERICS_VERSION)
+
+
+def _check(row: dict[str, str], params: Any) -> str | None:
     try:
-        params = json.loads(row["params"])
-        if content_key(params) != row["key"]:
-            return "key mismatch: the key is not the hash of the row's parameters"
-        if params.get("numerics") != NUMERICS_VERSION:
-            return f"stale: numerics={params.get('numerics')}, current {NUMERICS_VERSION}"
         if (str(params["D"]), params["method"], str(params["N"]), str(params["seed"])) != (
             row["D"],
             row["method"],
@@ -238,6 +236,13 @@ def row_problem(row: dict[str, str]) -> str | None:
     except (ValueError, TypeError, AttributeError) as e:
         return f"invalid: {type(e).__name__}: {e}"
     return None
+
+
+def row_problem(row: dict[str, str]) -> str | None:
+    """Why a stored transfer row cannot be trusted, or None (the one validation,
+    :func:`theorydyn.infra.keyed.row_problem`): not of other numerics, its key the hash of its own
+    ``params``, which must name its D, method, Ñ and seed; the accuracies must lie in [0, 1]."""
+    return keyed.row_problem(row, keyed.json_column("params"), _stale, _check)
 
 
 def _row_config(sd: Setting, method: str, opts: TransferOptions, source: dict) -> dict:
@@ -258,7 +263,9 @@ def open_rows(out: str | Path) -> ResultStore:
     """The store of the transfer rows of the folder ``out`` (export ``out/transfer_rows.csv``), every row
     checked on loading (:func:`row_problem`, :data:`TRANSFER_KINDS`)."""
     Path(out).mkdir(parents=True, exist_ok=True)
-    return ResultStore(Path(out) / "transfer_rows.csv", validate=row_problem, kinds=TRANSFER_KINDS)
+    return KeyedStore(
+        Path(out) / "transfer_rows.csv", payload_column="params", stale=_stale, check=_check, kinds=TRANSFER_KINDS
+    )
 
 
 def _store(out: str | Path | None) -> ResultStore | _MemoryStore:

@@ -21,7 +21,9 @@ from .. import claims
 from ..claims.check import LEDGER_COLUMNS
 from ..core.setting import SETTING_FIELDS, Setting
 from ..infra._progress import progress_bar
-from ..infra.store import ResultStore, content_key
+from ..infra.keyed import KeyedStore
+from ..infra.paths import run_name
+from ..infra.store import content_key
 from . import ledger
 from .defaults import DEFAULT_DIR, PROG  # noqa: F401 — re-exported
 from .ledger import SKIP, failed_row, run_claim
@@ -107,7 +109,7 @@ def collect(
     progress: bool = True,
     options: dict[str, dict[str, Any]] | None = None,
     *,
-    store: str | Path | ResultStore | None = None,
+    store: str | Path | KeyedStore | None = None,
     recompute: bool = False,
     executor: Executor | None = None,
 ) -> pd.DataFrame:
@@ -341,17 +343,6 @@ def format_markdown(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _value(v: Any) -> str:
-    """A parameter's value in a file name: ``0.25``, ``1e-05``; exact (``repr``) where ``:g`` would round;
-    a partition or a feature vector as the first 8 hex digits of its hash."""
-    if isinstance(v, (list, tuple)):
-        return "h" + content_key({"v": v})[:8]
-    if isinstance(v, float):
-        g = f"{v:g}"
-        return g if float(g) == v else repr(v)
-    return str(v)
-
-
 def ledger_name(s: Setting, quick: bool, only: list[str] | None = None, extra: Mapping[str, Any] | None = None) -> str:
     """The ledger CSV's name: ``verify_D<D>_C<C>``, then every other Setting field that differs from
     its default at this D and C (``_q0.5``, ``_tau8``, ``_partitionrandom``), the claims when not all
@@ -362,18 +353,13 @@ def ledger_name(s: Setting, quick: bool, only: list[str] | None = None, extra: M
         ValueError: ``only`` names an unknown claim.
     """
     ref = Setting(D=s.D, C=s.C).to_dict()
-    here = s.to_dict()
-    parts = [f"D{s.D}", f"C{s.C}"]
-    parts += [f"{k}{_value(here[k])}" for k in SETTING_FIELDS if k not in ("D", "C") and here[k] != ref[k]]
+    here = {k: v for k, v in s.to_dict().items() if k not in ("D", "C")}
+    params = [(k, here[k]) for k in SETTING_FIELDS if k in here and here[k] != ref[k]]
     chosen = claims.select(only)
     if chosen != list(claims.REGISTRY):
-        parts.append("only-" + "+".join(chosen))
-    parts += [f"{k.replace('_', '')}{_value(v)}" for k, v in (extra or {}).items() if v is not None]
-    parts.append("quick" if quick else "full")
-    name = "verify_" + "_".join(parts)
-    if len(name) > 150:  # a long selection: the file system's 255 bytes, with room for the temporary's name
-        name = f"verify_D{s.D}_C{s.C}_h{content_key({'name': name})[:12]}_{parts[-1]}"
-    return name + ".csv"
+        params.append(("only-", "+".join(chosen)))
+    params += [(k.replace("_", ""), v) for k, v in (extra or {}).items() if v is not None]
+    return run_name("verify", f"verify_D{s.D}_C{s.C}", params, suffix="quick" if quick else "full") + ".csv"
 
 
 def default_out(

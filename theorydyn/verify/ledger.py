@@ -6,9 +6,9 @@ runs ``checks(s, quick=…, progress=…, **options)`` and returns its rows with
 same function runs in this process or on a Dask worker (``verify --scheduler``), so a row does not
 depend on where it ran.
 
-Stored results. Each finished claim is one row of a :class:`theorydyn.infra.store.ResultStore` (scope
+Stored results. Each finished claim is one row of a :class:`theorydyn.infra.keyed.KeyedStore` (scope
 :data:`SCOPE` of ``<out>/results.sqlite``: one SQLite transaction, so a ``kill -9`` leaves a claim
-stored whole or not at all). Its ``key`` is :func:`theorydyn.infra.store.content_key` of the payload
+stored whole or not at all). Its ``key`` is :func:`theorydyn.infra.keys.content_key` of the payload
 (:func:`payload`)::
 
     {"claim": name, "module": module path, "setting": Setting.to_dict(), "quick": bool,
@@ -55,8 +55,10 @@ from typing import Any
 from .. import claims
 from ..claims.check import LEDGER_COLUMNS, Verdict
 from ..core.setting import Setting
+from ..infra.keyed import KeyedStore, json_column, row_problem
+from ..infra.keys import canonical_json
 from ..infra.provenance import LIBRARIES
-from ..infra.store import DB_NAME, ResultStore, canonical_json, content_key
+from ..infra.store import DB_NAME
 
 #: The scope of the claims' rows in ``<out>/results.sqlite``.
 SCOPE = "ledger_claims"
@@ -342,14 +344,8 @@ def payload(
 
 
 # ---- the store -------------------------------------------------------------------------------------
-def validate(row: dict[str, str]) -> str | None:
-    """Why a stored claim row cannot be trusted, or None (module docstring)."""
-    try:
-        p = json.loads(row.get("payload", ""))
-    except ValueError:
-        return "invalid: payload is not JSON"
-    if not isinstance(p, dict) or content_key(p) != row["key"]:
-        return "invalid: the key is not the hash of the row's payload"
+def _check(row: dict[str, str], p: Mapping[str, Any]) -> str | None:
+    """The values of a stored claim row (its key is checked by the store): its rows parse, and are ``n_rows``."""
     try:
         rows = _rows_from_json(row.get("rows", ""))
     except (ValueError, TypeError) as e:
@@ -359,16 +355,23 @@ def validate(row: dict[str, str]) -> str | None:
     return None
 
 
-def open_store(folder: str | Path) -> ResultStore:
+def validate(row: dict[str, str]) -> str | None:
+    """Why a stored claim row cannot be trusted, or None (module docstring; the one validation of
+    :func:`theorydyn.infra.keyed.row_problem`, the payload in the column ``payload``)."""
+    return row_problem(row, json_column("payload"), check=_check)
+
+
+def open_store(folder: str | Path) -> KeyedStore:
     """The claims' store of the results folder ``folder`` (``folder/results.sqlite``, scope :data:`SCOPE`).
 
     Raises:
         theorydyn.infra.store.StoreError: the folder cannot hold it.
     """
     folder = Path(folder)
-    return ResultStore(
+    return KeyedStore(
         folder / STORE_FILE,
-        validate=validate,
+        payload_column="payload",
+        check=_check,
         kinds={"seconds": "num", "n_rows": "num"},
         db=folder / DB_NAME,
         scope=SCOPE,
@@ -376,7 +379,7 @@ def open_store(folder: str | Path) -> ResultStore:
     )
 
 
-def stored_rows(store: ResultStore, key: str) -> list[dict[str, Any]] | None:
+def stored_rows(store: KeyedStore, key: str) -> list[dict[str, Any]] | None:
     """The rows stored under ``key`` when they may be reused, else None: a result with a NOT_RUN row
     is reused only when its claim declares its ``inputs`` (:func:`payload`), which are then in the key."""
     row = store.rows.get(key)
@@ -388,29 +391,26 @@ def stored_rows(store: ResultStore, key: str) -> list[dict[str, Any]] | None:
     return rows
 
 
-def save(store: ResultStore, p: Mapping[str, Any], rows: list[dict[str, Any]], seconds: float) -> None:
+def save(store: KeyedStore, p: Mapping[str, Any], rows: list[dict[str, Any]], seconds: float) -> None:
     """Commit one claim's rows under the key of its payload ``p`` (one transaction), replacing a
     stored result of the same key (one with NOT_RUN rows, or ``--recompute``), so that its time is
     the latest. The replacement is two transactions (the store has no replace): a kill between them
     leaves the claim absent, computed again by the next run, never torn."""
-    key = content_key(p)
-    if key in store:
-        store.remove([key])
-    store.append(
+    store.replace(
+        p,
         dict(
-            key=key,
             claim=p["claim"],
             quick=str(p["quick"]),
             D=str(p["setting"]["D"]),
-            payload=canonical_json(p),
+            payload=canonical_json(p),  # (the store writes it; named here to keep the columns' order)
             rows=_rows_json(rows),
             n_rows=len(rows),
             seconds=float(seconds),
-        )
+        ),
     )
 
 
-def last_seconds(store: ResultStore | None, name: str, s: Setting, quick: bool) -> float | None:
+def last_seconds(store: KeyedStore | None, name: str, s: Setting, quick: bool) -> float | None:
     """The seconds the last stored run of claim ``name`` took, in this mode (quick or not) at this D
     if there is one, else at any D; None when it never ran here. The weights of the progress bar."""
     if store is None:

@@ -29,11 +29,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import math
 import textwrap
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -43,10 +42,13 @@ from matplotlib.figure import Figure
 from tqdm.auto import tqdm
 
 from ..core.stats import mean_ci
+from ..infra import keyed
 from ..infra._progress import progress_bar
 from ..infra.atomic import write_with
+from ..infra.keyed import KeyedStore
+from ..infra.paths import run_name
 from ..infra.provenance import NUMERICS_VERSION
-from ..infra.store import RejectedRowsWarning, ResultStore, canonical_json, content_key
+from ..infra.store import RejectedRowsWarning
 from .data import ImageData
 from .grid import grid_permutation
 from .maps import plot_maps
@@ -136,7 +138,7 @@ def cache_folder(
     spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, root: Path, perm_seed: int = 0
 ) -> Path:
     """The folder of :func:`cached_run`: ``root/<name>-<config_key>``, one per (configuration, seed)."""
-    return Path(root) / f"{spec.name}-{config_key(spec, data, vit, tcfg, perm_seed)}"
+    return Path(root) / run_name("vision", spec.name, suffix=config_key(spec, data, vit, tcfg, perm_seed))
 
 
 #: the store scope (and CSV export ``root/vision_runs.csv``) of the cached runs' rows
@@ -164,33 +166,44 @@ def _typed(row: dict[str, str]) -> dict:
     return {c: (math.nan if t is float and row[c] == "" else t(row[c])) for c, t in SUMMARY_TYPES.items()}
 
 
-def row_problem(row: dict[str, str]) -> str | None:
-    """Why a stored run row cannot be trusted, or None (the store's ``validate``): its key must be the
-    hash of its own ``params`` with the current numerics, every summary column must parse, and the
-    accuracies must be finite and in [0, 1]."""
+#: a row of other numerics is stale (checked first)
+_stale = keyed.version_stale("params", "numerics", NUMERICS_VERSION)
+
+
+def _check(row: dict[str, str], params: Mapping) -> str | None:
+    """Every summary column parses, and the accuracies are finite and in [0, 1]."""
     try:
-        params = json.loads(row["params"])
-        if not isinstance(params, dict) or content_key(params) != row["key"]:
-            return "key mismatch: the key is not the hash of the row's parameters"
-        if params.get("numerics") != NUMERICS_VERSION:
-            return f"stale: numerics={params.get('numerics')}, current {NUMERICS_VERSION}"
         r = _typed(row)
-        for c in ("final_test_acc", "best_test_acc"):
-            if not 0.0 <= r[c] <= 1.0:  # NaN fails too
-                return f"invalid: {c}={row[c]!r} not a finite accuracy in [0, 1]"
     except KeyError as e:
         return f"invalid: no column {e.args[0]!r}"
-    except (ValueError, TypeError, AttributeError) as e:
+    except (ValueError, TypeError) as e:
         return f"invalid: {type(e).__name__}: {e}"
+    for c in ("final_test_acc", "best_test_acc"):
+        if not 0.0 <= r[c] <= 1.0:  # NaN fails too
+            return f"invalid: {c}={row[c]!r} not a finite accuracy in [0, 1]"
     return None
 
 
-def open_runs(root: Path, validate=row_problem) -> ResultStore:
+def row_problem(row: dict[str, str]) -> str | None:
+    """Why a stored run row cannot be trusted, or None (the one validation of
+    :func:`theorydyn.infra.keyed.row_problem`): not of other numerics, its key the hash of its own
+    ``params``, every summary column parsing, the accuracies finite and in [0, 1]."""
+    return keyed.row_problem(row, keyed.json_column("params"), _stale, _check)
+
+
+def open_runs(root: Path, check=_check) -> KeyedStore:
     """The store of the cached runs' rows under ``root`` (``root/results.sqlite``, scope
-    :data:`RUNS_SCOPE`, export ``root/vision_runs.csv``), rows checked with ``validate``."""
+    :data:`RUNS_SCOPE`, export ``root/vision_runs.csv``), rows checked by :func:`row_problem`
+    (``check``: its last step)."""
     Path(root).mkdir(parents=True, exist_ok=True)
-    return ResultStore(
-        Path(root) / f"{RUNS_SCOPE}.csv", validate=validate, kinds=RUN_KINDS, scope=RUNS_SCOPE, create=True
+    return KeyedStore(
+        Path(root) / f"{RUNS_SCOPE}.csv",
+        payload_column="params",
+        stale=_stale,
+        check=check,
+        kinds=RUN_KINDS,
+        scope=RUNS_SCOPE,
+        create=True,
     )
 
 
@@ -212,18 +225,18 @@ def cached_run(
     one resumed, and the row committed (once per key) and exported."""
     folder = cache_folder(spec, data, vit, tcfg, root, perm_seed)
     params = run_params(spec, data, vit, tcfg, perm_seed)
-    key = content_key(params)
+    key = KeyedStore.key(params)
 
-    def validate(row: dict[str, str]) -> str | None:
-        why = row_problem(row)
+    def check(row: dict[str, str], p: Mapping) -> str | None:
+        why = _check(row, p)
         if why is None and weights and row["key"] == key and _epoch_done(folder) < tcfg.epochs:
             why = f"missing weights: {folder / 'checkpoint.pt'} is not a finished checkpoint"
         return why
 
-    store = open_runs(root, validate)
+    store = open_runs(root, check)
     try:
-        if key in store:
-            return dict(_typed(store.rows[key]), folder=str(folder))
+        if (found := store.get(params)) is not None:
+            return dict(_typed(found), folder=str(folder))
         finished = _epoch_done(folder) >= tcfg.epochs
         for resume in (True, False) if finished else (True,):
             r = run(
@@ -238,8 +251,8 @@ def cached_run(
                 maps=False,
                 progress=progress,
             )
-            row = dict({c: r[c] for c in SUMMARY_TYPES}, key=key, params=canonical_json(params))
-            why = validate({k: str(v) for k, v in row.items()})
+            row = store.row(params, {c: r[c] for c in SUMMARY_TYPES})
+            why = store.problem({k: str(v) for k, v in row.items()})
             if why is None:
                 store.append(row)
                 store.export()

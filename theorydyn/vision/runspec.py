@@ -11,6 +11,7 @@ import json
 
 import torch
 
+from ..infra.paths import run_name
 from ..infra.provenance import NUMERICS_VERSION
 from ..infra.store import content_key
 from .data import ImageData
@@ -29,7 +30,7 @@ class RunSpec:
     @property
     def name(self) -> str:
         att = self.attention if self.model == "vit" else "na"
-        return f"{self.model}-{att}-s{self.s or 0}-seed{self.seed}"
+        return run_name("vision", f"{self.model}-{att}", {"s": self.s or 0, "seed": self.seed})
 
 
 #: torch threads of every cached ledger run (the ledger rows and the vision figures, which share

@@ -38,7 +38,7 @@ import pytest
 
 import theorydyn
 from theorydyn.__main__ import COMMANDS
-from theorydyn.cli.tools import tools as cli
+from theorydyn.cli import tools as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 

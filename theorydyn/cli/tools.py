@@ -63,41 +63,34 @@ def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int =
     flag's name.
     """
     g = parser.add_argument_group("setting (docs/theory.md §1)")
-    g.add_argument(
-        "--D",
-        type=number(int, "--D", low=2, high=D_MAX),
-        default=D,
-        help=f"number of patches, 2..{D_MAX} (default %(default)s)",
-    )
-    g.add_argument(
+    add_number(g, "--D", int, low=2, high=D_MAX, default=D, help=f"number of patches, 2..{D_MAX} (default %(default)s)")
+    add_number(
+        g,
         "--C",
-        type=number(int, "--C", low=2, high=D_MAX),
+        int,
+        low=2,
+        high=D_MAX,
         default=C,
         help="size of each set S_l, 2 <= C < D, dividing D (default %(default)s)",
     )
-    g.add_argument("--d", type=number(int, "--d", low=2, high=D_MAX), default=None, help="patch dimension (default D)")
-    g.add_argument(
+    add_number(g, "--d", int, low=2, high=D_MAX, default=None, help="patch dimension (default D)")
+    add_number(
+        g,
         "--q",
-        type=number(float, "--q", low=0, high=1, rule="q must lie in [0, 1]"),
+        float,
+        low=0,
+        high=1,
+        rule="q must lie in [0, 1]",
         default=None,
         help="probability of ±w* in a random patch, in [0, 1] (default min(1, C²/D))",
     )
-    g.add_argument("--sigma2", type=positive(float, "--sigma2"), default=None, help="noise variance > 0 (default 1/d)")
-    g.add_argument("--p", type=number(int, "--p", low=3), default=3, help="degree of the activation (odd, >= 3)")
-    g.add_argument(
-        "--nu", type=positive(float, "--nu"), default=None, help="linear part of the activation > 0 (default 1/d)"
-    )
-    g.add_argument("--beta", type=number(float, "--beta"), default=1.0, help="fixed attention diagonal (default 1)")
-    g.add_argument(
-        "--tau", type=positive(float, "--tau"), default=1.0, help=f"softmax temperature >= {TAU_MIN:g} (default 1)"
-    )
+    add_positive(g, "--sigma2", float, default=None, help="noise variance > 0 (default 1/d)")
+    add_number(g, "--p", int, low=3, default=3, help="degree of the activation (odd, >= 3)")
+    add_positive(g, "--nu", float, default=None, help="linear part of the activation > 0 (default 1/d)")
+    add_number(g, "--beta", float, default=1.0, help="fixed attention diagonal (default 1)")
+    add_positive(g, "--tau", float, default=1.0, help=f"softmax temperature >= {TAU_MIN:g} (default 1)")
     g.add_argument("--partition", type=_partition_arg, default="blocks", help="blocks | grid | random | '0,1;2,3;…'")
-    g.add_argument(
-        "--partition-seed",
-        type=number(int, "--partition-seed", low=0),
-        default=0,
-        help="seed of the random partition, an integer >= 0",
-    )
+    add_number(g, "--partition-seed", int, low=0, default=0, help="seed of the random partition, an integer >= 0")
 
 
 #: Setting field → the flag that sets it (for messages).
@@ -126,19 +119,7 @@ def setting_error_message(e: Exception) -> str:
 
 def setting_from_args(args: argparse.Namespace, prog: str | None = None, **overrides) -> Setting:
     """Build a validated Setting from parsed flags; on a rule broken, exit 2 naming its flag."""
-    kw = dict(
-        D=args.D,
-        C=args.C,
-        d=args.d,
-        q=args.q,
-        sigma2=args.sigma2,
-        p=args.p,
-        nu=args.nu,
-        beta=args.beta,
-        tau=args.tau,
-        partition=args.partition,
-        partition_seed=args.partition_seed,
-    )
+    kw = {field: getattr(args, field) for field in SETTING_FLAGS}  # every Setting field, in its order
     kw.update(overrides)
     if isinstance(kw["tau"], (int, float)) and 0 < kw["tau"] < TAU_MIN:  # β/τ would overflow the softmax
         fail(f"--tau: must be >= {TAU_MIN:g} (β/τ overflows the softmax below it), got {kw['tau']:g}", prog)
@@ -260,6 +241,21 @@ def positive(kind=float, name: str = "value", allow_zero: bool = False, below: f
     (:func:`number` with ``low=0``.)
     """
     return number(kind, name, low=0, low_open=not allow_zero, high=below, high_open=below is not None)
+
+
+def add_number(parser: argparse._ActionsContainer, flag: str, kind=float, **kwargs: Any) -> argparse.Action:
+    """``parser.add_argument(flag, type=number(kind, flag, …), …)``: a numeric flag whose converter names
+    the flag itself. The keywords of :func:`number` (``low``, ``high``, ``low_open``, ``high_open``,
+    ``rule``) go to the converter, the rest to ``add_argument``."""
+    rule = {k: kwargs.pop(k) for k in ("low", "high", "low_open", "high_open", "rule") if k in kwargs}
+    return parser.add_argument(flag, type=number(kind, flag, **rule), **kwargs)
+
+
+def add_positive(
+    parser: argparse._ActionsContainer, flag: str, kind=float, *, allow_zero: bool = False, **kwargs: Any
+) -> argparse.Action:
+    """``parser.add_argument(flag, type=positive(kind, flag, allow_zero), …)`` (:func:`add_number`)."""
+    return parser.add_argument(flag, type=positive(kind, flag, allow_zero=allow_zero), **kwargs)
 
 
 def path_arg(flag: str = "--out"):

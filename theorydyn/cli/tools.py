@@ -316,13 +316,7 @@ def add_common_arguments(
         parser.add_argument("--seed", type=positive(int, "--seed", allow_zero=True), default=seed, help=seed_help)
     if seeds is not None:
         first = "--first-seed F … F+K-1" if first_seed else "0 … K-1"
-        parser.add_argument(
-            "--seeds",
-            type=number(int, "--seeds", low=1, high=SEEDS_MAX),
-            default=seeds,
-            metavar="K",
-            help=seeds_help or f"number of seeds, an integer >= 1: seeds {first}",
-        )
+        add_seeds(parser, seeds, seeds_help or f"number of seeds, an integer >= 1: seeds {first}")
     if first_seed:
         parser.add_argument(
             "--first-seed",
@@ -341,6 +335,11 @@ def add_common_arguments(
         parser.add_argument(
             "--recompute", action="store_true", help=f"recompute results already in {recompute} (default: reuse them)"
         )
+
+
+def add_seeds(parser: argparse._ActionsContainer, default: int | None, help: str) -> argparse.Action:
+    """``--seeds K``: always a count, an integer in 1..:data:`SEEDS_MAX` (its one rule in every CLI)."""
+    return add_number(parser, "--seeds", int, low=1, high=SEEDS_MAX, default=default, metavar="K", help=help)
 
 
 def add_size_arguments(
@@ -387,6 +386,23 @@ def setting_name_params(s: Setting) -> tuple[dict[str, Any], dict[str, Any]]:
     ref["d"] = Setting(D=s.D, C=s.C).d
     skip = ("D", "C")
     return {k: v for k, v in s.to_dict().items() if k not in skip}, {k: v for k, v in ref.items() if k not in skip}
+
+
+def flag_params(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, skip: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(params, defaults) of the options of ``parser`` for :func:`run_stem`: each option's value in
+    ``args`` and its default, in the parser's order, leaving out the Setting's flags
+    (:func:`setting_name_params` names them), the destinations in ``skip`` and a spelling hidden from
+    ``--help`` (an old alias such as ``--N-test``: its flag names it)."""
+    params: dict[str, Any] = {}
+    defaults: dict[str, Any] = {}
+    for a in parser._actions:
+        if not a.option_strings or a.help == argparse.SUPPRESS or a.dest in skip or a.dest in SETTING_FLAGS:
+            continue
+        if a.dest in vars(args):
+            params[a.dest], defaults[a.dest] = getattr(args, a.dest), a.default
+    return params, defaults
 
 
 def run_stem(prefix: str, params: Mapping[str, Any], defaults: Mapping[str, Any], max_len: int = 100) -> str:

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..cli.runner import Command, Invocation
 from ..cli.tools import (
-    SEEDS_MAX,
     ArgumentParser,
     RawDescriptionHelpFormatter,
     add_common_arguments,
     add_number,
     add_positive,
+    add_seeds,
     add_setting_arguments,
     fail,
 )
@@ -105,15 +105,10 @@ def _add_axis_arguments(ap: argparse.ArgumentParser) -> None:
         help="GD step(s) η: reduced --method gd and the simulator (default 10)",
     )
     add_number(g, "--N", int, nargs="+", default=None, help="simulator sample size(s) (default 16384)")
-    add_number(
+    add_seeds(
         g,
-        "--seeds",
-        int,
-        low=1,
-        high=SEEDS_MAX,
-        default=None,
-        metavar="K",
-        help=f"number of seeds, an integer >= 1: seeds --first-seed F … F+K-1 (default {len(DEFAULT_SEEDS)}; "
+        None,
+        f"number of seeds, an integer >= 1: seeds --first-seed F … F+K-1 (default {len(DEFAULT_SEEDS)}; "
         "with --spec: the spec's seed list). Any other list of seeds: seed = [...] in a --spec file",
     )
     add_positive(

@@ -10,19 +10,18 @@ atomically, so the earlier one is left as it was), 2 on bad input (before any wo
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 
 from ..cli.configs import add_config_flags, config_from_args
 from ..cli.runner import Command, Invocation
 from ..cli.tools import (
-    SETTING_FLAGS,
     START_FRACTION,
     ArgumentParser,
     add_common_arguments,
     add_setting_arguments,
     fail,
+    flag_params,
     format_time,
     run_stem,
     setting_from_args,
@@ -74,11 +73,9 @@ def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s) -> str
     against the default Setting at this D, C (:func:`~theorydyn.cli.tools.setting_name_params`), the run's
     flags against the parser's defaults (:func:`~theorydyn.cli.tools.run_stem`)."""
     params, defaults = setting_name_params(s)
-    for a in ap._actions:
-        if a.help == argparse.SUPPRESS:  # an old spelling of a flag (--N-test): the flag itself names it
-            continue
-        if a.option_strings and a.dest not in NOT_IN_NAME and a.dest not in SETTING_FLAGS:
-            params[a.dest], defaults[a.dest] = getattr(args, a.dest), a.default
+    flags, flag_defaults = flag_params(ap, args, NOT_IN_NAME)
+    params.update(flags)
+    defaults.update(flag_defaults)
     return run_stem(f"simulate_D{s.D}_C{s.C}", params, defaults)
 
 
@@ -95,21 +92,14 @@ def run(inv: Invocation) -> int:
         fail(str(e), PROG)
     s = setting_from_args(args, PROG)
     inv.guard_memory(simulate_memory(s.D, s.C, s.d, cfg.N, cfg.n_test, cfg.dtype), force=args.force)
-    out = inv.output_dir(args.out)
-    stem = output_stem(build_parser(), args, s)
-    files = [out / f"{stem}.csv", out / f"{stem}.json", out / f"{stem}.png"]
-    for path in files:
-        inv.probe(path)  # a link, a folder or a full disk is refused before any work
+    files = inv.output_files(args.out, output_stem(build_parser(), args, s), (".csv", ".json", ".png"))
     try:
         res = simulate(s, config=cfg, progress=not args.quiet)
     except (ValueError, ImportError) as e:
         fail(str(e), PROG)
-    # each file atomically: a kill or a full disk leaves the earlier file or the new one, never a torn one
-    inv.write(files[0], lambda t: res.trajectory.to_csv(t, index=False))
     summary = res.summary()
     summary["symmetry_breaking_final"] = symmetry_breaking(s, res.A)
-    text = json.dumps(summary, indent=2, default=str)
-    inv.write(files[1], lambda t: t.write_text(text))
+    inv.write_run(files[0], files[1], res.trajectory, summary)
     fig = plot_figure4(res)
     inv.write(files[2], lambda t: save(fig, t))
     print(

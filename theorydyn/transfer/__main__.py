@@ -13,11 +13,11 @@ from typing import Any
 
 from ..cli.runner import Command, Invocation
 from ..cli.tools import (
-    SEEDS_MAX,
     ArgumentParser,
     add_common_arguments,
     add_number,
     add_positive,
+    add_seeds,
     add_setting_arguments,
     add_size_arguments,
     fail,
@@ -133,15 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=f"increasing Ñ grid (default powers of 2: 1 … {QUICK['Ns'][-1]}; --full: … {FULL['Ns'][-1]})",
     )
-    add_number(
+    add_seeds(
         ap,
-        "--seeds",
-        int,
-        low=1,
-        high=SEEDS_MAX,
-        default=None,
-        metavar="K",
-        help=f"number of seeds per Ñ, an integer >= 1: seeds 0 … K-1 (default {QUICK['seeds']})",
+        None,
+        f"number of seeds per Ñ, an integer >= 1: seeds 0 … K-1 (default {QUICK['seeds']})",
     )
     add_positive(
         ap,

@@ -388,15 +388,14 @@ def setting_name_params(s: Setting) -> tuple[dict[str, Any], dict[str, Any]]:
     return {k: v for k, v in s.to_dict().items() if k not in skip}, {k: v for k, v in ref.items() if k not in skip}
 
 
-def flag_params(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, skip: tuple[str, ...] = ()
+def name_params(
+    s: Setting, parser: argparse.ArgumentParser, args: argparse.Namespace, skip: tuple[str, ...] = ()
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(params, defaults) of the options of ``parser`` for :func:`run_stem`: each option's value in
-    ``args`` and its default, in the parser's order, leaving out the Setting's flags
-    (:func:`setting_name_params` names them), the destinations in ``skip`` and a spelling hidden from
-    ``--help`` (an old alias such as ``--N-test``: its flag names it)."""
-    params: dict[str, Any] = {}
-    defaults: dict[str, Any] = {}
+    """(params, defaults) of a run for :func:`run_stem`: the Setting's (:func:`setting_name_params`),
+    then each option of ``parser`` (its value in ``args`` against its default, in the parser's order),
+    leaving out the Setting's flags, the destinations in ``skip`` and a spelling hidden from ``--help``
+    (an old alias such as ``--N-test``: its flag names it)."""
+    params, defaults = setting_name_params(s)
     for a in parser._actions:
         if not a.option_strings or a.help == argparse.SUPPRESS or a.dest in skip or a.dest in SETTING_FLAGS:
             continue

@@ -17,11 +17,10 @@ from ..cli.tools import (
     add_common_arguments,
     add_setting_arguments,
     fail,
-    flag_params,
     format_time,
+    name_params,
     run_stem,
     setting_from_args,
-    setting_name_params,
 )
 from ..core.phases import Phases
 from ..infra.limits import STEPS_MAX
@@ -75,10 +74,7 @@ def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s, **reso
     fields against the default Setting at this D, C (and d: σ², ν follow it), the solver's flags
     against the parser's defaults (:func:`~theorydyn.cli.tools.run_stem`), so ``--q 0.3`` or ``--seed 1``
     never overwrite the default run."""
-    params, defaults = setting_name_params(s)
-    solver, solver_defaults = flag_params(ap, args, NOT_IN_NAME)
-    params.update(solver)
-    defaults.update(solver_defaults)
+    params, defaults = name_params(s, ap, args, NOT_IN_NAME)
     # the resolved values of the flags whose default is None (the mode picks them)
     if args.method == "gd":
         params.update(eta=resolved["eta"], steps=args.steps)

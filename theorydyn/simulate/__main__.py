@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 
 from ..cli.configs import add_config_flags, config_from_args
 from ..cli.runner import Command, Invocation
@@ -21,11 +20,10 @@ from ..cli.tools import (
     add_common_arguments,
     add_setting_arguments,
     fail,
-    flag_params,
     format_time,
+    name_params,
     run_stem,
     setting_from_args,
-    setting_name_params,
 )
 from ..infra.paths import run_dir
 from .config import CLI_DEFAULTS, SIM_DEFAULTS, SimConfig
@@ -70,12 +68,9 @@ NOT_IN_NAME = ("out", "quiet", "force", "help")
 
 def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s) -> str:
     """``simulate_D<D>_C<C>`` and every parameter that differs from its default: the Setting's fields
-    against the default Setting at this D, C (:func:`~theorydyn.cli.tools.setting_name_params`), the run's
+    against the default Setting at this D, C (:func:`~theorydyn.cli.tools.name_params`), the run's
     flags against the parser's defaults (:func:`~theorydyn.cli.tools.run_stem`)."""
-    params, defaults = setting_name_params(s)
-    flags, flag_defaults = flag_params(ap, args, NOT_IN_NAME)
-    params.update(flags)
-    defaults.update(flag_defaults)
+    params, defaults = name_params(s, ap, args, NOT_IN_NAME)
     return run_stem(f"simulate_D{s.D}_C{s.C}", params, defaults)
 
 
@@ -127,8 +122,7 @@ def run(inv: Invocation) -> int:
 COMMAND = Command(PROG, build_parser, run)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return COMMAND.main(argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

@@ -67,6 +67,11 @@ class Invocation:
         """Exit 2 with ``prog: error: message`` (the message starts with the flag it is about)."""
         _cli.fail(message, self.prog)
 
+    def setting(self, **overrides: Any):
+        """The validated :class:`~theorydyn.core.setting.Setting` of the parsed flags (``overrides``
+        replace fields); a rule broken exits 2 naming its flag (:func:`theorydyn.cli.tools.setting_from_args`)."""
+        return _cli.setting_from_args(self.args, self.prog, **overrides)
+
     def given(self) -> set[str]:
         """The destinations of the flags given explicitly (:func:`theorydyn.cli.tools.given_flags`)."""
         return _cli.given_flags(self.parser, self.argv if self.argv is not None else sys.argv[1:])

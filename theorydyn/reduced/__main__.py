@@ -16,11 +16,9 @@ from ..cli.tools import (
     ArgumentParser,
     add_common_arguments,
     add_setting_arguments,
-    fail,
     format_time,
     name_params,
     run_stem,
-    setting_from_args,
 )
 from ..core.phases import Phases
 from ..infra.limits import STEPS_MAX
@@ -126,13 +124,12 @@ def run(inv: Invocation) -> int:
     try:
         cfg = flow_config(args)
     except ValueError as e:
-        fail(str(e), PROG)
-    s = setting_from_args(args, PROG)
+        inv.fail(str(e))
+    s = inv.setting()
     if cfg.expectation == "exact" and n_exact_terms(s) > MAX_TERMS:
-        fail(
+        inv.fail(
             f"--expectation exact: {n_exact_terms(s):.3g} multisets of count types at D={s.D}, C={s.C} "
-            f"(the limit is {MAX_TERMS:.3g}); use --expectation mc",
-            PROG,
+            f"(the limit is {MAX_TERMS:.3g}); use --expectation mc"
         )
     inv.guard_memory(reduced_memory(s.D, s.C, s.q, cfg.n_samples, cfg.expectation), force=args.force)
     stem = output_stem(build_parser(), args, s, eta=cfg.eta, n_samples=cfg.n_samples, solver=cfg.solver)
@@ -140,7 +137,7 @@ def run(inv: Invocation) -> int:
     try:
         res = integrate(s, config=cfg, progress=not args.quiet)
     except ValueError as e:
-        fail(str(e), PROG)
+        inv.fail(str(e))
     inv.write_run(csv, js, res.trajectory, res.summary())
     print(f"setting: {s}")
     print(f"status: {res.status}{' — ' + res.message if res.message else ''}")

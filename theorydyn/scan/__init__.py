@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule lo
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "ResultStore": "..store",
+        "ResultStore": "..infra.store",
         "Point": ".grid",
         "ScanError": ".grid",
         "ScanSpec": ".grid",

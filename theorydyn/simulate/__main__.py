@@ -19,11 +19,9 @@ from ..cli.tools import (
     ArgumentParser,
     add_common_arguments,
     add_setting_arguments,
-    fail,
     format_time,
     name_params,
     run_stem,
-    setting_from_args,
 )
 from ..infra.paths import run_dir
 from .config import CLI_DEFAULTS, SIM_DEFAULTS, SimConfig
@@ -84,14 +82,14 @@ def run(inv: Invocation) -> int:
     try:
         cfg = config_from_args(SimConfig, args)  # the library's SimConfig, with this CLI's flags
     except ValueError as e:
-        fail(str(e), PROG)
-    s = setting_from_args(args, PROG)
+        inv.fail(str(e))
+    s = inv.setting()
     inv.guard_memory(simulate_memory(s.D, s.C, s.d, cfg.N, cfg.n_test, cfg.dtype), force=args.force)
     files = inv.output_files(args.out, output_stem(build_parser(), args, s), (".csv", ".json", ".png"))
     try:
         res = simulate(s, config=cfg, progress=not args.quiet)
     except (ValueError, ImportError) as e:
-        fail(str(e), PROG)
+        inv.fail(str(e))
     summary = res.summary()
     summary["symmetry_breaking_final"] = symmetry_breaking(s, res.A)
     inv.write_run(files[0], files[1], res.trajectory, summary)

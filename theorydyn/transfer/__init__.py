@@ -134,8 +134,8 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule lo
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "Q_RULES": "..setting",
-        "setting_at": "..setting",
+        "Q_RULES": "..core.setting",
+        "setting_at": "..core.setting",
         "THEOREM_LEVEL": ".analysis",
         "crossing": ".analysis",
         "growth_fits": ".analysis",

@@ -23,7 +23,6 @@ from ..cli.tools import (
     number,
     output_dir,
     path_arg,
-    setting_from_args,
 )
 from ..infra.paths import run_dir
 from .sizes import CACHED, DEFAULT_METHODS, FROZEN, FULL, METHODS, QUICK
@@ -334,7 +333,7 @@ def run(inv: Invocation) -> int:
     if list(cfg["Ns"]) != sorted(set(cfg["Ns"])):
         fail(f"--Ns: must be increasing, got {' '.join(map(str, cfg['Ns']))}", PROG)
     cfg["Ds"], cfg["Ns"] = tuple(cfg["Ds"]), tuple(cfg["Ns"])
-    s = setting_from_args(args, PROG, nu=args.nu if args.nu is not None else 1 / 64)
+    s = inv.setting(nu=args.nu if args.nu is not None else 1 / 64)
     count = None if args.keep_q else (8.0 if args.count is None else args.count)
     try:
         base = with_count(s, count) if count is not None else s

@@ -23,7 +23,6 @@ from ..cli.tools import (
     add_setting_arguments,
     add_size_arguments,
     fail,
-    setting_from_args,
 )
 from ..core.setting import Setting
 from ..infra.limits import S_MAX_MAX, S_MAX_MIN
@@ -207,7 +206,7 @@ def run(inv: Invocation) -> int:
     from .core import collect, format_markdown, format_table, format_times, terminal_width
 
     args = inv.args
-    s = setting_from_args(args, PROG)
+    s = inv.setting()
     reduced_flags = (("--s-max", args.s_max), ("--n-samples", args.n_samples), ("--seed", args.seed))
     # the reduced flow's flags given: they name the ledger's file (a default --seed 0 is the default ledger)
     extra = dict(s_max=args.s_max, n_samples=args.n_samples, seed=args.seed or None)

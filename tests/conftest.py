@@ -12,6 +12,19 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+#: the real runner at a size that takes seconds: the reduced dynamics and, where a test adds
+#: ``simulate``, the simulator (the scan and store tests of its columns)
+TINY_REAL_SCAN = {
+    "D": 8,
+    "C": 2,
+    "s_max": 200.0,
+    "n_samples": 200,
+    "n_points": 40,
+    "N": 256,
+    "sim_steps": 20,
+    "record_every": 5,
+}
+
 
 def claim_module(name, checks, memory=None):
     """A toy claim module (the protocol of theorydyn.claims): ``checks(s, *, quick, progress)`` from

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import NON_REGULAR, kill_at_random_moments, make_non_regular
+from conftest import NON_REGULAR, TINY_REAL_SCAN, kill_at_random_moments, make_non_regular
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -613,18 +613,7 @@ def test_flags_that_cannot_act_are_refused(capsys):
 def test_simulate_option_adds_the_finite_sample_columns(tmp_path):
     spec = ScanSpec(
         "sim",
-        base={
-            "D": 8,
-            "C": 2,
-            "s_max": 200.0,
-            "n_samples": 200,
-            "n_points": 40,
-            "simulate": True,
-            "N": 256,
-            "sim_steps": 20,
-            "record_every": 5,
-            "eta": 10.0,
-        },
+        base={**TINY_REAL_SCAN, "simulate": True, "eta": 10.0},
         axes={"seed": [0]},
     )
     out = run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False, summary=False)

@@ -657,6 +657,19 @@ def test_setting_caps_D_and_d_and_keeps_large_sizes_usable():
 
 
 # ---- end to end ------------------------------------------------------------------------------------------
+def _python_m(cwd, *argv: str, **env: str) -> subprocess.CompletedProcess:
+    """``python -m ARGV`` in ``cwd``, this checkout first on the path and ``env`` added to the
+    environment; stdout and stderr captured as text, killed after 120 s (a hang fails, never blocks)."""
+    return subprocess.run(
+        [sys.executable, "-m", *argv],
+        cwd=cwd,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), **env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 @pytest.mark.parametrize(
     "argv, flag",
     [
@@ -670,10 +683,7 @@ def test_setting_caps_D_and_d_and_keeps_large_sizes_usable():
     ],
 )
 def test_subprocess_exits_2_without_a_traceback(tmp_path, argv, flag):
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **{MEMORY_ENV: MEMORY_LIMIT})
-    out = subprocess.run(
-        [sys.executable, "-m", "theorydyn", *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
+    out = _python_m(tmp_path, "theorydyn", *argv, **{MEMORY_ENV: MEMORY_LIMIT})
     assert out.returncode == 2, out.stderr
     assert flag in out.stderr and "Traceback" not in out.stderr
     assert not list(tmp_path.iterdir())
@@ -686,26 +696,17 @@ def test_an_archive_that_is_not_a_regular_file_is_refused_in_time(tmp_path, kind
     data.mkdir()
     p = data / "cifar-10-python.tar.gz"
     make_non_regular(p, kind)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "theorydyn.vision",
-            "cifar10",
-            "--device",
-            "cpu",
-            "--no-download",
-            "--data-dir",
-            str(data),
-            "--out",
-            str(tmp_path / "v.csv"),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    out = _python_m(
+        tmp_path,
+        "theorydyn.vision",
+        "cifar10",
+        "--device",
+        "cpu",
+        "--no-download",
+        "--data-dir",
+        str(data),
+        "--out",
+        str(tmp_path / "v.csv"),
     )
     assert out.returncode == 2 and "not a regular file" in out.stderr and "Traceback" not in out.stderr, out.stderr
 
@@ -713,26 +714,17 @@ def test_an_archive_that_is_not_a_regular_file_is_refused_in_time(tmp_path, kind
 def test_a_spec_of_ten_million_points_is_refused_in_time(tmp_path):
     spec = tmp_path / "big.toml"
     spec.write_text(SPEC_FILES["grid_1e7_points.toml"])
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "theorydyn.scan",
-            "--spec",
-            str(spec),
-            "--quiet",
-            "--no-plots",
-            "--workers",
-            "0",
-            "--out",
-            str(tmp_path / "res"),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    out = _python_m(
+        tmp_path,
+        "theorydyn.scan",
+        "--spec",
+        str(spec),
+        "--quiet",
+        "--no-plots",
+        "--workers",
+        "0",
+        "--out",
+        str(tmp_path / "res"),
     )
     assert out.returncode == 2 and "10,000,000 points" in out.stderr and "Traceback" not in out.stderr, out.stderr
 

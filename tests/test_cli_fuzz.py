@@ -220,28 +220,25 @@ def invalid_value(draw, action: argparse.Action, kind) -> str:
             .map(repr)
         )
     if low is not None:
-        below = (lambda x: not x > low) if t.low_open else (lambda x: not x >= low)
-        options.append(
-            (
-                st.integers(max_value=int(math.floor(low)))
-                if kind is int
-                else st.floats(max_value=float(low), allow_nan=False, allow_infinity=False)
-            )
-            .filter(below)
-            .map(lambda x: _fmt(x, kind))
-        )
+        options.append(_beyond(kind, low, t.low_open, below=True))
     if high is not None:
-        above = (lambda x: not x < high) if t.high_open else (lambda x: not x <= high)
-        options.append(
-            (
-                st.integers(min_value=int(math.ceil(high)))
-                if kind is int
-                else st.floats(min_value=float(high), allow_nan=False, allow_infinity=False)
-            )
-            .filter(above)
-            .map(lambda x: _fmt(x, kind))
-        )
+        options.append(_beyond(kind, high, t.high_open, below=False))
     return draw(st.one_of(options))
+
+
+def _beyond(kind, bound: float, is_open: bool, *, below: bool):
+    """Values of ``kind`` that break ``bound``: under it (``below``) or over it, the bound itself
+    where it is open, written as a command line would."""
+    if kind is int:
+        base = st.integers(max_value=int(math.floor(bound))) if below else st.integers(min_value=int(math.ceil(bound)))
+    else:
+        limit = {"max_value" if below else "min_value": float(bound)}
+        base = st.floats(**limit, allow_nan=False, allow_infinity=False)
+    if below:
+        breaks = (lambda x: not x > bound) if is_open else (lambda x: not x >= bound)
+    else:
+        breaks = (lambda x: not x < bound) if is_open else (lambda x: not x <= bound)
+    return base.filter(breaks).map(lambda x: _fmt(x, kind))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

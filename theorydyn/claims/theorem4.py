@@ -34,7 +34,7 @@ from ..core.stats import mean_ci
 from ..experiments.theorem4 import Theorem4Runs, run_frozen, run_seeds, steps_for
 from ..infra.memory import MemoryEstimate
 from ..simulate.memory import simulate_memory
-from .check import UNIT, Check, Verdict, departures, unconditional_error
+from .check import UNIT, Check, Verdict, departures, setting_params, unconditional_error
 from .lemma41 import scaling_size
 from .persistence import window_ks, window_rows
 from .semirealistic import check_closeness
@@ -144,10 +144,8 @@ def theorem_4_rows(
     errs = [unconditional_error(r.err_f, r.amb_f) for r in runs.runs]
     status = runs.values("status")
     trajs = runs.values("trajectory")
-    params = dict(
-        D=s.D,
-        C=s.C,
-        q=round(s.q, 6),
+    params = setting_params(
+        s,
         N=N,
         eta=eta,
         steps=steps,
@@ -377,7 +375,7 @@ def frozen_attention_row(
             errs,
             ">= 1/8 (95% interval; a GLM errs at least 1/8)",
             verdict,
-            params=dict(D=s.D, C=s.C, q=round(s.q, 6), N=N, eta=eta, steps=steps, omega=omega, init=init),
+            params=setting_params(s, N=N, eta=eta, steps=steps, omega=omega, init=init),
             note=note,
             route="fused v-only step vs frozen_grad_v "
             "(tests/test_simulate_partial.py::test_v_only_step_matches_the_numpy_route), frozen_grad_v vs "
@@ -442,7 +440,7 @@ def checks(
                     f"(the rows above); at D = {s.D} a seed of {Nf} samples and {stf} steps takes "
                     f"minutes",
                     cmd,
-                    params=dict(D=s.D, C=s.C, q=round(s.q, 6), N=Nf, steps=stf, seeds=seeds),
+                    params=setting_params(s, N=Nf, steps=stf, seeds=seeds),
                 )
             )
     return out

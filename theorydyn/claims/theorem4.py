@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -69,40 +70,19 @@ def window_steps(s: Setting, preset: int, quick: bool, eta: float = 10.0) -> tup
 
 def check_theorem_4_seeds(
     s: Setting,
-    N: int = 8192,
-    steps: int = 200,
-    seeds: int = 5,
-    eta: float = 10.0,
-    omega: float = 1e-3,
-    seed: int = 0,
-    N_test: int = 8192,
+    *,
     err_tol: float = 0.05,
-    dtype: str = "float32",
-    progress=None,
     ledger_D: int | None = None,
     cos_tol: float = COS_TOL,
     T_a: float | None = None,
     ks: tuple[float, ...] = (),
-    control: bool = False,
+    **run: Any,
 ) -> list[Check]:
-    """Theorem 4.2 (realistic init) at the end of GD, over ``seeds`` independent seeds (data and init):
-    the runs of :func:`theorydyn.experiments.theorem4.run_seeds` (``N``, ``steps``, ``eta``,
-    ``omega``, ``seed``, ``N_test``, ``dtype``, ``control`` are its sizes) judged by
-    :func:`theorem_4_rows` (``err_tol``, ``ledger_D``, ``cos_tol``, ``T_a``, ``ks``)."""
-    runs = run_seeds(
-        s,
-        N=N,
-        steps=steps,
-        seeds=seeds,
-        eta=eta,
-        omega=omega,
-        seed=seed,
-        N_test=N_test,
-        dtype=dtype,
-        progress=progress,
-        control=control,
-    )
-    return theorem_4_rows(runs, err_tol=err_tol, ledger_D=ledger_D, cos_tol=cos_tol, T_a=T_a, ks=ks)
+    """Theorem 4.2 (realistic init) at the end of GD, over independent seeds (data and init): the runs
+    of :func:`theorydyn.experiments.theorem4.run_seeds` (``run``: its sizes ``N``, ``steps``, ``seeds``,
+    ``eta``, ``omega``, ``seed``, ``N_test``, ``dtype``, ``progress``, ``control``, at its defaults where
+    left out) judged by :func:`theorem_4_rows` (``err_tol``, ``ledger_D``, ``cos_tol``, ``T_a``, ``ks``)."""
+    return theorem_4_rows(run_seeds(s, **run), err_tol=err_tol, ledger_D=ledger_D, cos_tol=cos_tol, T_a=T_a, ks=ks)
 
 
 def theorem_4_rows(

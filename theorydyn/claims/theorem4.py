@@ -68,21 +68,18 @@ def window_steps(s: Setting, preset: int, quick: bool, eta: float = 10.0) -> tup
     return steps, T_a, ks, base
 
 
-def check_theorem_4_seeds(
-    s: Setting,
-    *,
-    err_tol: float = 0.05,
-    ledger_D: int | None = None,
-    cos_tol: float = COS_TOL,
-    T_a: float | None = None,
-    ks: tuple[float, ...] = (),
-    **run: Any,
-) -> list[Check]:
+#: the keywords of :func:`check_theorem_4_seeds` that go to :func:`theorem_4_rows` (the rest go to the runs)
+JUDGE_KEYWORDS = ("err_tol", "ledger_D", "cos_tol", "T_a", "ks")
+
+
+def check_theorem_4_seeds(s: Setting, **kw: Any) -> list[Check]:
     """Theorem 4.2 (realistic init) at the end of GD, over independent seeds (data and init): the runs
-    of :func:`theorydyn.experiments.theorem4.run_seeds` (``run``: its sizes ``N``, ``steps``, ``seeds``,
-    ``eta``, ``omega``, ``seed``, ``N_test``, ``dtype``, ``progress``, ``control``, at its defaults where
-    left out) judged by :func:`theorem_4_rows` (``err_tol``, ``ledger_D``, ``cos_tol``, ``T_a``, ``ks``)."""
-    return theorem_4_rows(run_seeds(s, **run), err_tol=err_tol, ledger_D=ledger_D, cos_tol=cos_tol, T_a=T_a, ks=ks)
+    of :func:`theorydyn.experiments.theorem4.run_seeds` (its sizes ``N``, ``steps``, ``seeds``, ``eta``,
+    ``omega``, ``seed``, ``N_test``, ``dtype``, ``progress``, ``control``) judged by :func:`theorem_4_rows`
+    (:data:`JUDGE_KEYWORDS`: ``err_tol``, ``ledger_D``, ``cos_tol``, ``T_a``, ``ks``); each keyword left
+    out takes the default of the function it goes to, declared there once."""
+    judge = {k: kw.pop(k) for k in JUDGE_KEYWORDS if k in kw}
+    return theorem_4_rows(run_seeds(s, **kw), **judge)
 
 
 def theorem_4_rows(

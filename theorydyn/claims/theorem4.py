@@ -23,6 +23,7 @@ Shapes: A: (D, D), v: (d,), X: (N, D, d).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -156,8 +157,10 @@ def theorem_4_rows(
         if runs.control
         else []
     )
+    # the three rows share their params, note, route and bounds
+    row = functools.partial(Check.over_seeds, params=params, note=note, route=ROUTE, bounds=UNIT)
     rows = along + [
-        Check.over_seeds(
+        row(
             f"Theorem 4.2 (1) {where}",
             f"patch association of A_hat at the last step ({steps}) (Definition 2.2, fraction of rows)",
             assoc,
@@ -165,32 +168,20 @@ def theorem_4_rows(
             if along
             else "== 1 (all rows, every seed)",
             v1 if along else (Verdict.OUT_OF_SCOPE if scope else bool(min(assoc) == 1.0)),
-            params=params,
-            note=note,
-            route=ROUTE,
-            bounds=UNIT,
         ),
-        Check.over_seeds(
+        row(
             f"Theorem 4.2 (2) {where}",
             "Pr[f F <= 0] on fresh samples (f = 0 an error)",
             errs,
             f"<= {err_tol}",
             v2,
-            params=params,
-            note=note,
-            route=ROUTE,
-            bounds=UNIT,
         ),
-        Check.over_seeds(
+        row(
             f"Theorem 4.2 (2) {where}",
             "Pr[f F <= 0 | f != 0] on fresh samples",
             runs.values("err_f"),
             "INFO (not the paper's quantity: f = 0 excluded)",
             Verdict.INFO,
-            params=params,
-            note=note,
-            route=ROUTE,
-            bounds=UNIT,
         ),
     ]
     return rows + _cos_rows(runs, where, params, scope, cos_tol) + frozen

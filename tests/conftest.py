@@ -118,7 +118,9 @@ NON_REGULAR = ("fifo", "devzero", "dir")
 
 def make_non_regular(path, kind: str) -> None:
     """Put at ``path`` a thing that is not a regular file: a FIFO (a read blocks forever), a link to
-    /dev/zero (a read never ends) or a folder — what a results file or an archive must refuse."""
+    /dev/zero (a read never ends) or a folder — what a results file or an archive must refuse. The
+    folder of ``path`` is created."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     if kind == "fifo":
         os.mkfifo(path)
     elif kind == "devzero":

@@ -690,9 +690,7 @@ def test_subprocess_exits_2_without_a_traceback(tmp_path, argv, flag):
 def test_an_archive_that_is_not_a_regular_file_is_refused_in_time(tmp_path, kind):
     """A FIFO would block the md5 forever, /dev/zero never ends, a folder is not an archive."""
     data = tmp_path / "data"
-    data.mkdir()
-    p = data / "cifar-10-python.tar.gz"
-    make_non_regular(p, kind)
+    make_non_regular(data / "cifar-10-python.tar.gz", kind)
     out = _python_m(
         tmp_path,
         "theorydyn.vision",

@@ -712,10 +712,7 @@ def test_a_symlinked_rejected_file_is_not_written_through(tmp_path):
 
 @pytest.mark.parametrize("kind", NON_REGULAR)
 def test_a_results_csv_that_is_not_a_regular_file_is_refused(tmp_path, kind):
-    res = tmp_path / "res"
-    res.mkdir()
-    p = res / "nr.csv"
-    make_non_regular(p, kind)
+    make_non_regular(tmp_path / "res" / "nr.csv", kind)
     r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "1", "--workers", "0", "--name", "nr")
     assert r.returncode == 2 and "--out" in r.stderr and "Traceback" not in r.stderr, r.stderr
 

@@ -12,6 +12,19 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+#: the real runner at a size that takes seconds: the reduced dynamics and, where a test adds
+#: ``simulate``, the simulator (the scan and store tests of its columns)
+TINY_REAL_SCAN = {
+    "D": 8,
+    "C": 2,
+    "s_max": 200.0,
+    "n_samples": 200,
+    "n_points": 40,
+    "N": 256,
+    "sim_steps": 20,
+    "record_every": 5,
+}
+
 
 def claim_module(name, checks, memory=None):
     """A toy claim module (the protocol of theorydyn.claims): ``checks(s, *, quick, progress)`` from
@@ -105,7 +118,9 @@ NON_REGULAR = ("fifo", "devzero", "dir")
 
 def make_non_regular(path, kind: str) -> None:
     """Put at ``path`` a thing that is not a regular file: a FIFO (a read blocks forever), a link to
-    /dev/zero (a read never ends) or a folder — what a results file or an archive must refuse."""
+    /dev/zero (a read never ends) or a folder — what a results file or an archive must refuse. The
+    folder of ``path`` is created."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     if kind == "fifo":
         os.mkfifo(path)
     elif kind == "devzero":

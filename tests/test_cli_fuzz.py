@@ -220,28 +220,25 @@ def invalid_value(draw, action: argparse.Action, kind) -> str:
             .map(repr)
         )
     if low is not None:
-        below = (lambda x: not x > low) if t.low_open else (lambda x: not x >= low)
-        options.append(
-            (
-                st.integers(max_value=int(math.floor(low)))
-                if kind is int
-                else st.floats(max_value=float(low), allow_nan=False, allow_infinity=False)
-            )
-            .filter(below)
-            .map(lambda x: _fmt(x, kind))
-        )
+        options.append(_beyond(kind, low, t.low_open, below=True))
     if high is not None:
-        above = (lambda x: not x < high) if t.high_open else (lambda x: not x <= high)
-        options.append(
-            (
-                st.integers(min_value=int(math.ceil(high)))
-                if kind is int
-                else st.floats(min_value=float(high), allow_nan=False, allow_infinity=False)
-            )
-            .filter(above)
-            .map(lambda x: _fmt(x, kind))
-        )
+        options.append(_beyond(kind, high, t.high_open, below=False))
     return draw(st.one_of(options))
+
+
+def _beyond(kind, bound: float, is_open: bool, *, below: bool):
+    """Values of ``kind`` that break ``bound``: under it (``below``) or over it, the bound itself
+    where it is open, written as a command line would."""
+    if kind is int:
+        base = st.integers(max_value=int(math.floor(bound))) if below else st.integers(min_value=int(math.ceil(bound)))
+    else:
+        limit = {"max_value" if below else "min_value": float(bound)}
+        base = st.floats(**limit, allow_nan=False, allow_infinity=False)
+    if below:
+        breaks = (lambda x: not x > bound) if is_open else (lambda x: not x >= bound)
+    else:
+        breaks = (lambda x: not x < bound) if is_open else (lambda x: not x <= bound)
+    return base.filter(breaks).map(lambda x: _fmt(x, kind))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -657,6 +654,19 @@ def test_setting_caps_D_and_d_and_keeps_large_sizes_usable():
 
 
 # ---- end to end ------------------------------------------------------------------------------------------
+def _python_m(cwd, *argv: str, **env: str) -> subprocess.CompletedProcess:
+    """``python -m ARGV`` in ``cwd``, this checkout first on the path and ``env`` added to the
+    environment; stdout and stderr captured as text, killed after 120 s (a hang fails, never blocks)."""
+    return subprocess.run(
+        [sys.executable, "-m", *argv],
+        cwd=cwd,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), **env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 @pytest.mark.parametrize(
     "argv, flag",
     [
@@ -670,10 +680,7 @@ def test_setting_caps_D_and_d_and_keeps_large_sizes_usable():
     ],
 )
 def test_subprocess_exits_2_without_a_traceback(tmp_path, argv, flag):
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **{MEMORY_ENV: MEMORY_LIMIT})
-    out = subprocess.run(
-        [sys.executable, "-m", "theorydyn", *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
+    out = _python_m(tmp_path, "theorydyn", *argv, **{MEMORY_ENV: MEMORY_LIMIT})
     assert out.returncode == 2, out.stderr
     assert flag in out.stderr and "Traceback" not in out.stderr
     assert not list(tmp_path.iterdir())
@@ -683,29 +690,18 @@ def test_subprocess_exits_2_without_a_traceback(tmp_path, argv, flag):
 def test_an_archive_that_is_not_a_regular_file_is_refused_in_time(tmp_path, kind):
     """A FIFO would block the md5 forever, /dev/zero never ends, a folder is not an archive."""
     data = tmp_path / "data"
-    data.mkdir()
-    p = data / "cifar-10-python.tar.gz"
-    make_non_regular(p, kind)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "theorydyn.vision",
-            "cifar10",
-            "--device",
-            "cpu",
-            "--no-download",
-            "--data-dir",
-            str(data),
-            "--out",
-            str(tmp_path / "v.csv"),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    make_non_regular(data / "cifar-10-python.tar.gz", kind)
+    out = _python_m(
+        tmp_path,
+        "theorydyn.vision",
+        "cifar10",
+        "--device",
+        "cpu",
+        "--no-download",
+        "--data-dir",
+        str(data),
+        "--out",
+        str(tmp_path / "v.csv"),
     )
     assert out.returncode == 2 and "not a regular file" in out.stderr and "Traceback" not in out.stderr, out.stderr
 
@@ -713,26 +709,17 @@ def test_an_archive_that_is_not_a_regular_file_is_refused_in_time(tmp_path, kind
 def test_a_spec_of_ten_million_points_is_refused_in_time(tmp_path):
     spec = tmp_path / "big.toml"
     spec.write_text(SPEC_FILES["grid_1e7_points.toml"])
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "theorydyn.scan",
-            "--spec",
-            str(spec),
-            "--quiet",
-            "--no-plots",
-            "--workers",
-            "0",
-            "--out",
-            str(tmp_path / "res"),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    out = _python_m(
+        tmp_path,
+        "theorydyn.scan",
+        "--spec",
+        str(spec),
+        "--quiet",
+        "--no-plots",
+        "--workers",
+        "0",
+        "--out",
+        str(tmp_path / "res"),
     )
     assert out.returncode == 2 and "10,000,000 points" in out.stderr and "Traceback" not in out.stderr, out.stderr
 

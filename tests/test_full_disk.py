@@ -36,6 +36,18 @@ class Disk:
             return real(fd)
 
         monkeypatch.setattr(os, "fsync", fsync)
+        self.monkeypatch = monkeypatch
+
+    def fills_after(self, target: str, fn) -> None:
+        """Replace ``target`` (a dotted name) by ``fn`` followed by a full disk: the disk fills while
+        the command computes, after its output probes passed."""
+
+        def then_fill(*a, **k):
+            res = fn(*a, **k)
+            self.full = True
+            return res
+
+        self.monkeypatch.setattr(target, then_fill)
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
@@ -59,15 +71,9 @@ def test_reduced_full_disk_after_the_run_keeps_the_earlier_files(tmp_path, monke
     out = tmp_path / "r"
     assert _run(cli.main, REDUCED + ["--n-points", "20", "--out", str(out)]) == 0
     before = _snapshot(out)
-    disk = Disk(monkeypatch)
     from theorydyn.reduced.solve import integrate as real  # the CLI imports it when it runs
 
-    def integrate_then_fill(*a, **k):
-        res = real(*a, **k)
-        disk.full = True  # the disk fills while the run computes
-        return res
-
-    monkeypatch.setattr("theorydyn.reduced.solve.integrate", integrate_then_fill)
+    Disk(monkeypatch).fills_after("theorydyn.reduced.solve.integrate", real)
     capsys.readouterr()
     code = _run(cli.main, REDUCED + ["--n-points", "20", "--out", str(out)])  # the same run: its files are rewritten
     err = capsys.readouterr().err
@@ -97,15 +103,9 @@ def test_simulate_full_disk_after_the_run_keeps_the_earlier_files(tmp_path, monk
     out = tmp_path / "s"
     assert _run(cli.main, SIMULATE + ["--out", str(out)]) == 0
     before = _snapshot(out)
-    disk = Disk(monkeypatch)
     from theorydyn.simulate.run import simulate as real  # the CLI imports it when it runs
 
-    def simulate_then_fill(*a, **k):
-        res = real(*a, **k)
-        disk.full = True
-        return res
-
-    monkeypatch.setattr("theorydyn.simulate.run.simulate", simulate_then_fill)
+    Disk(monkeypatch).fills_after("theorydyn.simulate.run.simulate", real)
     capsys.readouterr()
     code = _run(cli.main, SIMULATE + ["--out", str(out)])  # the same run: its files are rewritten
     err = capsys.readouterr().err
@@ -174,15 +174,7 @@ def test_verify_full_disk_after_the_checks_keeps_the_earlier_ledger(tmp_path, mo
     monkeypatch.setattr("theorydyn.verify.core.collect", _fake_collect())
     assert _run(cli.main, VERIFY + ["--out", str(out)]) == 0
     before = out.read_bytes()
-    disk = Disk(monkeypatch)
-    inner = _fake_collect(3)
-
-    def collect_then_fill(*a, **k):
-        df = inner(*a, **k)
-        disk.full = True
-        return df
-
-    monkeypatch.setattr("theorydyn.verify.core.collect", collect_then_fill)
+    Disk(monkeypatch).fills_after("theorydyn.verify.core.collect", _fake_collect(3))
     capsys.readouterr()
     code = _run(cli.main, VERIFY + ["--out", str(out)])
     err = capsys.readouterr().err

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import NON_REGULAR, kill_at_random_moments, make_non_regular
+from conftest import NON_REGULAR, TINY_REAL_SCAN, kill_at_random_moments, make_non_regular
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -613,18 +613,7 @@ def test_flags_that_cannot_act_are_refused(capsys):
 def test_simulate_option_adds_the_finite_sample_columns(tmp_path):
     spec = ScanSpec(
         "sim",
-        base={
-            "D": 8,
-            "C": 2,
-            "s_max": 200.0,
-            "n_samples": 200,
-            "n_points": 40,
-            "simulate": True,
-            "N": 256,
-            "sim_steps": 20,
-            "record_every": 5,
-            "eta": 10.0,
-        },
+        base={**TINY_REAL_SCAN, "simulate": True, "eta": 10.0},
         axes={"seed": [0]},
     )
     out = run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False, summary=False)
@@ -723,10 +712,7 @@ def test_a_symlinked_rejected_file_is_not_written_through(tmp_path):
 
 @pytest.mark.parametrize("kind", NON_REGULAR)
 def test_a_results_csv_that_is_not_a_regular_file_is_refused(tmp_path, kind):
-    res = tmp_path / "res"
-    res.mkdir()
-    p = res / "nr.csv"
-    make_non_regular(p, kind)
+    make_non_regular(tmp_path / "res" / "nr.csv", kind)
     r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "1", "--workers", "0", "--name", "nr")
     assert r.returncode == 2 and "--out" in r.stderr and "Traceback" not in r.stderr, r.stderr
 

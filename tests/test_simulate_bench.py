@@ -8,29 +8,27 @@ from theorydyn.bench.__main__ import main
 from theorydyn.infra.provenance import numerics_host
 
 
+def _bench(argv, out, capsys) -> str:
+    """``bench simulate ARGV`` at one repeat with no pause, writing ``out``: exits 0; its stdout."""
+    assert main(["simulate", *argv, "--repeats", "1", "--settle", "0", "--out", str(out)]) == 0
+    return capsys.readouterr().out
+
+
 def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
     out = tmp_path / "sim.csv"
     argv = [
-        "simulate",
         "--N",
         "256",
         "--D",
         "8",
         "--n-test",
         "32",
-        "--repeats",
-        "1",
         "--sim-steps",
         "2",
         "--replicas",
         "2",
-        "--settle",
-        "0",
-        "--out",
-        str(out),
     ]
-    assert main(argv) == 0
-    text = capsys.readouterr().out
+    text = _bench(argv, out, capsys)
     assert "machine:" in text and "numba" in text
     assert f"host: {numerics_host()}" in text  # the model name alone does not tell two machines apart
     for needle in (
@@ -53,7 +51,6 @@ def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
 def test_simulate_benchmark_scaling_tables(tmp_path, capsys):
     out = tmp_path / "sim.csv"
     argv = [
-        "simulate",
         "--scaling-only",
         "--no-memory",
         "--scaling-N",
@@ -64,15 +61,8 @@ def test_simulate_benchmark_scaling_tables(tmp_path, capsys):
         "16",
         "--scaling-N-for-D",
         "64",
-        "--repeats",
-        "1",
-        "--settle",
-        "0",
-        "--out",
-        str(out),
     ]
-    assert main(argv) == 0
-    text = capsys.readouterr().out
+    text = _bench(argv, out, capsys)
     assert "log-log slope of the step time in N" in text and "log-log slope of the step time in D" in text
     tN = pd.read_csv(tmp_path / "sim_scaling_N.csv")
     tD = pd.read_csv(tmp_path / "sim_scaling_D.csv")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import TINY_REAL_SCAN
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -433,16 +434,7 @@ def test_rows_of_the_real_runner_validate(tmp_path):
 
     spec = ScanSpec(
         "real",
-        base={
-            "D": 8,
-            "C": 2,
-            "s_max": 200.0,
-            "n_samples": 200,
-            "n_points": 40,
-            "N": 256,
-            "sim_steps": 20,
-            "record_every": 5,
-        },
+        base=TINY_REAL_SCAN,
         axes={"simulate": [False, True], "method": ["flow", "gd"], "seed": [0]},
     )
     out = run_scan(spec, results_dir=tmp_path, workers=0, progress=False, plots=False, summary=False)

@@ -8,6 +8,9 @@ torch = pytest.importorskip("torch")
 
 from theorydyn.vision.bench import main  # noqa: E402
 
+#: the tiny ViT of every benchmark test here
+TINY_VIT = ["--width", "16", "--depth", "1", "--heads", "2"]
+
 
 def test_bench_prints_table_and_ratio(tmp_path, capsys):
     csv = tmp_path / "bench.csv"
@@ -17,12 +20,7 @@ def test_bench_prints_table_and_ratio(tmp_path, capsys):
         "--batches",
         "4",
         "8",
-        "--width",
-        "16",
-        "--depth",
-        "1",
-        "--heads",
-        "2",
+        *TINY_VIT,
         "--steps",
         "1",
         "--warmup",
@@ -64,12 +62,7 @@ def test_smoke_runs_the_accelerated_training_path_on_cpu(tmp_path, capsys):
         "--smoke",
         "--device",
         "cpu",
-        "--width",
-        "16",
-        "--depth",
-        "1",
-        "--heads",
-        "2",
+        *TINY_VIT,
         "--batches",
         "32",
         "--smoke-images",
@@ -91,7 +84,7 @@ def test_smoke_without_batches_trains_at_its_one_default_batch(tmp_path):
     """The README's `--smoke --device cuda` line names no --batches: the smoke default is one batch (128)."""
     torch.set_num_threads(1)
     csv = tmp_path / "smoke.csv"
-    argv = ["--smoke", "--device", "cpu", "--width", "16", "--depth", "1", "--heads", "2", "--smoke-images", "256"]
+    argv = ["--smoke", "--device", "cpu", *TINY_VIT, "--smoke-images", "256"]
     assert main([*argv, "--out", str(csv)]) == 0
     import pandas as pd
 

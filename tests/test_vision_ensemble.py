@@ -139,32 +139,14 @@ def test_member_k_is_the_single_run_of_seed_k(small_digits, tmp_path, case, floa
 def test_an_ensemble_resumes_from_its_members_checkpoints_exactly(small_digits, tmp_path):
     cfg = TrainConfig(epochs=3, batch_size=32, lr=2e-3, warmup_epochs=1)
     outs = lambda d: [tmp_path / d / str(s) for s in SEEDS]  # noqa: E731
-    ha = train(
-        ensemble("vit", SEEDS, channels=1, classes=10, vit=ViTConfig(**TINY)),
-        small_digits,
-        cfg,
-        outs("a"),
-        progress=False,
-        seeds=SEEDS,
-    )
-    train(
-        ensemble("vit", SEEDS, channels=1, classes=10, vit=ViTConfig(**TINY)),
-        small_digits,
-        cfg,
-        outs("b"),
-        progress=False,
-        seeds=SEEDS,
-        stop_after=1,
-    )
-    hb = train(
-        ensemble("vit", (9, 9, 9), channels=1, classes=10, vit=ViTConfig(**TINY)),
-        small_digits,
-        cfg,
-        outs("b"),
-        progress=False,
-        seeds=SEEDS,
-        resume=True,
-    )
+
+    def run(d, init_seeds=SEEDS, **kw):
+        e = ensemble("vit", init_seeds, channels=1, classes=10, vit=ViTConfig(**TINY))
+        return train(e, small_digits, cfg, outs(d), progress=False, seeds=SEEDS, **kw)
+
+    ha = run("a")
+    run("b", stop_after=1)
+    hb = run("b", (9, 9, 9), resume=True)
     for a, b in zip(ha, hb, strict=True):
         pd.testing.assert_frame_equal(
             a.drop(columns=["images_per_s", "seconds"]), b.drop(columns=["images_per_s", "seconds"]), check_exact=True

@@ -10,6 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import vision_tiny  # noqa: E402
+
 from theorydyn.infra.store import RejectedRowsWarning  # noqa: E402
 from theorydyn.vision import experiments as ex  # noqa: E402
 from theorydyn.vision.data import load  # noqa: E402
@@ -18,20 +20,14 @@ from theorydyn.vision.train import TrainConfig, save_checkpoint  # noqa: E402
 
 torch.set_num_threads(1)
 
-TINY = dict(
-    image_size=8, patch=2, channels=1, classes=10, width=16, depth=2, heads=2, mlp=32, init="torch", pos_std=1.0
-)
-VIT = ViTConfig(**TINY)
+VIT = ViTConfig(**vision_tiny.TINY)
 TCFG = TrainConfig(epochs=1, batch_size=64, warmup_epochs=1)
 SPEC = ex.RunSpec("vit", "positional", None, 0, 2)
 
 
 @pytest.fixture(scope="module")
 def small_digits():
-    d = load("digits")
-    d.x_train, d.y_train = d.x_train[:128], d.y_train[:128]
-    d.x_test, d.y_test = d.x_test[:64], d.y_test[:64]
-    return d
+    return vision_tiny.small_digits(n_train=128, n_test=64)
 
 
 def cached(data, root, **kw):

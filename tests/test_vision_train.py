@@ -8,8 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
+import vision_tiny  # noqa: E402
 
-from theorydyn.vision.data import load  # noqa: E402
 from theorydyn.vision.grid import grid_permutation  # noqa: E402
 from theorydyn.vision.model import ViT, ViTConfig, build_model  # noqa: E402
 from theorydyn.vision.train import Diverged, TrainConfig, lr_at, make_optimizer, train  # noqa: E402
@@ -21,10 +21,7 @@ TINY = dict(image_size=8, patch=2, channels=1, classes=10, width=16, depth=1, he
 
 @pytest.fixture(scope="module")
 def small_digits():
-    d = load("digits")
-    d.x_train, d.y_train = d.x_train[:192], d.y_train[:192]
-    d.x_test, d.y_test = d.x_test[:96], d.y_test[:96]
-    return d
+    return vision_tiny.small_digits()
 
 
 @pytest.mark.parametrize("name", ["vit-positional", "vit-vanilla", "cnn", "resnet18"])

@@ -15,11 +15,11 @@ RTOL, ATOL = 1e-4, 1e-5
 SEEDS = (3, 0, 7)
 
 
-def small_digits(device: str = "cpu"):
-    """The digits with 192 training and 96 test images, on ``device``."""
+def small_digits(device: str = "cpu", n_train: int = 192, n_test: int = 96):
+    """The digits with ``n_train`` training and ``n_test`` test images, on ``device``."""
     d = load("digits")
-    d.x_train, d.y_train = d.x_train[:192], d.y_train[:192]
-    d.x_test, d.y_test = d.x_test[:96], d.y_test[:96]
+    d.x_train, d.y_train = d.x_train[:n_train], d.y_train[:n_train]
+    d.x_test, d.y_test = d.x_test[:n_test], d.y_test[:n_test]
     return d.to(device)
 
 

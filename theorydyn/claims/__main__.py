@@ -18,7 +18,6 @@ from ..cli.tools import (
     add_setting_arguments,
     add_size_arguments,
     fail,
-    setting_from_args,
 )
 
 if TYPE_CHECKING:
@@ -119,7 +118,7 @@ def run(inv: Invocation) -> int:
         print(cross.to_string(index=False))
         print(f"wrote {png}")
         return 0
-    s = setting_from_args(args, prog)
+    s = inv.setting()
     only = list(dict.fromkeys(args.only or ()))  # choices checked by the parser
     if only and args.full:
         fail("--full: has no effect with --only (Theorems 3.1 and 3.2 run at their own sample sizes)", prog)
@@ -167,8 +166,7 @@ def run(inv: Invocation) -> int:
 COMMAND = Command(PROG, build_parser, run)
 
 
-def main(argv=None) -> int:
-    return COMMAND.main(argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

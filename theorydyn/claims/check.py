@@ -148,6 +148,12 @@ class Check:
         return {k: out[k] for k in LEDGER_COLUMNS}
 
 
+def setting_params(s: Any, **more: Any) -> dict[str, Any]:
+    """A row's params: the setting's D, C and q (q rounded to 6 digits: the rows name it as read),
+    then ``more`` in its order."""
+    return dict(D=s.D, C=s.C, q=round(s.q, 6), **more)
+
+
 def departures(s: Any, *, eta: float | str | None = None, model: bool = True) -> dict[str, str]:
     """The departures of a row's measurement from Parametrization 3.1 and model (T), for its params
     (docs/theory.md §1.2, "Departures from Parametrization 3.1", argues each one).

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..core.setting import Setting
 from ..infra.memory import MemoryEstimate, Term
-from .check import Check, Verdict
+from .check import Check, Verdict, setting_params
 
 #: d^{-omega(1)} read at a finite size: at most 1% of the labels disagree with f
 NOISE_TOL = 0.01
@@ -140,7 +140,7 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
             here,
             f"INFO (was <= {NOISE_TOL}; the verdict is the trend across D)",
             Verdict.INFO,
-            params=dict(D=s.D, C=s.C, q=round(s.q, 6), L=s.L),
+            params=setting_params(s, L=s.L),
             note=f"Pr[f = 0] = {p['zero']:.3g}, Pr[y f < 0] = {p['disagree']:.3g}",
             route="exhaustive enumeration of Assumption 1 and Monte Carlo on data.sample "
             "(tests/test_theorems.py::test_definition_2_1_label_agreement_exact_vs_enumeration)",

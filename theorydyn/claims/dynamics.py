@@ -46,7 +46,7 @@ from ._lemma43 import (  # noqa: F401  (the across-D names are dynamics' too: dy
     local_exponent,
     polylog_reading,
 )
-from .check import Check, Verdict, departures, interval_verdict, unconditional_error
+from .check import Check, Verdict, departures, interval_verdict, setting_params, unconditional_error
 
 
 def memory(s: Setting, quick: bool, *, n_samples: int | None = None, **_: object) -> MemoryEstimate:
@@ -204,9 +204,7 @@ def checks(
     """
     n_samples = n_samples or (1500 if quick else 4000)
     fl = _measure_flows(s, progress=progress, s_max=s_max, n_samples=n_samples, seed=seed, seeds=seeds)
-    params = dict(
-        D=s.D, C=s.C, q=round(s.q, 6), tau=s.tau, s_max=fl.s_max, n_samples=n_samples, **departures(s, eta="flow")
-    )
+    params = setting_params(s, tau=s.tau, s_max=fl.s_max, n_samples=n_samples, **departures(s, eta="flow"))
     if fl.grown > 1:
         params["horizon"] = f"{fl.grown} x default_horizon(D): T2 not reached by the default in some seed"
     bad = sorted({x for x in fl.status if x != "ok"})

@@ -27,7 +27,7 @@ from ..core.setting import Setting, setting_at  # the same q, ν at another D (d
 from ..experiments.lemma41 import lemma_4_1_scaling_runs, population_gd
 from ..infra.memory import MemoryEstimate
 from ..simulate.memory import simulate_memory
-from .check import UNIT, Check, Verdict, departures
+from .check import UNIT, Check, Verdict, departures, setting_params
 
 
 def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
@@ -40,10 +40,8 @@ def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
     """
     runs = runs if runs is not None else lemma_4_1_scaling_runs(s, **kw)
     Ns = sorted(runs["N"].unique())
-    params = dict(
-        D=s.D,
-        C=s.C,
-        q=round(s.q, 6),
+    params = setting_params(
+        s,
         N=f"{Ns[0]}..{Ns[-1]}",
         init="realistic",
         **departures(s, eta=kw.get("eta", 10.0)),

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..core.setting import Setting
 from ..experiments.semirealistic import closeness_runs
+from .check import setting_params
 
 #: Sizes of the closeness rows, fixed before any run: the Lemma 4.1 finite-N rows' N grid, steps and
 #: η (:mod:`theorydyn.claims.lemma41`), at the same D (the smallest in Theorem 3.1's scope from 16).
@@ -134,10 +135,8 @@ def check_closeness(
     tab = relative_gaps(runs.table, runs.reduced)
     other = f"; not the ledger's D = {ledger_D}" if ledger_D is not None and ledger_D != s.D else ""
     where = f"[D = {s.D}, q = {s.q:g}, {steps} steps, N = {Ns[0]}..{Ns[-1]}, {seeds} seeds{other}]"
-    params = dict(
-        D=s.D,
-        C=s.C,
-        q=round(s.q, 6),
+    params = setting_params(
+        s,
         eta=CLOSENESS_ETA,
         steps=steps,
         N=f"{Ns[0]}..{Ns[-1]}",

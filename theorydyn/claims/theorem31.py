@@ -46,7 +46,7 @@ from ..core.glm import (
 from ..core.setting import Setting
 from ..core.stats import bounded_mean_ci, mean_ci
 from ..infra.memory import MemoryEstimate
-from .check import UNIT, Check, Verdict, departures
+from .check import UNIT, Check, Verdict, departures, setting_params
 from .estimates import theorem_3_1_memory
 
 #: The small setting of the exact literal-statement row (issue 21's example): q(D − C) = 3 > C, q = 1/2, L = 4.
@@ -155,7 +155,7 @@ class _Judge:
     def __init__(self, s: Setting) -> None:
         self.s = s
         self.scope = theorem_3_1_scope(s)
-        self.base = dict(D=s.D, C=s.C, q=round(s.q, 6), **departures(s, model=False))
+        self.base = setting_params(s, **departures(s, model=False))
         self._crossing: dict[str, float] = {}
 
     def crossing(self) -> dict[str, float]:

@@ -19,7 +19,7 @@ from ..core import data, model
 from ..core.setting import Setting
 from ..core.stats import mean_ci
 from ..infra.memory import MemoryEstimate
-from .check import UNIT, Check, Verdict
+from .check import UNIT, Check, Verdict, setting_params
 from .estimates import theorem_3_2_memory
 
 
@@ -136,7 +136,7 @@ def check_theorem_3_2(
     5. INFO: Definition 2.2 on the logits A (the block structure lives in W_Q, W_K).
     """
     M = M if M is not None else construct_theorem_3_2(s, kappa=kappa * s.tau)
-    params = dict(D=s.D, C=s.C, q=round(s.q, 6), N=N, kappa=kappa)
+    params = setting_params(s, N=N, kappa=kappa)
     P = np.asarray(M.P, dtype=np.float64)
     G = P.T @ P
     A = (P.T @ M.W_Q) @ (P.T @ M.W_K).T

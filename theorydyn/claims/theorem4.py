@@ -23,8 +23,10 @@ Shapes: A: (D, D), v: (d,), X: (N, D, d).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +36,7 @@ from ..core.stats import mean_ci
 from ..experiments.theorem4 import Theorem4Runs, run_frozen, run_seeds, steps_for
 from ..infra.memory import MemoryEstimate
 from ..simulate.memory import simulate_memory
-from .check import UNIT, Check, Verdict, departures, unconditional_error
+from .check import UNIT, Check, Verdict, departures, setting_params, unconditional_error
 from .lemma41 import scaling_size
 from .persistence import window_ks, window_rows
 from .semirealistic import check_closeness
@@ -67,42 +69,18 @@ def window_steps(s: Setting, preset: int, quick: bool, eta: float = 10.0) -> tup
     return steps, T_a, ks, base
 
 
-def check_theorem_4_seeds(
-    s: Setting,
-    N: int = 8192,
-    steps: int = 200,
-    seeds: int = 5,
-    eta: float = 10.0,
-    omega: float = 1e-3,
-    seed: int = 0,
-    N_test: int = 8192,
-    err_tol: float = 0.05,
-    dtype: str = "float32",
-    progress=None,
-    ledger_D: int | None = None,
-    cos_tol: float = COS_TOL,
-    T_a: float | None = None,
-    ks: tuple[float, ...] = (),
-    control: bool = False,
-) -> list[Check]:
-    """Theorem 4.2 (realistic init) at the end of GD, over ``seeds`` independent seeds (data and init):
-    the runs of :func:`theorydyn.experiments.theorem4.run_seeds` (``N``, ``steps``, ``eta``,
-    ``omega``, ``seed``, ``N_test``, ``dtype``, ``control`` are its sizes) judged by
-    :func:`theorem_4_rows` (``err_tol``, ``ledger_D``, ``cos_tol``, ``T_a``, ``ks``)."""
-    runs = run_seeds(
-        s,
-        N=N,
-        steps=steps,
-        seeds=seeds,
-        eta=eta,
-        omega=omega,
-        seed=seed,
-        N_test=N_test,
-        dtype=dtype,
-        progress=progress,
-        control=control,
-    )
-    return theorem_4_rows(runs, err_tol=err_tol, ledger_D=ledger_D, cos_tol=cos_tol, T_a=T_a, ks=ks)
+#: the keywords of :func:`check_theorem_4_seeds` that go to :func:`theorem_4_rows` (the rest go to the runs)
+JUDGE_KEYWORDS = ("err_tol", "ledger_D", "cos_tol", "T_a", "ks")
+
+
+def check_theorem_4_seeds(s: Setting, **kw: Any) -> list[Check]:
+    """Theorem 4.2 (realistic init) at the end of GD, over independent seeds (data and init): the runs
+    of :func:`theorydyn.experiments.theorem4.run_seeds` (its sizes ``N``, ``steps``, ``seeds``, ``eta``,
+    ``omega``, ``seed``, ``N_test``, ``dtype``, ``progress``, ``control``) judged by :func:`theorem_4_rows`
+    (:data:`JUDGE_KEYWORDS`: ``err_tol``, ``ledger_D``, ``cos_tol``, ``T_a``, ``ks``); each keyword left
+    out takes the default of the function it goes to, declared there once."""
+    judge = {k: kw.pop(k) for k in JUDGE_KEYWORDS if k in kw}
+    return theorem_4_rows(run_seeds(s, **kw), **judge)
 
 
 def theorem_4_rows(
@@ -144,10 +122,8 @@ def theorem_4_rows(
     errs = [unconditional_error(r.err_f, r.amb_f) for r in runs.runs]
     status = runs.values("status")
     trajs = runs.values("trajectory")
-    params = dict(
-        D=s.D,
-        C=s.C,
-        q=round(s.q, 6),
+    params = setting_params(
+        s,
         N=N,
         eta=eta,
         steps=steps,
@@ -181,8 +157,10 @@ def theorem_4_rows(
         if runs.control
         else []
     )
+    # the three rows share their params, note, route and bounds
+    row = functools.partial(Check.over_seeds, params=params, note=note, route=ROUTE, bounds=UNIT)
     rows = along + [
-        Check.over_seeds(
+        row(
             f"Theorem 4.2 (1) {where}",
             f"patch association of A_hat at the last step ({steps}) (Definition 2.2, fraction of rows)",
             assoc,
@@ -190,32 +168,20 @@ def theorem_4_rows(
             if along
             else "== 1 (all rows, every seed)",
             v1 if along else (Verdict.OUT_OF_SCOPE if scope else bool(min(assoc) == 1.0)),
-            params=params,
-            note=note,
-            route=ROUTE,
-            bounds=UNIT,
         ),
-        Check.over_seeds(
+        row(
             f"Theorem 4.2 (2) {where}",
             "Pr[f F <= 0] on fresh samples (f = 0 an error)",
             errs,
             f"<= {err_tol}",
             v2,
-            params=params,
-            note=note,
-            route=ROUTE,
-            bounds=UNIT,
         ),
-        Check.over_seeds(
+        row(
             f"Theorem 4.2 (2) {where}",
             "Pr[f F <= 0 | f != 0] on fresh samples",
             runs.values("err_f"),
             "INFO (not the paper's quantity: f = 0 excluded)",
             Verdict.INFO,
-            params=params,
-            note=note,
-            route=ROUTE,
-            bounds=UNIT,
         ),
     ]
     return rows + _cos_rows(runs, where, params, scope, cos_tol) + frozen
@@ -377,7 +343,7 @@ def frozen_attention_row(
             errs,
             ">= 1/8 (95% interval; a GLM errs at least 1/8)",
             verdict,
-            params=dict(D=s.D, C=s.C, q=round(s.q, 6), N=N, eta=eta, steps=steps, omega=omega, init=init),
+            params=setting_params(s, N=N, eta=eta, steps=steps, omega=omega, init=init),
             note=note,
             route="fused v-only step vs frozen_grad_v "
             "(tests/test_simulate_partial.py::test_v_only_step_matches_the_numpy_route), frozen_grad_v vs "
@@ -442,7 +408,7 @@ def checks(
                     f"(the rows above); at D = {s.D} a seed of {Nf} samples and {stf} steps takes "
                     f"minutes",
                     cmd,
-                    params=dict(D=s.D, C=s.C, q=round(s.q, 6), N=Nf, steps=stf, seeds=seeds),
+                    params=setting_params(s, N=Nf, steps=stf, seeds=seeds),
                 )
             )
     return out

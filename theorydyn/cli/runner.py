@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -66,6 +67,11 @@ class Invocation:
         """Exit 2 with ``prog: error: message`` (the message starts with the flag it is about)."""
         _cli.fail(message, self.prog)
 
+    def setting(self, **overrides: Any):
+        """The validated :class:`~theorydyn.core.setting.Setting` of the parsed flags (``overrides``
+        replace fields); a rule broken exits 2 naming its flag (:func:`theorydyn.cli.tools.setting_from_args`)."""
+        return _cli.setting_from_args(self.args, self.prog, **overrides)
+
     def given(self) -> set[str]:
         """The destinations of the flags given explicitly (:func:`theorydyn.cli.tools.given_flags`)."""
         return _cli.given_flags(self.parser, self.argv if self.argv is not None else sys.argv[1:])
@@ -85,6 +91,22 @@ class Invocation:
 
     def write(self, path: Path | str, writer: Callable[[Path], object]) -> Path:
         return _cli.write_output(path, writer, self.prog)
+
+    def output_files(self, folder: Path | str, stem: str, suffixes: Sequence[str], flag: str = "--out") -> list[Path]:
+        """``folder/<stem><suffix>`` for each suffix, before any work: the folder created and proven
+        writable, each file probed (a link, a folder or a full disk is refused, exit 2 naming ``flag``)."""
+        out = self.output_dir(folder, flag)
+        files = [out / f"{stem}{suffix}" for suffix in suffixes]
+        for path in files:
+            self.probe(path, flag)
+        return files
+
+    def write_run(self, csv: Path, js: Path, trajectory: Any, summary: dict) -> None:
+        """A run's trajectory (a DataFrame, as CSV without its index) and its summary (JSON), each written
+        atomically: a kill or a full disk leaves the earlier file or the new one, never a torn one."""
+        self.write(csv, lambda t: trajectory.to_csv(t, index=False))
+        text = json.dumps(summary, indent=2, default=str)
+        self.write(js, lambda t: t.write_text(text))
 
 
 @dataclass(frozen=True)

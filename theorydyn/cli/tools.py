@@ -63,41 +63,34 @@ def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int =
     flag's name.
     """
     g = parser.add_argument_group("setting (docs/theory.md §1)")
-    g.add_argument(
-        "--D",
-        type=number(int, "--D", low=2, high=D_MAX),
-        default=D,
-        help=f"number of patches, 2..{D_MAX} (default %(default)s)",
-    )
-    g.add_argument(
+    add_number(g, "--D", int, low=2, high=D_MAX, default=D, help=f"number of patches, 2..{D_MAX} (default %(default)s)")
+    add_number(
+        g,
         "--C",
-        type=number(int, "--C", low=2, high=D_MAX),
+        int,
+        low=2,
+        high=D_MAX,
         default=C,
         help="size of each set S_l, 2 <= C < D, dividing D (default %(default)s)",
     )
-    g.add_argument("--d", type=number(int, "--d", low=2, high=D_MAX), default=None, help="patch dimension (default D)")
-    g.add_argument(
+    add_number(g, "--d", int, low=2, high=D_MAX, default=None, help="patch dimension (default D)")
+    add_number(
+        g,
         "--q",
-        type=number(float, "--q", low=0, high=1, rule="q must lie in [0, 1]"),
+        float,
+        low=0,
+        high=1,
+        rule="q must lie in [0, 1]",
         default=None,
         help="probability of ±w* in a random patch, in [0, 1] (default min(1, C²/D))",
     )
-    g.add_argument("--sigma2", type=positive(float, "--sigma2"), default=None, help="noise variance > 0 (default 1/d)")
-    g.add_argument("--p", type=number(int, "--p", low=3), default=3, help="degree of the activation (odd, >= 3)")
-    g.add_argument(
-        "--nu", type=positive(float, "--nu"), default=None, help="linear part of the activation > 0 (default 1/d)"
-    )
-    g.add_argument("--beta", type=number(float, "--beta"), default=1.0, help="fixed attention diagonal (default 1)")
-    g.add_argument(
-        "--tau", type=positive(float, "--tau"), default=1.0, help=f"softmax temperature >= {TAU_MIN:g} (default 1)"
-    )
+    add_positive(g, "--sigma2", float, default=None, help="noise variance > 0 (default 1/d)")
+    add_number(g, "--p", int, low=3, default=3, help="degree of the activation (odd, >= 3)")
+    add_positive(g, "--nu", float, default=None, help="linear part of the activation > 0 (default 1/d)")
+    add_number(g, "--beta", float, default=1.0, help="fixed attention diagonal (default 1)")
+    add_positive(g, "--tau", float, default=1.0, help=f"softmax temperature >= {TAU_MIN:g} (default 1)")
     g.add_argument("--partition", type=_partition_arg, default="blocks", help="blocks | grid | random | '0,1;2,3;…'")
-    g.add_argument(
-        "--partition-seed",
-        type=number(int, "--partition-seed", low=0),
-        default=0,
-        help="seed of the random partition, an integer >= 0",
-    )
+    add_number(g, "--partition-seed", int, low=0, default=0, help="seed of the random partition, an integer >= 0")
 
 
 #: Setting field → the flag that sets it (for messages).
@@ -126,19 +119,7 @@ def setting_error_message(e: Exception) -> str:
 
 def setting_from_args(args: argparse.Namespace, prog: str | None = None, **overrides) -> Setting:
     """Build a validated Setting from parsed flags; on a rule broken, exit 2 naming its flag."""
-    kw = dict(
-        D=args.D,
-        C=args.C,
-        d=args.d,
-        q=args.q,
-        sigma2=args.sigma2,
-        p=args.p,
-        nu=args.nu,
-        beta=args.beta,
-        tau=args.tau,
-        partition=args.partition,
-        partition_seed=args.partition_seed,
-    )
+    kw = {field: getattr(args, field) for field in SETTING_FLAGS}  # every Setting field, in its order
     kw.update(overrides)
     if isinstance(kw["tau"], (int, float)) and 0 < kw["tau"] < TAU_MIN:  # β/τ would overflow the softmax
         fail(f"--tau: must be >= {TAU_MIN:g} (β/τ overflows the softmax below it), got {kw['tau']:g}", prog)
@@ -262,6 +243,21 @@ def positive(kind=float, name: str = "value", allow_zero: bool = False, below: f
     return number(kind, name, low=0, low_open=not allow_zero, high=below, high_open=below is not None)
 
 
+def add_number(parser: argparse._ActionsContainer, flag: str, kind=float, **kwargs: Any) -> argparse.Action:
+    """``parser.add_argument(flag, type=number(kind, flag, …), …)``: a numeric flag whose converter names
+    the flag itself. The keywords of :func:`number` (``low``, ``high``, ``low_open``, ``high_open``,
+    ``rule``) go to the converter, the rest to ``add_argument``."""
+    rule = {k: kwargs.pop(k) for k in ("low", "high", "low_open", "high_open", "rule") if k in kwargs}
+    return parser.add_argument(flag, type=number(kind, flag, **rule), **kwargs)
+
+
+def add_positive(
+    parser: argparse._ActionsContainer, flag: str, kind=float, *, allow_zero: bool = False, **kwargs: Any
+) -> argparse.Action:
+    """``parser.add_argument(flag, type=positive(kind, flag, allow_zero), …)`` (:func:`add_number`)."""
+    return parser.add_argument(flag, type=positive(kind, flag, allow_zero=allow_zero), **kwargs)
+
+
 def path_arg(flag: str = "--out"):
     """argparse ``type=`` converter: a :class:`~pathlib.Path`, refusing a blank value (``Path("")`` would
     silently be the current folder). ``.path`` marks it for the tests (tests/test_cli_vocabulary.py)."""
@@ -320,13 +316,7 @@ def add_common_arguments(
         parser.add_argument("--seed", type=positive(int, "--seed", allow_zero=True), default=seed, help=seed_help)
     if seeds is not None:
         first = "--first-seed F … F+K-1" if first_seed else "0 … K-1"
-        parser.add_argument(
-            "--seeds",
-            type=number(int, "--seeds", low=1, high=SEEDS_MAX),
-            default=seeds,
-            metavar="K",
-            help=seeds_help or f"number of seeds, an integer >= 1: seeds {first}",
-        )
+        add_seeds(parser, seeds, seeds_help or f"number of seeds, an integer >= 1: seeds {first}")
     if first_seed:
         parser.add_argument(
             "--first-seed",
@@ -345,6 +335,11 @@ def add_common_arguments(
         parser.add_argument(
             "--recompute", action="store_true", help=f"recompute results already in {recompute} (default: reuse them)"
         )
+
+
+def add_seeds(parser: argparse._ActionsContainer, default: int | None, help: str) -> argparse.Action:
+    """``--seeds K``: always a count, an integer in 1..:data:`SEEDS_MAX` (its one rule in every CLI)."""
+    return add_number(parser, "--seeds", int, low=1, high=SEEDS_MAX, default=default, metavar="K", help=help)
 
 
 def add_size_arguments(
@@ -383,6 +378,22 @@ def setting_name_params(s: Setting) -> tuple[dict[str, Any], dict[str, Any]]:
     ref["d"] = Setting(D=s.D, C=s.C).d
     skip = ("D", "C")
     return {k: v for k, v in s.to_dict().items() if k not in skip}, {k: v for k, v in ref.items() if k not in skip}
+
+
+def name_params(
+    s: Setting, parser: argparse.ArgumentParser, args: argparse.Namespace, skip: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(params, defaults) of a run for :func:`run_stem`: the Setting's (:func:`setting_name_params`),
+    then each option of ``parser`` (its value in ``args`` against its default, in the parser's order),
+    leaving out the Setting's flags, the destinations in ``skip`` and a spelling hidden from ``--help``
+    (an old alias such as ``--N-test``: its flag names it)."""
+    params, defaults = setting_name_params(s)
+    for a in parser._actions:
+        if not a.option_strings or a.help == argparse.SUPPRESS or a.dest in skip or a.dest in SETTING_FLAGS:
+            continue
+        if a.dest in vars(args):
+            params[a.dest], defaults[a.dest] = getattr(args, a.dest), a.default
+    return params, defaults
 
 
 def run_stem(prefix: str, params: Mapping[str, Any], defaults: Mapping[str, Any], max_len: int = 100) -> str:

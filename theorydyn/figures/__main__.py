@@ -184,8 +184,7 @@ def run(inv: Invocation) -> int:
 COMMAND = Command(PROG, build_parser, run)
 
 
-def main(argv: list[str] | None = None) -> int:
-    return COMMAND.main(argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

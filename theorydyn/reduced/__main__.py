@@ -8,21 +8,17 @@ file is left as it was; every file is written atomically), 2 on bad input (nothi
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from ..cli.configs import add_config_flags, config_from_args
 from ..cli.runner import Command, Invocation
 from ..cli.tools import (
-    SETTING_FLAGS,
     ArgumentParser,
     add_common_arguments,
     add_setting_arguments,
-    fail,
     format_time,
+    name_params,
     run_stem,
-    setting_from_args,
-    setting_name_params,
 )
 from ..core.phases import Phases
 from ..infra.limits import STEPS_MAX
@@ -76,11 +72,7 @@ def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s, **reso
     fields against the default Setting at this D, C (and d: σ², ν follow it), the solver's flags
     against the parser's defaults (:func:`~theorydyn.cli.tools.run_stem`), so ``--q 0.3`` or ``--seed 1``
     never overwrite the default run."""
-    params, defaults = setting_name_params(s)
-    solver = {a.dest: getattr(args, a.dest) for a in ap._actions if a.option_strings and a.dest in vars(args)}
-    solver = {k: v for k, v in solver.items() if k not in NOT_IN_NAME and k not in SETTING_FLAGS and k != "help"}
-    params.update(solver)
-    defaults.update({k: ap.get_default(k) for k in solver})
+    params, defaults = name_params(s, ap, args, NOT_IN_NAME)
     # the resolved values of the flags whose default is None (the mode picks them)
     if args.method == "gd":
         params.update(eta=resolved["eta"], steps=args.steps)
@@ -132,37 +124,30 @@ def run(inv: Invocation) -> int:
     try:
         cfg = flow_config(args)
     except ValueError as e:
-        fail(str(e), PROG)
-    s = setting_from_args(args, PROG)
+        inv.fail(str(e))
+    s = inv.setting()
     if cfg.expectation == "exact" and n_exact_terms(s) > MAX_TERMS:
-        fail(
+        inv.fail(
             f"--expectation exact: {n_exact_terms(s):.3g} multisets of count types at D={s.D}, C={s.C} "
-            f"(the limit is {MAX_TERMS:.3g}); use --expectation mc",
-            PROG,
+            f"(the limit is {MAX_TERMS:.3g}); use --expectation mc"
         )
     inv.guard_memory(reduced_memory(s.D, s.C, s.q, cfg.n_samples, cfg.expectation), force=args.force)
-    out = inv.output_dir(args.out)
     stem = output_stem(build_parser(), args, s, eta=cfg.eta, n_samples=cfg.n_samples, solver=cfg.solver)
-    csv, js, png = out / f"{stem}.csv", out / f"{stem}.json", out / f"{stem}.png"
-    for path in (csv, js) + (() if args.no_plot else (png,)):
-        inv.probe(path)  # a link, a folder or a full disk is refused before any work
+    csv, js, *png = inv.output_files(args.out, stem, (".csv", ".json") + (() if args.no_plot else (".png",)))
     try:
         res = integrate(s, config=cfg, progress=not args.quiet)
     except ValueError as e:
-        fail(str(e), PROG)
-    # each file atomically: a kill or a full disk leaves the earlier file or the new one, never a torn one
-    inv.write(csv, lambda t: res.trajectory.to_csv(t, index=False))
-    summary = json.dumps(res.summary(), indent=2, default=str)
-    inv.write(js, lambda t: t.write_text(summary))
+        inv.fail(str(e))
+    inv.write_run(csv, js, res.trajectory, res.summary())
     print(f"setting: {s}")
     print(f"status: {res.status}{' — ' + res.message if res.message else ''}")
     horizon = float(res.trajectory["s"].iloc[-1]) if len(res.trajectory) else args.s_max
     print(format_phases(res.phases.as_dict(), horizon))
     print(f"trajectory: {csv}")
-    if not args.no_plot and len(res.trajectory):
+    if png and len(res.trajectory):
         fig = plot_trajectory(res)
-        inv.write(png, lambda t: save(fig, t))
-        print(f"plot: {png}")
+        inv.write(png[0], lambda t: save(fig, t))
+        print(f"plot: {png[0]}")
     return 0 if res.ok else 1
 
 

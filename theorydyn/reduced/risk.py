@@ -56,6 +56,11 @@ class Estimate:
     n_terms: int
 
 
+def kernel_setting(s: Setting) -> tuple[float, float, int, float, int, int]:
+    """The Setting's scalars in the order of the kernels' arguments: (β, τ, p, ν, C, D)."""
+    return float(s.beta), float(s.tau), int(s.p), float(s.nu), int(s.C), int(s.D)
+
+
 class _Evaluator:
     """Evaluates ℓ_red and its gradient on a fixed bank, reusing the table buffer."""
 
@@ -64,12 +69,7 @@ class _Evaluator:
         self.tab = np.empty((len(bank.plus), len(bank.Tvals), 4))
         self.out = np.empty(rk.N_OUT)
         self.args = (
-            float(s.beta),
-            float(s.tau),
-            int(s.p),
-            float(s.nu),
-            int(s.C),
-            int(s.D),
+            *kernel_setting(s),
             bank.plus,
             bank.minus,
             bank.zero,
@@ -148,12 +148,7 @@ def _type_table(
         float(alpha),
         float(gamma),
         float(rho),
-        float(s.beta),
-        float(s.tau),
-        int(s.p),
-        float(s.nu),
-        int(s.C),
-        int(s.D),
+        *kernel_setting(s),
         plus,
         minus,
         zero,

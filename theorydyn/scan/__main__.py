@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..cli.runner import Command, Invocation
 from ..cli.tools import (
-    SEEDS_MAX,
     ArgumentParser,
     RawDescriptionHelpFormatter,
     add_common_arguments,
+    add_number,
+    add_positive,
+    add_seeds,
     add_setting_arguments,
     fail,
-    number,
-    positive,
 )
 from ..infra.limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, TAU_MIN
 from ..infra.paths import SCAN, run_name
@@ -68,43 +68,45 @@ def _add_axis_arguments(ap: argparse.ArgumentParser) -> None:
     """The scan axes: lists of values, each replacing its single-valued Setting flag."""
     # The axes that take lists replace their single-valued counterparts.
     g = ap.add_argument_group("scan axes (lists)")
-    g.add_argument("--D", type=number(int, "--D"), nargs="+", default=None, help="number(s) of patches (default 64)")
-    g.add_argument("--C", type=number(int, "--C"), nargs="+", default=None, help="set size(s) (default 4)")
-    g.add_argument(
+    add_number(g, "--D", int, nargs="+", default=None, help="number(s) of patches (default 64)")
+    add_number(g, "--C", int, nargs="+", default=None, help="set size(s) (default 4)")
+    add_number(
+        g,
         "--q",
-        type=number(float, "--q"),
+        float,
         nargs="+",
         default=None,
         help="q value(s) (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D)",
     )
-    g.add_argument(
+    add_number(
+        g,
         "--tau",
-        type=number(float, "--tau", low=TAU_MIN),
+        float,
+        low=TAU_MIN,
         nargs="+",
         default=None,
         help=f"softmax temperature(s) >= {TAU_MIN:g} (default 1)",
     )
-    g.add_argument(
+    add_number(
+        g,
         "--eta",
-        type=number(float, "--eta"),
+        float,
         nargs="+",
         default=None,
         help="GD step(s) η: reduced --method gd and the simulator (default 10)",
     )
-    g.add_argument(
-        "--N", type=number(int, "--N"), nargs="+", default=None, help="simulator sample size(s) (default 16384)"
-    )
-    g.add_argument(
-        "--seeds",
-        type=number(int, "--seeds", low=1, high=SEEDS_MAX),
-        default=None,
-        metavar="K",
-        help=f"number of seeds, an integer >= 1: seeds --first-seed F … F+K-1 (default {len(DEFAULT_SEEDS)}; "
+    add_number(g, "--N", int, nargs="+", default=None, help="simulator sample size(s) (default 16384)")
+    add_seeds(
+        g,
+        None,
+        f"number of seeds, an integer >= 1: seeds --first-seed F … F+K-1 (default {len(DEFAULT_SEEDS)}; "
         "with --spec: the spec's seed list). Any other list of seeds: seed = [...] in a --spec file",
     )
-    g.add_argument(
+    add_positive(
+        g,
         "--first-seed",
-        type=positive(int, "--first-seed", allow_zero=True),
+        int,
+        allow_zero=True,
         default=None,
         metavar="F",
         help="the first of the --seeds seeds, an integer >= 0 (default 0)",
@@ -117,34 +119,39 @@ def _add_solver_options(ap: argparse.ArgumentParser) -> None:
     o.add_argument(
         "--method", choices=("flow", "gd"), default=None, help="reduced dynamics: gradient flow or GD (default flow)"
     )
-    o.add_argument(
+    add_number(
+        o,
         "--s-max",
-        type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX),
+        float,
+        low=S_MAX_MIN,
+        high=S_MAX_MAX,
         default=None,
         help=f"horizon in s = η·t, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default 5e4·max(1, D/64)^1.5, per D)",
     )
-    o.add_argument(
-        "--n-samples", type=positive(int, "--n-samples"), default=None, help="Monte Carlo count samples (default 4000)"
-    )
+    add_positive(o, "--n-samples", int, default=None, help="Monte Carlo count samples (default 4000)")
     o.add_argument(
         "--expectation", choices=("mc", "exact"), default=None, help="Monte Carlo or exact (small L; default mc)"
     )
-    o.add_argument(
+    add_number(
+        o,
         "--n-points",
-        type=number(int, "--n-points", low=2, high=N_POINTS_MAX),
+        int,
+        low=2,
+        high=N_POINTS_MAX,
         default=None,
         help=f"trajectory points, 2..{N_POINTS_MAX:.0e} (default 400)",
     )
     o.add_argument("--simulate", action="store_true", default=None, help="also run the finite-sample simulator")
-    o.add_argument(
+    add_number(
+        o,
         "--sim-steps",
-        type=number(int, "--sim-steps", low=1, high=SIM_STEPS_MAX),
+        int,
+        low=1,
+        high=SIM_STEPS_MAX,
         default=None,
         help=f"simulator GD steps, 1..{SIM_STEPS_MAX:.0e} (default 1200)",
     )
-    o.add_argument(
-        "--omega", type=positive(float, "--omega"), default=None, help="simulator init scale ω (default 1e-3)"
-    )
+    add_positive(o, "--omega", float, default=None, help="simulator init scale ω (default 1e-3)")
     o.add_argument(
         "--dtype",
         choices=("float64", "float32"),
@@ -172,9 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_axis_arguments(ap)
     _add_solver_options(ap)
     r = ap.add_argument_group("running")
-    r.add_argument(
+    add_positive(
+        r,
         "--workers",
-        type=positive(int, "--workers", allow_zero=True),
+        int,
+        allow_zero=True,
         default=2,
         help="local worker processes; 0 runs in this process (default 2)",
     )

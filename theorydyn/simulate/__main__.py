@@ -10,23 +10,18 @@ atomically, so the earlier one is left as it was), 2 on bad input (before any wo
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Sequence
 
 from ..cli.configs import add_config_flags, config_from_args
 from ..cli.runner import Command, Invocation
 from ..cli.tools import (
-    SETTING_FLAGS,
     START_FRACTION,
     ArgumentParser,
     add_common_arguments,
     add_setting_arguments,
-    fail,
     format_time,
+    name_params,
     run_stem,
-    setting_from_args,
-    setting_name_params,
 )
 from ..infra.paths import run_dir
 from .config import CLI_DEFAULTS, SIM_DEFAULTS, SimConfig
@@ -71,14 +66,9 @@ NOT_IN_NAME = ("out", "quiet", "force", "help")
 
 def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s) -> str:
     """``simulate_D<D>_C<C>`` and every parameter that differs from its default: the Setting's fields
-    against the default Setting at this D, C (:func:`~theorydyn.cli.tools.setting_name_params`), the run's
+    against the default Setting at this D, C (:func:`~theorydyn.cli.tools.name_params`), the run's
     flags against the parser's defaults (:func:`~theorydyn.cli.tools.run_stem`)."""
-    params, defaults = setting_name_params(s)
-    for a in ap._actions:
-        if a.help == argparse.SUPPRESS:  # an old spelling of a flag (--N-test): the flag itself names it
-            continue
-        if a.option_strings and a.dest not in NOT_IN_NAME and a.dest not in SETTING_FLAGS:
-            params[a.dest], defaults[a.dest] = getattr(args, a.dest), a.default
+    params, defaults = name_params(s, ap, args, NOT_IN_NAME)
     return run_stem(f"simulate_D{s.D}_C{s.C}", params, defaults)
 
 
@@ -92,24 +82,17 @@ def run(inv: Invocation) -> int:
     try:
         cfg = config_from_args(SimConfig, args)  # the library's SimConfig, with this CLI's flags
     except ValueError as e:
-        fail(str(e), PROG)
-    s = setting_from_args(args, PROG)
+        inv.fail(str(e))
+    s = inv.setting()
     inv.guard_memory(simulate_memory(s.D, s.C, s.d, cfg.N, cfg.n_test, cfg.dtype), force=args.force)
-    out = inv.output_dir(args.out)
-    stem = output_stem(build_parser(), args, s)
-    files = [out / f"{stem}.csv", out / f"{stem}.json", out / f"{stem}.png"]
-    for path in files:
-        inv.probe(path)  # a link, a folder or a full disk is refused before any work
+    files = inv.output_files(args.out, output_stem(build_parser(), args, s), (".csv", ".json", ".png"))
     try:
         res = simulate(s, config=cfg, progress=not args.quiet)
     except (ValueError, ImportError) as e:
-        fail(str(e), PROG)
-    # each file atomically: a kill or a full disk leaves the earlier file or the new one, never a torn one
-    inv.write(files[0], lambda t: res.trajectory.to_csv(t, index=False))
+        inv.fail(str(e))
     summary = res.summary()
     summary["symmetry_breaking_final"] = symmetry_breaking(s, res.A)
-    text = json.dumps(summary, indent=2, default=str)
-    inv.write(files[1], lambda t: t.write_text(text))
+    inv.write_run(files[0], files[1], res.trajectory, summary)
     fig = plot_figure4(res)
     inv.write(files[2], lambda t: save(fig, t))
     print(
@@ -137,8 +120,7 @@ def run(inv: Invocation) -> int:
 COMMAND = Command(PROG, build_parser, run)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return COMMAND.main(argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 
 from ..cli.runner import Command, Invocation
 from ..cli.tools import ArgumentParser, path_arg
@@ -61,8 +60,7 @@ def run(inv: Invocation) -> int:
 COMMAND = Command(PROG, build_parser, run)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return COMMAND.main(argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

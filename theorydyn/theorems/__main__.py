@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 
 from ..cli.runner import Command, Invocation
 from ..verify.__main__ import build_parser as ledger_parser
@@ -41,8 +40,7 @@ def run(inv: Invocation) -> int:
 COMMAND = Command(PROG, build_parser, run)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return COMMAND.main(argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

@@ -7,23 +7,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..cli.runner import Command, Invocation
 from ..cli.tools import (
-    SEEDS_MAX,
     ArgumentParser,
     add_common_arguments,
+    add_number,
+    add_positive,
+    add_seeds,
     add_setting_arguments,
     add_size_arguments,
     fail,
     number,
     output_dir,
     path_arg,
-    positive,
-    setting_from_args,
 )
 from ..infra.paths import run_dir
 from .sizes import CACHED, DEFAULT_METHODS, FROZEN, FULL, METHODS, QUICK
@@ -35,28 +34,32 @@ VERIFY_COMMAND = "python -m theorydyn.verify --only transfer"
 
 def _add_upstream_arguments(ap: argparse.ArgumentParser) -> None:
     """The finite-sample pre-training (method pretrained-sim) and the largest D of the costly methods."""
-    ap.add_argument(
+    add_positive(
+        ap,
         "--upstream-N",
-        type=positive(int, "--upstream-N"),
+        int,
         default=None,
         help=f"finite-sample pre-training samples (method pretrained-sim; default {QUICK['upstream_N']}; "
         f"--full: {FULL['upstream_N']})",
     )
-    ap.add_argument(
+    add_positive(
+        ap,
         "--upstream-steps",
-        type=positive(int, "--upstream-steps"),
+        int,
         default=None,
         help=f"finite-sample pre-training steps (method pretrained-sim; default {QUICK['upstream_steps']})",
     )
-    ap.add_argument(
+    add_positive(
+        ap,
         "--scratch-max-D",
-        type=positive(int, "--scratch-max-D"),
+        int,
         default=None,
         help=f"train 'scratch' only up to this D (default {QUICK['scratch_max_D']}; --full: {FULL['scratch_max_D']})",
     )
-    ap.add_argument(
+    add_positive(
+        ap,
         "--sim-max-D",
-        type=positive(int, "--sim-max-D"),
+        int,
         default=None,
         help=f"finite-sample pre-training only up to this D (default {QUICK['sim_max_D']}; "
         f"--full: {FULL['sim_max_D']})",
@@ -79,9 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
         quick_help="the QUICK sizes (the default)",
         full_help="the sizes of the reported run (FULL) (default: QUICK)",
     )
-    ap.add_argument(
+    add_positive(
+        ap,
         "--count",
-        type=positive(float, "--count"),
+        float,
         default=None,
         help="K = q(D − C), kept across D (default 8); not with --keep-q",
     )
@@ -91,9 +95,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep --q fixed across D instead (the old, censored rule); "
         "--q and --D (default q = min(1, C²/D)) act only with it",
     )
-    ap.add_argument(
+    add_number(
+        ap,
         "--eps",
-        type=number(float, "--eps", low=0, high=0.5, low_open=True, high_open=True),
+        float,
+        low=0,
+        high=0.5,
+        low_open=True,
+        high_open=True,
         default=0.05,
         help="theorem level of the pre-trained Â: accuracy a*(D) − eps, in (0, 0.5) (default 0.05)",
     )
@@ -104,45 +113,46 @@ def build_parser() -> argparse.ArgumentParser:
         help="common target accuracy of every method, in (0.5, 1), below every baseline's ceiling; "
         "'none': a*(D) − eps for every method (default 0.75)",
     )
-    ap.add_argument(
+    add_number(
+        ap,
         "--Ds",
-        type=number(int, "--Ds", low=1),
+        int,
+        low=1,
         nargs="+",
         default=None,
         help=f"D values, each a multiple of C (default {' '.join(map(str, QUICK['Ds']))})",
     )
-    ap.add_argument(
+    add_number(
+        ap,
         "--Ns",
-        type=number(int, "--Ns", low=1),
+        int,
+        low=1,
         nargs="+",
         default=None,
         help=f"increasing Ñ grid (default powers of 2: 1 … {QUICK['Ns'][-1]}; --full: … {FULL['Ns'][-1]})",
     )
-    ap.add_argument(
-        "--seeds",
-        type=number(int, "--seeds", low=1, high=SEEDS_MAX),
-        default=None,
-        metavar="K",
-        help=f"number of seeds per Ñ, an integer >= 1: seeds 0 … K-1 (default {QUICK['seeds']})",
+    add_seeds(
+        ap,
+        None,
+        f"number of seeds per Ñ, an integer >= 1: seeds 0 … K-1 (default {QUICK['seeds']})",
     )
-    n_test = positive(int, "--n-test")
-    ap.add_argument(
+    add_positive(
+        ap,
         "--n-test",
+        int,
         dest="N_test",
-        type=n_test,
         default=None,
         help=f"fresh test samples (default {QUICK['N_test']}; --full: {FULL['N_test']})",
     )
     # the former spelling, still read (one spelling in --help: --n-test, as simulate's)
-    ap.add_argument("--N-test", dest="N_test", type=positive(int, "--N-test"), default=None, help=argparse.SUPPRESS)
+    add_positive(ap, "--N-test", int, dest="N_test", default=None, help=argparse.SUPPRESS)
     _add_upstream_arguments(ap)
-    ap.add_argument("--eta", type=positive(float, "--eta"), default=10.0, help="GD step size (default 10)")
-    ap.add_argument(
-        "--omega", type=positive(float, "--omega"), default=1e-3, help="initialisation scale ω (default 1e-3)"
-    )
-    ap.add_argument(
+    add_positive(ap, "--eta", float, default=10.0, help="GD step size (default 10)")
+    add_positive(ap, "--omega", float, default=1e-3, help="initialisation scale ω (default 1e-3)")
+    add_positive(
+        ap,
         "--steps-v",
-        type=positive(int, "--steps-v"),
+        int,
         default=None,
         help="fine-tuning steps for ṽ (default 300; frozen-attention methods)",
     )
@@ -323,7 +333,7 @@ def run(inv: Invocation) -> int:
     if list(cfg["Ns"]) != sorted(set(cfg["Ns"])):
         fail(f"--Ns: must be increasing, got {' '.join(map(str, cfg['Ns']))}", PROG)
     cfg["Ds"], cfg["Ns"] = tuple(cfg["Ds"]), tuple(cfg["Ns"])
-    s = setting_from_args(args, PROG, nu=args.nu if args.nu is not None else 1 / 64)
+    s = inv.setting(nu=args.nu if args.nu is not None else 1 / 64)
     count = None if args.keep_q else (8.0 if args.count is None else args.count)
     try:
         base = with_count(s, count) if count is not None else s
@@ -387,8 +397,7 @@ def run(inv: Invocation) -> int:
 COMMAND = Command(PROG, build_parser, run)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return COMMAND.main(argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

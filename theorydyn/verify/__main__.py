@@ -17,13 +17,12 @@ from ..cli.runner import Command, Invocation
 from ..cli.tools import (
     ArgumentParser,
     add_common_arguments,
+    add_number,
     add_out_argument,
+    add_positive,
     add_setting_arguments,
     add_size_arguments,
     fail,
-    number,
-    positive,
-    setting_from_args,
 )
 from ..core.setting import Setting
 from ..infra.limits import S_MAX_MAX, S_MAX_MIN
@@ -72,21 +71,28 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"run only these claims (theorydyn.claims.CLAIMS), or the groups {claims.groups_text()} "
         "(default: every claim)",
     )
-    ap.add_argument(
+    add_number(
+        ap,
         "--s-max",
-        type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX),
+        float,
+        low=S_MAX_MIN,
+        high=S_MAX_MAX,
         default=None,
         help="horizon of the reduced flow (default reduced.default_horizon(D) = 2e4·max(1, D/64)^1.5)",
     )
-    ap.add_argument(
+    add_number(
+        ap,
         "--n-samples",
-        type=number(int, "--n-samples", low=2),
+        int,
+        low=2,
         default=None,
         help="Monte Carlo samples of the reduced risk per seed, >= 2 (default 4000; 1500 with --quick)",
     )
-    ap.add_argument(
+    add_positive(
+        ap,
         "--seed",
-        type=positive(int, "--seed", allow_zero=True),
+        int,
+        allow_zero=True,
         default=None,
         help="first seed of the reduced flows (seeds seed … seed+4; default 0)",
     )
@@ -200,7 +206,7 @@ def run(inv: Invocation) -> int:
     from .core import collect, format_markdown, format_table, format_times, terminal_width
 
     args = inv.args
-    s = setting_from_args(args, PROG)
+    s = inv.setting()
     reduced_flags = (("--s-max", args.s_max), ("--n-samples", args.n_samples), ("--seed", args.seed))
     # the reduced flow's flags given: they name the ledger's file (a default --seed 0 is the default ledger)
     extra = dict(s_max=args.s_max, n_samples=args.n_samples, seed=args.seed or None)
@@ -307,8 +313,7 @@ def run(inv: Invocation) -> int:
 COMMAND = Command(PROG, build_parser, run)
 
 
-def main(argv: list[str] | None = None) -> int:
-    return COMMAND.main(argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ def run_dir(*parts: str) -> Path:
 def committed_figures() -> Path | None:
     """The ``figures/`` folder of the source checkout this package is imported from (its manifest
     gives the measured costs), or None for an installed copy without one."""
-    p = Path(__file__).resolve().parent.parent / "figures"
+    p = Path(__file__).resolve().parents[2] / "figures"  # <checkout>/theorydyn/infra/paths.py
     return p if (p / "manifest.json").is_file() else None
 
 

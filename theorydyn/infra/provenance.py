@@ -136,7 +136,7 @@ _GIT_TIMEOUT_S = 3.0
 
 
 def _package_root() -> Path:
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]  # <checkout>/theorydyn/infra/provenance.py
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess | None:

@@ -92,6 +92,16 @@ def kill_at_random_moments(
     return hit
 
 
+def join_or_kill(p, timeout: float) -> None:
+    """``p.join(timeout)``, then SIGKILL and reap ``p`` if it is still running: a forked child that hangs
+    (a lock held by one of the parent's threads at the fork) fails its test instead of being left behind
+    for multiprocessing's exit handler, which would join it forever."""
+    p.join(timeout)
+    if p.is_alive():
+        p.kill()
+        p.join()
+
+
 @pytest.fixture()
 def tmpfs(tmp_path):
     """``mount(size)``: a fresh tmpfs of ``size`` (e.g. "256k") under ``tmp_path``, unmounted after the

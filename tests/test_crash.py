@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import kill_at_random_moments
+from conftest import join_or_kill, kill_at_random_moments
 
 from theorydyn.verify.__main__ import _whole_ledger, main  # imported here: each forked run starts at main()
 
@@ -40,7 +40,7 @@ def _run_verify(out: Path, argv: tuple[str, ...] = tuple(VERIFY)) -> float:
     p = multiprocessing.get_context("fork").Process(target=_verify_quietly, args=(out, argv))
     t = time.perf_counter()
     p.start()
-    p.join(120)
+    join_or_kill(p, 120)
     assert p.exitcode in (0, 1), p.exitcode  # 1: some claim FAILs at this tiny size, which is a verdict
     return time.perf_counter() - t
 

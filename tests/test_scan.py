@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import NON_REGULAR, TINY_REAL_SCAN, kill_at_random_moments, make_non_regular
+from conftest import NON_REGULAR, TINY_REAL_SCAN, join_or_kill, kill_at_random_moments, make_non_regular
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -275,7 +275,7 @@ def test_concurrent_overlapping_scans_and_a_simulate_scan_on_one_name_keep_every
         for p in procs:
             p.start()
         for p in procs:
-            p.join(60)
+            join_or_kill(p, 60)
         assert [p.exitcode for p in procs] == [0, 0, 0], rep
         got = ResultStore(d / "mix.csv")
         assert got.rejected == 0 and _once_each(d) == []

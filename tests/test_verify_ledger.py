@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import claim_module, kill_at_random_moments, register_claims
+from conftest import claim_module, join_or_kill, kill_at_random_moments, register_claims
 from toy_ledger import CLAIMS, computed
 from toy_ledger.two import NOTE
 
@@ -179,7 +179,7 @@ def test_kill_9_at_random_moments_leaves_whole_claims_and_a_rerun_equals(toys, t
     p = multiprocessing.get_context("fork").Process(target=_quiet_main, args=(ARGS + ["--out", str(tmp_path / "t")],))
     t = time.perf_counter()
     p.start()
-    p.join(60)
+    join_or_kill(p, 60)
     full = time.perf_counter() - t
 
     def after(i: int, killed: bool) -> None:

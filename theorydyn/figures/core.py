@@ -155,7 +155,9 @@ def record_existing(name: str, out: Path, why: str) -> dict:
 
 
 #: the measured fields of a manifest entry as :func:`record_existing` leaves them: nothing measured
-_UNMEASURED = dict(numbers={}, cost_s=None, cold=False, load_avg_1m=None, regenerated_in_ci=False, made_utc=None)
+_UNMEASURED: dict[str, Any] = dict(
+    numbers={}, cost_s=None, cold=False, load_avg_1m=None, regenerated_in_ci=False, made_utc=None
+)
 
 
 def _entry(fig: Figure, png: Path, quick: bool, note: str, **measured) -> dict:

@@ -72,7 +72,7 @@ def vit_train_memory(
     )
 
 
-def vit_batch_memory(batch: int, *shape: int | None, **kw: Any) -> MemoryEstimate:
+def vit_batch_memory(batch: int, *shape: Any, **kw: Any) -> MemoryEstimate:
     """:func:`vit_train_memory` without the weights: the batch's input and saved activations alone
     (the same arguments; ``classes`` plays no part)."""
     return vit_train_memory(batch, *shape, weights=False, **kw)

@@ -61,6 +61,11 @@ PROG = "python -m theorydyn.vision.bench"
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+
+    def count(flag: str, text: str, *, zero: bool = False) -> None:
+        """An integer flag >= 1 (>= 0 with ``zero``) whose default (None) depends on the device or mode."""
+        p.add_argument(flag, type=positive(int, flag, allow_zero=zero), default=None, help=text)
+
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present, else cpu")
     p.add_argument(
         "--batches",
@@ -69,27 +74,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="batch sizes (default 128 1024; --smoke: one, default 128)",
     )
-    p.add_argument("--width", type=positive(int, "--width"), default=None, help="default 384 on cuda, 96 on cpu")
-    p.add_argument("--depth", type=positive(int, "--depth"), default=None, help="default 7 on cuda, 2 on cpu")
-    p.add_argument("--heads", type=positive(int, "--heads"), default=None, help="default 12 on cuda, 4 on cpu")
+    count("--width", "default 384 on cuda, 96 on cpu")
+    count("--depth", "default 7 on cuda, 2 on cpu")
+    count("--heads", "default 12 on cuda, 4 on cpu")
     p.add_argument("--patch", type=number(int, "--patch", low=1, high=32), default=4, help="divides 32 (default 4)")
-    p.add_argument(
-        "--steps",
-        type=positive(int, "--steps"),
-        default=None,
-        help="timed steps (default 30 cuda, 2 cpu; not with --smoke)",
-    )
-    p.add_argument(
-        "--warmup",
-        type=positive(int, "--warmup", allow_zero=True),
-        default=None,
-        help="untimed steps first (default 10 cuda, 1 cpu; not with --smoke)",
-    )
-    p.add_argument(
+    count("--steps", "timed steps (default 30 cuda, 2 cpu; not with --smoke)")
+    count("--warmup", "untimed steps first (default 10 cuda, 1 cpu; not with --smoke)", zero=True)
+    count(
         "--repeats",
-        type=positive(int, "--repeats"),
-        default=None,
-        help="alternate the two models this many times, keep each one's best (default 3 cuda, 2 cpu; not with --smoke)",
+        "alternate the two models this many times, keep each one's best (default 3 cuda, 2 cpu; not with --smoke)",
     )
     p.add_argument("--compile", action="store_true", help="torch.compile both models")
     add_out_argument(
@@ -100,12 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="one epoch per attention through the training loop on synthetic data (module docstring)",
     )
-    p.add_argument(
-        "--smoke-images",
-        type=positive(int, "--smoke-images"),
-        default=None,
-        help="training images of --smoke (default 50000 on cuda, 512 on cpu)",
-    )
+    count("--smoke-images", "training images of --smoke (default 50000 on cuda, 512 on cpu)")
     add_common_arguments(p, seed=None, quiet=False, force="device")  # no progress bar to silence
     p.add_argument(
         "--ensemble",
@@ -121,9 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="ensemble sizes of --ensemble (default 3 10; 1, the single network, always)",
     )
     p.add_argument("--epochs", type=positive(int, "--epochs"), default=1, help="epochs per --ensemble measurement")
-    p.add_argument(
-        "--threads", type=positive(int, "--threads"), default=None, help="CPU threads of torch (default torch's choice)"
-    )
+    count("--threads", "CPU threads of torch (default torch's choice)")
     return p
 
 

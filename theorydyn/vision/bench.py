@@ -38,6 +38,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..cli.runner import Command, Invocation
 from ..cli.tools import (
@@ -178,57 +179,40 @@ def _run_ensemble(args: argparse.Namespace, device) -> int:
     return 0
 
 
-def _run_smoke(
-    args: argparse.Namespace, device, width: int, depth: int, heads: int, images: int, batch: int, out
-) -> int:
-    """``--smoke``: one epoch of ``images`` synthetic 32×32×3 images at ``batch``
-    (:func:`theorydyn.vision.throughput.smoke`), printed and written to ``out``."""
+def _run_smoke(args: argparse.Namespace, device, shape: dict[str, Any], images: int, batch: int, out) -> int:
+    """``--smoke``: one epoch of ``images`` synthetic 32×32×3 images at ``batch`` through the ViT of
+    ``shape`` (width, depth, heads, patch; :func:`theorydyn.vision.throughput.smoke`), printed and
+    written to ``out``."""
     from .throughput import smoke
 
     print(
-        f"smoke: {device}, ViT width {width} depth {depth} heads {heads} patch {args.patch}, one epoch of "
-        f"{images} synthetic 32×32×3 images at batch {batch}, bf16 autocast",
+        f"smoke: {device}, ViT width {shape['width']} depth {shape['depth']} heads {shape['heads']} patch "
+        f"{shape['patch']}, one epoch of {images} synthetic 32×32×3 images at batch {batch}, bf16 autocast",
         file=sys.stderr,
     )
-    df = smoke(
-        device,
-        width=width,
-        depth=depth,
-        heads=heads,
-        patch=args.patch,
-        images=images,
-        batch=batch,
-        out_dir=out.parent,
-        compile=args.compile,
-    )
+    df = smoke(device, **shape, images=images, batch=batch, out_dir=out.parent, compile=args.compile)
     print(df.drop(columns="device").to_string(index=False, float_format=lambda v: f"{v:,.3f}"))
     write_with(out, lambda t: df.to_csv(t, index=False))
     print(f"wrote {out}", file=sys.stderr)
     return 0
 
 
-def _run_rates(args: argparse.Namespace, device, batches, width, depth, heads, steps, warmup, repeats, out) -> int:
-    """The main table: positional against vanilla attention at each batch size
+def _run_rates(
+    args: argparse.Namespace, device, batches, shape: dict[str, Any], steps: int, warmup: int, repeats: int, out
+) -> int:
+    """The main table: positional against vanilla attention at each batch size, the ViT of ``shape``
     (:func:`theorydyn.vision.throughput.attention_rates`), the ratios printed, written to ``out``."""
     from .throughput import attention_rates, device_label
 
+    width, patch = shape["width"], shape["patch"]
     print(
-        f"device: {device_label(device)}; ViT width {width}, depth {depth}, heads {heads}, MLP {width}, patch "
-        f"{args.patch} ({(32 // args.patch) ** 2} tokens); {steps} timed steps after {warmup}, best of {repeats}",
+        f"device: {device_label(device)}; ViT width {width}, depth {shape['depth']}, heads {shape['heads']}, "
+        f"MLP {width}, patch {patch} ({(32 // patch) ** 2} tokens); {steps} timed steps after {warmup}, "
+        f"best of {repeats}",
         file=sys.stderr,
     )
     df = attention_rates(
-        device,
-        batches,
-        width=width,
-        depth=depth,
-        heads=heads,
-        patch=args.patch,
-        steps=steps,
-        warmup=warmup,
-        repeats=repeats,
-        compile=args.compile,
-        report=_status,
+        device, batches, **shape, steps=steps, warmup=warmup, repeats=repeats, compile=args.compile, report=_status
     )
     print(df.drop(columns="device").to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
     for batch in batches:
@@ -315,9 +299,10 @@ def run(inv: Invocation) -> int:
         out = _out_path(args.out, None, PROG)
     if gpu:
         torch.backends.cuda.matmul.allow_tf32 = True
+    shape = dict(width=width, depth=depth, heads=heads, patch=args.patch)
     if args.smoke:
-        return _run_smoke(args, device, width, depth, heads, images, batch, out)
-    return _run_rates(args, device, batches, width, depth, heads, steps, warmup, repeats, out)
+        return _run_smoke(args, device, shape, images, batch, out)
+    return _run_rates(args, device, batches, shape, steps, warmup, repeats, out)
 
 
 COMMAND = Command(PROG, build_parser, run)

@@ -67,14 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
         """An integer flag >= 1 (>= 0 with ``zero``) whose default (None) depends on the device or mode."""
         p.add_argument(flag, type=positive(int, flag, allow_zero=zero), default=None, help=text)
 
+    def counts(flag: str, default: list[int] | None, text: str) -> None:
+        """A list of integers >= 1."""
+        p.add_argument(flag, type=number(int, flag, low=1), nargs="+", default=default, help=text)
+
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present, else cpu")
-    p.add_argument(
-        "--batches",
-        type=number(int, "--batches", low=1),
-        nargs="+",
-        default=None,
-        help="batch sizes (default 128 1024; --smoke: one, default 128)",
-    )
+    counts("--batches", None, "batch sizes (default 128 1024; --smoke: one, default 128)")
     count("--width", "default 384 on cuda, 96 on cpu")
     count("--depth", "default 7 on cuda, 2 on cpu")
     count("--heads", "default 12 on cuda, 4 on cpu")
@@ -102,13 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the digits networks alone against ensembles of "
         "--members seeds, through the training loop (module docstring)",
     )
-    p.add_argument(
-        "--members",
-        type=number(int, "--members", low=1),
-        nargs="+",
-        default=[3, 10],
-        help="ensemble sizes of --ensemble (default 3 10; 1, the single network, always)",
-    )
+    counts("--members", [3, 10], "ensemble sizes of --ensemble (default 3 10; 1, the single network, always)")
     p.add_argument("--epochs", type=positive(int, "--epochs"), default=1, help="epochs per --ensemble measurement")
     count("--threads", "CPU threads of torch (default torch's choice)")
     return p

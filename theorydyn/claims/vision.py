@@ -472,17 +472,8 @@ def checks(
 def _params(vit, tcfg, n_seeds: int, quick: bool, on: dict, **first) -> dict:
     """The params of a digits row: the dataset, ``first``, the ViT's patch, width and depth, the
     epochs, the number of seeds, the mode and the device (``on``: empty on the CPU)."""
-    return dict(
-        dataset="digits",
-        **first,
-        patch=vit.patch,
-        width=vit.width,
-        depth=vit.depth,
-        epochs=tcfg.epochs,
-        seeds=n_seeds,
-        quick=quick,
-        **on,
-    )
+    shape = {k: getattr(vit, k) for k in ("patch", "width", "depth")}
+    return dict(dataset="digits", **first, **shape, epochs=tcfg.epochs, seeds=n_seeds, quick=quick, **on)
 
 
 def digits_rows(

@@ -133,6 +133,11 @@ def test_phases_figure_end_to_end_and_into_a_notebooks_axes(tmp_path):
     assert main(["--readme-only", "--write-readme", "--out", str(tmp_path)]) == 0  # makes no figure
     assert "phases.png" in (tmp_path / "README.md").read_text()
     assert json.loads((tmp_path / "manifest.json").read_text())["phases"] == entry
+    # a figure kept as it is gets the same fields in the same order, with nothing measured
+    kept = figures.record_existing("phases", tmp_path, "kept")
+    assert list(kept) == list(entry), (list(kept), list(entry))
+    assert kept["sha256"] == entry["sha256"] and kept["numbers"] == {} and kept["cost_s"] is None
+    assert kept["note"] == "kept" and not kept["regenerated_in_ci"] and kept["made_utc"] is None
     fig, axes = plt.subplots(3, 1)
     reg = REGISTRY["phases"]
     assert reg.draw(reg.compute(True), axes=axes) is fig and len(axes[0].lines) >= 1

@@ -185,3 +185,25 @@ def test_the_shared_flags_reach_the_command(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--version"])
     assert e.value.code == 0 and __version__ in capsys.readouterr().out
+
+
+def test_best_of_alternates_the_keys_and_keeps_each_ones_best():
+    """best_of measures every key once per repeat, in order, keeps each key's maximum (not its last
+    rate) and marks only the very last measurement final (none when ``final`` is False)."""
+    from theorydyn.vision.throughput import best_of
+
+    rates = {("a", 0): 3.0, ("b", 0): 1.0, ("a", 1): 2.0, ("b", 1): 5.0}
+    calls: list[tuple[str, int]] = []
+
+    def measure(r, key):
+        calls.append((key, r))
+        return rates[key, r]
+
+    said: list[tuple[str, bool]] = []
+    best = best_of(2, ["a", "b"], measure, lambda r, k, b: f"{k}{r}:{b:g}", lambda t, f: said.append((t, f)))
+    assert calls == [("a", 0), ("b", 0), ("a", 1), ("b", 1)]
+    assert best == {"a": 3.0, "b": 5.0}, best
+    assert said == [("a0:3", False), ("b0:1", False), ("a1:3", False), ("b1:5", True)]
+    said.clear()
+    best_of(2, ["a", "b"], lambda r, k: rates[k, r], lambda r, k, b: "", lambda t, f: said.append((t, f)), final=False)
+    assert not any(f for _, f in said)

@@ -49,6 +49,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -454,25 +455,25 @@ def checks(
     seeds=(0, 1, 2),
     progress: Callable[[str], None] | None = None,
     root: str | Path | None = None,
-    data=None,
-    robustness_seeds=None,
     data_dir: str | Path | None = None,
     paper: bool = True,
+    **digits: Any,
 ) -> list[Check]:
     """The four Section 6 rows on digits, as proxies (:func:`proxy`), then the rows of the paper's
     datasets (:func:`paper_rows` on ``data_dir``; ``paper=False`` leaves them out); module docstring;
-    the ledger's ``s`` is not used. ``data`` defaults to the bundled digits;
-    the Figure 5a rows run over ``robustness_seeds`` (default
-    :data:`~theorydyn.vision.experiments.ROBUSTNESS_SEEDS`), the others over ``seeds``."""
-    rows = [
-        proxy(c)
-        for c in digits_rows(
-            quick=quick, seeds=seeds, progress=progress, root=root, data=data, robustness_seeds=robustness_seeds
-        )
-    ]
+    the ledger's ``s`` is not used. ``digits``: the other options of :func:`digits_rows` (``data``,
+    ``robustness_seeds``)."""
+    rows = [proxy(c) for c in digits_rows(quick=quick, seeds=seeds, progress=progress, root=root, **digits)]
     if paper:
         rows += paper_rows(data_dir, quick=quick, seeds=seeds, root=root, progress=progress)
     return rows
+
+
+def _params(vit, tcfg, n_seeds: int, quick: bool, on: dict, **first) -> dict:
+    """The params of a digits row: the dataset, ``first``, the ViT's patch, width and depth, the
+    epochs, the number of seeds, the mode and the device (``on``: empty on the CPU)."""
+    shape = {k: getattr(vit, k) for k in ("patch", "width", "depth")}
+    return dict(dataset="digits", **first, **shape, epochs=tcfg.epochs, seeds=n_seeds, quick=quick, **on)
 
 
 def digits_rows(
@@ -485,7 +486,10 @@ def digits_rows(
     robustness_seeds=None,
 ) -> list[Check]:
     """The four Section 6 rows on digits with the verdicts of the paper's rules (:func:`checks` marks
-    them as proxies)."""
+    them as proxies). ``data`` defaults to the bundled digits; the Figure 5a rows run over
+    ``robustness_seeds`` (default :data:`~theorydyn.vision.experiments.ROBUSTNESS_SEEDS`), the others
+    over ``seeds``; the runs are cached under ``root`` (default
+    :func:`~theorydyn.infra.paths.vision_ledger_dir`)."""
     v = _vision()
     ex = v.experiments
     say = progress or (lambda msg: None)
@@ -521,16 +525,7 @@ def digits_rows(
         as_learned = [v.maps.cosine_similarity(ex.load_pos(r["folder"])) for r in rs]
         before = [contrast(C) for C in as_learned]
         after = [contrast(v.maps.unpermuted(C, perm5c, s5c, mvit.patch)) for C in as_learned]
-        common = dict(
-            dataset="digits",
-            patch=vit.patch,
-            width=vit.width,
-            depth=vit.depth,
-            epochs=tcfg.epochs,
-            seeds=len(seeds),
-            quick=quick,
-            **on,
-        )
+        common = _params(vit, tcfg, len(seeds), quick, on)
         rows = [
             accuracy_check(acc["positional"], acc["vanilla"], params=common),
             decay_check(
@@ -564,17 +559,7 @@ def digits_rows(
                     drops["vit"],
                     drops[str(setting["cnn"])],
                     baseline=base,
-                    params=dict(
-                        dataset="digits",
-                        s=setting["s"],
-                        patch=rvit.patch,
-                        width=rvit.width,
-                        depth=rvit.depth,
-                        epochs=rcfg.epochs,
-                        seeds=len(rseeds),
-                        quick=quick,
-                        **on,
-                    ),
+                    params=_params(rvit, rcfg, len(rseeds), quick, on, s=setting["s"]),
                 ),
             )
         return rows

@@ -116,8 +116,6 @@ def _files_under(path: Path | None) -> frozenset[tuple[str, int, int]] | None:
 def make(name: str, out: Path, quick: bool, recompute: bool = False) -> dict:
     """Compute, draw and write ``out/FILE.png`` and ``out/FILE.pdf``; returns the figure's manifest
     entry (setting, key numbers, cost of compute + draw + save, the PNG's hash …)."""
-    import matplotlib
-
     fig = REGISTRY[name]
     inputs = fig.inputs(quick)
     before = _files_under(inputs)
@@ -134,26 +132,17 @@ def make(name: str, out: Path, quick: bool, recompute: bool = False) -> dict:
     # draw, there); a folder the figures share may exist because another figure filled it with runs
     # this one does not read
     cold = recompute or before is None or _files_under(inputs) != before
-    commit, dirty = git_state()
-    return dict(
-        file=fig.png,
-        sha256=mf.sha256(png),
-        command=fig.command(quick),
-        quick=bool(quick),
-        setting=fig.setting(quick),
+    return _entry(
+        fig,
+        png,
+        quick,
+        fig.note,
         numbers=mf.jsonable(fig.numbers(data)),
         cost_s=round(seconds, 1),
         cold=bool(cold),
         load_avg_1m=round(os.getloadavg()[0], 2),
-        cpus=os.cpu_count(),
-        cpu=cpu_model(),
-        host=numerics_host(),
         regenerated_in_ci=bool(cold and seconds <= mf.CI_MAX_SECONDS),
-        git_commit=commit,
-        git_dirty=dirty,
-        matplotlib=matplotlib.__version__,
         made_utc=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        note=fig.note,
     )
 
 
@@ -161,29 +150,44 @@ def record_existing(name: str, out: Path, why: str) -> dict:
     """The manifest entry of a figure whose PNG in ``out`` is kept as it is, not remade (e.g. its
     inputs are not on this machine): its hash, command and setting; no numbers and no cost (None),
     ``regenerated_in_ci`` False, and ``why`` as the note."""
+    fig = REGISTRY[name]
+    return _entry(fig, Path(out) / fig.png, False, why)
+
+
+#: the measured fields of a manifest entry as :func:`record_existing` leaves them: nothing measured
+_UNMEASURED: dict[str, Any] = dict(
+    numbers={}, cost_s=None, cold=False, load_avg_1m=None, regenerated_in_ci=False, made_utc=None
+)
+
+
+def _entry(fig: Figure, png: Path, quick: bool, note: str, **measured) -> dict:
+    """The manifest entry of ``fig`` drawn into ``png``: the figure (file, the PNG's hash, command,
+    setting), this machine and checkout, ``note``, and ``measured`` (numbers, cost_s, cold,
+    load_avg_1m, regenerated_in_ci, made_utc; those left out as in :data:`_UNMEASURED`), in the
+    manifest's order of fields."""
     import matplotlib
 
-    fig = REGISTRY[name]
+    m = {**_UNMEASURED, **measured}
     commit, dirty = git_state()
     return dict(
         file=fig.png,
-        sha256=mf.sha256(Path(out) / fig.png),
-        command=fig.command(False),
-        quick=False,
-        setting=fig.setting(False),
-        numbers={},
-        cost_s=None,
-        cold=False,
-        load_avg_1m=None,
+        sha256=mf.sha256(png),
+        command=fig.command(quick),
+        quick=bool(quick),
+        setting=fig.setting(quick),
+        numbers=m["numbers"],
+        cost_s=m["cost_s"],
+        cold=m["cold"],
+        load_avg_1m=m["load_avg_1m"],
         cpus=os.cpu_count(),
         cpu=cpu_model(),
         host=numerics_host(),
-        regenerated_in_ci=False,
+        regenerated_in_ci=m["regenerated_in_ci"],
         git_commit=commit,
         git_dirty=dirty,
         matplotlib=matplotlib.__version__,
-        made_utc=None,
-        note=why,
+        made_utc=m["made_utc"],
+        note=note,
     )
 
 

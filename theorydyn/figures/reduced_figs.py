@@ -75,11 +75,16 @@ def fig_phases(quick: bool, recompute: bool = False):
     )
 
 
-def _scan(name: str, base: dict, axes: dict, recompute: bool):
-    # progress off: the figures driver shows one overall bar
-    return run_scan(
-        ScanSpec(name, base=base, axes=axes), workers=2, force=recompute, progress=False, plots=False, summary=False
+def _scan(name: str, st: dict, base: tuple[str, ...], axes: tuple[str, ...], quick: bool, recompute: bool):
+    """The rows of the scan ``figure_NAME`` (``_quick`` with ``quick``): the setting ``st``'s entries
+    ``base`` fixed, those of ``axes`` scanned."""
+    spec = ScanSpec(
+        f"figure_{name}" + ("_quick" if quick else ""),
+        base={k: st[k] for k in base},
+        axes={k: st[k] for k in axes},
     )
+    # progress off: the figures driver shows one overall bar
+    return run_scan(spec, workers=2, force=recompute, progress=False, plots=False, summary=False).frame
 
 
 def _scaling_setting(quick: bool) -> dict:
@@ -133,13 +138,7 @@ def _draw_scaling(frame, axes=None):
     _scaling_numbers,
 )
 def fig_scaling(quick: bool, recompute: bool = False):
-    st = _scaling_setting(quick)
-    return _scan(
-        "figure_scaling" + ("_quick" if quick else ""),
-        {"C": st["C"], "s_max": st["s_max"], "n_samples": st["n_samples"]},
-        {"D": st["D"], "seed": st["seed"]},
-        recompute,
-    ).frame
+    return _scan("scaling", _scaling_setting(quick), ("C", "s_max", "n_samples"), ("D", "seed"), quick, recompute)
 
 
 def _qscan_setting(quick: bool) -> dict:
@@ -185,10 +184,4 @@ def _draw_qscan(frame, axes=None):
     _qscan_numbers,
 )
 def fig_qscan(quick: bool, recompute: bool = False):
-    st = _qscan_setting(quick)
-    return _scan(
-        "figure_qscan" + ("_quick" if quick else ""),
-        {"D": st["D"], "C": st["C"], "n_samples": st["n_samples"]},
-        {"q": st["q"], "seed": st["seed"]},
-        recompute,
-    ).frame
+    return _scan("qscan", _qscan_setting(quick), ("D", "C", "n_samples"), ("q", "seed"), quick, recompute)

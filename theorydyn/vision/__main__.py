@@ -59,26 +59,13 @@ def _add_model_and_seed_arguments(p: argparse.ArgumentParser) -> None:
         help="std σ of P's initialisation N(0, σ²), truncated at ±2σ (default: 1 on digits, 0.02 on 32×32)",
     )
     add_config_flags(p, TrainConfig, only=("seed",))
-    p.add_argument(
-        "--seeds",
-        type=number(int, "--seeds", low=1, high=SEEDS_MAX),
-        default=3,
-        metavar="K",
-        help="number of seeds of compare and robustness, an integer >= 1: seeds --first-seed F … F+K-1",
-    )
-    p.add_argument(
-        "--first-seed",
-        type=number(int, "--first-seed", low=0, high=SEED_MAX),
-        default=0,
-        metavar="F",
-        help="the first of the --seeds seeds (compare, robustness)",
-    )
-    p.add_argument(
-        "--perm-seed",
-        type=number(int, "--perm-seed", low=0, high=SEED_MAX),
-        default=0,
-        help="seed of the grid permutation π_s (where images are permuted)",
-    )
+    seeds = "number of seeds of compare and robustness, an integer >= 1: seeds --first-seed F … F+K-1"
+    for flag, low, high, default, metavar, text in (
+        ("--seeds", 1, SEEDS_MAX, 3, "K", seeds),
+        ("--first-seed", 0, SEED_MAX, 0, "F", "the first of the --seeds seeds (compare, robustness)"),
+        ("--perm-seed", 0, SEED_MAX, 0, None, "seed of the grid permutation π_s (where images are permuted)"),
+    ):
+        p.add_argument(flag, type=number(int, flag, low=low, high=high), default=default, metavar=metavar, help=text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,14 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
         TrainConfig,
         only=TRAIN_FLAGS,
         defaults={k: None for k in TRAIN_FLAGS},
-        notes=dict(
-            epochs=preset,
-            batch_size=preset,
-            lr=preset,
-            warmup_epochs=preset,
-            label_smoothing="default: 0 on digits, 0.1 on 32×32 images",
-            pad="default: 0 on digits, 4 on 32×32 images",
-        ),
+        notes={
+            **dict.fromkeys(("epochs", "batch_size", "lr", "warmup_epochs"), preset),
+            "label_smoothing": "default: 0 on digits, 0.1 on 32×32 images",
+            "pad": "default: 0 on digits, 4 on 32×32 images",
+        },
     )
     _add_model_and_seed_arguments(p)
     p.add_argument(

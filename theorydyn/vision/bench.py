@@ -38,6 +38,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..cli.runner import Command, Invocation
 from ..cli.tools import (
@@ -61,35 +62,26 @@ PROG = "python -m theorydyn.vision.bench"
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+
+    def count(flag: str, text: str, *, zero: bool = False) -> None:
+        """An integer flag >= 1 (>= 0 with ``zero``) whose default (None) depends on the device or mode."""
+        p.add_argument(flag, type=positive(int, flag, allow_zero=zero), default=None, help=text)
+
+    def counts(flag: str, default: list[int] | None, text: str) -> None:
+        """A list of integers >= 1."""
+        p.add_argument(flag, type=number(int, flag, low=1), nargs="+", default=default, help=text)
+
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present, else cpu")
-    p.add_argument(
-        "--batches",
-        type=number(int, "--batches", low=1),
-        nargs="+",
-        default=None,
-        help="batch sizes (default 128 1024; --smoke: one, default 128)",
-    )
-    p.add_argument("--width", type=positive(int, "--width"), default=None, help="default 384 on cuda, 96 on cpu")
-    p.add_argument("--depth", type=positive(int, "--depth"), default=None, help="default 7 on cuda, 2 on cpu")
-    p.add_argument("--heads", type=positive(int, "--heads"), default=None, help="default 12 on cuda, 4 on cpu")
+    counts("--batches", None, "batch sizes (default 128 1024; --smoke: one, default 128)")
+    count("--width", "default 384 on cuda, 96 on cpu")
+    count("--depth", "default 7 on cuda, 2 on cpu")
+    count("--heads", "default 12 on cuda, 4 on cpu")
     p.add_argument("--patch", type=number(int, "--patch", low=1, high=32), default=4, help="divides 32 (default 4)")
-    p.add_argument(
-        "--steps",
-        type=positive(int, "--steps"),
-        default=None,
-        help="timed steps (default 30 cuda, 2 cpu; not with --smoke)",
-    )
-    p.add_argument(
-        "--warmup",
-        type=positive(int, "--warmup", allow_zero=True),
-        default=None,
-        help="untimed steps first (default 10 cuda, 1 cpu; not with --smoke)",
-    )
-    p.add_argument(
+    count("--steps", "timed steps (default 30 cuda, 2 cpu; not with --smoke)")
+    count("--warmup", "untimed steps first (default 10 cuda, 1 cpu; not with --smoke)", zero=True)
+    count(
         "--repeats",
-        type=positive(int, "--repeats"),
-        default=None,
-        help="alternate the two models this many times, keep each one's best (default 3 cuda, 2 cpu; not with --smoke)",
+        "alternate the two models this many times, keep each one's best (default 3 cuda, 2 cpu; not with --smoke)",
     )
     p.add_argument("--compile", action="store_true", help="torch.compile both models")
     add_out_argument(
@@ -100,12 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="one epoch per attention through the training loop on synthetic data (module docstring)",
     )
-    p.add_argument(
-        "--smoke-images",
-        type=positive(int, "--smoke-images"),
-        default=None,
-        help="training images of --smoke (default 50000 on cuda, 512 on cpu)",
-    )
+    count("--smoke-images", "training images of --smoke (default 50000 on cuda, 512 on cpu)")
     add_common_arguments(p, seed=None, quiet=False, force="device")  # no progress bar to silence
     p.add_argument(
         "--ensemble",
@@ -113,17 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the digits networks alone against ensembles of "
         "--members seeds, through the training loop (module docstring)",
     )
-    p.add_argument(
-        "--members",
-        type=number(int, "--members", low=1),
-        nargs="+",
-        default=[3, 10],
-        help="ensemble sizes of --ensemble (default 3 10; 1, the single network, always)",
-    )
+    counts("--members", [3, 10], "ensemble sizes of --ensemble (default 3 10; 1, the single network, always)")
     p.add_argument("--epochs", type=positive(int, "--epochs"), default=1, help="epochs per --ensemble measurement")
-    p.add_argument(
-        "--threads", type=positive(int, "--threads"), default=None, help="CPU threads of torch (default torch's choice)"
-    )
+    count("--threads", "CPU threads of torch (default torch's choice)")
     return p
 
 
@@ -192,57 +171,40 @@ def _run_ensemble(args: argparse.Namespace, device) -> int:
     return 0
 
 
-def _run_smoke(
-    args: argparse.Namespace, device, width: int, depth: int, heads: int, images: int, batch: int, out
-) -> int:
-    """``--smoke``: one epoch of ``images`` synthetic 32×32×3 images at ``batch``
-    (:func:`theorydyn.vision.throughput.smoke`), printed and written to ``out``."""
+def _run_smoke(args: argparse.Namespace, device, shape: dict[str, Any], images: int, batch: int, out) -> int:
+    """``--smoke``: one epoch of ``images`` synthetic 32×32×3 images at ``batch`` through the ViT of
+    ``shape`` (width, depth, heads, patch; :func:`theorydyn.vision.throughput.smoke`), printed and
+    written to ``out``."""
     from .throughput import smoke
 
     print(
-        f"smoke: {device}, ViT width {width} depth {depth} heads {heads} patch {args.patch}, one epoch of "
-        f"{images} synthetic 32×32×3 images at batch {batch}, bf16 autocast",
+        f"smoke: {device}, ViT width {shape['width']} depth {shape['depth']} heads {shape['heads']} patch "
+        f"{shape['patch']}, one epoch of {images} synthetic 32×32×3 images at batch {batch}, bf16 autocast",
         file=sys.stderr,
     )
-    df = smoke(
-        device,
-        width=width,
-        depth=depth,
-        heads=heads,
-        patch=args.patch,
-        images=images,
-        batch=batch,
-        out_dir=out.parent,
-        compile=args.compile,
-    )
+    df = smoke(device, **shape, images=images, batch=batch, out_dir=out.parent, compile=args.compile)
     print(df.drop(columns="device").to_string(index=False, float_format=lambda v: f"{v:,.3f}"))
     write_with(out, lambda t: df.to_csv(t, index=False))
     print(f"wrote {out}", file=sys.stderr)
     return 0
 
 
-def _run_rates(args: argparse.Namespace, device, batches, width, depth, heads, steps, warmup, repeats, out) -> int:
-    """The main table: positional against vanilla attention at each batch size
+def _run_rates(
+    args: argparse.Namespace, device, batches, shape: dict[str, Any], steps: int, warmup: int, repeats: int, out
+) -> int:
+    """The main table: positional against vanilla attention at each batch size, the ViT of ``shape``
     (:func:`theorydyn.vision.throughput.attention_rates`), the ratios printed, written to ``out``."""
     from .throughput import attention_rates, device_label
 
+    width, patch = shape["width"], shape["patch"]
     print(
-        f"device: {device_label(device)}; ViT width {width}, depth {depth}, heads {heads}, MLP {width}, patch "
-        f"{args.patch} ({(32 // args.patch) ** 2} tokens); {steps} timed steps after {warmup}, best of {repeats}",
+        f"device: {device_label(device)}; ViT width {width}, depth {shape['depth']}, heads {shape['heads']}, "
+        f"MLP {width}, patch {patch} ({(32 // patch) ** 2} tokens); {steps} timed steps after {warmup}, "
+        f"best of {repeats}",
         file=sys.stderr,
     )
     df = attention_rates(
-        device,
-        batches,
-        width=width,
-        depth=depth,
-        heads=heads,
-        patch=args.patch,
-        steps=steps,
-        warmup=warmup,
-        repeats=repeats,
-        compile=args.compile,
-        report=_status,
+        device, batches, **shape, steps=steps, warmup=warmup, repeats=repeats, compile=args.compile, report=_status
     )
     print(df.drop(columns="device").to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
     for batch in batches:
@@ -329,9 +291,10 @@ def run(inv: Invocation) -> int:
         out = _out_path(args.out, None, PROG)
     if gpu:
         torch.backends.cuda.matmul.allow_tf32 = True
+    shape = dict(width=width, depth=depth, heads=heads, patch=args.patch)
     if args.smoke:
-        return _run_smoke(args, device, width, depth, heads, images, batch, out)
-    return _run_rates(args, device, batches, width, depth, heads, steps, warmup, repeats, out)
+        return _run_smoke(args, device, shape, images, batch, out)
+    return _run_rates(args, device, batches, shape, steps, warmup, repeats, out)
 
 
 COMMAND = Command(PROG, build_parser, run)

@@ -66,6 +66,9 @@ PRESETS = {
 MAPS_OVERRIDES = dict(pos_std=0.02)
 #: the PRESETS entries that shape the ViT (the rest are TrainConfig's)
 VIT_KEYS = ("width", "depth", "heads", "mlp", "patch", "init", "pos_std")
+#: the PRESETS entries that are TrainConfig fields as they are (``warmup`` is ``warmup_epochs``, ``affine``
+#: a tuple)
+TRAIN_KEYS = ("epochs", "batch_size", "lr", "weight_decay", "label_smoothing", "pad")
 
 
 def configs(
@@ -78,18 +81,7 @@ def configs(
         image_size=image_size, channels=channels, classes=classes, attention=attention, **{k: d[k] for k in VIT_KEYS}
     )
     affine = tuple(d["affine"]) if d.get("affine") is not None else None
-    tcfg = TrainConfig(
-        epochs=d["epochs"],
-        batch_size=d["batch_size"],
-        lr=d["lr"],
-        weight_decay=d["weight_decay"],
-        warmup_epochs=d["warmup"],
-        label_smoothing=d["label_smoothing"],
-        pad=d["pad"],
-        affine=affine,
-        seed=seed,
-        **train,
-    )
+    tcfg = TrainConfig(**{k: d[k] for k in TRAIN_KEYS}, warmup_epochs=d["warmup"], affine=affine, seed=seed, **train)
     return vit, tcfg
 
 

@@ -20,6 +20,7 @@ import dataclasses
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -109,15 +110,42 @@ def peak_memory_mb(device) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
 
 
+def bench_vit(shape: dict[str, Any], attention: str) -> ViT:
+    """The benchmarks' ViT on 32×32×3 images: ``shape`` gives width, depth, heads and patch, the MLP is
+    as wide as the tokens; its initialisation drawn after ``torch.manual_seed(0)``."""
+    torch.manual_seed(0)
+    return ViT(ViTConfig(**shape, mlp=shape["width"], attention=attention))
+
+
+def best_of(
+    repeats: int,
+    keys: list,
+    measure: Callable[[int, Any], float],
+    say: Callable[[int, Any, float], str],
+    report: Status | None,
+    final: bool = True,
+) -> dict:
+    """The best rate of each key: ``measure(r, key)`` for r = 0 … ``repeats`` − 1, the keys alternated
+    within each repeat so that drifts of a shared machine hit every key alike. After each measurement,
+    ``report(say(r, key, best so far), last)``, ``last`` true for the last measurement when ``final``."""
+    best = dict.fromkeys(keys, 0.0)
+    for r in range(repeats):
+        for i, key in enumerate(keys):
+            best[key] = max(best[key], measure(r, key))
+            if report is not None:
+                report(say(r, key, best[key]), final and r == repeats - 1 and i == len(keys) - 1)
+    return best
+
+
 def smoke(
     device, *, width: int, depth: int, heads: int, patch: int, images: int, batch: int, out_dir, compile: bool = False
 ) -> pd.DataFrame:
     """One epoch of the ViT per attention on synthetic 32×32×3 data through :func:`train` (amp on)."""
     data = synthetic(images, max(batch, images // 10), image_size=32, channels=3, classes=10, seed=0, device=device)
+    shape = dict(width=width, depth=depth, heads=heads, patch=patch)
     rows = []
     for att in ("positional", "vanilla"):
-        torch.manual_seed(0)
-        model = ViT(ViTConfig(width=width, depth=depth, heads=heads, mlp=width, patch=patch, attention=att))
+        model = bench_vit(shape, att)
         cfg = TrainConfig(
             epochs=1,
             batch_size=batch,
@@ -138,10 +166,7 @@ def smoke(
             dict(
                 device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
                 attention=att,
-                width=width,
-                depth=depth,
-                heads=heads,
-                patch=patch,
+                **shape,
                 images=images,
                 batch=batch,
                 amp="bf16",
@@ -185,43 +210,45 @@ def ensemble_rates(
     }
     counts = sorted(set([1, *member_counts]))
     last_label = list(models)[-1]
-    rows = []
-    for label, (name, vcfg) in models.items():
-        best = dict.fromkeys(counts, 0.0)
+
+    def rows_of(label: str, name: str, vcfg) -> list[dict]:
         loads = []
         # the work of one member: an ensemble's own layout (grouped convolutions, batched attention)
         # may count more, which is its overhead, not the network's
         flops = matmul_flops_per_image(
             ensemble(name, [0], channels=data.channels, classes=data.classes, vit=vcfg), xb, yb
         )
-        for r in range(repeats):  # alternate, so that drifts of a shared machine hit every K alike
-            for K in counts:
-                seeds = list(range(K))
-                model = ensemble(name, seeds, channels=data.channels, classes=data.classes, vit=vcfg)
-                with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
-                    hs = train(model, data, tcfg, [Path(tmp) / str(k) for k in seeds], seeds=seeds, progress=False)
-                # a member's images_per_s is its images over its share of the time: K of them, the ensemble's
-                best[K] = max(best[K], float(hs[0].images_per_s.iloc[-1]))
-                loads.append(os.getloadavg()[0])
-                if report is not None:
-                    last = label == last_label and r == repeats - 1 and K == counts[-1]
-                    report(f"{label}, {K} member(s), repeat {r + 1}/{repeats}: {best[K]:,.0f} img/s", last)
-        for K in counts:
-            rows.append(
-                dict(
-                    model=label,
-                    members=K,
-                    images_per_s=best[K],
-                    ratio_vs_single=best[K] / best[1],
-                    matmul_MFLOP_per_image=flops / 1e6,
-                    floor_images_per_s=peak / flops,
-                    of_floor=best[K] * flops / peak,
-                    gemm_peak_GFLOP_per_s=peak / 1e9,
-                    load_min=min(loads),
-                    load_max=max(loads),
-                )
+
+        def rate(r: int, K: int) -> float:
+            seeds = list(range(K))
+            model = ensemble(name, seeds, channels=data.channels, classes=data.classes, vit=vcfg)
+            with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
+                hs = train(model, data, tcfg, [Path(tmp) / str(k) for k in seeds], seeds=seeds, progress=False)
+            loads.append(os.getloadavg()[0])
+            # a member's images_per_s is its images over its share of the time: K of them, the ensemble's
+            return float(hs[0].images_per_s.iloc[-1])
+
+        def say(r: int, K: int, b: float) -> str:
+            return f"{label}, {K} member(s), repeat {r + 1}/{repeats}: {b:,.0f} img/s"
+
+        best = best_of(repeats, counts, rate, say, report, final=label == last_label)
+        return [
+            dict(
+                model=label,
+                members=K,
+                images_per_s=best[K],
+                ratio_vs_single=best[K] / best[1],
+                matmul_MFLOP_per_image=flops / 1e6,
+                floor_images_per_s=peak / flops,
+                of_floor=best[K] * flops / peak,
+                gemm_peak_GFLOP_per_s=peak / 1e9,
+                load_min=min(loads),
+                load_max=max(loads),
             )
-    return pd.DataFrame(rows)
+            for K in counts
+        ]
+
+    return pd.DataFrame([row for label, (name, vcfg) in models.items() for row in rows_of(label, name, vcfg)])
 
 
 def attention_rates(
@@ -246,33 +273,36 @@ def attention_rates(
     ``ratio_vs_vanilla`` (1 for vanilla). ``report``: the best rate so far after each timing (the
     last of a batch size final)."""
     name = device_label(device)
-    rows = []
-    for batch in batches:
+    shape = dict(width=width, depth=depth, heads=heads, patch=patch)
+
+    def rows_at(batch: int) -> list[dict]:
         models: dict[str, Any] = {}
         for att in ("positional", "vanilla"):
-            torch.manual_seed(0)
-            vcfg = ViTConfig(width=width, depth=depth, heads=heads, mlp=width, patch=patch, attention=att)
-            m = ViT(vcfg).to(device)
+            m = bench_vit(shape, att).to(device)
             models[att] = torch.compile(m) if compile else m
-        best = {att: 0.0 for att in models}
-        for r in range(repeats):  # alternate, so that drifts of a shared machine hit both alike
-            for att, m in models.items():
-                best[att] = max(best[att], step_rate(m, batch, steps, warmup if r == 0 else 0, device))
-                if report is not None:
-                    last = r == repeats - 1 and att == "vanilla"
-                    report(f"batch {batch} repeat {r + 1}/{repeats} {att}: {best[att]:,.0f} img/s", last)
-        for att in models:
-            rows.append(
-                dict(
-                    device=name,
-                    batch=batch,
-                    attention=att,
-                    images_per_s=best[att],
-                    ms_per_step=1e3 * batch / best[att],
-                    ratio_vs_vanilla=best[att] / best["vanilla"],
-                )
+
+        def rate(r: int, att: str) -> float:
+            return step_rate(models[att], batch, steps, warmup if r == 0 else 0, device)
+
+        def say(r: int, att: str, b: float) -> str:
+            return f"batch {batch} repeat {r + 1}/{repeats} {att}: {b:,.0f} img/s"
+
+        best = best_of(repeats, list(models), rate, say, report)
+        return [
+            dict(
+                device=name,
+                batch=batch,
+                attention=att,
+                images_per_s=best[att],
+                ms_per_step=1e3 * batch / best[att],
+                ratio_vs_vanilla=best[att] / best["vanilla"],
             )
-        del models
+            for att in models
+        ]
+
+    rows = []
+    for batch in batches:
+        rows += rows_at(batch)  # its models freed on return, before the cache is emptied
         if device.type == "cuda":
             torch.cuda.empty_cache()
     return pd.DataFrame(rows)

@@ -139,6 +139,16 @@ def make_non_regular(path, kind: str) -> None:
         path.mkdir()
 
 
+def link_to_precious(link, target, text: str = "keep me\n"):
+    """Plant at ``link`` (its folder created) a symbolic link to ``target``, a file holding ``text``: what
+    a run must refuse to write through (the test then checks that ``target`` still holds ``text``).
+    Returns ``target``."""
+    target.write_text(text)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
+    return target
+
+
 def model_risk_central_differences(s, A, v, X, y, weights=None, h=1e-6):
     """∂risk/∂A (off the diagonal; the diagonal stays 0, fixed at β) and ∇_v risk of model (T) by central
     differences of :func:`theorydyn.core.model.risk` with step ``h``: the independent route the analytic and

@@ -64,6 +64,15 @@ def test_the_claim_views_are_derived_from_the_records_and_unchanged():
         claims.CLAIMS[0].name = "other"  # type: ignore[misc]
 
 
+def test_select_expands_the_groups_in_the_registry_order():
+    assert claims.select(["reduced"]) == list(BEFORE_GROUPS["reduced"])
+    both = {*BEFORE_GROUPS["theorems"], *BEFORE_GROUPS["reduced"]}
+    assert claims.select(["theorems", "reduced"]) == [n for n in BEFORE_REGISTRY if n in both]
+    assert claims.select(None) == list(claims.REGISTRY)
+    with pytest.raises(ValueError, match="unknown claim 'nope'"):
+        claims.select(["nope"])
+
+
 def test_claim_modules_stay_lazy():
     """Registering a claim imports nothing of it: ``import theorydyn.claims`` loads no claim module."""
     import subprocess

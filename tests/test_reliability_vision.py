@@ -15,6 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from conftest import link_to_precious  # noqa: E402
 from vision_tiny import single, small_digits  # noqa: E402
 
 from theorydyn.vision import train as tr  # noqa: E402
@@ -124,11 +125,8 @@ def test_a_garbled_or_truncated_checkpoint_is_moved_aside(data, tmp_path):
 
 def test_a_link_planted_at_history_csv_is_refused_and_its_target_kept(data, tmp_path, reference):
     """Issue 33 item 2: a link at history.csv had its target overwritten."""
-    target = tmp_path / "precious.txt"
-    target.write_text("keep me\n")
     out = tmp_path / "run"
-    out.mkdir()
-    (out / "history.csv").symlink_to(target)
+    target = link_to_precious(out / "history.csv", tmp_path / "precious.txt")
     with pytest.raises(ValueError, match="symbolic link"):
         _train(data, out)  # refused before any work
     assert target.read_text() == "keep me\n"

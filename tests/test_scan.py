@@ -7,6 +7,7 @@ tests run the real default runner at a tiny size.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import sqlite3
@@ -19,7 +20,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import NON_REGULAR, TINY_REAL_SCAN, join_or_kill, kill_at_random_moments, make_non_regular
+from conftest import (
+    NON_REGULAR,
+    TINY_REAL_SCAN,
+    join_or_kill,
+    kill_at_random_moments,
+    link_to_precious,
+    make_non_regular,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +36,7 @@ from theorydyn.infra.store import ResultStore
 from theorydyn.scan import run_scan
 from theorydyn.scan.__main__ import build_parser, main, spec_from_args
 from theorydyn.scan.grid import ScanError, ScanSpec, normalize_options, point_key
+from theorydyn.scan.point import REDUCED_FIELDS
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "scan_fake:fake_point"
@@ -450,15 +459,14 @@ def test_a_failing_point_is_reported_not_stored_and_retried(tmp_path, monkeypatc
     assert len(ResultStore(tmp_path / "D16_C4_q0.1-0.2_seed0.csv")) == 2
 
 
+def _four_fake_points(name: str) -> ScanSpec:
+    """A fresh spec of 2 q × 2 seeds of the fake runner at D = 16, C = 4."""
+    return ScanSpec(name, base={"D": 16, "C": 4, "s_max": 1e4}, axes={"q": [0.1, 0.3], "seed": [0, 1]}, runner=FAKE)
+
+
 @pytest.mark.slow
 def test_same_seeds_same_rows_and_force_recomputes(tmp_path):
-    def spec():
-        return ScanSpec(
-            "det",
-            base={"D": 16, "C": 4, "s_max": 1e4},
-            axes={"q": [0.1, 0.3], "seed": [0, 1]},
-            runner=FAKE,
-        )
+    spec = functools.partial(_four_fake_points, "det")
 
     a = run_scan(spec(), results_dir=tmp_path / "a", workers=0, progress=False, plots=False, summary=False).frame
     b = run_scan(spec(), results_dir=tmp_path / "b", workers=2, progress=False, plots=False, summary=False).frame
@@ -476,13 +484,7 @@ def test_same_seeds_same_rows_and_force_recomputes(tmp_path):
 def test_dask_executor_on_a_local_cluster(tmp_path):
     distributed = pytest.importorskip("distributed")  # the optional `dask` extra, installed in CI
 
-    def spec():
-        return ScanSpec(
-            "dask",
-            base={"D": 16, "C": 4, "s_max": 1e4},
-            axes={"q": [0.1, 0.3], "seed": [0, 1]},
-            runner=FAKE,
-        )
+    spec = functools.partial(_four_fake_points, "dask")
 
     with distributed.LocalCluster(
         n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
@@ -539,24 +541,7 @@ def test_real_runner_rows_are_reproducible_and_complete(tmp_path):
     assert a.exit_code == 0 and a.computed == 4
     fa, fb = a.frame, b.frame
     pd.testing.assert_frame_equal(fa.drop(columns=WALL(fa)), fb.drop(columns=WALL(fb)))
-    for col in (
-        "T0",
-        "T1",
-        "T1_mass",
-        "T2",
-        "plateau_alpha",
-        "plateau_risk",
-        "plateau_err",
-        "final_risk",
-        "final_err_y",
-        "final_err_f",
-        "lemma43_ratio",
-        "gamma_ge_rho",
-        "status",
-        "wall_s",
-        "seed",
-        "q",
-    ):
+    for col in (*REDUCED_FIELDS, "status", "wall_s", "seed", "q"):  # every phase column the row declares
         assert col in fa.columns, col
     assert (fa["status"] == "ok").all()
     # each row restates its saved trajectory
@@ -700,10 +685,7 @@ def test_cli_name_dotdot_writes_inside_the_results_folder(tmp_path):
 
 def test_a_symlinked_rejected_file_is_not_written_through(tmp_path):
     res = tmp_path / "res"
-    res.mkdir()
-    target = tmp_path / "precious.txt"
-    target.write_text("keep me\n")
-    (res / "ln.rejected.csv").symlink_to(target)
+    target = link_to_precious(res / "ln.rejected.csv", tmp_path / "precious.txt")
     (res / "ln.csv").write_text("key,garbage\nnot-a-row,1\n")
     r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.25", "--seeds", "1", "--workers", "0", "--name", "ln")
     assert r.returncode == 2 and "symbolic link" in r.stderr and "Traceback" not in r.stderr

@@ -14,7 +14,7 @@ from theorydyn.reduced import default_horizon
 from theorydyn.scan import run_scan
 from theorydyn.scan.grid import ScanSpec
 from theorydyn.scan.point import scan_horizon
-from theorydyn.scan.run import not_reached_hints, simulator_table, summary_frame, summary_text
+from theorydyn.scan.summary import not_reached_hints, simulator_table, summary_frame, summary_text
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "scan_fake:fake_point"

@@ -8,27 +8,16 @@ from theorydyn.bench.__main__ import main
 from theorydyn.infra.provenance import numerics_host
 
 
-def _bench(argv, out, capsys) -> str:
-    """``bench simulate ARGV`` at one repeat with no pause, writing ``out``: exits 0; its stdout."""
-    assert main(["simulate", *argv, "--repeats", "1", "--settle", "0", "--out", str(out)]) == 0
+def _bench(flags: str, out, capsys) -> str:
+    """``bench simulate FLAGS`` (as typed on the command line) at one repeat with no pause, writing ``out``:
+    exits 0; its stdout."""
+    assert main(["simulate", *flags.split(), "--repeats", "1", "--settle", "0", "--out", str(out)]) == 0
     return capsys.readouterr().out
 
 
 def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
     out = tmp_path / "sim.csv"
-    argv = [
-        "--N",
-        "256",
-        "--D",
-        "8",
-        "--n-test",
-        "32",
-        "--sim-steps",
-        "2",
-        "--replicas",
-        "2",
-    ]
-    text = _bench(argv, out, capsys)
+    text = _bench("--N 256 --D 8 --n-test 32 --sim-steps 2 --replicas 2", out, capsys)
     assert "machine:" in text and "numba" in text
     assert f"host: {numerics_host()}" in text  # the model name alone does not tell two machines apart
     for needle in (
@@ -50,19 +39,7 @@ def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
 
 def test_simulate_benchmark_scaling_tables(tmp_path, capsys):
     out = tmp_path / "sim.csv"
-    argv = [
-        "--scaling-only",
-        "--no-memory",
-        "--scaling-N",
-        "64",
-        "128",
-        "--scaling-D",
-        "8",
-        "16",
-        "--scaling-N-for-D",
-        "64",
-    ]
-    text = _bench(argv, out, capsys)
+    text = _bench("--scaling-only --no-memory --scaling-N 64 128 --scaling-D 8 16 --scaling-N-for-D 64", out, capsys)
     assert "log-log slope of the step time in N" in text and "log-log slope of the step time in D" in text
     tN = pd.read_csv(tmp_path / "sim_scaling_N.csv")
     tD = pd.read_csv(tmp_path / "sim_scaling_D.csv")

@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import link_to_precious
 
 import theorydyn.transfer as tr
 from theorydyn import Setting
@@ -773,11 +774,8 @@ def test_kill_9_at_20_random_moments_of_a_transfer_run_then_a_rerun_gives_the_un
 
 
 def test_a_symlinked_rows_csv_is_never_written_through(tmp_path):
-    target = tmp_path / "elsewhere.csv"
-    target.write_text("mine\n")
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "transfer_rows.csv").symlink_to(target)
+    target = link_to_precious(out / "transfer_rows.csv", tmp_path / "elsewhere.csv", "mine\n")
     with pytest.warns(RuntimeWarning, match="could not be written"):
         raw = _small_run(out, [])[0]
     assert target.read_text() == "mine\n" and len(raw) > 0  # the rows are computed and stored, the link untouched

@@ -125,18 +125,6 @@ def test_every_registered_claim_follows_the_protocol():
         assert all(p.default is not p.empty for k, p in sig.items() if k != "s"), name
         assert list(inspect.signature(mod.memory).parameters)[:2] == ["s", "quick"], name
         assert mod.memory(Setting(D=32, C=4), True).total > 0, name
-    assert claims.select(["reduced"]) == ["dynamics"]
-    assert claims.select(["theorems", "reduced"]) == [
-        "dynamics",
-        "theorem31",
-        "theorem32",
-        "lemma41",
-        "theorem4",
-        "nstar",
-    ]
-    assert claims.select(None) == list(claims.REGISTRY)
-    with pytest.raises(ValueError, match="unknown claim 'nope'"):
-        claims.select(["nope"])
 
 
 def _checks(verdicts):

@@ -13,69 +13,53 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..cli.runner import Command, Invocation
-from ..cli.tools import ArgumentParser, fail, guard_memory, number, output_file, positive
+from ..cli.tools import fail, guard_memory, output_file
 from ..core.setting import D_MAX
 from ..infra.limits import S_MAX_MAX, S_MAX_MIN
-from .flags import add_bench_arguments, check_parts, fill_defaults, options_from_args, run_bench
+from .flags import BenchFlags, Flag, options_from_args, repeats_flag, run_bench, settle_flag
 
 if TYPE_CHECKING:
     from ..infra.memory import MemoryEstimate
 
 PROG = "python -m theorydyn.bench reduced"
-#: flags of the main table / of --scaling (each an error where its part does not run); None in the parser
-_MAIN_FLAGS = ("n_samples", "repeats", "settle", "no_flow")
-_SCALING_FLAGS = ("s_max_exponent", "budget_s", "D_max")
-#: the defaults of the flags left None in the parser (those of :class:`theorydyn.bench.reduced.Options`)
-_DEFAULTS = dict(n_samples=100_000, repeats=7, settle=0.2, s_max=1e5, s_max_exponent=1.5, budget_s=60.0, D_max=65536)
+#: the flags, in their groups (:class:`~theorydyn.bench.flags.BenchFlags`); ``fill``: the default of a flag
+#: left None in the parser (those of :class:`theorydyn.bench.reduced.Options`)
+FLAGS = BenchFlags(
+    main=(
+        Flag("--n-samples", "Monte Carlo samples, >= 2 (default 100000)", low=2, fill=100_000),
+        repeats_flag("timed calls per measurement (default 7)", fill=7),
+        settle_flag("pause before each timed call, 0..10 s (lets spinning BLAS threads sleep; default 0.2)", fill=0.2),
+        Flag("--no-flow", "skip the flow timing", bool),
+    ),
+    common=(
+        Flag(
+            "--s-max",
+            "horizon of the timed flow and of --scaling at D = 64 (default 1e5)",
+            float,
+            low=S_MAX_MIN,
+            high=S_MAX_MAX,
+            fill=1e5,
+        ),
+    ),
+    scaling_help="the largest D whose default flow fits in --budget-s",
+    scaling=(
+        Flag(
+            "--s-max-exponent",
+            "--scaling runs to s_max·(D/64)^this (default 1.5; 0 keeps s_max)",
+            float,
+            low=0,
+            fill=1.5,
+        ),
+        Flag("--budget-s", "time budget per flow, s (default 60)", float, low=0, low_open=True, fill=60.0),
+        Flag("--D-max", f"largest D tried by --scaling, 64..{D_MAX} (default 65536)", low=64, high=D_MAX, fill=65536),
+    ),
+    out="bench_results/reduced.csv",
+    out_help="output file: the CSV of the table; the scaling table goes next to it",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = ArgumentParser(prog=PROG, description="Benchmark of the reduced solver (docs/theory.md §3).")
-    g = ap.add_argument_group("main table (not with --scaling-only)")
-    g.add_argument(
-        "--n-samples",
-        type=number(int, "--n-samples", low=2),
-        default=None,
-        help="Monte Carlo samples, >= 2 (default 100000)",
-    )
-    g.add_argument(
-        "--repeats", type=number(int, "--repeats", low=1), default=None, help="timed calls per measurement (default 7)"
-    )
-    g.add_argument(
-        "--settle",
-        type=number(float, "--settle", low=0, high=10),
-        default=None,
-        help="pause before each timed call, 0..10 s (lets spinning BLAS threads sleep; default 0.2)",
-    )
-    g.add_argument("--no-flow", action="store_true", help="skip the flow timing")
-    ap.add_argument(
-        "--s-max",
-        type=number(float, "--s-max", low=S_MAX_MIN, high=S_MAX_MAX),
-        default=None,
-        help="horizon of the timed flow and of --scaling at D = 64 (default 1e5)",
-    )
-    ap.add_argument("--scaling", action="store_true", help="the largest D whose default flow fits in --budget-s")
-    ap.add_argument("--scaling-only", action="store_true", help="only the --scaling part")
-    g = ap.add_argument_group("--scaling")
-    g.add_argument(
-        "--s-max-exponent",
-        type=positive(float, "--s-max-exponent", allow_zero=True),
-        default=None,
-        help="--scaling runs to s_max·(D/64)^this (default 1.5; 0 keeps s_max)",
-    )
-    g.add_argument(
-        "--budget-s", type=positive(float, "--budget-s"), default=None, help="time budget per flow, s (default 60)"
-    )
-    g.add_argument(
-        "--D-max",
-        type=number(int, "--D-max", low=64, high=D_MAX),
-        default=None,
-        help=f"largest D tried by --scaling, 64..{D_MAX} (default 65536)",
-    )
-    add_bench_arguments(
-        ap, "bench_results/reduced.csv", "output file: the CSV of the table; the scaling table goes next to it"
-    )
-    return ap
+    return FLAGS.parser(PROG, "Benchmark of the reduced solver (docs/theory.md §3).")
 
 
 def _memory(n: int) -> MemoryEstimate:
@@ -101,10 +85,10 @@ def _memory(n: int) -> MemoryEstimate:
 def check(args: argparse.Namespace, given: set[str]) -> argparse.Namespace:
     """Check every input before any work (exit 2 naming the flag) and fill the defaults; ``given``: the
     dests given on the command line."""
-    check_parts(args, given, PROG, _MAIN_FLAGS, _SCALING_FLAGS)
+    FLAGS.check_parts(args, given, PROG)
     if not (args.scaling or args.scaling_only) and args.no_flow and "s_max" in given:
         fail("--s-max: only used by the flow timing (which --no-flow skips) and by --scaling", PROG)
-    fill_defaults(args, _DEFAULTS)
+    FLAGS.fill_defaults(args)
     if not args.scaling_only:
         guard_memory(_memory(args.n_samples), force=args.force, prog=PROG)
     output_file(args.out, "--out", PROG)

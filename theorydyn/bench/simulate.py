@@ -348,61 +348,91 @@ def args_steps(r) -> str:
     return str(int(r["sim_steps"]) + 1) if "sim_steps" in r and pd.notna(r.get("sim_steps")) else "K + 1"
 
 
+#: The lines :func:`main_text` prints for each dtype, in order: (the column whose part must have run, or None
+#: for a line always printed; the line, ``str.format`` of the row's values and of ``calls``, ``in_cache_2n``).
+MAIN_LINES: tuple[tuple[str | None, str], ...] = (
+    (
+        None,
+        "  {dtype}: fused step {fused_ms:.1f} ms; one pass over X {one_pass_ms:.1f} ms "
+        "-> {fused_over_one_pass:.2f}x one pass (goal <= 1.3x)",
+    ),
+    (
+        "fused_after_pass_ms",
+        "    alternating with no pause: the step right after one pass {fused_after_pass_ms:.1f} ms, one pass right "
+        "after the step {pass_after_fused_ms:.1f} ms (the other library's idle threads still spinning: see SETTLE)",
+    ),
+    (
+        "in_cache_ms",
+        "    with X in cache (from {in_cache_n} and {in_cache_2n} samples, scaled to N): {in_cache_ms:.1f} ms = "
+        "{in_cache_over_fused:.2f}x the step, {in_cache_over_one_pass:.2f}x one pass (the step's arithmetic alone; "
+        "when this exceeds 1.3x one pass, the goal is out of this machine's reach)",
+    ),
+    (
+        "autograd_ms",
+        "    torch autograd {autograd_ms:.1f} ms -> fused is {autograd_over_fused:.2f}x faster (goal >= 2x)",
+    ),
+    (
+        "simulate_step_ms",
+        "    simulate() per step {simulate_step_ms:.1f} ms; the kernel called the same way ({calls} calls back to "
+        "back) {fused_back_to_back_ms:.1f} ms per call -> {simulate_over_fused:.2f}x the kernel (goal <= 1.1x)",
+    ),
+    (
+        None,
+        "    {replicas} replicas sharing X: {replicas_per_run_ms:.1f} ms per run "
+        "({replica_run_over_single:.2f}x a single run)",
+    ),
+    (
+        "v_only_ms",
+        "    A-frozen control: v-only fused step {v_only_ms:.1f} ms; the NumPy v-gradient it replaced "
+        "{frozen_numpy_ms:.1f} ms ({frozen_numpy_over_v_only:.2f}x)",
+    ),
+    (
+        "torch_step_ms",
+        "    torch step on CPU (simulate(device='cpu')) {torch_step_ms:.1f} ms "
+        "= {torch_step_over_fused:.2f}x the fused step",
+    ),
+    (
+        "gpu_step_ms",
+        "    GPU ({gpu}): torch step {gpu_step_ms:.2f} ms; one pass over X in GPU memory {gpu_one_pass_ms:.2f} ms "
+        "-> {gpu_step_over_one_pass:.2f}x one pass; X read at {gpu_X_GB_per_s_step:.0f} GB/s by the step, "
+        "{gpu_X_GB_per_s_one_pass:.0f} GB/s by one pass",
+    ),
+)
+
+
 def main_text(t: pd.DataFrame) -> str:
-    """The main table in words, a line or a few per dtype (what the command prints under each D)."""
+    """The main table in words, a line or a few per dtype (what the command prints under each D):
+    :data:`MAIN_LINES`, each line whose part ran."""
     lines: list[str] = []
     for _, r in t.iterrows():
-        lines.append(
-            f"  {r['dtype']}: fused step {r['fused_ms']:.1f} ms; one pass over X {r['one_pass_ms']:.1f} ms "
-            f"-> {r['fused_over_one_pass']:.2f}x one pass (goal <= 1.3x)"
-        )
-        if "fused_after_pass_ms" in r and pd.notna(r.get("fused_after_pass_ms")):
-            lines.append(
-                f"    alternating with no pause: the step right after one pass {r['fused_after_pass_ms']:.1f} ms, "
-                f"one pass right after the step {r['pass_after_fused_ms']:.1f} ms "
-                "(the other library's idle threads still spinning: see SETTLE)"
-            )
-        if "in_cache_ms" in r and pd.notna(r.get("in_cache_ms")):
-            lines.append(
-                f"    with X in cache (from {int(r['in_cache_n'])} and {2 * int(r['in_cache_n'])} samples, "
-                "scaled to N): "
-                f"{r['in_cache_ms']:.1f} ms = {r['in_cache_over_fused']:.2f}x the step, "
-                f"{r['in_cache_over_one_pass']:.2f}x one pass (the step's arithmetic alone; "
-                "when this exceeds 1.3x one pass, the goal is out of this machine's reach)"
-            )
-        if "autograd_ms" in r and pd.notna(r.get("autograd_ms")):
-            lines.append(
-                f"    torch autograd {r['autograd_ms']:.1f} ms -> fused is {r['autograd_over_fused']:.2f}x faster "
-                f"(goal >= 2x)"
-            )
-        if "simulate_step_ms" in r and pd.notna(r.get("simulate_step_ms")):
-            lines.append(
-                f"    simulate() per step {r['simulate_step_ms']:.1f} ms; the kernel called the same way "
-                f"({args_steps(r)} calls back to back) {r['fused_back_to_back_ms']:.1f} ms per call -> "
-                f"{r['simulate_over_fused']:.2f}x "
-                f"the kernel (goal <= 1.1x)"
-            )
-        lines.append(
-            f"    {int(r['replicas'])} replicas sharing X: {r['replicas_per_run_ms']:.1f} ms per run "
-            f"({r['replica_run_over_single']:.2f}x a single run)"
-        )
-        if "v_only_ms" in r and pd.notna(r.get("v_only_ms")):
-            lines.append(
-                f"    A-frozen control: v-only fused step {r['v_only_ms']:.1f} ms; the NumPy v-gradient it replaced "
-                f"{r['frozen_numpy_ms']:.1f} ms ({r['frozen_numpy_over_v_only']:.2f}x)"
-            )
-        if "torch_step_ms" in r and pd.notna(r.get("torch_step_ms")):
-            lines.append(
-                f"    torch step on CPU (simulate(device='cpu')) {r['torch_step_ms']:.1f} ms "
-                f"= {r['torch_step_over_fused']:.2f}x the fused step"
-            )
-        if "gpu_step_ms" in r and pd.notna(r.get("gpu_step_ms")):
-            lines.append(
-                f"    GPU ({r['gpu']}): torch step {r['gpu_step_ms']:.2f} ms; one pass over X in GPU memory "
-                f"{r['gpu_one_pass_ms']:.2f} ms -> {r['gpu_step_over_one_pass']:.2f}x one pass; X read at "
-                f"{r['gpu_X_GB_per_s_step']:.0f} GB/s by the step, {r['gpu_X_GB_per_s_one_pass']:.0f} GB/s by one pass"
-            )
+        values = dict(r.items(), calls=args_steps(r), replicas=int(r["replicas"]))
+        if "in_cache_n" in r and pd.notna(r.get("in_cache_n")):
+            values.update(in_cache_n=int(r["in_cache_n"]), in_cache_2n=2 * int(r["in_cache_n"]))
+        for column, line in MAIN_LINES:
+            if column is None or (column in r and pd.notna(r.get(column))):
+                lines.append(line.format(**values))
     return "\n".join(lines)
+
+
+def _scaling_row(n: int, D: int, dtype: str, fused: float, one: float, **per_sample: float) -> dict[str, Any]:
+    """A row of the scaling tables: N = ``n`` samples at D = d = ``D``, the median seconds of the fused step
+    (``fused``) and of one pass over X (``one``) in ms and their ratio, then ``per_sample``."""
+    return (
+        dict(N=n, D=D, d=D, dtype=dtype, fused_ms=1e3 * fused, one_pass_ms=1e3 * one, fused_over_one_pass=fused / one)
+        | per_sample
+    )
+
+
+def _against(
+    rows: list[dict[str, Any]], axis: str, where: str, slope_means: str, report: Callable[[str], None]
+) -> tuple[str, pd.DataFrame]:
+    """The table ``scaling_<axis>`` of ``rows``, reported with the log-log slope of the step time in ``axis``."""
+    t = pd.DataFrame(rows)
+    slope = float(np.polyfit(np.log(t[axis]), np.log(t.fused_ms), 1)[0]) if len(t) > 1 else float("nan")
+    report(f"\nstep time against {axis} ({where}):")
+    report(t.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    report(f"  log-log slope of the step time in {axis}: {slope:.2f} ({slope_means})")
+    return f"scaling_{axis}", t
 
 
 def _scaling(args: Options, report: Callable[[str], None]) -> list[tuple[str, pd.DataFrame]]:
@@ -422,24 +452,10 @@ def _scaling(args: Options, report: Callable[[str], None]) -> list[tuple[str, pd
         fns[f"one_{n}"] = functools.partial(operator.matmul, b.X[:n].reshape(-1, s.d), vx)
     med = _interleaved(fns, args.repeats, args.settle, args.batch)
     rows = [
-        dict(
-            N=n,
-            D=64,
-            d=64,
-            dtype=dtype,
-            fused_ms=1e3 * med[f"fused_{n}"],
-            one_pass_ms=1e3 * med[f"one_{n}"],
-            fused_over_one_pass=med[f"fused_{n}"] / med[f"one_{n}"],
-            fused_us_per_sample=1e6 * med[f"fused_{n}"] / n,
-        )
+        _scaling_row(n, 64, dtype, med[f"fused_{n}"], med[f"one_{n}"], fused_us_per_sample=1e6 * med[f"fused_{n}"] / n)
         for n in Ns
     ]
-    tN = pd.DataFrame(rows)
-    slope = float(np.polyfit(np.log(tN.N), np.log(tN.fused_ms), 1)[0]) if len(tN) > 1 else float("nan")
-    report(f"\nstep time against N (D = d = 64, {dtype}, median of {args.repeats}):")
-    report(tN.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-    report(f"  log-log slope of the step time in N: {slope:.2f} (1 = linear)")
-    out.append(("scaling_N", tN))
+    out.append(_against(rows, "N", f"D = d = 64, {dtype}, median of {args.repeats}", "1 = linear", report))
     del b, fns
     # ---- against D (d = D): the X terms cost D·d per sample, the D×D products D² per sample
     rows = []
@@ -459,24 +475,13 @@ def _scaling(args: Options, report: Callable[[str], None]) -> list[tuple[str, pd
         )
         n = args.scaling_N_for_D
         rows.append(
-            dict(
-                N=n,
-                D=D,
-                d=D,
-                dtype=dtype,
-                fused_ms=1e3 * med["fused"],
-                one_pass_ms=1e3 * med["one"],
-                fused_over_one_pass=med["fused"] / med["one"],
-                fused_ns_per_sample_per_D2=1e9 * med["fused"] / n / D**2,
+            _scaling_row(
+                n, D, dtype, med["fused"], med["one"], fused_ns_per_sample_per_D2=1e9 * med["fused"] / n / D**2
             )
         )
         del b, fm
-    tD = pd.DataFrame(rows)
-    slope = float(np.polyfit(np.log(tD.D), np.log(tD.fused_ms), 1)[0]) if len(tD) > 1 else float("nan")
-    report(f"\nstep time against D (d = D, N = {args.scaling_N_for_D}, {dtype}, median of {args.repeats}):")
-    report(tD.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-    report(f"  log-log slope of the step time in D: {slope:.2f} (2 = proportional to the size of X, N·D·d)")
-    out.append(("scaling_D", tD))
+    where = f"d = D, N = {args.scaling_N_for_D}, {dtype}, median of {args.repeats}"
+    out.append(_against(rows, "D", where, "2 = proportional to the size of X, N·D·d", report))
     # ---- memory per sample
     if not args.no_memory:
         runs, m = memory_scaling(64, args.memory_N[0], args.memory_N[1], args.memory_budget_gib, dtype)

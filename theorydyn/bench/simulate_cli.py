@@ -14,132 +14,97 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..cli.runner import Command, Invocation
-from ..cli.tools import ArgumentParser, fail, guard_memory, number, output_file, positive
+from ..cli.tools import fail, guard_memory, output_file
 from ..core.setting import D_MAX, Setting
-from .flags import add_bench_arguments, check_parts, fill_defaults, flag_of, options_from_args, run_bench
+from .flags import BenchFlags, Flag, flag_of, options_from_args, repeats_flag, run_bench, settle_flag
 from .timing import BATCH, SETTLE
 
 PROG = "python -m theorydyn.bench simulate"
-#: flags of the main table / of --scaling / of its memory runs (each an error where its part does not run)
-_MAIN_FLAGS = ("N", "D", "n_test", "replicas", "sim_steps", "dtypes", "no_torch", "no_simulate")
-_SCALING_FLAGS = (
-    "no_memory",
-    "scaling_N",
-    "scaling_D",
-    "scaling_N_for_D",
-    "scaling_dtype",
-    "memory_N",
-    "memory_budget_gib",
-)
-#: the defaults of the flags above (None in the parser, so that a flag given where it does nothing is seen)
-_DEFAULTS = dict(
-    N=16384,
-    D=[64, 128],
-    n_test=8192,
-    replicas=8,
-    sim_steps=50,
-    dtypes=["float64", "float32"],
-    scaling_N=[4096, 16384, 65536],
-    scaling_D=[16, 32, 64, 128],
-    scaling_N_for_D=4096,
-    scaling_dtype="float32",
-    memory_N=[4096, 16384],
-    memory_budget_gib=24.0,
+_DTYPES = ("float64", "float32")
+#: the flags, in their groups (:class:`~theorydyn.bench.flags.BenchFlags`); ``fill``: the default of a flag
+#: that is an error where its part does not run (None in the parser, so that it is seen)
+FLAGS = BenchFlags(
+    main=(
+        Flag("--N", "training samples (default 16384)", low=2, fill=16384),
+        Flag(
+            "--D",
+            "patches, multiples of C = 4, one table each (d = D; default 64 128)",
+            low=8,
+            high=D_MAX,
+            nargs="+",
+            fill=[64, 128],
+        ),
+        Flag("--n-test", "test samples of the timed simulate() run (default 8192)", low=1, fill=8192),
+        Flag("--replicas", "replicas sharing one X (default 8)", low=1, fill=8),
+        Flag(
+            "--sim-steps",
+            "steps of each timed simulate() (default 50: records at 0 and 50, its default rate)",
+            low=1,
+            fill=50,
+        ),
+        Flag(
+            "--dtypes",
+            "storage dtypes of X (default float64 float32)",
+            str,
+            nargs="+",
+            choices=_DTYPES,
+            fill=[*_DTYPES],
+        ),
+        Flag("--no-torch", "skip the autograd reference", bool),
+        Flag("--no-simulate", "skip timing simulate() per step", bool),
+    ),
+    common=(
+        repeats_flag("timed calls per measurement", default=7),
+        settle_flag(
+            "pause before each repeat's calls, 0..10 s (default %(default)s: lets spinning BLAS threads sleep)",
+            default=SETTLE,
+        ),
+        Flag(
+            "--batch",
+            "calls timed back to back per repeat, after one untimed call "
+            "(default %(default)s: a GD loop's steady state)",
+            low=1,
+            high=100,
+            default=BATCH,
+        ),
+    ),
+    scaling_help="step time against N and D, memory per sample",
+    scaling=(
+        Flag("--no-memory", "skip the memory runs of --scaling", bool),
+        Flag(
+            "--scaling-N",
+            "N of the runs against N (default 4096 16384 65536)",
+            low=1,
+            nargs="+",
+            fill=[4096, 16384, 65536],
+        ),
+        Flag("--scaling-D", "multiples of 4, >= 8 (default 16 32 64 128)", low=1, nargs="+", fill=[16, 32, 64, 128]),
+        Flag("--scaling-N-for-D", "N of the runs against D (default 4096)", low=1, fill=4096),
+        Flag("--scaling-dtype", "default float32", str, choices=("float32", "float64"), fill="float32"),
+        Flag(
+            "--memory-N",
+            "the two N of the memory runs, increasing (default 4096 16384)",
+            low=1,
+            nargs="+",
+            fill=[4096, 16384],
+        ),
+        Flag(
+            "--memory-budget-gib",
+            "memory budget of the N_max extrapolation, GiB (default 24)",
+            float,
+            low=0,
+            low_open=True,
+            fill=24.0,
+        ),
+    ),
+    out="bench_results/simulate.csv",
+    out_help="output file: the CSV of the main table; the scaling tables go next to it",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``python -m theorydyn.bench simulate``."""
-    ap = ArgumentParser(prog=PROG, description="Benchmark of the finite-sample simulator's step.")
-    g = ap.add_argument_group("main table (not with --scaling-only)")
-    g.add_argument("--N", type=number(int, "--N", low=2), default=None, help="training samples (default 16384)")
-    g.add_argument(
-        "--D",
-        type=number(int, "--D", low=8, high=D_MAX),
-        nargs="+",
-        default=None,
-        help="patches, multiples of C = 4, one table each (d = D; default 64 128)",
-    )
-    g.add_argument(
-        "--n-test",
-        type=number(int, "--n-test", low=1),
-        default=None,
-        help="test samples of the timed simulate() run (default 8192)",
-    )
-    g.add_argument(
-        "--replicas", type=number(int, "--replicas", low=1), default=None, help="replicas sharing one X (default 8)"
-    )
-    g.add_argument(
-        "--sim-steps",
-        type=number(int, "--sim-steps", low=1),
-        default=None,
-        help="steps of each timed simulate() (default 50: records at 0 and 50, its default rate)",
-    )
-    g.add_argument(
-        "--dtypes",
-        nargs="+",
-        choices=("float64", "float32"),
-        default=None,
-        help="storage dtypes of X (default float64 float32)",
-    )
-    g.add_argument("--no-torch", action="store_true", help="skip the autograd reference")
-    g.add_argument("--no-simulate", action="store_true", help="skip timing simulate() per step")
-    ap.add_argument("--repeats", type=number(int, "--repeats", low=1), default=7, help="timed calls per measurement")
-    ap.add_argument(
-        "--settle",
-        type=number(float, "--settle", low=0, high=10),
-        default=SETTLE,
-        help="pause before each repeat's calls, 0..10 s (default %(default)s: lets spinning BLAS threads sleep)",
-    )
-    ap.add_argument(
-        "--batch",
-        type=number(int, "--batch", low=1, high=100),
-        default=BATCH,
-        help="calls timed back to back per repeat, after one untimed call "
-        "(default %(default)s: a GD loop's steady state)",
-    )
-    ap.add_argument("--scaling", action="store_true", help="step time against N and D, memory per sample")
-    ap.add_argument("--scaling-only", action="store_true", help="only the --scaling part")
-    g = ap.add_argument_group("--scaling")
-    g.add_argument("--no-memory", action="store_true", help="skip the memory runs of --scaling")
-    g.add_argument(
-        "--scaling-N",
-        type=number(int, "--scaling-N", low=1),
-        nargs="+",
-        default=None,
-        help="N of the runs against N (default 4096 16384 65536)",
-    )
-    g.add_argument(
-        "--scaling-D",
-        type=number(int, "--scaling-D", low=1),
-        nargs="+",
-        default=None,
-        help="multiples of 4, >= 8 (default 16 32 64 128)",
-    )
-    g.add_argument(
-        "--scaling-N-for-D",
-        type=number(int, "--scaling-N-for-D", low=1),
-        default=None,
-        help="N of the runs against D (default 4096)",
-    )
-    g.add_argument("--scaling-dtype", choices=("float32", "float64"), default=None, help="default float32")
-    g.add_argument(
-        "--memory-N",
-        type=number(int, "--memory-N", low=1),
-        nargs="+",
-        default=None,
-        help="the two N of the memory runs, increasing (default 4096 16384)",
-    )
-    g.add_argument(
-        "--memory-budget-gib",
-        type=positive(float, "--memory-budget-gib"),
-        default=None,
-        help="memory budget of the N_max extrapolation, GiB (default 24)",
-    )
-    add_bench_arguments(
-        ap, "bench_results/simulate.csv", "output file: the CSV of the main table; the scaling tables go next to it"
-    )
-    return ap
+    return FLAGS.parser(PROG, "Benchmark of the finite-sample simulator's step.")
 
 
 def _setting(D: int, flag: str) -> Setting:
@@ -199,7 +164,7 @@ def check(args: argparse.Namespace, given: set[str]) -> argparse.Namespace:
     """Check every input before any work (exit 2 naming the flag) and fill the defaults: flags of a part
     that does not run, the Setting at each D, the memory of each part, the output folder. ``given``: the
     dests given on the command line."""
-    check_parts(args, given, PROG, _MAIN_FLAGS, _SCALING_FLAGS)
+    FLAGS.check_parts(args, given, PROG)
     if args.no_simulate:
         for k in ("sim_steps", "n_test"):
             if k in given:
@@ -208,7 +173,7 @@ def check(args: argparse.Namespace, given: set[str]) -> argparse.Namespace:
         for k in ("memory_N", "memory_budget_gib"):
             if k in given:
                 fail(f"{flag_of(k)}: only used by the memory runs, which --no-memory skips", PROG)
-    fill_defaults(args, _DEFAULTS)
+    FLAGS.fill_defaults(args)
     args.dtypes = list(dict.fromkeys(args.dtypes))  # choices checked by the parser
     if len(args.memory_N) != 2 or args.memory_N[0] >= args.memory_N[1]:
         fail(f"--memory-N: must be two increasing sizes N1 N2, got {' '.join(map(str, args.memory_N))}", PROG)

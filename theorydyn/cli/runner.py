@@ -27,13 +27,15 @@ import errno
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 from .._version import __version__
+from ..infra.paths import run_dir
 from . import tools as _cli
+from .configs import add_config_flags
 
 #: status of a Ctrl-C (128 + SIGINT), as a shell reports it
 INTERRUPTED = 130
@@ -135,6 +137,36 @@ class Command:
 
     def main(self, argv: Sequence[str] | None = None) -> int:
         return run_command(self, argv)
+
+
+def solver_parser(
+    prog: str,
+    description: str,
+    config: type,
+    *,
+    title: str,
+    only: Sequence[str],
+    run: str,
+    out_help: str,
+    defaults: Mapping[str, Any] | None = None,
+    notes: Mapping[str, str] | None = None,
+    switches: Mapping[str, str] | None = None,
+) -> argparse.ArgumentParser:
+    """The parser of a solver's command (``python -m theorydyn.reduced``, ``python -m theorydyn.simulate``):
+    the Setting's flags; the group ``title`` with one flag per field ``only`` of the configuration class
+    ``config`` (:func:`~theorydyn.cli.configs.add_config_flags`: their defaults, rules and help are the
+    library's; ``defaults`` and ``notes`` as there) and the ``switches`` (flag → help); the
+    configuration's ``--seed``; ``--out`` (default the run folder ``run``,
+    :func:`~theorydyn.infra.paths.run_dir`; ``out_help``), ``--quiet`` and ``--force`` (the machine's memory)."""
+    ap = _cli.ArgumentParser(prog=prog, description=description)
+    _cli.add_setting_arguments(ap)
+    g = ap.add_argument_group(title)
+    add_config_flags(g, config, only=only, defaults=defaults, notes=notes)
+    for flag, text in (switches or {}).items():
+        g.add_argument(flag, action="store_true", help=text)
+    add_config_flags(ap, config, only=("seed",))
+    _cli.add_common_arguments(ap, seed=None, out=str(run_dir(run)), out_help=out_help, force="machine")
+    return ap
 
 
 def known_error(e: BaseException) -> tuple[int, str] | None:

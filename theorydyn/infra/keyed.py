@@ -98,7 +98,8 @@ class KeyedStore(ResultStore):
     their payload and checked by the one validation (module docstring).
 
     Args:
-        path, kinds, warn, db, scope, create: as :class:`~theorydyn.infra.store.ResultStore`.
+        path: as :class:`~theorydyn.infra.store.ResultStore`; ``store``: its keywords (``kinds``, ``warn``,
+            ``db``, ``scope``, ``create``), passed on as they are.
         payload_column: the column holding the payload's canonical JSON (written by :meth:`put`).
         payload_of: how to rebuild the payload from a row, when it is not kept in one column.
         stale, check: the client's checks (module docstring).
@@ -116,18 +117,14 @@ class KeyedStore(ResultStore):
         payload_of: PayloadOf | None = None,
         stale: Stale | None = None,
         check: Check | None = None,
-        kinds: Mapping[str, str] | None = None,
-        warn: bool = True,
-        db: str | Path | None = None,
-        scope: str | None = None,
-        create: bool = False,
+        **store: Any,
     ):
         if (payload_column is None) == (payload_of is None):
             raise ValueError("KeyedStore: give exactly one of payload_column and payload_of")
         self.payload_column = payload_column
         self.payload_of = payload_of if payload_of is not None else json_column(str(payload_column))
         self.stale, self.check = stale, check
-        super().__init__(path, validate=self.problem, kinds=kinds, warn=warn, db=db, scope=scope, create=create)
+        super().__init__(path, validate=self.problem, **store)
 
     @staticmethod
     def key(payload: Mapping[str, Any]) -> str:

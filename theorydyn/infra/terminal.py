@@ -26,7 +26,8 @@ def width() -> int:
     return max(40, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
 
 
-def _num(v: Any) -> str:
+def number_text(v: Any) -> str:
+    """``v`` to 4 significant digits (``0.4213``, ``1.2e+04``), ``—`` for NaN or what is not a number."""
     try:
         x = float(v)
     except (TypeError, ValueError):
@@ -38,7 +39,7 @@ def measured_text(row: Any) -> str:
     """``0.42 [0.40, 0.44]`` (a 95% interval over seeds), ``0.1506 (exact)`` when the interval is the
     point itself and no seeds were averaged (``seeds=`` in params), the bare value when there is no
     interval, ``—`` when nothing was measured."""
-    m, lo, hi = _num(row.get("measured")), _num(row.get("ci_low")), _num(row.get("ci_high"))
+    m, lo, hi = number_text(row.get("measured")), number_text(row.get("ci_low")), number_text(row.get("ci_high"))
     if m == "—" or lo == "—" or hi == "—":
         return m
     if lo == hi == m and "seeds=" not in str(row.get("params", "")):  # a mean over seeds is never exact

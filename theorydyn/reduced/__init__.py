@@ -50,7 +50,7 @@ The Numba kernels (``_kernels``) are private. CLI: ``python -m theorydyn.reduced
 
 from typing import TYPE_CHECKING
 
-from ..infra._lazy import lazy_exports
+from ..infra._lazy import by_module, lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
     from .bank import MAX_TERMS, Bank, bank_from_set_counts, make_bank, mc_set_counts, n_exact_terms
@@ -61,26 +61,15 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule lo
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
-    {
-        "FLOW_DEFAULTS": ".config",
-        "FlowConfig": ".config",
-        "MAX_TERMS": ".bank",
-        "Bank": ".bank",
-        "bank_from_set_counts": ".bank",
-        "make_bank": ".bank",
-        "mc_set_counts": ".bank",
-        "n_exact_terms": ".bank",
-        "plot_trajectory": ".plot",
-        "Estimate": ".risk",
-        "forward_counts": ".risk",
-        "population_risk": ".risk",
-        "COLUMNS": ".solve",
-        "HORIZON_GROWTH_MAX": ".solve",
-        "SOLVERS": ".solve",
-        "default_horizon": ".solve",
-        "flows_until_t2": ".solve",
-        "integrate": ".solve",
-    },
+    by_module(
+        {
+            ".config": ("FLOW_DEFAULTS", "FlowConfig"),
+            ".bank": ("MAX_TERMS", "Bank", "bank_from_set_counts", "make_bank", "mc_set_counts", "n_exact_terms"),
+            ".plot": ("plot_trajectory",),
+            ".risk": ("Estimate", "forward_counts", "population_risk"),
+            ".solve": ("COLUMNS", "HORIZON_GROWTH_MAX", "SOLVERS", "default_horizon", "flows_until_t2", "integrate"),
+        }
+    ),
 )
 
 __all__ = [

@@ -10,36 +10,24 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli.configs import add_config_flags, config_from_args
-from ..cli.runner import Command, Invocation
-from ..cli.tools import (
-    ArgumentParser,
-    add_common_arguments,
-    add_setting_arguments,
-    format_time,
-    name_params,
-    run_stem,
-)
+from ..cli.configs import config_from_args
+from ..cli.runner import Command, Invocation, solver_parser
+from ..cli.tools import format_time, name_params, run_stem
 from ..core.phases import Phases
 from ..infra.limits import STEPS_MAX
-from ..infra.paths import run_dir
 from .config import FLOW_DEFAULTS, FlowConfig
 
 PROG = "python -m theorydyn.reduced"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = ArgumentParser(
-        prog=PROG,
-        description="Idealized dynamics of (alpha, gamma, rho) (Lemmas 4.1-4.3, docs/theory.md §3): phases I-III.",
-    )
-    add_setting_arguments(ap)
-    g = ap.add_argument_group("solver")
     # the flags of FlowConfig's fields (their defaults, rules and help are the library's); the mode picks
     # eta, n_samples and solver, so a flag given in the other mode is refused, not silently dropped
-    add_config_flags(
-        g,
+    return solver_parser(
+        PROG,
+        "Idealized dynamics of (alpha, gamma, rho) (Lemmas 4.1-4.3, docs/theory.md §3): phases I-III.",
         FlowConfig,
+        title="solver",
         only=("method", "eta", "steps", "s_max", "n_samples", "expectation", "n_points", "solver", "err_tol"),
         defaults=dict(eta=None, n_samples=None, solver=None),
         notes=dict(
@@ -48,18 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
             solver=f"default {FLOW_DEFAULTS.solver}; --method flow only",
             s_max="default %(default)g, as the library's integrate",
         ),
-    )
-    g.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    add_config_flags(ap, FlowConfig, only=("seed",))
-    add_common_arguments(
-        ap,
-        seed=None,
-        out=str(run_dir("reduced")),
+        switches={"--no-plot": "skip the PNG"},
+        run="reduced",
         out_help="output folder: reduced_<method>_D<D>_C<C>[_<each parameter that differs from its default>]"
         ".csv/.json/.png, so runs that differ never overwrite each other",
-        force="machine",
     )
-    return ap
 
 
 #: flags left out of the name: they change no number of the run (where and how it is written, the memory

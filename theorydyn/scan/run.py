@@ -59,21 +59,7 @@ from . import plots as scanplots
 from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR  # noqa: F401 — re-exported
 from .executor import execute_point, load_runner, make_executor
 from .grid import Point, ScanError, ScanSpec, open_store, validate_points
-from .summary import (  # noqa: F401  (re-exported: imported from here)
-    INTERVAL_NOTE,
-    REDUCED_QUANTITIES,
-    SUMMARY_COLUMNS,
-    TABLE_WIDTH,
-    _fmt,
-    _is_simulate,
-    not_reached_hints,
-    seed_ci_table,
-    simulator_table,
-    summary_frame,
-    summary_table,
-    summary_text,
-    write_summary,
-)
+from .summary import _fmt, _is_simulate, summary_text, write_summary
 
 #: Where a scan's messages go: a callable taking one line, or None (silent)
 Report: TypeAlias = Callable[[str], None] | None

@@ -17,6 +17,12 @@ from ..simulate.config import SimConfig
 
 DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 
+
+def _same_name(cls: type, *names: str) -> dict[str, tuple[type, str]]:
+    """Options named as the fields of ``cls`` that describe them, in the order given."""
+    return {name: (cls, name) for name in names}
+
+
 #: Each solver option of a point → the configuration field that describes the same option (its kind, its
 #: choices and, unless :data:`SCAN_DEFAULTS` says otherwise, its default): the reduced run's
 #: :class:`~theorydyn.reduced.config.FlowConfig`, the simulator's :class:`~theorydyn.simulate.config.SimConfig`.
@@ -24,19 +30,13 @@ DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
 #: GD's (0: ⌈s_max/η⌉), ``sim_steps`` the simulator's. ``simulate`` (run the simulator too) is the scan's own.
 OPTION_FIELDS: dict[str, tuple[type, str]] = {
     # reduced (α, γ, ρ) dynamics (Lemmas 4.1–4.3)
-    "method": (FlowConfig, "method"),
-    "s_max": (FlowConfig, "s_max"),
-    "n_samples": (FlowConfig, "n_samples"),
-    "expectation": (FlowConfig, "expectation"),
-    "n_points": (FlowConfig, "n_points"),
-    "eta": (SimConfig, "eta"),
-    "steps": (FlowConfig, "steps"),
+    **_same_name(FlowConfig, "method", "s_max", "n_samples", "expectation", "n_points"),
+    **_same_name(SimConfig, "eta"),
+    **_same_name(FlowConfig, "steps"),
     # finite-sample simulator (Theorem 4.2, docs/theory.md §4)
-    "N": (SimConfig, "N"),
+    **_same_name(SimConfig, "N"),
     "sim_steps": (SimConfig, "steps"),
-    "omega": (SimConfig, "omega"),
-    "record_every": (SimConfig, "record_every"),
-    "dtype": (SimConfig, "dtype"),
+    **_same_name(SimConfig, "omega", "record_every", "dtype"),
 }
 #: The scan's own defaults, where a point is not one run at the library's defaults (docs/theory.md §9's regime):
 SCAN_DEFAULTS: dict[str, Any] = {

@@ -297,6 +297,14 @@ def _divergence_hints(spec: ScanSpec, df: pd.DataFrame) -> list[str]:
     ]
 
 
+def _titled(table: pd.DataFrame, title: str) -> list[str]:
+    """A table of intervals over seeds under its title (``title; INTERVAL_NOTE:``, wrapped), a blank line before."""
+    return [
+        "\n" + textwrap.fill(f"{title}; {INTERVAL_NOTE}:", TABLE_WIDTH),
+        table.to_string(index=False, line_width=TABLE_WIDTH),
+    ]
+
+
 def summary_text(spec: ScanSpec, outcome: ScanOutcome) -> str:
     """The summary ``python -m theorydyn.scan`` prints at the end (the library returns it, the command
     prints it): the summary table, the intervals over seeds of the reduced flow and of the simulator,
@@ -322,26 +330,14 @@ def summary_text(spec: ScanSpec, outcome: ScanOutcome) -> str:
         lines.append(summary_table(spec, df).to_string(index=False, line_width=TABLE_WIDTH))
         ci = seed_ci_table(spec, df)
         if ci is not None:
-            lines.append(
-                "\n"
-                + textwrap.fill(
-                    f"reduced flow (N = ∞), {scanplots.setting_text(scanplots.reduced_rows(df), scanned, False)}; "
-                    f"{INTERVAL_NOTE}:",
-                    TABLE_WIDTH,
-                )
-            )
-            lines.append(ci.to_string(index=False, line_width=TABLE_WIDTH))
+            where = scanplots.setting_text(scanplots.reduced_rows(df), scanned, False)
+            lines += _titled(ci, f"reduced flow (N = ∞), {where}")
         sim = simulator_table(spec, df)
         if sim is not None:
-            lines.append(
-                "\n"
-                + textwrap.fill(
-                    f"simulator (finite N) beside its N = ∞ reference (the reduced flow), "
-                    f"{scanplots.setting_text(df, scanned)}; times in s = η·t; {INTERVAL_NOTE}:",
-                    TABLE_WIDTH,
-                )
+            where = scanplots.setting_text(df, scanned)
+            lines += _titled(
+                sim, f"simulator (finite N) beside its N = ∞ reference (the reduced flow), {where}; times in s = η·t"
             )
-            lines.append(sim.to_string(index=False, line_width=TABLE_WIDTH))
     for ph, fit in outcome.exponents.items():
         if fit is not None:
             note = (

@@ -12,52 +12,32 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli.configs import add_config_flags, config_from_args
-from ..cli.runner import Command, Invocation
-from ..cli.tools import (
-    START_FRACTION,
-    ArgumentParser,
-    add_common_arguments,
-    add_setting_arguments,
-    format_time,
-    name_params,
-    run_stem,
-)
-from ..infra.paths import run_dir
+from ..cli.configs import config_from_args
+from ..cli.runner import Command, Invocation, solver_parser
+from ..cli.tools import START_FRACTION, format_time, name_params, run_stem
 from .config import CLI_DEFAULTS, SIM_DEFAULTS, SimConfig
 
 PROG = "python -m theorydyn.simulate"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = ArgumentParser(
-        prog=PROG,
-        description="GD on N samples with the full D×D attention (Theorem 4.2); writes the trajectory (CSV), "
-        "the summary (JSON) and Figure 4 (PNG), named by every parameter that differs from its default.",
-    )
-    add_setting_arguments(ap)
-    g = ap.add_argument_group("simulation")
     # the flags of SimConfig's fields (defaults, rules and help are the library's; --N-test: the old spelling)
-    add_config_flags(
-        g,
+    return solver_parser(
+        PROG,
+        "GD on N samples with the full D×D attention (Theorem 4.2); writes the trajectory (CSV), "
+        "the summary (JSON) and Figure 4 (PNG), named by every parameter that differs from its default.",
         SimConfig,
+        title="simulation",
         only=("N", "eta", "steps", "omega", "record_every", "dtype", "n_test", "dense_until", "device"),
         defaults=CLI_DEFAULTS,
         notes=dict(
             dtype=f"default %(default)s here: half the memory and time; the library's simulate() and the scans "
             f"default to {SIM_DEFAULTS.dtype}, the exact reference"
         ),
-    )
-    add_config_flags(ap, SimConfig, only=("seed",))
-    add_common_arguments(
-        ap,
-        seed=None,
-        out=str(run_dir("simulate")),
+        run="simulate",
         out_help="output folder: simulate_D<D>_C<C>[_<each parameter that differs from its default>].csv "
         "(trajectory), .json (summary), .png (Figure 4), so runs that differ never overwrite each other",
-        force="machine",
     )
-    return ap
 
 
 #: flags that change no number of the run: left out of the output's name

@@ -24,6 +24,7 @@ from ..infra._progress import progress_bar
 from ..infra.keyed import KeyedStore
 from ..infra.paths import run_name
 from ..infra.store import content_key
+from ..infra.terminal import number_text
 from . import ledger
 from .defaults import DEFAULT_DIR, PROG  # noqa: F401 — re-exported
 from .ledger import SKIP, failed_row, run_claim
@@ -211,18 +212,10 @@ def collect(
     return df
 
 
-def _fmt(v: Any) -> str:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return "—"
-    return "—" if math.isnan(x) else f"{x:.4g}"
-
-
 def format_measured(measured: Any, lo: Any, hi: Any, params: Any = "") -> str:
     """``0.1506 (exact)`` for an exact row (lo == hi == measured and no ``seeds=`` in params),
     ``0.42 [0.40, 0.44]`` with a 95% interval over seeds, else the bare value."""
-    m, a, b = _fmt(measured), _fmt(lo), _fmt(hi)
+    m, a, b = number_text(measured), number_text(lo), number_text(hi)
     if m == "—" or a == "—" or b == "—":
         return m
     if float(lo) == float(hi) == float(measured) and "seeds=" not in str(params):

@@ -26,6 +26,7 @@ def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
         "simulate() per step",
         "replicas sharing X",
         "A-frozen control: v-only fused step",
+        "a Theorem 4.2 run's step (the trained model and its A-frozen control)",
         "torch step on CPU",
     ):
         assert needle in text
@@ -35,6 +36,7 @@ def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
     assert (t.fused_after_pass_ms > 0).all() and (t.pass_after_fused_ms > 0).all()
     assert {"cpu", "numba", "numpy", "fused_over_one_pass", "simulate_over_fused"} <= set(t.columns)
     assert (t.v_only_ms > 0).all() and (t.frozen_numpy_ms > 0).all() and (t.torch_step_ms > 0).all()
+    assert (t.paired_ms > 0).all() and (t.theorem42_after_over_before > 0).all()
 
 
 def test_simulate_benchmark_scaling_tables(tmp_path, capsys):

@@ -431,31 +431,19 @@ def test_theorem_51_is_judged_at_the_theorem_level_and_can_fail_there():
 
 
 def test_a_failed_finite_sample_pretraining_is_a_row_never_dropped():
+    # two upstream rows, by column: D = 16 diverged at step 170, D = 32 ran its 2000 steps
     up = pd.DataFrame(
-        [
-            dict(
-                D=16,
-                method="pretrained-sim",
-                err_f=0.064,
-                association=0.0,
-                status="diverged",
-                message="diverged (non-finite risk or gradient) at step 170",
-                steps=170,
-                N=4096,
-                eta=10.0,
-            ),
-            dict(
-                D=32,
-                method="pretrained-sim",
-                err_f=0.011,
-                association=0.8125,
-                status="ok",
-                message="",
-                steps=2000,
-                N=4096,
-                eta=10.0,
-            ),
-        ]
+        dict(
+            D=[16, 32],
+            method="pretrained-sim",
+            err_f=[0.064, 0.011],
+            association=[0.0, 0.8125],
+            status=["diverged", "ok"],
+            message=["diverged (non-finite risk or gradient) at step 170", ""],
+            steps=[170, 2000],
+            N=4096,
+            eta=10.0,
+        )
     )
     flat = lambda D: 1.5 + 0.0 * D  # noqa: E731
     v = _verdicts({"pretrained": flat}, up=up)

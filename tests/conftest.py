@@ -129,6 +129,17 @@ def make_non_regular(path, kind: str) -> None:
         path.mkdir()
 
 
+def plant_link(tmp_path, name: str, text: str = "keep me\n"):
+    """A folder ``tmp_path/out`` whose file ``name`` is a symbolic link to ``tmp_path/precious.txt``
+    holding ``text``: what a writer must refuse to write through. Returns (out, target)."""
+    target = tmp_path / "precious.txt"
+    target.write_text(text)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).symlink_to(target)
+    return out, target
+
+
 def model_risk_central_differences(s, A, v, X, y, weights=None, h=1e-6):
     """∂risk/∂A (off the diagonal; the diagonal stays 0, fixed at β) and ∇_v risk of model (T) by central
     differences of :func:`theorydyn.core.model.risk` with step ``h``: the independent route the analytic and

@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import plant_link
 
 import theorydyn.transfer as tr
 from theorydyn import Setting
@@ -431,19 +432,31 @@ def test_theorem_51_is_judged_at_the_theorem_level_and_can_fail_there():
 
 
 def test_a_failed_finite_sample_pretraining_is_a_row_never_dropped():
-    # two upstream rows, by column: D = 16 diverged at step 170, D = 32 ran its 2000 steps
     up = pd.DataFrame(
-        dict(
-            D=[16, 32],
-            method="pretrained-sim",
-            err_f=[0.064, 0.011],
-            association=[0.0, 0.8125],
-            status=["diverged", "ok"],
-            message=["diverged (non-finite risk or gradient) at step 170", ""],
-            steps=[170, 2000],
-            N=4096,
-            eta=10.0,
-        )
+        [
+            dict(
+                D=16,
+                method="pretrained-sim",
+                err_f=0.064,
+                association=0.0,
+                status="diverged",
+                message="diverged (non-finite risk or gradient) at step 170",
+                steps=170,
+                N=4096,
+                eta=10.0,
+            ),
+            dict(
+                D=32,
+                method="pretrained-sim",
+                err_f=0.011,
+                association=0.8125,
+                status="ok",
+                message="",
+                steps=2000,
+                N=4096,
+                eta=10.0,
+            ),
+        ]
     )
     flat = lambda D: 1.5 + 0.0 * D  # noqa: E731
     v = _verdicts({"pretrained": flat}, up=up)
@@ -761,11 +774,7 @@ def test_kill_9_at_20_random_moments_of_a_transfer_run_then_a_rerun_gives_the_un
 
 
 def test_a_symlinked_rows_csv_is_never_written_through(tmp_path):
-    target = tmp_path / "elsewhere.csv"
-    target.write_text("mine\n")
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "transfer_rows.csv").symlink_to(target)
+    out, target = plant_link(tmp_path, "transfer_rows.csv", "mine\n")
     with pytest.warns(RuntimeWarning, match="could not be written"):
         raw = _small_run(out, [])[0]
     assert target.read_text() == "mine\n" and len(raw) > 0  # the rows are computed and stored, the link untouched

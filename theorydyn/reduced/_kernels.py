@@ -132,6 +132,15 @@ def _logistic(F: float) -> tuple[float, float]:
     return -F + math.log1p(e), -1.0 / (1.0 + e)
 
 
+@njit(cache=True, inline="always")
+def _add_sets(tab, k, t, c, F, Fabs, gA, gC, gR):
+    """One sample's running sums (F, Σ|terms|, ∂F/∂(α, c, r)) after adding its ``c`` sets of type k
+    at the table's T index t (each sum gains c · tab[k, t, ·], in this order: the same bits in
+    :func:`accumulate` and :func:`mc_accumulate`)."""
+    v = tab[k, t, 0]
+    return F + c * v, Fabs + c * abs(v), gA + c * tab[k, t, 1], gC + c * tab[k, t, 2], gR + c * tab[k, t, 3]
+
+
 @njit(cache=True)
 def accumulate(tab, row_ptr, nz_type, nz_count, tidx, fval, weights, out):
     """Weighted sums over a bank of samples, written to ``out`` (N_OUT,):
@@ -160,14 +169,7 @@ def accumulate(tab, row_ptr, nz_type, nz_count, tidx, fval, weights, out):
         gC = 0.0
         gR = 0.0
         for j in range(row_ptr[n], row_ptr[n + 1]):
-            k = nz_type[j]
-            c = nz_count[j]
-            v = tab[k, t, 0]
-            F += c * v
-            Fabs += c * abs(v)
-            gA += c * tab[k, t, 1]
-            gC += c * tab[k, t, 2]
-            gR += c * tab[k, t, 3]
+            F, Fabs, gA, gC, gR = _add_sets(tab, nz_type[j], t, nz_count[j], F, Fabs, gA, gC, gR)
         _add_sample(out, weights[n], F, Fabs, gA, gC, gR, fval[n])
 
 
@@ -199,31 +201,18 @@ def _add_sample(out, w, F, Fabs, gA, gC, gR, f):
 
 
 @njit(cache=True)
-def evaluate(
-    alpha,
-    gamma,
-    rho,
-    beta,
-    tau,
-    p,
-    nu,
-    C,
-    D,
-    plus,
-    minus,
-    zero,
-    Tvals,
-    row_ptr,
-    nz_type,
-    nz_count,
-    tidx,
-    fval,
-    weights,
-    tab,
-    out,
-):
+def evaluate(alpha, gamma, rho, setting, bank, tab, out):
     """Table + accumulate; ``out`` as in :func:`accumulate` with 2–7 already in (α, γ, ρ):
-    the c- and r-derivatives are divided by τ (∂/∂γ = (1/τ)∂/∂c)."""
+    the c- and r-derivatives are divided by τ (∂/∂γ = (1/τ)∂/∂c).
+
+    Args:
+        setting: the tuple (β, τ, p, ν, C, D) (:func:`theorydyn.reduced.risk.kernel_setting`).
+        bank: the tuple (plus, minus, zero, Tvals, row_ptr, nz_type, nz_count, tidx, fval, weights):
+            the count types of :func:`build_table` and the compressed rows of :func:`accumulate`.
+        tab, out: the buffers of :func:`build_table` and :func:`accumulate`.
+    """
+    beta, tau, p, nu, C, D = setting
+    plus, minus, zero, Tvals, row_ptr, nz_type, nz_count, tidx, fval, weights = bank
     build_table(alpha, gamma, rho, beta, tau, p, nu, C, D, plus, minus, zero, Tvals, tab)
     accumulate(tab, row_ptr, nz_type, nz_count, tidx, fval, weights, out)
     out[3] /= tau
@@ -233,63 +222,18 @@ def evaluate(
 
 
 @njit(cache=True)
-def gd_run(
-    theta,
-    eta,
-    n_in,
-    n_cross,
-    n_steps,
-    beta,
-    tau,
-    p,
-    nu,
-    C,
-    D,
-    plus,
-    minus,
-    zero,
-    Tvals,
-    row_ptr,
-    nz_type,
-    nz_count,
-    tidx,
-    fval,
-    weights,
-    tab,
-    out,
-):
+def gd_run(theta, eta, n_in, n_cross, n_steps, setting, bank, tab, out):
     """``n_steps`` steps of the paper's recursion (docs/theory.md §3), updating ``theta`` = (α, γ, ρ) in place:
 
         α ← α − η ∂ℓ_red/∂α,  γ ← γ − η ∂ℓ_red/∂γ / (D(C−1)),  ρ ← ρ − η ∂ℓ_red/∂ρ / (D(D−C)).
 
-    ``out`` holds the evaluation at the state *before* the last step taken. Returns the number of
-    steps completed; fewer than ``n_steps`` means the evaluation at the state after that many steps
-    was not finite (divergence) and ``theta`` is left at that state.
+    ``setting``, ``bank``, ``tab``, ``out``: as in :func:`evaluate`; ``out`` holds the evaluation at
+    the state *before* the last step taken. Returns the number of steps completed; fewer than
+    ``n_steps`` means the evaluation at the state after that many steps was not finite (divergence)
+    and ``theta`` is left at that state.
     """
     for i in range(n_steps):
-        evaluate(
-            theta[0],
-            theta[1],
-            theta[2],
-            beta,
-            tau,
-            p,
-            nu,
-            C,
-            D,
-            plus,
-            minus,
-            zero,
-            Tvals,
-            row_ptr,
-            nz_type,
-            nz_count,
-            tidx,
-            fval,
-            weights,
-            tab,
-            out,
-        )
+        evaluate(theta[0], theta[1], theta[2], setting, bank, tab, out)
         if not (
             out[10] == 0.0
             and math.isfinite(out[0])
@@ -569,12 +513,7 @@ def mc_accumulate(raw, n_samples, n_sets, order, cut, start, tab, Tmax, sm, thr,
         for k in range(K):
             c = hist[k]
             if c != 0:
-                v = tab[k, t, 0]
-                F += c * v
-                Fabs += c * abs(v)
-                gA += c * tab[k, t, 1]
-                gC += c * tab[k, t, 2]
-                gR += c * tab[k, t, 3]
+                F, Fabs, gA, gC, gR = _add_sets(tab, k, t, c, F, Fabs, gA, gC, gR)
         _add_sample(out, w, F, Fabs, gA, gC, gR, f)
         if f == 0.0:
             out[N_OUT] += w

@@ -68,8 +68,9 @@ class _Evaluator:
         self.s, self.bank = s, bank
         self.tab = np.empty((len(bank.plus), len(bank.Tvals), 4))
         self.out = np.empty(rk.N_OUT)
-        self.args = (
-            *kernel_setting(s),
+        # the kernels' two tuple arguments (:func:`theorydyn.reduced._kernels.evaluate`)
+        self.setting = kernel_setting(s)
+        self.arrays = (
             bank.plus,
             bank.minus,
             bank.zero,
@@ -83,7 +84,7 @@ class _Evaluator:
         )
 
     def raw(self, alpha: float, gamma: float, rho: float) -> np.ndarray:
-        rk.evaluate(float(alpha), float(gamma), float(rho), *self.args, self.tab, self.out)
+        rk.evaluate(float(alpha), float(gamma), float(rho), self.setting, self.arrays, self.tab, self.out)
         return self.out
 
     def finite(self) -> bool:

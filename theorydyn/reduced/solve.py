@@ -305,11 +305,10 @@ def _run_gd(s, ev, th, eta, steps, n_points, s_min, bar, s_grid=None):
         grid = grid[grid <= steps]
     rows, cur = [], 0
     th = th.copy()
-    args = ev.args
     for target in grid:
         n = int(target - cur)
         if n > 0:
-            done = rk.gd_run(th, float(eta), float(s.n_in), float(s.n_cross), n, *args, ev.tab, ev.out)
+            done = rk.gd_run(th, float(eta), float(s.n_in), float(s.n_cross), n, ev.setting, ev.arrays, ev.tab, ev.out)
             cur += done
             if done < n:
                 return rows, _diverged(f"step {cur} (s={cur * eta:.6g})", cur)

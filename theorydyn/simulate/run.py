@@ -538,30 +538,9 @@ def simulate(
         return _simulate_config(s, config, locals())
     # -- argument checks (SimConfig's rules and theorydyn.core.validate's: the CLI's, before any work) --
     check_simulate(**locals(), fields=SimConfig)  # every argument, as passed
-    return simulate_replicas(
-        s,
-        N=N,
-        eta=eta,
-        steps=steps,
-        omega=omega,
-        seed=seed,
-        record_every=record_every,
-        dtype=dtype,
-        n_test=n_test,
-        train=train,
-        test=test,
-        A0=A0,
-        v0=v0,
-        progress=progress,
-        init_seeds=[seed],
-        dense_until=dense_until,
-        err_tol=err_tol,
-        s_max=s_max,
-        init=init,
-        s_grid=s_grid,
-        update=update,
-        device=device,
-    )[0]
+    # simulate's options are simulate_replicas's: forwarded as given, one replica initialised by ``seed``
+    options = {k: v for k, v in locals().items() if k != "config"}
+    return simulate_replicas(**options, init_seeds=[seed])[0]
 
 
 def _simulate_config(s: Setting, config: SimConfig, given: dict[str, Any]) -> Result:

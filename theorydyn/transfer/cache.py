@@ -26,6 +26,7 @@ import json
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ from ..infra.atomic import write_with
 from ..infra.keys import canonical_json, payload_problem
 from ..infra.provenance import NUMERICS_VERSION
 from ..reduced import default_horizon, integrate
-from .task import pretrain
+from .task import PRETRAIN, pretrain
 
 
 class CacheWarning(UserWarning):
@@ -199,15 +200,11 @@ def pretrained_attention(
     written to ``cache`` (checked .npz, module docstring). Returns (Â, info) with info: status, message
     (where and why a run diverged), steps (the step it stopped at),
     test_err_f, association (Definition 2.2, own sets), wall_s, cached, cache_sha256."""
+    run = replace(PRETRAIN, N=N, steps=steps, eta=eta, omega=omega, seed=seed)
     params = dict(
         kind="simulate",
         setting=s.to_dict(),
-        N=N,
-        steps=steps,
-        eta=eta,
-        omega=omega,
-        seed=seed,
-        dtype="float32",
+        **{k: getattr(run, k) for k in ("N", "steps", "eta", "omega", "seed", "dtype")},
         numerics=NUMERICS_VERSION,
     )
     path = Path(cache) / _cache_key(s, N, steps, eta, omega, seed) if cache is not None else None
@@ -232,7 +229,7 @@ def pretrained_attention(
         info.update(cached=True, cache_sha256=digest)
         return np.array(arrays["A"]), info
     t = time.perf_counter()
-    res = pretrain(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed)
+    res = pretrain(s, run)
     last = res.trajectory.iloc[-1]
     info = dict(
         status=str(res.status),

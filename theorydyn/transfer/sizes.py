@@ -42,38 +42,26 @@ SCOPE_DS = (32, 64, 128, 256)
 # quick sizes keep the ledger's transfer source near 2 minutes cold on 2 cores. logreg stops at D = 64
 # in quick (its CV fit on Ñ·D·d features costs ~13 s per seed at D = 128, Ñ = 128). scratch does not reach
 # test error ε within Ñ ≤ 256 (upstream N* ~ 2^15 at D = 64), so it runs its whole grid (~D³): D ≤ 32 quick.
-QUICK: dict[str, Any] = dict(
-    Ds=SCOPE_DS,
-    Ns=fine_grid(1024),
-    kernel_max_N=1024,
-    seeds=5,
-    N_test=4096,
-    upstream_N=4096,
-    upstream_steps=2000,
-    logreg_max_N=256,
-    scratch_max_N=256,
-    baseline_max_N=256,
-    budget=1 << 20,
-    budget_scratch=1 << 20,
-    sim_max_D=32,
-    scratch_max_D=32,
-    logreg_max_D=64,
-)
-# The sizes of the reported run (pre-trained Â are cached under OUT/upstream_cache).
-FULL: dict[str, Any] = dict(
-    Ds=SCOPE_DS,
-    Ns=fine_grid(4096),
-    kernel_max_N=4096,
-    seeds=5,
-    N_test=8192,
-    upstream_N=8192,
-    upstream_steps=2000,
-    logreg_max_N=1024,
-    scratch_max_N=256,
-    baseline_max_N=1024,
-    budget=1 << 26,
-    budget_scratch=1 << 22,
-    sim_max_D=64,
-    scratch_max_D=64,
-    logreg_max_D=256,
-)
+#: Each size once, as (quick, full); the full sizes are those of the reported run (pre-trained Â are
+#: cached under OUT/upstream_cache).
+_SIZES: dict[str, tuple[Any, Any]] = {
+    "Ds": (SCOPE_DS, SCOPE_DS),
+    "Ns": (fine_grid(1024), fine_grid(4096)),
+    "kernel_max_N": (1024, 4096),
+    "seeds": (5, 5),
+    "N_test": (4096, 8192),
+    "upstream_N": (4096, 8192),
+    "upstream_steps": (2000, 2000),
+    "logreg_max_N": (256, 1024),
+    "scratch_max_N": (256, 256),
+    "baseline_max_N": (256, 1024),
+    "budget": (1 << 20, 1 << 26),
+    "budget_scratch": (1 << 20, 1 << 22),
+    "sim_max_D": (32, 64),
+    "scratch_max_D": (32, 64),
+    "logreg_max_D": (64, 256),
+}
+#: The quick sizes (the CLI's default, the ledger's quick run).
+QUICK: dict[str, Any] = {k: quick for k, (quick, _) in _SIZES.items()}
+#: The full sizes (``--full``, the ledger's full run).
+FULL: dict[str, Any] = {k: full for k, (_, full) in _SIZES.items()}

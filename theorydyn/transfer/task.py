@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..core import data, model
+from ..core.result import Result
 from ..core.setting import Setting
 from ..reduced import forward_counts
-from ..simulate import simulate
+from ..simulate import SimConfig, simulate
 from .sizes import CACHED, DEFAULT_METHODS, FROZEN, METHODS  # noqa: F401 — re-exported
 
 
@@ -53,21 +54,18 @@ def oracle_attention(s: Setting, gap: float = 10.0) -> np.ndarray:
     return model.symmetric_attention(s, s.beta, s.beta - gap)
 
 
-def pretrain(
-    s: Setting,
-    N: int = 16384,
-    eta: float = 10.0,
-    steps: int = 1200,
-    omega: float = 1e-3,
-    seed: int = 0,
-    dtype: str = "float32",
-):
-    """Pre-train (A, v) by realistic GD on the upstream task with ``theorydyn.simulate``.
+#: The upstream pre-training's run: :class:`~theorydyn.simulate.SimConfig`'s defaults (N = 16384, η = 10,
+#: 1200 steps, ω = 10⁻³, seed 0) with X stored in float32.
+PRETRAIN = SimConfig(dtype="float32")
+
+
+def pretrain(s: Setting, config: SimConfig = PRETRAIN) -> Result:
+    """Pre-train (A, v) by realistic GD on the upstream task: :func:`theorydyn.simulate.simulate` with
+    ``config``, recorded at every quarter of its steps.
 
     Returns the simulate result (``res.A`` is the Â to transfer; ``res.trajectory`` the record).
     """
-
-    return simulate(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=max(1, steps // 4), dtype=dtype)
+    return simulate(s, config=replace(config, record_every=max(1, config.steps // 4)))
 
 
 # ---- the setting across D ------------------------------------------------------------------------

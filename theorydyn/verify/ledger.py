@@ -115,19 +115,9 @@ def _rows_from_json(text: str) -> list[dict[str, Any]]:
 
 
 def _row(claim: str, quantity: str, verdict: str, note: str = "") -> dict[str, Any]:
+    """A row that measured nothing: these four columns, every other one empty (nan, "")."""
     return normal_row(
-        dict(
-            claim=claim,
-            quantity=quantity,
-            measured=None,
-            ci_low=None,
-            ci_high=None,
-            threshold="",
-            verdict=verdict,
-            note=note,
-            route="",
-            params="",
-        )
+        {**dict.fromkeys(LEDGER_COLUMNS), **dict(claim=claim, quantity=quantity, verdict=verdict, note=note)}
     )
 
 

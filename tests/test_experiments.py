@@ -43,7 +43,7 @@ def test_theorem4_run_seeds_are_the_paired_runs_of_each_seed():
 
     run = SimConfig(N=128, steps=3, seed=5, n_test=256, dtype="float32")
     runs = xt4.run_seeds(s, run, (0, 1), control=True)
-    assert (runs.N, runs.steps, runs.control, len(runs.runs)) == (128, 3, True, 2)
+    assert (runs.run, runs.control, len(runs.runs)) == (run, True, 2)
     for k, r in enumerate(runs.runs):
         sd = 5 + 1000 * k + 42
         res, ctl = xt4.train_paired(s, 128, 10.0, 3, 1e-3, sd, record_every=1)

@@ -188,14 +188,14 @@ def test_train_paired_is_the_trained_run_and_its_frozen_control():
 
 
 def test_paired_control_row_follows_the_theorem_4_rows(monkeypatch):
-    """check_theorem_4_seeds(control=True): the runs are paired, and the control row (Â frozen) comes
+    """run_seeds(control=True): the runs are paired, and the control row (Â frozen) comes
     last, judged by frozen_attention_row on the controls' errors; planted errors flip it PASS/DEVIATES."""
     s = Setting(D=32, C=4, q=0.5)
     run = t4.RUN.replace(N=256, steps=2, n_test=512)
-    rows = t4.check_theorem_4_seeds(s, run, (0, 1), control=True)
+    rows = t4.theorem_4_rows(xt4.run_seeds(s, run, (0, 1), control=True))
     assert rows[-1].claim.startswith("Section 4, without patch association") and rows[-1].params["seeds"] == 2
     assert rows[-1].params["init"] == "realistic, A frozen, paired" and rows[-1].params["steps"] == 2
-    assert not any(r.claim.startswith("Section 4") for r in t4.check_theorem_4_seeds(s, run, (0, 1)))
+    assert not any(r.claim.startswith("Section 4") for r in t4.theorem_4_rows(xt4.run_seeds(s, run, (0, 1))))
     for errs, verdict in (([0.15, 0.16, 0.155], "PASS"), ([0.06, 0.065, 0.07], "DEVIATES")):
-        (row,) = t4.frozen_attention_row(s, errs, N=256, steps=2, eta=10.0, omega=1e-3)
+        (row,) = t4.frozen_attention_row(s, errs, run)
         assert str(row.verdict) == verdict, (errs, row.verdict)

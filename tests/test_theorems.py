@@ -23,6 +23,11 @@ from theorydyn.experiments import theorem4 as xt4
 T32_SMALL = t32.Theorem32Sizes(N=2000, seeds=(0, 1))
 
 
+def _theorem_4_rows(s, run, seeds, **judge):
+    """Theorem 4.2's rows (theorem_4_rows) judged on the runs of run_seeds at ``run`` over ``seeds``."""
+    return t4.theorem_4_rows(xt4.run_seeds(s, run, seeds), **judge)
+
+
 # ---- Definition 2.2 --------------------------------------------------------------------------
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10_000), part=st.sampled_from(["blocks", "random"]))
@@ -389,7 +394,7 @@ def test_lemma_4_1_scaling_runs_draw_independent_data_per_seed():
 
 def test_theorem_4_seeds_verdicts_fail_untrained_and_are_out_of_scope_at_d16():
     # one step of size 1e-6: the model at its initialisation
-    before = t4.check_theorem_4_seeds(
+    before = _theorem_4_rows(
         Setting(D=32, C=4, q=0.25, nu=1 / 64), t4.RUN.replace(N=256, steps=1, eta=1e-6, n_test=1024), (0, 1)
     )
     assert [str(c.verdict) for c in before] == ["FAIL", "FAIL", "INFO", "INFO", "FAIL"]  # Lemma 4.2: INFO
@@ -401,12 +406,12 @@ def test_theorem_4_seeds_verdicts_fail_untrained_and_are_out_of_scope_at_d16():
     # the claim text names the size the rows were measured at
     assert all(c.claim.endswith("[D = 32, N = 256, 1 steps, 2 seeds]") for c in before)
     small = t4.RUN.replace(N=256, steps=1, n_test=1024)
-    oos = t4.check_theorem_4_seeds(Setting(D=16, C=4, q=0.25), small, (0, 1), ledger_D=64)
+    oos = _theorem_4_rows(Setting(D=16, C=4, q=0.25), small, (0, 1), ledger_D=64)
     assert {str(c.verdict) for c in oos if "| f != 0" not in c.quantity} == {"OUT_OF_SCOPE"}
     assert "more spurious" in oos[0].note and str(oos[2].verdict) == "INFO"
     assert "not the ledger's D = 64" in oos[0].claim
     # with a window, the verdict is association along the run: FAIL untrained, the last step INFO
-    win = t4.check_theorem_4_seeds(
+    win = _theorem_4_rows(
         Setting(D=32, C=4, q=0.25, nu=1 / 64), small.replace(steps=3, eta=1e-6), (0, 1), T_a=1e-6, ks=(1.5, 3.0)
     )
     assert [str(c.verdict) for c in win[:2]] == ["INFO", "FAIL"] and "along the run" in win[1].claim
@@ -418,7 +423,7 @@ def test_theorem_4_seeds_out_of_scope_when_gd_diverges():
     """A step size far past stability (eta = 1e6) diverges at once: the rows say so (OUT_OF_SCOPE, the
     diverging step in the note) instead of failing the theorem on a run that measured the step size."""
     run = t4.RUN.replace(N=256, steps=20, eta=1e6)
-    rows = t4.check_theorem_4_seeds(Setting(D=32, C=4, q=0.25, nu=1 / 64), run, (0, 1))
+    rows = _theorem_4_rows(Setting(D=32, C=4, q=0.25, nu=1 / 64), run, (0, 1))
     assert {str(c.verdict) for c in rows if "| f != 0" not in c.quantity} == {"OUT_OF_SCOPE"}
     assert "diverged in 2 of 2 seeds" in rows[0].note and "at step" in rows[0].note
 
@@ -450,7 +455,7 @@ def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch):
         ([0.3, 0.3, 0.3, 0.3, 0.3], ["INFO", "FAIL"], "not met"),
     ):
         monkeypatch.setattr(xt4, "train_upstream", fake(path))
-        rows = t4.check_theorem_4_seeds(s, t4.RUN.replace(N=256, steps=40, n_test=512), (0, 1, 2, 3, 4))
+        rows = _theorem_4_rows(s, t4.RUN.replace(N=256, steps=40, n_test=512), (0, 1, 2, 3, 4))
         assert [str(c.verdict) for c in rows[3:]] == verdicts, path
         assert rows[3].threshold.endswith(f"0.99, {met})"), rows[3].threshold
         assert rows[3].claim.startswith("Lemma 4.2 (finite N)") and rows[4].claim.startswith("Figure 4")
@@ -477,13 +482,18 @@ def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
         seen["lemma"] = sl.D
         return [Check.over_seeds("Lemma 4.1 (finite N)", "x", [0.1, 0.2], "INFO", "INFO")]
 
-    def seeds_(sg, run, seeds, **kw):
+    def runs_(sg, run, seeds, **kw):
         seen["thm"] = (sg.D, run.N, run.steps)
+        return (sg, run, seeds)
+
+    def rows_(runs, **kw):
+        sg, run, seeds = runs
         where = t4.theorem_4_2_where(sg, run.N, run.steps, len(seeds), kw["ledger_D"])
         return [Check.over_seeds(f"Theorem 4.2 (1) {where}", "assoc", [1.0] * 5, "== 1", True)]
 
     monkeypatch.setattr(l41, "check_lemma_4_1_scaling", scaling)
-    monkeypatch.setattr(t4, "check_theorem_4_seeds", seeds_)
+    monkeypatch.setattr(t4, "run_seeds", runs_)
+    monkeypatch.setattr(t4, "theorem_4_rows", rows_)
     monkeypatch.setattr(t4, "check_frozen_attention", lambda sg, **kw: [])
     monkeypatch.setattr(t4, "check_closeness", lambda sl, *a, **kw: seen.setdefault("closeness", sl.D) and [])
     rows = l41.checks(Setting(D=64, C=4), quick=True) + t4.checks(Setting(D=64, C=4), quick=True)

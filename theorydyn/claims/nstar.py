@@ -40,9 +40,9 @@ from ..core.stats import fit_power_law_ci
 from ..experiments.nstar import nstar_runs
 from ..infra.memory import MemoryEstimate
 from ..simulate.memory import simulate_memory
+from . import theorem4
 from .check import Check, Verdict
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
-from .theorem4 import SIZES as THEOREM_4_2
 
 
 @dataclass(frozen=True)
@@ -271,7 +271,7 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     say = progress or (lambda msg: None)
     n = SIZES.pick(quick)
     Ds = nstar_Ds(s.C, n.n_D)
-    preset = THEOREM_4_2.pick(quick).steps
+    preset = theorem4.SIZES.pick(quick).steps
     out: list[Check] = []
     for label, q_of in (("q = C^2/D", lambda D: s.C**2 / D), (f"fixed q = {s.q:g}, the ledger's", lambda D: s.q)):
         runs = nstar_runs(s, Ds, q_of, n.Ns, n.seeds, n.k, preset=preset, progress=say, budget_s=BUDGET_S)

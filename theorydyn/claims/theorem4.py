@@ -6,9 +6,9 @@ The runs are :mod:`theorydyn.experiments.theorem4` (realistic GD over seeds with
 * Theorem 4.2 — patch association (Definition 2.2) along the whole run of realistic GD with the
   full D × D Â: complete at every recorded step of the window [T_a, k·T_a]
   (:mod:`theorydyn.claims.persistence`; the run lasts ⌈max k·T_a/η⌉ steps), and small test error at
-  the end, over seeds (:func:`check_theorem_4_seeds`, :func:`theorem_4_rows`), judged inside Theorem
-  3.1's scope rule (the same Assumption 2); from the same runs, Lemma 4.2 at finite N (v stays along
-  w*; INFO, the lemma is about (P)) and Figure 4 (cos(v̂, w*) rises).
+  the end, over seeds (:func:`theorem_4_rows` on :func:`~theorydyn.experiments.theorem4.run_seeds`),
+  judged inside Theorem 3.1's scope rule (the same Assumption 2); from the same runs, Lemma 4.2 at
+  finite N (v stays along w*; INFO, the lemma is about (P)) and Figure 4 (cos(v̂, w*) rises).
 * The semi-realistic closeness the proof rests on (:func:`theorydyn.claims.semirealistic.check_closeness`):
   finite-N GD against population GD at the same s, the gap's exponent in N.
 * Without patch association (:func:`check_frozen_attention`, :func:`frozen_attention_row`): Â frozen
@@ -96,22 +96,6 @@ def window_steps(s: Setting, n: Theorem4Sizes, eta: float = 10.0) -> tuple[int, 
     return steps, T_a, ks, base
 
 
-def check_theorem_4_seeds(
-    s: Setting,
-    run: SimConfig,
-    seeds: Seeds,
-    *,
-    progress: Callable[[str], None] | None = None,
-    control: bool = False,
-    **judge: Any,
-) -> list[Check]:
-    """Theorem 4.2 (realistic init) at the end of GD, over independent seeds (data and init): the runs
-    of :func:`theorydyn.experiments.theorem4.run_seeds` (``run``: N, steps, η, ω, seed, n_test, dtype;
-    ``seeds``; ``control``) judged by :func:`theorem_4_rows` (``judge``: ``err_tol``, ``ledger_D``,
-    ``cos_tol``, ``T_a``, ``ks``, each left out taking its default there)."""
-    return theorem_4_rows(run_seeds(s, run, seeds, progress=progress, control=control), **judge)
-
-
 def theorem_4_rows(
     runs: Theorem4Runs,
     *,
@@ -121,8 +105,9 @@ def theorem_4_rows(
     T_a: float | None = None,
     ks: tuple[float, ...] = (),
 ) -> list[Check]:
-    """The rows of Theorem 4.2 (realistic init) from :class:`~theorydyn.experiments.theorem4.Theorem4Runs`,
-    over its seeds:
+    """The rows of Theorem 4.2 (realistic init) at the end of GD from
+    :class:`~theorydyn.experiments.theorem4.Theorem4Runs` (:func:`~theorydyn.experiments.theorem4.run_seeds`:
+    independent seeds of data and initialisation), over its seeds:
 
     1. patch association of Â (Definition 2.2, :func:`theorydyn.core.model.association`), fraction of
        rows, along the run (:func:`theorydyn.claims.persistence.window_rows`, with ``T_a`` the idealized
@@ -145,21 +130,13 @@ def theorem_4_rows(
     runs at a smaller one) goes into the claim text as well, so a smaller run is never read as the
     ledger's.
     """
-    s, N, steps, eta, omega, seeds = runs.s, runs.N, runs.steps, runs.eta, runs.omega, len(runs.runs)
+    s, N, steps, eta, seeds = runs.s, runs.run.N, runs.run.steps, runs.run.eta, len(runs.runs)
     scope = _scope(runs)
     assoc = runs.values("assoc")
     errs = [unconditional_error(r.err_f, r.amb_f) for r in runs.runs]
     status = runs.values("status")
     trajs = runs.values("trajectory")
-    params = setting_params(
-        s,
-        N=N,
-        eta=eta,
-        steps=steps,
-        omega=omega,
-        init="realistic",
-        **departures(s, eta=eta),
-    )
+    params = run_params(s, runs.run, "realistic", **departures(s, eta=eta))
     note = f"cos(v, w*) mean {np.mean(runs.values('cos')):.3f}; simulate status {sorted(set(status))}"
     where = theorem_4_2_where(s, N, steps, seeds, ledger_D)
     _, _, hi = mean_ci(errs)
@@ -172,20 +149,8 @@ def theorem_4_rows(
         if T_a is not None and ks and "association" in trajs[0]
         else []
     )
-    frozen = (
-        frozen_attention_row(
-            s,
-            runs.values("control_err"),
-            N=N,
-            steps=steps,
-            eta=eta,
-            omega=omega,
-            ledger_D=ledger_D,
-            init="realistic, A frozen, paired",
-        )
-        if runs.control
-        else []
-    )
+    ctl = runs.values("control_err")
+    frozen = frozen_attention_row(s, ctl, runs.run, ledger_D, "realistic, A frozen, paired") if runs.control else []
     # the three rows share their params, note, route and bounds
     row = functools.partial(Check.over_seeds, params=params, note=note, route=ROUTE, bounds=UNIT)
     rows = along + [
@@ -225,7 +190,8 @@ def _scope(runs: Theorem4Runs) -> str | None:
         # a run that diverged measures the step size, not the theorem: eta = 10 is the toolkit's departure
         # from Parametrization 3.1 (eta <= 1/poly(d)), and here it is not harmless
         scope = (
-            f"GD at eta = {runs.eta:g} diverged in {len(diverged)} of {len(runs.runs)} seeds ({'; '.join(diverged)}): "
+            f"GD at eta = {runs.run.eta:g} diverged in {len(diverged)} of {len(runs.runs)} seeds "
+            f"({'; '.join(diverged)}): "
             "the theorem takes eta <= 1/poly(d) (Parametrization 3.1; docs/theory.md §1.2.1)"
         )
     return scope
@@ -289,6 +255,12 @@ def _unreached(claim: str, quantity: str, values, threshold: str, verdict, **kw)
     return Check(claim, quantity, math.nan, threshold, verdict, params=params, **kw)
 
 
+def run_params(s: Setting, run: SimConfig, init: str, **more: Any) -> dict[str, Any]:
+    """A Theorem 4.2 row's params: the setting's (:func:`~.check.setting_params`), the run's N, η, steps
+    and ω, its initialisation ``init``, then ``more``."""
+    return setting_params(s, N=run.N, eta=run.eta, steps=run.steps, omega=run.omega, init=init, **more)
+
+
 def theorem_4_2_where(s: Setting, N: int, steps: int, n_seeds: int, ledger_D: int | None = None) -> str:
     """The size a Theorem 4.2 row was measured at, for its claim text: ``[D = 32, N = 16384, 250 steps,
     5 seeds]``, with ``; not the ledger's D = 64`` when ``ledger_D`` differs from ``s.D``."""
@@ -303,29 +275,20 @@ def check_frozen_attention(
     on runs of its own: Â frozen at its initialisation, v̂ trained by GD at ``run``'s sizes over ``seeds``
     (:func:`theorydyn.experiments.theorem4.run_frozen`, its own data and initialisation per seed),
     judged by :func:`frozen_attention_row`. The ledger pairs the control with the Theorem 4.2 runs
-    instead (``check_theorem_4_seeds(control=True)``)."""
-    errs = run_frozen(s, run, seeds, progress=progress)
-    return frozen_attention_row(s, errs, N=run.N, steps=run.steps, eta=run.eta, omega=run.omega, ledger_D=ledger_D)
+    instead (``run_seeds(control=True)``, :func:`theorem_4_rows`)."""
+    return frozen_attention_row(s, run_frozen(s, run, seeds, progress=progress), run, ledger_D)
 
 
 def frozen_attention_row(
-    s: Setting,
-    errs: list[float],
-    *,
-    N: int,
-    steps: int,
-    eta: float,
-    omega: float,
-    ledger_D: int | None = None,
-    init: str = "realistic, A frozen",
+    s: Setting, errs: list[float], run: SimConfig, ledger_D: int | None = None, init: str = "realistic, A frozen"
 ) -> list[Check]:
     """The row of the model without patch association: Pr[f F ≤ 0 | f ≠ 0] of Â frozen at init, v̂
-    trained by GD, one error per seed (``errs``). PASS iff its 95% interval lies at or above 1/8
-    (Theorem 3.1's bound for every GLM); DEVIATES iff it lies below (the frozen model beats the bound:
-    with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval straddles 1/8; OUT_OF_SCOPE
-    outside :func:`theorem_3_1_scope`. The note gives the exact error of the equal-weight GLM with the
-    best link (:func:`theorydyn.core.glm.glm_oracle_error_exact`), an upper bound on the best GLM's error
-    (docs/theory.md §6.1)."""
+    trained by GD (``run``: its N, steps, η, ω), one error per seed (``errs``). PASS iff its 95%
+    interval lies at or above 1/8 (Theorem 3.1's bound for every GLM); DEVIATES iff it lies below (the
+    frozen model beats the bound: with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval
+    straddles 1/8; OUT_OF_SCOPE outside :func:`theorem_3_1_scope`. The note gives the exact error of the
+    equal-weight GLM with the best link (:func:`theorydyn.core.glm.glm_oracle_error_exact`), an upper
+    bound on the best GLM's error (docs/theory.md §6.1)."""
     scope = theorem_3_1_scope(s)
     seeds = len(errs)
     _, lo, hi = mean_ci(errs)
@@ -353,7 +316,7 @@ def frozen_attention_row(
         verdict, note = Verdict.DEVIATES, f"the model with A frozen at init errs less than 1/8: {why}; {note}"
     else:
         verdict, note = Verdict.INFO, f"unresolved: the 95% interval straddles 1/8; {note}"
-    where = theorem_4_2_where(s, N, steps, seeds, ledger_D)
+    where = theorem_4_2_where(s, run.N, run.steps, seeds, ledger_D)
     return [
         Check.over_seeds(
             f"Section 4, without patch association (Theorem 3.1) {where}",
@@ -361,7 +324,7 @@ def frozen_attention_row(
             errs,
             ">= 1/8 (95% interval; a GLM errs at least 1/8)",
             verdict,
-            params=setting_params(s, N=N, eta=eta, steps=steps, omega=omega, init=init),
+            params=run_params(s, run, init),
             note=note,
             route="fused v-only step vs frozen_grad_v "
             "(tests/test_simulate_partial.py::test_v_only_step_matches_the_numpy_route), frozen_grad_v vs "
@@ -393,7 +356,7 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     # the A-frozen control rides along each run (issue 32: same data and init, one pass over X a step),
     # so it lasts the window's run too (before: its own data, the 1.5 max(T1, T2) rule's length)
     run = RUN.replace(N=n.N, steps=steps)
-    out = check_theorem_4_seeds(sg, run, n.seeds, progress=say, ledger_D=s.D, T_a=T_a, ks=ks, control=True)
+    out = theorem_4_rows(run_seeds(sg, run, n.seeds, progress=say, control=True), ledger_D=s.D, T_a=T_a, ks=ks)
     # Lemma 4.2's finite-N statement the proof rests on: the semi-realistic closeness, at the Lemma 4.1
     # finite-N rows' size (the smallest D in Theorem 3.1's scope from 16 quick / min(D, 32) full)
     out += check_closeness(lemma41.scaling_size(s, lemma41.SIZES.pick(quick))[0], n.closeness, say, s.D)

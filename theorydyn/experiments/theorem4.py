@@ -162,13 +162,10 @@ class SeedRun:
 @dataclass(frozen=True)
 class Theorem4Runs:
     """The runs of :func:`run_seeds` at setting ``s``: one :class:`SeedRun` per seed, in seed order,
-    and the sizes they ran at (N samples, ``steps`` GD steps of size η, initial scale ω)."""
+    and the options they ran with (``run``: N samples, ``steps`` GD steps of size η, initial scale ω …)."""
 
     s: Setting
-    N: int
-    steps: int
-    eta: float
-    omega: float
+    run: SimConfig
     runs: tuple[SeedRun, ...]
     control: bool = False
 
@@ -225,7 +222,7 @@ def run_seeds(
                 control_err=ctl_err,
             )
         )
-    return Theorem4Runs(s, N, steps, eta, omega, tuple(out), control)
+    return Theorem4Runs(s, run, tuple(out), control)
 
 
 def run_frozen(

@@ -46,7 +46,7 @@ def test_theorem4_run_seeds_are_the_paired_runs_of_each_seed():
     assert (runs.run, runs.control, len(runs.runs)) == (run, True, 2)
     for k, r in enumerate(runs.runs):
         sd = 5 + 1000 * k + 42
-        res, ctl = xt4.train_paired(s, 128, 10.0, 3, 1e-3, sd, record_every=1)
+        res, ctl = xt4.train_paired(s, run.replace(seed=sd, record_every=1))
         e = fresh_errors(s, res.A, res.v, 256, sd + 7919)
         assert (r.err_f, r.amb_f) == (e["err_f"], e["amb_f"]), (k, r.err_f, e["err_f"])
         assert r.control_err == fresh_errors(s, ctl.A, ctl.v, 256, sd + 7919)["err_f"]

@@ -441,8 +441,8 @@ def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch):
     A = model.symmetric_attention(s, 2.0, -0.1)
 
     def fake(cos_path):
-        def run(s_, N, eta, steps, omega, seed, dtype="float32", record_every=50):
-            c = np.asarray(cos_path) - 1e-4 * (seed % 7)  # seeds differ a little
+        def run(s_, cfg):
+            c = np.asarray(cos_path) - 1e-4 * (cfg.seed % 7)  # seeds differ a little
             tr = pd.DataFrame({"s": np.arange(len(c)) * 10.0, "cos_v": c})
             v = c[-1] * s.w_star + np.sqrt(1 - c[-1] ** 2) * np.roll(s.w_star, 1)
             return Result("simulate", s_, tr, Phases(T0=20.0), A_final=A, v_final=v)

@@ -56,47 +56,20 @@ def steps_for(s: Setting, preset: int, eta: float = 10.0) -> tuple[int, float | 
     return max(int(preset), math.ceil(HORIZON_FACTOR * max(ends) / eta)), max(ends)
 
 
-def train_upstream(
-    s: Setting,
-    N: int = 16384,
-    eta: float = 10.0,
-    steps: int = 400,
-    omega: float = 1e-3,
-    seed: int = 0,
-    dtype: str = "float32",
-    record_every: int = 50,
-):
-    """GD on (E) with the full D×D Â from the realistic initialisation (:func:`theorydyn.simulate.simulate`)."""
-    return simulate(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=record_every, dtype=dtype)
+def train_upstream(s: Setting, run: SimConfig):
+    """GD on (E) with the full D×D Â from the realistic initialisation: :func:`theorydyn.simulate.simulate`
+    with every option of ``run``."""
+    return simulate(s, config=run)
 
 
-def train_paired(
-    s: Setting,
-    N: int = 16384,
-    eta: float = 10.0,
-    steps: int = 400,
-    omega: float = 1e-3,
-    seed: int = 0,
-    dtype: str = "float32",
-    record_every: int = 50,
-):
+def train_paired(s: Setting, run: SimConfig):
     """(trained, control): :func:`train_upstream`'s run and its Â-frozen control on the same N samples
     and the same initialisation, both stepped in one pass over X a step
-    (:func:`theorydyn.simulate.simulate_replicas` with ``update=["Av", "v"]``): the control is the
-    trained run with ∂Â skipped, so the two differ only in whether Â learns (issue 32: X read once a
-    step for both, instead of a second run on its own data)."""
-    res, ctl = simulate_replicas(
-        s,
-        N=N,
-        eta=eta,
-        steps=steps,
-        omega=omega,
-        seed=seed,
-        record_every=record_every,
-        dtype=dtype,
-        init_seeds=[seed, seed],
-        update=["Av", "v"],
-    )
+    (:func:`theorydyn.simulate.simulate_replicas` with ``run``'s options and ``update=["Av", "v"]``): the
+    control is the trained run with ∂Â skipped, so the two differ only in whether Â learns (issue 32: X
+    read once a step for both, instead of a second run on its own data)."""
+    opts = dict(run.simulate_kwargs(), update=["Av", "v"])
+    res, ctl = simulate_replicas(s, **opts, init_seeds=[run.seed, run.seed])
     return res, ctl
 
 
@@ -184,10 +157,11 @@ def run_seeds(
 ) -> Theorem4Runs:
     """Realistic GD at ``s`` over independent seeds (data and initialisation): each seed k of ``seeds``
     runs :func:`train_upstream` (with ``control``: :func:`train_paired`, the Â-frozen control on the
-    same data and initialisation) at ``run``'s N, η, steps, ω and dtype with seed sd = ``run.seed +
-    1000 k + 42``, about 100 records (``record_every = max(1, steps // 100)``), and is measured on
-    ``run.n_test`` fresh samples drawn with sd + 7919 (the control on the same samples)."""
-    N, steps, eta, omega, dtype = run.N, run.steps, run.eta, run.omega, run.dtype
+    same data and initialisation) with ``run``'s options (its ``n_test`` also the size of the simulator's
+    own test set) and seed sd = ``run.seed + 1000 k + 42``, about 100 records (``record_every =
+    max(1, steps // 100)``), and is measured on ``run.n_test`` fresh samples drawn with sd + 7919 (the
+    control on the same samples)."""
+    N, steps = run.N, run.steps
     out: list[SeedRun] = []
     for i, k in enumerate(seeds):
         sd = int(run.seed + 1000 * k + 42)
@@ -195,13 +169,13 @@ def run_seeds(
             with_ctl = " with its A-frozen control" if control else ""
             progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {i + 1}/{len(seeds)}{with_ctl}")
         # about 100 records: the window rows read association at every recorded step
-        every = max(1, steps // 100)
+        one = run.replace(seed=sd, record_every=max(1, steps // 100))
         ctl_err: float | None = None
         if control:
-            res, ctl = train_paired(s, N, eta, steps, omega, sd, dtype=dtype, record_every=every)
+            res, ctl = train_paired(s, one)
             ctl_err = fresh_errors(s, ctl.A, ctl.v, run.n_test, sd + 7919)["err_f"]
         else:
-            res = train_upstream(s, N, eta, steps, omega, sd, dtype=dtype, record_every=every)
+            res = train_upstream(s, one)
         e = fresh_errors(s, res.A, res.v, run.n_test, sd + 7919)
         cos = float(res.v @ s.w_star / np.linalg.norm(res.v))
         status = str(getattr(res, "status", "ok"))

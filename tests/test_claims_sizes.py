@@ -108,3 +108,66 @@ def test_sizes_keep_the_numbers_they_replaced():
     dy = dynamics.SIZES
     assert (dy.quick.n_samples, dy.full.n_samples, dy.quick.etas) == (1500, 4000, (0.125, 0.0625))
     assert parametrization31.SIZES.full.grid[-1] == 1024 and len(parametrization31.SIZES.quick.grid) == 5
+
+
+def _functions_with_seeds():
+    """Every function of claims/ (but vision, another owner's this round) and experiments/ with a ``seeds``
+    parameter, with its annotation (a string: the modules use ``from __future__ import annotations``)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import theorydyn.claims
+    import theorydyn.experiments
+
+    out = []
+    for pkg in (theorydyn.claims, theorydyn.experiments):
+        for info in pkgutil.iter_modules(pkg.__path__):
+            if info.name in ("vision", "__main__"):
+                continue
+            try:
+                mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+            except ImportError:  # an optional extra
+                continue
+            for name, fn in vars(mod).items():
+                if inspect.isfunction(fn) and fn.__module__ == mod.__name__:
+                    p = inspect.signature(fn).parameters.get("seeds")
+                    if p is not None:
+                        out.append((f"{mod.__name__}.{name}", p.annotation))
+    return out
+
+
+#: the public boundary: a count is accepted and made Seeds at once (as_seeds), the default from SIZES
+BOUNDARY = {
+    "theorydyn.claims.dynamics.checks": "int | Seeds | None",
+    "theorydyn.claims.figure2.checks": "int | Iterable[int] | None",
+    "theorydyn.claims.sizes.seeds_option": "int | Iterable[int]",
+}
+
+
+def test_seeds_are_one_type_in_claims_and_experiments():
+    """Seeds are Seeds (a tuple of integers) in every signature of claims/ and experiments/; a count only at
+    the public boundary, converted with as_seeds at once."""
+    found = dict(_functions_with_seeds())
+    assert "theorydyn.experiments.theorem4.run_seeds" in found and "theorydyn.claims.dynamics.checks" in found
+    bad = {f: a for f, a in found.items() if a != "Seeds" and BOUNDARY.get(f) != a}
+    assert not bad, bad
+
+
+def test_the_same_seeds_give_the_same_numbers():
+    """A seed names its draw: the numbers of seed k do not depend on the other seeds run beside it, and a
+    count at the boundary is its tuple (as_seeds(2) == (0, 1))."""
+    import numpy as np
+
+    from theorydyn.claims import theorem32
+    from theorydyn.cli.configs import as_seeds
+    from theorydyn.core.setting import Setting
+
+    s = Setting(D=16, C=4, q=0.5)
+    M = theorem32.construct_theorem_3_2(s, kappa=60.0 * s.tau)
+    A = (M.P.T @ M.W_Q) @ (M.P.T @ M.W_K).T
+    both = theorem32._measure_errors(s, A, M.v, 300, as_seeds(2), 0)
+    one = theorem32._measure_errors(s, A, M.v, 300, (1,), 0)
+    assert both == theorem32._measure_errors(s, A, M.v, 300, (0, 1), 0)
+    assert [x[1] for x in both] == [x[0] for x in one]
+    assert np.isfinite(both[0]).all()

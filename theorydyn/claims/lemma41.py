@@ -42,6 +42,10 @@ class Lemma41Sizes(ClaimSizes):
     D_from: int = option(16, "the smallest D tried for the scope rule's smallest size in scope", positive=True)
     capped: bool = option(False, "start at min(D_from, the ledger's D) instead of D_from")
 
+    def start_D(self, D: int) -> int:
+        """The D the search for a size in scope starts from, for the ledger's ``D``."""
+        return min(D, self.D_from) if self.capped else self.D_from
+
 
 #: Lemma 4.1's finite-N sizes: quick N = 2^11 … 2^15, 150 steps, from D = 16; full N = 2^11 … 2^16,
 #: 300 steps, from min(D, 32); 5 seeds.
@@ -213,7 +217,7 @@ def scaling_size(s: Setting, n: Lemma41Sizes) -> tuple[Setting, str | None, int]
     (:func:`smallest_in_scope` from ``n.D_from``, or from min(D, ``n.D_from``) when ``n.capped``, up to the
     ledger's D: from 16 quick, from min(D, 32) full), the scope rule's reason when none is in scope, and
     that starting D."""
-    D_from = min(s.D, n.D_from) if n.capped else n.D_from
+    D_from = n.start_D(s.D)
     sl, scope = smallest_in_scope(s, D_from, s.D)
     return sl, scope, D_from
 

@@ -448,5 +448,9 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
     """Peak of :func:`checks` at :data:`SIZES` (:func:`theorydyn.claims.estimates.theorem_3_1_memory`; the
     scan's exact laws are smaller than the fitted samples)."""
-    n = SIZES.pick(quick)
+    return sizes_memory(s, SIZES.pick(quick))
+
+
+def sizes_memory(s: Setting, n: Theorem31Sizes) -> MemoryEstimate:
+    """Peak of :func:`check_theorem_3_1` at the sizes ``n`` (:func:`theorydyn.claims.estimates.theorem_3_1_memory`)."""
     return theorem_3_1_memory(s, N_fit=n.N_fit, N_test=n.N_test, N_flat=n.N_flat)

@@ -72,6 +72,10 @@ class Theorem4Sizes(ClaimSizes):
     )
     closeness: ClosenessSizes = option(CLOSENESS.full, "the semi-realistic closeness rows' sizes", cli=False)
 
+    def run_D(self, D: int) -> int:
+        """The D the runs are at for the ledger's ``D``: min(D, :attr:`D_max`), or D without a D_max."""
+        return D if self.D_max is None else min(D, self.D_max)
+
 
 #: Theorem 4.2's sizes, fixed before any run: N = 16384; quick: at least 250 steps at D = min(D, 32) (a
 #: D = 64 run of 250 steps takes about 40 s a seed on 2 busy cores, 1200 steps 3 min), the windows
@@ -351,7 +355,7 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     """
     say = progress or (lambda msg: None)
     n = SIZES.pick(quick)
-    sg = setting_at(s, min(s.D, n.D_max)) if n.D_max is not None else s
+    sg = setting_at(s, n.run_D(s.D)) if n.D_max is not None else s
     steps, T_a, ks, _ = window_steps(sg, n)
     # the A-frozen control rides along each run (issue 32: same data and init, one pass over X a step),
     # so it lasts the window's run too (before: its own data, the 1.5 max(T1, T2) rule's length)
@@ -399,5 +403,5 @@ def memory(s: Setting, quick: bool) -> MemoryEstimate:
     Theorem 4.2 at :data:`SIZES`' N (16384) and D = min(D, its D_max) (32 in quick mode; the ledger's D in
     full mode)."""
     n = SIZES.pick(quick)
-    D = min(s.D, n.D_max) if n.D_max is not None else s.D
+    D = n.run_D(s.D)
     return simulate_memory(D, s.C, s.d if s.d != s.D else D, N=n.N)

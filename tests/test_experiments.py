@@ -39,11 +39,14 @@ def test_theorem4_run_seeds_are_the_paired_runs_of_each_seed():
     from theorydyn.experiments.measure import fresh_errors
 
     s = Setting(D=16, C=4, q=0.5)
-    runs = xt4.run_seeds(s, N=128, steps=3, seeds=2, seed=5, N_test=256, control=True)
-    assert (runs.N, runs.steps, runs.control, len(runs.runs)) == (128, 3, True, 2)
+    from theorydyn.simulate.config import SimConfig
+
+    run = SimConfig(N=128, steps=3, seed=5, n_test=256, dtype="float32")
+    runs = xt4.run_seeds(s, run, (0, 1), control=True)
+    assert (runs.run, runs.control, len(runs.runs)) == (run, True, 2)
     for k, r in enumerate(runs.runs):
         sd = 5 + 1000 * k + 42
-        res, ctl = xt4.train_paired(s, 128, 10.0, 3, 1e-3, sd, record_every=1)
+        res, ctl = xt4.train_paired(s, run.replace(seed=sd, record_every=1))
         e = fresh_errors(s, res.A, res.v, 256, sd + 7919)
         assert (r.err_f, r.amb_f) == (e["err_f"], e["amb_f"]), (k, r.err_f, e["err_f"])
         assert r.control_err == fresh_errors(s, ctl.A, ctl.v, 256, sd + 7919)["err_f"]
@@ -51,7 +54,7 @@ def test_theorem4_run_seeds_are_the_paired_runs_of_each_seed():
         assert r.cos_rise == r.cos - float(res.trajectory["cos_v"].iloc[0])
         pd.testing.assert_frame_equal(r.trajectory, res.trajectory)
     assert runs.values("control_err") == [r.control_err for r in runs.runs]
-    alone = xt4.run_seeds(s, N=128, steps=3, seeds=1, seed=5, N_test=256)
+    alone = xt4.run_seeds(s, run, (0,))
     assert alone.runs[0].control_err is None and not alone.control
 
 
@@ -62,7 +65,7 @@ def test_closeness_runs_are_compare_with_reduced_per_seed():
 
     s = Setting(D=8, C=2, q=0.5)
     seen: list[str] = []
-    runs = xsr.closeness_runs(s, Ns=(64, 128), steps=4, seeds=2, eta=2.0, progress=seen.append)
+    runs = xsr.closeness_runs(s, Ns=(64, 128), steps=4, seeds=(0, 1), eta=2.0, progress=seen.append)
     assert len(seen) == 3 and list(runs.table["seed"]) == [0, 0, 1, 1]
     for k in range(2):
         t, _ = xsr.compare_with_reduced(

@@ -229,7 +229,7 @@ def test_main_rows_follow_the_paper_init_and_n01_is_a_sensitivity_row(monkeypatc
 
     def fake_run(s, seeds, quick=True, kinds=f2.KINDS, progress=None, **over):
         calls.append((tuple(kinds), over))
-        return f2.run(s, seeds, kinds=kinds, N=64, N_test=64, record_every=2, **dict(over, steps=2))
+        return f2.run(s, seeds, kinds=kinds, **dict(over, N=64, N_test=64, record_every=2, steps=2))
 
     monkeypatch.setattr(xf2, "run", fake_run)
 
@@ -241,7 +241,8 @@ def test_main_rows_follow_the_paper_init_and_n01_is_a_sensitivity_row(monkeypatc
         calls.clear()
         monkeypatch.setattr(claim, "verdict_rows", _planted(original, main_assoc, unit_assoc))
         rows = claim.checks(Setting(D=64, C=4), at=S16, seeds=range(3))
-        longest = dict(steps=claim.LENGTHS_QUICK[-1])
+        longest = claim.SIZES.quick.train()  # the quick sizes, run to the longest length (2000 steps)
+        assert longest == dict(N=4096, N_test=8192, steps=2000, lr=0.01, record_every=10)
         assert calls[0] == (f2.KINDS, {**xf2.paper_init(S16), **longest})
         assert calls[1] == (("positional",), {**xf2.UNIT_INIT, **longest})
         assoc = [r for r in rows if r.quantity.startswith("patch association of the learned P^T P (fraction")]
@@ -282,7 +283,7 @@ def test_rows_are_read_at_each_training_length_and_flip_with_the_curve():
     assert claim.lengths(planted, (2, 1000)) == [2, 4]
     rows = claim.checks(Setting(D=64, C=4), at=S16, seeds=range(3), results={"positional": planted})
     assoc = {r.params["steps"]: r for r in rows if r.quantity.startswith("patch association of the learned P^T P (f")}
-    assert set(assoc) == {4}  # LENGTHS_QUICK's 1000 is past these runs: only their last step
+    assert set(assoc) == {4}  # the quick lengths' 1000 is past these runs: only their last step
     rows2 = []
     for L in (2, 4):
         err, a, g = claim.at_step(planted, L)

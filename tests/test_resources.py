@@ -123,10 +123,10 @@ def test_simulate_estimate_bounds_the_measured_peak():
 
 
 def test_theorem_3_2_estimate_bounds_the_measured_peak():
-    from theorydyn.claims.theorem32 import check_theorem_3_2
+    from theorydyn.claims.theorem32 import Theorem32Sizes, check_theorem_3_2
 
     s = Setting(D=64, C=4)
-    _between(_peak(lambda: check_theorem_3_2(s, N=300)), E.theorem_3_2_memory(64, 4, None, 300).total)
+    _between(_peak(lambda: check_theorem_3_2(s, Theorem32Sizes(N=300))), E.theorem_3_2_memory(64, 4, None, 300).total)
 
 
 @pytest.mark.slow  # importing torch alone takes seconds

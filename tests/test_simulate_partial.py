@@ -171,8 +171,9 @@ def test_train_paired_is_the_trained_run_and_its_frozen_control():
     float32 step's rounding over 20 steps; replica 1 keeps Â at that init and trains v̂ as
     descend_partial(update="v") does on the same data, to the same rounding."""
     s = S16
-    res, ctl = xt4.train_paired(s, 512, 10.0, 20, 1e-3, 7, record_every=5)
-    ref = xt4.train_upstream(s, 512, 10.0, 20, 1e-3, 7, record_every=5)
+    run = t4.RUN.replace(N=512, steps=20, seed=7, record_every=5)
+    res, ctl = xt4.train_paired(s, run)
+    ref = xt4.train_upstream(s, run)
     assert ctl.options["update"] == "v" and "update" not in res.options
     for a, b, what in ((res.A, ref.A, "A"), (res.v, ref.v, "v")):
         rel = _rel(a, b)
@@ -188,13 +189,14 @@ def test_train_paired_is_the_trained_run_and_its_frozen_control():
 
 
 def test_paired_control_row_follows_the_theorem_4_rows(monkeypatch):
-    """check_theorem_4_seeds(control=True): the runs are paired, and the control row (Â frozen) comes
+    """run_seeds(control=True): the runs are paired, and the control row (Â frozen) comes
     last, judged by frozen_attention_row on the controls' errors; planted errors flip it PASS/DEVIATES."""
     s = Setting(D=32, C=4, q=0.5)
-    rows = t4.check_theorem_4_seeds(s, N=256, steps=2, seeds=2, N_test=512, control=True)
+    run = t4.RUN.replace(N=256, steps=2, n_test=512)
+    rows = t4.theorem_4_rows(xt4.run_seeds(s, run, (0, 1), control=True))
     assert rows[-1].claim.startswith("Section 4, without patch association") and rows[-1].params["seeds"] == 2
     assert rows[-1].params["init"] == "realistic, A frozen, paired" and rows[-1].params["steps"] == 2
-    assert not any(r.claim.startswith("Section 4") for r in t4.check_theorem_4_seeds(s, N=256, steps=2, seeds=2))
+    assert not any(r.claim.startswith("Section 4") for r in t4.theorem_4_rows(xt4.run_seeds(s, run, (0, 1))))
     for errs, verdict in (([0.15, 0.16, 0.155], "PASS"), ([0.06, 0.065, 0.07], "DEVIATES")):
-        (row,) = t4.frozen_attention_row(s, errs, N=256, steps=2, eta=10.0, omega=1e-3)
+        (row,) = t4.frozen_attention_row(s, errs, run)
         assert str(row.verdict) == verdict, (errs, row.verdict)

@@ -19,6 +19,14 @@ from theorydyn.core import data, glm, model
 from theorydyn.experiments import lemma41 as xl41
 from theorydyn.experiments import theorem4 as xt4
 
+#: Theorem 3.2's check at a small size: 2000 samples per seed, 2 seeds
+T32_SMALL = t32.Theorem32Sizes(N=2000, seeds=(0, 1))
+
+
+def _theorem_4_rows(s, run, seeds, **judge):
+    """Theorem 4.2's rows (theorem_4_rows) judged on the runs of run_seeds at ``run`` over ``seeds``."""
+    return t4.theorem_4_rows(xt4.run_seeds(s, run, seeds), **judge)
+
 
 # ---- Definition 2.2 --------------------------------------------------------------------------
 @settings(max_examples=40, deadline=None)
@@ -172,7 +180,7 @@ def _by_scope(rows, reading):
 
 
 def test_theorem_3_1_verdicts_pass_deviate_and_out_of_scope():
-    kw = dict(N_fit=6_000, N_test=6_000, N_flat=0, seeds=2, scan=False, N_literal=2_000)
+    kw = dict(sizes=t31.Theorem31Sizes(N_fit=6_000, N_test=6_000, N_flat=0, seeds=(0, 1), N_literal=2_000), scan=False)
     ok = t31.check_theorem_3_1(Setting(D=64, C=4), **kw)
     st, tk = t31.SCOPE_STATEMENT, t31.SCOPE_TOOLKIT
     main = [c for c in ok if c.claim.split(" [scope")[0] == "Theorem 3.1"]
@@ -267,7 +275,7 @@ def test_theorem_3_2_construction_fits_f_without_positional_association(partitio
     assert dec.sum() > 4000
     np.testing.assert_array_equal(np.sign(F[dec]), np.sign(f[dec]))
     np.testing.assert_allclose(F, f, atol=1e-9)
-    checks = t32.check_theorem_3_2(s, N=2000, seeds=2)
+    checks = t32.check_theorem_3_2(s, T32_SMALL)
     assert all(c.passed for c in checks)
 
 
@@ -277,7 +285,7 @@ def _verdicts(checks):
 
 def test_theorem_3_2_checks_pass_for_the_construction_and_fail_for_perturbed_ones():
     s = Setting(D=32, C=4, q=0.25)
-    good = t32.check_theorem_3_2(s, N=2000, seeds=2)
+    good = t32.check_theorem_3_2(s, T32_SMALL)
     assert [str(c.verdict) for c in good] == ["PASS", "PASS", "PASS", "INFO", "INFO"]
     assert good[0].measured < 0.01 and good[0].ci_low <= good[0].measured <= good[0].ci_high
     M = t32.construct_theorem_3_2(s)
@@ -285,7 +293,7 @@ def test_theorem_3_2_checks_pass_for_the_construction_and_fail_for_perturbed_one
     other = Setting(D=32, C=4, partition="random", partition_seed=1)
     P_inv_T = np.linalg.inv(M.P).T
     bad_keys = t32.PositionalTransformer(s, M.P, M.W_Q, P_inv_T @ other.same_set.astype(float), M.v)
-    c = t32.check_theorem_3_2(s, N=2000, seeds=2, M=bad_keys)
+    c = t32.check_theorem_3_2(s, T32_SMALL, M=bad_keys)
     assert str(c[0].verdict) == "FAIL" and c[0].measured > 0.05
     assert [str(x.verdict) for x in c[1:3]] == ["PASS", "PASS"]  # the Gram rows do not see it
     # (b) positional encodings whose Gram matrix is block-structured: the Gram rows fail
@@ -294,7 +302,7 @@ def test_theorem_3_2_checks_pass_for_the_construction_and_fail_for_perturbed_one
     P = (U * np.sqrt(lam)) @ U.T
     Pi = np.linalg.inv(P).T
     assoc = t32.PositionalTransformer(s, P, 60.0 * Pi, Pi @ B, M.v)
-    c = t32.check_theorem_3_2(s, N=2000, seeds=2, M=assoc)
+    c = t32.check_theorem_3_2(s, T32_SMALL, M=assoc)
     assert str(c[0].verdict) == "PASS"  # it still fits f …
     assert [str(x.verdict) for x in c[1:3]] == ["FAIL", "FAIL"]  # … but its encodings show the sets
 
@@ -378,7 +386,7 @@ def test_lemma_4_1_scaling_recovers_a_planted_exponent():
 
 def test_lemma_4_1_scaling_runs_draw_independent_data_per_seed():
     s = Setting(D=8, C=2, q=0.5)
-    runs = xl41.lemma_4_1_scaling_runs(s, Ns=(256, 512), seeds=2, steps=3)
+    runs = xl41.lemma_4_1_scaling_runs(s, Ns=(256, 512), seeds=(0, 1), steps=3)
     assert len(runs) == 4 and set(runs["N"]) == {256, 512}
     a, b = runs[runs["N"] == 256]["in_rel_std"].to_numpy()
     assert a != b  # seeds do not share data
@@ -386,8 +394,8 @@ def test_lemma_4_1_scaling_runs_draw_independent_data_per_seed():
 
 def test_theorem_4_seeds_verdicts_fail_untrained_and_are_out_of_scope_at_d16():
     # one step of size 1e-6: the model at its initialisation
-    before = t4.check_theorem_4_seeds(
-        Setting(D=32, C=4, q=0.25, nu=1 / 64), N=256, steps=1, eta=1e-6, seeds=2, N_test=1024
+    before = _theorem_4_rows(
+        Setting(D=32, C=4, q=0.25, nu=1 / 64), t4.RUN.replace(N=256, steps=1, eta=1e-6, n_test=1024), (0, 1)
     )
     assert [str(c.verdict) for c in before] == ["FAIL", "FAIL", "INFO", "INFO", "FAIL"]  # Lemma 4.2: INFO
     assert before[0].params["seeds"] == 2 and before[1].measured > 0.2
@@ -397,13 +405,14 @@ def test_theorem_4_seeds_verdicts_fail_untrained_and_are_out_of_scope_at_d16():
     assert "eta=1e-06 (paper: eta <= 1/poly(d))" in before[0].params["departures"]
     # the claim text names the size the rows were measured at
     assert all(c.claim.endswith("[D = 32, N = 256, 1 steps, 2 seeds]") for c in before)
-    oos = t4.check_theorem_4_seeds(Setting(D=16, C=4, q=0.25), N=256, steps=1, seeds=2, N_test=1024, ledger_D=64)
+    small = t4.RUN.replace(N=256, steps=1, n_test=1024)
+    oos = _theorem_4_rows(Setting(D=16, C=4, q=0.25), small, (0, 1), ledger_D=64)
     assert {str(c.verdict) for c in oos if "| f != 0" not in c.quantity} == {"OUT_OF_SCOPE"}
     assert "more spurious" in oos[0].note and str(oos[2].verdict) == "INFO"
     assert "not the ledger's D = 64" in oos[0].claim
     # with a window, the verdict is association along the run: FAIL untrained, the last step INFO
-    win = t4.check_theorem_4_seeds(
-        Setting(D=32, C=4, q=0.25, nu=1 / 64), N=256, steps=3, eta=1e-6, seeds=2, N_test=1024, T_a=1e-6, ks=(1.5, 3.0)
+    win = _theorem_4_rows(
+        Setting(D=32, C=4, q=0.25, nu=1 / 64), small.replace(steps=3, eta=1e-6), (0, 1), T_a=1e-6, ks=(1.5, 3.0)
     )
     assert [str(c.verdict) for c in win[:2]] == ["INFO", "FAIL"] and "along the run" in win[1].claim
     last = [c for c in win if "at the last step" in c.quantity]
@@ -413,7 +422,8 @@ def test_theorem_4_seeds_verdicts_fail_untrained_and_are_out_of_scope_at_d16():
 def test_theorem_4_seeds_out_of_scope_when_gd_diverges():
     """A step size far past stability (eta = 1e6) diverges at once: the rows say so (OUT_OF_SCOPE, the
     diverging step in the note) instead of failing the theorem on a run that measured the step size."""
-    rows = t4.check_theorem_4_seeds(Setting(D=32, C=4, q=0.25, nu=1 / 64), N=256, steps=20, eta=1e6, seeds=2)
+    run = t4.RUN.replace(N=256, steps=20, eta=1e6)
+    rows = _theorem_4_rows(Setting(D=32, C=4, q=0.25, nu=1 / 64), run, (0, 1))
     assert {str(c.verdict) for c in rows if "| f != 0" not in c.quantity} == {"OUT_OF_SCOPE"}
     assert "diverged in 2 of 2 seeds" in rows[0].note and "at step" in rows[0].note
 
@@ -431,8 +441,8 @@ def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch):
     A = model.symmetric_attention(s, 2.0, -0.1)
 
     def fake(cos_path):
-        def run(s_, N, eta, steps, omega, seed, dtype="float32", record_every=50):
-            c = np.asarray(cos_path) - 1e-4 * (seed % 7)  # seeds differ a little
+        def run(s_, cfg):
+            c = np.asarray(cos_path) - 1e-4 * (cfg.seed % 7)  # seeds differ a little
             tr = pd.DataFrame({"s": np.arange(len(c)) * 10.0, "cos_v": c})
             v = c[-1] * s.w_star + np.sqrt(1 - c[-1] ** 2) * np.roll(s.w_star, 1)
             return Result("simulate", s_, tr, Phases(T0=20.0), A_final=A, v_final=v)
@@ -445,7 +455,7 @@ def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch):
         ([0.3, 0.3, 0.3, 0.3, 0.3], ["INFO", "FAIL"], "not met"),
     ):
         monkeypatch.setattr(xt4, "train_upstream", fake(path))
-        rows = t4.check_theorem_4_seeds(s, N=256, steps=40, seeds=5, N_test=512)
+        rows = _theorem_4_rows(s, t4.RUN.replace(N=256, steps=40, n_test=512), (0, 1, 2, 3, 4))
         assert [str(c.verdict) for c in rows[3:]] == verdicts, path
         assert rows[3].threshold.endswith(f"0.99, {met})"), rows[3].threshold
         assert rows[3].claim.startswith("Lemma 4.2 (finite N)") and rows[4].claim.startswith("Figure 4")
@@ -472,18 +482,23 @@ def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
         seen["lemma"] = sl.D
         return [Check.over_seeds("Lemma 4.1 (finite N)", "x", [0.1, 0.2], "INFO", "INFO")]
 
-    def seeds_(sg, **kw):
-        seen["thm"] = (sg.D, kw["N"], kw["steps"])
-        where = t4.theorem_4_2_where(sg, kw["N"], kw["steps"], 5, kw["ledger_D"])
+    def runs_(sg, run, seeds, **kw):
+        seen["thm"] = (sg.D, run.N, run.steps)
+        return (sg, run, seeds)
+
+    def rows_(runs, **kw):
+        sg, run, seeds = runs
+        where = t4.theorem_4_2_where(sg, run.N, run.steps, len(seeds), kw["ledger_D"])
         return [Check.over_seeds(f"Theorem 4.2 (1) {where}", "assoc", [1.0] * 5, "== 1", True)]
 
     monkeypatch.setattr(l41, "check_lemma_4_1_scaling", scaling)
-    monkeypatch.setattr(t4, "check_theorem_4_seeds", seeds_)
+    monkeypatch.setattr(t4, "run_seeds", runs_)
+    monkeypatch.setattr(t4, "theorem_4_rows", rows_)
     monkeypatch.setattr(t4, "check_frozen_attention", lambda sg, **kw: [])
-    monkeypatch.setattr(t4, "check_closeness", lambda sl, quick, **kw: seen.setdefault("closeness", sl.D) and [])
+    monkeypatch.setattr(t4, "check_closeness", lambda sl, *a, **kw: seen.setdefault("closeness", sl.D) and [])
     rows = l41.checks(Setting(D=64, C=4), quick=True) + t4.checks(Setting(D=64, C=4), quick=True)
     # 3 max(T1, T2)/eta of the flow at D = 32, q = 1/4 (t4.window_steps: the k = 3 window), above the preset
-    steps = t4.window_steps(t4.setting_at(Setting(D=64, C=4), 32), 250, quick=True)[0]
+    steps = t4.window_steps(t4.setting_at(Setting(D=64, C=4), 32), t4.SIZES.quick)[0]
     assert seen == {"lemma": 24, "closeness": 24, "thm": (32, 16384, steps)}
     assert seen["thm"][2] > 250
     lemma = [c for c in rows if c.claim.startswith("Lemma 4.1 (finite N)")]
@@ -603,10 +618,10 @@ def test_frozen_attention_gradient_and_verdicts(monkeypatch):
         ([0.10, 0.15, 0.12], "INFO"),
     ):
         planted = iter(errs)
-        (row,) = t4.check_frozen_attention(s, N=64, steps=1, seeds=3)
+        (row,) = t4.check_frozen_attention(s, t4.RUN.replace(N=64, steps=1), (0, 1, 2))
         assert str(row.verdict) == verdict and row.params["seeds"] == 3
     planted = iter([0.2] * 3)
-    (row,) = t4.check_frozen_attention(Setting(D=16, C=4, q=0.25), N=64, steps=1, seeds=3)
+    (row,) = t4.check_frozen_attention(Setting(D=16, C=4, q=0.25), t4.RUN.replace(N=64, steps=1), (0, 1, 2))
     assert str(row.verdict) == "OUT_OF_SCOPE"
 
 

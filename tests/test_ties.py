@@ -110,8 +110,7 @@ def test_departures_name_eta_beta_tau_and_only_real_ones():
 def test_every_row_of_the_touched_claims_names_its_departures():
     from theorydyn.claims import dynamics, theorem31
 
-    rows = theorem31.check_theorem_3_1(
-        Setting(D=32, C=4, q=0.25), N_fit=2000, N_test=2000, N_flat=0, seeds=2, scan=False, N_literal=500
-    )
-    rows += dynamics._flow_vs_gd(Setting(D=32, C=4), quick=True)
+    small = theorem31.Theorem31Sizes(N_fit=2000, N_test=2000, N_flat=0, seeds=(0, 1), N_literal=500)
+    rows = theorem31.check_theorem_3_1(Setting(D=32, C=4, q=0.25), small, scan=False)
+    rows += dynamics._flow_vs_gd(Setting(D=32, C=4), dynamics.SIZES.quick.etas)
     assert all("departures" in c.params for c in rows), [c.quantity for c in rows if "departures" not in c.params]

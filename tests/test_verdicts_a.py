@@ -82,10 +82,14 @@ def test_window_rows_flip_when_association_comes_and_goes():
 
 
 def test_window_ks_drop_the_long_window_only_where_it_does_not_fit():
-    assert pe.window_ks(3000.0, 10.0, True, 250) == (1.5, 3.0)
-    assert pe.window_ks(3000.0, 10.0, False, 1200) == (1.5, 3.0, 10.0)  # 3000 steps <= 6000
-    assert pe.window_ks(9000.0, 10.0, False, 1200) == (1.5, 3.0)  # 9000 steps > 6000
-    assert pe.window_ks(None, 10.0, False, 1200) == ()
+    from theorydyn.claims import theorem4 as t4
+
+    quick, full = t4.SIZES.quick.ks, t4.SIZES.full.ks
+    assert (quick, full) == ((1.5, 3.0), (1.5, 3.0, 10.0))
+    assert pe.window_ks(3000.0, 10.0, quick, 250) == (1.5, 3.0)
+    assert pe.window_ks(3000.0, 10.0, full, 1200) == (1.5, 3.0, 10.0)  # 3000 steps <= 6000
+    assert pe.window_ks(9000.0, 10.0, full, 1200) == (1.5, 3.0)  # 9000 steps > 6000
+    assert pe.window_ks(None, 10.0, full, 1200) == ()
     assert math.isnan(pe.window_rows([_traj([1.0])], 1.0, 1.0, (), "T", {})[0].measured)
 
 
@@ -120,7 +124,7 @@ def test_lemma43_across_d_gives_both_readings_labelled(monkeypatch):
         return s.D / 20 if s.q * s.D == 16 else 2.0  # order D at q = C^2/D, constant at fixed q
 
     monkeypatch.setattr(dynamics, "lemma43_rate_ratio", ratio)
-    a, b = dynamics.lemma43_across_D(Setting(D=64, C=4, q=0.25), n_samples=10, seeds=3)
+    a, b = dynamics.lemma43_across_D(Setting(D=64, C=4, q=0.25), n_samples=10, seeds=(0, 1, 2))
     assert "q = C^2/D" in a.quantity and str(a.verdict) == "PASS"
     assert "fixed q = 0.25" in b.quantity and str(b.verdict) == "INFO" and "would give FAIL" in b.note
     assert (256, 0.25) in qs and (256, 16 / 256) in qs
@@ -299,7 +303,7 @@ def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch
     s = Setting(D=64, C=4, q=0.25)
     Ns = (256, 512, 1024)
     budget = xns.estimated_seconds(32, Ns, 2, 250) * 1.5  # D = 32 fits, D = 48 does not
-    runs = xns.nstar_runs(s, (32, 48), lambda D: 16 / D, Ns, 2, 1.5, budget_s=budget)
+    runs = xns.nstar_runs(s, (32, 48), lambda D: 16 / D, Ns, (0, 1), 1.5, budget_s=budget)
     ran = runs[runs["N"] > 0]
     assert set(ran["D"]) == {32} and len(ran) == 6
     first = {(D, seed): x for D, seed, _, x in seen}

@@ -6,7 +6,7 @@ import pandas as pd
 from theorydyn.claims import theorem31 as t31
 from theorydyn.core.setting import Setting
 
-KW = dict(N_fit=2_000, N_test=2_000, N_flat=0, seeds=2, scan=False, N_literal=1_000)
+KW = dict(sizes=t31.Theorem31Sizes(N_fit=2_000, N_test=2_000, N_flat=0, seeds=(0, 1), N_literal=1_000), scan=False)
 
 
 def _literal_exact(rows):

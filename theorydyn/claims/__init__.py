@@ -1,6 +1,9 @@
 """The paper's claims, each checked numerically: one module per claim, one record type, one registry.
 
-A claim module (see docs/adding_a_claim.md) defines two functions:
+A claim module (see docs/adding_a_claim.md) declares its sizes once, ``SIZES = Sizes(quick=…, full=…)``
+(:class:`~theorydyn.claims.sizes.Sizes`: two instances of one frozen, validated
+:class:`~theorydyn.cli.configs.Config`, read only through ``SIZES.pick(quick)``; seeds as
+:data:`~theorydyn.cli.configs.Seeds`), and defines two functions:
 
 * ``checks(s: Setting, *, quick: bool, progress) -> list[Check]`` — the ledger rows of the claim
   at the ledger's setting ``s`` (a module measured at its own setting says so in its rows'
@@ -21,6 +24,7 @@ registry order and collects their rows; :data:`GROUPS` keeps the names of the ea
 (``reduced``, ``theorems``) as groups of claims.
 
 * :mod:`.check` — :class:`Check` (one row of the ledger) and :class:`Verdict`;
+* :mod:`.sizes` — :class:`~.sizes.Sizes` (a claim's quick and full sizes) and :class:`~.sizes.ClaimSizes`;
 * :mod:`.semirealistic` — finite-sample GD against the reduced dynamics: the closeness rows of
   Theorem 4.2's proof (``check_closeness``, called from :mod:`theorydyn.claims.theorem4`);
 * :mod:`.persistence` — patch association along the whole run (rows of :mod:`.theorem4`).

@@ -28,24 +28,24 @@ PROG = "python -m theorydyn.claims"
 
 
 def theorems_memory(s: Setting, only: list[str], full: bool) -> MemoryEstimate:
-    """The largest peak among the theorem checks that ``python -m theorydyn.theorems`` (``only``: a subset
-    of "3.1", "3.2"; ``full``: the full sizes) or the ledger will run (they run one after the other)."""
-    from ..simulate.memory import simulate_memory
-    from .estimates import theorem_3_1_memory, theorem_3_2_memory
+    """The largest peak among the theorem checks that ``python -m theorydyn.claims`` will run (they run one
+    after the other): with ``only`` (a subset of "3.1", "3.2") those checks at their functions' default sizes,
+    else every theorem claim's ``memory`` at its quick or (``full``) full :data:`SIZES`."""
+    from . import theorem31, theorem32
 
-    parts = []
-    if not only or "3.1" in only:
-        parts.append(
-            theorem_3_1_memory(s)
-            if only
-            else theorem_3_1_memory(s, *((200_000, 200_000, 8_000) if full else (50_000, 50_000, 2_000)))
-        )
-    if not only or "3.2" in only:
-        parts.append(theorem_3_2_memory(s.D, s.C, s.d, N=50_000 if (full and not only) else 5_000))
     if not only:
-        D = s.D if full else min(s.D, 32)
-        parts.append(simulate_memory(D, s.C, s.d if (full or s.d != s.D) else D, N=16384))
+        parts = [m.memory(s, not full) for m in theorem_claims()]
+    else:
+        parts = [theorem31.sizes_memory(s, theorem31.Theorem31Sizes())] if "3.1" in only else []
+        parts += [theorem32.memory(s, quick=True)] if "3.2" in only else []
     return max(parts, key=lambda e: e.total)
+
+
+def theorem_claims() -> tuple:
+    """The claim modules whose rows this command prints, in ledger order (imported now)."""
+    from . import lemma41, nstar, theorem4, theorem31, theorem32
+
+    return (theorem31, theorem32, lemma41, theorem4, nstar)
 
 
 def build_parser():
@@ -99,7 +99,7 @@ def run(inv: Invocation) -> int:
     from ..core.glm import save_theorem_3_1_figure
     from ..core.setting import setting_at
     from ..infra.terminal import check_rows_text
-    from . import lemma41, nstar, theorem4, theorem31, theorem32
+    from . import lemma41, theorem4
     from .check import Verdict
     from .theorem31 import check_theorem_3_1
     from .theorem32 import check_theorem_3_2
@@ -125,9 +125,10 @@ def run(inv: Invocation) -> int:
     if not only:
         # lemma41.checks and theorem4.checks move the setting to smaller D for the GD checks: refuse here
         # what they would refuse there
+        quick = not args.full
         for D2, what in (
-            (16 if not args.full else min(s.D, 32), "Lemma 4.1 scaling"),
-            (min(s.D, 32) if not args.full else s.D, "Theorem 4.2"),
+            (lemma41.SIZES.pick(quick).start_D(s.D), "Lemma 4.1 scaling"),
+            (theorem4.SIZES.pick(quick).run_D(s.D), "Theorem 4.2"),
         ):
             try:
                 setting_at(s, D2)
@@ -150,11 +151,7 @@ def run(inv: Invocation) -> int:
             check_theorem_3_2(s) if "3.2" in only else []
         )
     else:
-        checks = [
-            c
-            for mod in (theorem31, theorem32, lemma41, theorem4, nstar)
-            for c in mod.checks(s, quick=not args.full, progress=say)
-        ]
+        checks = [c for mod in theorem_claims() for c in mod.checks(s, quick=not args.full, progress=say)]
     df = pd.DataFrame([c.row() for c in checks])
     print(check_rows_text(df))  # wrapped to the terminal (theorydyn.infra.terminal); every column is in the CSV
     if out is not None:

@@ -19,7 +19,8 @@ Rows (:func:`checks`):
   D = 16: no randomness).
 
 Every row's params name its departures from Parametrization 3.1 (:func:`theorydyn.claims.check.departures`).
-Horizon s_max = 2·10⁴·max(1, D/64)^1.5, 4000 Monte Carlo samples per seed (1500 in quick mode), 5 seeds.
+Horizon s_max = 2·10⁴·max(1, D/64)^1.5; the sizes are :data:`SIZES` (4000 Monte Carlo samples per seed,
+1500 in quick mode, 5 seeds).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..cli.configs import Seeds, as_seeds, option
 from ..core import model
 from ..core.glm import glm_oracle_error_exact
 from ..core.phases import ERR_TOL
@@ -47,12 +49,30 @@ from ._lemma43 import (  # noqa: F401  (the across-D names are dynamics' too: dy
     polylog_reading,
 )
 from .check import Check, Verdict, departures, interval_verdict, setting_params, unconditional_error
+from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
+
+
+@dataclass(frozen=True)
+class DynamicsSizes(ClaimSizes):
+    """The sizes of the idealized dynamics' rows (:func:`checks`)."""
+
+    n_samples: int = option(4000, "Monte Carlo samples of the reduced risk per flow (verify --n-samples)", low=2)
+    seeds: Seeds = seeds_option(5, "the flows' seeds k (Monte Carlo bank seed + k, verify --seed)")
+    etas: tuple[float, ...] = grid_option(
+        (0.125, 0.0625, 0.03125), "GD step sizes against the flow (halving)", kind=float, low=0.0, low_open=True
+    )
+    ratio_n_samples: int = option(100_000, "Monte Carlo samples of each Lemma 4.3 start ratio", low=2)
+    across_seeds: Seeds = seeds_option(5, "the Monte Carlo banks of Lemma 4.3's ratio across D")
+
+
+#: The idealized dynamics' sizes: 1500 Monte Carlo samples and η ≥ 1/16 quick, 4000 and η ≥ 1/32 full; 5 seeds.
+SIZES = Sizes(quick=DynamicsSizes(n_samples=1500, etas=(0.125, 0.0625)), full=DynamicsSizes())
 
 
 def memory(s: Setting, quick: bool, *, n_samples: int | None = None, **_: object) -> MemoryEstimate:
-    """Peak of :func:`checks` with the same options (only ``n_samples`` matters): one reduced flow at
-    a time (:func:`theorydyn.reduced.memory.reduced_memory`)."""
-    return reduced_memory(s.D, s.C, s.q, n_samples or (1500 if quick else 4000))
+    """Peak of :func:`checks` with the same options (only ``n_samples`` matters, default :data:`SIZES`'):
+    one reduced flow at a time (:func:`theorydyn.reduced.memory.reduced_memory`)."""
+    return reduced_memory(s.D, s.C, s.q, n_samples or SIZES.pick(quick).n_samples)
 
 
 def phase(res: Result, name: str) -> float:
@@ -90,14 +110,12 @@ def _measure_flows(
     progress: Callable[[str], None] | None,
     s_max: float | None,
     n_samples: int,
-    seed: int,
-    seeds: int,
+    seeds: Seeds,
+    ratio_n_samples: int,
 ) -> _Flows:
-    """Run the flows of :func:`checks` (seeds ``seed`` … ``seed + seeds − 1``) and measure on each
+    """Run the flows of :func:`checks` (one per Monte Carlo bank seed of ``seeds``) and measure on each
     trajectory the per-seed quantities its rows judge (:class:`_Flows`)."""
-    runs, s_max, grown = flows_until_t2(
-        s, [seed + k for k in range(seeds)], s_max, progress=progress, n_samples=n_samples
-    )
+    runs, s_max, grown = flows_until_t2(s, list(seeds), s_max, progress=progress, n_samples=n_samples)
     per: dict[str, list[float]] = {}
     status = []
     results: list[Result] = []
@@ -130,7 +148,7 @@ def _measure_flows(
         a_T1 = float(np.interp(T1, sv, a_all)) if T1 is not None else math.nan
         per.setdefault("alpha_III", []).append((a_all[-1] - a_T1) / a_T1 if T1 is not None else math.nan)
         results.append(res)
-    start_ratio = lemma43_rate_ratio(s, 100_000, seed=seed + seeds)  # an independent bank
+    start_ratio = lemma43_rate_ratio(s, ratio_n_samples, seed=max(seeds) + 1)  # an independent bank
     glm = glm_oracle_error_exact(s)
     return _Flows(per, results, status, s_max, grown, n_samples, start_ratio, glm)
 
@@ -153,7 +171,7 @@ class _SeedRows:
 
     per: dict[str, list[float]]
     params: dict
-    seeds: int
+    n_seeds: int
     note: str
 
     def over(self, claim, quantity, key, threshold, ok, route, extra="") -> Check:
@@ -168,8 +186,8 @@ class _SeedRows:
                 math.nan,
                 threshold,
                 Verdict.INFO if info else Verdict.FAIL,
-                params=dict(self.params, seeds=self.seeds),
-                note=f"not reached in {sum(not math.isfinite(v) for v in vals)} of {self.seeds} seeds; values {vals}",
+                params=dict(self.params, seeds=self.n_seeds),
+                note=f"not reached in {sum(not math.isfinite(v) for v in vals)} of {self.n_seeds} seeds; values {vals}",
                 route=route,
             )
         return Check.over_seeds(
@@ -192,28 +210,34 @@ def checks(
     s_max: float | None = None,
     n_samples: int | None = None,
     seed: int = 0,
-    seeds: int = 5,
+    seeds: int | Seeds | None = None,
 ) -> list[Check]:
-    """The rows of the idealized dynamics at ``s`` (module docstring), one flow per seed (seeds
-    ``seed`` … ``seed + seeds − 1``, independent Monte Carlo banks).
+    """The rows of the idealized dynamics at ``s`` (module docstring) at :data:`SIZES`, one flow per seed
+    k (Monte Carlo bank ``seed + k``: independent banks).
 
     ``s_max``: horizon of the flow (default 2·10⁴·max(1, D/64)^1.5, doubled up to
     :data:`~theorydyn.reduced.HORIZON_GROWTH_MAX` times while some seed has not reached T2:
     :func:`~theorydyn.reduced.flows_until_t2`); ``n_samples``: Monte Carlo
-    samples of the reduced risk per seed (default 4000, 1500 with ``quick``).
+    samples of the reduced risk per seed (default :data:`SIZES`': 4000, 1500 with ``quick``); ``seeds``:
+    the k's instead of :data:`SIZES`' (a count K: 0 … K−1, :func:`~theorydyn.cli.configs.as_seeds`).
     """
-    n_samples = n_samples or (1500 if quick else 4000)
-    fl = _measure_flows(s, progress=progress, s_max=s_max, n_samples=n_samples, seed=seed, seeds=seeds)
+    n = SIZES.pick(quick)
+    n_samples = n_samples or n.n_samples
+    ks = n.seeds if seeds is None else as_seeds(seeds)
+    banks = tuple(seed + k for k in ks)
+    fl = _measure_flows(
+        s, progress=progress, s_max=s_max, n_samples=n_samples, seeds=banks, ratio_n_samples=n.ratio_n_samples
+    )
     params = setting_params(s, tau=s.tau, s_max=fl.s_max, n_samples=n_samples, **departures(s, eta="flow"))
     if fl.grown > 1:
         params["horizon"] = f"{fl.grown} x default_horizon(D): T2 not reached by the default in some seed"
     bad = sorted({x for x in fl.status if x != "ok"})
-    rows = _SeedRows(fl.per, params, seeds, f"solver: {bad}" if bad else "")
+    rows = _SeedRows(fl.per, params, len(ks), f"solver: {bad}" if bad else "")
     out = _lemma43_rows(s, rows, fl)
-    out += lemma43_across_D(s)
+    out += lemma43_across_D(s, n.ratio_n_samples, n.across_seeds)
     out += _phase_rows(rows, fl)
     out += _theorem41_rows(rows, fl)
-    out += _flow_vs_gd(s, quick=quick)
+    out += _flow_vs_gd(s, n.etas)
     out += event_rows(s, fl.results, params)
     return out
 
@@ -478,18 +502,17 @@ def event_rows(s: Setting, results: list[Result], params: dict) -> list[Check]:
     return [e1, e3]
 
 
-def _flow_vs_gd(s: Setting, quick: bool) -> list[Check]:
+def _flow_vs_gd(s: Setting, etas: tuple[float, ...]) -> list[Check]:
     """INFO (solver consistency, not a claim of the paper): the paper's recursion (GD) against the
     gradient flow of the same ℓ_red as η → 0, at first order (docs/theory.md §3).
 
     Exact expectation (no Monte Carlo) at D = 16 with the setting's C, q, p, ν, β, τ where C
     divides 16 (else at D = 4C), horizon s ≤ 200 (phase I, where α moves fastest); gap at the
-    smallest η and observed order log2(gap(η)/gap(η/2)).
+    smallest η of ``etas`` and observed order log2(gap(η)/gap(η/2)) from its last two.
     """
     D = 16 if 16 % s.C == 0 and s.C < 16 else 4 * s.C
     sx = s.at(D=D, q=s.q, nu=s.nu)  # C, p, ν, β, τ kept; d, σ² follow D unless set explicitly
     horizon = 200.0
-    etas = (0.125, 0.0625) if quick else (0.125, 0.0625, 0.03125)
     flow = integrate(sx, method="flow", s_max=horizon, expectation="exact").trajectory
     gaps = []
     for eta in etas:
@@ -534,10 +557,10 @@ def lemma43_rate_ratio(s: Setting, n_samples: int = 100_000, seed: int = 0, meth
     return float(-g[1] * (s.D - s.C) / ((s.C - 1) * abs(g[2])))
 
 
-def lemma43_across_D(s: Setting, n_samples: int = 100_000, seeds: int = 5) -> list[Check]:
+def lemma43_across_D(s: Setting, n_samples: int = 100_000, seeds: Seeds = (0, 1, 2, 3, 4)) -> list[Check]:
     """Lemma 4.3's ratio across D (issue 17 item 7, issues 21 and 30): the rate ratio at the start
     (:func:`lemma43_rate_ratio`) at D ∈ :func:`lemma43_Ds` (d, σ², ν following D unless set
-    explicitly), ``seeds`` Monte Carlo banks of ``n_samples`` each, and the fitted exponent b of
+    explicitly), one Monte Carlo bank of ``n_samples`` per seed of ``seeds``, and the fitted exponent b of
     ratio ∝ D^b over every (D, seed) with its 95% interval (:func:`theorydyn.core.stats.fit_power_law_ci`),
     in two labelled readings:
 
@@ -553,12 +576,12 @@ def lemma43_across_D(s: Setting, n_samples: int = 100_000, seeds: int = 5) -> li
     )
     out = []
     for label, q_of in (("q = C^2/D", lambda D: s.C**2 / D), (f"fixed q = {s.q:g} (the ledger's)", lambda D: s.q)):
-        per_D = {D: [lemma43_rate_ratio(s.at(D=D, q=q_of(D)), n_samples, seed=k) for k in range(seeds)] for D in Ds}
+        per_D = {D: [lemma43_rate_ratio(s.at(D=D, q=q_of(D)), n_samples, seed=k) for k in seeds] for D in Ds}
         params = dict(
             C=s.C,
             D=list(Ds),
             q="C^2/D" if label.startswith("q = C") else round(s.q, 6),
-            seeds=seeds,
+            seeds=len(seeds),
             n_samples=n_samples,
             gamma=0,
             rho=0,

@@ -31,14 +31,14 @@ Initialisation and training length: the verdict depends on both, so both are row
 initialisations — Parametrization 3.1's scale, each p_i ~ N(0, I/D) and ω = 10⁻³
 (:func:`theorydyn.experiments.figure2.paper_init`), and P_{ki} ~ N(0, 1), ω = 0.1 (:data:`UNIT_INIT`, the
 earlier ledger's, which keeps PᵀP far from any block structure) — is read at two training lengths
-(:data:`LENGTHS_QUICK` = 1000 and 2000 steps, :data:`LENGTHS_FULL` = 1000 and 4000: the paper's horizon
+(:data:`SIZES`' lengths: 1000 and 2000 steps quick, 1000 and 4000 full: the paper's horizon
 and a longer run, from one run per seed, the curves being recorded along it), each with the three
 verdict rows; a summary INFO row (:func:`summary_row`) says under which of them the paper's "no
 association" holds. The paper states
 neither its initialisation nor a length beyond its plot's 1000 steps, so no single row is "the" verdict.
 
-Sizes: :data:`theorydyn.positional.QUICK` (the ledger's quick mode and ``figures/figure2.png``):
-N = 4096, 5 seeds, both kinds, here run to 2000 Adam steps (:data:`LENGTHS_QUICK`);
+Sizes: :data:`SIZES`, from :data:`theorydyn.positional.QUICK` (the ledger's quick mode and
+``figures/figure2.png``): N = 4096, 5 seeds, both kinds, here run to 2000 Adam steps; from
 :data:`theorydyn.positional.FULL`: N = 8192, 4000 steps.
 """
 
@@ -46,11 +46,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import cast
 
 import numpy as np
 
+from ..cli.configs import Seeds, as_seeds, option
 from ..core.data import sample_memory
 from ..core.setting import Setting
 from ..experiments.figure2 import UNIT_INIT, train_runs
@@ -58,6 +59,25 @@ from ..infra.memory import MemoryEstimate, Term
 from ..positional.model import block_contrast, chance_association, figure2_setting
 from ..positional.train import FULL, QUICK, TrainRun
 from .check import UNIT, Check, Verdict
+from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
+
+
+@dataclass(frozen=True)
+class Figure2Sizes(ClaimSizes):
+    """The sizes of Figure 2's runs (:func:`checks`; :func:`theorydyn.positional.run`'s keywords)."""
+
+    N: int = option(int(QUICK["N"]), "training samples", positive=True)
+    N_test: int = option(int(QUICK["N_test"]), "test samples", positive=True)
+    lr: float = option(float(QUICK["lr"]), "Adam's learning rate", low=0.0, low_open=True)
+    record_every: int = option(int(QUICK["record_every"]), "record the curves every k steps", positive=True)
+    lengths: tuple[int, ...] = grid_option(
+        (1000, 2000), "the training lengths the verdicts are read at (the run lasts the last)"
+    )
+    seeds: Seeds = seeds_option(5, "the seeds, one run per kind each")
+
+    def train(self) -> dict:
+        """The keywords of :func:`theorydyn.positional.run` these sizes give (``steps``: the longest length)."""
+        return dict(N=self.N, N_test=self.N_test, steps=self.lengths[-1], lr=self.lr, record_every=self.record_every)
 
 
 def _upper(c: Check) -> float:
@@ -208,10 +228,20 @@ def sensitivity_row(s: Setting, main: Sequence[TrainRun], unit: Sequence[TrainRu
     )
 
 
-#: The training lengths the verdict rows are read at: the paper's Figure 2 horizon (1000 steps) and a
-#: longer run (quick 2×, full 4× that; the association keeps growing with the steps), fixed before running.
-LENGTHS_QUICK = (1000, 2000)
-LENGTHS_FULL = (1000, 4000)
+#: Figure 2's sizes: :data:`theorydyn.positional.QUICK`'s and ``FULL``'s N, test samples, learning rate and
+#: records; the training lengths the verdict rows are read at are the paper's Figure 2 horizon (1000 steps)
+#: and a longer run (quick 2×, full 4× that; the association keeps growing with the steps), fixed before
+#: running; 5 seeds.
+SIZES = Sizes(
+    quick=Figure2Sizes(),
+    full=Figure2Sizes(
+        N=int(FULL["N"]),
+        N_test=int(FULL["N_test"]),
+        lr=float(FULL["lr"]),
+        record_every=int(FULL["record_every"]),
+        lengths=(1000, 4000),
+    ),
+)
 #: The two initialisations, as the row labels name them.
 INIT_LABEL = {"paper": "p_i ~ N(0, I/D), omega = 1e-3", "unit": "P ~ N(0, 1), omega = 0.1"}
 
@@ -256,7 +286,7 @@ def checks(
     *,
     quick: bool = True,
     progress: Callable[[str], None] | None = None,
-    seeds: Iterable[int] = range(5),
+    seeds: int | Iterable[int] | None = None,
     results: dict[str, list[TrainRun]] | None = None,
     at: Setting | None = None,
     err_tol: float = 0.05,
@@ -276,14 +306,15 @@ def checks(
     the verdicts; the positional model is also trained from P ~ N(0, 1), ω = 0.1 (:data:`UNIT_INIT`)
     for an INFO sensitivity row (:func:`sensitivity_row`). ``results`` (from
     :func:`theorydyn.positional.run`) skips the main training and ``unit_results`` the sensitivity one
-    (no sensitivity row when ``results`` is given without it); otherwise the runs are trained (quick:
-    N = 4096, 1000 Adam steps, 5 seeds, both kinds and the sensitivity runs: a few minutes on one core).
+    (no sensitivity row when ``results`` is given without it); otherwise the runs are trained at
+    :data:`SIZES` (quick: N = 4096, 2000 Adam steps, 5 seeds, both kinds and the sensitivity runs: a few
+    minutes on one core); ``seeds`` replaces its seeds (a count K: 0 … K−1).
     """
     s = figure2_setting() if at is None else at
-    seeds = list(seeds)
-    steps = (LENGTHS_QUICK if quick else LENGTHS_FULL)[-1]
+    n = SIZES.pick(quick)
+    seeds = n.seeds if seeds is None else as_seeds(seeds)
     if results is None:
-        runs = train_runs(s, seeds, quick=quick, steps=steps, progress=progress, unit=unit_results is None)
+        runs = train_runs(s, seeds, progress=progress, unit=unit_results is None, **n.train())
         results, unit_results = runs.main, (runs.unit if unit_results is None else unit_results)
     pos, tee = results["positional"], results.get("T", [])
     n0 = pos[0].params
@@ -305,7 +336,7 @@ def checks(
         if not rs:
             continue
         p_init = dict(params, p_std=round(float(rs[0].params.get("p_std", 1.0)), 6), omega=rs[0].params.get("omega"))
-        for L in lengths(rs, LENGTHS_QUICK if quick else LENGTHS_FULL):
+        for L in lengths(rs, n.lengths):
             err, assoc, g = at_step(rs, L)
             trio = verdict_rows(
                 s,
@@ -427,8 +458,8 @@ def memory(s: Setting, quick: bool) -> MemoryEstimate:
     the train and test samples X (N, D, d) drawn in float64 (:func:`theorydyn.core.data.sample_memory`)
     with their float32 tensors, and the (N, D) activations of one forward and backward pass (≈ 6)."""
     fs = figure2_setting()
-    cfg = QUICK if quick else FULL
-    N, n = int(cfg["N"]), int(cfg["N"] + cfg["N_test"])
+    cfg = SIZES.pick(quick)
+    N, n = cfg.N, cfg.N + cfg.N_test
     draw = sample_memory(fs.D, fs.C, fs.d, n, 8, "N")
     return MemoryEstimate(
         "Figure 2 check",

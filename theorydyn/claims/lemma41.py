@@ -18,16 +18,41 @@ Shapes: A: (D, D), v: (d,), X: (N, D, d).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..cli.configs import Seeds, option
 from ..core.glm import theorem_3_1_scope
 from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from ..experiments.lemma41 import lemma_4_1_scaling_runs, population_gd
 from ..infra.memory import MemoryEstimate
 from ..simulate.memory import simulate_memory
 from .check import UNIT, Check, Verdict, departures, setting_params
+from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
+
+
+@dataclass(frozen=True)
+class Lemma41Sizes(ClaimSizes):
+    """The sizes of Lemma 4.1's finite-N rows (:func:`scaling_size`, :func:`check_lemma_4_1_scaling`)."""
+
+    Ns: tuple[int, ...] = grid_option((2048, 4096, 8192, 16384, 32768), "the N grid of the finite-N break")
+    steps: int = option(150, "GD steps of each finite-N run", positive=True)
+    seeds: Seeds = seeds_option(5, "the seeds k (run (N, k): simulate seed 1000 k + log2 N)")
+    D_from: int = option(16, "the smallest D tried for the scope rule's smallest size in scope", positive=True)
+    capped: bool = option(False, "start at min(D_from, the ledger's D) instead of D_from")
+
+    def start_D(self, D: int) -> int:
+        """The D the search for a size in scope starts from, for the ledger's ``D``."""
+        return min(D, self.D_from) if self.capped else self.D_from
+
+
+#: Lemma 4.1's finite-N sizes: quick N = 2^11 … 2^15, 150 steps, from D = 16; full N = 2^11 … 2^16,
+#: 300 steps, from min(D, 32); 5 seeds.
+SIZES = Sizes(
+    quick=Lemma41Sizes(),
+    full=Lemma41Sizes(Ns=tuple(2**k for k in range(11, 17)), steps=300, D_from=32, capped=True),
+)
 
 
 def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
@@ -149,15 +174,9 @@ def smallest_in_scope(s: Setting, D_from: int, D_to: int) -> tuple[Setting, str 
     return sd, theorem_3_1_scope(sd)
 
 
-def checks(
-    s: Setting,
-    *,
-    quick: bool = True,
-    progress: Callable[[str], None] | None = None,
-    seeds: int = 5,
-) -> list[Check]:
-    """The ledger rows of Lemma 4.1, each random number over ``seeds`` seeds; every row's claim text
-    names its size.
+def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
+    """The ledger rows of Lemma 4.1 at :data:`SIZES`, each random number over its 5 seeds; every row's
+    claim text names its size.
 
     * Lemma 4.1 on the exactly enumerated population (:func:`check_lemma_4_1_population`);
     * its finite-N break against N ∈ {2^11, …, 2^15} (quick; … 2^16 full) at the smallest D ≥ 16
@@ -168,9 +187,10 @@ def checks(
     say = progress or (lambda msg: None)
     say("Lemma 4.1 (population, exact enumeration)")
     out = check_lemma_4_1_population(s)
-    sl, scope, D_from, Ns = scaling_size(s, quick)
-    steps = 150 if quick else 300
-    rows = check_lemma_4_1_scaling(sl, Ns=Ns, seeds=seeds, steps=steps, progress=say)
+    n = SIZES.pick(quick)
+    sl, scope, D_from = scaling_size(s, n)
+    steps = n.steps
+    rows = check_lemma_4_1_scaling(sl, Ns=n.Ns, seeds=n.seeds, steps=steps, progress=say)
     why = (
         (
             f"D = {sl.D}: the smallest multiple of C from {D_from} inside the scope rule (theorem_3_1_scope: "
@@ -192,19 +212,20 @@ def checks(
     return out
 
 
-def scaling_size(s: Setting, quick: bool) -> tuple[Setting, str | None, int, tuple[int, ...]]:
-    """Where :func:`checks` measures the finite-N break: the setting (:func:`smallest_in_scope` from
-    16 in quick mode, from min(D, 32) in full mode, up to the ledger's D), the scope rule's reason
-    when none is in scope, that starting D, and the N's (2^11 … 2^15 quick, … 2^16 full)."""
-    D_from = 16 if quick else min(s.D, 32)
+def scaling_size(s: Setting, n: Lemma41Sizes) -> tuple[Setting, str | None, int]:
+    """Where :func:`checks` measures the finite-N break at the sizes ``n``: the setting
+    (:func:`smallest_in_scope` from ``n.D_from``, or from min(D, ``n.D_from``) when ``n.capped``, up to the
+    ledger's D: from 16 quick, from min(D, 32) full), the scope rule's reason when none is in scope, and
+    that starting D."""
+    D_from = n.start_D(s.D)
     sl, scope = smallest_in_scope(s, D_from, s.D)
-    Ns = tuple(2**k for k in range(11, 16 if quick else 17))
-    return sl, scope, D_from, Ns
+    return sl, scope, D_from
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
     """Peak of :func:`checks`: its largest simulation (:func:`theorydyn.simulate.memory.simulate_memory`),
-    the finite-N run at the largest N at the size :func:`scaling_size` picks (2048 test samples); the
-    enumerated population at D = 6 is negligible."""
-    sl, _, _, Ns = scaling_size(s, quick)
-    return simulate_memory(sl.D, sl.C, sl.d, N=max(Ns), n_test=2048)
+    the finite-N run at the largest N of :data:`SIZES` at the size :func:`scaling_size` picks (2048 test
+    samples); the enumerated population at D = 6 is negligible."""
+    n = SIZES.pick(quick)
+    sl = scaling_size(s, n)[0]
+    return simulate_memory(sl.D, sl.C, sl.d, N=max(n.Ns), n_test=2048)

@@ -28,27 +28,39 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from ..cli.configs import Seeds, option
 from ..core.glm import theorem_3_1_scope
 from ..core.setting import Setting, setting_at
 from ..core.stats import fit_power_law_ci
 from ..experiments.nstar import nstar_runs
 from ..infra.memory import MemoryEstimate
 from ..simulate.memory import simulate_memory
+from . import theorem4
 from .check import Check, Verdict
-from .theorem4 import THEOREM_4_2
+from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
+
+
+@dataclass(frozen=True)
+class NStarSizes(ClaimSizes):
+    """The sizes of the N*(D) rows (:func:`checks`)."""
+
+    Ns: tuple[int, ...] = grid_option(tuple(2**k for k in range(10, 15)), "the N grid at each D")
+    seeds: Seeds = seeds_option(3, "the seeds j (run seed 1000 j + D + 7)")
+    k: float = option(1.5, "the window [T_a, k T_a] of persistent association", low=1.0)
+    n_D: int = option(4, "how many D: D = 2C², 3C², …", positive=True)
+
 
 #: The sizes, fixed before any run: N grid, seeds, the window's k, and how many D (D = 2C², 3C², …).
 #: Both modes read the [T_a, 1.5 T_a] window (T_a = 6685 at D = 32, q = 1/2: 1003 steps a run). Quick:
 #: one D, N <= 4096; full: four D, N <= 16384, within :data:`BUDGET_S` per q reading (a D whose estimated
 #: cost, :func:`~theorydyn.experiments.nstar.estimated_seconds`, would pass it is not run, and its row says so).
-NSTAR: dict[str, dict] = dict(
-    quick=dict(Ns=(256, 1024, 4096), seeds=3, k=1.5, n_D=1),
-    full=dict(Ns=tuple(2**k for k in range(10, 15)), seeds=3, k=1.5, n_D=4),
-)
+#: A run lasts at least Theorem 4.2's preset steps of the mode (:data:`theorydyn.claims.theorem4.SIZES`).
+SIZES = Sizes(quick=NStarSizes(Ns=(256, 1024, 4096), n_D=1), full=NStarSizes())
 #: Estimated seconds of runs allowed per q reading in full mode (the quick sizes are far below it).
 #: 2400 (was 1800, with the 0.16 s step of experiments.nstar: D = 64 and 80 did not fit, and issue 30 asks
 #: for N*(D) at 4 sizes): with the measured step, the q = C²/D reading's four D are estimated at 2029 s.
@@ -253,31 +265,25 @@ def exponent_row(fits: dict[int, dict], label: str, params: dict) -> Check:
     )
 
 
-def checks(
-    s: Setting,
-    *,
-    quick: bool = True,
-    progress: Callable[[str], None] | None = None,
-    seeds: int | None = None,
-) -> list[Check]:
-    """The ledger rows of N*(D) (module docstring) at the sizes of :data:`NSTAR`, in two readings of q:
+def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
+    """The ledger rows of N*(D) (module docstring) at :data:`SIZES`, in two readings of q:
     q = C²/D (Assumption 2's scaling) and the ledger's fixed q, each labelled."""
     say = progress or (lambda msg: None)
-    size = NSTAR["quick" if quick else "full"]
-    Ds = nstar_Ds(s.C, size["n_D"])
-    n_seeds = int(seeds or size["seeds"])
-    preset = THEOREM_4_2["quick" if quick else "full"][1]
+    n = SIZES.pick(quick)
+    Ds = nstar_Ds(s.C, n.n_D)
+    preset = theorem4.SIZES.pick(quick).steps
     out: list[Check] = []
     for label, q_of in (("q = C^2/D", lambda D: s.C**2 / D), (f"fixed q = {s.q:g}, the ledger's", lambda D: s.q)):
-        runs = nstar_runs(s, Ds, q_of, size["Ns"], n_seeds, size["k"], preset=preset, progress=say, budget_s=BUDGET_S)
-        out += check_n_star(s, runs, label, size["k"])
+        runs = nstar_runs(s, Ds, q_of, n.Ns, n.seeds, n.k, preset=preset, progress=say, budget_s=BUDGET_S)
+        out += check_n_star(s, runs, label, n.k)
     return out
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks`: the largest simulation (:func:`theorydyn.simulate.memory.simulate_memory`)
-    at the largest D and N, plus the common-random-numbers training set it slices (as large again)."""
-    size = NSTAR["quick" if quick else "full"]
-    Dn = max(nstar_Ds(s.C, size["n_D"]))
-    N_max = max(size["Ns"])
+    """Peak of :func:`checks` at :data:`SIZES`: the largest simulation
+    (:func:`theorydyn.simulate.memory.simulate_memory`) at the largest D and N, plus the
+    common-random-numbers training set it slices (as large again)."""
+    n = SIZES.pick(quick)
+    Dn = max(nstar_Ds(s.C, n.n_D))
+    N_max = max(n.Ns)
     return simulate_memory(Dn, s.C, Dn, N=2 * N_max, n_test=256)

@@ -20,7 +20,7 @@ calls negligible ("reasonable to set A(0)_ij = 0").
 Rows (seeds independent draws at each D of the grid; σ_A = β, the diagonal the runs freeze):
 
 0. the verdict: RMS_{i≠j} Â(0)_ij / β of the runs' realistic start at the ledger's D, over
-   :data:`SEEDS` draws of :func:`theorydyn.simulate.run.init_params` with the runs' ω
+   the draws (:data:`SIZES`' seeds) of :func:`theorydyn.simulate.run.init_params` with the runs' ω
    (:data:`RUN_OMEGA`): PASS when the upper 95% bound is ≤ 1/√D, FAIL otherwise (a start at ω = 1,
    the planted counter-case, fails);
 1. INFO: the exponent b of RMS_{i≠j} A(0)_ij ∝ D^b over the grid for A(0) = P Pᵀ, fitted per seed,
@@ -38,22 +38,31 @@ Rows (seeds independent draws at each D of the grid; σ_A = β, the diagonal the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.stats import chi2
 
+from ..cli.configs import Seeds
 from ..core.model import association
 from ..core.setting import Setting
 from ..core.stats import mean_ci
 from ..infra.memory import MemoryEstimate, Term
 from ..simulate.run import init_params
 from .check import Check, Verdict, departures
+from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
-#: D grid of the exponent row (quick and full): 5 sizes over a factor 16, fixed before running.
-GRID_QUICK = (16, 32, 64, 128, 256)
-GRID_FULL = (16, 32, 64, 128, 256, 512, 1024)
-SEEDS = 5
+
+@dataclass(frozen=True)
+class Parametrization31Sizes(ClaimSizes):
+    """The sizes of the Parametrization 3.1 rows (:func:`checks`)."""
+
+    grid: tuple[int, ...] = grid_option((16, 32, 64, 128, 256, 512, 1024), "the D grid of the exponent row")
+    seeds: Seeds = seeds_option(5, "the draws k of A(0) (generators [k, 31], [k, 3101], [k, 3102])")
+
+
+#: D grid of the exponent row: quick 5 sizes over a factor 16, full 7 over 64, fixed before running; 5 draws.
+SIZES = Sizes(quick=Parametrization31Sizes(grid=(16, 32, 64, 128, 256)), full=Parametrization31Sizes())
 #: ω of the ledger's realistic runs (the simulator's default, ``simulate(omega=1e-3)``).
 RUN_OMEGA = 1e-3
 #: Θ(σ_A) for the diagonal, read with explicit constants fixed before running.
@@ -84,22 +93,22 @@ def scales(A: np.ndarray, s: Setting | None = None) -> dict[str, float]:
     return out
 
 
-def exponent_per_seed(grid: tuple[int, ...], sigma_A: float, seeds: int, seed0: int = 0) -> np.ndarray:
-    """Per seed, the least-squares slope of log RMS_{i≠j} A(0)_ij against log D over ``grid``."""
+def exponent_per_seed(grid: tuple[int, ...], sigma_A: float, seeds: Seeds, seed0: int = 0) -> np.ndarray:
+    """Per seed k of ``seeds``, the least-squares slope of log RMS_{i≠j} A(0)_ij against log D over ``grid``."""
     out = []
-    for k in range(seeds):
+    for k in seeds:
         rng = np.random.default_rng([seed0 + k, 31])
         rms = [scales(initial_attention(D, sigma_A, rng))["rms_off"] for D in grid]
         out.append(np.polyfit(np.log(grid), np.log(rms), 1)[0])
     return np.asarray(out)
 
 
-def start_row(s: Setting, omega: float = RUN_OMEGA) -> Check:
+def start_row(s: Setting, omega: float = RUN_OMEGA, seeds: Seeds = SIZES.quick.seeds) -> Check:
     """Row 0 (module docstring): RMS_{i≠j} Â(0)_ij / β of the runs' realistic start
-    (:func:`theorydyn.simulate.run.init_params` at ``omega``) over :data:`SEEDS` draws at ``s``,
+    (:func:`theorydyn.simulate.run.init_params` at ``omega``) over the draws ``seeds`` at ``s``,
     PASS iff its upper 95% bound is ≤ 1/√D (the off-diagonal scale the paper sets to 0)."""
     ratios = []
-    for k in range(SEEDS):
+    for k in seeds:
         A, _ = init_params(s, omega, np.random.default_rng([k, 3102]))
         off = A[~np.eye(s.D, dtype=bool)]
         ratios.append(float(np.sqrt(np.mean(off**2))) / float(s.beta))
@@ -124,12 +133,12 @@ def start_row(s: Setting, omega: float = RUN_OMEGA) -> Check:
     )
 
 
-def _measure_draws(s: Setting, sigma_A: float) -> tuple[list[float], list[float], list[float]]:
-    """Per draw of A(0) = P Pᵀ at ``s`` (:data:`SEEDS` draws, seed k from ``[k, 3101]``): the fraction
+def _measure_draws(s: Setting, sigma_A: float, seeds: Seeds) -> tuple[list[float], list[float], list[float]]:
+    """Per draw k of A(0) = P Pᵀ at ``s`` (k of ``seeds``, generator ``[k, 3101]``): the fraction
     of A_ii / σ_A in [:data:`DIAG_LOW`, :data:`DIAG_HIGH`], max_{i≠j} |A_ij| / min_i A_ii, and the
     fraction of rows whose Top-C is their set (:func:`scales`)."""
     inside, ratio, top = [], [], []
-    for k in range(SEEDS):
+    for k in seeds:
         A = initial_attention(s.D, sigma_A, np.random.default_rng([k, 3101]))
         sc = scales(A, s)
         r = np.diag(A) / sigma_A
@@ -142,15 +151,17 @@ def _measure_draws(s: Setting, sigma_A: float) -> tuple[list[float], list[float]
 def checks(
     s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None, omega: float = RUN_OMEGA
 ) -> list[Check]:
-    """The Parametrization 3.1 rows at ``s`` (module docstring); ``omega``: the runs' ω (row 0)."""
-    grid = GRID_QUICK if quick else GRID_FULL
+    """The Parametrization 3.1 rows at ``s`` (module docstring) at :data:`SIZES`; ``omega``: the runs' ω
+    (row 0)."""
+    n = SIZES.pick(quick)
+    grid, seeds = n.grid, n.seeds
     sigma_A = float(s.beta)
     if progress:
-        progress(f"Parametrization 3.1 (A(0) = P Pᵀ at D = {', '.join(map(str, grid))}, {SEEDS} seeds)")
-    rows = [start_row(s, omega)]
-    b = exponent_per_seed(grid, sigma_A, SEEDS)
+        progress(f"Parametrization 3.1 (A(0) = P Pᵀ at D = {', '.join(map(str, grid))}, {len(seeds)} seeds)")
+    rows = [start_row(s, omega, seeds)]
+    b = exponent_per_seed(grid, sigma_A, seeds)
     m, lo, hi = mean_ci(b)
-    base = dict(sigma_A=sigma_A, seeds=SEEDS)
+    base = dict(sigma_A=sigma_A, seeds=len(seeds))
     rows.append(
         Check(
             "Parametrization 3.1",
@@ -166,14 +177,14 @@ def checks(
             route="exact: E[A_ij^2] = sigma_A^2 / D (tests/test_parametrization31.py)",
         )
     )
-    inside, ratio, top = _measure_draws(s, sigma_A)
+    inside, ratio, top = _measure_draws(s, sigma_A, seeds)
     exact = float(chi2.cdf(DIAG_HIGH * s.D, s.D) - chi2.cdf(DIAG_LOW * s.D, s.D))
     frac = float(np.mean(inside))
     here = dict(D=s.D, C=s.C, **base)
     rows.append(
         Check(
             "Parametrization 3.1",
-            f"fraction of A(0)_ii / sigma_A in [{DIAG_LOW:g}, {DIAG_HIGH:g}] over {SEEDS} x D entries",
+            f"fraction of A(0)_ii / sigma_A in [{DIAG_LOW:g}, {DIAG_HIGH:g}] over {len(seeds)} x D entries",
             frac,
             f"INFO (Gaussian identity; no run draws P P^T): >= {DIAG_LEVEL:g}",
             Verdict.INFO,
@@ -211,6 +222,6 @@ def checks(
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks`: P, A and a copy at the largest D of the grid (float64)."""
-    Dmax = max(max(GRID_QUICK if quick else GRID_FULL), s.D)
+    """Peak of :func:`checks`: P, A and a copy at the largest D of :data:`SIZES`' grid (float64)."""
+    Dmax = max(max(SIZES.pick(quick).grid), s.D)
     return MemoryEstimate("Parametrization 3.1", (Term("P, A(0)", 3 * 8 * Dmax * Dmax, {"D": Dmax}),))

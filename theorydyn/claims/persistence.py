@@ -28,19 +28,18 @@ from ..core.stats import mean_ci
 from ..experiments.measure import window_summary  # the reading of one run (also nstar's runs)
 from .check import UNIT, Check, Verdict
 
-#: The readings of "any T ≥ poly(d)/η": windows [T_a, k·T_a]; k = 10 only where the run fits (full mode).
-WINDOW_KS = dict(quick=(1.5, 3.0), full=(1.5, 3.0, 10.0))
+#: The readings of "any T ≥ poly(d)/η" are windows [T_a, k·T_a], the k's a size of the claim that reads them
+#: (:data:`theorydyn.claims.theorem4.SIZES`: k = 1.5, 3 quick; 1.5, 3, 10 full, k = 10 only where the run fits).
 #: Full mode keeps the k = 10 window only if its run needs at most this many GD steps (a D = 64,
 #: N = 16384 step takes about 0.15 s on 2 cores: 6000 steps ≈ 15 min a seed), else k ≤ 3.
 MAX_STEPS_LONG = 6000
 
 
-def window_ks(T_a: float | None, eta: float, quick: bool, preset: int) -> tuple[float, ...]:
-    """The k's read at this setting: :data:`WINDOW_KS` of the mode, without the ones whose run
-    ⌈k·T_a/η⌉ exceeds :data:`MAX_STEPS_LONG` (never dropping k ≤ 3); () when T_a is unknown."""
+def window_ks(T_a: float | None, eta: float, ks: Sequence[float], preset: int) -> tuple[float, ...]:
+    """The k's read at this setting: those of ``ks`` whose run ⌈k·T_a/η⌉ (at least ``preset`` steps)
+    does not exceed :data:`MAX_STEPS_LONG` (never dropping k ≤ 3); () when T_a is unknown."""
     if T_a is None or not math.isfinite(T_a):
         return ()
-    ks = WINDOW_KS["quick" if quick else "full"]
     return tuple(k for k in ks if k <= 3 or max(preset, math.ceil(k * T_a / eta)) <= MAX_STEPS_LONG)
 
 

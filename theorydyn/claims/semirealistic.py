@@ -12,22 +12,36 @@ the exponent of their decay in N (:func:`closeness_rows`, :func:`check_closeness
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from ..cli.configs import Seeds, option
 from ..core.setting import Setting
 from ..experiments.semirealistic import closeness_runs
 from .check import setting_params
+from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
+
+
+@dataclass(frozen=True)
+class ClosenessSizes(ClaimSizes):
+    """The sizes of the closeness rows (:func:`check_closeness`)."""
+
+    Ns: tuple[int, ...] = grid_option(tuple(2**k for k in range(11, 17)), "the N grid of finite-N GD")
+    steps: int = option(300, "GD steps of each run", positive=True)
+    seeds: Seeds = seeds_option(5, "the seeds k (simulator seed 1000 k + 77)")
+    eta: float = option(10.0, "GD step size of both processes", low=0.0, low_open=True)
+
 
 #: Sizes of the closeness rows, fixed before any run: the Lemma 4.1 finite-N rows' N grid, steps and
 #: η (:mod:`theorydyn.claims.lemma41`), at the same D (the smallest in Theorem 3.1's scope from 16).
 #: Quick mode stops at N = 2^14 with 3 seeds (cost: 5 seeds up to 2^15 take about 75 s on 2 busy cores).
-CLOSENESS: dict[str, tuple[tuple[int, ...], int, int]] = dict(  # (Ns, steps, seeds)
-    quick=(tuple(2**k for k in range(11, 15)), 150, 3),
-    full=(tuple(2**k for k in range(11, 17)), 300, 5),
+#: Part of Theorem 4.2's sizes (:data:`theorydyn.claims.theorem4.SIZES`).
+CLOSENESS = Sizes(
+    quick=ClosenessSizes(Ns=tuple(2**k for k in range(11, 15)), steps=150, seeds=(0, 1, 2)),
+    full=ClosenessSizes(),
 )
-CLOSENESS_ETA = 10.0
 
 
 def relative_gaps(table: pd.DataFrame, red: pd.DataFrame) -> pd.DataFrame:
@@ -120,24 +134,21 @@ def closeness_rows(table: pd.DataFrame, params: dict, where: str) -> list:
     return out
 
 
-def check_closeness(
-    s: Setting, quick: bool, seeds: int | None = None, progress=None, ledger_D: int | None = None
-) -> list:
+def check_closeness(s: Setting, n: ClosenessSizes, progress=None, ledger_D: int | None = None) -> list:
     """The semi-realistic closeness rows (:func:`closeness_rows`) at ``s``: GD on N samples (float32
     storage) from the idealized init (Â = β I, v̂ = α(0) w*: the finite-N process alone, without the
     ω of the realistic init, whose offset does not shrink with N) against the population GD of the
     same η, i.e. the reduced recursion with the exact expectation (docs/theory.md §3), at every
     recorded s = η·t ≤ η·steps (:func:`theorydyn.experiments.semirealistic.closeness_runs`); N,
-    steps, seeds from :data:`CLOSENESS` (``seeds`` overrides), η = 10."""
-    Ns, steps, n_seeds = CLOSENESS["quick" if quick else "full"]
-    seeds = int(seeds or n_seeds)
-    runs = closeness_runs(s, Ns=Ns, steps=steps, seeds=seeds, eta=CLOSENESS_ETA, progress=progress)
+    steps, seeds and η from ``n`` (:data:`CLOSENESS`: η = 10)."""
+    Ns, steps, seeds = n.Ns, n.steps, len(n.seeds)
+    runs = closeness_runs(s, Ns=Ns, steps=steps, seeds=n.seeds, eta=n.eta, progress=progress)
     tab = relative_gaps(runs.table, runs.reduced)
     other = f"; not the ledger's D = {ledger_D}" if ledger_D is not None and ledger_D != s.D else ""
     where = f"[D = {s.D}, q = {s.q:g}, {steps} steps, N = {Ns[0]}..{Ns[-1]}, {seeds} seeds{other}]"
     params = setting_params(
         s,
-        eta=CLOSENESS_ETA,
+        eta=n.eta,
         steps=steps,
         N=f"{Ns[0]}..{Ns[-1]}",
         seeds=seeds,

@@ -28,10 +28,12 @@ builds and judges the rows. Measured:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..cli.configs import Seeds, option
 from ..core.glm import (
     SCAN_31_D,
     THEOREM_3_1_BOUND,
@@ -48,6 +50,25 @@ from ..core.stats import bounded_mean_ci, mean_ci
 from ..infra.memory import MemoryEstimate
 from .check import UNIT, Check, Verdict, departures, setting_params
 from .estimates import theorem_3_1_memory
+from .sizes import ClaimSizes, Sizes, seeds_option
+
+
+@dataclass(frozen=True)
+class Theorem31Sizes(ClaimSizes):
+    """The sample sizes of :func:`check_theorem_3_1` (the defaults: its sizes outside the ledger)."""
+
+    N_fit: int = option(100_000, "samples the GLMs on z_j = <w*, X_j> are fitted on, per seed", positive=True)
+    N_test: int = option(100_000, "held-out samples of the fitted GLMs' best phi and error, per seed", positive=True)
+    N_flat: int = option(2_000, "samples the GLM on the flattened X is fitted on, per seed (< 4: none)", low=0)
+    N_literal: int = option(10_000, "Monte Carlo samples of the literal construction, per seed", positive=True)
+    seeds: Seeds = seeds_option(5, "the seeds k (fitted: SeedSequence([seed, k, 31]); literal: seed + k)")
+
+
+#: Theorem 3.1's sizes in quick mode and in the full ledger.
+SIZES = Sizes(
+    quick=Theorem31Sizes(N_fit=50_000, N_test=50_000, N_flat=2_000),
+    full=Theorem31Sizes(N_fit=200_000, N_test=200_000, N_flat=8_000),
+)
 
 #: The small setting of the exact literal-statement row (issue 21's example): q(D − C) = 3 > C, q = 1/2, L = 4.
 LITERAL_EXACT: dict[str, Any] = dict(D=8, C=2, q=0.5)
@@ -72,20 +93,18 @@ ROUTE_LITERAL = (
 )
 
 
-def _measure_fitted(
-    s: Setting, N_fit: int, N_test: int, N_flat: int, lam: float, seeds: int, seed: int
-) -> dict[str, list[dict[str, float]]]:
-    """The fitted GLMs' errors (:func:`theorydyn.core.glm.glm_fitted_errors`), per model one dict per seed
-    (seed k draws from ``SeedSequence([seed, k, 31])``)."""
+def _measure_fitted(s: Setting, n: Theorem31Sizes, lam: float, seed: int) -> dict[str, list[dict[str, float]]]:
+    """The fitted GLMs' errors (:func:`theorydyn.core.glm.glm_fitted_errors`) at the sizes ``n``, per model
+    one dict per seed (seed k draws from ``SeedSequence([seed, k, 31])``)."""
     per_seed: dict[str, list[dict[str, float]]] = {}
-    for k in range(seeds):
+    for k in n.seeds:
         rng = np.random.default_rng(np.random.SeedSequence([seed, k, 31]))
-        for name, e in glm_fitted_errors(s, N_fit, N_test, N_flat, lam, rng).items():
+        for name, e in glm_fitted_errors(s, n.N_fit, n.N_test, n.N_flat, lam, rng).items():
             per_seed.setdefault(name, []).append(e)
     return per_seed
 
 
-def _measure_literal(s: Setting, N: int, seeds: int, seed: int) -> dict[str, Any]:
+def _measure_literal(s: Setting, N: int, seeds: Seeds, seed: int) -> dict[str, Any]:
     """The literal construction's errors: exact at :data:`LITERAL_EXACT` with weights 3^j (``ex``),
     equal weights (``eq``) and colliding weights 2^j (``ex2``); by Monte Carlo at ``s``, ``N``
     samples per seed (``mc``: one error per seed ``seed + k``)."""
@@ -93,21 +112,18 @@ def _measure_literal(s: Setting, N: int, seeds: int, seed: int) -> dict[str, Any
     ex = literal_construction_exact(base=3, **LITERAL_EXACT)
     eq = glm_oracle_error_exact(sx)
     ex2 = literal_construction_exact(base=2, **LITERAL_EXACT)
-    mc = [literal_construction_mc(s, N, seed + k)["err"] for k in range(seeds)]
+    mc = [literal_construction_mc(s, N, seed + k)["err"] for k in seeds]
     return dict(ex=ex, eq=eq, ex2=ex2, mc=mc)
 
 
 def check_theorem_3_1(
     s: Setting,
-    N_fit: int = 100_000,
-    N_test: int = 100_000,
-    N_flat: int = 2_000,
+    sizes: Theorem31Sizes = Theorem31Sizes(),
+    *,
     lam: float = 1e-3,
-    seeds: int = 5,
     seed: int = 0,
     scan: bool = True,
     literal: bool = True,
-    N_literal: int = 10_000,
 ) -> list[Check]:
     """Theorem 3.1 (any GLM g = φ(Σ_j ⟨w_j, X_j⟩) has Pr[f g ≤ 0] ≥ 1/8), on the paper's quantity
     Pr[f g ≤ 0] (a point with f = 0 has f g = 0 and counts as an error).
@@ -121,13 +137,14 @@ def check_theorem_3_1(
       (:func:`glm_oracle_error_exact`), one row per reading: PASS if ≥ 1/8, else DEVIATES. It is an
       upper bound on the best GLM's error, so it can refute the bound, not confirm it;
       Pr[f g ≤ 0 | f ≠ 0] beside it as INFO;
-    * fitted GLMs over ``seeds`` seeds (logistic regression on z_j = ⟨w*, X_j⟩ and on the flattened X,
+    * fitted GLMs over the seeds of ``sizes`` (:class:`Theorem31Sizes`; logistic regression on
+      z_j = ⟨w*, X_j⟩ and on the flattened X,
       then the best φ on held-out samples), judged under the statement's reading (the toolkit
       reading's verdict in the note): DEVIATES if the 95% interval lies below 1/8, else PASS; the
       per-seed minimum over models once per reading, and its conditional error as INFO;
     * with ``literal``: the injective construction w_j = 3^j w* with a lookup φ
       (:func:`lookup_glm_error`), exact at D = 8, C = 2, q = 1/2 (:data:`LITERAL_EXACT`) and by Monte
-      Carlo at ``s`` (``N_literal`` samples per seed), once per reading at ``s``: read literally (any
+      Carlo at ``s`` (``sizes.N_literal`` samples per seed), once per reading at ``s``: read literally (any
       φ), the theorem is false wherever Pr[f = 0] < 1/8 — DEVIATES;
     * with ``scan``: per C ∈ {4, 8, 16} the largest crossing x* = q*(D − C)/C² of the exact
       Pr[f g ≤ 0] through 1/8 over D ∈ {64, 128, 256} (:func:`glm_crossings`), once per reading: under
@@ -138,11 +155,13 @@ def check_theorem_3_1(
     judge = _Judge(s)
     exact = glm_oracle_error_exact(s)
     checks = _exact_rows(judge, exact)
-    per_seed = _measure_fitted(s, N_fit, N_test, N_flat, lam, seeds, seed)
-    checks += _fitted_rows(judge, per_seed, dict(judge.base, N_fit=N_fit, N_test=N_test, N_flat=N_flat, lam=lam), seeds)
+    n = sizes
+    per_seed = _measure_fitted(s, n, lam, seed)
+    p_fit = dict(judge.base, N_fit=n.N_fit, N_test=n.N_test, N_flat=n.N_flat, lam=lam)
+    checks += _fitted_rows(judge, per_seed, p_fit, len(n.seeds))
     if literal:
-        lit = _measure_literal(s, N_literal, seeds, seed)
-        checks += _literal_rows(exact, lit, N_literal, judge.base, judge.both)
+        lit = _measure_literal(s, n.N_literal, n.seeds, seed)
+        checks += _literal_rows(exact, lit, n.N_literal, judge.base, judge.both)
     if scan:
         checks += _scan_rows()
     return checks
@@ -249,7 +268,7 @@ def _exact_rows(judge: _Judge, exact: dict[str, float]) -> list[Check]:
     return rows
 
 
-def _fitted_rows(judge: _Judge, per_seed: dict[str, list[dict[str, float]]], p_fit: dict, seeds: int) -> list[Check]:
+def _fitted_rows(judge: _Judge, per_seed: dict[str, list[dict[str, float]]], p_fit: dict, n_seeds: int) -> list[Check]:
     """The fitted GLMs (:func:`_measure_fitted`): one row per model under the statement's reading, the
     per-seed minimum over models once per reading, and its conditional error as INFO."""
     fit_note = (
@@ -286,7 +305,7 @@ def _fitted_rows(judge: _Judge, per_seed: dict[str, list[dict[str, float]]], p_f
         ROUTE_FIT,
         lo,
         hi,
-        dict(p_fit, seeds=seeds),
+        dict(p_fit, seeds=n_seeds),
     )
     rows.append(
         Check.over_seeds(
@@ -418,23 +437,20 @@ def _scan_rows() -> list[Check]:
     return rows
 
 
-#: Sample sizes of :func:`checks` in quick mode and in the full ledger.
-QUICK = dict(N_fit=50_000, N_test=50_000, N_flat=2_000)
-FULL = dict(N_fit=200_000, N_test=200_000, N_flat=8_000)
-
-
-def checks(
-    s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None, seeds: int = 5
-) -> list[Check]:
-    """The ledger rows of Theorem 3.1 at ``s``: :func:`check_theorem_3_1` with the scan, sizes
-    :data:`QUICK` or :data:`FULL`, each random number over ``seeds`` seeds."""
+def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
+    """The ledger rows of Theorem 3.1 at ``s``: :func:`check_theorem_3_1` with the scan at :data:`SIZES`
+    (each random number over its 5 seeds)."""
     if progress:
         progress("Theorem 3.1")
-    n = QUICK if quick else FULL
-    return check_theorem_3_1(s, N_fit=n["N_fit"], N_test=n["N_test"], N_flat=n["N_flat"], seeds=seeds)
+    return check_theorem_3_1(s, SIZES.pick(quick))
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks` (:func:`theorydyn.claims.estimates.theorem_3_1_memory`; the scan's exact laws
-    are smaller than the fitted samples)."""
-    return theorem_3_1_memory(s, **(QUICK if quick else FULL))
+    """Peak of :func:`checks` at :data:`SIZES` (:func:`theorydyn.claims.estimates.theorem_3_1_memory`; the
+    scan's exact laws are smaller than the fitted samples)."""
+    return sizes_memory(s, SIZES.pick(quick))
+
+
+def sizes_memory(s: Setting, n: Theorem31Sizes) -> MemoryEstimate:
+    """Peak of :func:`check_theorem_3_1` at the sizes ``n`` (:func:`theorydyn.claims.estimates.theorem_3_1_memory`)."""
+    return theorem_3_1_memory(s, N_fit=n.N_fit, N_test=n.N_test, N_flat=n.N_flat)

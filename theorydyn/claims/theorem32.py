@@ -15,12 +15,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..cli.configs import Seeds, option
 from ..core import data, model
 from ..core.setting import Setting
 from ..core.stats import mean_ci
 from ..infra.memory import MemoryEstimate
 from .check import UNIT, Check, Verdict, setting_params
 from .estimates import theorem_3_2_memory
+from .sizes import ClaimSizes, Sizes, seeds_option
+
+
+@dataclass(frozen=True)
+class Theorem32Sizes(ClaimSizes):
+    """The sizes of :func:`check_theorem_3_2`: ``N`` fresh samples per seed, one draw per seed of ``seeds``."""
+
+    N: int = option(5_000, "fresh samples per seed", positive=True)
+    seeds: Seeds = seeds_option(5, "the seeds k of the fresh samples (drawn from SeedSequence([seed, k, 32]))")
+
+
+#: Theorem 3.2's sizes: 5000 samples per seed in quick mode, 50000 in the full ledger, 5 seeds.
+SIZES = Sizes(quick=Theorem32Sizes(), full=Theorem32Sizes(N=50_000))
 
 
 def offdiag_topc_miss(s: Setting, M: np.ndarray) -> float:
@@ -92,13 +106,13 @@ THEOREM_3_2_ERR_TOL = 0.01
 
 
 def _measure_errors(
-    s: Setting, A: np.ndarray, v: np.ndarray, N: int, seeds: int, seed: int
+    s: Setting, A: np.ndarray, v: np.ndarray, N: int, seeds: Seeds, seed: int
 ) -> tuple[list[float], list[float]]:
     """Model (T) with logits ``A``: (D, D) and value ``v``: (d,) on ``N`` fresh samples per seed (seed k
     draws from ``SeedSequence([seed, k, 32])``): per seed Pr[f F ≤ 0 | f ≠ 0] and Pr[f = 0]
     (:func:`theorydyn.core.data.errors`; a non-finite output counts as 0)."""
     errs, amb = [], []
-    for k in range(seeds):
+    for k in seeds:
         b = data.sample(s, N, seed=np.random.default_rng(np.random.SeedSequence([seed, k, 32])))
         with np.errstate(over="ignore", invalid="ignore"):
             F = model.forward(s, A, v, b.X)
@@ -110,21 +124,22 @@ def _measure_errors(
 
 def check_theorem_3_2(
     s: Setting,
-    N: int = 5_000,
-    seeds: int = 5,
+    sizes: Theorem32Sizes = SIZES.quick,
+    *,
     seed: int = 0,
     kappa: float = 60.0,
     M: PositionalTransformer | None = None,
     err_tol: float = THEOREM_3_2_ERR_TOL,
 ) -> list[Check]:
-    """Theorem 3.2 checked through the code that judges trained models.
+    """Theorem 3.2 checked through the code that judges trained models, at ``sizes``
+    (:class:`Theorem32Sizes`: N fresh samples per seed; default the quick sizes).
 
     The construction ``M`` (default :func:`construct_theorem_3_2` with κ·τ, so that the softmax
     of A/τ is the same at any τ) is fed to model (T) itself: logits A = (Pᵀ W_Q)(Pᵀ W_K)ᵀ, value
     v = M.v, output F = :func:`theorydyn.core.model.forward` (activation σ(x) = x^p + νx of the setting,
     not the construction's ψ = Thr(C·)/C, so the error is *not* f by construction). Rows:
 
-    1. Pr[f F ≤ 0 | f ≠ 0] on fresh samples, mean and 95% interval over ``seeds`` seeds;
+    1. Pr[f F ≤ 0 | f ≠ 0] on fresh samples, mean and 95% interval over the seeds;
        PASS if the interval lies below ``err_tol`` (1%: the theorem says d^{−ω(1)}, and 1% is
        far below the 1/8 that every GLM must make in Theorem 3.1).
     2. the fraction of rows i whose off-diagonal Top-C of ⟨p_i, p_j⟩ (from P, computed) misses
@@ -136,11 +151,12 @@ def check_theorem_3_2(
     5. INFO: Definition 2.2 on the logits A (the block structure lives in W_Q, W_K).
     """
     M = M if M is not None else construct_theorem_3_2(s, kappa=kappa * s.tau)
+    N = sizes.N
     params = setting_params(s, N=N, kappa=kappa)
     P = np.asarray(M.P, dtype=np.float64)
     G = P.T @ P
     A = (P.T @ M.W_Q) @ (P.T @ M.W_K).T
-    errs, amb = _measure_errors(s, A, M.v, N, seeds, seed)
+    errs, amb = _measure_errors(s, A, M.v, N, sizes.seeds, seed)
     _, _, hi = mean_ci(errs)
     miss = offdiag_topc_miss(s, G)
     assoc_rows = model.association_rows(s, G)
@@ -208,16 +224,14 @@ def check_theorem_3_2(
     ]
 
 
-def checks(
-    s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None, seeds: int = 5
-) -> list[Check]:
-    """The ledger rows of Theorem 3.2 at ``s``: :func:`check_theorem_3_2` on N = 5000 samples per
-    seed (50000 in the full ledger), ``seeds`` seeds."""
+def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
+    """The ledger rows of Theorem 3.2 at ``s``: :func:`check_theorem_3_2` at :data:`SIZES` (N = 5000
+    samples per seed, 50000 in the full ledger, 5 seeds)."""
     if progress:
         progress("Theorem 3.2")
-    return check_theorem_3_2(s, N=5_000 if quick else 50_000, seeds=seeds)
+    return check_theorem_3_2(s, SIZES.pick(quick))
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks` (:func:`theorydyn.claims.estimates.theorem_3_2_memory`)."""
-    return theorem_3_2_memory(s.D, s.C, s.d, N=5_000 if quick else 50_000)
+    """Peak of :func:`checks` (:func:`theorydyn.claims.estimates.theorem_3_2_memory`) at :data:`SIZES`."""
+    return theorem_3_2_memory(s.D, s.C, s.d, N=SIZES.pick(quick).N)

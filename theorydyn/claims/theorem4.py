@@ -6,9 +6,9 @@ The runs are :mod:`theorydyn.experiments.theorem4` (realistic GD over seeds with
 * Theorem 4.2 — patch association (Definition 2.2) along the whole run of realistic GD with the
   full D × D Â: complete at every recorded step of the window [T_a, k·T_a]
   (:mod:`theorydyn.claims.persistence`; the run lasts ⌈max k·T_a/η⌉ steps), and small test error at
-  the end, over seeds (:func:`check_theorem_4_seeds`, :func:`theorem_4_rows`), judged inside Theorem
-  3.1's scope rule (the same Assumption 2); from the same runs, Lemma 4.2 at finite N (v stays along
-  w*; INFO, the lemma is about (P)) and Figure 4 (cos(v̂, w*) rises).
+  the end, over seeds (:func:`theorem_4_rows` on :func:`~theorydyn.experiments.theorem4.run_seeds`),
+  judged inside Theorem 3.1's scope rule (the same Assumption 2); from the same runs, Lemma 4.2 at
+  finite N (v stays along w*; INFO, the lemma is about (P)) and Figure 4 (cos(v̂, w*) rises).
 * The semi-realistic closeness the proof rests on (:func:`theorydyn.claims.semirealistic.check_closeness`):
   finite-N GD against population GD at the same s, the gap's exponent in N.
 * Without patch association (:func:`check_frozen_attention`, :func:`frozen_attention_row`): Â frozen
@@ -26,20 +26,24 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..cli.configs import Seeds, option
 from ..core.glm import glm_oracle_error_exact, theorem_3_1_scope
 from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from ..core.stats import mean_ci
 from ..experiments.theorem4 import Theorem4Runs, run_frozen, run_seeds, steps_for
 from ..infra.memory import MemoryEstimate
+from ..simulate.config import SimConfig
 from ..simulate.memory import simulate_memory
+from . import lemma41
 from .check import UNIT, Check, Verdict, departures, setting_params, unconditional_error
-from .lemma41 import scaling_size
 from .persistence import window_ks, window_rows
-from .semirealistic import check_closeness
+from .semirealistic import CLOSENESS, ClosenessSizes, check_closeness
+from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
 #: Lemma 4.2 at finite N: "v stays along w*" read as cos(v_hat, w*) >= 0.99 after phase I (the part of
 #: v_hat off w* at most sqrt(1 - 0.99^2) = 14% of its norm), fixed before any run.
@@ -52,35 +56,48 @@ ROUTE = (
     "(tests/test_model.py::test_gradients_match_central_differences)"
 )
 
-#: Theorem 4.2's sizes: (N, steps) in quick and full mode, and the largest D that fits the quick budget
-#: (a D = 64 run of 250 steps at N = 16384 takes about 40 s a seed on 2 busy cores, 1200 steps 3 min).
-THEOREM_4_2 = dict(quick=(16384, 250), full=(16384, 1200))
-QUICK_D_MAX = 32
+
+@dataclass(frozen=True)
+class Theorem4Sizes(ClaimSizes):
+    """The sizes of Theorem 4.2's rows (:func:`checks`): its runs and the closeness rows beside them."""
+
+    N: int = option(16384, "training samples of each run", positive=True)
+    steps: int = option(1200, "the least GD steps of a run (more where the flow needs it: window_steps)", positive=True)
+    seeds: Seeds = seeds_option(5, "the seeds k (run seed 1000 k + 42)")
+    D_max: int | None = option(
+        None, "the largest D run (the quick budget); None: the ledger's D", kind=int, optional=True, positive=True
+    )
+    ks: tuple[float, ...] = grid_option(
+        (1.5, 3.0, 10.0), "the windows [T_a, k T_a] read (persistence.window_ks)", kind=float, low=1.0
+    )
+    closeness: ClosenessSizes = option(CLOSENESS.full, "the semi-realistic closeness rows' sizes", cli=False)
+
+    def run_D(self, D: int) -> int:
+        """The D the runs are at for the ledger's ``D``: min(D, :attr:`D_max`), or D without a D_max."""
+        return D if self.D_max is None else min(D, self.D_max)
 
 
-def window_steps(s: Setting, preset: int, quick: bool, eta: float = 10.0) -> tuple[int, float | None, tuple, int]:
-    """(steps, T_a, ks, base): the windows [T_a, k T_a] read at ``s`` (:func:`~.persistence.window_ks`, T_a =
-    max(T1, T2) of the idealized flow, :func:`steps_for`) and a run long enough for the longest,
-    ``max(base, ⌈max(ks)·T_a/η⌉)`` with base = ``steps_for(s, preset)[0]`` (k = 3 doubles the
-    1.5·T_a/η rule's run)."""
+#: Theorem 4.2's sizes, fixed before any run: N = 16384; quick: at least 250 steps at D = min(D, 32) (a
+#: D = 64 run of 250 steps takes about 40 s a seed on 2 busy cores, 1200 steps 3 min), the windows
+#: k = 1.5, 3; full: at least 1200 steps at the ledger's D, k = 1.5, 3, 10; 5 seeds.
+SIZES = Sizes(
+    quick=Theorem4Sizes(steps=250, D_max=32, ks=(1.5, 3.0), closeness=CLOSENESS.quick),
+    full=Theorem4Sizes(),
+)
+#: The options of the runs besides their sizes: η = 10, ω = 10⁻³, float32 storage, 8192 test samples.
+RUN = SimConfig(eta=10.0, omega=1e-3, seed=0, dtype="float32", n_test=8192)
+
+
+def window_steps(s: Setting, n: Theorem4Sizes, eta: float = 10.0) -> tuple[int, float | None, tuple, int]:
+    """(steps, T_a, ks, base): the windows [T_a, k T_a] of ``n.ks`` read at ``s``
+    (:func:`~.persistence.window_ks`, T_a = max(T1, T2) of the idealized flow, :func:`steps_for`) and a run
+    long enough for the longest, ``max(base, ⌈max(ks)·T_a/η⌉)`` with base = ``steps_for(s, n.steps)[0]``
+    (k = 3 doubles the 1.5·T_a/η rule's run)."""
+    preset = n.steps
     base, T_a = steps_for(s, preset, eta)
-    ks = window_ks(T_a, eta, quick, preset)
+    ks = window_ks(T_a, eta, n.ks, preset)
     steps = max(base, math.ceil(max(ks) * T_a / eta)) if T_a is not None and ks else base
     return steps, T_a, ks, base
-
-
-#: the keywords of :func:`check_theorem_4_seeds` that go to :func:`theorem_4_rows` (the rest go to the runs)
-JUDGE_KEYWORDS = ("err_tol", "ledger_D", "cos_tol", "T_a", "ks")
-
-
-def check_theorem_4_seeds(s: Setting, **kw: Any) -> list[Check]:
-    """Theorem 4.2 (realistic init) at the end of GD, over independent seeds (data and init): the runs
-    of :func:`theorydyn.experiments.theorem4.run_seeds` (its sizes ``N``, ``steps``, ``seeds``, ``eta``,
-    ``omega``, ``seed``, ``N_test``, ``dtype``, ``progress``, ``control``) judged by :func:`theorem_4_rows`
-    (:data:`JUDGE_KEYWORDS`: ``err_tol``, ``ledger_D``, ``cos_tol``, ``T_a``, ``ks``); each keyword left
-    out takes the default of the function it goes to, declared there once."""
-    judge = {k: kw.pop(k) for k in JUDGE_KEYWORDS if k in kw}
-    return theorem_4_rows(run_seeds(s, **kw), **judge)
 
 
 def theorem_4_rows(
@@ -92,8 +109,9 @@ def theorem_4_rows(
     T_a: float | None = None,
     ks: tuple[float, ...] = (),
 ) -> list[Check]:
-    """The rows of Theorem 4.2 (realistic init) from :class:`~theorydyn.experiments.theorem4.Theorem4Runs`,
-    over its seeds:
+    """The rows of Theorem 4.2 (realistic init) at the end of GD from
+    :class:`~theorydyn.experiments.theorem4.Theorem4Runs` (:func:`~theorydyn.experiments.theorem4.run_seeds`:
+    independent seeds of data and initialisation), over its seeds:
 
     1. patch association of Â (Definition 2.2, :func:`theorydyn.core.model.association`), fraction of
        rows, along the run (:func:`theorydyn.claims.persistence.window_rows`, with ``T_a`` the idealized
@@ -116,21 +134,13 @@ def theorem_4_rows(
     runs at a smaller one) goes into the claim text as well, so a smaller run is never read as the
     ledger's.
     """
-    s, N, steps, eta, omega, seeds = runs.s, runs.N, runs.steps, runs.eta, runs.omega, len(runs.runs)
+    s, N, steps, eta, seeds = runs.s, runs.run.N, runs.run.steps, runs.run.eta, len(runs.runs)
     scope = _scope(runs)
     assoc = runs.values("assoc")
     errs = [unconditional_error(r.err_f, r.amb_f) for r in runs.runs]
     status = runs.values("status")
     trajs = runs.values("trajectory")
-    params = setting_params(
-        s,
-        N=N,
-        eta=eta,
-        steps=steps,
-        omega=omega,
-        init="realistic",
-        **departures(s, eta=eta),
-    )
+    params = run_params(s, runs.run, "realistic", **departures(s, eta=eta))
     note = f"cos(v, w*) mean {np.mean(runs.values('cos')):.3f}; simulate status {sorted(set(status))}"
     where = theorem_4_2_where(s, N, steps, seeds, ledger_D)
     _, _, hi = mean_ci(errs)
@@ -143,20 +153,8 @@ def theorem_4_rows(
         if T_a is not None and ks and "association" in trajs[0]
         else []
     )
-    frozen = (
-        frozen_attention_row(
-            s,
-            runs.values("control_err"),
-            N=N,
-            steps=steps,
-            eta=eta,
-            omega=omega,
-            ledger_D=ledger_D,
-            init="realistic, A frozen, paired",
-        )
-        if runs.control
-        else []
-    )
+    ctl = runs.values("control_err")
+    frozen = frozen_attention_row(s, ctl, runs.run, ledger_D, "realistic, A frozen, paired") if runs.control else []
     # the three rows share their params, note, route and bounds
     row = functools.partial(Check.over_seeds, params=params, note=note, route=ROUTE, bounds=UNIT)
     rows = along + [
@@ -196,7 +194,8 @@ def _scope(runs: Theorem4Runs) -> str | None:
         # a run that diverged measures the step size, not the theorem: eta = 10 is the toolkit's departure
         # from Parametrization 3.1 (eta <= 1/poly(d)), and here it is not harmless
         scope = (
-            f"GD at eta = {runs.eta:g} diverged in {len(diverged)} of {len(runs.runs)} seeds ({'; '.join(diverged)}): "
+            f"GD at eta = {runs.run.eta:g} diverged in {len(diverged)} of {len(runs.runs)} seeds "
+            f"({'; '.join(diverged)}): "
             "the theorem takes eta <= 1/poly(d) (Parametrization 3.1; docs/theory.md §1.2.1)"
         )
     return scope
@@ -260,54 +259,40 @@ def _unreached(claim: str, quantity: str, values, threshold: str, verdict, **kw)
     return Check(claim, quantity, math.nan, threshold, verdict, params=params, **kw)
 
 
-def theorem_4_2_where(s: Setting, N: int, steps: int, seeds: int, ledger_D: int | None = None) -> str:
+def run_params(s: Setting, run: SimConfig, init: str, **more: Any) -> dict[str, Any]:
+    """A Theorem 4.2 row's params: the setting's (:func:`~.check.setting_params`), the run's N, η, steps
+    and ω, its initialisation ``init``, then ``more``."""
+    return setting_params(s, N=run.N, eta=run.eta, steps=run.steps, omega=run.omega, init=init, **more)
+
+
+def theorem_4_2_where(s: Setting, N: int, steps: int, n_seeds: int, ledger_D: int | None = None) -> str:
     """The size a Theorem 4.2 row was measured at, for its claim text: ``[D = 32, N = 16384, 250 steps,
     5 seeds]``, with ``; not the ledger's D = 64`` when ``ledger_D`` differs from ``s.D``."""
     other = f"; not the ledger's D = {ledger_D}" if ledger_D is not None and ledger_D != s.D else ""
-    return f"[D = {s.D}, N = {N}, {steps} steps, {seeds} seeds{other}]"
+    return f"[D = {s.D}, N = {N}, {steps} steps, {n_seeds} seeds{other}]"
 
 
 def check_frozen_attention(
-    s: Setting,
-    N: int = 16384,
-    steps: int = 250,
-    seeds: int = 5,
-    eta: float = 10.0,
-    omega: float = 1e-3,
-    seed: int = 0,
-    N_test: int = 8192,
-    ledger_D: int | None = None,
-    progress=None,
+    s: Setting, run: SimConfig, seeds: Seeds, *, ledger_D: int | None = None, progress=None
 ) -> list[Check]:
     """ "Without patch association the model is a GLM that does not fit f" (Section 4, with Theorem 3.1)
-    on runs of its own: Â frozen at its initialisation, v̂ trained by GD
+    on runs of its own: Â frozen at its initialisation, v̂ trained by GD at ``run``'s sizes over ``seeds``
     (:func:`theorydyn.experiments.theorem4.run_frozen`, its own data and initialisation per seed),
     judged by :func:`frozen_attention_row`. The ledger pairs the control with the Theorem 4.2 runs
-    instead (``check_theorem_4_seeds(control=True)``)."""
-    errs = run_frozen(
-        s, N=N, steps=steps, seeds=seeds, eta=eta, omega=omega, seed=seed, N_test=N_test, progress=progress
-    )
-    return frozen_attention_row(s, errs, N=N, steps=steps, eta=eta, omega=omega, ledger_D=ledger_D)
+    instead (``run_seeds(control=True)``, :func:`theorem_4_rows`)."""
+    return frozen_attention_row(s, run_frozen(s, run, seeds, progress=progress), run, ledger_D)
 
 
 def frozen_attention_row(
-    s: Setting,
-    errs: list[float],
-    *,
-    N: int,
-    steps: int,
-    eta: float,
-    omega: float,
-    ledger_D: int | None = None,
-    init: str = "realistic, A frozen",
+    s: Setting, errs: list[float], run: SimConfig, ledger_D: int | None = None, init: str = "realistic, A frozen"
 ) -> list[Check]:
     """The row of the model without patch association: Pr[f F ≤ 0 | f ≠ 0] of Â frozen at init, v̂
-    trained by GD, one error per seed (``errs``). PASS iff its 95% interval lies at or above 1/8
-    (Theorem 3.1's bound for every GLM); DEVIATES iff it lies below (the frozen model beats the bound:
-    with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval straddles 1/8; OUT_OF_SCOPE
-    outside :func:`theorem_3_1_scope`. The note gives the exact error of the equal-weight GLM with the
-    best link (:func:`theorydyn.core.glm.glm_oracle_error_exact`), an upper bound on the best GLM's error
-    (docs/theory.md §6.1)."""
+    trained by GD (``run``: its N, steps, η, ω), one error per seed (``errs``). PASS iff its 95%
+    interval lies at or above 1/8 (Theorem 3.1's bound for every GLM); DEVIATES iff it lies below (the
+    frozen model beats the bound: with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval
+    straddles 1/8; OUT_OF_SCOPE outside :func:`theorem_3_1_scope`. The note gives the exact error of the
+    equal-weight GLM with the best link (:func:`theorydyn.core.glm.glm_oracle_error_exact`), an upper
+    bound on the best GLM's error (docs/theory.md §6.1)."""
     scope = theorem_3_1_scope(s)
     seeds = len(errs)
     _, lo, hi = mean_ci(errs)
@@ -335,7 +320,7 @@ def frozen_attention_row(
         verdict, note = Verdict.DEVIATES, f"the model with A frozen at init errs less than 1/8: {why}; {note}"
     else:
         verdict, note = Verdict.INFO, f"unresolved: the 95% interval straddles 1/8; {note}"
-    where = theorem_4_2_where(s, N, steps, seeds, ledger_D)
+    where = theorem_4_2_where(s, run.N, run.steps, seeds, ledger_D)
     return [
         Check.over_seeds(
             f"Section 4, without patch association (Theorem 3.1) {where}",
@@ -343,7 +328,7 @@ def frozen_attention_row(
             errs,
             ">= 1/8 (95% interval; a GLM errs at least 1/8)",
             verdict,
-            params=setting_params(s, N=N, eta=eta, steps=steps, omega=omega, init=init),
+            params=run_params(s, run, init),
             note=note,
             route="fused v-only step vs frozen_grad_v "
             "(tests/test_simulate_partial.py::test_v_only_step_matches_the_numpy_route), frozen_grad_v vs "
@@ -356,16 +341,10 @@ def frozen_attention_row(
     ]
 
 
-def checks(
-    s: Setting,
-    *,
-    quick: bool = True,
-    progress: Callable[[str], None] | None = None,
-    seeds: int = 5,
-) -> list[Check]:
+def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
     """The ledger rows of Theorem 4.2 (with Lemma 4.2 and Figure 4 from its runs) and of the model
-    without patch association, each random number over ``seeds`` seeds; every row's claim text
-    names its size.
+    without patch association at :data:`SIZES`, each random number over its 5 seeds; every row's claim
+    text names its size.
 
     * Theorem 4.2 at the ledger's D in full mode (N = 16384, at least 1200 steps); in quick mode at
       D = min(D, 32) with at least 250 steps, labelled so in its claim text, plus a NOT_RUN row for the
@@ -375,23 +354,22 @@ def checks(
       control (same data, same initialisation, the same steps), error against 1/8.
     """
     say = progress or (lambda msg: None)
-    N, preset = THEOREM_4_2["quick" if quick else "full"]
-    sg = setting_at(s, min(s.D, QUICK_D_MAX)) if quick else s
-    steps, T_a, ks, _ = window_steps(sg, preset, quick)
+    n = SIZES.pick(quick)
+    sg = setting_at(s, n.run_D(s.D)) if n.D_max is not None else s
+    steps, T_a, ks, _ = window_steps(sg, n)
     # the A-frozen control rides along each run (issue 32: same data and init, one pass over X a step),
     # so it lasts the window's run too (before: its own data, the 1.5 max(T1, T2) rule's length)
-    out = check_theorem_4_seeds(
-        sg, N=N, steps=steps, seeds=seeds, progress=say, ledger_D=s.D, T_a=T_a, ks=ks, control=True
-    )
+    run = RUN.replace(N=n.N, steps=steps)
+    out = theorem_4_rows(run_seeds(sg, run, n.seeds, progress=say, control=True), ledger_D=s.D, T_a=T_a, ks=ks)
     # Lemma 4.2's finite-N statement the proof rests on: the semi-realistic closeness, at the Lemma 4.1
     # finite-N rows' size (the smallest D in Theorem 3.1's scope from 16 quick / min(D, 32) full)
-    out += check_closeness(scaling_size(s, quick)[0], quick, progress=say, ledger_D=s.D)
+    out += check_closeness(lemma41.scaling_size(s, lemma41.SIZES.pick(quick))[0], n.closeness, say, s.D)
     if sg.D != s.D:
-        Nf, stf = THEOREM_4_2["full"]
-        stf = window_steps(s, stf, quick=False)[0]
+        Nf = SIZES.full.N
+        stf = window_steps(s, SIZES.full)[0]
         cmd = (
             f"python -m theorydyn.verify --D {s.D} --C {s.C} --q {s.q:g} --only theorem4 "
-            f"(full size: N = {Nf}, {stf} steps, {seeds} seeds)"
+            f"(full size: N = {Nf}, {stf} steps, {len(SIZES.full.seeds)} seeds)"
         )
         for part, what in (
             ("(1)", "patch association of A_hat (Definition 2.2, fraction of rows)"),
@@ -408,7 +386,7 @@ def checks(
                     f"(the rows above); at D = {s.D} a seed of {Nf} samples and {stf} steps takes "
                     f"minutes",
                     cmd,
-                    params=setting_params(s, N=Nf, steps=stf, seeds=seeds),
+                    params=setting_params(s, N=Nf, steps=stf, seeds=len(SIZES.full.seeds)),
                 )
             )
     return out
@@ -422,8 +400,8 @@ def inputs(s: Setting, quick: bool) -> dict:
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
     """Peak of :func:`checks`: the largest simulation (:func:`theorydyn.simulate.memory.simulate_memory`):
-    Theorem 4.2 at N = 16384 and D = min(D, 32) in quick mode, at D otherwise."""
-    if quick:
-        D = min(s.D, QUICK_D_MAX)
-        return simulate_memory(D, s.C, s.d if s.d != s.D else D, N=16384)
-    return simulate_memory(s.D, s.C, s.d, N=16384)
+    Theorem 4.2 at :data:`SIZES`' N (16384) and D = min(D, its D_max) (32 in quick mode; the ledger's D in
+    full mode)."""
+    n = SIZES.pick(quick)
+    D = n.run_D(s.D)
+    return simulate_memory(D, s.C, s.d if s.d != s.D else D, N=n.N)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import cast
 
 import numpy as np
 import pandas as pd
 
+from ..cli.configs import option
 from ..core.setting import Setting
 from ..infra.memory import MemoryEstimate
 from ..infra.paths import run_dir
@@ -31,14 +31,34 @@ from ..transfer import (
 from ..transfer.ledger import ledger_run
 from ..transfer.memory import transfer_memory
 from .check import Check, Verdict, interval_verdict
+from .sizes import ClaimSizes, Sizes, grid_option
+
+
+@dataclass(frozen=True)
+class TransferSizes(ClaimSizes):
+    """The sizes of the transfer rows: the D's run and the experiment's options
+    (:class:`~theorydyn.transfer.TransferOptions`: the Ñ grid, seeds, caps …, validated there)."""
+
+    Ds: tuple[int, ...] = grid_option((32, 64, 128, 256), "the D's of the experiment (K = q(D − C) kept)")
+    options: TransferOptions = option(TransferOptions(), "the experiment's sizes and caps", cli=False)
+
+
+def _sizes(preset: dict) -> TransferSizes:
+    return TransferSizes(Ds=tuple(preset["Ds"]), options=options_from(dict(preset)))
+
+
+#: The ledger's transfer sizes: the experiment's named presets ``QUICK`` and ``FULL``
+#: (:mod:`theorydyn.transfer.sizes`, also the transfer CLI's default and --full; the run itself,
+#: :func:`theorydyn.transfer.ledger.ledger_run`, reads the same presets).
+SIZES = Sizes(quick=_sizes(QUICK), full=_sizes(FULL))
 
 
 def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
     """Peak of :func:`checks` (``s`` not used): :func:`theorydyn.infra.memory.transfer_memory` at the
-    largest D of the preset (the D's run in turn; the largest dominates), every method's downstream
+    largest D of :data:`SIZES` (the D's run in turn; the largest dominates), every method's downstream
     samples bounded by the largest Ñ of the grid (an upper bound)."""
-    opts = options_from(dict(QUICK if quick else FULL))
-    D = max(cast("tuple[int, ...]", (QUICK if quick else FULL)["Ds"]))
+    n = SIZES.pick(quick)
+    opts, D = n.options, max(n.Ds)
     su = setting_at(base_setting(), D, "count")
     upstream_N = opts.upstream_N if D <= opts.sim_max_D else None
     return transfer_memory(
@@ -556,9 +576,7 @@ def _theorem_52_at_target(
     return rows
 
 
-# ---- ledger presets ------------------------------------------------------------------------------
-# The ledger's quick and full runs are the experiment's named sizes ``QUICK`` and ``FULL``
-# (:mod:`theorydyn.transfer.experiment`, also the transfer CLI's default and --full).
+# ---- thresholds ----------------------------------------------------------------------------------
 #: Theorem 5.1's threshold on the log-log slope: a polylog (log D)^k has local log-log slope k / ln D,
 #: i.e. ≈ k/4.2 at the geometric middle (D = 64) of D ∈ [16, 256]; 0.5 admits polylogs up to k ≈ 2
 #: there and rejects any power law D^a with a > 0.5.

@@ -2,11 +2,14 @@
 
 A layer between the solvers (:mod:`theorydyn.simulate`, :mod:`theorydyn.reduced`,
 :mod:`theorydyn.positional`) and the claims (:mod:`theorydyn.claims`): each function takes a
-:class:`~theorydyn.core.setting.Setting` and the sizes of its runs as keyword options (N, steps, η, ω,
-seeds …) and returns a frozen dataclass or a DataFrame; it judges nothing and imports no claim. A
-claim declares its sizes, calls the experiment and turns the result into ledger rows::
+:class:`~theorydyn.core.setting.Setting` and the sizes of its runs (a solver's config such as
+:class:`~theorydyn.simulate.config.SimConfig`, or keyword options: N, steps, η …; the seeds always as
+:data:`~theorydyn.cli.configs.Seeds`, a tuple of integers) and returns a frozen dataclass or a DataFrame;
+it judges nothing and imports no claim. A claim declares its sizes (:mod:`theorydyn.claims.sizes`), calls
+the experiment and turns the result into ledger rows::
 
-    runs = experiments.run_seeds(s, N=16384, steps=250, seeds=5, control=True)   # Theorem4Runs
+    run = SimConfig(N=16384, steps=250, dtype="float32")
+    runs = experiments.run_seeds(s, run, seeds=(0, 1, 2, 3, 4), control=True)   # Theorem4Runs
     rows = claims.theorem4.theorem_4_rows(runs, T_a=T_a, ks=ks)                  # list[Check]
 
 * :mod:`.measure` — measurements shared by the runs: errors on fresh samples, association on a window;

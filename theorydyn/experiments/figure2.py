@@ -16,9 +16,11 @@ Returns :class:`Figure2Runs`; :mod:`theorydyn.claims.figure2` turns it into rows
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from ..cli.configs import Seeds
 from ..core.setting import Setting
 from ..positional.train import TrainRun, run
 
@@ -46,29 +48,27 @@ class Figure2Runs:
 
 def train_runs(
     s: Setting,
-    seeds: Iterable[int] = range(5),
+    seeds: Seeds,
     *,
-    quick: bool = True,
-    steps: int,
     progress: Callable[[str], None] | None = None,
     unit: bool = True,
+    **sizes: Any,
 ) -> Figure2Runs:
-    """Train Figure 2's models at ``s`` for every seed, ``steps`` Adam steps each at the QUICK (or FULL)
-    sizes of :mod:`theorydyn.positional` otherwise: both kinds at :func:`paper_init`, then (with
+    """Train Figure 2's models at ``s`` for every seed of ``seeds`` at ``sizes`` (the keywords of
+    :func:`theorydyn.positional.run`: ``N``, ``N_test``, ``steps`` Adam steps, ``lr``, ``record_every``;
+    those left out from :data:`theorydyn.positional.QUICK`): both kinds at :func:`paper_init`, then (with
     ``unit``) the positional model at :data:`UNIT_INIT`."""
-    seeds = list(seeds)
     pi = paper_init(s)
-    main = run(s, seeds, quick=quick, progress=progress, p_std=pi["p_std"], omega=pi["omega"], steps=steps)
+    main = run(s, seeds, progress=progress, p_std=pi["p_std"], omega=pi["omega"], **sizes)
     units: list[TrainRun] = []
     if unit:
         units = run(
             s,
             seeds,
-            quick=quick,
             kinds=("positional",),
             progress=progress,
             p_std=UNIT_INIT["p_std"],
             omega=UNIT_INIT["omega"],
-            steps=steps,
+            **sizes,
         )["positional"]
     return Figure2Runs(main, units)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..cli.configs import Seeds
 from ..core import data, model
 from ..core.model import association
 from ..core.setting import Setting
@@ -61,7 +62,7 @@ def symmetry_deviation(s: Setting, A: np.ndarray) -> dict[str, float]:
 def lemma_4_1_scaling_runs(
     s: Setting,
     Ns: tuple[int, ...] = (2048, 4096, 8192, 16384, 32768),
-    seeds: int = 5,
+    seeds: Seeds = (0, 1, 2, 3, 4),
     steps: int = 150,
     eta: float = 10.0,
     omega: float = 1e-3,
@@ -69,18 +70,18 @@ def lemma_4_1_scaling_runs(
     dtype: str = "float32",
     progress=None,
 ):
-    """Realistic GD at every N of ``Ns`` and every seed; each (N, seed) draws its own data.
+    """Realistic GD at every N of ``Ns`` and every seed k of ``seeds``; each (N, k) draws its own data.
 
     Returns a DataFrame with columns N, seed, the :func:`symmetry_deviation` fields, association
     (Definition 2.2), err_f (fresh samples), and the runs' status. Nothing is cached or shared:
     run (N, k) uses ``simulate(seed = seed + 1000 k + log2 N)``.
     """
     rows = []
-    for k in range(seeds):
+    for i, k in enumerate(seeds):
         for N in Ns:
             sd = int(seed + 1000 * k + int(round(np.log2(N))))
             if progress:
-                progress(f"Lemma 4.1 scaling: D={s.D}, N={N}, seed {k + 1}/{seeds}")
+                progress(f"Lemma 4.1 scaling: D={s.D}, N={N}, seed {i + 1}/{len(seeds)}")
             res = simulate(
                 s, N=int(N), eta=eta, steps=steps, omega=omega, seed=sd, record_every=steps, dtype=dtype, n_test=2048
             )

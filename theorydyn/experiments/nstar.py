@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..cli.configs import Seeds
 from ..core import data
 from ..core.setting import Setting, setting_at
 from ..simulate import simulate
@@ -34,9 +35,9 @@ from .theorem4 import steps_for
 STEP_S_64 = 0.05
 
 
-def estimated_seconds(D: int, Ns: Sequence[int], seeds: int, steps: int) -> float:
-    """The cost model of one D's runs: STEP_S_64 · (ΣN / 16384) · (D / 64)³ · steps · seeds."""
-    return STEP_S_64 * (sum(Ns) / 16384) * (D / 64) ** 3 * steps * seeds
+def estimated_seconds(D: int, Ns: Sequence[int], n_seeds: int, steps: int) -> float:
+    """The cost model of one D's runs: STEP_S_64 · (ΣN / 16384) · (D / 64)³ · steps · n_seeds."""
+    return STEP_S_64 * (sum(Ns) / 16384) * (D / 64) ** 3 * steps * n_seeds
 
 
 def association_margin(s: Setting, A: np.ndarray) -> np.ndarray:
@@ -59,7 +60,7 @@ def nstar_runs(
     Ds: Sequence[int],
     q_of: Callable[[int], float],
     Ns: Sequence[int],
-    seeds: int,
+    seeds: Seeds,
     k: float,
     eta: float = 10.0,
     omega: float = 1e-3,
@@ -67,7 +68,8 @@ def nstar_runs(
     progress=None,
     budget_s: float | None = None,
 ) -> pd.DataFrame:
-    """One run per (D, N, seed) at ``setting_at(s, D).at(q=q_of(D))``; each (D, seed) draws one
+    """One run per (D, N, seed j of ``seeds``) at ``setting_at(s, D).at(q=q_of(D))`` (seed
+    1000 j + D + 7); each (D, seed) draws one
     training set of max(Ns) samples (float32) and the run at N uses its first N (common random numbers
     across N; the initialisation is the seed's). Returns columns D, q, N, seed, success, frac, status,
     margin_min, margin_median (at the last step), T_a, steps. A D whose :func:`estimated_seconds` would
@@ -80,18 +82,18 @@ def nstar_runs(
         sd = setting_at(s, int(D)).at(q=float(q_of(D)))
         _, T_a = steps_for(sd, preset, eta)
         steps = max(preset, math.ceil(k * T_a / eta)) if T_a is not None else preset
-        cost = estimated_seconds(int(D), Ns, seeds, steps)
+        cost = estimated_seconds(int(D), Ns, len(seeds), steps)
         if budget_s is not None and spent + cost > budget_s:
             why = f"skipped: estimated {cost:.0f} s ({steps} steps) would pass the budget of {budget_s:.0f} s"
             rows.append(dict(D=int(D), q=sd.q, N=0, seed=-1, success=False, frac=0.0, status=why, steps=steps))
             break
         spent += cost
-        for j in range(seeds):
+        for i, j in enumerate(seeds):
             seed = int(1000 * j + D + 7)
             b = data.sample(sd, N_max, seed=seed + 1, dtype=np.float32)
             for N in Ns:
                 if progress:
-                    progress(f"N*(D): D={D}, q={sd.q:.3g}, N={N}, seed {j + 1}/{seeds}, {steps} steps")
+                    progress(f"N*(D): D={D}, q={sd.q:.3g}, N={N}, seed {i + 1}/{len(seeds)}, {steps} steps")
                 res = simulate(
                     sd,
                     eta=eta,

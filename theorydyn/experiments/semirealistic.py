@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .. import reduced
+from ..cli.configs import Seeds
 from ..core import model
 from ..core.setting import Setting
 from ..simulate import simulate
@@ -77,7 +78,7 @@ def compare_with_reduced(
     Ns: Sequence[int] = (1024, 4096, 16384, 65536),
     eta: float = 1.0,
     steps: int = 200,
-    seeds: Sequence[int] = (0,),
+    seeds: Seeds = (0,),
     init: str = "idealized",
     omega: float = 1e-3,
     dtype: str = "float64",
@@ -133,7 +134,7 @@ def compare_with_reduced(
 @dataclass(frozen=True)
 class ClosenessRuns:
     """The runs of :func:`closeness_runs`: ``table`` has one row per (N, seed) with columns N, seed
-    (0 … seeds − 1), gap_alpha, gap_gamma, gap_rho, gap_err_f (max over s of |simulator − reduced|),
+    (the seeds k), gap_alpha, gap_gamma, gap_rho, gap_err_f (max over s of |simulator − reduced|),
     seconds, status; ``reduced`` is the reduced trajectory they were compared with (columns s, alpha,
     gamma, rho, err_f)."""
 
@@ -146,21 +147,21 @@ def closeness_runs(
     *,
     Ns: Sequence[int],
     steps: int,
-    seeds: int,
+    seeds: Seeds,
     eta: float = 10.0,
     progress: Callable[[str], None] | None = None,
 ) -> ClosenessRuns:
     """GD on N samples (float32 storage) from the idealized init (Â = β I, v̂ = α(0) w*) against the
     population GD of the same η (the reduced recursion with the exact expectation where it fits,
-    :func:`reduced_trajectory`), for every N of ``Ns`` and seed k < ``seeds`` (simulator seed
+    :func:`reduced_trajectory`), for every N of ``Ns`` and seed k of ``seeds`` (simulator seed
     1000 k + 77, 512 test samples, about 30 records of the ``steps`` steps)."""
     if progress:
         progress(f"semi-realistic closeness: reduced GD at D={s.D}")
     red = reduced_trajectory(s, eta, steps, "gd", "auto")
     table = []
-    for k in range(seeds):
+    for i, k in enumerate(seeds):
         if progress:
-            progress(f"semi-realistic closeness: D={s.D}, N={Ns[0]}..{Ns[-1]}, seed {k + 1}/{seeds}")
+            progress(f"semi-realistic closeness: D={s.D}, N={Ns[0]}..{Ns[-1]}, seed {i + 1}/{len(seeds)}")
         t, _ = compare_with_reduced(
             s,
             Ns=Ns,

@@ -26,11 +26,13 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from ..cli.configs import Seeds
 from ..core import data, model
 from ..core.model import association
 from ..core.setting import Setting
 from ..reduced import flows_until_t2
 from ..simulate import simulate, simulate_replicas
+from ..simulate.config import SimConfig
 from ..simulate.partial import descend_partial
 from ..simulate.run import init_params
 from .measure import fresh_errors
@@ -54,47 +56,20 @@ def steps_for(s: Setting, preset: int, eta: float = 10.0) -> tuple[int, float | 
     return max(int(preset), math.ceil(HORIZON_FACTOR * max(ends) / eta)), max(ends)
 
 
-def train_upstream(
-    s: Setting,
-    N: int = 16384,
-    eta: float = 10.0,
-    steps: int = 400,
-    omega: float = 1e-3,
-    seed: int = 0,
-    dtype: str = "float32",
-    record_every: int = 50,
-):
-    """GD on (E) with the full D×D Â from the realistic initialisation (:func:`theorydyn.simulate.simulate`)."""
-    return simulate(s, N=N, eta=eta, steps=steps, omega=omega, seed=seed, record_every=record_every, dtype=dtype)
+def train_upstream(s: Setting, run: SimConfig):
+    """GD on (E) with the full D×D Â from the realistic initialisation: :func:`theorydyn.simulate.simulate`
+    with every option of ``run``."""
+    return simulate(s, config=run)
 
 
-def train_paired(
-    s: Setting,
-    N: int = 16384,
-    eta: float = 10.0,
-    steps: int = 400,
-    omega: float = 1e-3,
-    seed: int = 0,
-    dtype: str = "float32",
-    record_every: int = 50,
-):
+def train_paired(s: Setting, run: SimConfig):
     """(trained, control): :func:`train_upstream`'s run and its Â-frozen control on the same N samples
     and the same initialisation, both stepped in one pass over X a step
-    (:func:`theorydyn.simulate.simulate_replicas` with ``update=["Av", "v"]``): the control is the
-    trained run with ∂Â skipped, so the two differ only in whether Â learns (issue 32: X read once a
-    step for both, instead of a second run on its own data)."""
-    res, ctl = simulate_replicas(
-        s,
-        N=N,
-        eta=eta,
-        steps=steps,
-        omega=omega,
-        seed=seed,
-        record_every=record_every,
-        dtype=dtype,
-        init_seeds=[seed, seed],
-        update=["Av", "v"],
-    )
+    (:func:`theorydyn.simulate.simulate_replicas` with ``run``'s options and ``update=["Av", "v"]``): the
+    control is the trained run with ∂Â skipped, so the two differ only in whether Â learns (issue 32: X
+    read once a step for both, instead of a second run on its own data)."""
+    opts = dict(run.simulate_kwargs(), update=["Av", "v"])
+    res, ctl = simulate_replicas(s, **opts, init_seeds=[run.seed, run.seed])
     return res, ctl
 
 
@@ -160,13 +135,10 @@ class SeedRun:
 @dataclass(frozen=True)
 class Theorem4Runs:
     """The runs of :func:`run_seeds` at setting ``s``: one :class:`SeedRun` per seed, in seed order,
-    and the sizes they ran at (N samples, ``steps`` GD steps of size η, initial scale ω)."""
+    and the options they ran with (``run``: N samples, ``steps`` GD steps of size η, initial scale ω …)."""
 
     s: Setting
-    N: int
-    steps: int
-    eta: float
-    omega: float
+    run: SimConfig
     runs: tuple[SeedRun, ...]
     control: bool = False
 
@@ -177,37 +149,34 @@ class Theorem4Runs:
 
 def run_seeds(
     s: Setting,
-    N: int = 8192,
-    steps: int = 200,
-    seeds: int = 5,
-    eta: float = 10.0,
-    omega: float = 1e-3,
-    seed: int = 0,
-    N_test: int = 8192,
-    dtype: str = "float32",
+    run: SimConfig,
+    seeds: Seeds,
+    *,
     progress: Callable[[str], None] | None = None,
     control: bool = False,
 ) -> Theorem4Runs:
-    """Realistic GD at ``s`` over ``seeds`` independent seeds (data and initialisation): seed k runs
-    :func:`train_upstream` (with ``control``: :func:`train_paired`, the Â-frozen control on the same
-    data and initialisation) with seed sd = ``seed + 1000 k + 42``, about 100 records
-    (``record_every = max(1, steps // 100)``), and is measured on ``N_test`` fresh samples drawn with
-    sd + 7919 (the control on the same samples)."""
+    """Realistic GD at ``s`` over independent seeds (data and initialisation): each seed k of ``seeds``
+    runs :func:`train_upstream` (with ``control``: :func:`train_paired`, the Â-frozen control on the
+    same data and initialisation) with ``run``'s options (its ``n_test`` also the size of the simulator's
+    own test set) and seed sd = ``run.seed + 1000 k + 42``, about 100 records (``record_every =
+    max(1, steps // 100)``), and is measured on ``run.n_test`` fresh samples drawn with sd + 7919 (the
+    control on the same samples)."""
+    N, steps = run.N, run.steps
     out: list[SeedRun] = []
-    for k in range(seeds):
-        sd = int(seed + 1000 * k + 42)
+    for i, k in enumerate(seeds):
+        sd = int(run.seed + 1000 * k + 42)
         if progress:
             with_ctl = " with its A-frozen control" if control else ""
-            progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {k + 1}/{seeds}{with_ctl}")
+            progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {i + 1}/{len(seeds)}{with_ctl}")
         # about 100 records: the window rows read association at every recorded step
-        every = max(1, steps // 100)
+        one = run.replace(seed=sd, record_every=max(1, steps // 100))
         ctl_err: float | None = None
         if control:
-            res, ctl = train_paired(s, N, eta, steps, omega, sd, dtype=dtype, record_every=every)
-            ctl_err = fresh_errors(s, ctl.A, ctl.v, N_test, sd + 7919)["err_f"]
+            res, ctl = train_paired(s, one)
+            ctl_err = fresh_errors(s, ctl.A, ctl.v, run.n_test, sd + 7919)["err_f"]
         else:
-            res = train_upstream(s, N, eta, steps, omega, sd, dtype=dtype, record_every=every)
-        e = fresh_errors(s, res.A, res.v, N_test, sd + 7919)
+            res = train_upstream(s, one)
+        e = fresh_errors(s, res.A, res.v, run.n_test, sd + 7919)
         cos = float(res.v @ s.w_star / np.linalg.norm(res.v))
         status = str(getattr(res, "status", "ok"))
         tr = res.trajectory
@@ -227,28 +196,21 @@ def run_seeds(
                 control_err=ctl_err,
             )
         )
-    return Theorem4Runs(s, N, steps, eta, omega, tuple(out), control)
+    return Theorem4Runs(s, run, tuple(out), control)
 
 
 def run_frozen(
-    s: Setting,
-    N: int = 16384,
-    steps: int = 250,
-    seeds: int = 5,
-    eta: float = 10.0,
-    omega: float = 1e-3,
-    seed: int = 0,
-    N_test: int = 8192,
-    progress: Callable[[str], None] | None = None,
+    s: Setting, run: SimConfig, seeds: Seeds, *, progress: Callable[[str], None] | None = None
 ) -> list[float]:
     """Pr[f F ≤ 0 | f ≠ 0] per seed of the model with Â frozen at its realistic initialisation and v̂
-    trained by GD (:func:`train_v_frozen`), each seed k on its own data and initialisation (seed
-    sd = ``seed + 1000 k + 4242``), measured on ``N_test`` fresh samples drawn with sd + 7919."""
+    trained by GD (:func:`train_v_frozen`) at ``run``'s N, η, steps, ω and dtype, each seed k of
+    ``seeds`` on its own data and initialisation (seed sd = ``run.seed + 1000 k + 4242``), measured on
+    ``run.n_test`` fresh samples drawn with sd + 7919."""
     errs = []
-    for k in range(seeds):
+    for i, k in enumerate(seeds):
         if progress:
-            progress(f"A frozen at init: D={s.D}, N={N}, {steps} steps, seed {k + 1}/{seeds}")
-        sd = int(seed + 1000 * k + 4242)
-        A, v = train_v_frozen(s, N, eta, steps, omega, sd)
-        errs.append(fresh_errors(s, A, v, N_test, sd + 7919)["err_f"])
+            progress(f"A frozen at init: D={s.D}, N={run.N}, {run.steps} steps, seed {i + 1}/{len(seeds)}")
+        sd = int(run.seed + 1000 * k + 4242)
+        A, v = train_v_frozen(s, run.N, run.eta, run.steps, run.omega, sd, dtype=run.dtype)
+        errs.append(fresh_errors(s, A, v, run.n_test, sd + 7919)["err_f"])
     return errs

@@ -47,6 +47,8 @@ BEFORE_COLD_SECONDS = {
     "figure2": (12.0, 80.0),
     "vision": (1450.0, 1450.0),
 }
+#: Claims registered after the records (issue 32's GPU rows), at the end of the ledger's order.
+ADDED_COLD_SECONDS = {"gpu": (0.1, 0.1)}
 BEFORE_GROUPS = {
     "reduced": ("dynamics",),
     "theorems": ("theorem31", "theorem32", "lemma41", "theorem4", "nstar"),
@@ -54,11 +56,12 @@ BEFORE_GROUPS = {
 
 
 def test_the_claim_views_are_derived_from_the_records_and_unchanged():
-    assert claims.REGISTRY == BEFORE_REGISTRY and list(claims.REGISTRY) == list(BEFORE_REGISTRY)
-    assert claims.COLD_SECONDS == BEFORE_COLD_SECONDS
+    registry = BEFORE_REGISTRY | {n: f"theorydyn.claims.{n}" for n in ADDED_COLD_SECONDS}
+    assert claims.REGISTRY == registry and list(claims.REGISTRY) == list(registry)
+    assert claims.COLD_SECONDS == BEFORE_COLD_SECONDS | ADDED_COLD_SECONDS
     assert claims.GROUPS == BEFORE_GROUPS
     assert [c.name for c in claims.CLAIMS] == list(claims.REGISTRY)
-    assert claims.names() == sorted({*BEFORE_REGISTRY, *BEFORE_GROUPS})
+    assert claims.names() == sorted({*registry, *BEFORE_GROUPS})
     assert all(isinstance(c, Entry) and c.summary.strip() for c in claims.CLAIMS)
     with pytest.raises(dataclasses.FrozenInstanceError):
         claims.CLAIMS[0].name = "other"  # type: ignore[misc]

@@ -13,7 +13,7 @@ import pytest
 from conftest import claim_module, register_claims
 
 from theorydyn import Setting, claims, verify
-from theorydyn.claims import dynamics
+from theorydyn.claims import dynamics, gpu
 from theorydyn.claims.check import LEDGER_COLUMNS, Check, Verdict
 from theorydyn.verify.__main__ import main as verify_main
 
@@ -122,9 +122,10 @@ def test_every_registered_claim_follows_the_protocol():
         assert list(sig)[0] == "s", name
         for kw in ("quick", "progress"):
             assert sig[kw].kind is inspect.Parameter.KEYWORD_ONLY, (name, kw)
-        assert all(p.default is not p.empty for k, p in sig.items() if k != "s"), name
+        assert all(p.default is not p.empty for k, p in sig.items() if k != "s" and p.kind is not p.VAR_KEYWORD), name
         assert list(inspect.signature(mod.memory).parameters)[:2] == ["s", "quick"], name
-        assert mod.memory(Setting(D=32, C=4), True).total > 0, name
+        # gpu: without a CUDA device (CI) nothing runs, its rows are NOT_RUN and its estimate is 0
+        assert mod.memory(Setting(D=32, C=4), True).total > 0 or (name == "gpu" and gpu.cuda_device() is None), name
 
 
 def _checks(verdicts):

@@ -90,6 +90,7 @@ CLAIMS: tuple[Claim, ...] = (
     _claim("transfer", "Theorems 5.1 and 5.2: downstream sample complexity", 29.0, 117.0),
     _claim("figure2", "Figure 2: the paper's own experiment, verdicts over seeds", 12.0, 80.0),
     _claim("vision", "Section 6: the paper's datasets when present, 8×8 digits as a proxy", 1450.0, 1450.0),
+    _claim("gpu", "Theorem 4.2 and N*(D) on a CUDA device, D = 128 and 256 (NOT_RUN without one)", 0.1, 0.1),
 )
 
 #: claim name → module path, in ledger order (derived from :data:`CLAIMS`; tests may replace it)

@@ -25,6 +25,7 @@ from ..cli.configs import Seeds
 from ..core import data
 from ..core.setting import Setting, setting_at
 from ..simulate import simulate
+from ..simulate.config import SIM_DEFAULTS
 from .measure import window_summary
 from .theorem4 import steps_for
 
@@ -67,6 +68,7 @@ def nstar_runs(
     preset: int = 250,
     progress=None,
     budget_s: float | None = None,
+    device: str = SIM_DEFAULTS.device,
 ) -> pd.DataFrame:
     """One run per (D, N, seed j of ``seeds``) at ``setting_at(s, D).at(q=q_of(D))`` (seed
     1000 j + D + 7); each (D, seed) draws one
@@ -74,7 +76,8 @@ def nstar_runs(
     across N; the initialisation is the seed's). Returns columns D, q, N, seed, success, frac, status,
     margin_min, margin_median (at the last step), T_a, steps. A D whose :func:`estimated_seconds` would
     take the total past ``budget_s`` is not run (nor any larger D): one row with status
-    ``"skipped: …"`` and N = 0 says so."""
+    ``"skipped: …"`` and N = 0 says so. ``device``: where the steps run (``simulate(device=…)``: the Numba
+    kernel, or torch on ``"cpu"`` / ``"cuda"``)."""
     rows: list[dict] = []
     N_max = int(max(Ns))
     spent = 0.0
@@ -104,6 +107,7 @@ def nstar_runs(
                     dtype="float32",
                     n_test=256,
                     train=(b.X[: int(N)], b.y[: int(N)]),
+                    device=device,
                 )
                 status = str(getattr(res, "status", "ok"))
                 w = window_summary(res.trajectory, T_a, k) if T_a is not None else dict(frac=0.0)

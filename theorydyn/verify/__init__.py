@@ -13,7 +13,8 @@ registry order: ``definition21`` (Definition 2.1), ``parametrization31`` (the sc
 Parametrization 3.1), ``dynamics`` (Lemma 4.3, Events I–III, Theorem 4.1 on the idealized dynamics),
 ``theorem31``, ``theorem32``, ``lemma41`` (Lemma 4.1), ``theorem4`` (Theorem 4.2 at finite N, with
 Lemma 4.2 and Figure 4 from its runs), ``nstar`` (N*(D)), ``transfer`` (Theorems 5.1, 5.2),
-``figure2`` (Figure 2) and ``vision`` (Section 6); ``theorydyn.claims.listing()`` prints them from the
+``figure2`` (Figure 2), ``vision`` (Section 6) and ``gpu`` (Theorem 4.2 and N*(D) at D = 128, 256 on a
+CUDA device; NOT_RUN without one); ``theorydyn.claims.listing()`` prints them from the
 records, and tests/test_registry.py checks that this list names every one. ``--only`` also takes the
 groups of :data:`theorydyn.claims.GROUPS`: ``reduced`` (= dynamics) and ``theorems`` (= theorem31,
 theorem32, lemma41, theorem4, nstar). This module collects, stores and prints; the claims compute.

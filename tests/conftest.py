@@ -120,7 +120,8 @@ def tmpfs(tmp_path):
 
     yield mount
     for mnt in mounted:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
+        # lazy (-l): a file the test's writer still holds open must not leave the mount behind ("busy")
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 NON_REGULAR = ("fifo", "devzero", "dir")

@@ -292,7 +292,7 @@ def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch
 
     seen = []
 
-    def fake_sim(sd, eta, steps, omega, seed, record_every, dtype, n_test, train):
+    def fake_sim(sd, eta, steps, omega, seed, record_every, dtype, n_test, train, device):
         seen.append((sd.D, seed, train[0].shape[0], float(train[0][0, 0, 0])))
         assoc = 1.0 if train[0].shape[0] >= 512 else 0.5
         tr = pd.DataFrame(dict(s=np.arange(0, 200, 10.0), association=assoc))

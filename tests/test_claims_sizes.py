@@ -13,8 +13,6 @@ from theorydyn.cli.configs import Config, option
 EXEMPT = {
     # exact enumeration: no sample size, no seed; quick changes nothing (its docstring says so)
     "definition21": "exact",
-    # owned by the vision work this round: its sizes are vision.config.TrainConfig and the datasets' presets
-    "vision": "sizes in theorydyn.vision (TrainConfig presets)",
 }
 
 

@@ -48,8 +48,8 @@ def _sizes(preset: dict) -> TransferSizes:
 
 
 #: The ledger's transfer sizes: the experiment's named presets ``QUICK`` and ``FULL``
-#: (:mod:`theorydyn.transfer.sizes`, also the transfer CLI's default and --full; the run itself,
-#: :func:`theorydyn.transfer.ledger.ledger_run`, reads the same presets).
+#: (:mod:`theorydyn.transfer.sizes`, also the transfer CLI's default and --full), passed to the run,
+#: :func:`theorydyn.transfer.ledger.ledger_run`.
 SIZES = Sizes(quick=_sizes(QUICK), full=_sizes(FULL))
 
 
@@ -84,11 +84,12 @@ def checks(
     s: Setting | None = None, *, quick: bool = True, progress=None, out: str | Path | None = None
 ) -> list[Check]:
     """Ledger rows for Theorems 5.1 and 5.2 from one run of the transfer experiment
-    (:func:`theorydyn.transfer.ledger.ledger_run`; quick: :data:`QUICK`, else :data:`FULL`, at
+    (:func:`theorydyn.transfer.ledger.ledger_run` at :data:`SIZES`, at
     :func:`base_setting`: the ledger's ``s`` is not used). ``out``: where rows and
     caches live (default :func:`checks_dir`; reruns resume). The verdicts are
     :func:`checks_from`'s."""
-    r = ledger_run(quick, Path(out) if out is not None else checks_dir(quick), progress)
+    n = SIZES.pick(quick)
+    r = ledger_run(n.Ds, n.options, quick, Path(out) if out is not None else checks_dir(quick), progress)
     return checks_from(r.summary, r.tgt, r.slopes, r.levels, r.up, r.opts, r.params)
 
 

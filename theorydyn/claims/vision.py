@@ -47,18 +47,21 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
+from ..cli.configs import Seeds, as_seeds
 from ..core.setting import Setting
 from ..core.stats import mean_ci
 from ..infra.memory import MemoryEstimate
 from ..infra.paths import vision_ledger_dir
 from ..vision.memory import vit_train_memory
 from .check import Check, Verdict, interval_verdict
+from .sizes import ClaimSizes, Sizes, seeds_option
 
 ACC_TOL = 0.02  # two accuracy points: "on par" in Figures 6/7
 VIT_DROP_TOL = 0.02  # the ViT's drop under π_s: within two points (3 seeds give a wide t-interval)
@@ -74,6 +77,18 @@ ROUTE_MAPS = "distance profile against a per-pair loop over the grid (tests/test
 #: entries here override the preset (tests).
 QUICK: dict = {}
 FULL: dict = {}
+
+
+@dataclass(frozen=True)
+class VisionSizes(ClaimSizes):
+    """The sizes of the Section 6 rows besides the digits preset's training (its overrides :data:`QUICK`,
+    :data:`FULL`; the Figure 5a rows' seeds are :data:`theorydyn.vision.experiments.ROBUSTNESS_SEEDS`)."""
+
+    seeds: Seeds = seeds_option(3, "the seeds of each configuration's runs (trained together, one ensemble)")
+
+
+#: Full mode's vision rows are the quick mode's: the same runs, read from the same cache.
+SIZES = Sizes(quick=VisionSizes(), full=VisionSizes())
 
 
 def _vision() -> SimpleNamespace:
@@ -296,7 +311,7 @@ def paper_rows(
     data_dir: str | Path | None = None,
     *,
     quick: bool = True,
-    seeds=(0, 1, 2),
+    seeds: Seeds | None = None,
     root: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
     accuracies: Callable[..., tuple[list[float], list[float], dict]] | None = None,
@@ -304,7 +319,8 @@ def paper_rows(
     """Section 6 on the paper's datasets: Figures 6/7 per dataset of :data:`PAPER_DATASETS` where its
     files are in ``data_dir`` (:func:`accuracy_check` on :func:`real_accuracies`, or ``accuracies``
     in tests), a NOT_RUN row with the command otherwise; NOT_RUN rows for Figure 5a and Figure 1a on
-    CIFAR-10 (not wired into the ledger) and for ImageNet (no loader)."""
+    CIFAR-10 (not wired into the ledger) and for ImageNet (no loader). ``seeds``: default :data:`SIZES`'s."""
+    seeds = SIZES.pick(quick).seeds if seeds is None else seeds
     root_dir = Path(data_dir if data_dir is not None else "data")
     flag = f" --data-dir {data_dir}" if data_dir is not None else ""
     run = accuracies or real_accuracies
@@ -452,7 +468,7 @@ def checks(
     s: Setting | None = None,
     *,
     quick: bool = True,
-    seeds=(0, 1, 2),
+    seeds: Seeds | None = None,
     progress: Callable[[str], None] | None = None,
     root: str | Path | None = None,
     data_dir: str | Path | None = None,
@@ -462,7 +478,8 @@ def checks(
     """The four Section 6 rows on digits, as proxies (:func:`proxy`), then the rows of the paper's
     datasets (:func:`paper_rows` on ``data_dir``; ``paper=False`` leaves them out); module docstring;
     the ledger's ``s`` is not used. ``digits``: the other options of :func:`digits_rows` (``data``,
-    ``robustness_seeds``)."""
+    ``robustness_seeds``); ``seeds``: default :data:`SIZES`'s."""
+    seeds = SIZES.pick(quick).seeds if seeds is None else seeds
     rows = [proxy(c) for c in digits_rows(quick=quick, seeds=seeds, progress=progress, root=root, **digits)]
     if paper:
         rows += paper_rows(data_dir, quick=quick, seeds=seeds, root=root, progress=progress)
@@ -479,7 +496,7 @@ def _params(vit, tcfg, n_seeds: int, quick: bool, on: dict, **first) -> dict:
 def digits_rows(
     *,
     quick: bool = True,
-    seeds=(0, 1, 2),
+    seeds: Seeds | None = None,
     progress: Callable[[str], None] | None = None,
     root: str | Path | None = None,
     data=None,
@@ -493,7 +510,7 @@ def digits_rows(
     v = _vision()
     ex = v.experiments
     say = progress or (lambda msg: None)
-    seeds = tuple(seeds)
+    seeds = SIZES.pick(quick).seeds if seeds is None else as_seeds(seeds)
     with ex.ledger_threads():
         # a GPU where there is one, as the vision CLI does (its runs are cached apart from the CPU's)
         data = data if data is not None else v.data.load("digits", device=v.data.default_device(), download=False)

@@ -1,21 +1,22 @@
 """The transfer experiment at the ledger's sizes: the run behind the rows of Theorems 5.1 and 5.2.
 
-:func:`ledger_run` runs :func:`theorydyn.transfer.experiment.run` at :data:`~theorydyn.transfer.sizes.QUICK`
-or :data:`~theorydyn.transfer.sizes.FULL` (at :func:`~theorydyn.transfer.experiment.base_setting`, every
-method of :data:`~theorydyn.transfer.sizes.DEFAULT_METHODS` and the generic kernel learner) and returns
-its tables; :mod:`theorydyn.claims.transfer` turns them into rows (``checks_from``) and runs nothing.
+:func:`ledger_run` runs :func:`theorydyn.transfer.experiment.run` at the sizes the claim declares (made
+from :data:`~theorydyn.transfer.sizes.QUICK` or :data:`~theorydyn.transfer.sizes.FULL`; at
+:func:`~theorydyn.transfer.experiment.base_setting`, every method of
+:data:`~theorydyn.transfer.sizes.DEFAULT_METHODS` and the generic kernel learner) and returns its tables;
+:mod:`theorydyn.claims.transfer` turns them into rows (``checks_from``) and runs nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from .experiment import GENERIC, TransferOptions, base_setting, options_from, run
-from .sizes import DEFAULT_METHODS, FULL, QUICK
+from .experiment import GENERIC, TransferOptions, base_setting, run
+from .sizes import DEFAULT_METHODS, FULL, QUICK  # noqa: F401  (named in the docstrings)
 
 
 @dataclass(frozen=True)
@@ -33,19 +34,24 @@ class LedgerRun:
     params: dict
 
 
-def ledger_run(quick: bool, out: Path, progress: Callable[[str], None] | None = None) -> LedgerRun:
-    """The ledger's transfer run (quick: :data:`QUICK`, else :data:`FULL`), rows and caches in ``out``
-    (reruns resume: each finished row is in the store there)."""
-    cfg = dict(QUICK if quick else FULL)
-    opts = options_from(cfg)
+def ledger_run(
+    Ds: Sequence[int],
+    opts: TransferOptions,
+    quick: bool,
+    out: Path,
+    progress: Callable[[str], None] | None = None,
+) -> LedgerRun:
+    """The ledger's transfer run at the D's ``Ds`` with the options ``opts`` (the sizes the claim declares:
+    :data:`theorydyn.claims.transfer.SIZES`, made from :data:`QUICK` / :data:`FULL`; ``quick`` is named in
+    the rows' params), rows and caches in ``out`` (reruns resume: each finished row is in the store there)."""
     methods = DEFAULT_METHODS + GENERIC  # the kernel learner: Theorem 5.2's generic learner
-    _raw, summary, tgt, slopes, up = run(base_setting(), cfg["Ds"], opts, methods=methods, out=out, progress=progress)
+    _raw, summary, tgt, slopes, up = run(base_setting(), tuple(Ds), opts, methods=methods, out=out, progress=progress)
     levels = pd.read_csv(out / "transfer_levels.csv")
     params = dict(
         C=4,
         K=opts.count,
         nu=1 / 64,
-        Ds=list(cfg["Ds"]),
+        Ds=list(Ds),
         seeds=opts.seeds,
         eps=opts.eps,
         err_eps=opts.err_eps,

@@ -66,6 +66,42 @@ def _add_upstream_arguments(ap: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_method_arguments(ap: argparse.ArgumentParser) -> None:
+    """The flags of the methods after pre-training: GD's η and ω, ṽ's fine-tuning, the method subset, the
+    cache of pre-trained attentions (and the removed --checks)."""
+    add_positive(ap, "--eta", float, default=10.0, help="GD step size (default 10)")
+    add_positive(ap, "--omega", float, default=1e-3, help="initialisation scale ω (default 1e-3)")
+    add_positive(
+        ap,
+        "--steps-v",
+        int,
+        default=None,
+        help="fine-tuning steps for ṽ (default 300; frozen-attention methods)",
+    )
+    ap.add_argument(
+        "--method", choices=("gd", "lbfgs"), default=None, help="optimiser of ṽ (default gd; frozen-attention methods)"
+    )
+    ap.add_argument(
+        "--methods",
+        nargs="+",
+        choices=METHODS,
+        default=None,
+        metavar="METHOD",
+        help=f"a subset of {' '.join(METHODS)} (default {' '.join(DEFAULT_METHODS)})",
+    )
+    ap.add_argument(
+        "--cache",
+        type=path_arg("--cache"),
+        default=None,
+        help="folder of pre-trained attentions (.npz; default OUT/upstream_cache)",
+    )
+    ap.add_argument(
+        "--checks",
+        action="store_true",
+        help=f"removed: the ledger rows (Theorems 5.1, 5.2) are '{VERIFY_COMMAND}' (add --quick for the QUICK sizes)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(
         prog=PROG,
@@ -147,37 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     # the former spelling, still read (one spelling in --help: --n-test, as simulate's)
     add_positive(ap, "--N-test", int, dest="N_test", default=None, help=argparse.SUPPRESS)
     _add_upstream_arguments(ap)
-    add_positive(ap, "--eta", float, default=10.0, help="GD step size (default 10)")
-    add_positive(ap, "--omega", float, default=1e-3, help="initialisation scale ω (default 1e-3)")
-    add_positive(
-        ap,
-        "--steps-v",
-        int,
-        default=None,
-        help="fine-tuning steps for ṽ (default 300; frozen-attention methods)",
-    )
-    ap.add_argument(
-        "--method", choices=("gd", "lbfgs"), default=None, help="optimiser of ṽ (default gd; frozen-attention methods)"
-    )
-    ap.add_argument(
-        "--methods",
-        nargs="+",
-        choices=METHODS,
-        default=None,
-        metavar="METHOD",
-        help=f"a subset of {' '.join(METHODS)} (default {' '.join(DEFAULT_METHODS)})",
-    )
-    ap.add_argument(
-        "--cache",
-        type=path_arg("--cache"),
-        default=None,
-        help="folder of pre-trained attentions (.npz; default OUT/upstream_cache)",
-    )
-    ap.add_argument(
-        "--checks",
-        action="store_true",
-        help=f"removed: the ledger rows (Theorems 5.1, 5.2) are '{VERIFY_COMMAND}' (add --quick for the QUICK sizes)",
-    )
+    _add_method_arguments(ap)
     add_common_arguments(
         ap,
         seed=None,

@@ -12,6 +12,29 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+
+def _tqdm_locks_of_its_own() -> None:
+    """In a forked child: tqdm's write locks of its own. tqdm draws every bar under one multiprocessing
+    lock (a POSIX semaphore) that a process shares with the children it forks; a child killed by SIGKILL
+    while drawing (the kill -9 tests) keeps it acquired for ever, and the next bar the test process draws
+    waits on it for ever: the suite's hang, a futex wait in the full-disk scan test after the kill -9 test
+    of test_crash.py. Only where tqdm is loaded already (nothing is imported in a child about to exec)."""
+    import sys
+
+    std = sys.modules.get("tqdm.std")
+    if std is None:
+        return
+    import multiprocessing
+    import threading
+
+    lock = std.TqdmDefaultWriteLock
+    lock.th_lock = threading.RLock()
+    lock.mp_lock = multiprocessing.RLock()
+    std.tqdm.set_lock(lock())
+
+
+os.register_at_fork(after_in_child=_tqdm_locks_of_its_own)
+
 #: the real runner at a size that takes seconds: the reduced dynamics and, where a test adds
 #: ``simulate``, the simulator (the scan and store tests of its columns)
 TINY_REAL_SCAN = {

@@ -56,5 +56,8 @@ def test_scan_interrupted_exits_130_without_worker_tracebacks(tmp_path, after_s)
 
 @pytest.mark.slow
 def test_reduced_interrupted_exits_130(tmp_path):
-    code, err, _ = _interrupt(["theorydyn.reduced", "--quiet", "--out", "out"], 3.0, tmp_path)
+    # a run that lasts well past the SIGINT (the default flow ends in under 3 s on an idle machine, and a
+    # run that has already finished is not interrupted): 2·10⁶ GD steps take ~30 s
+    long_run = ["--method", "gd", "--eta", "0.01", "--steps", "2000000"]
+    code, err, _ = _interrupt(["theorydyn.reduced", "--quiet", "--out", "out", *long_run], 3.0, tmp_path)
     assert code == 130 and "interrupted; rerun to resume" in err and "Traceback" not in err, err[-2000:]

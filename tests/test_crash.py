@@ -196,3 +196,29 @@ def test_a_scan_on_a_real_full_disk_exits_cleanly_and_resumes_once_space_is_free
     assert rc == 0 and "Traceback" not in err, err
     assert _stored(res) == ref
     assert sorted(pd.read_csv(res / "full.csv", dtype={"key": str})["key"]) == sorted(ref)
+
+
+def _hold_the_bar_lock_then_sleep() -> None:
+    from tqdm.std import tqdm
+
+    tqdm.get_lock().acquire()  # a bar being drawn at the moment of the kill
+    time.sleep(60)
+
+
+def test_a_child_killed_while_drawing_a_bar_does_not_hang_the_next_bar():
+    """tests/conftest.py gives each forked child tqdm locks of its own: without that, a child killed by
+    SIGKILL inside tqdm's shared write lock leaves it acquired, and the test process's next bar waits for ever
+    (the hang of the full-disk test after the kill -9 tests)."""
+    import signal
+
+    from tqdm.std import tqdm
+
+    tqdm(range(1), disable=True)  # the lock exists before the fork, as after any earlier bar
+    p = multiprocessing.get_context("fork").Process(target=_hold_the_bar_lock_then_sleep)
+    p.start()
+    time.sleep(1.0)
+    os.kill(p.pid, signal.SIGKILL)
+    p.join(30)
+    lock = tqdm.get_lock()
+    assert lock.locks[0].acquire(timeout=5), "tqdm's multiprocessing lock is held by a killed child"
+    lock.locks[0].release()

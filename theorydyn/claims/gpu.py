@@ -28,11 +28,12 @@ from dataclasses import dataclass
 
 from ..cli.configs import Seeds, option
 from ..core.setting import Setting, setting_at
+from ..experiments.nstar import nstar_runs
 from ..experiments.theorem4 import run_seeds
 from ..infra.memory import MemoryEstimate, Term
 from . import theorem4
 from .check import Check, setting_params
-from .nstar import check_n_star
+from .nstar import check_n_star, q_readings
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
 
@@ -84,6 +85,11 @@ def device_bytes(device: str) -> float:
 def x_bytes(D: int, N: int) -> int:
     """Bytes of the float32 training set X: (N, D, d = D)."""
     return 4 * N * D * D
+
+
+def device_need(D: int, N: int) -> float:
+    """Device bytes a run at (D, N) needs: :data:`DEVICE_X_FACTOR` times its training set X."""
+    return DEVICE_X_FACTOR * x_bytes(D, N)
 
 
 def command(s: Setting, quick: bool) -> str:
@@ -149,7 +155,7 @@ def checks(
         return out + (_nstar_not_run(s, n, NO_DEVICE, quick) if n.nstar else [])
     total = device_bytes(device)
     for D, N in zip(n.D, n.N, strict=True):
-        need = DEVICE_X_FACTOR * x_bytes(D, N)
+        need = device_need(D, N)
         if need > total:
             out += _not_run(s, D, N, f"X needs {need / 2**30:.1f} GiB, {device} has {total / 2**30:.1f} GiB", quick)
             continue
@@ -166,14 +172,12 @@ def checks(
 def _nstar_rows(
     s: Setting, n: GpuSizes, device: str, preset: int, say: Callable[[str], None], quick: bool
 ) -> list[Check]:
-    from ..experiments.nstar import nstar_runs
-
     total = device_bytes(device)
-    Ds = tuple(D for D in n.nstar_D if DEVICE_X_FACTOR * x_bytes(D, max(n.nstar_N)) <= total)
+    Ds = tuple(D for D in n.nstar_D if device_need(D, max(n.nstar_N)) <= total)
     if not Ds:
         return _nstar_not_run(s, n, f"no D of the grid fits {device}", quick)
     out: list[Check] = []
-    for label, q_of in (("q = C^2/D", lambda D: s.C**2 / D), (f"fixed q = {s.q:g}, the ledger's", lambda D: s.q)):
+    for label, q_of in q_readings(s):
         runs = nstar_runs(s, Ds, q_of, n.nstar_N, n.nstar_seeds, n.nstar_k, preset=preset, progress=say, device=device)
         out += [_on(c, device) for c in check_n_star(s, runs, f"{label}, on {device}", n.nstar_k)]
     return out
@@ -186,7 +190,7 @@ def memory(s: Setting, quick: bool) -> MemoryEstimate:
     if device is None:
         return MemoryEstimate("gpu claim", (Term("no CUDA device: NOT_RUN rows only", 0, {}),))
     n, total = SIZES.pick(quick), device_bytes(device)
-    fits = [(D, N) for D, N in zip(n.D, n.N, strict=True) if DEVICE_X_FACTOR * x_bytes(D, N) <= total]
+    fits = [(D, N) for D, N in zip(n.D, n.N, strict=True) if device_need(D, N) <= total]
     D, N = max(fits, key=lambda dn: x_bytes(*dn), default=(0, 0))
     term = Term("the training set X on the host (float32)", x_bytes(D, N), {"D": D, "N": N})
     return MemoryEstimate("gpu claim", (term,))

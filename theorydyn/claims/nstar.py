@@ -265,6 +265,12 @@ def exponent_row(fits: dict[int, dict], label: str, params: dict) -> Check:
     )
 
 
+def q_readings(s: Setting) -> tuple[tuple[str, Callable[[int], float]], ...]:
+    """The two readings of q along D, each with its label: q = C²/D (Assumption 2's scaling), then the
+    ledger's fixed q (labelled as the second reading)."""
+    return (("q = C^2/D", lambda D: s.C**2 / D), (f"fixed q = {s.q:g}, the ledger's", lambda D: s.q))
+
+
 def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
     """The ledger rows of N*(D) (module docstring) at :data:`SIZES`, in two readings of q:
     q = C²/D (Assumption 2's scaling) and the ledger's fixed q, each labelled."""
@@ -273,7 +279,7 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     Ds = nstar_Ds(s.C, n.n_D)
     preset = theorem4.SIZES.pick(quick).steps
     out: list[Check] = []
-    for label, q_of in (("q = C^2/D", lambda D: s.C**2 / D), (f"fixed q = {s.q:g}, the ledger's", lambda D: s.q)):
+    for label, q_of in q_readings(s):
         runs = nstar_runs(s, Ds, q_of, n.Ns, n.seeds, n.k, preset=preset, progress=say, budget_s=BUDGET_S)
         out += check_n_star(s, runs, label, n.k)
     return out

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from .experiment import GENERIC, TransferOptions, base_setting, run
-from .sizes import DEFAULT_METHODS, FULL, QUICK  # noqa: F401  (named in the docstrings)
+from .sizes import DEFAULT_METHODS
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,9 @@ def ledger_run(
     progress: Callable[[str], None] | None = None,
 ) -> LedgerRun:
     """The ledger's transfer run at the D's ``Ds`` with the options ``opts`` (the sizes the claim declares:
-    :data:`theorydyn.claims.transfer.SIZES`, made from :data:`QUICK` / :data:`FULL`; ``quick`` is named in
-    the rows' params), rows and caches in ``out`` (reruns resume: each finished row is in the store there)."""
+    :data:`theorydyn.claims.transfer.SIZES`, made from :data:`~.sizes.QUICK` / :data:`~.sizes.FULL`;
+    ``quick`` is named in the rows' params), rows and caches in ``out`` (reruns resume: each finished row
+    is in the store there)."""
     methods = DEFAULT_METHODS + GENERIC  # the kernel learner: Theorem 5.2's generic learner
     _raw, summary, tgt, slopes, up = run(base_setting(), tuple(Ds), opts, methods=methods, out=out, progress=progress)
     levels = pd.read_csv(out / "transfer_levels.csv")

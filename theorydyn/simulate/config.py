@@ -41,8 +41,10 @@ class SimConfig(Config):
     dtype: str = option(
         "float64",
         "storage of X: float32 is half the memory and time of the step (stepped in float32 with float64 "
-        "accumulation; agrees with float64 to ~1e-6 relative); float64 is the exact reference",
-        choices=("float64", "float32"),
+        "accumulation; agrees with float64 to ~1e-6 relative); float64 is the exact reference; bfloat16 "
+        "rounds the training X to 8 significant bits (half of float32's memory, stepped as float32; it "
+        "changes the data)",
+        choices=("float64", "float32", "bfloat16"),
     )
     n_test: int = option(8192, "fresh test samples", positive=True, aliases=("--N-test",))
     dense_until: int = option(40, "also record every step up to this one (resolves phase I)", low=0)

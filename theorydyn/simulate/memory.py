@@ -16,7 +16,8 @@ def simulate_memory(
 ) -> MemoryEstimate:
     """Peak of :func:`theorydyn.simulate.simulate`: the training and test X, and the D × D arrays.
 
-    Training X (N, D, d) and test X (n_test, D, d) in ``dtype``; the logits A and their copies
+    Training X (N, D, d) and test X (n_test, D, d) in ``dtype`` (bfloat16: the training X drawn in
+    float32 and rounded, both held at the peak; the test X float32); the logits A and their copies
     (A, its gradient, the last good A, S, Sᵀ, the summed and the backward D × D arrays: 8 per
     replica) and the per-block partial gradients (nb, R, D, D) float64 with
     nb = ⌈N / block_size(N)⌉ ≤ MAX_BLOCKS (:func:`theorydyn.simulate._kernel.block_size`);
@@ -24,15 +25,19 @@ def simulate_memory(
     (2 × n_test × D float64).
     """
     d = D if d is None else d
-    itemsize = 4 if str(dtype) == "float32" else 8
+    bf16 = str(dtype) == "bfloat16"
+    itemsize = 4 if str(dtype) in ("float32", "bfloat16") else 8
     nb = -(-N // block_size(N))
     R = int(replicas)
     train = sample_memory(D, C, d, N, itemsize, "N")
     test = sample_memory(D, C, d, n_test, itemsize, "n_test")
     # X of both stay; the sampling temporaries of one draw at a time (the larger of the two)
     temps = max((train.terms[1:], test.terms[1:]), key=lambda ts: sum(t.nbytes for t in ts))
+    # bfloat16: the float32 draw and its rounded copy are both held while it is rounded (the draw then goes)
+    bits = (Term(f"X ({N}, {D}, {d}) bfloat16 bits", N * D * d * 2, {"N": N, "D": D, "d": d}),) if bf16 else ()
     extra = (
         train.terms[0],
+        *bits,
         test.terms[0],
         *temps,
         Term(f"(D, D) float64 arrays: logits, gradients, softmax ({8 * R} of them)", 8 * R * D * D * F64, {"D": D}),

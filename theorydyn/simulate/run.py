@@ -28,6 +28,7 @@ CLI: ``python -m theorydyn.simulate --out DIR`` writes ``DIR/simulate_D<D>_C<C>[
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Sequence
@@ -46,6 +47,7 @@ from ..core.setting import Setting
 from ..core.validate import check_simulate
 from ..infra._progress import progress_bar
 from ._kernel import FusedModel
+from .bfloat16 import BFLOAT16, is_bfloat16, to_bfloat16
 from .config import SIM_DEFAULTS, UPDATES, SimConfig
 from .config import SIM_DEFAULTS as _S
 from .measure import attention_stats, row_in_means, symmetry_breaking
@@ -97,12 +99,17 @@ def training_data(s: Setting, N: int, seed: int = 0, dtype: str = "float64") -> 
     the same ``seed``. The test set and the initialisation are ``seed``'s as without ``train``, so
     the run at n = N is bit-identical to ``simulate(s, N=N, seed=seed, dtype=dtype)``, and a run at
     n < N sees exactly the first n of those samples (nested data sets: N* is monotone in the data
-    by construction, and X is generated once per seed).
+    by construction, and X is generated once per seed). ``dtype="bfloat16"``: X holds the bfloat16
+    bits of the float32 draw (:mod:`theorydyn.simulate.bfloat16`), as ``simulate(dtype="bfloat16")``.
     """
     if not (isinstance(N, (int, np.integer)) and N >= 1):
         raise ValueError(f"N must be an integer >= 1, got {N!r}")
+    dt = _check_dtype(dtype)
     ss_train = np.random.SeedSequence(seed).spawn(3)[0]
-    return data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=np.dtype(dtype))
+    if dt != BFLOAT16:
+        return data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dt)
+    b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=np.float32)
+    return dataclasses.replace(b, X=to_bfloat16(b.X))
 
 
 def heldout_data(s: Setting, n_test: int = 8192, seed: int = 0, dtype: str = "float64") -> data.Batch:
@@ -163,14 +170,21 @@ def _resolve_init(s: Setting, A0: Any, v0: Any, init: tuple[float, float, float]
 
 
 def _check_dtype(dtype: Any) -> np.dtype:
-    """The storage dtype of X (float32 or float64, as a name, a type or a dtype)."""
+    """The storage dtype of the training X (float32 or float64, as a name, a type or a dtype; or
+    "bfloat16": its bits in :data:`~theorydyn.simulate.bfloat16.BFLOAT16`)."""
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        return BFLOAT16
     try:
         dt = np.dtype(dtype)
     except TypeError:
         dt = None
     if dt not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
+        raise ValueError(f"dtype must be float32, float64 or bfloat16, got {dtype!r}")
     return dt
+
+
+def _dtype_name(dt: np.dtype) -> str:
+    return "bfloat16" if dt == BFLOAT16 else dt.name
 
 
 @dataclass
@@ -234,16 +248,28 @@ def _plan(s: Setting, eta, steps, s_max, s_grid, replicas, init_seeds, update, d
 
 def _data(s: Setting, N, n_test, seed, dt: np.dtype, train, test, device):
     """The training and test sets and the models that step on them: (model, test model, N, n_test, y_test,
-    f_test). X is generated straight into its storage dtype and never copied."""
+    f_test). X is generated straight into its storage dtype and never copied. bfloat16 (``dt`` is
+    :data:`BFLOAT16`): the training X is the float32 draw rounded to bfloat16 (a given float X too: a
+    copy); the test set stays float32."""
     ss_train, ss_test, _ = np.random.SeedSequence(seed).spawn(3)
+    bf16 = dt == BFLOAT16
+    dt_test = np.dtype(np.float32) if bf16 else dt
+    if bf16 and device != _S.device:
+        raise ValueError(
+            f"dtype='bfloat16' runs on the Numba kernel (device={_S.device!r}) only, got device={device!r}"
+        )
     if train is None:  # the draw of training_data(s, N, seed, dtype)
-        b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dt)
+        b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dt_test)
         X, y, w_train = b.X, b.y, None
         del b
     else:
         X, y, w_train, _ = _as_data(s, train, "train")
+    if bf16 and not is_bfloat16(X):
+        X = to_bfloat16(X)
+    elif is_bfloat16(X) and not bf16:
+        raise ValueError(f"train: X holds bfloat16 bits (uint16); pass dtype='bfloat16', got dtype={dt.name!r}")
     if test is None or isinstance(test, data.Batch):  # the draw of heldout_data(s, n_test, seed, dtype), or one given
-        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dt) if test is None else test
+        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dt_test) if test is None else test
         _as_data(s, (bt.X, bt.y), "test")  # shapes checked as for an explicit (X, y)
         Xt, yt, ft = bt.X, bt.y, data.labelling_from_z(s, bt.z)
         del bt
@@ -436,7 +462,7 @@ def simulate_replicas(
             seed=int(seed),
             init_seed=int(plan.init_seeds[r]),
             record_every=int(record_every),
-            dtype=dt.name,
+            dtype=_dtype_name(dt),
             n_test=n_held,
             explicit_train=train is not None,
             explicit_test=test is not None,
@@ -500,7 +526,10 @@ def simulate(
             ends at the last of them unless ``steps``/``s_max`` say otherwise).
         dtype: storage of X, ``"float64"`` or ``"float32"`` (float32 storage is stepped in float32
             arithmetic within sub-blocks of ~60 samples, with float64 accumulation across them; its
-            trajectories agree with float64 storage to ~1e-6 relative).
+            trajectories agree with float64 storage to ~1e-6 relative), or ``"bfloat16"``: the
+            training X rounded to bfloat16 (≤ 2⁻⁸ relative; half the memory and bytes read of float32),
+            stepped as float32, the test set in float32 (Numba kernel only). It changes the data, so
+            it is a named option: docs/benchmarks.md gives what it did to the D = 128 Theorem 4.2 rows.
         n_test: fresh test samples (ignored when ``test`` is given).
         train, test: optional explicit ``(X, y)`` (or ``(X, y, weights)`` for train) — e.g. docs/theory.md §7's
             Gaussian data, or an exhaustive enumeration with its probabilities. With an explicit

@@ -206,7 +206,7 @@ def test_the_scan_option_maps_are_derived_and_unchanged():
     assert schema._CHOICES == {
         "method": ("flow", "gd"),
         "expectation": ("mc", "exact"),
-        "dtype": ("float64", "float32"),
+        "dtype": ("float64", "float32", "bfloat16"),  # bfloat16 added (issue 32): no existing key changes
     }
     assert schema.KEY_FLAGS["sim_steps"] == "--sim-steps" and schema.KEY_FLAGS["seed"] == "--seeds"
     assert schema.KEY_FLAGS["partition_seed"] == "--partition-seed" and schema.KEY_FLAGS["n_test"] == "--n-test"

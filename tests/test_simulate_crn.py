@@ -8,7 +8,7 @@ import pytest
 
 from theorydyn.core import model
 from theorydyn.core.setting import Setting
-from theorydyn.simulate import heldout_data, simulate, training_data
+from theorydyn.simulate import heldout_data, simulate, simulate_replicas, training_data
 
 S16 = Setting(D=16, C=4, q=0.5)
 
@@ -61,3 +61,36 @@ def test_a_given_test_batch_is_the_drawn_one():
     assert r0.trajectory.equals(r1.trajectory) and r1.trajectory["err_f"].notna().all()
     with pytest.raises(ValueError, match="test"):
         simulate(S16, N=8, steps=1, test=heldout_data(Setting(D=8, C=2), 4))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+def test_the_n_grid_in_one_pass_is_the_separate_runs(dtype):
+    """simulate_replicas(n_train=Ns) on the N_max draw: replica r is the run on the first Ns[r] samples.
+    N_max = 8192 at D = 16 cuts blocks of 128 samples where the run at 1000 alone cuts 64, so only the
+    float64 sums over blocks differ (each ≈ 2⁻⁵³ relative; 60 steps): held to 1e-11 relative. bfloat16
+    computes every replica's U in one GEMM, whose float32 rounding depends on R: held to 1e-5 as the
+    float32 kernel (tests/test_simulate.py). The recorded association is the same at every record."""
+    Ns = [256, 1000, 8192]
+    b = training_data(S16, Ns[-1], seed=5, dtype=dtype)
+    kw = dict(steps=60, eta=2.0, seed=5, dtype=dtype, n_test=128, record_every=10)
+    reps = simulate_replicas(S16, train=(b.X, b.y), init_seeds=[5] * 3, n_train=Ns, **kw)
+    tol = 1e-5 if dtype == "bfloat16" else 1e-11
+    for N, rep in zip(Ns, reps, strict=True):
+        one = simulate(S16, train=(b.X[:N], b.y[:N]), **kw)
+        assert rep.options["N"] == one.options["N"] == N
+        for name, a, c in (("A", rep.A, one.A), ("v", rep.v, one.v)):
+            rel = np.abs(a - c).max() / np.abs(c).max()
+            assert rel <= tol, f"N = {N}: {name} off by {rel:.3g} relative"
+        rel = np.abs(rep.trajectory["risk"] - one.trajectory["risk"]).max() / one.trajectory["risk"].abs().max()
+        assert rel <= tol, f"N = {N}: risk off by {rel:.3g} relative"
+        assert list(rep.trajectory["association"]) == list(one.trajectory["association"])
+        assert list(rep.trajectory["train_err"]) == pytest.approx(list(one.trajectory["train_err"]), abs=2 / N)
+
+
+def test_n_train_is_checked_before_any_work():
+    b = training_data(S16, 64, seed=0)
+    for bad in ([0, 64], [1, 65], [1.5, 2], [64]):
+        with pytest.raises(ValueError, match="n_train"):
+            simulate_replicas(S16, train=(b.X, b.y), init_seeds=[0, 0], n_train=bad, steps=1)
+    with pytest.raises(ValueError, match="n_train"):
+        simulate_replicas(S16, train=(b.X, b.y, np.ones(64)), init_seeds=[0, 0], n_train=[8, 64], steps=1)

@@ -114,6 +114,30 @@ def test_torch_per_replica_switches_match_numba():
             assert rel <= STEP_TOL[np.float64], f"{kw} {name}: {rel:.3g}"
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_torch_per_replica_sample_counts_match_numba(dtype):
+    """n = per-replica prefixes of X (the N grid in one pass): torch's per-replica weights against the
+    Numba kernel's skipped samples, and each against a model on the prefix alone (float64)."""
+    b = data.sample(S16, 700, seed=6, dtype=dtype)
+    A, V = _params(S16, R=3)
+    n = [100, 333, 700]
+    ref = FusedModel(b.X, b.y, S16.p, S16.nu, S16.tau)
+    tm = TorchModel(b.X, b.y, S16.p, S16.nu, S16.tau)
+    got, want = tm.risk_grad(A, V, n=n), ref.risk_grad(A, V, n=n)
+    for name, x, y in zip(("risk", "err", "grad_A", "grad_v"), got, want, strict=True):
+        rel = _rel(x, y)
+        assert rel <= STEP_TOL[dtype], f"{np.dtype(dtype).name} {name}: relative {rel:.3g} vs Numba"
+    for r, k in enumerate(n):
+        alone = FusedModel(b.X[:k], b.y[:k], S16.p, S16.nu, S16.tau).risk_grad(A[r : r + 1], V[:, r : r + 1])
+        for name, x, y in zip(("risk", "err", "grad_A", "grad_v"), want, alone, strict=True):
+            xr = x[r] if name != "grad_v" else x[:, r]
+            yr = y[0] if name != "grad_v" else y[:, 0]
+            rel = _rel(xr, yr)
+            assert rel <= 1e-12, f"replica {r} (n = {k}) {name}: relative {rel:.3g} vs the prefix alone"
+    with pytest.raises(ValueError, match="n_train"):
+        tm.risk_grad(A, V, n=[0, 1, 2])
+
+
 def test_cli_device_flag(tmp_path, capsys):
     """``python -m theorydyn.simulate --device``: cpu runs on torch (named in the output's stem); a bad
     device exits 2 naming it."""

@@ -282,8 +282,9 @@ def test_association_window_figure_draws_the_window_and_its_numbers():
 
 
 def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch):
-    """The run at N trains on the first N samples of one N_max set per (D, seed) with the seed's init;
-    a D whose estimated cost passes the budget is not run and becomes a NOT_RUN row naming where it stopped."""
+    """The run at N trains on the first N samples of one N_max set per (D, seed) with the seed's init,
+    every N of the grid in one pass (simulate_replicas(n_train=Ns)); a D whose estimated cost passes the
+    budget is not run and becomes a NOT_RUN row naming where it stopped."""
     from types import SimpleNamespace
 
     from theorydyn.claims import nstar as ns
@@ -292,13 +293,16 @@ def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch
 
     seen = []
 
-    def fake_sim(sd, eta, steps, omega, seed, record_every, dtype, n_test, train, device):
-        seen.append((sd.D, seed, train[0].shape[0], float(train[0][0, 0, 0])))
-        assoc = 1.0 if train[0].shape[0] >= 512 else 0.5
-        tr = pd.DataFrame(dict(s=np.arange(0, 200, 10.0), association=assoc))
-        return SimpleNamespace(trajectory=tr, A=np.eye(sd.D) + 0.01 * np.asarray(sd.same_set), status="ok")
+    def fake_sim(sd, eta, steps, omega, seed, record_every, dtype, n_test, train, init_seeds, n_train, device):
+        seen.append((sd.D, seed, train[0].shape[0], list(n_train), list(init_seeds)))
+        out = []
+        for n in n_train:
+            assoc = 1.0 if n >= 512 else 0.5
+            tr = pd.DataFrame(dict(s=np.arange(0, 200, 10.0), association=assoc))
+            out.append(SimpleNamespace(trajectory=tr, A=np.eye(sd.D) + 0.01 * np.asarray(sd.same_set), status="ok"))
+        return out
 
-    monkeypatch.setattr(xns, "simulate", fake_sim)
+    monkeypatch.setattr(xns, "simulate_replicas", fake_sim)
     monkeypatch.setattr(xns, "steps_for", lambda sd, preset, eta: (20, 100.0))
     s = Setting(D=64, C=4, q=0.25)
     Ns = (256, 512, 1024)
@@ -306,9 +310,12 @@ def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch
     runs = xns.nstar_runs(s, (32, 48), lambda D: 16 / D, Ns, (0, 1), 1.5, budget_s=budget)
     ran = runs[runs["N"] > 0]
     assert set(ran["D"]) == {32} and len(ran) == 6
-    first = {(D, seed): x for D, seed, _, x in seen}
-    assert all(x == first[(D, seed)] for D, seed, _, x in seen)  # same data prefix across N
-    assert [n for _, _, n, _ in seen[:3]] == [256, 512, 1024]
+    # one pass per (D, seed): the N_max draw, every N of the grid a prefix of it, all from the seed's init
+    assert [(D, seed) for D, seed, *_ in seen] == [(32, 39), (32, 1039)]
+    assert all(
+        n_all == 1024 and n_train == [256, 512, 1024] and inits == [seed] * 3 for _, seed, n_all, n_train, inits in seen
+    )
+    assert list(ran["N"]) == [256, 512, 1024] * 2 and list(ran["success"]) == [False, True, True] * 2
     rows = ns.check_n_star(s, runs, "q = C^2/D", 1.5)
     nr = [c for c in rows if str(c.verdict) == "NOT_RUN"]
     assert len(nr) == 1 and "[D = 48" in nr[0].claim and "ran up to D = 32" in nr[0].note

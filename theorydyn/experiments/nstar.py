@@ -24,7 +24,7 @@ import pandas as pd
 from ..cli.configs import Seeds
 from ..core import data
 from ..core.setting import Setting, setting_at
-from ..simulate import simulate
+from ..simulate import simulate_replicas
 from ..simulate.config import SIM_DEFAULTS
 from .measure import window_summary
 from .theorem4 import steps_for
@@ -73,7 +73,9 @@ def nstar_runs(
     """One run per (D, N, seed j of ``seeds``) at ``setting_at(s, D).at(q=q_of(D))`` (seed
     1000 j + D + 7); each (D, seed) draws one
     training set of max(Ns) samples (float32) and the run at N uses its first N (common random numbers
-    across N; the initialisation is the seed's). Returns columns D, q, N, seed, success, frac, status,
+    across N; the initialisation is the seed's); the runs of all N go in one pass over X a step
+    (``simulate_replicas(n_train=Ns)``: equal to separate runs to the float64 rounding of the sums).
+    Returns columns D, q, N, seed, success, frac, status,
     margin_min, margin_median (at the last step), T_a, steps. A D whose :func:`estimated_seconds` would
     take the total past ``budget_s`` is not run (nor any larger D): one row with status
     ``"skipped: …"`` and N = 0 says so. ``device``: where the steps run (``simulate(device=…)``: the Numba
@@ -94,21 +96,28 @@ def nstar_runs(
         for i, j in enumerate(seeds):
             seed = int(1000 * j + D + 7)
             b = data.sample(sd, N_max, seed=seed + 1, dtype=np.float32)
-            for N in Ns:
-                if progress:
-                    progress(f"N*(D): D={D}, q={sd.q:.3g}, N={N}, seed {i + 1}/{len(seeds)}, {steps} steps")
-                res = simulate(
-                    sd,
-                    eta=eta,
-                    steps=steps,
-                    omega=omega,
-                    seed=seed,
-                    record_every=max(1, steps // 50),
-                    dtype="float32",
-                    n_test=256,
-                    train=(b.X[: int(N)], b.y[: int(N)]),
-                    device=device,
+            if progress:
+                progress(
+                    f"N*(D): D={D}, q={sd.q:.3g}, N={'/'.join(map(str, Ns))} in one pass, "
+                    f"seed {i + 1}/{len(seeds)}, {steps} steps"
                 )
+            # every N of the grid in one pass a step: replica r trains on the first Ns[r] samples
+            runs = simulate_replicas(
+                sd,
+                eta=eta,
+                steps=steps,
+                omega=omega,
+                seed=seed,
+                record_every=max(1, steps // 50),
+                dtype="float32",
+                n_test=256,
+                train=(b.X, b.y),
+                init_seeds=[seed] * len(Ns),
+                n_train=[int(N) for N in Ns],
+                device=device,
+            )
+            del b
+            for N, res in zip(Ns, runs, strict=True):
                 status = str(getattr(res, "status", "ok"))
                 w = window_summary(res.trajectory, T_a, k) if T_a is not None else dict(frac=0.0)
                 m = association_margin(sd, res.A)

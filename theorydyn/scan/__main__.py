@@ -154,9 +154,9 @@ def _add_solver_options(ap: argparse.ArgumentParser) -> None:
     add_positive(o, "--omega", float, default=None, help="simulator init scale ω (default 1e-3)")
     o.add_argument(
         "--dtype",
-        choices=("float64", "float32"),
+        choices=("float64", "float32", "bfloat16"),
         default=None,
-        help="simulator storage of X (default float64, as the library's simulate())",
+        help="simulator storage of X (default float64, as the library's simulate(); bfloat16 rounds the data)",
     )
 
 

@@ -207,8 +207,9 @@ def _replica_sub(Xs, Ur, ST_r, S_r, y, w, uw, c0, p, nu, dS_r, gV_r, lw_r, want_
 
 
 @numba.njit(cache=True, fastmath=_FM, parallel=True)
-def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw, want_A, want_v):
-    """R replicas sharing X.  S, ST (R, D, D); VT (R, d); partials per block out_dS (nb, R, D, D),
+def _fused_many(X, y, w, uw, nr, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_lw, want_A, want_v):
+    """R replicas sharing X.  S, ST (R, D, D); VT (R, d); replica r's data are the first nr[r] samples,
+    each of weight uw[r] = 1/nr[r] (or w, with nr = N); partials per block out_dS (nb, R, D, D),
     out_gV (nb, R, d), out_lw (nb, R, 2) = (Σ w ℓ, Σ w [m ≤ 0]). ``want_A`` / ``want_v`` (R,) uint8, per
     replica: 0 skips the ∂S GEMM, resp. dU = G S and ∇_v's second read of X_sub (the partial stays
     zero); the forward pass, the loss and g are computed either way.
@@ -251,13 +252,17 @@ def _fused_many(X, y, w, uw, S, ST, VT, p, nu, block, sub, out_dS, out_gV, out_l
             nc = min(a1, c0 + sub) - c0
             Xs = X[c0 : c0 + nc].reshape(nc * D, d)
             for r in range(R):
-                np.dot(Xs, VT[r], U[r, : nc * D])
-                Ur = U[r, : nc * D].reshape(nc, D)
-                _replica_sub(Xs, Ur, ST[r], S[r], y, w, uw, c0, p, nu, dS[r], gV[r], lw[r], want_A[r], want_v[r], gs)
+                m = min(nc, nr[r] - c0)  # replica r's samples in this sub-block (its data: the first nr[r])
+                if m <= 0:
+                    continue
+                Xm = Xs[: m * D]
+                np.dot(Xm, VT[r], U[r, : m * D])
+                Ur = U[r, : m * D].reshape(m, D)
+                _replica_sub(Xm, Ur, ST[r], S[r], y, w, uw[r], c0, p, nu, dS[r], gV[r], lw[r], want_A[r], want_v[r], gs)
 
 
 @numba.njit(cache=True, fastmath=_FM, parallel=True)
-def _fused_bf16(X, y, w, uw, S, ST, V, p, nu, block, sub, out_dS, out_gV, out_lw, want_A, want_v):
+def _fused_bf16(X, y, w, uw, nr, S, ST, V, p, nu, block, sub, out_dS, out_gV, out_lw, want_A, want_v):
     """:func:`_fused_many` for X stored as bfloat16 (X: (N, D, d) uint16, the bits of
     :mod:`theorydyn.simulate.bfloat16`), S, Sᵀ, V (d, R) float32. Per sub-block, X_sub is widened to
     float32 into a buffer that stays in L2 (exact: a bfloat16 is the top half of a float32), and
@@ -294,10 +299,15 @@ def _fused_bf16(X, y, w, uw, S, ST, V, p, nu, block, sub, out_dS, out_gV, out_lw
             Xs = buf[: nc * D * d].reshape(nc * D, d)
             UU = np.dot(Xs, V)  # (nc·D, R): every replica's U in one read of X_sub
             for r in range(R):
-                for t in range(nc * D):
+                m = min(nc, nr[r] - c0)  # replica r's samples in this sub-block
+                if m <= 0:
+                    continue
+                for t in range(m * D):
                     U[t] = UU[t, r]
-                Ur = U[: nc * D].reshape(nc, D)
-                _replica_sub(Xs, Ur, ST[r], S[r], y, w, uw, c0, p, nu, dS[r], gV[r], lw[r], want_A[r], want_v[r], gs)
+                Ur = U[: m * D].reshape(m, D)
+                _replica_sub(
+                    Xs[: m * D], Ur, ST[r], S[r], y, w, uw[r], c0, p, nu, dS[r], gV[r], lw[r], want_A[r], want_v[r], gs
+                )
 
 
 @numba.njit(cache=True, fastmath=_FM)
@@ -360,6 +370,19 @@ def replica_flags(flag, R: int) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(f, (R,)), dtype=np.uint8)
 
 
+def sample_counts(n: Sequence[int] | None, R: int, N: int, uniform: bool = True) -> np.ndarray:
+    """(R,) int64 per-replica sample counts (replica r's data: the first n[r] of N samples), each in
+    [1, N]; None → N each. Counts need uniform sample weights. ValueError naming ``n_train`` otherwise."""
+    if n is None:
+        return np.full(R, N, dtype=np.int64)
+    if not uniform:
+        raise ValueError("per-replica sample counts (n_train) need uniform weights (no weights given)")
+    na = np.asarray(n)
+    if na.shape != (R,) or na.dtype.kind not in "iu" or na.min() < 1 or na.max() > N:
+        raise ValueError(f"n_train must be {R} integers in [1, N={N}], got {n!r}")
+    return np.ascontiguousarray(na, dtype=np.int64)
+
+
 class FusedModel:
     """Risk (E), its gradient and the forward map of model (T) on a fixed X, for R replicas.
 
@@ -403,7 +426,12 @@ class FusedModel:
         self.nb = -(-self.N // self.block)
 
     def risk_grad(
-        self, A: np.ndarray, V: np.ndarray, grad_A: bool | Sequence[bool] = True, grad_v: bool | Sequence[bool] = True
+        self,
+        A: np.ndarray,
+        V: np.ndarray,
+        grad_A: bool | Sequence[bool] = True,
+        grad_v: bool | Sequence[bool] = True,
+        n: Sequence[int] | None = None,
     ):
         """Risk (E), training error Pr_w[y F ≤ 0], ∂/∂A (zero diagonal) and ∇_v per replica.
 
@@ -413,6 +441,10 @@ class FusedModel:
                 the softmax backward, resp. dU = G S and the second read of X); it is returned as zeros.
                 A bool, or one per replica ((R,) sequence: e.g. a trained model and its Â-frozen control
                 in one pass over X). The other outputs are the same bits either way.
+            n: optional (R,) sample counts: replica r's risk is the mean over the first n[r] samples of X
+                (nested training sets in one pass: runs at several N on one draw). None → all N; not
+                with ``weights``. Agrees with a model on X[:n[r]] alone to the float64 rounding of the
+                sums over blocks (its blocks are cut for N, not n[r]).
 
         Returns:
             risk (R,), err (R,), grad_A (R, D, D), grad_V (d, R) — all float64.
@@ -423,6 +455,7 @@ class FusedModel:
         V = np.ascontiguousarray(V, dtype=np.float64)
         R, D = A.shape[0], self.D
         fA, fv = replica_flags(grad_A, R), replica_flags(grad_v, R)
+        nr = self.sample_counts(n, R)
         S = softmax_rows(A, self.tau)
         ST = np.ascontiguousarray(S.transpose(0, 2, 1))
         with np.errstate(all="ignore"), single_threaded_blas():  # divergence: detected by the caller
@@ -437,7 +470,8 @@ class FusedModel:
                 self.X,
                 self.y,
                 self.w,
-                1.0 / self.N,
+                1.0 / nr,
+                nr,
                 S.astype(dt, copy=False),
                 ST.astype(dt, copy=False),
                 np.ascontiguousarray(Vk, dtype=dt),
@@ -457,6 +491,10 @@ class FusedModel:
             gA = softmax_backward(S, dS.sum(axis=0), self.tau) if fA.any() else np.zeros_like(S)
             gA[fA == 0] = 0.0  # already zero (∂S = 0): stated, not left to the arithmetic
         return risk, err, gA, gV
+
+    def sample_counts(self, n: Sequence[int] | None, R: int) -> np.ndarray:
+        """:func:`sample_counts` for this X (its N, its weights)."""
+        return sample_counts(n, R, self.N, uniform=self.w.shape[0] == 0)
 
     def forward(self, A: np.ndarray, V: np.ndarray) -> np.ndarray:
         """F_{A,v}(X) per replica.  A: (R, D, D), V: (d, R) → F: (N, R)."""

@@ -46,7 +46,7 @@ from ..core.result import CORE_COLUMNS, Result, Status
 from ..core.setting import Setting
 from ..core.validate import check_simulate
 from ..infra._progress import progress_bar
-from ._kernel import FusedModel
+from ._kernel import FusedModel, sample_counts
 from .bfloat16 import BFLOAT16, is_bfloat16, to_bfloat16
 from .config import SIM_DEFAULTS, UPDATES, SimConfig
 from .config import SIM_DEFAULTS as _S
@@ -311,8 +311,10 @@ def _start(s: Setting, plan: _Plan, omega: float) -> tuple[np.ndarray, np.ndarra
 class _Descent:
     """GD of R replicas on one X, one pass a step (:meth:`run`), with the records of each replica."""
 
-    def __init__(self, s: Setting, plan: _Plan, A, V, model, tmodel, yt, ft, record_every: int, dense_until: int):
-        self.s, self.plan, self.A, self.V = s, plan, A, V
+    def __init__(
+        self, s: Setting, plan: _Plan, A, V, model, tmodel, yt, ft, record_every: int, dense_until: int, n=None
+    ):
+        self.s, self.plan, self.A, self.V, self.n = s, plan, A, V, n
         self.model, self.tmodel, self.yt, self.ft = model, tmodel, yt, ft
         self.record_every, self.dense_until = record_every, dense_until
         R = plan.R
@@ -379,7 +381,7 @@ class _Descent:
                 gA = np.zeros_like(A)
                 gV = np.zeros_like(V)
                 risk[idx], err[idx], gA[idx], gV[:, idx] = self.model.risk_grad(
-                    A[idx], V[:, idx], want_A[idx], want_v[idx]
+                    A[idx], V[:, idx], want_A[idx], want_v[idx], n=None if self.n is None else self.n[idx]
                 )
                 for r in idx.tolist():
                     if not (np.isfinite(risk[r]) and np.all(np.isfinite(gA[r])) and np.all(np.isfinite(gV[:, r]))):
@@ -427,6 +429,7 @@ def simulate_replicas(
     s_grid: Any = None,
     update: str | Sequence[str] = _S.update,
     device: str = _S.device,
+    n_train: Sequence[int] | None = None,
 ) -> list[Result]:
     """R runs sharing one X in one pass per step (U = X V with V: (d, R)): a list of R Results.
 
@@ -437,7 +440,11 @@ def simulate_replicas(
     initialisation instead. ``s_max`` needs one η shared by the replicas; ``s_grid`` is rounded
     to each replica's own steps.
     A replica that diverges stops there; the others go on. ``update`` may name one value per replica
-    (e.g. ``["Av", "v"]``: a trained model and its Â-frozen control, on one X in one pass a step). See
+    (e.g. ``["Av", "v"]``: a trained model and its Â-frozen control, on one X in one pass a step).
+    ``n_train`` (one per replica) trains replica r on the first ``n_train[r]`` samples of the training
+    set only: runs at several N on one draw in one pass a step (nested data, as N*(D) reads them); its
+    Result's ``N`` is ``n_train[r]``, and it agrees with :func:`simulate` on those samples to the
+    rounding of the float64 sums over blocks. See
     :func:`simulate` for the rest; the defaults and rules of the options are
     :class:`~theorydyn.simulate.config.SimConfig`'s.
     """
@@ -446,16 +453,19 @@ def simulate_replicas(
     plan = _plan(s, eta, steps, s_max, s_grid, replicas, init_seeds, update, device, seed, A0, v0, init)
     dt = _check_dtype(dtype)
     t_start = time.perf_counter()
-    model, tmodel, n_train, n_held, yt, ft = _data(s, N, n_test, seed, dt, train, test, device)
+    if n_train is not None:  # checked before the data are drawn
+        sample_counts(n_train, plan.R, int(N) if train is None else len(train[0]), uniform=len(train or ()) < 3)
+    model, tmodel, n_all, n_held, yt, ft = _data(s, N, n_test, seed, dt, train, test, device)
+    n_r = None if n_train is None else model.sample_counts(n_train, plan.R)
     A, V = _start(s, plan, omega)
-    run = _Descent(s, plan, A, V, model, tmodel, yt, ft, record_every, dense_until)
+    run = _Descent(s, plan, A, V, model, tmodel, yt, ft, record_every, dense_until, n_r)
     run.run(progress)
     seconds = time.perf_counter() - t_start
     results = []
     for r in range(plan.R):
         traj = pd.DataFrame(run.rows[r], columns=COLUMNS)
         options = dict(
-            N=n_train,
+            N=n_all if n_r is None else int(n_r[r]),
             eta=float(plan.etas[r]),
             steps=int(plan.steps),
             omega=float(omega),

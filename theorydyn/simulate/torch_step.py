@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ._kernel import replica_flags, softmax_backward, softmax_rows
+from ._kernel import replica_flags, sample_counts, softmax_backward, softmax_rows
 
 __all__ = ["TorchModel", "import_torch", "resolve_device", "CHUNK_ELEMS", "CUDA_CHUNK_ELEMS"]
 
@@ -107,6 +107,7 @@ class TorchModel:
             if y.shape != (self.N,):
                 raise ValueError(f"y must have shape (N,)=({self.N},), got {y.shape}")
             self.y = torch.as_tensor(y, **f64)
+        self.uniform = weights is None
         if weights is None:
             self.w = torch.full((self.N,), 1.0 / self.N, **f64)
         else:
@@ -114,6 +115,21 @@ class TorchModel:
             if w.shape != (self.N,) or np.any(w < 0) or not w.sum() > 0:
                 raise ValueError("weights must be a non-negative (N,) array with a positive sum")
             self.w = torch.as_tensor(w / w.sum(), **f64)
+
+    def sample_counts(self, n: Sequence[int] | None, R: int) -> np.ndarray:
+        """:func:`theorydyn.simulate._kernel.sample_counts` for this X."""
+        return sample_counts(n, R, self.N, uniform=self.uniform)
+
+    def _weights(self, n: Sequence[int] | None, R: int):
+        """The sample weights of :meth:`risk_grad`: ``self.w`` (N,), or with per-replica counts ``n`` an
+        (R, N) tensor, 1/n[r] on replica r's first n[r] samples and 0 after (rules as FusedModel's)."""
+        if n is None:
+            return self.w
+        na = self.sample_counts(n, R)
+        W = np.zeros((R, self.N))
+        for r, k in enumerate(na.tolist()):
+            W[r, :k] = 1.0 / k
+        return self.torch.as_tensor(W, dtype=self.torch.float64, device=self.device)
 
     def _sigma(self, H):
         """(σ(H), σ'(H)) in H's dtype, the power a product of p − 1 factors left to right (as
@@ -124,10 +140,16 @@ class TorchModel:
         return xp1 * H + self.nu * H, self.p * xp1 + self.nu
 
     def risk_grad(
-        self, A: np.ndarray, V: np.ndarray, grad_A: bool | Sequence[bool] = True, grad_v: bool | Sequence[bool] = True
+        self,
+        A: np.ndarray,
+        V: np.ndarray,
+        grad_A: bool | Sequence[bool] = True,
+        grad_v: bool | Sequence[bool] = True,
+        n: Sequence[int] | None = None,
     ):
         """As :meth:`FusedModel.risk_grad`: A (R, D, D), V (d, R) → risk (R,), err (R,), grad_A
-        (R, D, D) zero diagonal, grad_V (d, R), float64 NumPy; a skipped gradient comes back zero."""
+        (R, D, D) zero diagonal, grad_V (d, R), float64 NumPy; a skipped gradient comes back zero.
+        ``n``: replica r's risk is the mean over the first n[r] samples (weight 1/n[r], zero after)."""
         torch = self.torch
         if self.y is None:
             raise ValueError("risk_grad needs labels y")
@@ -135,6 +157,7 @@ class TorchModel:
         S = softmax_rows(A, self.tau)
         R, D, d = A.shape[0], self.D, self.d
         fA, fv = replica_flags(grad_A, R).astype(bool), replica_flags(grad_v, R).astype(bool)
+        W = self._weights(n, R)  # (N,) shared, or (R, N) per replica
         iA = None if fA.all() else torch.as_tensor(np.flatnonzero(fA), device=self.device)
         iv = None if fv.all() else torch.as_tensor(np.flatnonzero(fv), device=self.device)
         St = torch.as_tensor(S, device=self.device).to(self.dt)  # (R, D, D)
@@ -152,7 +175,7 @@ class TorchModel:
             U = (Xf @ Vt).reshape(n, D, R).permute(2, 0, 1)  # (R, n, D)
             H = torch.bmm(U, STt).to(torch.float64)  # (R, n, D), formed in X's dtype
             sig, dsig = self._sigma(H)
-            ya, wa = self.y[a:b], self.w[a:b]
+            ya, wa = self.y[a:b], W[..., a:b]
             m = ya * sig.sum(dim=2)  # (R, n)
             e = torch.exp(-torch.abs(m))
             risk += (wa * (torch.clamp(-m, min=0.0) + torch.log1p(e))).sum(dim=1)

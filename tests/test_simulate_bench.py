@@ -28,6 +28,7 @@ def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
         "A-frozen control: v-only fused step",
         "a Theorem 4.2 run's step (the trained model and its A-frozen control)",
         "torch step on CPU",
+        "X rounded to bfloat16",
     ):
         assert needle in text
     t = pd.read_csv(out)
@@ -37,6 +38,29 @@ def test_simulate_benchmark_prints_ratios_machine_and_csv(tmp_path, capsys):
     assert {"cpu", "numba", "numpy", "fused_over_one_pass", "simulate_over_fused"} <= set(t.columns)
     assert (t.v_only_ms > 0).all() and (t.frozen_numpy_ms > 0).all() and (t.torch_step_ms > 0).all()
     assert (t.paired_ms > 0).all() and (t.theorem42_after_over_before > 0).all()
+    # the bfloat16 contenders run on the float32 row only (its X rounded)
+    assert t.paired_bf16_ms.isna().tolist() == [True, False] and t.theorem42_bf16_over_before.iloc[1] > 0
+
+
+def test_simulate_benchmark_times_the_nstar_grid_by_both_routes(tmp_path, capsys, monkeypatch):
+    """--nstar quick --nstar-only: the grid of the quick ledger (made tiny here) run by the route of before
+    (a run per (D, N, seed), each drawing its data) and by nstar_runs; a row per D and a total."""
+    from theorydyn.bench import nstar_grid
+    from theorydyn.claims import nstar as claim
+    from theorydyn.claims.sizes import Sizes
+    from theorydyn.experiments import nstar as xns
+
+    tiny = claim.NStarSizes(Ns=(64, 128), seeds=(0,), n_D=1)
+    monkeypatch.setattr(claim, "SIZES", Sizes(quick=tiny, full=tiny))
+    for mod in (nstar_grid, xns):
+        monkeypatch.setattr(mod, "steps_for", lambda sd, preset, eta: (3, 20.0))  # T_a = 20: the preset steps
+    out = tmp_path / "sim.csv"
+    text = _bench("--nstar quick --nstar-only", out, capsys)
+    assert "the quick N* grid: before" in text and "goal <= 0.5x" in text
+    t = pd.read_csv(tmp_path / "sim_nstar.csv")
+    assert list(t.D) == ["32", "all"] and list(t.runs) == [2, 2]
+    assert (t.before_s > 0).all() and (t.after_s > 0).all() and (t.after_over_before > 0).all()
+    assert t.before_diverged.iloc[0] == 0 and t.after_diverged.iloc[0] == 0
 
 
 def test_simulate_benchmark_scaling_tables(tmp_path, capsys):
@@ -55,6 +79,8 @@ def test_simulate_benchmark_scaling_tables(tmp_path, capsys):
         (["--memory-N", "10", "5"], "--memory-N"),
         (["--scaling-N", "64,128"], "--scaling-N"),
         (["--D", "10"], "--D"),
+        (["--nstar-only"], "--nstar-only"),
+        (["--nstar", "medium"], "--nstar"),
     ],
 )
 def test_simulate_benchmark_bad_input_exits_2(argv, needle, capsys):

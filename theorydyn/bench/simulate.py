@@ -18,11 +18,16 @@ and 8 replicas sharing one X (per-run cost); then the steps of the other routes 
       Theorem 4.2 run's step, the trained model with its control in one pass over X (two replicas,
       ∂Â skipped for the second), against the two steps it replaced (the fused step + the NumPy
       v-gradient): the run's time is its steps times this, so the ratio is the run's (goal ≤ 0.4×);
+      with float32 X, the fused and the Theorem 4.2 step again on X rounded to bfloat16 (half the bytes;
+      ``simulate(dtype="bfloat16")``, a named option since it changes the data);
   (e) the torch port of the step (``simulate(device="cpu")``, :mod:`theorydyn.simulate.torch_step`);
   (f) where torch sees CUDA: the torch step on the GPU against one pass over X in GPU memory
       (``X @ v`` on the device, synchronised), with X's bytes per second of each.
 The table runs at each ``--D`` (default 64 and 128, d = D). The machine (CPU model, cores, library
 versions, load average) is printed and written with the table to CSV (``--out``).
+
+``--nstar quick|full`` (``--nstar-only``: alone): the N*(D) grid of that ledger timed by the route of
+before issue 32 and by today's (:mod:`theorydyn.bench.nstar_grid`).
 
 ``--scaling``: the step time against N (D = d = 64; is it linear?) and against D (N fixed, d = D),
 each next to one pass over X; and the memory of ``simulate()`` per training sample, measured in
@@ -54,6 +59,7 @@ from ..core.model import attention, sigma
 from ..core.setting import Setting
 from ..simulate import simulate
 from ..simulate._kernel import FusedModel, block_size
+from ..simulate.bfloat16 import to_bfloat16
 from ..simulate.torch_step import TorchModel
 from . import BenchError
 from .timing import BATCH, SETTLE, Timed, _interleaved, _second_after_first  # noqa: F401  (re-exported)
@@ -84,6 +90,8 @@ class Options:
     scaling_dtype: str = "float32"
     memory_N: tuple[int, int] = (4096, 16384)
     memory_budget_gib: float = 24.0
+    nstar: str | None = None
+    nstar_only: bool = False
 
 
 def _silent(message: str) -> None:
@@ -205,6 +213,10 @@ def _other_routes(s, torch, b, fm, A, v) -> dict[str, Callable[[], Any]]:
         # a Theorem 4.2 run's step since issue 32: the trained model and its A-frozen control in one pass
         paired=lambda: fm.risk_grad(A2, V2, grad_A=[True, False]),
     )
+    if b.X.dtype == np.float32:  # the same X rounded to bfloat16 (simulate(dtype="bfloat16")): half the bytes
+        f16 = FusedModel(to_bfloat16(b.X), b.y, s.p, s.nu, s.tau)
+        fns["fused_bf16"] = lambda: f16.risk_grad(A[None], v[:, None])
+        fns["paired_bf16"] = lambda: f16.risk_grad(A2, V2, grad_A=[True, False])
     if torch is not None:
         tm = TorchModel(b.X, b.y, s.p, s.nu, s.tau, device="cpu")
         fns["torch_step"] = lambda: tm.risk_grad(A[None], v[:, None])
@@ -347,6 +359,13 @@ def _main_row(args, s, torch, dtype: str, A: np.ndarray, v: np.ndarray) -> dict[
         theorem42_before_ms=1e3 * (med["fused"] + med["frozen_numpy"]),
         theorem42_after_over_before=med["paired"] / (med["fused"] + med["frozen_numpy"]),
     )
+    if "paired_bf16" in med:
+        row.update(
+            fused_bf16_ms=1e3 * med["fused_bf16"],
+            fused_bf16_over_fused=med["fused_bf16"] / med["fused"],
+            paired_bf16_ms=1e3 * med["paired_bf16"],
+            theorem42_bf16_over_before=med["paired_bf16"] / (med["fused"] + med["frozen_numpy"]),
+        )
     if "torch_step" in med:
         row.update(torch_step_ms=1e3 * med["torch_step"], torch_step_over_fused=med["torch_step"] / med["fused"])
     row.update(_cuda_row(args, s, torch, b, A, v))
@@ -400,6 +419,12 @@ MAIN_LINES: tuple[tuple[str | None, str], ...] = (
         "    a Theorem 4.2 run's step (the trained model and its A-frozen control): before, the fused step and "
         "the NumPy v-gradient {theorem42_before_ms:.1f} ms; now, both in one pass {paired_ms:.1f} ms "
         "-> {theorem42_after_over_before:.2f}x (goal <= 0.4x)",
+    ),
+    (
+        "paired_bf16_ms",
+        "    X rounded to bfloat16 (simulate(dtype='bfloat16'), a named option: it changes the data): fused step "
+        "{fused_bf16_ms:.1f} ms ({fused_bf16_over_fused:.2f}x float32's); a Theorem 4.2 run's step "
+        "{paired_bf16_ms:.1f} ms -> {theorem42_bf16_over_before:.2f}x before (goal <= 0.4x)",
     ),
     (
         "torch_step_ms",
@@ -529,7 +554,7 @@ def measure(args: Options, report: Callable[[str], None] | None = None) -> list[
         except ImportError:
             report("torch not installed: skipping the autograd reference")
     tables: list[tuple[str, pd.DataFrame]] = []
-    if not args.scaling_only:
+    if not (args.scaling_only or args.nstar_only):
         parts = []
         for D in args.D:  # one table per D, X freed between them
             s = Setting(D=D, C=4)
@@ -547,4 +572,9 @@ def measure(args: Options, report: Callable[[str], None] | None = None) -> list[
         tables.append(("main", pd.concat(parts, ignore_index=True)))
     if args.scaling or args.scaling_only:
         tables += _scaling(args, report)
+    if args.nstar:
+        from .nstar_grid import nstar_grid  # the claims' sizes: imported only for this part
+
+        report(f"\nthe N*(D) grid of the {args.nstar} ledger, before and after issue 32 (each route once, wall time):")
+        tables.append(("nstar", nstar_grid(args.nstar, report)))
     return tables

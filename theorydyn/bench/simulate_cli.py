@@ -52,6 +52,14 @@ FLAGS = BenchFlags(
         ),
         Flag("--no-torch", "skip the autograd reference", bool),
         Flag("--no-simulate", "skip timing simulate() per step", bool),
+        Flag(
+            "--nstar",
+            "also time the N*(D) grid of the quick or full ledger, before issue 32 (a run per (D, N, seed)) "
+            "and now (one draw per seed, every N in one pass)",
+            str,
+            choices=("quick", "full"),
+        ),
+        Flag("--nstar-only", "only the --nstar part (no step table)", bool),
     ),
     common=(
         repeats_flag("timed calls per measurement", default=7),
@@ -121,7 +129,7 @@ def _guard(args) -> None:
     from ..simulate._kernel import block_size
     from ..simulate.memory import simulate_memory
 
-    if not args.scaling_only:
+    if not (args.scaling_only or args.nstar_only):
         item = max(np.dtype(t).itemsize for t in args.dtypes)
         dtype = "float64" if item == 8 else "float32"
         R, D, N = args.replicas, max(args.D), args.N
@@ -173,6 +181,10 @@ def check(args: argparse.Namespace, given: set[str]) -> argparse.Namespace:
         for k in ("memory_N", "memory_budget_gib"):
             if k in given:
                 fail(f"{flag_of(k)}: only used by the memory runs, which --no-memory skips", PROG)
+    if args.nstar_only and not args.nstar:
+        fail("--nstar-only: needs --nstar quick or --nstar full", PROG)
+    if args.nstar_only and args.scaling_only:
+        fail("--nstar-only: runs no step table, and --scaling-only runs only the scaling part: pick one", PROG)
     FLAGS.fill_defaults(args)
     args.dtypes = list(dict.fromkeys(args.dtypes))  # choices checked by the parser
     if len(args.memory_N) != 2 or args.memory_N[0] >= args.memory_N[1]:

@@ -1,0 +1,98 @@
+"""The N*(D) grid's time, before and after issue 32: ``python -m theorydyn.bench simulate --nstar quick|full``.
+
+The grid is the ledger's (:data:`theorydyn.claims.nstar.SIZES` of the mode, the q = C²/D reading, at
+C = 4): each D of ``nstar_Ds``, each seed, each N of the grid, GD at the Theorem 4.2 row's η, ω for
+⌈k T_a / η⌉ steps, float32, records every steps/50 on 256 test samples. Two routes run the same
+(D, N, seed, steps):
+
+  before: one :func:`theorydyn.simulate.simulate` per (D, N, seed), each drawing its own N samples
+          (the route when the issue was filed, whose full-ledger grid took 633 s);
+  after:  :func:`theorydyn.experiments.nstar.nstar_runs`: one N_max draw per (D, seed), every N of the
+          grid a prefix of it, all N in one pass over X a step (``simulate_replicas(n_train=Ns)``).
+
+Each route runs once (a grid is minutes, not milliseconds); the load average is read before and after
+each, and the two routes alternate per D so that a change of load hits both. A diverged run stops
+early: each row counts them per route.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+
+import pandas as pd
+
+from ..claims import nstar as claim
+from ..claims import theorem4
+from ..core.setting import Setting, setting_at
+from ..experiments.nstar import nstar_runs
+from ..experiments.theorem4 import steps_for
+from ..simulate import simulate
+
+
+def _before(sd: Setting, Ns, seeds, steps: int, eta: float, omega: float) -> list[str]:
+    """The runs one by one, each drawing its N samples (seed + 1, as nstar_runs's draw: the same sizes and
+    seeds; its samples are not a prefix of the N_max draw, so a run may end, diverged, at another step).
+    Returns the runs' statuses."""
+    out = []
+    for j in seeds:
+        seed = int(1000 * j + sd.D + 7)
+        for N in Ns:
+            res = simulate(
+                sd,
+                N=int(N),
+                eta=eta,
+                steps=steps,
+                omega=omega,
+                seed=seed,
+                record_every=max(1, steps // 50),
+                dtype="float32",
+                n_test=256,
+            )
+            out.append(str(res.status))
+    return out
+
+
+def nstar_grid(mode: str, report: Callable[[str], None]) -> pd.DataFrame:
+    """One row per D of the ``mode`` ("quick" or "full") grid: its runs, steps, and the seconds (wall)
+    of each route with the load average around it; a last row sums the D's."""
+    n = claim.SIZES.pick(mode == "quick")
+    s = Setting(D=64, C=4)
+    eta, omega = theorem4.RUN.eta, theorem4.RUN.omega
+    preset = theorem4.SIZES.pick(mode == "quick").steps
+    q_label, q_of = claim.q_readings(s)[0]
+    rows = []
+    for D in claim.nstar_Ds(s.C, n.n_D):
+        sd = setting_at(s, D).at(q=float(q_of(D)))
+        _, T_a = steps_for(sd, preset, eta)
+        steps = max(preset, math.ceil(n.k * T_a / eta)) if T_a is not None else preset
+        row: dict = dict(D=D, q=sd.q, runs=len(n.Ns) * len(n.seeds), Ns="/".join(map(str, n.Ns)), steps=steps)
+        for name, go in (
+            ("before", lambda sd=sd, steps=steps: _before(sd, n.Ns, n.seeds, steps, eta, omega)),
+            ("after", lambda D=D: nstar_runs(s, (D,), q_of, n.Ns, n.seeds, n.k, eta, omega, preset=preset)),
+        ):
+            load0 = os.getloadavg()[0]
+            t0 = time.perf_counter()
+            got = go()
+            row[f"{name}_s"] = time.perf_counter() - t0
+            row[f"{name}_load"] = f"{load0:.2f}-{os.getloadavg()[0]:.2f}"
+            statuses = got if isinstance(got, list) else list(got["status"])
+            row[f"{name}_diverged"] = sum(st != "ok" for st in statuses)
+        row["after_over_before"] = row["after_s"] / row["before_s"]
+        report(
+            f"  D = {D} ({q_label}, q = {sd.q:.3g}), {row['runs']} runs of {steps} steps: before "
+            f"{row['before_s']:.1f} s (load {row['before_load']}, {row['before_diverged']} diverged), after "
+            f"{row['after_s']:.1f} s (load {row['after_load']}, {row['after_diverged']} diverged) "
+            f"-> {row['after_over_before']:.2f}x"
+        )
+        rows.append(row)
+    t = pd.DataFrame(rows)
+    total = dict(D="all", before_s=t["before_s"].sum(), after_s=t["after_s"].sum(), runs=int(t["runs"].sum()))
+    total["after_over_before"] = total["after_s"] / total["before_s"]
+    report(
+        f"  the {mode} N* grid: before {total['before_s']:.1f} s, after {total['after_s']:.1f} s "
+        f"-> {total['after_over_before']:.2f}x (goal <= 0.5x)"
+    )
+    return pd.concat([t, pd.DataFrame([total])], ignore_index=True)

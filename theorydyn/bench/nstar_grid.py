@@ -27,7 +27,7 @@ import pandas as pd
 from ..claims import nstar as claim
 from ..claims import theorem4
 from ..core.setting import Setting, setting_at
-from ..experiments.nstar import nstar_runs
+from ..experiments.nstar import nstar_runs, run_options
 from ..experiments.theorem4 import steps_for
 from ..simulate import simulate
 
@@ -40,17 +40,7 @@ def _before(sd: Setting, Ns, seeds, steps: int, eta: float, omega: float) -> lis
     for j in seeds:
         seed = int(1000 * j + sd.D + 7)
         for N in Ns:
-            res = simulate(
-                sd,
-                N=int(N),
-                eta=eta,
-                steps=steps,
-                omega=omega,
-                seed=seed,
-                record_every=max(1, steps // 50),
-                dtype="float32",
-                n_test=256,
-            )
+            res = simulate(sd, N=int(N), seed=seed, **run_options(eta, omega, steps))
             out.append(str(res.status))
     return out
 

@@ -41,6 +41,11 @@ def estimated_seconds(D: int, Ns: Sequence[int], n_seeds: int, steps: int) -> fl
     return STEP_S_64 * (sum(Ns) / 16384) * (D / 64) ** 3 * steps * n_seeds
 
 
+def run_options(eta: float, omega: float, steps: int) -> dict:
+    """The options of every N*(D) run: float32 X, records every steps/50 on 256 test samples."""
+    return dict(eta=eta, steps=steps, omega=omega, record_every=max(1, steps // 50), dtype="float32", n_test=256)
+
+
 def association_margin(s: Setting, A: np.ndarray) -> np.ndarray:
     """(D,) per row i: (min_{j ∈ S(i)} Â_ij − max_{j ∉ S(i)} Â_ij) / std_{j ≠ i} Â_ij, the diagonal
     counted in S(i) as in Definition 2.2 and the scale the spread of the row's off-diagonal entries
@@ -104,13 +109,8 @@ def nstar_runs(
             # every N of the grid in one pass a step: replica r trains on the first Ns[r] samples
             runs = simulate_replicas(
                 sd,
-                eta=eta,
-                steps=steps,
-                omega=omega,
                 seed=seed,
-                record_every=max(1, steps // 50),
-                dtype="float32",
-                n_test=256,
+                **run_options(eta, omega, steps),
                 train=(b.X, b.y),
                 init_seeds=[seed] * len(Ns),
                 n_train=[int(N) for N in Ns],

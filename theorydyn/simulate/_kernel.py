@@ -180,6 +180,16 @@ def _loss_to_g(h, ya, wa, p, nu):
     return lo, m
 
 
+@numba.njit(cache=True, inline="always")
+def _block_start(bi, block, N, out_dS, out_gV, out_lw):
+    """Block bi's samples [a0, a1) and its partial sums (∂S, ∇_v, loss/error), zeroed."""
+    dS, gV, lw = out_dS[bi], out_gV[bi], out_lw[bi]
+    dS[:, :, :] = 0.0
+    gV[:, :] = 0.0
+    lw[:, :] = 0.0
+    return bi * block, min(N, (bi + 1) * block), dS, gV, lw
+
+
 @numba.njit(cache=True, fastmath=_FM, inline="always")
 def _replica_sub(Xs, Ur, ST_r, S_r, y, w, uw, c0, p, nu, dS_r, gV_r, lw_r, want_A, want_v, gs):
     """One replica's work on one sub-block, given U_r = X_sub v_r (nc, D): H = U Sᵀ turned into g in
@@ -238,14 +248,7 @@ def _fused_many(X, y, w, uw, nr, S, ST, VT, p, nu, block, sub, out_dS, out_gV, o
     R = VT.shape[0]
     nb = out_dS.shape[0]
     for bi in prange(nb):
-        a0 = bi * block
-        a1 = min(N, a0 + block)
-        dS = out_dS[bi]
-        gV = out_gV[bi]
-        lw = out_lw[bi]
-        dS[:, :, :] = 0.0
-        gV[:, :] = 0.0
-        lw[:, :] = 0.0
+        a0, a1, dS, gV, lw = _block_start(bi, block, N, out_dS, out_gV, out_lw)
         U = np.empty((R, sub * D), dtype=X.dtype)
         gs = np.empty(d, dtype=X.dtype)
         for c0 in range(a0, a1, sub):
@@ -279,14 +282,7 @@ def _fused_bf16(X, y, w, uw, nr, S, ST, V, p, nu, block, sub, out_dS, out_gV, ou
     R = V.shape[1]
     nb = out_dS.shape[0]
     for bi in prange(nb):
-        a0 = bi * block
-        a1 = min(N, a0 + block)
-        dS = out_dS[bi]
-        gV = out_gV[bi]
-        lw = out_lw[bi]
-        dS[:, :, :] = 0.0
-        gV[:, :] = 0.0
-        lw[:, :] = 0.0
+        a0, a1, dS, gV, lw = _block_start(bi, block, N, out_dS, out_gV, out_lw)
         buf = np.empty(sub * D * d, dtype=np.float32)
         bits = buf.view(np.uint32)
         U = np.empty(sub * D, dtype=np.float32)

@@ -37,6 +37,7 @@ def test_the_ledger_page_names_its_tables():
         "docs/ledger/quick.csv",
         "docs/ledger/full.csv",
         "docs/ledger/D128_theorem4.csv",
+        "docs/ledger/D128_theorem4_bfloat16.csv",
     ]
 
 

@@ -181,6 +181,14 @@ def _loss_to_g(h, ya, wa, p, nu):
 
 
 @numba.njit(cache=True, inline="always")
+def _interleaved(i, nb):
+    """Block of the i-th iteration: 0, nb − 1, 1, nb − 2, …. The threads take contiguous ranges of i, so each
+    gets early and late blocks alike: with replicas on nested prefixes (:meth:`FusedModel.risk_grad`'s
+    ``n``) the early blocks carry more replicas. Each block writes its own partials: same bits."""
+    return i // 2 if i % 2 == 0 else nb - 1 - i // 2
+
+
+@numba.njit(cache=True, inline="always")
 def _block_start(bi, block, N, out_dS, out_gV, out_lw):
     """Block bi's samples [a0, a1) and its partial sums (∂S, ∇_v, loss/error), zeroed."""
     dS, gV, lw = out_dS[bi], out_gV[bi], out_lw[bi]
@@ -247,7 +255,8 @@ def _fused_many(X, y, w, uw, nr, S, ST, VT, p, nu, block, sub, out_dS, out_gV, o
     N, D, d = X.shape
     R = VT.shape[0]
     nb = out_dS.shape[0]
-    for bi in prange(nb):
+    for i in prange(nb):
+        bi = _interleaved(i, nb)
         a0, a1, dS, gV, lw = _block_start(bi, block, N, out_dS, out_gV, out_lw)
         U = np.empty((R, sub * D), dtype=X.dtype)
         gs = np.empty(d, dtype=X.dtype)
@@ -281,7 +290,8 @@ def _fused_bf16(X, y, w, uw, nr, S, ST, V, p, nu, block, sub, out_dS, out_gV, ou
     N, D, d = X.shape
     R = V.shape[1]
     nb = out_dS.shape[0]
-    for bi in prange(nb):
+    for i in prange(nb):
+        bi = _interleaved(i, nb)
         a0, a1, dS, gV, lw = _block_start(bi, block, N, out_dS, out_gV, out_lw)
         buf = np.empty(sub * D * d, dtype=np.float32)
         bits = buf.view(np.uint32)
@@ -452,18 +462,23 @@ class FusedModel:
         R, D = A.shape[0], self.D
         fA, fv = replica_flags(grad_A, R), replica_flags(grad_v, R)
         nr = self.sample_counts(n, R)
+        # the pass covers the first max(nr) samples, in the blocks a run on them alone would cut: the
+        # replica with the most samples is that run's bits, and the threads share the samples evenly
+        Ne = int(nr.max())
+        block = self.block if Ne == self.N else block_size(Ne, self.sub)
+        nb = -(-Ne // block)
         S = softmax_rows(A, self.tau)
         ST = np.ascontiguousarray(S.transpose(0, 2, 1))
         with np.errstate(all="ignore"), single_threaded_blas():  # divergence: detected by the caller
-            dS = np.empty((self.nb, R, D, D))
-            gVb = np.empty((self.nb, R, self.d))
-            lw = np.empty((self.nb, R, 2))
+            dS = np.empty((nb, R, D, D))
+            gVb = np.empty((nb, R, self.d))
+            lw = np.empty((nb, R, 2))
             VT = np.ascontiguousarray(V.T)
             # float32 or bfloat16 X: S, Sᵀ and v rounded to float32 (the kernel's arithmetic)
             dt = np.dtype(np.float32) if self.bf16 else self.X.dtype
             kernel, Vk = (_fused_bf16, V) if self.bf16 else (_fused_many, VT)
             kernel(
-                self.X,
+                self.X[:Ne],
                 self.y,
                 self.w,
                 1.0 / nr,
@@ -473,7 +488,7 @@ class FusedModel:
                 np.ascontiguousarray(Vk, dtype=dt),
                 self.p,
                 self.nu,
-                self.block,
+                block,
                 self.sub,
                 dS,
                 gVb,

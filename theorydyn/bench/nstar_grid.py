@@ -6,13 +6,14 @@ C = 4): each D of ``nstar_Ds``, each seed, each N of the grid, GD at the Theorem
 (D, N, seed, steps):
 
   before: one :func:`theorydyn.simulate.simulate` per (D, N, seed), each drawing its own N samples
-          (the route when the issue was filed, whose full-ledger grid took 633 s);
+          (the route when the issue was filed, whose full-ledger grid took 633 s); timed as its draws
+          plus its GD on the new route's samples, so that both routes take the same steps;
   after:  :func:`theorydyn.experiments.nstar.nstar_runs`: one N_max draw per (D, seed), every N of the
           grid a prefix of it, all N in one pass over X a step (``simulate_replicas(n_train=Ns)``).
 
 Each route runs once (a grid is minutes, not milliseconds); the load average is read before and after
 each, and the two routes alternate per D so that a change of load hits both. A diverged run stops
-early: each row counts them per route.
+early: each row counts them per route (the same runs, as both train on the same samples).
 """
 
 from __future__ import annotations
@@ -22,32 +23,41 @@ import os
 import time
 from collections.abc import Callable
 
+import numpy as np
 import pandas as pd
 
 from ..claims import nstar as claim
 from ..claims import theorem4
+from ..core import data
 from ..core.setting import Setting, setting_at
 from ..experiments.nstar import nstar_runs, run_options
 from ..experiments.theorem4 import steps_for
 from ..simulate import simulate
 
 
-def _before(sd: Setting, Ns, seeds, steps: int, eta: float, omega: float) -> list[str]:
-    """The runs one by one, each drawing its N samples (seed + 1, as nstar_runs's draw: the same sizes and
-    seeds; its samples are not a prefix of the N_max draw, so a run may end, diverged, at another step).
-    Returns the runs' statuses."""
-    out = []
+def _before(sd: Setting, Ns, seeds, steps: int, eta: float, omega: float) -> tuple[list[str], float, float]:
+    """The old route's runs one by one: each draws N samples of its own (timed, then dropped: they are
+    not a prefix of the N_max draw), then trains on the samples nstar_runs gives it (the first N of the
+    seed's N_max draw, made untimed: the same GD as the new route, so the same runs diverge). Returns
+    the runs' statuses and the seconds of the draws and of the GD."""
+    out, gen, gd = [], 0.0, 0.0
     for j in seeds:
         seed = int(1000 * j + sd.D + 7)
+        b = data.sample(sd, int(max(Ns)), seed=seed + 1, dtype=np.float32)
         for N in Ns:
-            res = simulate(sd, N=int(N), seed=seed, **run_options(eta, omega, steps))
+            t0 = time.perf_counter()
+            data.sample(sd, int(N), seed=seed + 1, dtype=np.float32)
+            t1 = time.perf_counter()
+            res = simulate(sd, seed=seed, train=(b.X[: int(N)], b.y[: int(N)]), **run_options(eta, omega, steps))
+            gen, gd = gen + t1 - t0, gd + time.perf_counter() - t1
             out.append(str(res.status))
-    return out
+    return out, gen, gd
 
 
 def nstar_grid(mode: str, report: Callable[[str], None]) -> pd.DataFrame:
-    """One row per D of the ``mode`` ("quick" or "full") grid: its runs, steps, and the seconds (wall)
-    of each route with the load average around it; a last row sums the D's."""
+    """One row per D of the ``mode`` ("quick" or "full") grid: its runs, steps, and the seconds of each
+    route (before: its draws and runs, summed; after: nstar_runs, wall) with the load average around it;
+    a last row sums the D's."""
     n = claim.SIZES.pick(mode == "quick")
     s = Setting(D=64, C=4)
     eta, omega = theorem4.RUN.eta, theorem4.RUN.omega
@@ -59,21 +69,20 @@ def nstar_grid(mode: str, report: Callable[[str], None]) -> pd.DataFrame:
         _, T_a = steps_for(sd, preset, eta)
         steps = max(preset, math.ceil(n.k * T_a / eta)) if T_a is not None else preset
         row: dict = dict(D=D, q=sd.q, runs=len(n.Ns) * len(n.seeds), Ns="/".join(map(str, n.Ns)), steps=steps)
-        for name, go in (
-            ("before", lambda sd=sd, steps=steps: _before(sd, n.Ns, n.seeds, steps, eta, omega)),
-            ("after", lambda D=D: nstar_runs(s, (D,), q_of, n.Ns, n.seeds, n.k, eta, omega, preset=preset)),
-        ):
-            load0 = os.getloadavg()[0]
-            t0 = time.perf_counter()
-            got = go()
-            row[f"{name}_s"] = time.perf_counter() - t0
-            row[f"{name}_load"] = f"{load0:.2f}-{os.getloadavg()[0]:.2f}"
-            statuses = got if isinstance(got, list) else list(got["status"])
-            row[f"{name}_diverged"] = sum(st != "ok" for st in statuses)
+        load0 = os.getloadavg()[0]
+        statuses, gen, gd = _before(sd, n.Ns, n.seeds, steps, eta, omega)
+        row.update(before_s=gen + gd, before_draws_s=gen, before_load=f"{load0:.2f}-{os.getloadavg()[0]:.2f}")
+        row["before_diverged"] = sum(st != "ok" for st in statuses)
+        load0 = os.getloadavg()[0]
+        t0 = time.perf_counter()
+        runs = nstar_runs(s, (D,), q_of, n.Ns, n.seeds, n.k, eta, omega, preset=preset)
+        row.update(after_s=time.perf_counter() - t0, after_load=f"{load0:.2f}-{os.getloadavg()[0]:.2f}")
+        row["after_diverged"] = int((runs["status"] != "ok").sum())
         row["after_over_before"] = row["after_s"] / row["before_s"]
         report(
             f"  D = {D} ({q_label}, q = {sd.q:.3g}), {row['runs']} runs of {steps} steps: before "
-            f"{row['before_s']:.1f} s (load {row['before_load']}, {row['before_diverged']} diverged), after "
+            f"{row['before_s']:.1f} s (its draws {row['before_draws_s']:.1f} s; load {row['before_load']}, "
+            f"{row['before_diverged']} diverged), after "
             f"{row['after_s']:.1f} s (load {row['after_load']}, {row['after_diverged']} diverged) "
             f"-> {row['after_over_before']:.2f}x"
         )

@@ -46,7 +46,9 @@ def _interrupt(args: list[str], after_s: float, cwd: Path) -> tuple[int, str, li
 @pytest.mark.parametrize("after_s", [1.5, 6.0])  # while the workers import, and while they compute
 def test_scan_interrupted_exits_130_without_worker_tracebacks(tmp_path, after_s):
     code, err, left = _interrupt(
-        ["theorydyn.scan", "--D", "64", "--C", "4", "--quiet", "--no-plots", "--workers", "2", "--out", "out"],
+        # 40 seeds (200 points, ~1 min): the default scan's 15 points can end within 6 s on an idle machine
+        ["theorydyn.scan", "--D", "64", "--C", "4", "--seeds", "40", "--quiet", "--no-plots", "--workers", "2"]
+        + ["--out", "out"],
         after_s,
         tmp_path,
     )

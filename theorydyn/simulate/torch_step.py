@@ -108,6 +108,8 @@ class TorchModel:
                 raise ValueError(f"y must have shape (N,)=({self.N},), got {y.shape}")
             self.y = torch.as_tensor(y, **f64)
         self.uniform = weights is None
+        self._W_key: tuple[int, ...] | None = None  # the per-replica weights of the last counts (_weights)
+        self._W: Any = None
         if weights is None:
             self.w = torch.full((self.N,), 1.0 / self.N, **f64)
         else:
@@ -125,11 +127,13 @@ class TorchModel:
         (R, N) tensor, 1/n[r] on replica r's first n[r] samples and 0 after (rules as FusedModel's)."""
         if n is None:
             return self.w
-        na = self.sample_counts(n, R)
-        W = np.zeros((R, self.N))
-        for r, k in enumerate(na.tolist()):
-            W[r, :k] = 1.0 / k
-        return self.torch.as_tensor(W, dtype=self.torch.float64, device=self.device)
+        key = tuple(self.sample_counts(n, R).tolist())
+        if self._W_key != key:  # a run asks for the same counts every step (until a replica dies): built once
+            W = np.zeros((R, self.N))
+            for r, k in enumerate(key):
+                W[r, :k] = 1.0 / k
+            self._W_key, self._W = key, self.torch.as_tensor(W, dtype=self.torch.float64, device=self.device)
+        return self._W
 
     def _sigma(self, H):
         """(σ(H), σ'(H)) in H's dtype, the power a product of p − 1 factors left to right (as

@@ -449,8 +449,9 @@ class FusedModel:
                 in one pass over X). The other outputs are the same bits either way.
             n: optional (R,) sample counts: replica r's risk is the mean over the first n[r] samples of X
                 (nested training sets in one pass: runs at several N on one draw). None → all N; not
-                with ``weights``. Agrees with a model on X[:n[r]] alone to the float64 rounding of the
-                sums over blocks (its blocks are cut for N, not n[r]).
+                with ``weights``. The pass covers the first max(n) samples in the blocks a model on them
+                alone would cut: that replica is bit-identical to it, the others agree with a model on
+                X[:n[r]] to the float64 rounding of the sums over blocks.
 
         Returns:
             risk (R,), err (R,), grad_A (R, D, D), grad_V (d, R) — all float64.
@@ -465,7 +466,7 @@ class FusedModel:
         # the pass covers the first max(nr) samples, in the blocks a run on them alone would cut: the
         # replica with the most samples is that run's bits, and the threads share the samples evenly
         Ne = int(nr.max())
-        block = self.block if Ne == self.N else block_size(Ne, self.sub)
+        block = block_size(Ne, self.sub)  # self.block when every replica has all N
         nb = -(-Ne // block)
         S = softmax_rows(A, self.tau)
         ST = np.ascontiguousarray(S.transpose(0, 2, 1))

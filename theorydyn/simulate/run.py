@@ -453,10 +453,10 @@ def simulate_replicas(
     plan = _plan(s, eta, steps, s_max, s_grid, replicas, init_seeds, update, device, seed, A0, v0, init)
     dt = _check_dtype(dtype)
     t_start = time.perf_counter()
-    if n_train is not None:  # checked before the data are drawn
-        sample_counts(n_train, plan.R, int(N) if train is None else len(train[0]), uniform=len(train or ()) < 3)
+    n_r = None  # the counts, checked before the data are drawn (a train tuple of 3 carries weights)
+    if n_train is not None:
+        n_r = sample_counts(n_train, plan.R, int(N) if train is None else len(train[0]), uniform=len(train or ()) < 3)
     model, tmodel, n_all, n_held, yt, ft = _data(s, N, n_test, seed, dt, train, test, device)
-    n_r = None if n_train is None else model.sample_counts(n_train, plan.R)
     A, V = _start(s, plan, omega)
     run = _Descent(s, plan, A, V, model, tmodel, yt, ft, record_every, dense_until, n_r)
     run.run(progress)

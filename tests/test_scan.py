@@ -794,3 +794,74 @@ def test_run_scan_prints_nothing_and_reports_through_its_callback(tmp_path, caps
     assert capsys.readouterr().out == ""  # the bar (progress=True) is on stderr; nothing on stdout
     assert again.skipped == 2 and said[0].startswith("[quiet] 2 of 2 points already in")
     assert said[-1] == summary_text(spec, again) and "2 point(s) [0 computed, 2 already done]" in said[-1]
+
+
+def test_two_scans_under_different_names_compute_only_their_new_points(tmp_path):
+    """Issue 41: a point's key is its content, not the scan's name. After ``--q 0.3 0.5 0.7`` (6 points),
+    ``--q 0.3 0.4 0.5`` under another name computes the 2 points of q = 0.4 only, reuses the other 4 (rows
+    identical to the first scan's, trajectories beside them) and says so; the command's own name too."""
+    common = ("--D", "16", "--C", "4", "--s-max", "1e4", "--seeds", "2", "--workers", "0")
+    first = _cli(tmp_path, *common, "--q", "0.3", "0.5", "0.7", "--name", "first")
+    assert first.returncode == 0, first.stderr
+    calls = (tmp_path / "counter").read_bytes().count(b".")
+    assert calls == 6, f"the first scan ran the runner {calls} times for 6 points"
+    second = _cli(tmp_path, *common, "--q", "0.3", "0.4", "0.5")  # the derived name, not 'first'
+    assert second.returncode == 0, second.stderr
+    calls = (tmp_path / "counter").read_bytes().count(b".") - 6
+    assert calls == 2, f"the second scan ran the runner {calls} times; 2 of its 6 points are new"
+    assert "6 point(s) [2 computed, 4 reused (4 from scan first), 0 already done]" in second.stdout, second.stdout
+    res = tmp_path / "res"
+    a = ResultStore(res / "first.csv").frame()
+    (derived,) = [p for p in res.glob("*.csv") if p.name != "first.csv"]
+    b = ResultStore(derived).frame()
+    shared = sorted(set(a["key"]) & set(b["key"]))
+    assert len(shared) == 4 and len(b) == 6
+    pd.testing.assert_frame_equal(  # the reused rows are the stored rows, provenance included
+        a.set_index("key").loc[shared, b.columns.drop("key")], b.set_index("key").loc[shared]
+    )
+    # --recompute computes its own points again rather than reusing another scan's
+    again = _cli(tmp_path, *common, "--q", "0.3", "0.4", "0.5", "--recompute")
+    assert "[6 computed, 0 already done]" in again.stdout, again.stdout
+
+
+def test_reuse_copies_a_points_files_and_only_rows_that_pass_their_checks(tmp_path):
+    """The library route: run_scan reuses rows of other names with their trajectories (the figure draws
+    them); a row of another name that fails the checks (its key not the hash of its parameters) is not
+    reused but computed, and stays where it was."""
+    spec = functools.partial(_four_fake_points)
+    a = run_scan(spec("a"), results_dir=tmp_path, workers=0, plots=False)
+    assert a.computed == 4 and a.reused == {}
+    b = run_scan(spec("b"), results_dir=tmp_path, workers=0, plots=False)
+    assert b.computed == 0 and sorted(b.reused) == sorted(a.frame["key"]) and set(b.reused.values()) == {"a"}
+    for key in a.frame["key"]:
+        assert (tmp_path / "b" / f"{key}.csv").read_bytes() == (tmp_path / "a" / f"{key}.csv").read_bytes()
+    # garble one stored point in 'a' and 'b' (a changed parameter, its key kept): scan 'c' computes it
+    key = a.frame["key"][0]
+    con = sqlite3.connect(tmp_path / "results.sqlite")
+    (data,) = con.execute("SELECT data FROM rows WHERE scope = 'a' AND key = ?", (key,)).fetchone()
+    assert '"C": "4"' in data
+    with con:
+        con.execute("UPDATE rows SET data = ? WHERE key = ?", (data.replace('"C": "4"', '"C": "5"'), key))
+    con.close()
+    c = run_scan(spec("c"), results_dir=tmp_path, workers=0, plots=False)
+    assert c.computed == 1 and len(c.reused) == 3 and key not in c.reused
+    assert sqlite3.connect(tmp_path / "results.sqlite").execute(
+        "SELECT count(*) FROM rows WHERE scope = 'a' AND key = ?", (key,)
+    ).fetchone() == (1,)
+
+
+def test_a_store_written_before_the_key_index_opens_and_reuses(tmp_path):
+    """A results database of an older toolkit (no index on the key) opens unchanged in its rows, gains the
+    index, and its rows are reused by a scan of another name."""
+    old = ResultStore(tmp_path / "old.csv")
+    old.append({"key": "k1", "T2": 1.5})
+    old.close()
+    con = sqlite3.connect(tmp_path / "results.sqlite")
+    con.execute("DROP INDEX rows_by_key")
+    con.close()
+    new = ResultStore(tmp_path / "new.csv")
+    assert new.adopt(["k1", "k2"]) == {"k1": "old"} and new.rows["k1"]["T2"] == "1.5"
+    assert sqlite3.connect(tmp_path / "results.sqlite").execute(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'rows_by_key'"
+    ).fetchone() == ("rows_by_key",)
+    assert len(ResultStore(tmp_path / "old.csv")) == 1

@@ -14,6 +14,7 @@ Schema (``sqlite3 results.sqlite .schema``)::
          UNIQUE(scope, key))                           -- one row per finished point
     rejected(id INTEGER PRIMARY KEY, scope TEXT, key TEXT, reason TEXT, data TEXT, rejected_at TEXT)
     exports(scope TEXT PRIMARY KEY, path TEXT, written_utc TEXT)  -- the last CSV export of a scope
+    INDEX rows_by_key ON rows (key)                    -- a key in any scope (ResultStore.adopt)
 
 ``key`` is :func:`content_key` of the point's full parameters, salted with the numerics version
 (sha256 hex: one key scheme for every row). ``data`` is a JSON object of the row's values as text
@@ -29,6 +30,9 @@ Guarantees:
   committed row stands), so two processes computing the same point keep one row.
 * **Several writers.** WAL mode and a busy timeout (:data:`BUSY_TIMEOUT_S`): scans on the same
   name, or a scan and a ``verify``, write concurrently without losing rows.
+* **Reused by content.** Keys do not depend on the scope: :meth:`ResultStore.adopt` copies into a
+  scope the rows of its keys that another scope holds (checked as on reading, in one transaction), so
+  a scan reuses every point any scan of the same database computed, whatever its name.
 * **Checked on reading.** :meth:`ResultStore.load` checks every row (its JSON, its declared
   ``kinds``, the caller's ``validate``: for scans, that the key is the hash of the row's own
   parameters and numerics version). A row that fails is *moved* to the ``rejected`` table (and
@@ -82,6 +86,8 @@ REJECTED_COLUMNS = ("rejected_at", "reason", "key", "line")
 KINDS = ("num", "bool", "str")
 #: How long a writer waits for another's transaction before giving up (seconds).
 BUSY_TIMEOUT_S = 120.0
+#: Keys looked up per query by :meth:`ResultStore.adopt` (below SQLite's limit on bound parameters).
+_CHUNK = 500
 
 #: How ``_cell`` writes numbers: int ``str`` and float ``repr`` (``inf``, ``-inf``; NaN is empty).
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?inf")
@@ -111,6 +117,9 @@ CREATE TABLE IF NOT EXISTS rejected (
     rejected_at TEXT NOT NULL
 );
 """
+#: Added to stores of every age on open (a store written before it gains it; one that cannot be written,
+#: read-only, works without it): :meth:`ResultStore.adopt` finds a key in every scope at once.
+_INDEXES = "CREATE INDEX IF NOT EXISTS rows_by_key ON rows (key)"
 
 
 class StoreError(ValueError):
@@ -253,6 +262,8 @@ def connect(db: str | Path) -> sqlite3.Connection:
             con.execute("PRAGMA journal_mode = WAL")
         con.execute("PRAGMA synchronous = FULL")
         con.executescript(_SCHEMA)
+        with contextlib.suppress(sqlite3.OperationalError):  # read-only: lookups by key scan the table instead
+            con.execute(_INDEXES)
         check = [r[0] for r in con.execute("PRAGMA quick_check").fetchall()]
     except sqlite3.OperationalError as e:
         con.close()
@@ -527,15 +538,76 @@ class ResultStore:
         except sqlite3.OperationalError as e:
             raise OSError(f"cannot commit a row to {self.db}: {e}") from None
         if inserted:
-            self.rows[key] = text_row
+            self._remember(key, text_row)
         elif stored is not None and self._row_problem(stored) is None:
-            self.rows[key] = stored
-        for c in self.rows.get(key, {}):
+            self._remember(key, stored)
+        return inserted
+
+    def _remember(self, key: str, row: dict[str, str]) -> None:
+        """Hold a committed, checked row in memory (:attr:`rows`, :attr:`columns`) as :meth:`load` would."""
+        self.rows[key] = row
+        for c in row:
             if c not in self.columns:
                 self.columns = self.columns or [KEY]
                 if c not in self.columns:
                     self.columns.append(c)
-        return inserted
+
+    @_mapped
+    def adopt(self, keys: Iterable[str]) -> dict[str, str]:
+        """Copy into this scope the rows of ``keys`` that another scope of the same database holds, so that
+        a result is computed once whatever scope (scan name) asked for it first. Returns ``{key: the scope it
+        was copied from}`` for every key copied.
+
+        A key is copied only when this scope lacks it and a row of it elsewhere passes this store's checks
+        (its JSON, ``kinds``, ``validate``: for scans, that the key is the hash of the row's own parameters
+        and numerics version); rows that fail are left where they are, for their own scope to move aside.
+        The row is copied as it was committed, values and provenance alike. All copies are one
+        transaction (``BEGIN IMMEDIATE`` … ``COMMIT``): a kill leaves every copy or none; a key another
+        process committed meanwhile keeps its first row (``UNIQUE(scope, key)``).
+
+        Raises:
+            OSError: the database cannot be written (a full disk); nothing is copied.
+        """
+        wanted = [k for k in dict.fromkeys(keys) if k not in self.rows]
+        if not wanted:
+            return {}
+        con = self._connect()
+        found: dict[str, tuple[str, str, dict[str, str]]] = {}  # key -> (scope, data, row), the first good one
+        for i in range(0, len(wanted), _CHUNK):
+            part = wanted[i : i + _CHUNK]
+            marks = ",".join("?" * len(part))
+            cur = con.execute(
+                f"SELECT key, scope, data FROM rows WHERE scope != ? AND key IN ({marks}) ORDER BY seq",  # noqa: S608
+                (self.scope, *part),
+            )
+            for key, scope, data in cur.fetchall():
+                if key in found:
+                    continue
+                row, why = _decode(key, data)
+                if row is not None and self._row_problem(row) is None:
+                    found[key] = (scope, data, row)
+        if not found:
+            return {}
+        copied: dict[str, str] = {}
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            for key, (scope, data, _) in found.items():
+                cur = con.execute(
+                    "INSERT INTO rows (scope, key, data, created_utc) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (scope, key) DO NOTHING",
+                    (self.scope, key, data, _now()),
+                )
+                if cur.rowcount == 1:
+                    copied[key] = scope
+            con.execute("COMMIT")
+        except sqlite3.OperationalError as e:
+            raise OSError(f"cannot copy rows within {self.db}: {e}") from None
+        finally:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+        for key in copied:
+            self._remember(key, found[key][2])
+        return copied
 
     @_mapped
     def remove(self, keys: Iterable[str]) -> int:

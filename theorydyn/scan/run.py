@@ -59,6 +59,7 @@ from . import plots as scanplots
 from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR  # noqa: F401 — re-exported
 from .executor import execute_point, load_runner, make_executor
 from .grid import Point, ScanError, ScanSpec, open_store, validate_points
+from .reuse import reuse_stored, reused_text
 from .summary import _fmt, _is_simulate, summary_text, write_summary
 
 #: Where a scan's messages go: a callable taking one line, or None (silent)
@@ -102,6 +103,8 @@ class ScanOutcome:
     plots: list[Path] = field(default_factory=list)
     exponents: dict[str, dict | None] = field(default_factory=dict)
     summary_csv: Path | None = None
+    #: points whose rows another scan of the results folder had stored: key -> that scan's name
+    reused: dict[str, str] = field(default_factory=dict)
     export_failed: bool = False  # the CSV export could not be written (a full disk): the rows are in the store
 
     @property
@@ -232,13 +235,19 @@ def run_scan(
         raise ScanError(f"--out: {e}") from None
     prov = {f"prov_{k}": v for k, v in provenance().items()}
     traj_dir = results_dir / spec.name
+    reused: dict[str, str] = {}
     if force:
         store.remove(p.key for p in points)
+    else:  # a point is its content: any scan of this folder may have computed it, under any name
+        reused = reuse_stored(store, [p.key for p in points if p.key not in store], results_dir)
     todo = [p for p in points if p.key not in store]
-    skipped = len(points) - len(todo)
-    if progress and skipped and report is not None:
-        report(f"[{spec.name}] {skipped} of {len(points)} points already in {store.path}; computing {len(todo)}")
-    outcome = ScanOutcome(spec.name, pd.DataFrame(), 0, skipped, results=store.path)
+    skipped = len(points) - len(todo) - len(reused)
+    if progress and (skipped or reused) and report is not None:
+        report(
+            f"[{spec.name}] {skipped + len(reused)} of {len(points)} points already in {store.path}"
+            f"{f' ({reused_text(reused)})' if reused else ''}; computing {len(todo)}"
+        )
+    outcome = ScanOutcome(spec.name, pd.DataFrame(), 0, skipped, results=store.path, reused=reused)
     if todo:
         handle = make_executor(workers, scheduler)
         bar = Progress(spec.name, len(todo), skipped, progress)
@@ -255,6 +264,10 @@ def run_scan(
                 for p in queue:
                     if store.committed(p.key):  # another process on the same store computed it
                         outcome.skipped += 1
+                        bar.done += 1
+                        continue
+                    if not force and (got := reuse_stored(store, [p.key], results_dir)):  # ... under another name
+                        outcome.reused.update(got)
                         bar.done += 1
                         continue
                     pending[handle.executor.submit(execute_point, p.runner, p.setting, p.options, p.seed)] = p

@@ -19,6 +19,7 @@ from ..infra.atomic import write_text
 from . import plots as scanplots
 from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR  # noqa: F401 — re-exported
 from .grid import ScanSpec
+from .reuse import reused_text
 
 if TYPE_CHECKING:
     from .run import ScanOutcome
@@ -351,8 +352,9 @@ def summary_text(spec: ScanSpec, outcome: ScanOutcome) -> str:
                 f"over {fit['n']} points{note}"
             )
     lines += not_reached_hints(spec, df)
+    reused = f", {len(outcome.reused)} reused ({reused_text(outcome.reused)})" if outcome.reused else ""
     lines.append(
-        f"\n{len(df)} point(s) [{outcome.computed} computed, {outcome.skipped} already done] in "
+        f"\n{len(df)} point(s) [{outcome.computed} computed{reused}, {outcome.skipped} already done] in "
         f"{outcome.wall_s:.1f} s · results: {outcome.results}"
     )
     if outcome.summary_csv is not None:

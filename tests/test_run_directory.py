@@ -27,6 +27,26 @@ def test_run_dir_follows_theorydyn_home(monkeypatch, tmp_path):
     assert paths.vision_ledger_dir() == tmp_path / "vision" / "ledger"
 
 
+def test_vision_data_default_to_the_run_directory_and_the_ledger_names_it(monkeypatch, tmp_path):
+    """Issue 41: the paper's dataset files go to ``<run dir>/data`` by default (``data/`` in a checkout
+    showed in ``git status``); the ledger's NOT_RUN row names that folder and looks there."""
+    pytest.importorskip("torch")
+    from theorydyn.claims import vision as cv
+    from theorydyn.vision import data
+
+    monkeypatch.setenv(paths.HOME_ENV, str(tmp_path))
+    assert paths.data_dir() == tmp_path / "data"
+    with pytest.raises(data.DataError, match=str(tmp_path / "data")):
+        data.load("cifar10", download=False)
+    assert cv.inputs(None, True) == {"data_dir": str(tmp_path / "data"), "present": {}}
+    rows = [r for r in cv.paper_rows(quick=True) if r.claim == "Section 6, Figures 6/7 (cifar10)"]
+    assert len(rows) == 1 and f"not in {tmp_path / 'data'}/" in rows[0].note, rows[0].note
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "cifar-10-python.tar.gz").write_bytes(b"1234567")
+    assert cv.inputs(None, True)["present"] == {"cifar-10-python.tar.gz": 7}
+    assert "data/" in (ROOT / ".gitignore").read_text().split()  # --data-dir data in a checkout stays out of git
+
+
 def test_every_default_output_is_under_the_run_directory():
     """The commands' default folders are the run directory's, read from one place."""
     from theorydyn.figures.__main__ import build_parser as figures_parser

@@ -2,7 +2,7 @@
 
 The paper's claims are about CIFAR-10/100, SVHN and ImageNet (:func:`paper_rows`): for each of
 CIFAR-10, CIFAR-100 and SVHN, Figures 6/7 run (the same :func:`accuracy_check` on the same cached
-runs as below, at the CIFAR preset) when the official files are in ``data_dir`` (default ``data``,
+runs as below, at the CIFAR preset) when the official files are in ``data_dir`` (default ``<run dir>/data``,
 the default ``--data-dir`` of ``python -m theorydyn.vision``), else a NOT_RUN row gives the command
 that runs them; Figure 5a and Figure 1a on CIFAR-10, and anything on ImageNet (no loader in
 :mod:`theorydyn.vision`), are NOT_RUN rows saying so.
@@ -58,6 +58,7 @@ from ..cli.configs import Seeds, as_seeds
 from ..core.setting import Setting
 from ..core.stats import mean_ci
 from ..infra.memory import MemoryEstimate
+from ..infra.paths import data_dir as default_data_dir
 from ..infra.paths import vision_ledger_dir
 from ..vision.memory import vit_train_memory
 from .check import Check, Verdict, interval_verdict
@@ -321,7 +322,7 @@ def paper_rows(
     in tests), a NOT_RUN row with the command otherwise; NOT_RUN rows for Figure 5a and Figure 1a on
     CIFAR-10 (not wired into the ledger) and for ImageNet (no loader). ``seeds``: default :data:`SIZES`'s."""
     seeds = SIZES.pick(quick).seeds if seeds is None else seeds
-    root_dir = Path(data_dir if data_dir is not None else "data")
+    root_dir = Path(data_dir if data_dir is not None else default_data_dir())
     flag = f" --data-dir {data_dir}" if data_dir is not None else ""
     run = accuracies or real_accuracies
     out = []
@@ -442,7 +443,7 @@ def inputs(s: Setting | None, quick: bool, data_dir: str | Path | None = None, *
     """What :func:`checks` reads besides its code: the paper's dataset files present in ``data_dir``
     (name → size in bytes), which decide between a NOT_RUN row and a run; in the ledger's key, so a
     stored NOT_RUN row is reused only while the same files are there (:mod:`theorydyn.verify.ledger`)."""
-    root = Path(data_dir if data_dir is not None else "data")
+    root = Path(data_dir if data_dir is not None else default_data_dir())
     present = {}
     for name in PAPER_DATASETS:
         for f in expected_files(name):

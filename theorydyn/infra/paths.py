@@ -52,6 +52,13 @@ def committed_figures() -> Path | None:
     return p if (p / "manifest.json").is_file() else None
 
 
+def data_dir() -> Path:
+    """The default folder of the paper's dataset files (``<run dir>/data``: ``$THEORYDYN_HOME/data`` or
+    ``runs/data``), where ``python -m theorydyn.vision`` downloads them and the ledger's Section 6 rows look
+    for them, unless ``--data-dir`` points elsewhere: inside the run directory, never the checkout."""
+    return run_dir("data")
+
+
 def vision_ledger_dir() -> Path:
     """The cache of the ledger's vision runs (``<run dir>/vision/ledger``), shared by the ledger's
     Section 6 rows, the vision figures and ``theorydyn.vision.figs``: whichever trains a run first,

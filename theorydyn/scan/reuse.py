@@ -37,9 +37,7 @@ def point_files(folder: Path, key: str) -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted(
-        f
-        for f in folder.glob(f"{key}*")
-        if f.is_file() and not f.is_symlink() and _FILE.fullmatch(f.name[len(key) :])
+        f for f in folder.glob(f"{key}*") if f.is_file() and not f.is_symlink() and _FILE.fullmatch(f.name[len(key) :])
     )
 
 

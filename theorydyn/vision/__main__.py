@@ -106,7 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_model_and_seed_arguments(p)
     p.add_argument(
-        "--data-dir", type=path_arg("--data-dir"), default=None, help="folder of the official archives (default ./data)"
+        "--data-dir",
+        type=path_arg("--data-dir"),
+        default=None,
+        help="folder of the official archives (default <run dir>/data: $THEORYDYN_HOME/data, or runs/data)",
     )
     p.add_argument("--no-download", action="store_true", help="never try the network")
     p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present, else cpu")

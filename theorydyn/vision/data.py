@@ -28,6 +28,8 @@ import numpy as np
 import torch
 from scipy.io import loadmat
 
+from ..infra.paths import data_dir as default_data_dir
+
 DATASETS = ("digits", "cifar10", "cifar100", "svhn")
 
 CIFAR: dict[str, dict[str, Any]] = {
@@ -259,7 +261,7 @@ def load(name: str, data_dir: str | Path | None = None, device="cpu", download: 
     if name == "digits":
         arrays = read_digits()
     else:
-        root = Path(data_dir if data_dir is not None else "data").expanduser()
+        root = Path(data_dir if data_dir is not None else default_data_dir()).expanduser()
         if root.exists() and not root.is_dir():
             raise DataError(f"--data-dir {root} is not a directory")
         try:

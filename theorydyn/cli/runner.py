@@ -5,8 +5,10 @@ so ``--help`` answers at once) and a run function, which does the heavy imports 
 runner owns what every command shares:
 
 * parsing, plus the flags of every command (:data:`GLOBAL_ARGUMENTS`: adding a flag shared by
-  every command touches that list only), and the flags a command declares beside its parser
-  (:attr:`Command.arguments`, e.g. one flag per field of a configuration object);
+  every command touches that list only), the flags a command declares beside its parser
+  (:attr:`Command.arguments`, e.g. one flag per field of a configuration object), and ``--format``
+  (the figures' file format, :data:`theorydyn.core.plotting.FORMATS`) on every command that draws
+  (:attr:`Command.draws`: its default format), declared here once;
 * ``matplotlib.use("Agg")`` before the run (commands draw into files, never onto a screen);
 * the helpers of the run (:class:`Invocation`): ``fail`` (exit 2 naming the flag), the memory
   guard, the folder and output probes, atomic writes, the flags given explicitly;
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .._version import __version__
+from ..core.plotting import FORMAT_HELP, FORMATS
 from ..infra.paths import run_dir
 from . import tools as _cli
 from .configs import add_config_flags
@@ -64,6 +67,12 @@ class Invocation:
     @property
     def prog(self) -> str:
         return self.command.prog
+
+    @property
+    def figure_format(self) -> str:
+        """The format of the figures the command writes (``--format``; a command that draws none: its
+        :attr:`Command.draws`, None)."""
+        return getattr(self.args, "format", None) or self.command.draws or "png"
 
     def fail(self, message: str) -> NoReturn:
         """Exit 2 with ``prog: error: message`` (the message starts with the flag it is about)."""
@@ -120,23 +129,39 @@ class Command:
     flags of every command), for flags declared elsewhere than in the parser: e.g. one flag per field
     of a frozen configuration class, ``functools.partial(add_config_flags, FlowConfig)``, so that the
     class's fields (default, rule, help) are the command's flags and adding a field adds its flag. Each
-    must import nothing heavy (``--help`` runs it)."""
+    must import nothing heavy (``--help`` runs it).
+
+    ``draws``: the default format of the figures the command writes (one of
+    :data:`theorydyn.core.plotting.FORMATS`), for which the runner adds ``--format``; None for a command
+    that draws nothing."""
 
     prog: str
     build_parser: Callable[[], argparse.ArgumentParser]
     run: Callable[[Invocation], int | None]
     arguments: tuple[Callable[[argparse.ArgumentParser], None], ...] = ()
+    draws: str | None = None
 
     def parser(self) -> argparse.ArgumentParser:
-        """The command's parser with its declared :attr:`arguments` and the flags of every command
-        (:data:`GLOBAL_ARGUMENTS`)."""
+        """The command's parser with its declared :attr:`arguments`, ``--format`` when it draws
+        (:attr:`draws`) and the flags of every command (:data:`GLOBAL_ARGUMENTS`)."""
         ap = self.build_parser()
-        for add in (*self.arguments, *GLOBAL_ARGUMENTS):
+        for add in self.arguments:
+            add(ap)
+        if self.draws is not None:
+            _add_format(ap, self.draws)
+        for add in GLOBAL_ARGUMENTS:
             add(ap)
         return ap
 
     def main(self, argv: Sequence[str] | None = None) -> int:
         return run_command(self, argv)
+
+
+def _add_format(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--format``: the one declaration of the figures' file format, on every command that draws."""
+    if default not in FORMATS:
+        raise ValueError(f"draws must be one of {list(FORMATS)}, got draws={default!r}")
+    parser.add_argument("--format", choices=FORMATS, default=default, help=f"{FORMAT_HELP} (default %(default)s)")
 
 
 def solver_parser(

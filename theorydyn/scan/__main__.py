@@ -379,6 +379,7 @@ def run(inv: Invocation) -> int:
                 force_memory=args.force,
                 progress=not args.quiet,
                 plots=not args.no_plots,
+                plot_format=inv.figure_format,
                 report=lambda message: print(message, file=sys.stderr),
             )
             # inside the warnings block, as when run_scan printed it: the summary's warnings stay caught
@@ -402,7 +403,7 @@ def run(inv: Invocation) -> int:
     return outcome.exit_code
 
 
-COMMAND = Command(PROG, build_parser, run)
+COMMAND = Command(PROG, build_parser, run, draws="png")
 main = COMMAND.main
 
 

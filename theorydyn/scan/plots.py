@@ -23,26 +23,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import NullFormatter
 
-from ..core.plotting import axes_or_new
+from ..core.plotting import (
+    COLORS,
+    GREY,
+    LABELS,
+    MARKERS,
+    axes_or_new,
+    censored_handle,
+    legend_outside,
+    mark_censored,
+    styled,
+)
 from ..core.stats import MIN_SEEDS_FOR_CI, bounded_mean_ci, fit_power_law_ci, log_mean_ci
 
 PHASES = ("T0", "T1", "T1_mass", "T2")
-_STYLE = {
-    "T0": ("tab:blue", "o"),
-    "T1": ("tab:orange", "s"),
-    "T1_mass": ("tab:olive", "^"),
-    "T2": ("tab:red", "D"),
-    "T_assoc": ("tab:purple", "v"),
-    "final_association": ("tab:green", "o"),
-    "assoc_peak": ("tab:cyan", "P"),
-    "final_err_f": ("tab:red", "s"),
-    "final_err_y": ("tab:gray", "^"),
-}
 #: Phase times whose definition depends on the horizon s_max (module docstring).
 HORIZON_DEPENDENT = ("T1",)
 #: Options that only the simulator reads: along them the reduced (N = ∞) numbers do not change.
@@ -63,7 +61,28 @@ SIM_QUANTITIES = (
 #: (every row of its three-value form is alike, and at the idealised start every row ties), so its
 #: T_assoc and peak say nothing about the simulator's.
 NO_REFERENCE = ("T_assoc", "assoc_peak")
-_AXIS_LABEL = {"N": "N (training samples)", "sim_steps": "simulator GD steps", "q": "q", "D": "D", "tau": "τ"}
+#: Axis labels with their units (times are in s = η·t, docs/theory.md §3.8).
+AXIS_LABELS = {
+    "N": "N (training samples)",
+    "sim_steps": "simulator GD steps",
+    "q": "q (probability of a ±w* patch)",
+    "D": "D (patches)",
+    "C": "C (patches per set)",
+    "tau": "τ (softmax temperature)",
+    "eta": "η (GD step)",
+    "s_max": "horizon s_max (s = η·t)",
+    "n_samples": "Monte Carlo samples",
+    "omega": "ω (initial scale)",
+}
+#: The y label of every phase-time axis.
+TIME_LABEL = "phase time s = η·t (log scale)"
+#: Where a solver's phase time is censored: the column of its horizon and of its status.
+_HORIZON = {"": ("s_max", "status"), "sim_": ("sim_s_reached", "sim_status")}
+
+
+def axis_label(axis: str) -> str:
+    """The label of a scanned axis, with its unit where it has one (:data:`AXIS_LABELS`)."""
+    return AXIS_LABELS.get(axis, axis)
 
 
 def interval(values: Sequence[float], kind: str) -> dict[str, float | int]:
@@ -136,62 +155,64 @@ def _axis_scale(ax, df: pd.DataFrame, axis: str) -> None:
             ax.xaxis.set_minor_formatter(NullFormatter())
 
 
+def censored_rows(df: pd.DataFrame, column: str) -> pd.DataFrame:
+    """The rows whose phase time ``column`` (``T2``, ``sim_T2`` …) was not reached within their run's
+    horizon: empty, from a run that ended normally (status ``ok``; a diverged run is not censored, it
+    stopped). Columns ``x`` … as ``df``, plus ``horizon``: the reduced flow's ``s_max``, the simulator's
+    ``sim_s_reached`` (η·steps)."""
+    prefix = "sim_" if column.startswith("sim_") else ""
+    hcol, scol = _HORIZON[prefix]
+    if column not in df.columns or hcol not in df.columns:
+        return df.iloc[:0].assign(horizon=pd.Series(dtype=float))
+    value = pd.to_numeric(df[column], errors="coerce")
+    ok = df[scol].astype(str).eq("ok") if scol in df.columns else pd.Series(True, index=df.index)
+    horizon = pd.to_numeric(df[hcol], errors="coerce")
+    keep = value.isna() & ok & np.isfinite(horizon)
+    return df[keep].assign(horizon=horizon[keep])
+
+
 def _draw_intervals(
-    ax, df: pd.DataFrame, axis: str, column: str, kind: str, label: str, color, marker, ls: str = "-"
-) -> None:
-    """Seeds as dots; centre as a line; the interval as error bars (none below three seeds: then the
-    axes get one note saying so, :func:`_note_few_seeds`)."""
-    ax.scatter(df[axis], df[column], color=color, marker=marker, alpha=0.35, s=14)
+    ax, df: pd.DataFrame, axis: str, column: str, kind: str, label: str | None, color, marker, ls="-", shift=0.0
+) -> bool:
+    """Seeds as faint dots; the centre over seeds as a line with its 95% interval as error bars (none
+    below three seeds); a phase time some seed did not reach within its horizon as an open triangle at
+    that horizon (:func:`~theorydyn.core.plotting.mark_censored`, shifted ``shift`` points), the centre
+    left out there (it would be the mean of the seeds that reached it). Returns whether a value was
+    censored."""
+    ax.scatter(df[axis], df[column], color=color, marker=marker, alpha=0.3, s=12, lw=0)
+    cens = censored_rows(df, column) if kind == "positive" else df.iloc[:0]
+    if len(cens):
+        mark_censored(ax, cens[axis].to_numpy(float), cens["horizon"].to_numpy(float), color, shift=shift)
     g = group_intervals(df, axis, column, kind)
     g = g[np.isfinite(g["centre"])]
     if not len(g):
-        return
+        return bool(len(cens))
     have = np.isfinite(g["low"]).to_numpy()
     yerr = np.vstack([g["centre"] - g["low"], g["high"] - g["centre"]]).astype(float)
     yerr[:, ~have] = 0.0
-    if not have.all() and (g["n"] < MIN_SEEDS_FOR_CI).any():
-        ax._theorydyn_few_seeds = True  # noqa: SLF001 — read by _note_few_seeds
     ax.errorbar(
-        g.index.to_numpy(float),
-        g["centre"].to_numpy(float),
-        yerr=yerr,
-        color=color,
-        marker=marker,
-        ls=ls,
-        capsize=3,
-        label=label,
+        g.index.to_numpy(float), g["centre"].to_numpy(float), yerr=yerr, color=color, marker=marker, ls=ls, label=label
     )
+    return bool(len(cens))
 
 
-def _note_few_seeds(ax) -> None:
-    if getattr(ax, "_theorydyn_few_seeds", False):
-        ax.text(
-            0.99,
-            0.01,
-            f"no interval where < {MIN_SEEDS_FOR_CI} seeds (seeds as dots)",
-            transform=ax.transAxes,
-            fontsize=6,
-            ha="right",
-            va="bottom",
-            color="0.3",
-        )
-
-
-def _draw_reference(ax, df: pd.DataFrame, axis: str, column: str, kind: str, label: str, color) -> None:
+def _draw_reference(ax, df: pd.DataFrame, axis: str, column: str, kind: str, label: str | None, color) -> bool:
     """The reduced (N = ∞) value of ``column``: along a simulator-only axis one horizontal line with
-    its interval as a band; along any other axis a dashed curve with error bars."""
+    its interval as a band; along any other axis a dashed curve with error bars. Returns whether a
+    value was censored."""
     red = reduced_rows(df)
     if column not in red.columns or red[column].isna().all():
-        return
+        return False
     if axis in SIM_ONLY_OPTIONS:
         iv = interval(pd.to_numeric(red[column], errors="coerce"), kind)
         if not np.isfinite(iv["centre"]):
-            return
-        ax.axhline(iv["centre"], color=color, ls="--", lw=1, label=f"{label}, N = ∞ (reduced)")
+            return False
+        ax.axhline(iv["centre"], color=color, ls="--", lw=1, label=None if label is None else f"{label}, N = ∞")
         if np.isfinite(iv["low"]):
             ax.axhspan(iv["low"], iv["high"], color=color, alpha=0.12, lw=0)
-    else:
-        _draw_intervals(ax, red, axis, column, kind, f"{label}, N = ∞ (reduced)", color, "x", ls="--")
+        return False
+    label = None if label is None else f"{label}, N = ∞"
+    return _draw_intervals(ax, red, axis, column, kind, label, color, "x", ls="--", shift=4)
 
 
 def local_slopes(x: Iterable[float], y: Iterable[float]) -> list[tuple[float, float, float]]:
@@ -205,169 +226,198 @@ def local_slopes(x: Iterable[float], y: Iterable[float]) -> list[tuple[float, fl
     ]
 
 
-#: what the marks of :func:`plot_phase_times` are, as its legend's title
-INTERVAL_LEGEND = "dots: seeds · line: geometric mean\nbars: 95% t-interval of the logs over seeds"
+#: what the marks of the phase-time plots are, as their legend's title
+INTERVAL_LEGEND = (
+    f"faint dots: seeds · line: geometric mean\nbars: 95% t-interval of the logs (≥ {MIN_SEEDS_FOR_CI} seeds)"
+)
+#: the same for fractions (association, errors): arithmetic mean, interval cut to [0, 1]
+FRACTION_LEGEND = f"faint dots: seeds · line: mean\nbars: 95% t-interval cut to [0, 1] (≥ {MIN_SEEDS_FOR_CI} seeds)"
 
 
-def plot_phase_times(df: pd.DataFrame, axis: str, ax=None, title: str = ""):
-    """T0, T1, T1_mass, T2 of the reduced flow against ``axis``: each seed as a dot, the geometric
-    mean over seeds as a line with its 95% log-scale interval (from three seeds on)."""
-    fig, ax = axes_or_new(ax, figsize=(6, 4))
-    for ph in PHASES:
-        if ph not in df.columns or df[ph].isna().all():
+def _legend(ax, censored: bool, title: str, where: str = "right", horizon: str = "the horizon s_max") -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if censored:
+        h = censored_handle(f"not reached by {horizon} (drawn at it)")
+        handles, labels = [*handles, h], [*labels, h.get_label()]
+    legend_outside(ax, handles, labels, where=where, title=title)
+
+
+@styled
+def plot_phase_times(df: pd.DataFrame, axis: str, ax=None, title: str | None = None, legend: bool = True):
+    """T0, T1, T1_mass, T2 of the reduced flow against ``axis``: each seed as a faint dot, the geometric
+    mean over seeds as a line with its 95% log-scale interval (from three seeds on), and a seed that did
+    not reach a phase within its horizon ``s_max`` as an open triangle at the horizon. The legend, beside
+    the axes, names the phases in the paper's words (:data:`theorydyn.core.plotting.LABELS`)."""
+    fig, ax = axes_or_new(ax, figsize=(8.2, 3.8))
+    censored = False
+    for k, ph in enumerate(PHASES):
+        if ph not in df.columns:
             continue
-        color, marker = _STYLE[ph]
-        label = ph + (" (depends on s_max)" if ph in HORIZON_DEPENDENT else "")
-        _draw_intervals(ax, df, axis, ph, "positive", label, color, marker)
-    _note_few_seeds(ax)
+        label = LABELS[ph]
+        censored |= _draw_intervals(ax, df, axis, ph, "positive", label, COLORS[ph], MARKERS[ph], shift=5.0 * k - 7.5)
     ax.set_yscale("log")
     _axis_scale(ax, df, axis)
-    ax.set_xlabel(axis)
-    ax.set_ylabel("phase time s = η·t")
-    ax.set_title(title or f"phase times against {axis} (Section 4.1)", fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, title=INTERVAL_LEGEND, title_fontsize=6)
+    ax.set_xlabel(axis_label(axis))
+    ax.set_ylabel(TIME_LABEL)
+    ax.set_title(f"reduced flow (N = ∞): phase times against {axis} (Section 4.1)" if title is None else title)
+    ax.grid(True, which="both", alpha=0.25)
+    if legend:
+        _legend(ax, censored, INTERVAL_LEGEND)
     return fig
 
 
-def plot_simulator(df: pd.DataFrame, axis: str, axes=None, title: str = ""):
+def _key_handles(names: Iterable[str]) -> list:
+    """Legend entries of quantities by colour and marker alone (the line style says the solver)."""
+    from matplotlib.lines import Line2D
+
+    return [Line2D([], [], color=COLORS[n], marker=MARKERS[n], ls="-", label=LABELS[n]) for n in names]
+
+
+def _solver_handles(reference: bool) -> list:
+    """Legend entries of the two solvers: the simulator solid, its N = ∞ reference dashed with ×."""
+    from matplotlib.lines import Line2D
+
+    out = [Line2D([], [], color=GREY, ls="-", label="simulator, finite N (solid)")]
+    if reference:
+        out.append(Line2D([], [], color=GREY, ls="--", marker="x", label="N = ∞, the reduced flow (dashed, ×)"))
+    return out
+
+
+@styled
+def plot_simulator(df: pd.DataFrame, axis: str, axes=None, title: str | None = None, legend: bool = True):
     """The finite-sample simulator against ``axis`` (e.g. N) beside its N = ∞ reference, the reduced flow.
 
     Left: the simulator's phase times (solid, with 95% log-scale intervals over seeds) and the reduced
-    ones (dashed: a line and band along a simulator-only axis such as N). Right: the final patch
-    association (Definition 2.2) and test errors against f and y (intervals cut to [0, 1]), with the
-    reduced flow's final values. Phases the simulator does not reach within η·steps are not drawn.
+    ones (dashed: a line and band along a simulator-only axis such as N); a phase a seed did not reach
+    within its horizon (η·steps for the simulator, s_max for the flow) is an open triangle at it. Right:
+    the final patch association (Definition 2.2) and test errors against f and y (intervals cut to
+    [0, 1]), with the reduced flow's final values. Diverged runs are left out (the summary lists them).
+    One legend beside each panel: colour and marker name the quantity, the line style the solver.
     """
-    fig, axes = axes_or_new(axes, 1, 2, figsize=(11, 4.2))
+    fig, axes = axes_or_new(axes, 1, 2, figsize=(13, 4.0))
     ax_t, ax_q = axes[0], axes[1]
-    for name, kind in SIM_QUANTITIES:
+    censored = False
+    drawn: dict[str, list[str]] = {"positive": [], "probability": []}
+    done = df[~df["sim_status"].astype(str).eq("diverged")] if "sim_status" in df.columns else df
+    for k, (name, kind) in enumerate(SIM_QUANTITIES):
         col = f"sim_{name}"
-        if col not in df.columns or df[col].isna().all():
+        if col not in df.columns or df[col].isna().all() and not len(censored_rows(done, col)):
             continue
-        color, marker = _STYLE[name]
         ax = ax_t if kind == "positive" else ax_q
-        label = name + (" (depends on horizon)" if name in HORIZON_DEPENDENT else "")
-        _draw_intervals(ax, df, axis, col, kind, f"{label}, simulator", color, marker)
+        drawn[kind].append(name)
+        shift = 5.0 * (k % 5) - 10.0
+        censored |= _draw_intervals(ax, done, axis, col, kind, None, COLORS[name], MARKERS[name], shift=shift)
         if name not in NO_REFERENCE:
-            _draw_reference(ax, df, axis, name, kind, name, color)
-    missed = []
-    for name, kind in SIM_QUANTITIES:
-        col = f"sim_{name}"
-        if kind == "positive" and col in df.columns:
-            got = df.groupby(axis)[col].apply(lambda v: f"{int(v.notna().sum())}/{len(v)}")
-            short = [f"{k:g}: {v}" for k, v in got.items() if not v.startswith(v.split("/")[1] + "/")]
-            if short:
-                missed.append(f"{name} ({', '.join(short)})")
-    if missed:
-        ax_t.text(
-            0.01,
-            0.01,
-            "not reached by every seed (seeds reached):\n" + "\n".join(missed),
-            transform=ax_t.transAxes,
-            fontsize=6,
-            va="bottom",
-            ha="left",
-            color="0.3",
-        )
+            censored |= _draw_reference(ax, df, axis, name, kind, None, COLORS[name])
     for ax in (ax_t, ax_q):
-        _note_few_seeds(ax)
         _axis_scale(ax, df, axis)
-        ax.set_xlabel(_AXIS_LABEL.get(axis, axis))
-        ax.grid(True, which="both", alpha=0.3)
-        if ax.has_data():
-            ax.legend(fontsize=6)
+        ax.set_xlabel(axis_label(axis))
+        ax.grid(True, which="both", alpha=0.25)
     ax_t.set_yscale("log")
-    ax_t.set_ylabel("phase time s = η·t")
-    ax_t.set_title("phase times: simulator (solid) vs N = ∞ (dashed)", fontsize=9)
+    ax_t.set_ylabel(TIME_LABEL)
+    ax_t.set_title("phase times: simulator (solid) and N = ∞ (dashed)")
     ax_q.set_ylim(-0.02, 1.02)
-    ax_q.set_ylabel("fraction")
-    ax_q.set_title("final association and test errors", fontsize=9)
-    fig.suptitle(title or f"simulator against {axis}, N = ∞ reference (Theorem 4.2)", fontsize=10)
+    ax_q.set_ylabel("fraction of rows / of test samples")
+    ax_q.set_title("final patch association and test errors")
+    if legend:
+        ref = any(n not in NO_REFERENCE for n in drawn["positive"])
+        handles = _key_handles(drawn["positive"]) + _solver_handles(ref)
+        if censored:
+            handles.append(censored_handle("not reached within the horizon\n(η·steps; s_max for N = ∞), drawn at it"))
+        legend_outside(ax_t, handles, title=INTERVAL_LEGEND)
+        ref = any(n not in NO_REFERENCE for n in drawn["probability"])
+        legend_outside(ax_q, _key_handles(drawn["probability"]) + _solver_handles(ref), title=FRACTION_LEGEND)
+    if title is None:
+        title = f"simulator against {axis} beside its N = ∞ reference (Theorem 4.2)"
+    if title:
+        fig.suptitle(title)
     return fig
 
 
-def plot_scaling(df: pd.DataFrame, axis: str = "D", ax=None, title: str = "") -> tuple[object, dict]:
-    """log-log T0, T1, T1_mass, T2 against D with the fitted power laws (exponent and its 95% interval
-    over all seeds' points in the legend; T1's depends on the horizon) and the local slopes between
-    neighbouring D written at the segment midpoints.
+@styled
+def plot_scaling(df: pd.DataFrame, axis: str = "D", ax=None, title: str | None = None) -> tuple[object, dict]:
+    """log-log T0, T1, T1_mass, T2 against D with the fitted power laws (dashed). The legend, beside the
+    axes, gives each exponent with its 95% interval over all seeds' points and the local slopes between
+    neighbouring D (where they differ, one power law does not describe the points); T1's exponent
+    depends on the horizon (its level max_t|ρ(t)| does). A seed that did not reach a phase within its
+    horizon is an open triangle at it, left out of the fit.
 
     Returns (Figure, {phase: fit dict of :func:`fit_power_law_ci` or None})."""
-    fig, ax = axes_or_new(ax, figsize=(6, 4.2))
+    fig, ax = axes_or_new(ax, figsize=(8.4, 4.0))
     exps: dict[str, dict | None] = {}
-    for k, ph in enumerate(("T0", "T1", "T1_mass", "T2")):
-        if ph not in df.columns or df[ph].isna().all():
+    censored = False
+    for k, ph in enumerate(PHASES):
+        if ph not in df.columns or df[ph].isna().all() and not len(censored_rows(df, ph)):
             exps[ph] = None
             continue
-        color, marker = _STYLE[ph]
-        m = df.groupby(axis)[ph].mean()
+        color = COLORS[ph]
         fit = fit_power_law_ci(df[axis], df[ph])
         exps[ph] = fit
-        label = ph if fit is None else f"{ph} ∝ {axis}^{fit['b']:.2f} [{fit['b_low']:.2f}, {fit['b_high']:.2f}]"
-        if ph in HORIZON_DEPENDENT:
-            label += " (depends on s_max)"
-        _draw_intervals(ax, df, axis, ph, "positive", label, color, marker, ls="none")
+        label = LABELS[ph]
         if fit is not None:
+            label += f"\n   ∝ {axis}^{fit['b']:.2f} [95% CI {fit['b_low']:.2f}, {fit['b_high']:.2f}]"
+        slopes = local_slopes(df[axis], df[ph])
+        if len(slopes) > 1:
+            label += "; local " + ", ".join(f"{sl:.2f}" for *_, sl in slopes)
+        censored |= _draw_intervals(
+            ax, df, axis, ph, "positive", label, color, MARKERS[ph], ls="none", shift=5.0 * k - 7.5
+        )
+        if fit is not None:
+            m = df.groupby(axis)[ph].mean()
             xs = np.geomspace(m.index.min(), m.index.max(), 50)
             ax.plot(xs, fit["prefactor"] * xs ** fit["b"], color=color, ls="--", lw=1)
-        for x0, x1, sl in local_slopes(df[axis], df[ph]):
-            xm = np.sqrt(x0 * x1)
-            ax.annotate(
-                f"{sl:.2f}",
-                (xm, np.interp(np.log(xm), np.log(m.index.to_numpy(float)), m.to_numpy(float))),
-                color=color,
-                fontsize=7,
-                # above the line for T0 and T1_mass, below it for T1 and T2: neighbouring lines' labels apart
-                xytext=(0, 5 if k % 2 == 0 else -11),
-                textcoords="offset points",
-                ha="center",
-            )
-    _note_few_seeds(ax)
     ax.set_xscale("log")
     _axis_scale(ax, df, axis)
     ax.set_yscale("log")
-    ax.set_xlabel(axis)
-    ax.set_ylabel("phase time s = η·t")
-    ax.set_title(title or f"phase scaling with {axis}: fitted exponent [95% CI]; local slopes at midpoints")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.set_xlabel(axis_label(axis))
+    ax.set_ylabel(TIME_LABEL)
+    ax.set_title(f"phase times against {axis}: fitted power laws (dashed)" if title is None else title)
+    ax.grid(True, which="both", alpha=0.25)
+    _legend(ax, censored, INTERVAL_LEGEND + "\ndashed: least-squares power law")
     return fig, exps
 
 
+@styled
 def plot_trajectories(trajs: dict[str, pd.DataFrame], axes=None, title: str = "", groups: dict[str, str] | None = None):
     """α, γ, ρ, risk and error against f (log s) of every trajectory, overlaid.
 
-    ``groups`` maps a trajectory's label to its group (e.g. ``"q=0.25"``): one colour and one
-    legend entry per group, so seeds of the same setting share a colour.
+    ``groups`` maps a trajectory's label to its group (e.g. ``"q=0.25"``): one colour (viridis, in the
+    groups' order) and one legend entry per group, so seeds of the same setting share a colour. The
+    legend sits beside the last panel.
     """
-    cols = [("alpha", "α"), ("gamma", "γ"), ("rho", "ρ"), ("risk", "risk"), ("err_f", "error vs f")]
+    import matplotlib as mpl
+
+    cols = [("alpha", "α"), ("gamma", "γ (in-set logit)"), ("rho", "ρ (cross-set logit)"), ("risk", "logistic risk")]
+    cols.append(("err_f", "test error vs f"))
     # constrained layout: the figure title gets its own row above the panels' titles
-    fig, axes = axes_or_new(axes, 1, len(cols), figsize=(3.2 * len(cols), 3.4), layout="constrained")
-    cmap = plt.get_cmap("viridis")
+    fig, axes = axes_or_new(axes, 1, len(cols), figsize=(3.0 * len(cols) + 1.6, 3.2))
+    cmap = mpl.colormaps["viridis"]
     groups = groups or {label: label for label in trajs}
     order = list(dict.fromkeys(groups[label] for label in trajs))
     n = max(len(order), 1)
     labelled: set[str] = set()
     for label, tr in trajs.items():
         g = groups[label]
-        color = cmap(order.index(g) / max(n - 1, 1))
+        color = cmap(0.9 * order.index(g) / max(n - 1, 1))  # the yellow end of viridis is faint on white
         s = tr["s"].to_numpy(float)
         keep = s > 0
         for ax, (c, _name) in zip(axes, cols, strict=True):
             if c in tr.columns:
                 first = ax is axes[0] and g not in labelled
                 ax.plot(
-                    s[keep], tr[c].to_numpy(float)[keep], color=color, lw=1.1, alpha=0.85, label=g if first else None
+                    s[keep], tr[c].to_numpy(float)[keep], color=color, lw=1.0, alpha=0.85, label=g if first else None
                 )
         labelled.add(g)
     for ax, (c, name) in zip(axes, cols, strict=True):
         ax.set_xscale("log")
-        ax.set_xlabel("s = η·t")
+        ax.set_xlabel("s = η·t (log scale)")
         ax.set_ylabel(name + (" (log scale)" if c in ("risk", "err_f") else ""))
         ax.set_title(name)
-        ax.grid(True, alpha=0.3)
         if c in ("risk", "err_f"):
             ax.set_yscale("log")
     if n <= 12:
-        axes[0].legend(fontsize=6)
+        legend_outside(
+            axes[-1], *axes[0].get_legend_handles_labels(), title="one colour per setting\n(its seeds alike)"
+        )
     fig.suptitle(title or "trajectories of the reduced dynamics (Lemmas 4.1–4.3)")
     return fig

@@ -200,6 +200,7 @@ def run_scan(
     force_memory: bool = False,
     progress: bool = False,
     plots: bool = True,
+    plot_format: str = "png",
     summary: bool = False,
     report: Report = None,
 ) -> ScanOutcome:
@@ -208,7 +209,8 @@ def run_scan(
     ``report``: where its messages go, one line or paragraph per call (``python -m theorydyn.scan``
     prints them on stderr): the points already done (with ``progress``), a CSV export that could not
     be written, a worker that died, an interrupt; None: silent. ``progress``: a progress bar on
-    stderr (:mod:`theorydyn.infra._progress`). ``summary``: the summary text
+    stderr (:mod:`theorydyn.infra._progress`). ``plot_format``: the plots' file format (png, pdf or
+    svg). ``summary``: the summary text
     (:func:`~theorydyn.scan.summary.summary_text`) through ``report`` too, at the end (the command
     prints it on stdout itself).
 
@@ -313,7 +315,7 @@ def run_scan(
     outcome.frame = store.frame([p.key for p in points])
     outcome.wall_s = time.perf_counter() - t_start
     if plots and len(outcome.frame):
-        outcome.plots, outcome.exponents = make_plots(spec, outcome.frame, results_dir)
+        outcome.plots, outcome.exponents = make_plots(spec, outcome.frame, results_dir, plot_format)
     if len(outcome.frame):
         outcome.summary_csv = write_summary(spec, outcome.frame, results_dir)
     if summary and report is not None:
@@ -321,41 +323,84 @@ def run_scan(
     return outcome
 
 
-def make_plots(spec: ScanSpec, df: pd.DataFrame, results_dir: Path) -> tuple[list[Path], dict]:
-    """Plots next to the results file; returns (paths, fitted exponents of T1, T1_mass, T2 against D with CIs).
+#: The most panels (one per value of the other scanned axes) a scan figure draws; beyond, the first ones.
+MAX_FACETS = 6
+
+
+def _facets(df: pd.DataFrame, others: list[str]) -> list[tuple[str, pd.DataFrame]]:
+    """The rows of each value of the ``others`` axes (one panel each: pooling seeds across another
+    scanned axis would mix settings), labelled ``N=512 · q=0.3``; one unlabelled group when none."""
+    if not others:
+        return [("", df)]
+    out = []
+    for key, g in df.groupby(others, sort=True):
+        vals = key if isinstance(key, tuple) else (key,)
+        out.append((" · ".join(f"{a}={_fmt(v)}" for a, v in zip(others, vals, strict=True)), g))
+    return out
+
+
+def _panels(facets: list[tuple[str, pd.DataFrame]], ncols: int, width: float, height: float):
+    """A styled figure of one row of ``ncols`` panels per facet (at most :data:`MAX_FACETS`)."""
+    from ..core.plotting import figure
+
+    n = min(len(facets), MAX_FACETS)
+    fig, axes = figure(n, ncols, figsize=(width, height * n), squeeze=False)
+    return fig, axes, facets[:n]
+
+
+def _suptitle(fig, what: str, df: pd.DataFrame, skip: list[str], shown: int, total: int, sim: bool = False) -> None:
+    more = f" (the first {shown} of {total} settings of the other axes)" if total > shown else ""
+    fig.suptitle(f"{what}{more}\n{scanplots.setting_text(df, skip, None if sim else False)}")
+
+
+def make_plots(spec: ScanSpec, df: pd.DataFrame, results_dir: Path, format: str = "png") -> tuple[list[Path], dict]:
+    """Plots next to the results file, in ``format`` (:data:`theorydyn.core.plotting.FORMATS`); returns
+    (paths, fitted exponents of T1, T1_mass, T2 against D with CIs, when D is the only axis the reduced
+    flow reads).
 
     The reduced phase times are drawn against each scanned axis the reduced flow reads; with the
-    simulator, its own numbers against every scanned axis beside the reduced (N = ∞) reference."""
+    simulator, its own numbers against every scanned axis beside the reduced (N = ∞) reference. Where
+    other axes are scanned too, each of their settings gets its own row of panels (never pooled). The
+    title states the setting (every fixed parameter), never the scan's name."""
     paths: list[Path] = []
     exps: dict = {}
     base = Path(results_dir) / spec.name
     sim = _is_simulate(df)
     scanned = spec.scanned_axes()
+    red_axes = [a for a in scanned if a not in scanplots.SIM_ONLY_OPTIONS] if sim else scanned
+    red = scanplots.reduced_rows(df) if sim else df
     for axis in scanned:
         if axis not in df.columns or not pd.api.types.is_numeric_dtype(df[axis]):
             continue
-        setting = scanplots.setting_text(df, [axis])
-        if not (sim and axis in scanplots.SIM_ONLY_OPTIONS):  # along N the reduced flow is one run repeated
-            red = scanplots.reduced_rows(df) if sim else df
-            fig = scanplots.plot_phase_times(
-                red,
-                axis,
-                title=f"{spec.name}: reduced phase times against {axis}\n{scanplots.setting_text(red, [axis], False)}",
-            )
-            paths.append(save(fig, Path(f"{base}_phases_{axis}.png")))
+        if axis in red_axes:  # along N the reduced flow is one run repeated
+            facets = _facets(red, [a for a in red_axes if a != axis])
+            fig, axes, shown = _panels(facets, 1, 8.4, 3.6)
+            for i, (label, g) in enumerate(shown):
+                scanplots.plot_phase_times(g, axis, ax=axes[i, 0], title=label, legend=i == 0)
+            _suptitle(fig, f"Reduced flow (N = ∞): phase times against {axis}", red, red_axes, len(shown), len(facets))
+            paths.append(save(fig, Path(f"{base}_phases_{axis}.png"), format))
         if sim:
-            fig = scanplots.plot_simulator(
-                df, axis, title=f"{spec.name}: simulator against {axis}, N = ∞ reference dashed · {setting}"
-            )
-            paths.append(save(fig, Path(f"{base}_simulator_{axis}.png")))
+            facets = _facets(df, [a for a in scanned if a != axis])
+            fig, axes, shown = _panels(facets, 2, 13.0, 3.6)
+            for i, (label, g) in enumerate(shown):
+                scanplots.plot_simulator(g, axis, axes=axes[i], title="", legend=i == 0)
+                if label:
+                    axes[i, 0].set_title(f"{label}: phase times, simulator (solid) and N = ∞ (dashed)")
+                    axes[i, 1].set_title(f"{label}: final patch association and test errors")
+            what = f"Simulator (finite N) against {axis}, beside its N = ∞ reference"
+            _suptitle(fig, what, df, scanned, len(shown), len(facets), sim=True)
+            paths.append(save(fig, Path(f"{base}_simulator_{axis}.png"), format))
     if "D" in scanned:
-        fig, exps = scanplots.plot_scaling(
-            df, title=f"{spec.name}: scaling with D · {scanplots.setting_text(df, ['D', 'q', 's_max'], False)}"
-        )
-        paths.append(save(fig, Path(f"{base}_scaling_D.png")))
-        exps = {k: v for k, v in exps.items() if k in ("T1", "T1_mass", "T2")}
+        facets = _facets(red, [a for a in red_axes if a != "D"])
+        fig, axes, shown = _panels(facets, 1, 8.4, 4.0)
+        for i, (label, g) in enumerate(shown):
+            _, fits = scanplots.plot_scaling(g, ax=axes[i, 0], title=label)
+            if len(facets) == 1:
+                exps = {k: v for k, v in fits.items() if k in ("T1", "T1_mass", "T2")}
+        _suptitle(fig, "Phase times of the reduced flow against D", red, red_axes, len(shown), len(facets))
+        paths.append(save(fig, Path(f"{base}_scaling_D.png"), format))
     trajs, groups = {}, {}
-    for _, r in df.iterrows():
+    for _, r in red.iterrows():  # with the simulator: each reduced run once (along N it is repeated)
         f = base / f"{r['key']}.csv"
         if f.exists():
             why = trajectory_problem(f)
@@ -364,13 +409,13 @@ def make_plots(spec: ScanSpec, df: pd.DataFrame, results_dir: Path) -> tuple[lis
                 continue
             label = " ".join(f"{a}={_fmt(r[a])}" for a in spec.axes if a in r) or r["key"][:8]
             trajs[label] = pd.read_csv(f)
-            groups[label] = " ".join(f"{a}={_fmt(r[a])}" for a in scanned if a in r) or label
+            groups[label] = " ".join(f"{a}={_fmt(r[a])}" for a in red_axes if a in r) or label
     if trajs:
         fig = scanplots.plot_trajectories(
             trajs,
             groups=groups,
-            title=f"{spec.name}: reduced trajectories (colour: {', '.join(scanned) or 'point'})"
-            f" · {scanplots.setting_text(df, scanned, False)}",
+            title=f"Trajectories of the reduced flow (N = ∞), one colour per {', '.join(red_axes) or 'point'}\n"
+            f"{scanplots.setting_text(red, red_axes, False)}",
         )
-        paths.append(save(fig, Path(f"{base}_trajectories.png")))
+        paths.append(save(fig, Path(f"{base}_trajectories.png"), format))
     return paths, exps

@@ -28,6 +28,7 @@ from scipy.signal import convolve2d
 from ..infra.atomic import write_with
 from . import data
 from .logreg import fit_logreg
+from .plotting import FORMATS, GREY, PALETTE, legend_outside, save, styled
 from .setting import Setting
 
 THEOREM_3_1_BOUND = 1.0 / 8.0
@@ -251,18 +252,17 @@ def theorem_3_1_scan(
     return pd.DataFrame(rows), glm_crossings(Ds, Cs, n_grid=n_grid)
 
 
+@styled
 def plot_theorem_3_1_scan(ax, curves, crossings) -> None:
     """Draw the exact error of the equal-weight GLM with the best link against q(D − C)/C² into ``ax``:
     per (D, C) the paper's Pr[f g ≤ 0] (thick) and the conditional Pr[f g ≤ 0 | f ≠ 0] (thin, faint).
 
     The bound 1/8 is a horizontal line; each crossing x* is marked (filled: the paper's quantity,
     open: the conditional one); the dotted verticals are the scope boundary q(D − C) = C (x = 1/C)
-    of each C, left of which the toolkit's Assumption 2 rule does not hold.
+    of each C, left of which the toolkit's Assumption 2 rule does not hold. The legend, beside the
+    axes, names each encoding once (colour: C, line style: D, width: which error).
     """
-    colors = {
-        C: c
-        for C, c in zip(sorted(curves["C"].unique()), ("tab:blue", "tab:orange", "tab:green", "tab:red"), strict=False)
-    }
+    colors = dict(zip(sorted(curves["C"].unique()), PALETTE, strict=False))
     styles = {D: ls for D, ls in zip(sorted(curves["D"].unique()), ("-", "--", ":", "-."), strict=False)}
     for (D, C), g in curves.groupby(["D", "C"]):
         ax.plot(g["x"], g["err"], color=colors[C], ls=styles[D], lw=1.6)
@@ -276,8 +276,8 @@ def plot_theorem_3_1_scan(ax, curves, crossings) -> None:
             ax.plot([r["x_star_cond"]], [THEOREM_3_1_BOUND], "o", color=colors[int(r["C"])], ms=5, mfc="none")
     ax.axhline(THEOREM_3_1_BOUND, color="k", lw=0.8)
     ax.set_xscale("log")
-    ax.set_xlabel("q (D − C) / C²   (expected spurious ±w* patches / C²)")
-    ax.set_ylabel("equal-weight GLM, best link: Pr[f g ≤ 0] (thin: | f ≠ 0)")
+    ax.set_xlabel("q (D − C) / C²: expected spurious ±w* patches / C² (log scale)")
+    ax.set_ylabel("error of the equal-weight GLM, best link")
     ax.set_title("Theorem 3.1: the bound 1/8 needs q(D−C) ≳ 0.75 C²; dotted: q(D−C) = C")
     # one legend entry per encoding (colour: C, line style: D, width: which error), not per curve
     from matplotlib.lines import Line2D  # matplotlib: only the plotting functions need it
@@ -285,27 +285,35 @@ def plot_theorem_3_1_scan(ax, curves, crossings) -> None:
     handles = [Line2D([], [], color=col, lw=1.6, label=f"C = {C}") for C, col in colors.items()]
     handles += [Line2D([], [], color="0.3", ls=ls, lw=1.6, label=f"D = {D}") for D, ls in styles.items()]
     handles += [
-        Line2D([], [], color="0.3", lw=1.6, label="Pr[f g ≤ 0] (thick)"),
-        Line2D([], [], color="0.3", lw=0.8, alpha=0.45, label="Pr[f g ≤ 0 | f ≠ 0] (thin)"),
+        Line2D([], [], color=GREY, lw=1.6, label="Pr[f g ≤ 0] (thick)"),
+        Line2D([], [], color=GREY, lw=0.8, alpha=0.45, label="Pr[f g ≤ 0 | f ≠ 0] (thin)"),
         Line2D([], [], color="k", lw=0.8, label="the bound 1/8"),
-        Line2D([], [], color="0.3", lw=0.8, ls=(0, (1, 3)), label="scope edge q(D−C) = C, per C"),
-        Line2D([], [], color="0.3", marker="o", ls="", ms=5, label="crossing x* of 1/8"),
-        Line2D([], [], color="0.3", marker="o", ls="", ms=5, mfc="none", label="x*, given f ≠ 0"),
+        Line2D([], [], color=GREY, lw=0.8, ls=(0, (1, 3)), label="scope edge q(D−C) = C, per C"),
+        Line2D([], [], color=GREY, marker="o", ls="", ms=5, label="crossing x* of 1/8"),
+        Line2D([], [], color=GREY, marker="o", ls="", ms=5, mfc="none", label="x*, given f ≠ 0"),
     ]
-    ax.legend(handles=handles, fontsize=6, ncol=2, loc="upper left")
+    legend_outside(ax, handles)
 
 
 def save_theorem_3_1_figure(path: str = "figures/theorem31_glm.png", csv: str | None = None):
     """Compute :func:`theorem_3_1_scan` and save its figure (and optionally the crossings as CSV).
 
-    Draws into a :class:`matplotlib.figure.Figure` (no pyplot: no backend is chosen here)."""
+    Draws into a :class:`matplotlib.figure.Figure` (no pyplot: no backend is chosen here), in the
+    toolkit's style; the format follows the suffix of ``path`` (png, pdf or svg:
+    :func:`theorydyn.core.plotting.save`)."""
+    import matplotlib as mpl
     from matplotlib.figure import Figure  # matplotlib: only this function draws
 
+    from .plotting import STYLE
+
     curves, crossings = theorem_3_1_scan()
-    fig = Figure(figsize=(7.5, 4.8))
+    with mpl.rc_context(STYLE):
+        fig = Figure(figsize=(9.5, 4.8))
     plot_theorem_3_1_scan(fig.subplots(), curves, crossings)
-    fig.tight_layout()
-    write_with(path, lambda t: fig.savefig(t, dpi=130))  # atomic, never through a link
+    if str(path).rsplit(".", 1)[-1].lower() in FORMATS:
+        save(fig, path, close=False)  # atomic, never through a link
+    else:  # another suffix matplotlib knows (.jpg …): as asked, atomically
+        write_with(path, lambda t: fig.savefig(t))
     if csv:
         write_with(csv, lambda t: crossings.to_csv(t, index=False))
     return crossings

@@ -89,10 +89,11 @@ STYLE: dict[Any, Any] = {
 }
 
 _C = OKABE_ITO
-#: One colour per quantity, the same in every figure.
+#: One colour per quantity, the same in every figure; a phase time has the colour of the quantity whose
+#: crossing defines it (T0: α, T1: γ, T1_mass: the in-set mass, T2: the error vs f).
 COLORS: dict[str, str] = {
     "alpha": _C["blue"],
-    "gamma": _C["vermillion"],
+    "gamma": _C["orange"],
     "rho": _C["green"],
     "in_mass": _C["purple"],
     "T0": _C["blue"],
@@ -108,7 +109,7 @@ COLORS: dict[str, str] = {
     "final_association": _C["green"],
     "final_err_f": _C["vermillion"],
     "final_err_y": _C["sky"],
-    "cos_v": _C["orange"],
+    "cos_v": _C["black"],
 }
 #: One marker per quantity (open ^ is kept for censored values, :func:`mark_censored`).
 MARKERS: dict[str, str] = {
@@ -163,13 +164,21 @@ def styled(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def figure(nrows: int = 1, ncols: int = 1, **kw: Any):
-    """``plt.subplots`` under :data:`STYLE` (constrained layout unless ``layout`` says otherwise).
-    Returns (Figure, axes)."""
+def figure(nrows: int = 1, ncols: int = 1, *, pyplot: bool = True, **kw: Any):
+    """``plt.subplots`` under :data:`STYLE` (constrained layout unless ``layout`` says otherwise); with
+    ``pyplot=False`` a :class:`matplotlib.figure.Figure` that pyplot does not hold (no backend state,
+    freed with its last reference). Returns (Figure, axes)."""
     import matplotlib as mpl
-    import matplotlib.pyplot as plt
 
     with mpl.rc_context(STYLE):
+        if not pyplot:
+            from matplotlib.figure import Figure
+
+            fig_kw = {k: kw.pop(k) for k in ("figsize", "layout", "dpi") if k in kw}
+            fig = Figure(**fig_kw)
+            return fig, fig.subplots(nrows, ncols, **kw)
+        import matplotlib.pyplot as plt
+
         return plt.subplots(nrows, ncols, **kw)
 
 

@@ -1,10 +1,12 @@
-"""``python -m theorydyn.figures [NAME…|all] [--out DIR] [--quick] [--recompute] [--write-readme] [--list]``.
+"""``python -m theorydyn.figures [NAME…|all] [--out DIR] [--format pdf|svg|png] [--quick] [--recompute] …``.
 
 Every figure, recomputed into ``--out`` (default ``<run dir>/figures``: ``$THEORYDYN_HOME`` or
-``runs/``, :mod:`theorydyn.infra.paths`), with its entry in ``--out/manifest.json`` (command, setting,
-key numbers, measured cost, commit, PNG hash). The committed figures of a checkout change only when
-asked: ``--out figures``. Where ``--out`` has no manifest yet, the measured costs (the ETA, ``--list``)
-come from the checkout's committed ``figures/manifest.json``. The generated README text goes to
+``runs/``, :mod:`theorydyn.infra.paths`) as ``--format`` (default PDF, vector), with its entry in
+``--out/manifest.json`` (command, setting, key numbers, measured cost, commit, the file's hash). The
+committed figures of a checkout change only when asked: ``--out figures --format svg`` (they are SVG,
+which GitHub and the docs show inline; another format there is refused). Where ``--out`` has no
+manifest yet, the measured costs (the ETA, ``--list``) come from the checkout's committed
+``figures/manifest.json``. The generated README text goes to
 ``--out/README.generated.md``; only ``--write-readme`` replaces ``--out/README.md`` (the tracked
 ``figures/README.md`` is never rewritten unasked).
 
@@ -44,9 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_out_argument(
         ap,
         str(run_dir("figures")),
-        "output folder (the committed figures: --out figures), created and proven writable before any "
-        "work; holds the PNGs, PDFs, "
-        "manifest.json and README.generated.md (default %(default)s)",
+        "output folder (the committed figures: --out figures --format svg), created and proven writable "
+        "before any work; holds the figures, manifest.json and README.generated.md (default %(default)s)",
     )
     add_size_arguments(
         ap,
@@ -122,7 +123,7 @@ def run(inv: Invocation) -> int:
     if args.list:
         # --list makes nothing: a flag that would only act on the figures is refused, not dropped
         given = inv.given()
-        for flag in ("quick", "recompute", "write_readme", "readme_only", "quiet"):
+        for flag in ("quick", "recompute", "write_readme", "readme_only", "quiet", "format"):
             if flag in given:
                 fail(
                     f"--{flag.replace('_', '-')}: has no effect with --list (it lists the figures and makes none)", PROG
@@ -136,6 +137,14 @@ def run(inv: Invocation) -> int:
         if args.names not in ([], ["all"]) or args.quick or args.recompute:
             fail("--readme-only: makes no figure, so takes no names, --quick or --recompute", PROG)
         names = []
+    fmt = inv.figure_format
+    shipped = committed_figures()
+    if shipped is not None and out.resolve() == shipped.resolve() and fmt != mf.COMMITTED_FORMAT and names:
+        fail(
+            f"--format: the committed figures are {mf.COMMITTED_FORMAT.upper()} (GitHub and the docs show them "
+            f"inline); use --format {mf.COMMITTED_FORMAT} with --out {args.out}, or another --out for {fmt}",
+            PROG,
+        )
     runnable = []
     for name in names:
         why = available(REGISTRY[name])
@@ -150,7 +159,7 @@ def run(inv: Invocation) -> int:
         for name in runnable:
             bar.set_postfix_str(name)
             try:
-                entry = make(name, out, args.quick, recompute=args.recompute)
+                entry = make(name, out, args.quick, recompute=args.recompute, format=fmt)
             except Exception as e:  # noqa: BLE001 — one broken figure must not stop the others
                 failed.append(name)
                 if isinstance(e, OSError) and e.errno in _DISK_ERRORS:  # the earlier files stay (atomic writes)
@@ -181,7 +190,7 @@ def run(inv: Invocation) -> int:
     return 1 if failed else 0
 
 
-COMMAND = Command(PROG, build_parser, run)
+COMMAND = Command(PROG, build_parser, run, draws=mf.DEFAULT_FORMAT)
 
 
 main = COMMAND.main

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..core.plotting import axes_or_new
+from ..core.plotting import LIGHT_GREY, axes_or_new, legend_outside
 from ..core.setting import Setting
 from ..experiments.measure import window_summary
 from ..experiments.theorem4 import steps_for
@@ -26,22 +26,21 @@ def _setting(quick: bool) -> dict:
 
 
 def _draw(data, axes=None):
-    fig, ax = axes_or_new(axes, figsize=(7.5, 4.2), layout="constrained")
+    fig, ax = axes_or_new(axes, figsize=(9.0, 4.0))
     st, T_a, curves = data["setting"], data["T_a"], data["curves"]
     eta, k = st["eta"], st["k"]
     if T_a is not None:
-        ax.axvspan(T_a / eta, k * T_a / eta, color="0.9", label=f"window [T_a, {k:g} T_a]")
-        ax.axvline(1.5 * T_a / eta, color="0.5", ls=":", lw=1, label="1.5 T_a")
+        ax.axvspan(T_a / eta, k * T_a / eta, color="0.9", label=f"the judged window [T_a, {k:g} T_a]")
+        ax.axvline(1.5 * T_a / eta, color=LIGHT_GREY, ls=":", lw=1, label="1.5 T_a")
     for N, tr in curves.items():
         ax.plot(tr["s"] / eta, tr["association"], lw=1.4, label=f"N = {N}")
     ax.set_xlabel("GD step")
     ax.set_ylabel("patch association (fraction of rows)")
     ax.set_ylim(-0.02, 1.05)
-    ax.legend(fontsize=8, loc="lower right")
+    legend_outside(ax, title="realistic GD, N samples")
     ax.set_title(
         f"Theorem 4.2 along the run: D={st['D']}, C={st['C']}, q={st['q']:g}, η={eta:g}, ω={st['omega']:g}, "
-        f"seed {st['seed']}; T_a = max(T1, T2) of the idealized flow" + (f" = {T_a:.4g}" if T_a else ""),
-        fontsize=8,
+        f"seed {st['seed']}\nT_a = max(T1, T2) of the idealized flow" + (f" = {T_a:.4g} (s = η·t)" if T_a else "")
     )
     return fig
 

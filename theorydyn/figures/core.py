@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core.plotting import save
+from ..core.plotting import save, styled
 from ..infra.provenance import cpu_model, git_state, numerics_host
 from . import manifest as mf
+from .manifest import COMMITTED_FORMAT, COMMITTED_OUT, DEFAULT_FORMAT
 
 
 @dataclass(frozen=True)
@@ -26,14 +27,14 @@ class Figure:
     """One registered figure: what it shows, how to compute, draw and summarise it.
 
     Attributes:
-        name: registry key and the stem of its files (``file``, default ``NAME.png``).
+        name: registry key and the stem of its files (``file``, default ``NAME``).
         title: one line for the listing.
         claim: what the figure shows, stated with the numbers it shows (the README's column).
         requires: modules that must import for the figure to be made.
         compute, draw, setting, numbers: see the module docstring.
         inputs: ``inputs(quick) -> Path | None``: the cache folder the figure reads (transfer, vision),
             None when it computes everything itself.
-        file: the PNG's name.
+        file: the stem of its files when it is not ``name`` (``NAME.pdf``, ``NAME.svg`` …).
         note: why the figure is not regenerated where it is not, or another caveat for the README.
         inputs_cost: what computing absent inputs costs (shown by ``--list`` when they are absent),
             e.g. the measured cold seconds of the ledger runs a vision figure reads; "" if unknown.
@@ -58,12 +59,20 @@ class Figure:
     inputs_cost: str = ""
 
     @property
-    def png(self) -> str:
-        return self.file or f"{self.name}.png"
+    def stem(self) -> str:
+        return self.file or self.name
 
-    def command(self, quick: bool) -> str:
-        """The exact command that remakes this figure (into ``figures/``)."""
-        return f"python -m theorydyn.figures {self.name}" + (" --quick" if quick and self.has_quick else "")
+    def filename(self, format: str = COMMITTED_FORMAT) -> str:
+        """The name of its file in ``format`` (``phases.svg``)."""
+        return f"{self.stem}.{format}"
+
+    def command(self, quick: bool, format: str = COMMITTED_FORMAT, out: str | None = COMMITTED_OUT) -> str:
+        """The exact command that remakes this figure in ``format`` into ``out`` (default: the committed
+        SVG in ``figures/``; ``out=None``: the default folder, ``<run dir>/figures``)."""
+        cmd = f"python -m theorydyn.figures {self.name}" + (" --quick" if quick and self.has_quick else "")
+        if format != DEFAULT_FORMAT:
+            cmd += f" --format {format}"
+        return cmd + (f" --out {out}" if out else "")
 
     @property
     def has_quick(self) -> bool:
@@ -74,10 +83,11 @@ REGISTRY: dict[str, Figure] = {}
 
 
 def register(name: str, title: str, claim: str, requires: tuple[str, ...], draw, setting, numbers, **kw):
-    """Decorator registering ``compute(quick, recompute=False) -> data`` with its draw, setting and numbers."""
+    """Decorator registering ``compute(quick, recompute=False) -> data`` with its draw (run under the one
+    style, :func:`theorydyn.core.plotting.styled`), setting and numbers."""
 
     def deco(compute: Callable[..., Any]):
-        REGISTRY[name] = Figure(name, title, claim, requires, compute, draw, setting, numbers, **kw)
+        REGISTRY[name] = Figure(name, title, claim, requires, compute, styled(draw), setting, numbers, **kw)
         return compute
 
     return deco
@@ -113,9 +123,21 @@ def _files_under(path: Path | None) -> frozenset[tuple[str, int, int]] | None:
     return frozenset(out)
 
 
-def make(name: str, out: Path, quick: bool, recompute: bool = False) -> dict:
-    """Compute, draw and write ``out/FILE.png`` and ``out/FILE.pdf``; returns the figure's manifest
-    entry (setting, key numbers, cost of compute + draw + save, the PNG's hash …)."""
+def out_flag(out: Path) -> str | None:
+    """How a command names the folder ``out``: ``figures`` for the checkout's committed figures, None for
+    the default ``<run dir>/figures``, else the path."""
+    from ..infra.paths import committed_figures, run_dir
+
+    shipped = committed_figures()
+    if shipped is not None and Path(out).resolve() == shipped.resolve():
+        return COMMITTED_OUT
+    return None if Path(out) == run_dir("figures") else str(out)
+
+
+def make(name: str, out: Path, quick: bool, recompute: bool = False, format: str = DEFAULT_FORMAT) -> dict:
+    """Compute, draw and write ``out/FILE.<format>`` (:data:`theorydyn.core.plotting.FORMATS`; PDF by
+    default); returns the figure's manifest entry (setting, key numbers, cost of compute + draw + save,
+    the file's hash, the command that remakes it …)."""
     fig = REGISTRY[name]
     inputs = fig.inputs(quick)
     before = _files_under(inputs)
@@ -123,10 +145,8 @@ def make(name: str, out: Path, quick: bool, recompute: bool = False) -> dict:
     data = fig.compute(quick, recompute=True) if recompute else fig.compute(quick)
     drawn = fig.draw(data)
     out = Path(out)
-    png, pdf = out / fig.png, out / (Path(fig.png).stem + ".pdf")
     # save writes atomically (temporary file, fsync, rename): a kill or a full disk leaves the old figure or the new
-    save(drawn, png, close=False)
-    save(drawn, pdf)
+    path = save(drawn, out / fig.filename(format))
     seconds = time.perf_counter() - t
     # cold: this call wrote into its inputs (in compute or, for the vision figures, which train in
     # draw, there); a folder the figures share may exist because another figure filled it with runs
@@ -134,7 +154,7 @@ def make(name: str, out: Path, quick: bool, recompute: bool = False) -> dict:
     cold = recompute or before is None or _files_under(inputs) != before
     return _entry(
         fig,
-        png,
+        path,
         quick,
         fig.note,
         numbers=mf.jsonable(fig.numbers(data)),
@@ -146,12 +166,12 @@ def make(name: str, out: Path, quick: bool, recompute: bool = False) -> dict:
     )
 
 
-def record_existing(name: str, out: Path, why: str) -> dict:
-    """The manifest entry of a figure whose PNG in ``out`` is kept as it is, not remade (e.g. its
-    inputs are not on this machine): its hash, command and setting; no numbers and no cost (None),
-    ``regenerated_in_ci`` False, and ``why`` as the note."""
+def record_existing(name: str, out: Path, why: str, format: str = COMMITTED_FORMAT) -> dict:
+    """The manifest entry of a figure whose file in ``out`` (in ``format``) is kept as it is, not remade
+    (e.g. its inputs are not on this machine): its hash, command and setting; no numbers and no cost
+    (None), ``regenerated_in_ci`` False, and ``why`` as the note."""
     fig = REGISTRY[name]
-    return _entry(fig, Path(out) / fig.png, False, why)
+    return _entry(fig, Path(out) / fig.filename(format), False, why)
 
 
 #: the measured fields of a manifest entry as :func:`record_existing` leaves them: nothing measured
@@ -160,8 +180,8 @@ _UNMEASURED: dict[str, Any] = dict(
 )
 
 
-def _entry(fig: Figure, png: Path, quick: bool, note: str, **measured) -> dict:
-    """The manifest entry of ``fig`` drawn into ``png``: the figure (file, the PNG's hash, command,
+def _entry(fig: Figure, path: Path, quick: bool, note: str, **measured) -> dict:
+    """The manifest entry of ``fig`` drawn into ``path``: the figure (file, the file's hash, command,
     setting), this machine and checkout, ``note``, and ``measured`` (numbers, cost_s, cold,
     load_avg_1m, regenerated_in_ci, made_utc; those left out as in :data:`_UNMEASURED`), in the
     manifest's order of fields."""
@@ -170,9 +190,9 @@ def _entry(fig: Figure, png: Path, quick: bool, note: str, **measured) -> dict:
     m = {**_UNMEASURED, **measured}
     commit, dirty = git_state()
     return dict(
-        file=fig.png,
-        sha256=mf.sha256(png),
-        command=fig.command(quick),
+        file=path.name,
+        sha256=mf.sha256(path),
+        command=fig.command(quick, path.suffix.lstrip("."), out_flag(path.parent)),
         quick=bool(quick),
         setting=fig.setting(quick),
         numbers=m["numbers"],
@@ -261,22 +281,26 @@ def readme(out: Path, entries: dict[str, dict]) -> str:
     lines = [
         "# Figures",
         "",
-        "Every figure here is computed by theorydyn. `manifest.json` records, for each PNG, the command that "
-        "remakes it, its setting, the key numbers it shows, its measured cost (compute + draw + save, cold, "
-        "with the load average at the time), the commit and the PNG's SHA-256. "
+        "Every figure here is computed by theorydyn, in one style (`theorydyn/core/plotting.py`), as SVG: "
+        "vector, and shown inline by GitHub and the docs. `manifest.json` records, for each file, the command "
+        "that remakes it, its setting, the key numbers it shows, its measured cost (compute + draw + save, "
+        "cold, with the load average at the time), the commit and the file's SHA-256. "
         "`tests/test_figures_manifest.py` recomputes the numbers of every figure marked *CI* and fails when "
-        "they or a PNG's hash differ from the manifest; the others are checked by hash only.",
+        "they or a file's hash differ from the manifest; the others are checked by hash only.",
         "",
-        "Remake one with its command below (into `figures/`, updating `manifest.json`); "
-        "`python -m theorydyn.figures --list` gives each figure's cost and whether its cached inputs are "
-        "present; `--write-readme` rewrites this file from the registry and the manifest.",
+        "Remake one with its command below (into `figures/`, updating `manifest.json`; the committed files "
+        "change only with `--out figures`). Without `--out` and `--format` the same command writes a PDF "
+        "into `<run dir>/figures/` (`--format png` a 200 dpi PNG); `python -m theorydyn.figures --list` "
+        "gives each figure's cost and whether its cached inputs are present; `--write-readme` rewrites this "
+        "file from the registry and the manifest.",
         "",
         "| figure | command | setting | what it shows | cost |",
         "|---|---|---|---|---|",
     ]
     for fig in REGISTRY.values():
         e = entries.get(fig.name)
-        shown = f"[`{fig.png}`]({fig.png})" if (out / fig.png).exists() else "(not made)"
+        file = e["file"] if e is not None else fig.filename()
+        shown = f"[`{file}`]({file})" if (out / file).exists() else "(not made)"
         if e is None:
             cmd, setting, cost = f"`{fig.command(True)}`", "", "not made"
         else:

@@ -2,8 +2,8 @@
 
 ``figures/manifest.json`` maps each figure name to one entry::
 
-    {"file": "phases.png", "sha256": "…",          # the PNG as written, hashed
-     "command": "python -m theorydyn.figures phases --quick",
+    {"file": "phases.svg", "sha256": "…",          # the file as written, hashed
+     "command": "python -m theorydyn.figures phases --quick --format svg --out figures",
      "quick": true, "setting": {"D": 64, …},       # every size and seed the figure depends on
      "numbers": {"T0": 46.9, …},                   # the key numbers the figure shows
      "cost_s": 3.1, "cold": true, "load_avg_1m": 0.4, "cpus": 2,   # measured cost of compute + draw + save
@@ -12,12 +12,13 @@
      "note": "…"}                                  # optional: why an entry is not regenerated
 
 ``git_commit`` is the commit whose code drew the figure; ``git_dirty`` is True when tracked files differed
-from it, and regenerating figures into ``figures/`` makes the tracked PNGs themselves differ, so a
-regeneration run from a clean commit reads dirty too.
+from it, and regenerating figures into ``figures/`` makes the tracked files themselves differ, so a
+regeneration run from a clean commit reads dirty too. The committed figures are SVG
+(:data:`COMMITTED_FORMAT`); the command writes PDF by default (:data:`DEFAULT_FORMAT`).
 
 ``tests/test_figures_manifest.py`` recomputes the numbers of every entry with
 ``regenerated_in_ci`` through the same code path and compares them with :func:`numbers_differ`, and
-checks every PNG's hash against its entry, so a figure whose code, data or file changed without the
+checks every committed file's hash against its entry, so a figure whose code, data or file changed without the
 manifest (or the other way round) fails.
 """
 
@@ -50,6 +51,13 @@ RTOL = 1e-9
 RTOL_OTHER_CPU = 1e-6
 
 NAME = "manifest.json"
+#: The format ``python -m theorydyn.figures`` writes unless told (``--format``): vector, for a paper.
+DEFAULT_FORMAT = "pdf"
+#: The format of the committed figures (``figures/*.svg``): vector, and shown inline by GitHub and the
+#: docs (a PDF is not); remade with ``--out figures --format svg`` (:data:`COMMITTED_OUT`).
+COMMITTED_FORMAT = "svg"
+#: The ``--out`` of the committed figures, as their commands write it.
+COMMITTED_OUT = "figures"
 
 
 def sha256(path: str | Path) -> str:

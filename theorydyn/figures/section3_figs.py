@@ -36,12 +36,11 @@ def _t31_numbers(data) -> dict:
 
 
 def _draw_theorem31(data, axes=None):
-    fig, ax = axes_or_new(axes, figsize=(7.5, 4.8), layout="constrained")
+    fig, ax = axes_or_new(axes, figsize=(9.8, 4.8))
     plot_theorem_3_1_scan(ax, *data)
     ax.set_title(
-        "exact error of the equal-weight GLM, best link: D ∈ {64, 128, 256}, C ∈ {4, 8, 16}, p = 3, ν = 1/d "
-        "(no sampling)",
-        fontsize=9,
+        "Theorem 3.1: exact error of the equal-weight GLM with the best link, D ∈ {64, 128, 256}, C ∈ {4, 8, 16}, "
+        "p = 3, ν = 1/d (no sampling)"
     )
     return fig
 
@@ -90,8 +89,7 @@ def _draw_figure2(results, axes=None):
     fig = make_figure(results)
     fig.suptitle(
         f"Figure 2: D={st['D']}, C={st['C']}, q={st['q']:g}, N={st['N']}, {st['steps']} Adam steps (lr {st['lr']}), "
-        f"P ~ N(0, {st['p_std']:.3g}²), ω={st['omega']:.3g}, seeds 0–4",
-        fontsize=10,
+        f"P ~ N(0, {st['p_std']:.3g}²), ω={st['omega']:.3g}, seeds 0–4"
     )
     return fig
 

@@ -103,7 +103,7 @@ register(
     lambda res, axes=None: plot_figure4(res, axes=axes),
     _d64_setting,
     _sim_numbers,
-    file="figure4-D64-N16384-1500steps.png",
+    file="figure4-D64-N16384-1500steps",
 )
 def fig_figure4_d64(quick: bool, recompute: bool = False):
     return _simulate(_d64_setting(quick), recompute)

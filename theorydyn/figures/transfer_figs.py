@@ -83,30 +83,30 @@ def _is_quick(summary: pd.DataFrame) -> bool:
 def _transfer_title(quick: bool) -> str:
     c = _transfer_setting(quick)
     return (
-        f"transfer ({'QUICK' if quick else 'FULL'}): D ∈ {{{', '.join(map(str, c['Ds']))}}}, q(D − C) fixed, "
+        f"Transfer ({'quick' if quick else 'full'} sizes): D ∈ {{{', '.join(map(str, c['Ds']))}}}, q(D − C) fixed, "
         f"{c['seeds']} seeds, upstream N={c['upstream_N']}, {c['upstream_steps']} steps, {c['N_test']} test samples"
     )
 
 
 def _draw_transfer_target(tables, axes=None):
     _summary, tgt, slopes, _levels = tables
-    fig, ax = axes_or_new(axes, figsize=(8.0, 6.6), layout="constrained")
+    fig, ax = axes_or_new(axes, figsize=(11.0, 5.6))
     transfer.plot_samples_to_target(
         _by_level(tgt),
         ax,
         None if slopes is None else _by_level(slopes),
-        ylabel="Ñ_target (accuracy ≥ 0.75; '@ a*−ε': the pre-trained Â at a*(D) − 0.05)",
+        ylabel="Ñ_target: downstream samples to accuracy ≥ 0.75\n('@ a*−ε': the pre-trained Â to a*(D) − 0.05)",
     )
-    fig.suptitle(_transfer_title(_is_quick(_summary)), fontsize=9)
+    fig.suptitle(_transfer_title(_is_quick(_summary)))
     return fig
 
 
 def _draw_transfer_curves(tables, axes=None):
     summary, _tgt, _slopes, levels = tables
     n = summary["D"].nunique()
-    fig, ax = axes_or_new(axes, 1, n, figsize=(4.2 * n, 4.2), sharey=True, squeeze=False, layout="constrained")
+    fig, ax = axes_or_new(axes, 1, n, figsize=(3.8 * n + 2.6, 4.2), sharey=True, squeeze=False)
     transfer.plot_curves(summary, levels, list(ax.flat) if hasattr(ax, "flat") else ax)
-    fig.suptitle(_transfer_title(_is_quick(summary)), fontsize=10)
+    fig.suptitle(_transfer_title(_is_quick(summary)))
     return fig
 
 

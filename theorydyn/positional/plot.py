@@ -10,12 +10,14 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..core.plotting import COLORS, GREY, STYLE, legend_outside, styled
 from ..core.setting import Setting
 from ..core.stats import mean_ci
 from .model import block_contrast, chance_association, figure2_setting
 from .train import TrainRun
 
 _LABELS = {"positional": "ViT, positional attention: PᵀP", "T": "model (T): Â"}
+_COLORS = {"positional": COLORS["alpha"], "T": COLORS["gamma"]}
 
 
 def plot_curve(
@@ -31,7 +33,9 @@ def plot_curve(
     for kind, rs in results.items():
         steps = rs[0].steps
         Y = np.array([getattr(r, attr) for r in rs])
-        (line,) = ax.plot(steps, Y.mean(0), label=f"{_LABELS.get(kind, kind)} ({len(rs)} seeds)")
+        (line,) = ax.plot(
+            steps, Y.mean(0), color=_COLORS.get(kind), label=f"{_LABELS.get(kind, kind)} ({len(rs)} seeds)"
+        )
         if band == "ci" and len(rs) > 1:
             lo, hi = np.array([mean_ci(col)[1:] for col in Y.T]).T
         else:
@@ -41,33 +45,37 @@ def plot_curve(
     ax.set_ylabel(ylabel)
 
 
+@styled
 def plot_error(ax, results: dict[str, list[TrainRun]], plateau: float | None = None) -> None:
     """Test error against Adam steps (mean over seeds, min–max band), with the uniform-attention
     plateau err(sign Σ_j ⟨w*, X_j⟩) as a dotted line."""
     plot_curve(ax, results, "test_err", "test error Pr[y F ≤ 0]")
     if plateau is not None:
-        ax.axhline(plateau, color="k", ls=":", lw=1, label=f"uniform attention: {plateau:.3f}")
+        ax.axhline(plateau, color=GREY, ls=":", lw=1, label=f"uniform attention: {plateau:.3f}")
     ax.set_ylim(0, None)
-    ax.legend(fontsize=7)
+    legend_outside(ax, where="below", ncol=1)
 
 
+@styled
 def plot_structure(ax, s: Setting, results: dict[str, list[TrainRun]]) -> None:
     """Block contrast z (:func:`block_contrast`) of PᵀP and of Â against steps, with the value of
     perfect blocks and 0 (random) as references."""
     plot_curve(ax, results, "contrast_curve", "block contrast z (in-set − cross-set)/std")
-    ax.axhline(block_contrast(s, s.same_set.astype(float)), color="k", ls="--", lw=1, label="perfect blocks")
-    ax.axhline(0.0, color="k", ls=":", lw=1, label="random (expectation)")
-    ax.legend(fontsize=7, loc="center left")
+    ax.axhline(block_contrast(s, s.same_set.astype(float)), color=GREY, ls="--", lw=1, label="perfect blocks")
+    ax.axhline(0.0, color=GREY, ls=":", lw=1, label="random (expectation)")
+    legend_outside(ax, where="below", ncol=1)
 
 
+@styled
 def plot_association(ax, s: Setting, results: dict[str, list[TrainRun]]) -> None:
     """Patch association (Definition 2.2, fraction of rows) of PᵀP and of Â against steps."""
     plot_curve(ax, results, "assoc_curve", "patch association (fraction of rows)")
-    ax.axhline(chance_association(s), color="k", ls=":", lw=1, label=f"chance {chance_association(s):.4f}")
+    ax.axhline(chance_association(s), color=GREY, ls=":", lw=1, label=f"chance {chance_association(s):.4f}")
     ax.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize=7)
+    legend_outside(ax, where="below", ncol=1)
 
 
+@styled
 def plot_gram(
     ax,
     s: Setting,
@@ -94,19 +102,21 @@ def plot_gram(
     lim = 1.0 if normalise else float(np.nanmax(np.abs(M)))
     cmap = matplotlib.colormaps["RdBu_r"].with_extremes(bad="0.7")  # a copy: the global map is untouched
     im = ax.imshow(M, cmap=cmap, vmin=-lim, vmax=lim)
+    ax.grid(False)  # a matrix: no grid over the cells
     for b in range(1, s.L):
         ax.axhline(b * s.C - 0.5, color="k", lw=1)
         ax.axvline(b * s.C - 0.5, color="k", lw=1)
     ax.set_xticks(range(s.D), [str(i) for i in order], fontsize=6)
     ax.set_yticks(range(s.D), [str(i) for i in order], fontsize=6)
-    ax.set_xlabel("patch j (grouped by set S_ℓ)", fontsize=8)
-    ax.set_ylabel("patch i", fontsize=8)
+    ax.set_xlabel("patch j (grouped by set S_ℓ)")
+    ax.set_ylabel("patch i")
     ax.set_title(title, fontsize=8)
     cb = ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-    cb.set_label(label, fontsize=8)
+    cb.set_label(label)
     return im
 
 
+@styled
 def make_figure(results: dict[str, list[TrainRun]], s: Setting | None = None, seed_index: int = 0):
     """Figure 2 over seeds. Top: test error, block contrast z and patch association of the Gram
     against steps (mean, min–max band). Bottom, for one seed (the first, not a chosen one): the
@@ -115,15 +125,16 @@ def make_figure(results: dict[str, list[TrainRun]], s: Setting | None = None, se
     s = figure2_setting() if s is None else s
     pos = results["positional"]
     plateau = float(np.mean([r.linear_err for r in pos]))
-    fig = Figure(figsize=(15, 8.4), layout="constrained")
+    with matplotlib.rc_context(STYLE):
+        fig = Figure(figsize=(15, 9.4))
     axes = fig.subplots(2, 3)
     p0 = pos[0].params
     plot_error(axes[0, 0], results, plateau)
-    axes[0, 0].set_title(f"test error (D={s.D}, C={s.C}, N={p0['N']}, Adam lr {p0['lr']})", fontsize=9)
+    axes[0, 0].set_title(f"test error (D={s.D}, C={s.C}, N={p0['N']}, Adam lr {p0['lr']})")
     plot_structure(axes[0, 1], s, results)
-    axes[0, 1].set_title("block structure of the learned matrix", fontsize=9)
+    axes[0, 1].set_title("block structure of the learned matrix")
     plot_association(axes[0, 2], s, results)
-    axes[0, 2].set_title("patch association (Definition 2.2)", fontsize=9)
+    axes[0, 2].set_title("patch association (Definition 2.2)")
     r = pos[seed_index]
     plot_gram(
         axes[1, 0], s, r.gram_init, f"untrained PᵀP (seed {r.seed}): assoc. {r.assoc_init:.2f}, z {r.contrast_init:.2f}"

@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         switches={"--no-plot": "skip the PNG"},
         run="reduced",
         out_help="output folder: reduced_<method>_D<D>_C<C>[_<each parameter that differs from its default>]"
-        ".csv/.json/.png, so runs that differ never overwrite each other",
+        ".csv/.json/.png (or --format), so runs that differ never overwrite each other",
     )
 
 
@@ -114,7 +114,8 @@ def run(inv: Invocation) -> int:
         )
     inv.guard_memory(reduced_memory(s.D, s.C, s.q, cfg.n_samples, cfg.expectation), force=args.force)
     stem = output_stem(build_parser(), args, s, eta=cfg.eta, n_samples=cfg.n_samples, solver=cfg.solver)
-    csv, js, *png = inv.output_files(args.out, stem, (".csv", ".json") + (() if args.no_plot else (".png",)))
+    plot = () if args.no_plot else (f".{inv.figure_format}",)
+    csv, js, *png = inv.output_files(args.out, stem, (".csv", ".json", *plot))
     try:
         res = integrate(s, config=cfg, progress=not args.quiet)
     except ValueError as e:
@@ -150,7 +151,7 @@ def format_phases(ph: dict, horizon: float) -> str:
     return "\n".join(["phases (times in s = eta*t):"] + [f"  {k:22s} {f(k, v)}" for k, v in shown.items()])
 
 
-COMMAND = Command(PROG, build_parser, run)
+COMMAND = Command(PROG, build_parser, run, draws="png")
 main = COMMAND.main
 
 

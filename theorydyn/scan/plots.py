@@ -355,10 +355,10 @@ def plot_scaling(df: pd.DataFrame, axis: str = "D", ax=None, title: str | None =
         exps[ph] = fit
         label = LABELS[ph]
         if fit is not None:
-            label += f"\n   ∝ {axis}^{fit['b']:.2f} [95% CI {fit['b_low']:.2f}, {fit['b_high']:.2f}]"
+            label += f"\n   ∝ ${axis}^{{{fit['b']:.2f}}}$, 95% CI [{fit['b_low']:.2f}, {fit['b_high']:.2f}]"
         slopes = local_slopes(df[axis], df[ph])
         if len(slopes) > 1:
-            label += "; local " + ", ".join(f"{sl:.2f}" for *_, sl in slopes)
+            label += "; local slopes " + ", ".join(f"{sl:.2f}" for *_, sl in slopes)
         censored |= _draw_intervals(
             ax, df, axis, ph, "positive", label, color, MARKERS[ph], ls="none", shift=5.0 * k - 7.5
         )

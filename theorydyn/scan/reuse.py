@@ -57,8 +57,17 @@ def reuse_stored(store: ResultStore, keys: Iterable[str], results_dir: str | Pat
         for src in point_files(results_dir / scope, key):
             dest = here / src.name
             if not dest.exists():
-                write_with(dest, lambda tmp, src=src: shutil.copyfile(src, tmp))
+                write_with(dest, _copier(src))
     return copied
+
+
+def _copier(src: Path):
+    """A writer (:func:`theorydyn.infra.atomic.write_with`) copying ``src`` into the temporary file."""
+
+    def copy(tmp: Path) -> None:
+        shutil.copyfile(src, tmp)
+
+    return copy
 
 
 def reused_text(copied: dict[str, str]) -> str:

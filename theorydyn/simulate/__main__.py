@@ -1,10 +1,11 @@
 """``python -m theorydyn.simulate``: GD on N samples with the full D×D attention (Theorem 4.2).
 
-Writes ``<stem>.csv`` (the trajectory), ``<stem>.json`` (the summary) and ``<stem>.png`` (Figure 4) into
-``--out``, the stem naming every parameter that differs from its default (:func:`output_stem`). Exit status 0 on
-success, 1 when the run diverged (what was recorded up to there is written all the same; the
-message names the step) or an output could not be written (a full disk: every file is written
-atomically, so the earlier one is left as it was), 2 on bad input (before any work).
+Writes ``<stem>.csv`` (the trajectory), ``<stem>.json`` (the summary) and ``<stem>.png`` (Figure 4;
+``--format pdf|svg``: vector) into ``--out``, the stem naming every parameter that differs from its
+default (:func:`output_stem`). Exit status 0 on success, 1 when the run diverged (what was recorded up
+to there is written all the same; the message names the step) or an output could not be written (a
+full disk: every file is written atomically, so the earlier one is left as it was), 2 on bad input
+(before any work).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         run="simulate",
         out_help="output folder: simulate_D<D>_C<C>[_<each parameter that differs from its default>].csv "
-        "(trajectory), .json (summary), .png (Figure 4), so runs that differ never overwrite each other",
+        "(trajectory), .json (summary), .png (Figure 4; or --format), so runs that differ never overwrite each other",
     )
 
 
@@ -65,7 +66,7 @@ def run(inv: Invocation) -> int:
         inv.fail(str(e))
     s = inv.setting()
     inv.guard_memory(simulate_memory(s.D, s.C, s.d, cfg.N, cfg.n_test, cfg.dtype), force=args.force)
-    files = inv.output_files(args.out, output_stem(build_parser(), args, s), (".csv", ".json", ".png"))
+    files = inv.output_files(args.out, output_stem(build_parser(), args, s), (".csv", ".json", f".{inv.figure_format}"))
     try:
         res = simulate(s, config=cfg, progress=not args.quiet)
     except (ValueError, ImportError) as e:
@@ -97,7 +98,7 @@ def run(inv: Invocation) -> int:
     return 0 if res.ok else 1
 
 
-COMMAND = Command(PROG, build_parser, run)
+COMMAND = Command(PROG, build_parser, run, draws="png")
 
 
 main = COMMAND.main

@@ -378,6 +378,7 @@ def run(inv: Invocation) -> int:
         progress=None,
         bar=not args.quiet,
         recompute=args.recompute,
+        plot_format=inv.figure_format,
     )
     levels = pd.read_csv(args.out / "transfer_levels.csv")
     with pd.option_context("display.width", 200, "display.max_rows", 400):
@@ -396,11 +397,12 @@ def run(inv: Invocation) -> int:
                 ["method", "level", "x", "slope", "censored", "n_D", "rms"]
             ].to_string(index=False)
         )
-    print(f"wrote {args.out}/transfer_*.csv, transfer_curves.png, transfer_target.png")
+    fmt = inv.figure_format
+    print(f"wrote {args.out}/transfer_*.csv, transfer_curves.{fmt}, transfer_target.{fmt}")
     return 0
 
 
-COMMAND = Command(PROG, build_parser, run)
+COMMAND = Command(PROG, build_parser, run, draws="png")
 
 
 main = COMMAND.main

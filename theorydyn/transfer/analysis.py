@@ -255,10 +255,12 @@ THEOREM_LEVEL = ("pretrained", "pretrained-sim", "scratch", "kernel")
 EXTRA_LEVELS = (("theorem", "target_theorem"), ("epsilon", "target_eps"))
 
 
-def report(raw: pd.DataFrame, levels: pd.DataFrame, out: str | Path | None = None, B: int = 2000):
+def report(
+    raw: pd.DataFrame, levels: pd.DataFrame, out: str | Path | None = None, B: int = 2000, plot_format: str = "png"
+):
     """Summary, Ñ_target table and growth fits from the per-seed table; with ``out`` writes
     ``transfer_raw.csv``, ``transfer_summary.csv``, ``transfer_target.csv``, ``transfer_slopes.csv``,
-    ``transfer_curves.png``, ``transfer_target.png``.
+    ``transfer_curves.png``, ``transfer_target.png`` (in ``plot_format``: png, pdf or svg).
 
     Two target levels (column ``level`` of the Ñ_target and slope tables): ``"common"``, every method
     at ``levels["target"]`` (the one target of the comparison, docs/theory.md §5), and, where
@@ -285,7 +287,15 @@ def report(raw: pd.DataFrame, levels: pd.DataFrame, out: str | Path | None = Non
         for name, df in (("raw", raw), ("summary", summary), ("target", tgt), ("slopes", slopes)):
             write_table(df, out / f"transfer_{name}.csv")
         save_figure(
-            lambda ax: plot_curves(summary, levels, ax), out / "transfer_curves.png", panels=summary["D"].nunique()
+            lambda ax: plot_curves(summary, levels, ax),
+            out / "transfer_curves.png",
+            panels=summary["D"].nunique(),
+            format=plot_format,
         )
-        save_figure(lambda ax: plot_samples_to_target(common_t, ax[0], common_s), out / "transfer_target.png", panels=1)
+        save_figure(
+            lambda ax: plot_samples_to_target(common_t, ax[0], common_s),
+            out / "transfer_target.png",
+            panels=1,
+            format=plot_format,
+        )
     return summary, tgt, slopes

@@ -437,6 +437,7 @@ def run(
     B: int = 2000,
     bar: bool = False,
     recompute: bool = False,
+    plot_format: str = "png",
 ):
     """The whole transfer experiment, resumable.
 
@@ -535,7 +536,7 @@ def run(
     raw = pd.DataFrame(rows, columns=["D", "method", "N_tilde", "seed", "acc_f", "acc_y", "wall_s"])
     levels = pd.DataFrame(level_rows)
     upstream = pd.DataFrame(ups)
-    summary, tgt, slopes = report(raw, levels, out, B=B)
+    summary, tgt, slopes = report(raw, levels, out, B=B, plot_format=plot_format)
     if out is not None:
         write_table(upstream, Path(out) / "transfer_upstream.csv")
         write_table(levels, Path(out) / "transfer_levels.csv")

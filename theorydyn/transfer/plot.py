@@ -9,7 +9,7 @@ import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
 
-from ..infra.atomic import write_with
+from ..core.plotting import CENSORED_MARKER, GREY, PALETTE, STYLE, censored_handle, legend_outside, save, styled
 from .task import METHODS
 
 
@@ -30,21 +30,24 @@ def describe_slope(r) -> str:
     return f"{est}, 95% CI [{r['ci_low']:.3g}, {r['ci_high']:.3g}]"
 
 
-_COLORS = {m: f"C{i}" for i, m in enumerate((*METHODS, "kernel"))}  # kernel: experiment.GENERIC
+#: one palette colour per method (kernel: experiment.GENERIC), the same in every transfer figure
+_COLORS = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate((*METHODS, "kernel"))}
 
 
-def save_figure(draw: Callable, path: Path, panels: int = 1) -> Path:
-    """Draw into a fresh Figure (no pyplot state, no backend choice) and write ``path``."""
+def save_figure(draw: Callable, path: Path, panels: int = 1, format: str | None = None) -> Path:
+    """Draw into a fresh styled Figure (no pyplot state, no backend choice) and write ``path``, its
+    suffix replaced by ``format``'s when given (:func:`theorydyn.core.plotting.save`); returns the path."""
+    import matplotlib as mpl
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(4.2 * panels if panels > 1 else 8.0, 3.9 if panels > 1 else 6.4))
-    axes = fig.subplots(1, panels, squeeze=False, sharey=True)[0]
-    draw(list(axes))
-    fig.tight_layout()
-    write_with(path, lambda t: fig.savefig(t, dpi=120))
-    return Path(path)
+    with mpl.rc_context(STYLE):
+        fig = Figure(figsize=(4.2 * panels + 2.0 if panels > 1 else 9.0, 3.9 if panels > 1 else 6.4))
+        axes = fig.subplots(1, panels, squeeze=False, sharey=True)[0]
+    styled(draw)(list(axes))
+    return save(fig, path, format)
 
 
+@styled
 def plot_curves(summary: pd.DataFrame, levels: pd.DataFrame, axes: Sequence) -> None:
     """Accuracy against f (seed mean with its 95% t-interval) against Ñ (log axis), one panel per
     D (``axes``), one line per method; dotted: the common target, dash-dotted: a*(D) − ε (the theorem
@@ -58,23 +61,23 @@ def plot_curves(summary: pd.DataFrame, levels: pd.DataFrame, axes: Sequence) -> 
             ax.plot(g["N_tilde"], g["acc_f_mean"], marker="o", ms=3, color=c, label=method)
             ax.fill_between(g["N_tilde"], g["acc_f_ci_low"], g["acc_f_ci_high"], color=c, alpha=0.2, lw=0)
         if D in lv.index:
-            ax.axhline(lv.loc[D, "target"], color="k", lw=0.8, ls=":")
+            ax.axhline(lv.loc[D, "target"], color="k", lw=0.8, ls=":", label="common target")
             if "target_theorem" in lv.columns:
-                ax.axhline(lv.loc[D, "target_theorem"], color="k", lw=0.8, ls="-.")
-            ax.axhline(lv.loc[D, "a_star"], color="grey", lw=0.8, ls="--")
+                ax.axhline(lv.loc[D, "target_theorem"], color="k", lw=0.8, ls="-.", label="a*(D) − ε (Theorem 5.1)")
+            ax.axhline(lv.loc[D, "a_star"], color=GREY, lw=0.8, ls="--", label="a*(D), the best accuracy")
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("downstream samples Ñ")
-        ax.set_title(f"D = {D}" + (f", q = {lv.loc[D, 'q']:.3g}" if D in lv.index else ""), fontsize=9)
-        ax.grid(alpha=0.3)
+        ax.set_xlabel("downstream samples Ñ (log scale)")
+        ax.set_title(f"D = {D}" + (f", q = {lv.loc[D, 'q']:.3g}" if D in lv.index else ""))
         ax.set_ylim(0.45, 1.01)
-    axes[0].set_ylabel("test accuracy against f")
+    axes[0].set_ylabel("test accuracy against f (mean, 95% CI band)")
     handles: dict = {}
     for ax in axes:  # methods run only at some D (scratch, pretrained-sim) still get a legend entry
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=False):
             handles.setdefault(lab, h)
-    axes[-1].legend(handles.values(), handles.keys(), fontsize=7, loc="lower right")
+    legend_outside(axes[-1], list(handles.values()), list(handles.keys()))
 
 
+@styled
 def plot_samples_to_target(
     tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = None, ylabel: str = "Ñ_target (accuracy ≥ the target)"
 ) -> None:
@@ -132,7 +135,10 @@ def plot_samples_to_target(
         up = (g["kind"] == "lower").to_numpy()
         if up.any():
             any_censored = True
-            ax.scatter(x[up], np.full(up.sum(), band), marker="^", s=36, color=c, label=label, zorder=3)
+            ax.scatter(
+                x[up], np.full(up.sum(), band), marker=CENSORED_MARKER, s=42, facecolors="none", edgecolors=c,
+                linewidths=1.2, label=label, zorder=3,
+            )  # fmt: skip
             for xi, cap in zip(x[up], g["lo"].to_numpy(float)[up], strict=False):
                 ax.text(xi, band / 1.35, f">{cap:g}", color=c, fontsize=6, ha="center", va="top", rotation=90)
     ax.set_xscale("log", base=2)
@@ -145,16 +151,16 @@ def plot_samples_to_target(
         ax.set_yticks([*(2.0**ks), band], [*(f"$2^{{{k}}}$" for k in ks), "not\nreached"])
         ax.yaxis.set_minor_locator(mticker.NullLocator())
         ax.axhline(band / 2.6, color="grey", lw=0.8, ls="--")
-        ax.text(
-            0.01,
-            band * 1.25,
-            "▲ not reached within the Ñ grid: Ñ_target > Ñ_max (the cap, written below; it depends on D "
-            "through the compute budget)",
-            transform=ax.get_yaxis_transform(),
-            fontsize=7,
-            va="bottom",
-        )
-    ax.set_title("● crossing (95% bootstrap CI)   ↓ reached at Ñ_min", fontsize=8)
+    from matplotlib.lines import Line2D
+
+    keys = [
+        Line2D([], [], color=GREY, marker="o", ls="-", label="crossing, 95% bootstrap CI"),
+        Line2D([], [], color=GREY, marker="_", ls="", ms=9, label="↓ reached already at the smallest Ñ"),
+    ]
+    if any_censored:
+        keys.append(censored_handle("not reached within the Ñ grid: Ñ_target > the cap written under it"))
+    ax.set_title("samples to the target against D")
     ax.grid(alpha=0.3, which="both")
     ax.set_ylim(0.35, band * 2.5 if any_censored else max(4.0, vmax) * 4)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1)
+    handles, labels = ax.get_legend_handles_labels()
+    legend_outside(ax, handles + keys, labels + [k.get_label() for k in keys])

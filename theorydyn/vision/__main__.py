@@ -244,11 +244,12 @@ def _load(args: argparse.Namespace, out: Path, pick: dict, device: str):
 
 def _train(args, experiment: str, data, vit, tcfg, out: Path, pick: dict, attention: str):
     """Train the runs of ``experiment``; their summary as a DataFrame (also written to out/summary.csv)."""
+    from ..core.plotting import save
     from .experiments import RunSpec, compare, demo, permuted, robustness, robustness_drops, robustness_figure
     from .experiments import run as train_run
 
     s = args.shuffle_grid
-    common = dict(resume=args.resume, perm_seed=args.perm_seed)
+    common = dict(resume=args.resume, perm_seed=args.perm_seed, plot_format=args.format)
     seeds = as_seeds(args.seeds, first=args.first_seed)
     if experiment == "single":
         spec = RunSpec(args.model, attention, s, args.seed, vit.patch)
@@ -271,7 +272,7 @@ def _train(args, experiment: str, data, vit, tcfg, out: Path, pick: dict, attent
         )  # fmt: skip
         rows["run"] = rows["run"] + rows["permuted"].map({True: f" (π_{s_r})", False: ""})
         fig = robustness_figure(rows, f"{args.dataset}: original vs permuted (s = {s_r})")
-        fig.savefig(out / "robustness.png", dpi=120)
+        save(fig, out / "robustness", args.format)  # atomic: a kill leaves the old figure or the new
         for m, dr in robustness_drops(rows).items():
             print(f"{m}: accuracy drop under π_{s_r} = {dr.mean():.4f} (per seed {', '.join(f'{v:.4f}' for v in dr)})")
         return pd_frame(rows.to_dict("records"), out)
@@ -371,7 +372,7 @@ def pd_frame(rows, out):
     return df
 
 
-COMMAND = Command(PROG, build_parser, run)
+COMMAND = Command(PROG, build_parser, run, draws="png")
 
 
 def main(argv=None) -> int:

@@ -41,6 +41,7 @@ import torch
 from matplotlib.figure import Figure
 from tqdm.auto import tqdm
 
+from ..core.plotting import PALETTE, figure, legend_outside, save, styled
 from ..core.stats import mean_ci
 from ..infra import keyed
 from ..infra._progress import progress_bar
@@ -90,9 +91,11 @@ def run(
     folder: Path | None = None,
     maps: bool = True,
     progress: bool | tqdm | Status | None = None,
+    plot_format: str = "png",
 ) -> dict:
     """Train one network; return its summary row (final and best test accuracy, speed). ``progress``:
-    :func:`theorydyn.vision.train.train`'s (a status function, a job's bar, or None: silent)."""
+    :func:`theorydyn.vision.train.train`'s (a status function, a job's bar, or None: silent). ``maps``: its
+    positional-encoding similarity maps to ``pos_similarity.<plot_format>`` (png, pdf or svg)."""
     vcfg, cfg, perm, meta = _setup(spec, data, vit, tcfg, perm_seed)
     torch.manual_seed(spec.seed)  # initialisation
     model = build_model(spec.model, channels=data.channels, classes=data.classes, vit=vcfg)
@@ -102,12 +105,13 @@ def run(
     pos = getattr(model, "pos", None) if spec.model == "vit" else None
     if maps and isinstance(pos, torch.Tensor):
         where = f"{data.name}, {spec.attention} attention, patch {spec.patch}"
+        maps_file = folder / f"pos_similarity.{plot_format}"
         if perm is None:
-            plot_maps(pos, folder / "pos_similarity.png", f"Figure 1a: positional-encoding similarity ({where})")
+            plot_maps(pos, maps_file, f"Figure 1a: positional-encoding similarity ({where})")
         else:
             plot_maps(
                 pos,
-                folder / "pos_similarity.png",
+                maps_file,
                 f"Figure 5c: grid size s={s} ({where})",
                 perm=perm,
                 s=s,
@@ -378,13 +382,13 @@ def _save(rows: list[dict], out: Path) -> pd.DataFrame:
     return df
 
 
+@styled
 def compare_figure(hists: dict[str, list[pd.DataFrame]], title: str) -> Figure:
     """Figures 6/7: test accuracy per epoch (mean ± std over seeds, with a zoom on the last half of
     training) and training loss (geometric mean, band from the smallest to the largest seed: a
     mean ± std band would cross zero on the log axis), per attention (``hists[attention]``: one
     history per seed)."""
-    fig = Figure(figsize=(14, 4), layout="constrained")
-    a1, a3, a2 = fig.subplots(1, 3)
+    fig, (a1, a3, a2) = figure(1, 3, figsize=(14, 4.6), pyplot=False)
     accs = []  # per attention, (epochs, seeds): the zoom's limits come from them
     for att, hs in hists.items():
         acc = pd.concat([h.set_index("epoch").test_acc for h in hs], axis=1)
@@ -417,7 +421,7 @@ def compare_figure(hists: dict[str, list[pd.DataFrame]], title: str) -> Figure:
         yscale="log",
         title=f"{title}: training loss\n(geometric mean; band: min–max over seeds)",
     )
-    a1.legend(fontsize=8, loc="lower right")
+    legend_outside(a1, where="below", ncol=1)
     return fig
 
 
@@ -432,9 +436,9 @@ def overall_bar(progress: bool | tqdm, folders: Sequence[Path], epochs: int, des
     return progress_bar(progress and total > 0, total=total, desc=desc, unit="epoch")
 
 
-def compare(data, vit, tcfg, out, *, seeds, resume, perm_seed, progress=True) -> pd.DataFrame:
+def compare(data, vit, tcfg, out, *, seeds, resume, perm_seed, progress=True, plot_format="png") -> pd.DataFrame:
     """Figures 6/7: positional against vanilla attention, ``seeds`` seeds each (``progress``: the
-    training progress lines on stderr)."""
+    training progress lines on stderr), drawn to ``compare.<plot_format>``."""
     rows: list[dict] = []
     hists: dict[str, list[pd.DataFrame]] = {}
     by_att = {att: [RunSpec("vit", att, None, seed, vit.patch) for seed in seeds] for att in ("positional", "vanilla")}
@@ -446,10 +450,10 @@ def compare(data, vit, tcfg, out, *, seeds, resume, perm_seed, progress=True) ->
                 train_together(specs, data, vit, tcfg, folders, resume=resume, perm_seed=perm_seed, progress=bar)
             for spec in specs:
                 again = resume or len(specs) > 1
-                rows.append(run(spec, data, vit, tcfg, out, resume=again, perm_seed=perm_seed, progress=bar))
+                kw = dict(resume=again, perm_seed=perm_seed, progress=bar, plot_format=plot_format)
+                rows.append(run(spec, data, vit, tcfg, out, **kw))
                 hists.setdefault(att, []).append(read_history(out / spec.name))
-    fig = compare_figure(hists, data.name)
-    write_with(out / "compare.png", lambda t: fig.savefig(t, dpi=120))
+    save(compare_figure(hists, data.name), out / "compare", plot_format)
     return _save(rows, out)
 
 
@@ -463,28 +467,40 @@ def grid_sizes(image_size: int, patch: int) -> list[int]:
     return sizes
 
 
-def permuted(data, vit, tcfg, out, *, models, seed, resume, perm_seed, patch=2, progress=True) -> pd.DataFrame:
+def permuted(
+    data, vit, tcfg, out, *, models, seed, resume, perm_seed, patch=2, progress=True, plot_format="png"
+) -> pd.DataFrame:
     """Figure 5a: final test accuracy against the grid size s for the ViT and the CNNs (``progress``: the
-    training progress lines on stderr)."""
+    training progress lines on stderr), drawn to ``permuted.<plot_format>``."""
     rows = []
     sizes = grid_sizes(data.image_size, patch)
     specs = [RunSpec(m, vit.attention, s, seed, patch) for s in sizes for m in models]
     with overall_bar(progress, [out / sp.name for sp in specs], tcfg.epochs, "permuted", resume=resume) as bar:
         for spec in specs:
-            rows.append(run(spec, data, vit, tcfg, out, resume=resume, perm_seed=perm_seed, progress=bar))
+            kw = dict(resume=resume, perm_seed=perm_seed, progress=bar, plot_format=plot_format)
+            rows.append(run(spec, data, vit, tcfg, out, **kw))
     df = _save(rows, out)
-    fig = Figure(figsize=(5.5, 4), layout="constrained")
-    ax = fig.subplots()
+    save(permuted_figure(df, models, sizes, patch, data.name), out / "permuted", plot_format)
+    return df
+
+
+@styled
+def permuted_figure(df: pd.DataFrame, models, sizes, patch: int, name: str) -> Figure:
+    """Figure 5a: the final test accuracy of each model against the grid size s of the permutation π_s."""
+    fig, ax = figure(figsize=(7.0, 4.0), pyplot=False)
     names = {"vit": f"ViT (patch {patch})", "resnet18": "ResNet-18", "vgg19": "VGG-19", "cnn": "small CNN"}
     for m in models:
         d = df[df.model == m]
         ax.plot(d.grid, d.final_test_acc, "o-", label=names[m])
     ax.set_xscale("log", base=2)
     ax.set_xticks(sizes, [str(s) for s in sizes])
-    ax.set(xlabel="grid shuffle size s", ylabel="test accuracy", title=f"Permuted {data.name} (Figure 5a)")
-    ax.legend()
-    write_with(out / "permuted.png", lambda t: fig.savefig(t, dpi=120))
-    return df
+    ax.set(
+        xlabel="grid shuffle size s (pixels, log scale)",
+        ylabel="final test accuracy",
+        title=f"Permuted {name} (Figure 5a)",
+    )
+    legend_outside(ax)
+    return fig
 
 
 #: The permutation settings of the digits robustness experiment (one ledger row each): π_s with tiles
@@ -534,6 +550,7 @@ def robustness_drops(df: pd.DataFrame) -> dict[str, np.ndarray]:
 MODEL_NAMES = {"vit": "ViT", "cnn": "small CNN", "resnet18": "ResNet-18", "vgg19": "VGG-19"}
 
 
+@styled
 def robustness_figure(df: pd.DataFrame, title: str, ax=None) -> Figure:
     """Test accuracy on original and π_s-permuted images per model (``df``: the rows of
     :func:`~theorydyn.vision.experiments.robustness`, columns model, permuted, s, seed,
@@ -544,19 +561,18 @@ def robustness_figure(df: pd.DataFrame, title: str, ax=None) -> Figure:
     differences and bars from 0.93 would misstate the ratios. The y axis does not start at 0, and
     its label says so. Drawn into ``ax`` if given (returns its figure), else into a new figure."""
     if ax is None:
-        fig = Figure(figsize=(6, 4.4), layout="constrained")
-        ax = fig.subplots()
+        fig, ax = figure(figsize=(6, 4.6), pyplot=False)
     models = list(dict.fromkeys(df.model))
     for j, perm in enumerate((False, True)):
         d = df[df.permuted == perm]
         for k, m in enumerate(models):
             v = d[d.model == m].sort_values("seed").final_test_acc.to_numpy(float)
             x = k + (j - 0.5) * 0.3
-            ax.plot(x + np.linspace(-0.04, 0.04, len(v)), v, ".", color=f"C{j}", ms=4, alpha=0.6)
+            ax.plot(x + np.linspace(-0.04, 0.04, len(v)), v, ".", color=PALETTE[j], ms=4, alpha=0.6)
             mean, lo, hi = mean_ci(v)
             yerr = None if not np.isfinite(lo) else [[mean - lo], [hi - mean]]
             label = None if k else ("original images" if not perm else f"permuted, π_s with s = {int(df.s.iloc[0])}")
-            ax.errorbar([x + 0.09], [mean], yerr=yerr, fmt="o", color=f"C{j}", capsize=3, ms=6, label=label)
+            ax.errorbar([x + 0.09], [mean], yerr=yerr, fmt="o", color=PALETTE[j], capsize=3, ms=6, label=label)
     for k, m in enumerate(models):
         a = df[(df.model == m) & ~df.permuted].set_index("seed").final_test_acc
         b = df[(df.model == m) & df.permuted].set_index("seed").final_test_acc
@@ -577,17 +593,28 @@ def robustness_figure(df: pd.DataFrame, title: str, ax=None) -> Figure:
     lo_y = float(df.final_test_acc.min())
     ax.set_ylim(lo_y - 0.8 * (1.0 - lo_y), 1.0 + 0.05 * (1.0 - lo_y))  # room for the two-line drops
     ax.set_ylabel(f"final test accuracy (axis from {ax.get_ylim()[0]:.3f}, not 0)\nmean ± 95% CI; dots: seeds")
-    ax.set_title(textwrap.fill(title, 60), fontsize=9)
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
+    ax.set_title(textwrap.fill(title, 60))
+    legend_outside(ax, where="below")
     return ax.figure
 
 
 def demo(
-    data, vit, tcfg, out, *, seed, resume, perm_seed, attentions=("positional", "vanilla"), progress=True
+    data,
+    vit,
+    tcfg,
+    out,
+    *,
+    seed,
+    resume,
+    perm_seed,
+    attentions=("positional", "vanilla"),
+    progress=True,
+    plot_format="png",
 ) -> pd.DataFrame:
     """The digits default: the ViT with each of ``attentions``, one seed (``progress``: the training
-    progress lines on stderr)."""
+    progress lines on stderr; ``plot_format``: the similarity maps' file format)."""
     specs = [RunSpec("vit", att, None, seed, vit.patch) for att in attentions]
+    kw = dict(resume=resume, perm_seed=perm_seed, plot_format=plot_format)
     with overall_bar(progress, [out / sp.name for sp in specs], tcfg.epochs, "demo", resume=resume) as bar:
-        rows = [run(sp, data, vit, tcfg, out, resume=resume, perm_seed=perm_seed, progress=bar) for sp in specs]
+        rows = [run(sp, data, vit, tcfg, out, **kw, progress=bar) for sp in specs]
     return _save(rows, out)

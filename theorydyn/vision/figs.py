@@ -21,6 +21,7 @@ import dataclasses
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..core.plotting import figure
 from ..infra.paths import vision_ledger_dir
 from .experiments import (
     MAPS_OVERRIDES,
@@ -94,8 +95,8 @@ def permuted_figure_digits(data, seeds=None, root=ROOT) -> Figure:
     :func:`~theorydyn.vision.experiments.robustness_figure`."""
     seeds = ROBUSTNESS_SEEDS if seeds is None else seeds
 
-    fig = Figure(figsize=(5.2 * len(ROBUSTNESS_DIGITS), 4.6), layout="constrained")
-    for ax, setting in zip(np.atleast_1d(fig.subplots(1, len(ROBUSTNESS_DIGITS))), ROBUSTNESS_DIGITS, strict=True):
+    fig, axes = figure(1, len(ROBUSTNESS_DIGITS), figsize=(5.2 * len(ROBUSTNESS_DIGITS), 4.8), pyplot=False)
+    for ax, setting in zip(np.atleast_1d(axes), ROBUSTNESS_DIGITS, strict=True):
         vit, tcfg = preset_configs(data, patch=setting["patch"])
         df = robustness(data, vit, tcfg, root, seeds=seeds, **setting)
         robustness_figure(

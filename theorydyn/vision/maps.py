@@ -28,7 +28,7 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..infra.atomic import write_with
+from ..core.plotting import GREY, figure, legend_outside, save, styled
 from .grid import permute_tiles
 
 
@@ -98,11 +98,13 @@ def mosaic(M: np.ndarray) -> np.ndarray:
     return big
 
 
+@styled
 def draw_mosaic(ax, C: np.ndarray, title: str = "", vmin: float = -1.0, vmax: float = 1.0, mark: bool = True):
     """Draw the mosaic of ``C: (g², g²)`` into ``ax`` on the fixed scale ``[vmin, vmax]``; the query
     patch of every map is outlined in red. Returns the image (for a colorbar)."""
     g = int(round(np.sqrt(C.shape[0])))
     im = ax.imshow(mosaic(C), cmap="viridis", vmin=vmin, vmax=vmax, interpolation="nearest")
+    ax.grid(False)  # maps: no grid over the cells
     if mark:
         for i in range(g * g):
             r, c = divmod(i, g)
@@ -111,12 +113,13 @@ def draw_mosaic(ax, C: np.ndarray, title: str = "", vmin: float = -1.0, vmax: fl
                     (c * (g + 1) + c - 0.5, r * (g + 1) + r - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=1.2
                 )
             )
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title)
     ax.set_xticks([])
     ax.set_yticks([])
     return im
 
 
+@styled
 def draw_profiles(ax, profiles: dict[str, np.ndarray]) -> None:
     """``ρ(k)`` against ``k``: for each label, the mean over seeds and a band of ± one standard deviation
     (``profiles[label]: (seeds, g−1)``)."""
@@ -127,45 +130,49 @@ def draw_profiles(ax, profiles: dict[str, np.ndarray]) -> None:
         sd = arr.std(0, ddof=1) if arr.shape[0] > 1 else np.zeros_like(m)
         ax.plot(k, m, "o-", label=f"{label} ({arr.shape[0]} seeds)")
         ax.fill_between(k, m - sd, m + sd, alpha=0.25)
-    ax.axhline(0.0, color="grey", lw=0.7)
+    ax.axhline(0.0, color=GREY, lw=0.7)
     ax.set_xticks(np.arange(1, arr.shape[1] + 1))
     ax.set(
         xlabel="grid distance k from the query patch (Chebyshev)",
         ylabel="mean cosine similarity ρ(k)",
         title="Similarity against distance (mean ± std over seeds)",
     )
-    ax.legend(fontsize=8)
+    legend_outside(ax, where="below", ncol=1)
 
 
+@styled
 def similarity_figure(
     C_pos: np.ndarray, C_van: np.ndarray | None, profiles: dict[str, np.ndarray], title: str
 ) -> Figure:
     """Figure 1a with its quantitative companion: the cosine-similarity mosaic of a positional-attention
     ViT (and of a vanilla one), on one colour scale with a labelled colorbar, and the distance profiles."""
     mats = [("positional attention", C_pos)] + ([("vanilla attention", C_van)] if C_van is not None else [])
-    fig = Figure(figsize=(4.2 * len(mats) + 5.2, 4.8), layout="constrained")
-    axes = fig.subplots(1, len(mats) + 1, gridspec_kw=dict(width_ratios=[1] * len(mats) + [1.25]))
+    fig, axes = figure(
+        1, len(mats) + 1, figsize=(4.2 * len(mats) + 5.2, 5.2), pyplot=False,
+        gridspec_kw=dict(width_ratios=[1] * len(mats) + [1.25]),
+    )  # fmt: skip
     for ax, (name, C) in zip(axes[: len(mats)], mats, strict=True):
         im = draw_mosaic(ax, C, f"{name}: map i = row i of C\n(red: query patch i)")
     fig.colorbar(im, ax=list(axes[: len(mats)]), shrink=0.8, label="cosine similarity of positional encodings")
     draw_profiles(axes[-1], profiles)
-    fig.suptitle(textwrap.fill(title, 110), fontsize=10)
+    fig.suptitle(textwrap.fill(title, 110))
     return fig
 
 
+@styled
 def plot_maps(P: torch.Tensor, path, title: str, perm=None, s: int | None = None, patch: int = 1) -> None:
-    """Write the cosine-similarity mosaic of ``P`` to ``path`` (one scale, colorbar, query marked);
-    with ``perm``, before (left) and after π_s⁻¹ (right)."""
+    """Write the cosine-similarity mosaic of ``P`` to ``path`` (one scale, colorbar, query marked; the
+    format from its suffix: png, pdf or svg); with ``perm``, before (left) and after π_s⁻¹ (right)."""
     C = cosine_similarity(P)
     panels = [("row i of C on the patch grid", C)]
     if perm is not None:
         if s is None:
             raise ValueError("plot_maps: a permutation needs its tile side s")
         panels = [("as learned (permuted positions)", C), ("after π_s⁻¹", unpermuted(C, perm, s, patch))]
-    fig = Figure(figsize=(4.6 * len(panels) + 1.2, 5.2), layout="constrained")
-    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    fig, axes = figure(1, len(panels), figsize=(4.6 * len(panels) + 1.2, 5.2), pyplot=False, squeeze=False)
+    axes = axes[0]
     for ax, (name, A) in zip(axes, panels, strict=True):
         im = draw_mosaic(ax, A, name)
     fig.colorbar(im, ax=list(axes), shrink=0.8, label="cosine similarity")
-    fig.suptitle(textwrap.fill(title, 50 * len(panels)), fontsize=10)
-    write_with(path, lambda t: fig.savefig(t, dpi=120))
+    fig.suptitle(textwrap.fill(title, 50 * len(panels)))
+    save(fig, path)

@@ -34,12 +34,14 @@ def test_registry_has_claims_and_readme_lists_every_command():
     for name in ("phases", "attention", "scaling", "figure4", "qscan", "semirealistic"):
         fig = REGISTRY[name]
         assert fig.claim and fig.title and callable(fig.compute) and callable(fig.draw)
-        assert fig.setting(True) and fig.command(True) == f"python -m theorydyn.figures {name} --quick"
+        assert fig.setting(True) and fig.command(True, "pdf", None) == f"python -m theorydyn.figures {name} --quick"
+        # the committed file: SVG into figures/
+        assert fig.command(True) == f"python -m theorydyn.figures {name} --quick --format svg --out figures"
     text = figures.readme(Path("/nonexistent"), {})
     for fig in REGISTRY.values():
         assert fig.command(True) in text
     # a figure with one size has no --quick to pass
-    assert REGISTRY["figure4_d64"].command(True) == "python -m theorydyn.figures figure4_d64"
+    assert REGISTRY["figure4_d64"].command(True, "pdf", None) == "python -m theorydyn.figures figure4_d64"
 
 
 def test_fit_power_law_recovers_an_exact_exponent_with_an_interval():
@@ -123,18 +125,19 @@ def test_phases_figure_end_to_end_and_into_a_notebooks_axes(tmp_path):
     import matplotlib.pyplot as plt
 
     assert main(["phases", "--quick", "--out", str(tmp_path)]) == 0
-    for ext in ("png", "pdf"):
-        f = tmp_path / f"phases.{ext}"
-        assert f.exists() and f.stat().st_size > 10_000
+    f = tmp_path / "phases.pdf"  # vector by default, and nothing else
+    assert f.read_bytes().startswith(b"%PDF") and f.stat().st_size > 10_000
+    assert sorted(p.suffix for p in tmp_path.glob("phases.*")) == [".pdf"]
     # the README text goes next to the outputs; README.md only when asked (it is a tracked file in figures/)
-    assert "phases.png" in (tmp_path / "README.generated.md").read_text() and not (tmp_path / "README.md").exists()
+    assert "phases.pdf" in (tmp_path / "README.generated.md").read_text() and not (tmp_path / "README.md").exists()
     entry = json.loads((tmp_path / "manifest.json").read_text())["phases"]
-    assert entry["file"] == "phases.png" and entry["numbers"]["T0"] > 0 and entry["setting"]["D"] == 64
+    assert entry["file"] == "phases.pdf" and entry["numbers"]["T0"] > 0 and entry["setting"]["D"] == 64
+    assert entry["command"] == f"python -m theorydyn.figures phases --quick --out {tmp_path}"
     assert main(["--readme-only", "--write-readme", "--out", str(tmp_path)]) == 0  # makes no figure
-    assert "phases.png" in (tmp_path / "README.md").read_text()
+    assert "phases.pdf" in (tmp_path / "README.md").read_text()
     assert json.loads((tmp_path / "manifest.json").read_text())["phases"] == entry
     # a figure kept as it is gets the same fields in the same order, with nothing measured
-    kept = figures.record_existing("phases", tmp_path, "kept")
+    kept = figures.record_existing("phases", tmp_path, "kept", format="pdf")
     assert list(kept) == list(entry), (list(kept), list(entry))
     assert kept["sha256"] == entry["sha256"] and kept["numbers"] == {} and kept["cost_s"] is None
     assert kept["note"] == "kept" and not kept["regenerated_in_ci"] and kept["made_utc"] is None
@@ -152,9 +155,10 @@ def test_semirealistic_figure_renders(tmp_path, monkeypatch):
     monkeypatch.setattr(
         figmod, "compare_with_reduced", lambda s, **kw: real(s, **{**kw, "Ns": (256, 2048), "seeds": (0,), "steps": 40})
     )
-    entry = figures.make("semirealistic", tmp_path, True)
-    paths = [tmp_path / "semirealistic.png", tmp_path / "semirealistic.pdf"]
-    assert all(p.stat().st_size > 5000 for p in paths) and entry["sha256"] == figures.mf.sha256(paths[0])
+    entry = figures.make("semirealistic", tmp_path, True, format="svg")
+    path = tmp_path / "semirealistic.svg"
+    assert path.read_text().lstrip().startswith("<?xml") and entry["sha256"] == figures.mf.sha256(path)
+    assert entry["file"] == path.name and "--format svg" in entry["command"]
     assert set(entry["numbers"]["gap_alpha"]) == {"256", "2048"}
 
 
@@ -191,10 +195,10 @@ def test_the_overall_bar_counts_expected_seconds(tmp_path, monkeypatch, capsys):
     (tmp_path / "manifest.json").write_text(json.dumps({"f1": dict(cost_s=12.0), "f2": dict(cost_s=8.0)}))
     assert main(["f1", "f2", "--out", str(tmp_path)]) == 0
     err = capsys.readouterr().err
-    assert "figures" in err and "/20.0" in err and "f1.png" in err and "f2.png" in err
+    assert "figures" in err and "/20.0" in err and "f1.pdf" in err and "f2.pdf" in err
     assert main(["f1", "--out", str(tmp_path), "--quiet"]) == 0
     err = capsys.readouterr().err
-    assert "f1.png" in err and "it/s" not in err and "s/s" not in err and "figures:" not in err
+    assert "f1.pdf" in err and "it/s" not in err and "s/s" not in err and "figures:" not in err
 
 
 def test_a_vision_figure_without_its_runs_lists_what_computing_them_costs(tmp_path):

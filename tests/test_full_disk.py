@@ -239,7 +239,7 @@ def test_figures_full_disk_keeps_the_earlier_figure_without_a_traceback(tmp_path
     out = tmp_path / "f"
     assert _run(main, ["fake", "--out", str(out)]) == 0
     before = _snapshot(out)
-    assert {"fake.png", "fake.pdf", "README.generated.md", "manifest.json"} <= set(before)
+    assert {"fake.pdf", "README.generated.md", "manifest.json"} <= set(before)
     state["fill"] = True
     capsys.readouterr()
     code = _run(main, ["fake", "--out", str(out)])

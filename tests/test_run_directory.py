@@ -91,5 +91,5 @@ def test_readme_commands_leave_the_checkout_clean(tmp_path):
         status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
         assert status == "", f"{' '.join(cmd)} left the checkout changed:\n{status}"
     assert (repo / "figures" / "manifest.json").read_bytes() == manifest
-    assert (repo / "runs" / "figures" / "theorem31.png").is_file()
+    assert (repo / "runs" / "figures" / "theorem31.pdf").is_file()  # figures: PDF by default
     assert any((repo / "runs" / "scans").glob("*.csv"))

@@ -11,8 +11,8 @@ made by :func:`figure`), so that a figure of the ledger, a scan, a solver or the
   the data: :func:`legend_outside`);
 * **censored values**: a phase not reached within the horizon is drawn as an open upward triangle at the
   horizon (:func:`mark_censored`), with its own legend entry (:func:`censored_handle`), never left out;
-* **files**: :data:`FORMATS` (PNG at 200 dpi, PDF or SVG, vector), written atomically and with no time
-  stamp in them, so the same figure gives the same bytes (:func:`save`).
+* **files**: :data:`FORMATS` (PNG at 150 dpi for screens; PDF or SVG, vector, for print), written
+  atomically and with no time stamp in them, so the same figure gives the same bytes (:func:`save`).
 
 A command's ``--format`` flag is declared once, by the command runner (:mod:`theorydyn.cli.runner`),
 with these formats. Plot functions draw into axes they are given (``ax=`` / ``axes=``) or, when given none,
@@ -39,7 +39,7 @@ FORMATS: tuple[str, ...] = ("png", "pdf", "svg")
 #: The format of a command's figures when it does not say (``python -m theorydyn.figures``: PDF).
 DEFAULT_FORMAT = "png"
 #: What ``--format`` says in every command's help.
-FORMAT_HELP = "file format of the figures: png (raster, 200 dpi), pdf or svg (vector)"
+FORMAT_HELP = "file format of the figures: png (raster, 150 dpi), pdf or svg (vector)"
 
 #: The Okabe–Ito palette (Okabe & Ito, *Color Universal Design*, 2008).
 OKABE_ITO: dict[str, str] = {
@@ -65,7 +65,7 @@ STYLE: dict[Any, Any] = {
     "image.cmap": "viridis",
     "figure.dpi": 100,
     "figure.constrained_layout.use": True,
-    "savefig.dpi": 200,
+    "savefig.dpi": 150,
     "savefig.bbox": "tight",
     "savefig.pad_inches": 0.04,
     "font.size": 9,

@@ -290,7 +290,7 @@ def readme(out: Path, entries: dict[str, dict]) -> str:
         "",
         "Remake one with its command below (into `figures/`, updating `manifest.json`; the committed files "
         "change only with `--out figures`). Without `--out` and `--format` the same command writes a PDF "
-        "into `<run dir>/figures/` (`--format png` a 200 dpi PNG); `python -m theorydyn.figures --list` "
+        "into `<run dir>/figures/` (`--format png` a 150 dpi PNG); `python -m theorydyn.figures --list` "
         "gives each figure's cost and whether its cached inputs are present; `--write-readme` rewrites this "
         "file from the registry and the manifest.",
         "",

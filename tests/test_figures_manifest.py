@@ -1,7 +1,8 @@
-"""The committed figures are current: ``figures/manifest.json`` against the PNGs and the code.
+"""The committed figures are current: ``figures/manifest.json`` against the SVGs and the code.
 
-* every PNG in ``figures/`` has a manifest entry and every entry a PNG, whose SHA-256 is the one
-  recorded (a figure regenerated without its manifest, or the other way round, fails);
+* every SVG in ``figures/`` has a manifest entry and every entry an SVG, whose SHA-256 is the one
+  recorded (a figure regenerated without its manifest, or the other way round, fails); no other
+  image is committed there (a PNG or PDF would be a second, unchecked copy);
 * every entry states its setting, and the setting is the one the registry computes for it;
 * every figure marked ``regenerated_in_ci`` (cold cost ≤ ``CI_MAX_SECONDS`` on the machine that wrote
   the manifest) is recomputed here through the same code path, in an empty folder (no scan row, no
@@ -15,7 +16,7 @@
   on the CPU that made it (torch's kernels dispatch per instruction set: an AMD EPYC and an Intel Xeon
   end 1000 Adam steps at test errors 0.0282 and 0.0267); on another host its claim is checked instead
   at its own thresholds (``Figure.holds``). Where matplotlib is the version that drew the committed
-  PNG and the host is the entry's, the redrawn PNG must also be the committed one byte for byte.
+  SVG and the host is the entry's, the redrawn SVG must also be the committed one byte for byte.
 """
 
 from __future__ import annotations
@@ -38,13 +39,14 @@ KEYS = {"file", "sha256", "command", "quick", "setting", "numbers", "cost_s", "c
 KEYS |= {"regenerated_in_ci", "git_commit", "matplotlib", "made_utc"}
 
 
-def test_every_committed_png_has_an_entry_and_every_entry_its_png():
+def test_every_committed_svg_has_an_entry_and_every_entry_its_svg():
     assert ENTRIES, "figures/manifest.json is missing or empty"
-    assert {p.name for p in FIGURES.glob("*.png")} == {e["file"] for e in ENTRIES.values()}
+    assert {p.name for p in FIGURES.glob("*.svg")} == {e["file"] for e in ENTRIES.values()}
+    assert not [p.name for p in FIGURES.glob("*.png")], "figures/ holds PNGs beside the committed SVGs"
 
 
 @pytest.mark.parametrize("name", sorted(ENTRIES))
-def test_the_png_is_the_one_the_manifest_records(name):
+def test_the_svg_is_the_one_the_manifest_records(name):
     e = ENTRIES[name]
     assert mf.sha256(FIGURES / e["file"]) == e["sha256"], f"{e['file']} changed without its manifest entry"
 
@@ -54,7 +56,7 @@ def test_each_entry_states_its_setting_command_and_cost(name):
     e = ENTRIES[name]
     assert KEYS <= set(e), f"{name}: missing {sorted(KEYS - set(e))}"
     fig = REGISTRY[name]
-    assert e["file"] == fig.png and e["command"] == fig.command(e["quick"])
+    assert e["file"] == fig.filename() and e["command"] == fig.command(e["quick"])
     assert e["setting"] == mf.jsonable(fig.setting(e["quick"])) and e["setting"]
     # the CI mark is decided by the measured cold cost, not by anything else
     assert e["regenerated_in_ci"] == (e["cold"] and e["cost_s"] <= mf.CI_MAX_SECONDS)
@@ -77,8 +79,8 @@ def test_a_cheap_figure_recomputes_to_the_manifest(name, tmp_path, monkeypatch):
     diffs = mf.numbers_differ(e["numbers"], got, mf.RTOL if same_host else mf.RTOL_OTHER_CPU)
     assert not diffs, f"{name}: the committed figure is stale:\n" + "\n".join(diffs)
     if e["matplotlib"] == matplotlib.__version__ and same_host:  # another host: other pixels
-        png = save(fig.draw(data), tmp_path / e["file"])
-        assert mf.sha256(png) == e["sha256"], f"{name}: the drawing code changed since {e['file']} was made"
+        svg = save(fig.draw(data), tmp_path / e["file"])
+        assert mf.sha256(svg) == e["sha256"], f"{name}: the drawing code changed since {e['file']} was made"
 
 
 def test_numbers_differ_catches_a_changed_number_and_nothing_else():

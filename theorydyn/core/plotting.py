@@ -266,11 +266,12 @@ def mark_censored(ax, x, y, color, shift: float = 0.0, **kw: Any):
     )
 
 
-def censored_handle(label: str = "not reached within the horizon (drawn at it)"):
-    """The legend entry of :func:`mark_censored`'s triangles (one per axes, whatever their colours)."""
+def censored_handle(label: str = "not reached within the horizon (drawn at it)", color: str = GREY):
+    """The legend entry of :func:`mark_censored`'s triangles (one per axes, whatever their colours; or one
+    quantity's, in its ``color``)."""
     from matplotlib.lines import Line2D
 
-    return Line2D([], [], marker=CENSORED_MARKER, ls="", mfc="none", mec=GREY, mew=1.2, ms=7, color=GREY, label=label)
+    return Line2D([], [], marker=CENSORED_MARKER, ls="", mfc="none", mec=color, mew=1.2, ms=7, color=color, label=label)
 
 
 __all__ = [

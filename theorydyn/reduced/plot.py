@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core.plotting import COLORS, LABELS, axes_or_new, legend_outside, styled
+from ..core.plotting import COLORS, LABELS, axes_or_new, censored_handle, legend_outside, styled
 from ..core.result import Result
 
 _MARKS = ("T0", "T1", "T1_mass", "T2")
@@ -14,7 +14,8 @@ _MARK_STYLE = {"T0": (0, (4, 2)), "T1": (0, (1, 1.5)), "T1_mass": (0, (6, 2, 1, 
 def plot_trajectory(res: Result, axes=None, title: str | None = None):
     """Three panels against log s (rows with s > 0): α; γ, ρ and the in-set attention mass; risk,
     err_y, err_f. Vertical lines at the phase times T0, T1, T1_mass, T2 of ``res.phases``, named with
-    their values in a legend beside the panels (none over the data).
+    their values in a legend beside the panels (none over the data); a phase not reached by the end of
+    the run is listed there as such (an open triangle, the scans' mark of a censored time).
 
     Works for either solver's :class:`~theorydyn.core.result.Result` (the columns are the same).
 
@@ -42,6 +43,7 @@ def plot_trajectory(res: Result, axes=None, title: str | None = None):
     axes[2].plot(t["s"], t["err_f"], color=COLORS["err_f"], ls="--", label=LABELS["err_f"])
     axes[2].set_yscale("log")
     marks = []
+    horizon = float(t["s"].iloc[-1]) if len(t) else float("nan")
     for ax in axes:
         ax.set_xscale("log")
         for key in _MARKS:
@@ -51,6 +53,8 @@ def plot_trajectory(res: Result, axes=None, title: str | None = None):
                 if ax is axes[0]:
                     line.set_label(f"{LABELS[key]}: s = {v:.3g}")
                     marks.append(line)
+            elif ax is axes[0]:
+                marks.append(censored_handle(f"{LABELS[key]}: not reached by s = {horizon:.3g}", COLORS[key]))
     for ax in axes:
         handles, labels = ax.get_legend_handles_labels()
         if ax is axes[1]:

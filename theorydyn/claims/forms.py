@@ -1,0 +1,172 @@
+"""One verdict rule per logical form of a claim (:class:`~theorydyn.claims.check.Form`; docs/theory.md §15).
+
+A claim of the paper is an upper bound, a lower bound over learners, a statement that something is
+achievable with enough samples, a rate, a vanishing quantity or an identity; each needs its own reading
+of the numbers. The rules below take the measured intervals and return a verdict with the words that
+say why; the claims call them and nothing else decides a verdict of these forms.
+
+* :func:`achievable` (Theorem 4.2 (1), (2), Figure 4): judged only in regime, N ≥ N_50 at its D; below
+  the regime OUT_OF_SCOPE only while more samples approach it (the association margin grows with N);
+  a margin that does not grow is a FAIL at a step size inside the theorem's assumptions and DEVIATES,
+  naming the step size, outside them.
+* :func:`rate` ("N = poly(d)", N_50(D) ∝ D^b): PASS when a power law passes through every N_50 bracket
+  (:func:`theorydyn.core.stats.bracket_power_law`), FAIL when the local exponent accelerates across at
+  least :data:`MIN_UNCENSORED` uncensored sizes; INFO otherwise.
+* :func:`lower_bound` (Theorem 5.2): a lower bound over all learners never PASSes from one learner; a
+  learner without the structure whose need does not grow FAILs it; a growing need is "consistent".
+* :func:`vanishing` ("o(1)"): the quantity falls with D (the slope of its log on log D below 0);
+  a constant threshold at one D is INFO.
+
+Every rule returns ``(verdict, why)``; ``why`` goes into the row's threshold or note.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .check import Verdict
+
+#: Fewest uncensored sizes (D) on which a rate across D can FAIL: two sizes always fit a power law.
+MIN_UNCENSORED = 3
+
+
+def regime(N: int, n50_low: float, n50_high: float, *, own_completion: bool = False) -> tuple[str, str]:
+    """Whether a run at ``N`` samples is in the regime of "N = poly(d) suffices" at its D.
+
+    Args:
+        N: the run's samples.
+        n50_low, n50_high: N_50 at the run's D, q, step size and window as a bracket (the seed-bootstrap
+            range of :func:`theorydyn.claims.nstar.n50`): N_50 ∈ (n50_low, n50_high]; ``inf`` for a high end
+            censored above the grid, nan when N_50 was not measured.
+        own_completion: the run itself shows association complete over its window in every seed (then it is
+            in regime whatever N_50 says: the run is the evidence).
+
+    Returns:
+        ("in" | "below" | "unknown", why): "in" when N ≥ n50_high (every resample of the seeds reaches 1/2
+        at or below N) or ``own_completion``; "below" when N ≤ n50_low or N < n50_high (N_50 may lie
+        above N); "unknown" when N_50 was not measured.
+    """
+    if own_completion:
+        return "in", "in regime: association complete over the window in every seed (the run's own evidence)"
+    if math.isnan(n50_high) and math.isnan(n50_low):
+        return "unknown", "regime unknown: N_50 not measured at this D, q, step size and window"
+    if N >= n50_high:
+        return "in", f"in regime: N = {N} >= the upper end of N_50's bracket ({_num(n50_high)})"
+    return "below", f"below the regime: N = {N} < the upper end of N_50's bracket ({_num(n50_high)})"
+
+
+def achievable(
+    *,
+    where: str,
+    complete: bool,
+    margin_slope: tuple[float, float] | None,
+    eta: float,
+    eta_inside: bool,
+) -> tuple[Verdict, str]:
+    """The verdict of an "achievable with enough samples" row from its regime and its runs.
+
+    Args:
+        where: :func:`regime`'s first value ("in", "below", "unknown").
+        complete: the property holds in every seed (association over the window, error below its bound).
+        margin_slope: the 95% interval of the association margin's slope per doubling of N across the N grid
+            at this D (:func:`theorydyn.core.stats.trend_slope_ci` with ``log_y=False`` on log2 N), or None
+            when no grid was run.
+        eta: the runs' step size; eta_inside: whether it is inside the theorem's assumptions (the stated
+            rule of :mod:`theorydyn.experiments.stepsize`) or a departure.
+
+    Returns:
+        (verdict, why):
+
+        * in regime: PASS when ``complete``, else FAIL (an in-regime run that loses the property);
+        * below (or unknown) regime, margin growing (the interval above 0): OUT_OF_SCOPE, more samples are
+          approaching the regime;
+        * below, margin not growing (the interval at or below 0): FAIL when ``eta_inside`` ("N = poly(d)
+          suffices" fails at this step size), else DEVIATES naming the step size;
+        * below, margin unresolved (the interval straddles 0) or no grid: INFO.
+    """
+    if where == "in":
+        return (
+            (Verdict.PASS, "in regime, complete in every seed")
+            if complete
+            else (
+                Verdict.FAIL,
+                "in regime, yet not complete in every seed",
+            )
+        )
+    if complete:  # complete below the bracket's upper end: the run itself is the evidence
+        return Verdict.PASS, "complete in every seed (the run's own evidence that N is in regime)"
+    if margin_slope is None:
+        return Verdict.INFO, "regime not established and no N grid to read the margin on"
+    lo, hi = margin_slope
+    grid = f"margin slope per doubling of N [{_num(lo)}, {_num(hi)}]"
+    if lo > 0:
+        return Verdict.OUT_OF_SCOPE, f"below the regime, and more samples approach it ({grid} > 0)"
+    if hi <= 0:
+        if eta_inside:
+            return Verdict.FAIL, f"more samples do not approach association ({grid} <= 0) at eta = {eta:g}"
+        return (
+            Verdict.DEVIATES,
+            f"more samples do not approach association ({grid} <= 0) at eta = {eta:g}, a step size outside "
+            "the theorem's assumptions (the rule's step is read beside it)",
+        )
+    return Verdict.INFO, f"below the regime; whether more samples approach it is unresolved ({grid} straddles 0)"
+
+
+def rate(shape: str, feasible: bool, n_uncensored: int) -> tuple[Verdict, str]:
+    """The verdict of "N = poly(d)" read on N_50 brackets across D (:func:`theorydyn.core.stats.bracket_power_law`).
+
+    PASS when a power law passes through every bracket (censored sizes as one-sided brackets) and at least
+    :data:`MIN_UNCENSORED` sizes are uncensored; FAIL when the brackets force an accelerating local exponent
+    across at least that many uncensored sizes (faster than every power law over them); INFO otherwise
+    (too few uncensored sizes, or a decelerating / irregular shape, which bounds N_50 by a power law anyway).
+    """
+    if n_uncensored < MIN_UNCENSORED:
+        return Verdict.INFO, f"{n_uncensored} uncensored size(s): a verdict needs >= {MIN_UNCENSORED}"
+    if feasible:
+        return Verdict.PASS, "a power law passes through every N_50 bracket"
+    if shape == "accelerating":
+        return Verdict.FAIL, "the local exponent grows beyond the brackets: faster than every power law"
+    return Verdict.INFO, f"no single power law fits ({shape}); N_50 stays below a power law through the largest"
+
+
+def lower_bound(b_low: float, b_high: float, b_resolution: float, *, reached: bool) -> tuple[Verdict, str]:
+    """The verdict of a lower bound over all learners ("needs D^Omega(1) samples") from one learner's need.
+
+    Args:
+        b_low, b_high: the 95% interval of the exponent of the learner's need Ñ(D) ∝ D^b.
+        b_resolution: the smallest exponent the Ñ grid resolves over the D range (one grid step over the
+            range: log(step) / log(D_max / D_min)); an upper bound below it is "does not grow".
+        reached: the learner reached the target at every D (else its need is censored: a bound).
+
+    Returns:
+        Never PASS (one learner cannot confirm a bound over all learners). FAIL when the need does not grow
+        (b_high < b_resolution): a learner without the structure that needs no more samples as D grows
+        contradicts the bound. INFO "consistent" when it grows (b_low > 0), INFO "unresolved" otherwise.
+    """
+    if not reached:
+        return Verdict.INFO, "censored: the learner does not reach the target at every D (its need is a bound)"
+    if b_high < b_resolution:
+        return Verdict.FAIL, (
+            f"the need does not grow (upper bound {_num(b_high)} < {_num(b_resolution)}, the smallest exponent "
+            "the grid resolves): a learner without the structure needs no more samples as D grows"
+        )
+    if b_low > 0:
+        return Verdict.INFO, f"consistent: the need grows (exponent > 0, lower bound {_num(b_low)}); never a PASS"
+    return Verdict.INFO, "unresolved: the exponent's interval reaches 0 and the grid's resolution"
+
+
+def vanishing(b_low: float, b_high: float) -> tuple[Verdict, str]:
+    """The verdict of "X = o(1)" from the 95% interval of the slope of log X on log D (across D).
+
+    PASS when the interval lies below 0 (X falls with D), FAIL when it lies at or above 0 (X does not fall),
+    INFO when it straddles 0. The irreducible floor (Pr[f = 0]) is reported beside by the row.
+    """
+    if b_high < 0:
+        return Verdict.PASS, f"falls with D (exponent interval [{_num(b_low)}, {_num(b_high)}] < 0)"
+    if b_low >= 0:
+        return Verdict.FAIL, f"does not fall with D (exponent interval [{_num(b_low)}, {_num(b_high)}] >= 0)"
+    return Verdict.INFO, f"unresolved (exponent interval [{_num(b_low)}, {_num(b_high)}] straddles 0)"
+
+
+def _num(x: float) -> str:
+    return f"{x:.4g}" if math.isfinite(x) else ("inf" if x > 0 else "-inf" if x < 0 else "nan")

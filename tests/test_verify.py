@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 import sys
 import textwrap
 
@@ -153,9 +154,12 @@ def test_exit_status_is_one_only_for_a_fail(monkeypatch, tmp_path, capsys, verdi
     assert list(pd.read_csv(out)["verdict"]) == verdicts
     # the README table, rendered from the CSV alone
     assert verify_main(["--D", "8", "--C", "2", "--markdown", str(out)]) == 0
-    md = capsys.readouterr().out.split("| claim |", 1)[1]
+    summary, md = capsys.readouterr().out.split("| # | claim |", 1)  # the summary, then every row
     assert md.startswith(" the paper says | measured (CI) | verdict |")
-    assert md.count("\n| Theorem 1: q ") == len(verdicts) and "0.5 (exact)" in md
+    assert len(re.findall(r"^\| \d+ \| Theorem 1: q ", md, flags=re.M)) == len(verdicts) and "0.5 (exact)" in md
+    # one claim, one summary line: the first row of the highest verdict decides it
+    top = min(verdicts, key=["FAIL", "DEVIATES", "PASS", "OUT_OF_SCOPE", "NOT_RUN", "INFO"].index)
+    assert re.findall(r"^\| Theorem 1 \| \*\*(\w+)\*\* \|", summary, flags=re.M) == [top]
 
 
 def test_format_markdown_intervals_notes_and_pipes():
@@ -169,7 +173,8 @@ def test_format_markdown_intervals_notes_and_pipes():
         ]
     )
     md = verify.format_markdown(df).splitlines()
-    assert md[0] == "| claim | the paper says | measured (CI) | verdict |" and len(md) == 5
+    assert md[0] == "| # | claim | the paper says | measured (CI) | verdict |" and len(md) == 5
+    assert [line.split(" | ")[0] for line in md[2:]] == ["| 1", "| 2", "| 3"]  # numbered as the CSV's rows
     assert "a \\| b" in md[2] and "1.1 [" in md[2] and "**PASS**" in md[2]
     assert "0.05 (exact)" in md[3] and "**DEVIATES**: fails for q(D-C) < 0.75 C^2" in md[3]
     assert "1 [1, 1]" in md[4]  # five equal seeds: an interval of zero width, not "exact"

@@ -204,10 +204,15 @@ def _print(text: str, width: int) -> None:
 
 
 def _print_path(label: str, path: Path, width: int) -> None:
-    """``label path`` on one line when it fits, else the label and the path on a line of its own:
-    a path is never broken (it must paste whole)."""
+    """``label path`` on one line when it fits, else the label (wrapped) and the path on a line of its
+    own: a path is never broken, so that it pastes whole (a path wider than the terminal is its only
+    line that may be)."""
     line = f"{label} {path}"
-    print(line if len(line) <= width else f"{label}\n  {path}")
+    if len(line) <= width:
+        print(line)
+    else:
+        _print(label, width)
+        print(f"  {path}")
 
 
 def _saved_ledger(args: argparse.Namespace, s: Setting, extra: dict[str, Any], flag: str) -> Path:
@@ -275,7 +280,11 @@ def _times_line(info: list[dict[str, Any]]) -> str:
         for r in info
     ]
     ran = sum(r["seconds"] for r in info if r["source"] != "stored" and math.isfinite(r["seconds"]))
-    return f"seconds per claim: {' · '.join(parts)}; computed now {ran:.1f} s"
+    stored = sum(r["source"] == "stored" for r in info)
+    return (
+        f"seconds per claim: {' · '.join(parts)}; computed now {ran:.1f} s, read from the store: {stored} of "
+        f"{len(info)} claims"
+    )
 
 
 def run(inv: Invocation) -> int:
@@ -381,9 +390,8 @@ def run(inv: Invocation) -> int:
     width = min(width, MAX_WIDTH)
     asked = {"D": s.D, "C": s.C, "q": round(s.q, 6)}
     _print(
-        f"the ledger at a glance, D={s.D} C={s.C} q={s.q:g} ({'quick' if args.quick else 'full'}): one line per "
-        "claim, the verdict of its deciding row (decides=True, else FAIL > DEVIATES > PASS > OUT_OF_SCOPE > "
-        "NOT_RUN > INFO); rows numbered as the CSV's data rows",
+        f"the ledger at a glance, D={s.D} C={s.C} q={s.q:g} ({'quick' if args.quick else 'full'}): one line per claim, "
+        "the verdict of its deciding row (decides=True, else FAIL > DEVIATES > PASS > OUT_OF_SCOPE > NOT_RUN > INFO)",
         width,
     )
     print(format_summary(summarize(df, asked), width))

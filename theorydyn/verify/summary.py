@@ -326,11 +326,11 @@ def format_summary(summary: pd.DataFrame, width: int = MAX_WIDTH) -> str:
     ]
     quantities = [str(r["quantity"]) for r in summary.to_dict("records")]
     # natural widths, capped; where the line is still too wide the columns give way in this order
-    # (the verdict never): the group's rows, the setting, the claim, the measured value. The quantity
+    # (the verdict never): the group's rows, the setting, the measured value, the claim. The quantity
     # takes what is left (none below 10 characters: the --detail row says it whole).
     caps = [19, 12, 32, 18, 3, 11]
     floors = [11, 12, 14, 8, 3, 5]
-    order = [5, 3, 0, 2]
+    order = [5, 3, 2, 0]
     w = [min(cap, max([len(heads[i])] + [len(c[i]) for c in cells])) for i, cap in enumerate(caps)]
     gaps = 2 * (len(w) - 1)
     for i in order:

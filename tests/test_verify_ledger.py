@@ -424,3 +424,16 @@ def test_a_full_disk_under_the_store_exits_1_and_a_rerun_resumes(toys, tmp_path,
     assert main(ARGS + ["--out", str(out)]) == 0
     assert computed(toys) == ["one", "two", "two", "three"]
     assert _stored_claims(out) == ["one", "two", "three"]
+
+
+def test_report_of_these_flags_lands_beside_their_ledger(toys, tmp_path, capsys):
+    """`--report` without a CSV reads the ledger these flags wrote and puts the page beside it, naming
+    the whole setting; it runs no claim."""
+    assert main(ARGS) == 0
+    capsys.readouterr()
+    assert main(["--D", "16", "--C", "4", "--quick", "--report"]) == 0
+    page = tmp_path / "runs" / "ledger" / CSV.replace(".csv", ".html")
+    assert f"report: {Path('runs') / 'ledger' / page.name}" in capsys.readouterr().out
+    text = page.read_text(encoding="utf-8")
+    assert "Setting(D=16, C=4" in text and text.count('<tr id="row-') == 5 and "Toy 3: " in text
+    assert computed(toys) == ["one", "two", "three"]  # nothing computed again

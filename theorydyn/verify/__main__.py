@@ -318,7 +318,8 @@ def run(inv: Invocation) -> int:
         inv.output_dir(page.parent, "--out")
         inv.probe(page, "--out")
         saved = _read_ledger(path, "--report")
-        text = html_report(saved, source=str(path))
+        # the flags name the ledger (no CSV given): its whole setting is known; else the rows tell D, C, q
+        text = html_report(saved, source=str(path), setting=None if args.report else str(s))
         inv.write(page, lambda t: t.write_text(text, encoding="utf-8"))
         _print_path("report:", page, min(terminal_width(), MAX_WIDTH))
         return 0

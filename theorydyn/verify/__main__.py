@@ -298,7 +298,10 @@ def run(inv: Invocation) -> int:
     from ..infra.provenance import attach_to_frame, provenance
     from ..infra.store import DB_NAME, StoreError
     from .core import collect, format_markdown, format_table, format_times, terminal_width
-    from .summary import MAX_WIDTH, format_summary, format_summary_markdown, summarize
+    from .summary import MAX_WIDTH, PRECEDENCE, format_summary, format_summary_markdown, summarize
+
+    def verdict_order(v: str) -> tuple[int, str]:
+        return (PRECEDENCE.index(v) if v in PRECEDENCE else len(PRECEDENCE), v)
 
     args = inv.args
     s = inv.setting()
@@ -314,10 +317,10 @@ def run(inv: Invocation) -> int:
         from .report import html_report
 
         path = _saved_ledger(args, s, extra, "--report")
+        saved = _read_ledger(path, "--report")  # a torn or foreign CSV: exit 2 before any folder is made
         page = _report_path(args, path)
         inv.output_dir(page.parent, "--out")
         inv.probe(page, "--out")
-        saved = _read_ledger(path, "--report")
         # the flags name the ledger (no CSV given): its whole setting is known; else the rows tell D, C, q
         text = html_report(saved, source=str(path), setting=None if args.report else str(s))
         inv.write(page, lambda t: t.write_text(text, encoding="utf-8"))
@@ -398,7 +401,8 @@ def run(inv: Invocation) -> int:
     print(format_summary(summarize(df, asked), width))
     counts = df["verdict"].value_counts().to_dict()
     _print(
-        f"{' · '.join(f'{k} {v}' for k, v in sorted(counts.items()))} · {len(df)} rows · {seconds:.0f} s",
+        f"{' · '.join(f'{k} {counts[k]}' for k in sorted(counts, key=verdict_order))} · {len(df)} rows · "
+        f"{seconds:.0f} s",
         width,
     )
     if df.attrs.get("claims") and not args.detail:

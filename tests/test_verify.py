@@ -27,7 +27,8 @@ def test_verify_reduced_ledger_has_intervals_over_seeds(tmp_path, capsys):
     code = verify_main(["--D", "32", "--C", "4", "--quick", "--only", "reduced", "--out", str(out)])
     text = capsys.readouterr().out
     header = next(line for line in text.splitlines() if line.strip().startswith("claim"))
-    assert header.split()[:3] == ["claim", "quantity", "measured"]
+    assert header.split()[:4] == ["claim", "verdict", "measured", "[95%"]  # the summary, one line per claim
+    assert [line.split()[:2] for line in text.splitlines() if line.startswith("Lemma 4.3 ")] == [["Lemma", "4.3"]]
     df = pd.read_csv(out)
     # the ledger's columns, then where it came from (theorydyn version, commit, libraries, time)
     assert list(df.columns[: len(LEDGER_COLUMNS)]) == LEDGER_COLUMNS

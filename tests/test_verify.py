@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 import sys
 import textwrap
 
@@ -26,7 +27,8 @@ def test_verify_reduced_ledger_has_intervals_over_seeds(tmp_path, capsys):
     code = verify_main(["--D", "32", "--C", "4", "--quick", "--only", "reduced", "--out", str(out)])
     text = capsys.readouterr().out
     header = next(line for line in text.splitlines() if line.strip().startswith("claim"))
-    assert header.split()[:3] == ["claim", "quantity", "measured"]
+    assert header.split()[:4] == ["claim", "verdict", "measured", "[95%"]  # the summary, one line per claim
+    assert [line.split()[:2] for line in text.splitlines() if line.startswith("Lemma 4.3 ")] == [["Lemma", "4.3"]]
     df = pd.read_csv(out)
     # the ledger's columns, then where it came from (theorydyn version, commit, libraries, time)
     assert list(df.columns[: len(LEDGER_COLUMNS)]) == LEDGER_COLUMNS
@@ -153,9 +155,12 @@ def test_exit_status_is_one_only_for_a_fail(monkeypatch, tmp_path, capsys, verdi
     assert list(pd.read_csv(out)["verdict"]) == verdicts
     # the README table, rendered from the CSV alone
     assert verify_main(["--D", "8", "--C", "2", "--markdown", str(out)]) == 0
-    md = capsys.readouterr().out.split("| claim |", 1)[1]
+    summary, md = capsys.readouterr().out.split("| # | claim |", 1)  # the summary, then every row
     assert md.startswith(" the paper says | measured (CI) | verdict |")
-    assert md.count("\n| Theorem 1: q ") == len(verdicts) and "0.5 (exact)" in md
+    assert len(re.findall(r"^\| \d+ \| Theorem 1: q ", md, flags=re.M)) == len(verdicts) and "0.5 (exact)" in md
+    # one claim, one summary line: the first row of the highest verdict decides it
+    top = min(verdicts, key=["FAIL", "DEVIATES", "PASS", "OUT_OF_SCOPE", "NOT_RUN", "INFO"].index)
+    assert re.findall(r"^\| Theorem 1 \| \*\*(\w+)\*\* \|", summary, flags=re.M) == [top]
 
 
 def test_format_markdown_intervals_notes_and_pipes():
@@ -169,7 +174,8 @@ def test_format_markdown_intervals_notes_and_pipes():
         ]
     )
     md = verify.format_markdown(df).splitlines()
-    assert md[0] == "| claim | the paper says | measured (CI) | verdict |" and len(md) == 5
+    assert md[0] == "| # | claim | the paper says | measured (CI) | verdict |" and len(md) == 5
+    assert [line.split(" | ")[0] for line in md[2:]] == ["| 1", "| 2", "| 3"]  # numbered as the CSV's rows
     assert "a \\| b" in md[2] and "1.1 [" in md[2] and "**PASS**" in md[2]
     assert "0.05 (exact)" in md[3] and "**DEVIATES**: fails for q(D-C) < 0.75 C^2" in md[3]
     assert "1 [1, 1]" in md[4]  # five equal seeds: an interval of zero width, not "exact"

@@ -50,7 +50,8 @@ def lemma43_exponent_row(per_D: dict[int, list[float]], label: str, params: dict
     a_k = local_exponent(Ds[0], Ds[-1])
     listing = "; ".join(f"D={D}: {np.mean(v):.4g} (ratio/D = {np.mean(v) / D:.3g})" for D, v in per_D.items())
     fit = fit_power_law_ci([d for d, _ in rows], [r for _, r in rows])
-    quantity = f"exponent b of the start rate ratio d gamma/|d rho| ~ D^b at {label}"
+    where = (f"C = {params['C']}, " if "C" in params else "") + f"D = {', '.join(str(D) for D in Ds)}"
+    quantity = f"exponent b of the start rate ratio d gamma/|d rho| ~ D^b at {label} [{where}]"
     threshold = f">= {a_k:.3g} (the exponent of D/ln(d)^2 over D = {Ds[0]}..{Ds[-1]}; 'order D': 1); FAIL if <= 0"
     if fit is None or any(r <= 0 for _, r in rows):
         return Check(

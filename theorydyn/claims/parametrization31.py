@@ -165,7 +165,8 @@ def checks(
     rows.append(
         Check(
             "Parametrization 3.1",
-            "exponent b of RMS_{i!=j} A(0)_ij ~ D^b, A(0) = P P^T, p_i ~ N(0, sigma_A I/D)",
+            "exponent b of RMS_{i!=j} A(0)_ij ~ D^b, A(0) = P P^T, p_i ~ N(0, sigma_A I/D) "
+            f"[D = {', '.join(map(str, grid))}]",
             m,
             "INFO (Gaussian identity; no run draws P P^T): 95% CI contains -1/2",
             Verdict.INFO,

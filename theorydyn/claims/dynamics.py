@@ -441,6 +441,7 @@ def _theorem41_rows(rows: _SeedRows, fl: _Flows) -> list[Check]:
             "INFO (not the paper's quantity: f = 0 excluded)",
             lambda v: Verdict.INFO,
             ROUTE_REDUCED,
+            form=Form.VANISHING,
         )
     )
     return out

@@ -49,7 +49,7 @@ from ..core.setting import Setting
 from ..core.stats import mean_ci
 from ..infra.memory import MemoryEstimate, Term
 from ..simulate.run import init_params
-from .check import Check, Verdict, departures
+from .check import Check, Form, Verdict, departures
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
 
@@ -176,6 +176,7 @@ def checks(
             ci_low=lo,
             ci_high=hi,
             route="exact: E[A_ij^2] = sigma_A^2 / D (tests/test_parametrization31.py)",
+            form=Form.IDENTITY,
         )
     )
     inside, ratio, top = _measure_draws(s, sigma_A, seeds)

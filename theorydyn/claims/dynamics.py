@@ -13,14 +13,18 @@ Rows (:func:`checks`):
   a definition / not a claim), the error at T0 (INFO), and the relative change of α from T1 to the
   end of the run (Event III: "α increases again");
 * Theorem 4.1: patch association of the final three-value A (Definition 2.2, through
-  :func:`theorydyn.core.model.association`) and final population Pr[f F ≤ 0] < 2% (the conditional error
-  as INFO);
+  :func:`theorydyn.core.model.association`); the final population Pr[f F ≤ 0] and the conditional error at
+  this one D as INFO;
+* Theorem 4.1 (2) and Event III ("the risk becomes o(1)") read across D (:func:`vanishing_rows`, the runs of
+  :mod:`theorydyn.experiments.vanishing`): the exponent of the error and of the risk in D, the verdicts of
+  the form "vanishing with d" (:mod:`theorydyn.claims.forms`), the floor Pr[f = 0] and the error given f ≠ 0
+  beside; the risk at this one D as INFO;
 * INFO: the paper's GD recursion against the flow (solver consistency, exact expectation at
   D = 16: no randomness).
 
 Every row's params name its departures from Parametrization 3.1 (:func:`theorydyn.claims.check.departures`).
 Horizon s_max = 2·10⁴·max(1, D/64)^1.5; the sizes are :data:`SIZES` (4000 Monte Carlo samples per seed,
-1500 in quick mode, 5 seeds).
+1500 in quick mode, 5 seeds; the readings across D at 5 sizes D…4D, 4 sizes D…2.8D quick).
 """
 
 from __future__ import annotations

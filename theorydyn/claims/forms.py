@@ -15,7 +15,12 @@ say why; the claims call them and nothing else decides a verdict of these forms.
 * :func:`lower_bound` (Theorem 5.2): a lower bound over all learners never PASSes from one learner; a
   learner without the structure whose need does not grow FAILs it; a growing need is "consistent".
 * :func:`vanishing` ("o(1)"): the quantity falls with D (the slope of its log on log D below 0);
-  a constant threshold at one D is INFO.
+  a constant threshold at one D is INFO. :func:`vanishing_error` reads an error together with its part
+  beyond the irreducible floor Pr[f = 0] (the error given f ≠ 0): both must fall.
+* :func:`faster_than_every_power` ("d^-omega(1)"): the local exponent Δ log X / Δ log D keeps falling
+  across the sizes (the last at least :data:`DROP` below the first, and below 0): no power law holds.
+  :func:`faster_than_every_power_between` reads a quantity known between two envelopes (a floor
+  below it, a bound above it).
 
 Every rule returns ``(verdict, why)``; ``why`` goes into the row's threshold or note.
 """
@@ -166,6 +171,92 @@ def vanishing(b_low: float, b_high: float) -> tuple[Verdict, str]:
     if b_low >= 0:
         return Verdict.FAIL, f"does not fall with D (exponent interval [{_num(b_low)}, {_num(b_high)}] >= 0)"
     return Verdict.INFO, f"unresolved (exponent interval [{_num(b_low)}, {_num(b_high)}] straddles 0)"
+
+
+def vanishing_error(total: tuple[float, float], given: tuple[float, float]) -> tuple[Verdict, str]:
+    """The verdict of "the error Pr[f F <= 0] = o(1)" from the 95% intervals of two slopes on log D:
+    ``total`` of log Pr[f F <= 0] (the paper's quantity, f = 0 an error) and ``given`` of
+    log Pr[f F <= 0 | f != 0] (the model's own error, beyond the floor Pr[f = 0]).
+
+    Pr[f F <= 0] = Pr[f = 0] + (1 - Pr[f = 0]) Pr[f F <= 0 | f != 0] vanishes only if both parts do, and the
+    floor Pr[f = 0] is the data's (it falls along Assumption 2's q = poly(C)/D whatever the model does): a
+    total that falls because the floor falls says nothing of the model. So the rule is :func:`vanishing` on
+    each slope, the worse verdict winning (FAIL over INFO over PASS).
+
+    >>> vanishing_error((-3.2, -2.1), (-1.5, -0.4))[0], vanishing_error((-3.2, -2.1), (-0.2, 0.3))[0]
+    (<Verdict.PASS: 'PASS'>, <Verdict.INFO: 'INFO'>)
+    >>> vanishing_error((-3.2, -2.1), (0.1, 0.6))[0]
+    <Verdict.FAIL: 'FAIL'>
+    """
+    vt, wt = vanishing(*total)
+    vg, wg = vanishing(*given)
+    rank = {Verdict.FAIL: 0, Verdict.INFO: 1, Verdict.PASS: 2}
+    verdict = min((vt, vg), key=lambda v: rank[v])
+    return verdict, f"Pr[f F <= 0] {wt}; given f != 0 it {wg}"
+
+
+#: The least fall of the local exponent across the sizes that reads as "faster than every power"
+#: (Definition 2.1's rule, fixed before any run).
+DROP = 1.0
+
+
+def faster_than_every_power(
+    first: tuple[float, float], last: tuple[float, float], *, drop: float = DROP
+) -> tuple[Verdict, str]:
+    """The verdict of "X = d^-omega(1)" from the local exponents k_i = Δ log X / Δ log D of neighbouring
+    sizes: ``first`` and ``last`` the 95% intervals (lo, hi) of the first and the last (an exact computation
+    gives lo == hi).
+
+    A power law X ∝ D^-k has one exponent at every size; a quantity that falls faster than every power has
+    a local exponent that keeps falling (X = exp(-c (log D)^2) has k = -2c log D). So:
+
+    * PASS when the last exponent lies below 0 and at least ``drop`` below the first (hi_last < 0 and
+      hi_last <= lo_first - drop): the exponent keeps falling;
+    * FAIL when the last exponent is at or above 0 (lo_last >= 0: X does not fall at the largest sizes) or
+      has settled (lo_last > hi_first - drop: it fell by less than ``drop``; X is polynomial, d^-Theta(1));
+    * INFO otherwise (the intervals reach both readings).
+
+    >>> faster_than_every_power((-6.4, -6.4), (-13.3, -13.3))[0], faster_than_every_power((-2.9, -2.9), (-3.0, -3.0))[0]
+    (<Verdict.PASS: 'PASS'>, <Verdict.FAIL: 'FAIL'>)
+    """
+    (f_lo, f_hi), (l_lo, l_hi) = first, last
+    span = f"local exponent first [{_num(f_lo)}, {_num(f_hi)}], last [{_num(l_lo)}, {_num(l_hi)}]"
+    if l_hi < 0 and l_hi <= f_lo - drop:
+        return Verdict.PASS, f"faster than every power ({span}: falls by >= {drop:g} and stays below 0)"
+    if l_lo >= 0:
+        return Verdict.FAIL, f"does not fall at the largest sizes ({span}: last >= 0)"
+    if l_lo > f_hi - drop:
+        return Verdict.FAIL, f"polynomial, d^-Theta(1) ({span}: fell by less than {drop:g}, settled)"
+    return Verdict.INFO, f"unresolved ({span})"
+
+
+def faster_than_every_power_between(
+    upper: tuple[tuple[float, float], tuple[float, float]],
+    lower: tuple[tuple[float, float], tuple[float, float]],
+    *,
+    drop: float = DROP,
+) -> tuple[Verdict, str]:
+    """The verdict of "X = d^-omega(1)" for a quantity known only between two envelopes at every size,
+    lower(D) <= X(D) <= upper(D): ``upper`` and ``lower`` give each envelope's (first, last) local-exponent
+    intervals as :func:`faster_than_every_power` reads them.
+
+    PASS when the upper envelope falls faster than every power (X is below a d^-omega(1) sequence); FAIL when
+    the lower envelope does not (X is above a sequence that is d^-Theta(1) or does not fall); INFO otherwise
+    (neither envelope decides). A local exponent of X itself is not bracketed by the envelopes' exponents,
+    so each envelope is read on its own.
+
+    >>> faster_than_every_power_between(((-6, -6), (-13, -13)), ((-9, -9), (-16, -16)))[0]
+    <Verdict.PASS: 'PASS'>
+    >>> faster_than_every_power_between(((-1, -1), (-1.2, -1.2)), ((-2.9, -2.9), (-3.0, -3.0)))[0]
+    <Verdict.FAIL: 'FAIL'>
+    """
+    vu, wu = faster_than_every_power(*upper, drop=drop)
+    if vu is Verdict.PASS:
+        return Verdict.PASS, f"the upper envelope is {wu}"
+    vl, wl = faster_than_every_power(*lower, drop=drop)
+    if vl is Verdict.FAIL:
+        return Verdict.FAIL, f"the lower envelope {wl}"
+    return Verdict.INFO, f"neither envelope decides: upper {wu}; lower {wl}"
 
 
 def _num(x: float) -> str:

@@ -11,7 +11,9 @@ runner owns what every command shares:
 * the helpers of the run (:class:`Invocation`): ``fail`` (exit 2 naming the flag), the memory
   guard, the folder and output probes, atomic writes, the flags given explicitly;
 * exit codes and the one place where known errors are turned into a message and a status
-  (:func:`known_error`): Ctrl-C → ``interrupted; rerun to resume``, status 130 and no traceback;
+  (:func:`known_error`): Ctrl-C → one line, ``interrupted; <what was saved and what a rerun does>``
+  (the command's :attr:`Command.on_interrupt`, or the account a library gave with
+  :class:`theorydyn.infra.interrupt.Interrupted`), status 130 and no traceback;
   a :class:`theorydyn.infra.store.StoreError` (a damaged or foreign store) → status 2 with its message;
   a full disk, a write refused or a read-only file system → one line naming the path, status 1
   (2 for a read-only output: bad input, not a transient failure).
@@ -33,12 +35,17 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .._version import __version__
+from ..infra.interrupt import Interrupted
 from ..infra.paths import run_dir
 from . import tools as _cli
 from .configs import add_config_flags
 
 #: status of a Ctrl-C (128 + SIGINT), as a shell reports it
 INTERRUPTED = 130
+#: what a command that stores nothing along the way says on a Ctrl-C
+NOTHING_SAVED = "nothing was saved (a run is written when it ends): the same command, rerun, starts it again"
+#: what the commands that store as they go say (scan, verify, transfer, vision: each names what it stores)
+RESUMES = "the same command, rerun, resumes from them (--fresh starts over, moving them aside)"
 #: errno of a disk that is full (or over quota, or a file over the size limit): rerun once freed
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
@@ -120,12 +127,16 @@ class Command:
     flags of every command), for flags declared elsewhere than in the parser: e.g. one flag per field
     of a frozen configuration class, ``functools.partial(add_config_flags, FlowConfig)``, so that the
     class's fields (default, rule, help) are the command's flags and adding a field adds its flag. Each
-    must import nothing heavy (``--help`` runs it)."""
+    must import nothing heavy (``--help`` runs it).
+
+    ``on_interrupt``: what was saved and what a rerun does, printed after ``interrupted;`` on a Ctrl-C
+    that the run did not account for itself (:class:`theorydyn.infra.interrupt.Interrupted`)."""
 
     prog: str
     build_parser: Callable[[], argparse.ArgumentParser]
     run: Callable[[Invocation], int | None]
     arguments: tuple[Callable[[argparse.ArgumentParser], None], ...] = ()
+    on_interrupt: str = NOTHING_SAVED
 
     def parser(self) -> argparse.ArgumentParser:
         """The command's parser with its declared :attr:`arguments` and the flags of every command
@@ -193,8 +204,13 @@ def known_error(e: BaseException) -> tuple[int, str] | None:
     return None
 
 
-def _interrupted(prog: str) -> int:
-    print(f"\n{prog}: interrupted; rerun to resume", file=sys.stderr)
+def _interrupted(command: Command, e: KeyboardInterrupt) -> int:
+    """One line on stderr (none when the run printed its account already), status 130."""
+    if isinstance(e, Interrupted):
+        if not e.reported:
+            print(f"\n{command.prog}: interrupted; {e.detail}", file=sys.stderr, flush=True)
+    else:
+        print(f"\n{command.prog}: interrupted; {command.on_interrupt}", file=sys.stderr, flush=True)
     return INTERRUPTED
 
 
@@ -211,8 +227,8 @@ def run_command(command: Command, argv: Sequence[str] | None = None) -> int:
 
         matplotlib.use("Agg")
         return int(command.run(Invocation(command, parser, args, argv)) or 0)
-    except KeyboardInterrupt:
-        return _interrupted(command.prog)
+    except KeyboardInterrupt as e:
+        return _interrupted(command, e)
     except Exception as e:
         mapped = known_error(e)
         if mapped is None:

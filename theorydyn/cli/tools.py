@@ -88,7 +88,7 @@ def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int =
     add_number(g, "--p", int, low=3, default=3, help="degree of the activation (odd, >= 3)")
     add_positive(g, "--nu", float, default=None, help="linear part of the activation > 0 (default 1/d)")
     add_number(g, "--beta", float, default=1.0, help="fixed attention diagonal (default 1)")
-    add_positive(g, "--tau", float, default=1.0, help=f"softmax temperature >= {TAU_MIN:g} (default 1)")
+    add_number(g, "--tau", float, low=TAU_MIN, default=1.0, help=f"softmax temperature >= {TAU_MIN:g} (default 1)")
     g.add_argument("--partition", type=_partition_arg, default="blocks", help="blocks | grid | random | '0,1;2,3;…'")
     add_number(g, "--partition-seed", int, low=0, default=0, help="seed of the random partition, an integer >= 0")
 
@@ -121,8 +121,6 @@ def setting_from_args(args: argparse.Namespace, prog: str | None = None, **overr
     """Build a validated Setting from parsed flags; on a rule broken, exit 2 naming its flag."""
     kw = {field: getattr(args, field) for field in SETTING_FLAGS}  # every Setting field, in its order
     kw.update(overrides)
-    if isinstance(kw["tau"], (int, float)) and 0 < kw["tau"] < TAU_MIN:  # β/τ would overflow the softmax
-        fail(f"--tau: must be >= {TAU_MIN:g} (β/τ overflows the softmax below it), got {kw['tau']:g}", prog)
     try:
         return Setting(**kw)
     except ValueError as e:
@@ -300,6 +298,7 @@ def add_common_arguments(
     quiet: bool = True,
     force: str | None = None,
     recompute: str | None = None,
+    fresh: str | None = None,
 ) -> None:
     """The flags every CLI spells the same way (one meaning each, in every CLI):
 
@@ -310,7 +309,9 @@ def add_common_arguments(
     * ``--quiet``: no progress bar on stderr;
     * ``--force``: only the memory override of :func:`guard_memory` (``force`` names whose memory:
       "machine" or "device");
-    * ``--recompute``: recompute results already in a store or cache (``recompute`` names which).
+    * ``--recompute``: recompute results already in a store or cache (``recompute`` names which);
+    * ``--fresh``: start over (:func:`add_fresh_argument`; ``fresh`` names what is set aside). The same
+      command without it, rerun, resumes from what is stored (every command that stores as it goes).
     """
     if seed is not None:
         parser.add_argument("--seed", type=positive(int, "--seed", allow_zero=True), default=seed, help=seed_help)
@@ -335,6 +336,24 @@ def add_common_arguments(
         parser.add_argument(
             "--recompute", action="store_true", help=f"recompute results already in {recompute} (default: reuse them)"
         )
+    if fresh is not None:
+        add_fresh_argument(parser, fresh)
+
+
+#: What ``--fresh`` means in every CLI that stores as it goes (scan, verify, transfer, vision)
+FRESH_HELP = (
+    "start over: {what} are moved aside (files and folders renamed to <name>.old-<UTC time>, stored rows to the "
+    "store's rejected table: nothing is overwritten or deleted) and everything is computed again "
+    "(default: the same command, rerun, resumes from what is stored)"
+)
+
+
+def add_fresh_argument(parser: argparse._ActionsContainer, what: str, *, aliases: tuple[str, ...] = ()) -> None:
+    """``--fresh`` (dest ``fresh``): start over, :data:`FRESH_HELP` with ``what`` (the outputs it sets
+    aside). ``aliases``: old spellings of starting over (``--recompute``), accepted and hidden from ``--help``."""
+    parser.add_argument("--fresh", action="store_true", help=FRESH_HELP.format(what=what))
+    for old in aliases:
+        parser.add_argument(old, dest="fresh", action="store_true", help=argparse.SUPPRESS)
 
 
 def add_seeds(parser: argparse._ActionsContainer, default: int | None, help: str) -> argparse.Action:

@@ -13,6 +13,9 @@ message names the target path (the temporary's name means nothing to the user).
 
 A target that is a symbolic link is refused: the toolkit never writes through a link it did not
 create (the rename would replace the link, not its target, which is what the user pointed at).
+
+Starting over (a command's ``--fresh``) never overwrites either: :func:`set_aside` renames an earlier
+output (a file, a folder or a link, as it is) to ``<name>.old-<UTC time>`` beside it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import contextlib
 import json
 import os
 import secrets
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +112,49 @@ def write_with(path: str | Path, writer: Callable[[Path], object], *, suffix: st
     """
     with atomic_path(path, suffix=suffix) as tmp:
         writer(tmp)
+
+
+def stamp() -> str:
+    """The UTC time in file names: ``20250101T120000Z``."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
+def set_aside(path: str | Path, tag: str = "old", when: str | None = None) -> Path | None:
+    """Rename ``path`` (a file, a folder or a symbolic link, moved as it is, never followed) to
+    ``<name>.<tag>-<UTC time>`` beside it (``-2``, ``-3``, … when that name is taken: never over an
+    existing name); return the new path, or None when nothing is at ``path``. ``when``: the time
+    stamp (default now, :func:`stamp`), so that the outputs one command sets aside share it.
+
+    A file is moved by a hard link then an unlink (the link fails if the name was taken meanwhile);
+    a folder, or a file system without hard links, by a rename to a name checked free just before.
+
+    Raises:
+        OSError: the rename failed (the folder is read-only); ``path`` is unchanged.
+    """
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        return None
+    base = f"{path.name}.{tag}-{when or stamp()}"
+    for n in range(1, 10_000):
+        dest = path.with_name(base if n == 1 else f"{base}-{n}")
+        if dest.exists() or dest.is_symlink():
+            continue
+        if path.is_symlink() or path.is_file():
+            try:
+                os.link(path, dest, follow_symlinks=False)
+            except FileExistsError:
+                continue
+            except OSError:  # no hard links here (or across a bind mount): a rename to the free name
+                os.rename(path, dest)
+                return dest
+            os.unlink(path)
+            return dest
+        os.rename(path, dest)
+        return dest
+    raise OSError(f"cannot find a free name beside {path} to set it aside")
+
+
+def set_aside_all(paths: Iterable[str | Path], tag: str = "old") -> list[Path]:
+    """:func:`set_aside` of each of ``paths`` that exists, with one time stamp; the new paths."""
+    when = stamp()
+    return [q for q in (set_aside(p, tag, when) for p in paths) if q is not None]

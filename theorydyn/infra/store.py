@@ -13,6 +13,7 @@ Schema (``sqlite3 results.sqlite .schema``)::
     rows(seq INTEGER PRIMARY KEY, scope TEXT, key TEXT, data TEXT, created_utc TEXT,
          UNIQUE(scope, key))                           -- one row per finished point
     rejected(id INTEGER PRIMARY KEY, scope TEXT, key TEXT, reason TEXT, data TEXT, rejected_at TEXT)
+                                                       -- rows that failed their checks, or set aside
     exports(scope TEXT PRIMARY KEY, path TEXT, written_utc TEXT)  -- the last CSV export of a scope
 
 ``key`` is :func:`content_key` of the point's full parameters, salted with the numerics version
@@ -37,7 +38,9 @@ Guarantees:
 * **A damaged database is refused, never half-read.** :func:`connect` runs ``PRAGMA quick_check``
   on open, and every :class:`sqlite3.DatabaseError` that is damage (not a lock or a full disk) is
   mapped in one place (:func:`_damage`) to :class:`StoreDamaged`, whose message names the file and
-  says how to move it aside (:func:`move_aside`; the command layer's ``--recompute``).
+  says how to move it aside (:func:`move_aside`; the command layer's ``--fresh``).
+* **Nothing is deleted.** :meth:`ResultStore.remove` (a command's ``--fresh``, a replaced result)
+  moves rows to the ``rejected`` table with its reason, where they stay readable.
 * **The CSV is an export**, written atomically (:mod:`theorydyn.infra.atomic`) by :meth:`export` after
   each run; a CSV found at the export path before the database existed (an older toolkit's
   results) is moved aside to ``<name>.legacy.csv``, never imported.
@@ -127,7 +130,7 @@ def damaged_message(db: str | Path, why: object) -> str:
     return (
         f"results database {str(db)!r} is damaged or not a theorydyn results database ({why}); nothing "
         f"was read from it. Move it aside "
-        f"(rerun with --recompute, or: mv {db} {db}.damaged) and rerun: its rows are computed again"
+        f"(rerun with --fresh, which does it, or: mv {db} {db}.damaged) and rerun: its rows are computed again"
     )
 
 
@@ -421,8 +424,9 @@ class ResultStore:
                 cols.setdefault(c, None)
         return list(cols)
 
-    def _reject(self, con: sqlite3.Connection, bad: list[tuple[int, Any, Any, str]]) -> None:
-        """Move ``bad`` rows (seq, key, data, reason) to the rejected table in one transaction, then warn once."""
+    def _reject(self, con: sqlite3.Connection, bad: list[tuple[int, Any, Any, str]], warn: bool = True) -> None:
+        """Move ``bad`` rows (seq, key, data, reason) to the rejected table in one transaction, then warn once
+        (``warn``: rows that failed their checks; not for rows set aside on purpose, :meth:`remove`)."""
         now = _now()
         try:
             con.execute("BEGIN IMMEDIATE")
@@ -441,9 +445,11 @@ class ResultStore:
             raise StoreError(
                 f"{len(bad)} row(s) of {str(self.db)!r} cannot be trusted and cannot be moved aside: {e}"
             ) from None
+        self._export_rejected(con)
+        if not warn:
+            return
         self.rejected = len(bad)
         self.rejected_reasons = Counter(why.split(":")[0].split(" (")[0] for *_, why in bad)
-        self._export_rejected(con)
         if self.warn:
             counts = ", ".join(f"{n} {why}" for why, n in self.rejected_reasons.most_common())
             warnings.warn(
@@ -538,19 +544,21 @@ class ResultStore:
         return inserted
 
     @_mapped
-    def remove(self, keys: Iterable[str]) -> int:
-        """Delete the rows of ``keys`` (``--recompute``), one transaction. Returns how many went."""
-        keys = list(keys)
+    def remove(self, keys: Iterable[str], reason: str = "set aside to be computed again (--fresh)") -> int:
+        """Move the rows of ``keys`` to the ``rejected`` table with ``reason`` (a command's ``--fresh``, a
+        replaced result), one transaction: nothing stored is ever deleted, the rows stay readable there
+        and in ``<name>.rejected.csv``. Returns how many went."""
+        keys = list(dict.fromkeys(keys))
         con = self._connect()
-        try:
-            con.execute("BEGIN IMMEDIATE")
-            n = sum(con.execute("DELETE FROM rows WHERE scope = ? AND key = ?", (self.scope, k)).rowcount for k in keys)
-            con.execute("COMMIT")
-        finally:
-            if con.in_transaction:
-                con.execute("ROLLBACK")
+        found = []
+        for k in keys:
+            found += con.execute(
+                "SELECT seq, key, data FROM rows WHERE scope = ? AND key = ?", (self.scope, k)
+            ).fetchall()
+        if found:
+            self._reject(con, [(seq, key, data, reason) for seq, key, data in found], warn=False)
         self.load()
-        return n
+        return len(found)
 
     @_mapped
     def export(self) -> Path:

@@ -356,7 +356,10 @@ def _resume(model, opt, ckpts: list[Path], records: list[dict], outs: list[Path]
     states = [st for st, _ in checked if st is not None]
     for c, st, rec in zip(ckpts, states, records, strict=True):
         if st["record"] != rec:
-            raise ValueError(f"--resume: {c} was written by a different configuration; use another --out")
+            raise ValueError(
+                f"--out: {c} was written by a different configuration: rerun with --fresh to start over (the "
+                "earlier run is moved aside, not overwritten), or use another --out"
+            )
     if len({st["epoch"] for st in states}) > 1:
         raise ValueError("resume: the members' checkpoints are at different epochs; resume them apart")
     model.load_state_dict(states[0]["model"] if K == 1 else stack_states([st["model"] for st in states]))

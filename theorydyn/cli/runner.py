@@ -85,18 +85,25 @@ class Invocation:
         """The destinations of the flags given explicitly (:func:`theorydyn.cli.tools.given_flags`)."""
         return _cli.given_flags(self.parser, self.argv if self.argv is not None else sys.argv[1:])
 
+    def source(self, flag: str) -> str:
+        """What names the path of ``flag`` in a message: the flag, or ``THEORYDYN_HOME`` when the flag was
+        not given and its default lies under that variable (:func:`theorydyn.cli.tools.path_source`)."""
+        if not flag.startswith("--"):
+            return flag
+        return _cli.path_source(flag, flag[2:].replace("-", "_") in self.given())
+
     def guard_memory(self, estimate, **kw: Any):
         """:func:`theorydyn.cli.tools.guard_memory` under this command's name."""
         return _cli.guard_memory(estimate, prog=self.prog, **kw)
 
     def output_dir(self, path: Path | str, flag: str = "--out") -> Path:
-        return _cli.output_dir(path, flag)
+        return _cli.output_dir(path, self.source(flag))
 
     def probe(self, path: Path | str, flag: str = "--out") -> Path:
-        return _cli.probe_output(path, flag, self.prog)
+        return _cli.probe_output(path, self.source(flag), self.prog)
 
     def output_file(self, path: Path | str, flag: str) -> Path:
-        return _cli.output_file(path, flag, self.prog)
+        return _cli.output_file(path, self.source(flag), self.prog)
 
     def write(self, path: Path | str, writer: Callable[[Path], object]) -> Path:
         return _cli.write_output(path, writer, self.prog)

@@ -23,7 +23,7 @@ from ..core.setting import D_MAX, Setting
 from ..infra.atomic import atomic_path, write_with
 from ..infra.limits import TAU_MIN
 from ..infra.memory import MEMORY_ENV, MemoryEstimate, ResourceError, check_memory
-from ..infra.paths import RUN, run_name
+from ..infra.paths import HOME_ENV, RUN, run_name
 
 
 def _prog() -> str:
@@ -455,8 +455,28 @@ def _write_probe(path: Path) -> None:
         os.fsync(fh.fileno())
 
 
+def path_source(flag: str, given: bool) -> str:
+    """What a message about an output path names as its source: ``flag`` when the flag was given; else,
+    when ``$THEORYDYN_HOME`` is set, that variable (the default path lies under it, and the user set
+    it, not the flag); else ``flag`` (its default, ``runs/…``)."""
+    if given or not os.environ.get(HOME_ENV, "").strip():
+        return flag
+    return HOME_ENV
+
+
+def _cannot_write(flag: str, what: str, e: OSError) -> str:
+    """``flag: cannot write WHAT: reason``; for a path that came from ``$THEORYDYN_HOME``
+    (:func:`path_source`), how to choose another place as well."""
+    text = f"{flag}: cannot write {what}: {e.strerror or e}"
+    if flag != HOME_ENV:
+        return text
+    home = os.environ.get(HOME_ENV, "").strip()
+    return f"{text} (the default output folder, under ${HOME_ENV}={home}: set it to a writable folder, or give --out)"
+
+
 def output_dir(path: Path | str, flag: str = "--out") -> Path:
-    """Create ``path`` (a folder) and prove it writable, before any work; exit 2 naming ``flag`` if not.
+    """Create ``path`` (a folder) and prove it writable, before any work; exit 2 naming ``flag`` if not
+    (``flag`` may be ``THEORYDYN_HOME``, :func:`path_source`: the message then says how to choose).
 
     The probe writes and syncs :data:`PROBE_BYTES` bytes, so a full disk is refused here."""
     path = Path(path)
@@ -468,7 +488,7 @@ def output_dir(path: Path | str, flag: str = "--out") -> Path:
         finally:
             probe.unlink(missing_ok=True)
     except OSError as e:
-        fail(f"{flag}: cannot write to folder {str(path)!r}: {e.strerror or e}")
+        fail(_cannot_write(flag, f"to folder {str(path)!r}", e))
     return path
 
 
@@ -493,7 +513,7 @@ def probe_output(path: str | Path, flag: str = "--out", prog: str | None = None)
     except ValueError as e:  # a link or a non-regular file at the path
         fail(f"{flag}: {e}", prog)
     except OSError as e:
-        fail(f"{flag}: cannot write {str(p)!r}: {e.strerror or e}", prog)
+        fail(_cannot_write(flag, repr(str(p)), e), prog)
     return p
 
 

@@ -176,6 +176,21 @@ def move_aside(db: str | Path) -> Path:
     return dest
 
 
+def scope_counts(db: str | Path) -> dict[str, int]:
+    """Scope → number of committed rows in the results database ``db`` (e.g. the scans a results
+    folder holds, for a message naming what exists).
+
+    Raises:
+        StoreError, StoreDamaged: as :func:`connect`.
+    """
+    con = connect(db)
+    try:
+        with _damage(db):
+            return dict(con.execute("SELECT scope, COUNT(*) FROM rows GROUP BY scope ORDER BY scope").fetchall())
+    finally:
+        con.close()
+
+
 class RejectedRowsWarning(UserWarning):
     """Rows of a store failed their checks and were moved to its ``rejected`` table (the message gives the counts)."""
 

@@ -485,7 +485,7 @@ def load_scan(name: str, results_dir: str | Path | None = None) -> pd.DataFrame:
     ...     print(str(e).split(":")[0])
     no scan 'default' in the results folder
     """
-    from ..infra.store import DB_NAME, StoreError
+    from ..infra.store import DB_NAME, StoreError, scope_counts
     from .defaults import RESULTS_DIR
 
     folder = Path(results_dir) if results_dir is not None else RESULTS_DIR
@@ -493,5 +493,10 @@ def load_scan(name: str, results_dir: str | Path | None = None) -> pd.DataFrame:
         raise StoreError(f"no scan {name!r} in the results folder: {str(folder)!r} holds no {DB_NAME}")
     store = open_store(folder / f"{name}.csv").load()
     if len(store) == 0:
-        raise StoreError(f"no scan {name!r} in the results folder: {str(folder / DB_NAME)!r} has no row of it")
+        found = {k: n for k, n in scope_counts(folder / DB_NAME).items() if n}
+        listed = ", ".join(f"{k} ({n} row{'s' * (n != 1)})" for k, n in sorted(found.items())) or "none"
+        raise StoreError(
+            f"no scan {name!r} in the results folder: {str(folder / DB_NAME)!r} has no row of it; "
+            f"the scans there: {listed}"
+        )
     return store.frame()

@@ -396,7 +396,7 @@ def run(inv: Invocation) -> int:
         force=args.force,
         flags=MEMORY_FLAGS,
     )
-    _output_dirs([(args.out, "--out")] + ([(args.cache, "--cache")] if args.cache is not None else []))
+    _output_dirs([(args.out, inv.source("--out"))] + ([(args.cache, "--cache")] if args.cache is not None else []))
     if args.fresh:
         _start_over(Path(args.out))
     raw, summary, tgt, slopes, upstream = run_experiment(

@@ -219,13 +219,14 @@ def _guard_memory(args: argparse.Namespace, pick: dict, experiment: str, image_s
         )
 
 
-def _load(args: argparse.Namespace, out: Path, pick: dict, device: str):
+def _load(args: argparse.Namespace, out: Path, pick: dict, device: str, source: str = "--out"):
     """The images on ``device``, or None (the data could not be had: the message printed); --out is
-    created first and removed again (its new, empty folders) when the run is refused."""
+    created first and removed again (its new, empty folders) when the run is refused. ``source``: what
+    names --out's folder in a message (``THEORYDYN_HOME`` for the default, :meth:`Invocation.source`)."""
     from .data import DataError, load
 
     new = [q for q in (out.absolute(), *out.absolute().parents) if not q.exists()]
-    output_dir(out, "--out")
+    output_dir(out, source)
     try:
         try:
             data = load(args.dataset, args.data_dir, device=device, download=not args.no_download)
@@ -386,7 +387,7 @@ def run(inv: Invocation) -> int:
     out = Path(args.out) if args.out is not None else run_dir("vision", f"{args.dataset}-{experiment}")
     if args.out is not None and not str(args.out).strip():
         fail("--out: must be a folder path, got ''")
-    data = _load(args, out, pick, device)
+    data = _load(args, out, pick, device, inv.source("--out"))
     if data is None:
         return 2
     from .experiments import EXPERIMENT_FILES

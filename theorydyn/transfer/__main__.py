@@ -422,11 +422,14 @@ def run(inv: Invocation) -> int:
             ]
         )
         print(show[["D", "method", "level", "target", "N_target", "kind", "N_max", "max_acc"]].to_string(index=False))
-        print(
-            slopes.assign(slope=[describe_slope(r) for _, r in slopes.iterrows()])[
-                ["method", "level", "x", "slope", "censored", "n_D", "rms"]
-            ].to_string(index=False)
-        )
+        if len(slopes):
+            print(
+                slopes.assign(slope=[describe_slope(r) for _, r in slopes.iterrows()])[
+                    ["method", "level", "x", "slope", "censored", "n_D", "rms"]
+                ].to_string(index=False)
+            )
+        else:  # one D (--Ds 16): the table had no columns and printing it raised a KeyError traceback
+            print("no slope against D: it needs two or more values of --Ds")
     print(f"wrote {args.out}/transfer_*.csv, transfer_curves.png, transfer_target.png")
     return 0
 

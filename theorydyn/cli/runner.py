@@ -15,6 +15,7 @@ runner owns what every command shares:
   (the command's :attr:`Command.on_interrupt`, or the account a library gave with
   :class:`theorydyn.infra.interrupt.Interrupted`), status 130 and no traceback;
   a :class:`theorydyn.infra.store.StoreError` (a damaged or foreign store) → status 2 with its message;
+  an output path that is a link or a folder (:class:`theorydyn.infra.atomic.UnsafeTarget`) → status 2;
   a full disk, a write refused or a read-only file system → one line naming the path, status 1
   (2 for a read-only output: bad input, not a transient failure).
 
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .._version import __version__
+from ..infra.atomic import UnsafeTarget
 from ..infra.interrupt import Interrupted
 from ..infra.paths import run_dir
 from . import tools as _cli
@@ -193,6 +195,8 @@ def known_error(e: BaseException) -> tuple[int, str] | None:
     store = sys.modules.get("theorydyn.infra.store")  # not imported: no store error can have been raised
     if store is not None and isinstance(e, store.StoreError):
         return 2, str(e)  # the store's own message names the file
+    if isinstance(e, UnsafeTarget):  # a link or a folder at an output path, found when it was written
+        return 2, f"{e} (remove it, or choose another --out); what was saved so far stays"
     sqlite = sys.modules.get("sqlite3")
     if sqlite is not None and isinstance(e, sqlite.DatabaseError):
         return 2, f"a results store is damaged ({e}); move it aside and rerun"

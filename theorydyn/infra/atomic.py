@@ -30,6 +30,31 @@ from pathlib import Path
 from typing import Any
 
 
+class UnsafeTarget(ValueError):
+    """An output path the toolkit will not write: a symbolic link, or something that is not a regular
+    file (a folder, a pipe, a device). A ValueError (the callers that caught one still do); the command
+    layer reports it in one line, exit 2 (:func:`theorydyn.cli.runner.known_error`)."""
+
+
+def unsafe_target(path: str | Path) -> str | None:
+    """Why ``path`` cannot be an output file (a link, or not a regular file), or None (absent or a file).
+    Only ``lstat``: cheap enough to check every output of a run before any work."""
+    p = Path(path)
+    if p.is_symlink():
+        return "is a symbolic link; theorydyn does not write through links"
+    if p.exists() and not p.is_file():
+        return "exists and is not a regular file (a folder, a pipe or a device)"
+    return None
+
+
+def check_targets(paths: Iterable[str | Path]) -> None:
+    """Raise :class:`UnsafeTarget` naming the first of ``paths`` that :func:`unsafe_target` refuses."""
+    for q in paths:
+        why = unsafe_target(q)
+        if why is not None:
+            raise UnsafeTarget(f"{q}: {why}")
+
+
 def _fsync_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -51,14 +76,11 @@ def atomic_path(path: str | Path, *, suffix: str | None = None) -> Iterator[Path
     format from it (``savefig``, ``np.savez``) write the right one.
 
     Raises:
-        ValueError: ``path`` is a symbolic link or exists and is not a regular file.
+        UnsafeTarget: ``path`` is a symbolic link or exists and is not a regular file (a ValueError).
         OSError: the write failed (for example ``ENOSPC``); ``path`` is unchanged.
     """
     path = Path(path)
-    if path.is_symlink():
-        raise ValueError(f"{path}: is a symbolic link; theorydyn does not write through links")
-    if path.exists() and not path.is_file():
-        raise ValueError(f"{path}: exists and is not a regular file")
+    check_targets([path])
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_name(path, suffix)
     try:
@@ -66,7 +88,7 @@ def atomic_path(path: str | Path, *, suffix: str | None = None) -> Iterator[Path
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         if path.is_symlink():  # planted while the content was written: still never replaced
-            raise ValueError(f"{path}: is a symbolic link; theorydyn does not write through links")
+            raise UnsafeTarget(f"{path}: is a symbolic link; theorydyn does not write through links")
         os.replace(tmp, path)
     except OSError as e:
         with contextlib.suppress(OSError):

@@ -256,10 +256,13 @@ def connect(db: str | Path) -> sqlite3.Connection:
         StoreDamaged: ``PRAGMA quick_check`` finds the database damaged.
     """
     db = Path(db)
-    if db.is_symlink():
-        raise StoreError(f"results database {str(db)!r} is a symbolic link; theorydyn does not write through links")
-    if db.exists() and not db.is_file():
-        raise StoreError(f"results database {str(db)!r} exists and is not a regular file")
+    for f in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):  # SQLite writes all three
+        if f.is_symlink():
+            raise StoreError(
+                f"results database file {str(f)!r} is a symbolic link; theorydyn does not write through links"
+            )
+        if f.exists() and not f.is_file():
+            raise StoreError(f"results database file {str(f)!r} exists and is not a regular file")
     try:
         db.parent.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(str(db), timeout=BUSY_TIMEOUT_S, isolation_level=None)

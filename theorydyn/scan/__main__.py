@@ -384,6 +384,14 @@ def run(inv: Invocation) -> int:
         fail(_name_flags(str(e), args), PROG)
     inv.output_dir(args.out, "--out")
     _check_results_files(args.out, spec.name)
+    if not args.fresh:  # every output file of the scan: a link or a folder in its place is refused now
+        from ..infra.atomic import UnsafeTarget
+        from .run import check_output_files
+
+        try:
+            check_output_files(args.out, spec.name, [p.key for p in spec.expand()])
+        except UnsafeTarget as e:
+            fail(f"--out: {e} (remove it, or use another --name or --out)", PROG)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RejectedRowsWarning)

@@ -53,7 +53,7 @@ import pandas as pd
 from ..core.plotting import save
 from ..core.result import trajectory_problem
 from ..infra._progress import progress_bar
-from ..infra.atomic import set_aside_all, write_text, write_with
+from ..infra.atomic import UnsafeTarget, check_targets, set_aside_all, write_text, write_with
 from ..infra.interrupt import Interrupted
 from ..infra.provenance import provenance
 from ..infra.store import DB_NAME, StoreDamaged, StoreError, move_aside
@@ -126,6 +126,26 @@ def scan_outputs(results_dir: str | Path, name: str) -> list[Path]:
     for stem in FIGURE_STEMS:
         found += sorted(q for q in d.glob(f"{name}_{stem}.*") if q.suffix in FIGURE_SUFFIXES)
     return [q for q in found if q.exists() or q.is_symlink()]
+
+
+#: the files a point writes in its scan's folder, ``<key><suffix>`` (:func:`_save_outputs`)
+POINT_FILES = (".csv", "_sim.csv", "_A.npy", "_v.npy")
+
+
+def check_output_files(results_dir: str | Path, name: str, keys: list[str]) -> None:
+    """Refuse, before any work, an output file of the scan that is a link or not a regular file (a folder
+    in its place): the CSV export and its rejected-rows listing, each point's trajectory and arrays, the
+    summary and the figures (:class:`~theorydyn.infra.atomic.UnsafeTarget`, naming the file). Only
+    ``lstat``: cheap for every point. A scan folder that is a link to a folder is followed (the user put
+    it there); one that is a file is refused."""
+    d = Path(results_dir)
+    folder = d / name
+    if folder.exists() and not folder.is_dir():
+        raise UnsafeTarget(f"{folder}: exists and is not a folder (the scan's trajectories go there)")
+    files = [d / f"{name}.csv", d / f"{name}.rejected.csv", folder / "summary.csv"]
+    files += [folder / f"{k}{suffix}" for k in keys for suffix in POINT_FILES]
+    files += [q for q in scan_outputs(d, name) if q != folder and q.suffix != ".csv"]  # the figures
+    check_targets(files)
 
 
 def interrupt_account(total: int, outcome: ScanOutcome) -> str:
@@ -276,6 +296,8 @@ def run_scan(
     check_runner(spec)
     validate_points(points, force=force_memory, concurrent=1 if scheduler else max(workers, 1))
     results_dir = Path(results_dir)
+    if not force:  # (--fresh sets the earlier files aside, links and folders in their place too)
+        check_output_files(results_dir, spec.name, [p.key for p in points])
     if force:  # start over: nothing of before is overwritten (scan_outputs, and the rows below)
         moved = set_aside_all(scan_outputs(results_dir, spec.name))
         if moved and report is not None:

@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 from ..core.setting import D_MAX, Setting
 from ..infra.atomic import atomic_path, write_with
 from ..infra.limits import TAU_MIN
+from ..infra.limits import VALUE_MAX as _VALUE_MAX
 from ..infra.memory import MEMORY_ENV, MemoryEstimate, ResourceError, check_memory
 from ..infra.paths import HOME_ENV, RUN, run_name
 
@@ -153,9 +154,8 @@ def guard_memory(
 
 
 #: The ceiling of every numeric flag that names no bound of its own (issue 33: every size has a bound,
-#: checked before any work): far above any size, step, rate or seed a run of the paper uses, and far
-#: below the values (1e308, 2**63) that reach the computation as an endless loop or a MemoryError.
-VALUE_MAX = 1e11
+#: checked before any work): :data:`theorydyn.infra.limits.VALUE_MAX`, the Setting's ceiling too.
+VALUE_MAX = _VALUE_MAX
 #: ``--seeds K``: at most this many seeds (a count, so each is a run; 10⁴ runs is far beyond any use,
 #: and ``--seeds 1e9`` ended in a MemoryError or ran until killed)
 SEEDS_MAX = 10_000

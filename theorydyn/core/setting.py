@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..infra.limits import TAU_MIN
+from ..infra.limits import TAU_MIN, VALUE_MAX
 
 PARTITION_KINDS = ("blocks", "grid", "random")
 
@@ -171,6 +171,8 @@ class Setting:
             v = float(v)
             if not np.isfinite(v):
                 raise ValueError(f"{name} must be finite, got {name}={v}")
+            if v > VALUE_MAX:  # the flags' ceiling: one rule for the library and the command line
+                raise ValueError(f"{name} must be <= {VALUE_MAX:g} (no run needs more), got {name}={v:g}")
             set_(name, v)
         if not 0.0 <= self.q <= 1.0:
             raise ValueError(f"q must lie in [0, 1], got q={self.q}")

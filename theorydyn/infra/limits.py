@@ -17,6 +17,10 @@ thousand GD steps, a few hundred trajectory points) and well inside what the sol
 
 from __future__ import annotations
 
+#: the ceiling of every number that names no bound of its own (a flag's or a Setting field's): far above any
+#: size, step, rate, variance or temperature a run of the paper uses, far below the values (1e308, 2**63) that
+#: reach the computation as an endless loop or a MemoryError (issue 33; the Setting's too since issue 42)
+VALUE_MAX = 1e11
 S_MAX_MIN = 1e-6
 S_MAX_MAX = 1e12
 TAU_MIN = 1e-12

@@ -232,7 +232,7 @@ def run(inv: Invocation) -> int:
     if args.markdown is not None:
         run_only = (
             ("--force", args.force),
-            ("--fresh", args.fresh),
+            ("--fresh/--recompute", args.fresh),
             ("--scheduler", args.scheduler),
             ("--quiet", args.quiet),
         )

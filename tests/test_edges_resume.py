@@ -365,3 +365,29 @@ def test_vision_ctrl_c_by_signal_then_the_same_command(tmp_path):
     done = _history(out)
     assert list(done.epoch) == list(range(1, 31))  # no shorter: continued from the checkpoint
     pd.testing.assert_frame_equal(done.iloc[: len(saved)], saved)
+
+
+@pytest.mark.slow
+def test_a_run_trained_again_from_epoch_1_sets_the_earlier_history_aside(tmp_path):
+    """A damaged checkpoint is moved aside and the run trained again: its earlier history.csv (3 epochs)
+    is set aside whole before the new one begins, never cut short."""
+    pytest.importorskip("torch")
+    import warnings
+
+    from vision_tiny import TINY, single, small_digits
+
+    from theorydyn.vision.model import ViTConfig
+    from theorydyn.vision.train import CheckpointWarning, TrainConfig, train
+
+    data = small_digits()
+    vit = ViTConfig(**TINY)
+    cfg = TrainConfig(epochs=3, batch_size=64, lr=1e-3, warmup_epochs=0.0, label_smoothing=0.0, pad=0)
+    first = train(single("vit", 0, vit), data, cfg, tmp_path)
+    ckpt = tmp_path / "checkpoint.pt"
+    ckpt.write_bytes(ckpt.read_bytes()[: ckpt.stat().st_size // 2])  # torn: moved aside, trained again
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CheckpointWarning)
+        again = train(single("vit", 0, vit), data, cfg, tmp_path, resume=True, stop_after=1)
+    assert len(again) == 1
+    (old,) = tmp_path.glob("history.csv.old-*")
+    pd.testing.assert_frame_equal(pd.read_csv(old), first)

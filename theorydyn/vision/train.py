@@ -42,7 +42,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..infra.atomic import write_bytes, write_text, write_with
+from ..infra.atomic import set_aside, write_bytes, write_text, write_with
 from .augment import random_affine, random_crop_flip
 from .config import TrainConfig
 from .data import ImageData
@@ -530,7 +530,9 @@ def train(
 
     Writes ``out/history.csv``, ``out/checkpoint.pt`` (each epoch) and ``out/run.json``
     (configuration, π_s). ``resume`` continues from the checkpoint if there is one (its
-    configuration must match). ``stop_after`` ends after that many epochs as if interrupted
+    configuration must match). A run trained from epoch 1 over an earlier ``history.csv`` (no
+    ``resume``, or a damaged checkpoint moved aside) sets that history aside first
+    (``history.csv.old-<UTC time>``): a history is never cut short by a rerun. ``stop_after`` ends after that many epochs as if interrupted
     (for the resume test). Raises :class:`Diverged` when the loss stops being finite.
 
     An ensemble of ``K`` members (:func:`theorydyn.vision.model.ensemble`) trains here too: ``seeds``
@@ -562,6 +564,10 @@ def train(
     opt = make_optimizer(model, cfg)
     ckpts = [o / CHECKPOINT for o in outs]
     histories, start = _resume(model, opt, ckpts, records, outs, device) if resume else ([[] for _ in range(K)], 0)
+    if start == 0:  # trained from epoch 1: an earlier history is set aside, never cut short by the new one
+        for o in outs:
+            if (o / HISTORY).is_file() and (o / HISTORY).stat().st_size:
+                set_aside(o / HISTORY)
     for o, rec in zip(outs, records, strict=True):
         write_text(o / "run.json", json.dumps(rec, indent=1))
     loop = _Epochs(model, opt, data, cfg, perm, seeds, outs, ckpts, records, histories)

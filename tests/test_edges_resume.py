@@ -391,3 +391,26 @@ def test_a_run_trained_again_from_epoch_1_sets_the_earlier_history_aside(tmp_pat
     assert len(again) == 1
     (old,) = tmp_path.glob("history.csv.old-*")
     pd.testing.assert_frame_equal(pd.read_csv(old), first)
+
+
+def test_fresh_moves_a_damaged_store_aside_as_its_message_says(tmp_path):
+    """In fresh processes (as a user runs it): a damaged store is refused naming --fresh, and --fresh moves
+    it aside, whole, and computes every point again."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(TESTS)]))
+    out = tmp_path / "out"
+
+    def scan(*extra: str) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "theorydyn.scan", *SCAN, "--out", str(out), *extra]
+        return subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+    assert scan().returncode == 0
+    db = out / DB_NAME
+    raw = b"SQLite format 3\x00" + b"\xa5" * 8176  # its header, then garbage: damaged, not foreign
+    db.write_bytes(raw)
+    r = scan()
+    assert r.returncode == 2 and "damaged" in r.stderr and "--fresh" in r.stderr and "Traceback" not in r.stderr
+    r = scan("--fresh")
+    assert r.returncode == 0, r.stderr[-2000:]
+    (aside,) = out.glob(f"{DB_NAME}.damaged-*")
+    assert aside.read_bytes() == raw  # kept as it was, for whoever wants to look
+    assert _rows(db) == 8

@@ -532,8 +532,9 @@ def train(
     (configuration, π_s). ``resume`` continues from the checkpoint if there is one (its
     configuration must match). A run trained from epoch 1 over an earlier ``history.csv`` (no
     ``resume``, or a damaged checkpoint moved aside) sets that history aside first
-    (``history.csv.old-<UTC time>``): a history is never cut short by a rerun. ``stop_after`` ends after that many epochs as if interrupted
-    (for the resume test). Raises :class:`Diverged` when the loss stops being finite.
+    (``history.csv.old-<UTC time>``): a history is never cut short by a rerun. ``stop_after`` ends
+    after that many epochs as if interrupted (for the resume test). Raises :class:`Diverged` when the
+    loss stops being finite.
 
     An ensemble of ``K`` members (:func:`theorydyn.vision.model.ensemble`) trains here too: ``seeds``
     names the seed of each member and ``out`` is a list of ``K`` folders. Member ``k`` is the single

@@ -4,6 +4,7 @@ parameters, the printed table wrapped to the terminal with the notes of the verd
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import multiprocessing
@@ -219,10 +220,12 @@ def test_the_code_fingerprint_follows_the_imports_and_changes_with_the_source(tm
     monkeypatch.syspath_prepend(str(tmp_path))
     # theorydyn/__init__.py imports theorydyn.core.setting, the lazy-export helper and the version; the solvers and
     # drivers it names under `if TYPE_CHECKING:` (for type checkers) are not imported at run time; the packages
-    # core and infra run their __init__ (core's lazy exports come from infra._lazy)
+    # core and infra run their __init__ (core's lazy exports come from infra._lazy); the Setting reads its
+    # bounds (TAU_MIN, VALUE_MAX) from infra.limits
     assert set(ledger.code_sources("fp_claim")) == {
         "fp_claim",
         "theorydyn",
+        "theorydyn.infra.limits",
         "theorydyn.core",
         "theorydyn.infra",
         "theorydyn.infra._lazy",
@@ -317,7 +320,8 @@ def test_out_is_a_folder_and_a_csv_path_names_the_file(toys, tmp_path, capsys):
 
 def test_every_flag_help_gives_its_default():
     for a in build_parser()._actions:
-        if a.option_strings and a.dest != "help" and a.container.title != "setting (docs/theory.md §1)":
+        hidden = a.help == argparse.SUPPRESS  # an old spelling (--recompute of --fresh): not in --help
+        if a.option_strings and a.dest != "help" and a.container.title != "setting (docs/theory.md §1)" and not hidden:
             assert "default" in (a.help or ""), a.option_strings
     text = build_parser().format_help()
     flat = " ".join(text.split())

@@ -29,7 +29,6 @@ CLI: ``python -m theorydyn.simulate --out DIR`` writes ``DIR/simulate_D<D>_C<C>[
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,8 +43,9 @@ from ..core.model import symmetric_attention
 from ..core.phases import Phases, detect_phases
 from ..core.result import CORE_COLUMNS, Result, Status
 from ..core.setting import Setting
-from ..core.validate import check_simulate
+from ..core.validate import check_simulate, gd_steps
 from ..infra._progress import progress_bar
+from ..infra.limits import SIM_STEPS_MAX
 from ._kernel import FusedModel, sample_counts
 from .bfloat16 import BFLOAT16, is_bfloat16, to_bfloat16
 from .config import SIM_DEFAULTS, UPDATES, SimConfig
@@ -153,7 +153,7 @@ def _resolve_steps(steps: int | None, s_max: float | None, etas: np.ndarray) -> 
         raise ValueError(f"eta must be finite and > 0, got {etas!r}")
     if np.unique(etas).size != 1:
         raise ValueError("s_max needs one step size eta shared by the replicas; give steps instead")
-    return int(math.ceil(s_max / float(etas[0])))
+    return gd_steps(s_max, float(etas[0]), SIM_STEPS_MAX)  # checked where derived: s_max/5e-324 is inf
 
 
 def _resolve_init(s: Setting, A0: Any, v0: Any, init: tuple[float, float, float] | None) -> tuple[Any, Any]:
@@ -224,7 +224,7 @@ def _plan(s: Setting, eta, steps, s_max, s_grid, replicas, init_seeds, update, d
         if len(s_grid) == 0 or not np.all(np.isfinite(s_grid)) or s_grid[0] < 0:
             raise ValueError("s_grid must be a non-empty array of finite times >= 0")
         if steps is None and s_max is None and np.all(etas > 0):  # as reduced.integrate: to the grid's end
-            steps = int(math.ceil(float(s_grid[-1]) / float(np.min(etas))))
+            steps = gd_steps(float(s_grid[-1]), float(np.min(etas)), SIM_STEPS_MAX)
     steps = _resolve_steps(steps, s_max, etas)
     A0, v0 = _resolve_init(s, A0, v0, init)
     R = replicas if replicas is not None else (len(init_seeds) if init_seeds is not None else len(etas))

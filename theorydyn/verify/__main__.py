@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import claims
-from ..cli.runner import Command, Invocation
+from ..cli.runner import RESUMES, Command, Invocation
 from ..cli.tools import (
     ArgumentParser,
     add_common_arguments,
+    add_fresh_argument,
     add_number,
     add_out_argument,
     add_positive,
@@ -121,11 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="also print every row (the ledger's table, wrapped to the terminal) and the seconds of each claim "
         "before the summary (default: the summary alone, one line per claim; every row is in the CSV)",
     )
-    ap.add_argument(
-        "--recompute",
-        action="store_true",
-        help="compute every selected claim again, ignoring stored results (default: reuse those whose "
-        "setting, options, code and library versions match)",
+    add_fresh_argument(
+        ap,
+        "the selected claims' stored results (reused by default when their setting, options, code and library "
+        "versions match) and the ledger CSV",
+        aliases=("--recompute",),
     )
     ap.add_argument(
         "--scheduler",
@@ -221,7 +222,7 @@ def _saved_ledger(args: argparse.Namespace, s: Setting, extra: dict[str, Any], f
     value = getattr(args, flag.lstrip("-"))
     run_only = (
         ("--force", args.force),
-        ("--recompute", args.recompute),
+        ("--fresh/--recompute", args.fresh),
         ("--scheduler", args.scheduler),
         ("--quiet", args.quiet),
         ("--detail", args.detail),
@@ -287,6 +288,24 @@ def _times_line(info: list[dict[str, Any]]) -> str:
     )
 
 
+def _start_over(ledger_csv: Path, folder: Path) -> None:
+    """``--fresh``: the earlier ledger CSV renamed to ``<name>.old-<UTC time>``; a damaged results store
+    moved aside (``results.sqlite.damaged-<UTC time>``). The selected claims' stored rows are set aside
+    by :func:`~theorydyn.verify.collect` (``recompute``: each is replaced, the old row kept in the
+    store's rejected table)."""
+    from ..infra.atomic import set_aside
+    from ..infra.store import DB_NAME, StoreDamaged, connect, move_aside
+
+    moved = set_aside(ledger_csv)
+    if moved is not None:
+        print(f"{PROG}: --fresh: the earlier ledger moved to {moved}", file=sys.stderr)
+    if (folder / DB_NAME).is_file():
+        try:
+            connect(folder / DB_NAME).close()
+        except StoreDamaged:
+            print(f"{PROG}: --fresh: the damaged store moved to {move_aside(folder / DB_NAME)}", file=sys.stderr)
+
+
 def run(inv: Invocation) -> int:
     """Every input is checked before any check runs (exit 2 naming the flag): the setting, flags
     that would do nothing (the reduced flow's options without the reduced source, run options with
@@ -342,6 +361,8 @@ def run(inv: Invocation) -> int:
         inv.guard_memory(est, force=args.force, flags={"N": None, "N_flat": None, "n_test": None})
     inv.output_dir(folder, "--out")
     inv.probe(out, "--out")  # a link, a name too long, a full disk: refused before any check
+    if args.fresh:  # start over: the earlier ledger is renamed, never overwritten (the rows: collect)
+        _start_over(out, folder)
     handle = None
     if args.scheduler is not None:
         from ..scan.executor import make_executor
@@ -360,7 +381,7 @@ def run(inv: Invocation) -> int:
             progress=not args.quiet,
             options=options,
             store=folder,
-            recompute=args.recompute,
+            recompute=args.fresh,
             executor=handle.executor if handle is not None else None,
         )
     except StoreError as e:  # named --out here; elsewhere theorydyn.cli.runner.known_error maps it
@@ -417,7 +438,7 @@ def run(inv: Invocation) -> int:
     return 1 if counts.get(str(Verdict.FAIL), 0) else 0
 
 
-COMMAND = Command(PROG, build_parser, run)
+COMMAND = Command(PROG, build_parser, run, on_interrupt=f"the claims finished so far are stored: {RESUMES}")
 
 
 main = COMMAND.main

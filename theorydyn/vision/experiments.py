@@ -65,6 +65,9 @@ from .runspec import (  # noqa: F401  (re-exported: imported from here)
 )
 from .train import CHECKPOINT, Status, TrainConfig, load_checkpoint, read_history, train
 
+#: a ViT run's map of its positional encodings, in its folder
+MAPS = "pos_similarity.png"
+
 
 def _setup(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int):
     """What a run of ``spec`` trains: the network's shape, its TrainConfig, π_s and the run's metadata."""
@@ -97,17 +100,19 @@ def run(
     torch.manual_seed(spec.seed)  # initialisation
     model = build_model(spec.model, channels=data.channels, classes=data.classes, vit=vcfg)
     folder = folder or out / spec.name
+    if maps and (folder / MAPS).is_symlink():  # refused before any training, as train refuses its own files
+        raise ValueError(f"{folder / MAPS}: is a symbolic link; theorydyn does not write through links")
     hist = train(model, data, cfg, folder, perm=perm, resume=resume, meta=meta, tag=spec.name, progress=progress)
     s = cfg.shuffle_grid
     pos = getattr(model, "pos", None) if spec.model == "vit" else None
     if maps and isinstance(pos, torch.Tensor):
         where = f"{data.name}, {spec.attention} attention, patch {spec.patch}"
         if perm is None:
-            plot_maps(pos, folder / "pos_similarity.png", f"Figure 1a: positional-encoding similarity ({where})")
+            plot_maps(pos, folder / MAPS, f"Figure 1a: positional-encoding similarity ({where})")
         else:
             plot_maps(
                 pos,
-                folder / "pos_similarity.png",
+                folder / MAPS,
                 f"Figure 5c: grid size s={s} ({where})",
                 perm=perm,
                 s=s,
@@ -432,12 +437,17 @@ def overall_bar(progress: bool | tqdm, folders: Sequence[Path], epochs: int, des
     return progress_bar(progress and total > 0, total=total, desc=desc, unit="epoch")
 
 
+def compare_specs(seeds: Sequence[int], patch: int) -> dict[str, list[RunSpec]]:
+    """The runs of :func:`compare`, by attention."""
+    return {att: [RunSpec("vit", att, None, seed, patch) for seed in seeds] for att in ("positional", "vanilla")}
+
+
 def compare(data, vit, tcfg, out, *, seeds, resume, perm_seed, progress=True) -> pd.DataFrame:
     """Figures 6/7: positional against vanilla attention, ``seeds`` seeds each (``progress``: the
     training progress lines on stderr)."""
     rows: list[dict] = []
     hists: dict[str, list[pd.DataFrame]] = {}
-    by_att = {att: [RunSpec("vit", att, None, seed, vit.patch) for seed in seeds] for att in ("positional", "vanilla")}
+    by_att = compare_specs(seeds, vit.patch)
     every = [out / sp.name for specs in by_att.values() for sp in specs]
     with overall_bar(progress, every, tcfg.epochs, f"compare {data.name}", resume=resume) as bar:
         for att, specs in by_att.items():
@@ -463,12 +473,17 @@ def grid_sizes(image_size: int, patch: int) -> list[int]:
     return sizes
 
 
+def permuted_specs(image_size: int, models: Sequence[str], attention: str, seed: int, patch: int) -> list[RunSpec]:
+    """The runs of :func:`permuted`: every grid size s (:func:`grid_sizes`) for each model."""
+    return [RunSpec(m, attention, s, seed, patch) for s in grid_sizes(image_size, patch) for m in models]
+
+
 def permuted(data, vit, tcfg, out, *, models, seed, resume, perm_seed, patch=2, progress=True) -> pd.DataFrame:
     """Figure 5a: final test accuracy against the grid size s for the ViT and the CNNs (``progress``: the
     training progress lines on stderr)."""
     rows = []
     sizes = grid_sizes(data.image_size, patch)
-    specs = [RunSpec(m, vit.attention, s, seed, patch) for s in sizes for m in models]
+    specs = permuted_specs(data.image_size, models, vit.attention, seed, patch)
     with overall_bar(progress, [out / sp.name for sp in specs], tcfg.epochs, "permuted", resume=resume) as bar:
         for spec in specs:
             rows.append(run(spec, data, vit, tcfg, out, resume=resume, perm_seed=perm_seed, progress=bar))
@@ -498,6 +513,17 @@ ROBUSTNESS_DIGITS = (dict(s=1, patch=1, cnn="cnn"), dict(s=2, patch=2, cnn="cnn"
 ROBUSTNESS_SEEDS = tuple(range(10))
 
 
+def robustness_specs(seeds: Sequence[int], attention: str, s: int, patch: int, cnn: str) -> list[RunSpec]:
+    """The runs of :func:`robustness`: per seed, the ViT and the CNN on original and π_s-permuted images
+    (the CNN ignores the ViT's patch: one spec, one cached run, whatever the patch)."""
+    return [
+        RunSpec(m, attention, grid, seed, patch if m == "vit" else 0)
+        for seed in seeds
+        for m in ("vit", cnn)
+        for grid in (None, s)
+    ]
+
+
 def robustness(data, vit, tcfg, root, *, seeds, s, patch, cnn="cnn", perm_seed=0, progress=False) -> pd.DataFrame:
     """Figure 5a in the form that can show on small images: for each seed, the ViT (patch ``patch``)
     and the CNN ``cnn`` trained on original and on π_s-permuted images (runs cached in ``root``).
@@ -505,13 +531,7 @@ def robustness(data, vit, tcfg, root, *, seeds, s, patch, cnn="cnn", perm_seed=0
     Returns one row per (model, permuted, seed) with ``final_test_acc``; the drop of a model is
     ``acc(original) − acc(permuted)`` of the same seed.
     """
-    # the CNN ignores the ViT's patch: one spec (one cached run) whatever the patch
-    specs = [
-        RunSpec(m, vit.attention, grid, seed, patch if m == "vit" else 0)
-        for seed in seeds
-        for m in ("vit", cnn)
-        for grid in (None, s)
-    ]
+    specs = robustness_specs(seeds, vit.attention, s, patch, cnn)
     rvit = dataclasses.replace(vit, patch=patch)
     folders = [cache_folder(sp, data, rvit, tcfg, root, perm_seed) for sp in specs]
     with overall_bar(progress, folders, tcfg.epochs, f"robustness π_{s}") as bar:
@@ -587,7 +607,22 @@ def demo(
 ) -> pd.DataFrame:
     """The digits default: the ViT with each of ``attentions``, one seed (``progress``: the training
     progress lines on stderr)."""
-    specs = [RunSpec("vit", att, None, seed, vit.patch) for att in attentions]
+    specs = demo_specs(attentions, seed, vit.patch)
     with overall_bar(progress, [out / sp.name for sp in specs], tcfg.epochs, "demo", resume=resume) as bar:
         rows = [run(sp, data, vit, tcfg, out, resume=resume, perm_seed=perm_seed, progress=bar) for sp in specs]
     return _save(rows, out)
+
+
+def demo_specs(attentions: Sequence[str], seed: int, patch: int) -> list[RunSpec]:
+    """The runs of :func:`demo`: the ViT with each attention, one seed."""
+    return [RunSpec("vit", att, None, seed, patch) for att in attentions]
+
+
+#: the files each experiment writes beside its run folders (``summary.csv`` for all)
+EXPERIMENT_FILES = {
+    "single": ("summary.csv",),
+    "compare": ("summary.csv", "compare.png"),
+    "permuted": ("summary.csv", "permuted.png"),
+    "robustness": ("summary.csv", "robustness.png"),
+    "demo": ("summary.csv",),
+}

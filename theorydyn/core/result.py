@@ -46,11 +46,14 @@ CORE_COLUMNS = ("s", "step", "alpha", "gamma", "rho", "in_mass", "association", 
 
 class Status(StrEnum):
     """How a run ended (a str: ``str(Status.OK) == "ok"``). ``DIVERGED``: a non-finite risk, gradient
-    or parameter (the trajectory up to the last finite record is kept); ``FAILED``: the ODE solver gave up."""
+    or parameter (the trajectory up to the last finite record is kept); ``FAILED``: the ODE solver gave up;
+    ``STOPPED``: a stopping rule asked for by the caller ended the run early (``simulate_replicas(stop_after=…)``:
+    association lost inside the window a persistence reading judges; the records up to the stop are kept)."""
 
     OK = "ok"
     DIVERGED = "diverged"
     FAILED = "failed"
+    STOPPED = "stopped"
 
 
 @dataclass

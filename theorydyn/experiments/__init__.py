@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads
     from .figure2 import UNIT_INIT, Figure2Runs, paper_init, train_runs
     from .lemma41 import PopulationRun, lemma_4_1_scaling_runs, population_gd, symmetry_deviation
     from .measure import fresh_errors, window_summary
-    from .nstar import STEP_S_64, association_margin, estimated_seconds, nstar_runs
+    from .nstar import STEP_S_64, estimated_seconds, nstar_runs
     from .semirealistic import (
         QUANTITIES,
         ClosenessRuns,
@@ -60,7 +60,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ".figure2": ("UNIT_INIT", "Figure2Runs", "paper_init", "train_runs"),
     ".lemma41": ("PopulationRun", "lemma_4_1_scaling_runs", "population_gd", "symmetry_deviation"),
     ".measure": ("fresh_errors", "window_summary"),
-    ".nstar": ("STEP_S_64", "association_margin", "estimated_seconds", "nstar_runs"),
+    ".nstar": ("STEP_S_64", "estimated_seconds", "nstar_runs"),
     ".semirealistic": (
         "QUANTITIES",
         "ClosenessRuns",
@@ -97,7 +97,6 @@ __all__ = [
     "Theorem4Runs",
     "VanishingRuns",
     "across_D_settings",
-    "association_margin",
     "closeness_runs",
     "compare_with_reduced",
     "estimated_seconds",

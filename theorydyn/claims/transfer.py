@@ -140,9 +140,10 @@ def _estimate(r) -> float:
 
 def _intervals(r) -> str:
     """The two readings behind a slope's interval (:func:`theorydyn.transfer.analysis.growth_fits`)."""
+    two = " (two D: no degree of freedom for the sizes' scatter)" if int(r.get("n_D", 0)) == 2 else ""
     return (
         f"seeds [{r.get('seeds_ci_low', math.nan):.3g}, {r.get('seeds_ci_high', math.nan):.3g}], sizes around the "
-        f"fit [{r.get('sizes_ci_low', math.nan):.3g}, {r.get('sizes_ci_high', math.nan):.3g}]: the wider wins"
+        f"fit [{r.get('sizes_ci_low', math.nan):.3g}, {r.get('sizes_ci_high', math.nan):.3g}]{two}: the wider wins"
     )
 
 
@@ -556,10 +557,11 @@ def _storable(c: Check) -> Check:
 def _one_d_row(g: pd.DataFrame, method: str, what: str, label: str, params: dict, extra: str) -> Check:
     """INFO: a method run at one D only (its cap on D) has a need there and no growth exponent."""
     r = g.iloc[0]
+    point = float(r["N_target"]) if "N_target" in r and np.isfinite(r["N_target"]) else float(r["lo"])
     return Check(
         "Theorem 5.2",
         f"Ñ_target at D={int(r['D'])} only ({method}, {label})",
-        float(r["lo"]),
+        point,
         "INFO (one D: no growth exponent)",
         Verdict.INFO,
         dict(params, D=int(r["D"])),

@@ -26,6 +26,7 @@ from ..transfer import (
     QUICK,
     TransferOptions,
     base_setting,
+    box_regression_interval,
     describe_slope,
     options_from,
     setting_at,
@@ -252,6 +253,8 @@ def _polylog_row(
     Ds = sorted(int(d) for d in g["D"])
     floor = float(np.nanmax(g["floor"])) if "floor" in g and g["floor"].notna().any() else 2.0
     bk = forms.polylog_exponent(POLYLOG_K, Ds)
+    lnln = POLYLOG_K * np.log(np.log(np.asarray(Ds, float)))
+    own = box_regression_interval(np.log(np.asarray(Ds, float)), lnln, lnln)  # a planted (ln D)^k's reading
     verdict, why = forms.polylog_upper(
         float(p["ci_low"]), float(p["ci_high"]), Ds, k=POLYLOG_K, n_above_floor=_above_floor(g), floor=floor
     )
@@ -264,11 +267,9 @@ def _polylog_row(
         f"Exponent on log D: {describe_slope(p)} ({_intervals(p)}); on log log D: {describe_slope(ll)}. "
         f"(ln D)^{POLYLOG_K} has exponent {bk:.3g} across D = {Ds[0]}…{Ds[-1]} ((ln D)^1…4: "
         + ", ".join(f"{forms.polylog_exponent(k, Ds):.2f}" for k in (1, 2, 3, 4))
-        + "): the test tells it from D^b for b above that and from nothing slower; no test on this range "
-        f"separates (ln D)^{POLYLOG_K} from D^0.5 (curvature alone gives (ln D)^2 a sizes interval of ±0.1)."
-        + _ln_d_bound(g)
-        + f" {why}."
-        + extra
+        + f"): the test tells it from D^b for b above that and from nothing slower; (ln D)^{POLYLOG_K}'s own "
+        f"curvature gives its exponent the sizes interval [{own[0]:.3g}, {own[1]:.3g}] on these D, so no test here "
+        "separates it from a power inside that interval." + _ln_d_bound(g) + f" {why}." + extra
     )
     return Check(
         claim,

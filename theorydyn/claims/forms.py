@@ -14,6 +14,9 @@ say why; the claims call them and nothing else decides a verdict of these forms.
   least :data:`MIN_UNCENSORED` uncensored sizes; INFO otherwise.
 * :func:`lower_bound` (Theorem 5.2): a lower bound over all learners never PASSes from one learner; a
   learner without the structure whose need does not grow FAILs it; a growing need is "consistent".
+* :func:`polylog_upper` (Theorem 5.1, "Ñ ≤ polylog(D) suffices"): the need's exponent across D against that of
+  (ln D)^k, k stated, on the D's at hand (:func:`polylog_exponent`), read only where the need lies above the
+  procedure's floor at :data:`MIN_ABOVE_FLOOR` sizes or more.
 * :func:`vanishing` ("o(1)"): the quantity falls with D (the slope of its log on log D below 0);
   a constant threshold at one D is INFO. :func:`vanishing_error` reads an error together with its part
   beyond the irreducible floor Pr[f = 0] (the error given f ≠ 0): both must fall.
@@ -28,6 +31,8 @@ Every rule returns ``(verdict, why)``; ``why`` goes into the row's threshold or 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from .check import Verdict
 
@@ -158,6 +163,79 @@ def lower_bound(b_low: float, b_high: float, b_resolution: float, *, reached: bo
     if b_low > 0:
         return Verdict.INFO, f"consistent: the need grows (exponent > 0, lower bound {_num(b_low)}); never a PASS"
     return Verdict.INFO, "unresolved: the exponent's interval reaches 0 and the grid's resolution"
+
+
+#: Fewest sizes (D) whose need lies above the procedure's floor for a polylog upper bound to be read: with one,
+#: the slope is the floor's bracket at every other D.
+MIN_ABOVE_FLOOR = 2
+
+
+def polylog_exponent(k: float, Ds) -> float:
+    """The exponent a polylog (ln D)^k shows across the D's at hand: the least-squares slope of k·ln ln D on
+    ln D, the number a power-law fit of a need ∝ (ln D)^k returns there (a polylog's local exponent k/ln D
+    falls with D; over a finite range it reads as a power).
+
+    Example:
+        >>> round(polylog_exponent(2, [32, 64, 128, 256]), 3)  # (ln D)^1..4: 0.226, 0.451, 0.677, 0.903
+        0.451
+    """
+    lx = np.log(np.asarray(Ds, float))
+    if len(lx) < 2 or len(np.unique(lx)) != len(lx) or lx.min() <= 0:
+        raise ValueError(f"polylog_exponent needs >= 2 distinct D > 1, got {list(Ds)}")
+    return float(k * np.polyfit(lx, np.log(lx), 1)[0])
+
+
+def polylog_upper(
+    b_low: float, b_high: float, Ds, *, k: float, n_above_floor: int, floor: float = 2.0
+) -> tuple[Verdict, str]:
+    """The verdict of "Ñ ≤ polylog(D) suffices" (an upper bound at polylog) from the exponent of the need across D.
+
+    Over a finite range of D every growth is some polylog, so "polylog" is read with its degree stated:
+    Ñ(D) ≤ c·(ln D)^k. On the D's at hand that bound has the exponent b_k = :func:`polylog_exponent`(k, Ds)
+    (0.45 for k = 2 on D = 32…256); a need ∝ D^b with b > b_k outgrows it there, and one with b ≤ b_k cannot be
+    told from a polylog of degree ≤ k on that range. The test therefore tells polylog (degree ≤ k) from every
+    power above b_k and no other; widening the D range lowers b_k (k·ln(ln D_max/ln D_min)/ln(D_max/D_min)).
+
+    Args:
+        b_low, b_high: the 95% interval of the exponent of Ñ(D) ∝ D^b (seeds and sizes, the censoring box
+            included: :func:`theorydyn.transfer.analysis.growth_fits`).
+        Ds: the sizes the exponent was fitted on.
+        k: the polylog's degree, stated before measuring.
+        n_above_floor: the sizes whose need lies above the procedure's floor (the crossing beyond ``floor``
+            samples, or censored above the cap); the others enter the exponent as the bracket [1, floor].
+        floor: the floor, for the words.
+
+    Returns:
+        (verdict, why): INFO "at the floor" when fewer than :data:`MIN_ABOVE_FLOOR` sizes lie above it (the slope
+        would measure the floor); PASS when b_high ≤ b_k (the need grows no faster than (ln D)^k across the
+        range); FAIL when b_low > b_k (it outgrows every polylog of degree ≤ k there); INFO otherwise.
+
+    Example:
+        >>> str(polylog_upper(0.1, 0.3, [32, 256], k=2, n_above_floor=2)[0])
+        'PASS'
+        >>> str(polylog_upper(0.5, 0.6, [32, 256], k=2, n_above_floor=4)[0])
+        'FAIL'
+        >>> polylog_upper(-0.4, 0.4, [32, 256], k=2, n_above_floor=0)[1][:12]
+        'at the floor'
+    """
+    n = len(Ds)
+    if n_above_floor < MIN_ABOVE_FLOOR:
+        return Verdict.INFO, (
+            f"at the floor: the need lies above {_num(floor)} samples at {n_above_floor} of {n} D (a verdict needs "
+            f">= {MIN_ABOVE_FLOOR}); at the floor the exponent measures the floor, not the need"
+        )
+    bk = polylog_exponent(k, Ds)
+    rng = f"D = {_num(min(Ds))}…{_num(max(Ds))}"
+    ci = f"[{_num(b_low)}, {_num(b_high)}]"
+    if b_high <= bk:
+        return Verdict.PASS, (
+            f"grows no faster than (ln D)^{_num(k)} across {rng}: exponent {ci} <= {_num(bk)}, that polylog's there"
+        )
+    if b_low > bk:
+        return Verdict.FAIL, (
+            f"outgrows (ln D)^{_num(k)} across {rng}: exponent {ci} > {_num(bk)}, that polylog's there"
+        )
+    return Verdict.INFO, f"unresolved: exponent {ci} straddles {_num(bk)}, that of (ln D)^{_num(k)} across {rng}"
 
 
 def vanishing(b_low: float, b_high: float) -> tuple[Verdict, str]:

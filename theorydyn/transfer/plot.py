@@ -79,7 +79,8 @@ def plot_samples_to_target(
     tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = None, ylabel: str = "Ñ_target (accuracy ≥ the target)"
 ) -> None:
     """Ñ_target against D, log-log. Filled circles with 95% bootstrap bars: a crossing. A downward
-    arrow from Ñ_min: reached at the smallest Ñ (Ñ_target ≤ Ñ_min).
+    arrow from Ñ_min: reached at the smallest Ñ (Ñ_target ≤ Ñ_min); from 2: reached by the floor Ñ = 2 (kind
+    "floor", the bracket [1, 2]).
 
     A method that never reaches the target within its Ñ grid (Ñ_target > Ñ_max) is not drawn at
     Ñ_max: the caps Ñ_max differ by D and method (the compute budget cuts the grid shorter at large
@@ -123,7 +124,7 @@ def plot_samples_to_target(
                 label=label,
             )
             label = None
-        down = (g["kind"] == "upper").to_numpy()
+        down = g["kind"].isin(["upper", "floor"]).to_numpy()  # reached by Ñ_min, or by the floor Ñ = 2
         for xi, b in zip(x[down], g["hi"].to_numpy(float)[down], strict=False):
             ax.annotate("", xy=(xi, b / 2.0**1.2), xytext=(xi, b), arrowprops=dict(arrowstyle="->", color=c, lw=1.4))
         if down.any():
@@ -154,7 +155,7 @@ def plot_samples_to_target(
             fontsize=7,
             va="bottom",
         )
-    ax.set_title("● crossing (95% bootstrap CI)   ↓ reached at Ñ_min", fontsize=8)
+    ax.set_title("● crossing (95% bootstrap CI)   ↓ reached at Ñ_min or by the floor Ñ = 2", fontsize=8)
     ax.grid(alpha=0.3, which="both")
     ax.set_ylim(0.35, band * 2.5 if any_censored else max(4.0, vmax) * 4)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1)

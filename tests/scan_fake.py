@@ -9,6 +9,7 @@ plots) can be tested in milliseconds. Environment variables steer crash tests:
     SCAN_FAKE_SLEEP=seconds   sleep in every call
     SCAN_FAKE_FAIL_Q=q        raise ValueError for that q
     SCAN_FAKE_PIDS=dir        write this process's id into dir (one file per process)
+    SCAN_FAKE_INTERRUPT_AT=k  the k-th call raises KeyboardInterrupt (a Ctrl-C in the middle of a point)
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def fake_point(s, options, seed):
     n = _bump_counter()
     if os.environ.get("SCAN_FAKE_PIDS"):
         open(os.path.join(os.environ["SCAN_FAKE_PIDS"], str(os.getpid())), "w").close()
+    if n and n == int(os.environ.get("SCAN_FAKE_INTERRUPT_AT", "0") or 0):
+        raise KeyboardInterrupt
     kill_at = int(os.environ.get("SCAN_FAKE_KILL_AT", "0") or 0)
     marker = os.environ.get("SCAN_FAKE_MARKER")
     if kill_at and n == kill_at and marker and not os.path.exists(marker):

@@ -90,7 +90,8 @@ def test_simulate_replicas_takes_zero_steps_and_checks_each_eta():
     [
         (dict(rtol=-1), "rtol must be finite and > 0 and <= 1, got rtol=-1"),
         (dict(rtol=0), "rtol must be"),
-        (dict(atol=-1e-9), "atol must be finite and >= 0"),
+        (dict(atol=-1e-9), "atol must be finite and >= 1e-20"),
+        (dict(atol=0.0), "atol must be finite and >= 1e-20"),  # LSODA never ended at atol = 1e-200
         (dict(s_grid=[0.0, 2.0, 1.0]), "s_grid must be strictly increasing"),
         (dict(init=(float("nan"), 0.0, 0.0)), "init must be three finite numbers.*alpha=nan"),
         (dict(init=(1.0, 0.0)), "init must be three numbers"),

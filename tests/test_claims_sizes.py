@@ -167,5 +167,5 @@ def test_the_same_seeds_give_the_same_numbers():
     both = theorem32._measure_errors(s, A, M.v, 300, as_seeds(2), 0)
     one = theorem32._measure_errors(s, A, M.v, 300, (1,), 0)
     assert both == theorem32._measure_errors(s, A, M.v, 300, (0, 1), 0)
-    assert [x[1] for x in both] == [x[0] for x in one]
+    assert [x[1] for x in both[:2]] == [x[0] for x in one[:2]]  # errors and Pr[f = 0] per seed
     assert np.isfinite(both[0]).all()

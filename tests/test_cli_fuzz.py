@@ -148,8 +148,41 @@ def _fmt(x: float, kind) -> str:
     return str(int(x)) if kind is int else repr(float(x))
 
 
+def _inside(t, x: float) -> bool:
+    """Whether ``x`` lies in the declared range of the converter ``t`` (its ``low``/``high``, open or not)."""
+    low, high = getattr(t, "low", None), getattr(t, "high", None)
+    if not math.isfinite(x):
+        return False
+    if low is not None and (x < low or (t.low_open and x == low)):
+        return False
+    return not (high is not None and (x > high or (t.high_open and x == high)))
+
+
+def boundary_values(action: argparse.Action, kind) -> list[str]:
+    """The values at both ends of the flag's declared range that lie outside it (issue 42): zero, -0, the
+    negatives, the smallest positive float (5e-324) and its negative, the bound itself where it is open,
+    the nearest float beyond each bound (``nextafter``), the integer beyond it; each written as a
+    command line would."""
+    t = action.type
+    low, high = getattr(t, "low", None), getattr(t, "high", None)
+    cand: list[float] = [0.0, -0.0, -1.0, 5e-324, -5e-324, -1e-300]
+    for b, away in ((low, -math.inf), (high, math.inf)):
+        if b is not None:
+            cand += [b, math.nextafter(b, away), b - 1 if away < 0 else b + 1]
+    if kind is int:
+        cand = [c for c in cand if c == int(c)]
+    out = []
+    for c in cand:
+        if not _inside(t, c):
+            text = str(int(c)) if kind is int else repr(float(c))
+            if text not in out:
+                out.append(text)
+    return out
+
+
 def bad_values(action: argparse.Action, kind) -> list[str]:
-    """The values the flag's rule must refuse (see the module docstring)."""
+    """The values the flag's rule must refuse (see the module docstring), its boundary values included
+    (:func:`boundary_values`)."""
     t = action.type
     vals = ["nan", "inf", "-inf", "1e400", "", "abc", "1,5"]
     if kind is int:
@@ -161,7 +194,20 @@ def bad_values(action: argparse.Action, kind) -> list[str]:
     if high is not None:
         vals.append(_fmt(high, kind) if t.high_open else _fmt(high + 1 if kind is int else high + 0.5, kind))
         vals.append(str(10**12) if kind is int else "1e300")
-    return vals
+    return list(dict.fromkeys(vals + boundary_values(action, kind)))
+
+
+def test_the_boundary_values_are_derived_from_each_declared_range():
+    """A planted check of :func:`boundary_values`: the values just outside each end, nothing inside."""
+    conv = number(float, "--x", low=0, low_open=True, high=1)
+    vals = boundary_values(argparse.Namespace(type=conv), float)
+    assert {"0.0", "-0.0", "-1.0", "-5e-324", repr(math.nextafter(1.0, 2.0)), "2.0"} <= set(vals)
+    assert "5e-324" not in vals and "1.0" not in vals  # inside (0, 1]
+    conv = number(float, "--tau", low=1e-12)
+    tau = set(boundary_values(argparse.Namespace(type=conv), float))
+    assert {"5e-324", repr(math.nextafter(1e-12, 0.0)), "0.0"} <= tau
+    ints = boundary_values(argparse.Namespace(type=number(int, "--n", low=2, high=9)), int)
+    assert set(ints) == {"0", "-1", "1", "10"}
 
 
 def _arg(flag: str, value: str) -> list[str]:
@@ -380,7 +426,7 @@ def _rule_cases(blocked: Path) -> list[tuple[str, list[str], tuple[str, ...]]]:
         ("vision", ["--experiment", "compare", "--attention", "vanilla"], ("--attention",)),
         ("vision", ["--experiment", "single", "--model", "cnn", "--width", "8"], ("--width",)),
         ("vision", ["--experiment", "permuted", "--patch", "4"], ("--patch",)),
-        ("vision", ["--experiment", "robustness", "--resume"], ("--resume",)),
+        ("vision", ["--experiment", "robustness", "--seed", "3"], ("--seed",)),  # --resume: a no-op alias now
         ("vision", ["--experiment", "single", "--seeds", "2"], ("--seeds",)),
         ("vision", ["--experiment", "compare", "--seed", "2"], ("--seed",)),  # compare: --first-seed, --seeds
         ("vision", ["--first-seed", "2"], ("--first-seed",)),  # the demo trains one seed: --seed

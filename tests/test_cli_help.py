@@ -4,7 +4,7 @@
   Matplotlib or torch, for every command, through ``python -m theorydyn <command> --help`` too:
   the packages re-export lazily (:mod:`theorydyn.infra._lazy`) and each command imports its solvers in its
   run function (:mod:`theorydyn.cli.runner`). A planted heavy import is caught (the check can fail).
-* The runner maps known errors in one place: Ctrl-C → 130 and "interrupted; rerun to resume",
+* The runner maps known errors in one place: Ctrl-C → 130 and one line "interrupted; <what a rerun does>",
   a store error → 2, a full disk → 1, a read-only file system → 2, each one line, no traceback.
 * ``integrate(Setting())`` and ``python -m theorydyn.reduced`` use the same horizon.
 """
@@ -128,7 +128,7 @@ def _raises(e: BaseException):
 @pytest.mark.parametrize(
     "error, code, words",
     [
-        (KeyboardInterrupt(), 130, "interrupted; rerun to resume"),
+        (KeyboardInterrupt(), 130, "interrupted; nothing was saved (a run is written when it ends)"),
         (OSError(errno.ENOSPC, "No space left on device", "/x/out.csv"), 1, "'/x/out.csv': No space left"),
         (OSError(errno.EACCES, "Permission denied", "/x/out.csv"), 1, "'/x/out.csv': Permission denied"),
         (OSError(errno.EROFS, "Read-only file system", "/x/out.csv"), 2, "read-only"),

@@ -1,7 +1,7 @@
 """Ctrl-C in every command goes through the one handler of theorydyn.cli.runner (issue 33, item 7):
-exit 130, "interrupted; rerun to resume", no traceback, from the driver or from its workers, also
-while the scan's worker processes are still starting (they start with SIGINT ignored and are ended
-by the driver)."""
+exit 130, one line "interrupted; …" saying what a rerun does (issue 42), no traceback, from the driver
+or from its workers, also while the scan's worker processes are still starting (they start with SIGINT
+ignored and are ended by the driver)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,8 @@ def test_scan_interrupted_exits_130_without_worker_tracebacks(tmp_path, after_s)
         after_s,
         tmp_path,
     )
-    assert code == 130 and "interrupted; rerun to resume" in err and "Traceback" not in err, err[-2000:]
+    assert code == 130 and err.count("interrupted;") == 1 and "Traceback" not in err, err[-2000:]
+    assert "the same command, rerun, " in err, err[-2000:]  # computes only those N / resumes from them
     assert not left, f"processes left in the scan's group: {left}"
 
 
@@ -62,4 +63,8 @@ def test_reduced_interrupted_exits_130(tmp_path):
     # run that has already finished is not interrupted): 2·10⁶ GD steps take ~30 s
     long_run = ["--method", "gd", "--eta", "0.01", "--steps", "2000000"]
     code, err, _ = _interrupt(["theorydyn.reduced", "--quiet", "--out", "out", *long_run], 3.0, tmp_path)
-    assert code == 130 and "interrupted; rerun to resume" in err and "Traceback" not in err, err[-2000:]
+    assert code == 130 and "Traceback" not in err, err[-2000:]
+    assert (
+        "interrupted; nothing was saved (a run is written when it ends): the same command, rerun, starts it again"
+        in err
+    )

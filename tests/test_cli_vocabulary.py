@@ -10,8 +10,9 @@ covered without touching this file) and checked against the shared meanings of
   integer >= 0;
 * ``--quiet``: store_true, "no progress bar on stderr", in every CLI that runs something with a
   progress display (the benchmarks print tables only);
-* ``--force``: only the memory override; ``--recompute``: recompute what a store already holds
-  (in every CLI with a results store);
+* ``--force``: only the memory override; ``--fresh``: start over, moving the earlier outputs aside (in
+  every CLI that stores as it goes: the same command, rerun, resumes; issue 42), ``--recompute`` its
+  old spelling where it was one;
 * lists: ``nargs="+"`` (space-separated), never a converter that splits commas;
 * every option's help shows its default (the parser's formatter is theorydyn.cli.tools.HelpFormatter);
   none shows it twice or shows ``(default: None)``.
@@ -51,8 +52,13 @@ NO_PROGRESS = {
 }
 #: CLIs whose output is a positional argument (the store merged into), not --out
 NO_OUT = {"theorydyn.stores.__main__"}
-#: CLIs that keep results in a store or cache and therefore take --recompute
-STORES = {"theorydyn.scan.__main__"}
+#: CLIs that keep results in a store or cache and therefore take --fresh (issue 42)
+STORES = {
+    "theorydyn.scan.__main__",
+    "theorydyn.verify.__main__",
+    "theorydyn.transfer.__main__",
+    "theorydyn.vision.__main__",
+}
 #: __main__ modules that only dispatch to other CLIs (no flags of their own)
 DISPATCHERS = {"theorydyn.__main__", "theorydyn.bench.__main__"}
 #: single-valued options whose value is written with commas (a partition '0,1;2,3' is one value)
@@ -135,10 +141,15 @@ def vocabulary_problems(
     if f is not None and "recompute" in (f.help or "").lower():
         bad.append("--force: recomputing is --recompute")
     r = opts.get("--recompute")
-    if store and r is None:
-        bad.append("--recompute missing")
     if r is not None and not (isinstance(r, argparse._StoreTrueAction) and "memory" not in (r.help or "")):
         bad.append("--recompute: must be store_true, recomputing what a store holds (not the memory override)")
+    fr = opts.get("--fresh")
+    if store and fr is None:
+        bad.append("--fresh missing")
+    if fr is not None and not (isinstance(fr, argparse._StoreTrueAction) and (fr.help or "").startswith("start over")):
+        bad.append("--fresh: must be store_true, its help 'start over: …' (theorydyn.cli.tools.FRESH_HELP)")
+    if r is not None and fr is not None and r.dest != fr.dest:
+        bad.append("--recompute: beside --fresh it is its old spelling (the same dest)")
     text = parser.format_help()
     if "(default: None)" in text:
         bad.append("a help shows '(default: None)'")
@@ -235,7 +246,7 @@ def test_a_parser_that_breaks_each_rule_is_caught():
         "--quiet missing",
         "--force: must be the memory override",
         "--force: recomputing is --recompute",
-        "--recompute missing",
+        "--fresh missing",
         "--Ds: a comma-separated list",
         "--Ds: its converter splits commas",
         "--eps: the help does not show its default",
@@ -262,9 +273,7 @@ def test_a_parser_built_with_the_shared_helpers_passes():
     p = cli.ArgumentParser()
     p.add_argument("--Ds", type=cli.number(int, "--Ds", low=1), nargs="+", default=[16, 32], help="D values")
     p.add_argument("--eps", type=cli.number(float, "--eps"), default=0.05, help="tolerance")
-    cli.add_common_arguments(
-        p, seed=0, seeds=3, first_seed=True, out="runs/x", force="machine", recompute="the store of --out"
-    )
+    cli.add_common_arguments(p, seed=0, seeds=3, first_seed=True, out="runs/x", force="machine", fresh="the store")
     assert vocabulary_problems(p, store=True) == []
     help_text = " ".join(p.format_help().split())
     assert "tolerance (default: 0.05)" in help_text and "D values (default: [16, 32])" in help_text

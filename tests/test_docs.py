@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -54,34 +55,73 @@ def test_mkdocs_build_strict(tmp_path):
     out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - t0
     assert out.returncode == 0, f"mkdocs build --strict failed ({seconds:.1f} s):\n{out.stderr[-6000:]}"
-    for page in ("index.html", "theory/index.html", "tutorial/index.html"):
+    for page in ("index.html", "theory.html", "tutorial.html"):
         assert (site / page).is_file(), page
+    # it browses from disk: every link of every page names a file that exists (no folder links)
+    broken = _broken_links(site)
+    assert not broken, f"{len(broken)} link(s) of the built site lead to no file, e.g. {broken[:5]}"
     # every module of the nav got its page, rendered from its docstrings
     modules = _api_modules()
     assert "theorydyn.reduced" in modules and "theorydyn.claims" in modules
     for module in modules:
-        html = (site / "api" / module / "index.html").read_text()
+        html = (site / "api" / f"{module}.html").read_text()
         assert f'id="{module}"' in html, f"no rendered docstring for {module}"
-    reduced = (site / "api" / "theorydyn.reduced" / "index.html").read_text()
+    reduced = (site / "api" / "theorydyn.reduced.html").read_text()
     assert 'id="theorydyn.reduced.integrate"' in reduced
     # the docstrings' Sphinx roles became links, not ":func:" text
     assert 'href="#theorydyn.reduced.integrate"' in reduced
     assert not any(
-        re.search(r":(func|class|mod|data|meth):<code>", (site / "api" / m / "index.html").read_text()) for m in modules
+        re.search(r":(func|class|mod|data|meth):<code>", (site / "api" / f"{m}.html").read_text()) for m in modules
     )
     # the math of the theory is MathML, made at build time: no TeX left for a script to typeset
-    theory = (site / "theory" / "index.html").read_text()
+    theory = (site / "theory.html").read_text()
     assert theory.count('<div class="arithmatex"><math') >= 15 and theory.count("<math") >= 500
     assert "$$" not in theory and "\\(" not in theory and "\\[" not in theory
     # the tutorial page is the notebook executed at build time: code cells highlighted, outputs below
-    tutorial = (site / "tutorial" / "index.html").read_text()
+    tutorial = (site / "tutorial.html").read_text()
     assert "Tutorial: from a setting to a ledger row" in tutorial and "<code>examples/tutorial.ipynb</code>" in tutorial
     assert tutorial.count('<div class="highlight">') >= 7
     assert "reduced final association = 1.000" in tutorial and 'src="data:image/png;base64,' in tutorial
     assert tutorial.count('<div class="nb-output">') >= 3  # the DataFrames, as tables
+    assert "Warning" not in tutorial, "the tutorial page shows a warning of its execution"
     # read offline: no page loads a script, stylesheet or font from the network
     remote = _remote_assets(site)
     assert not remote, f"{len(remote)} network URLs in the built site, e.g. {remote[:3]}"
+
+
+def _broken_links(site: Path) -> list[str]:
+    """Every href and src of the built site's pages that leads to no file when the site is opened from
+    disk: a link to a folder (``usage/``, which a browser shows as a listing) or to a missing file.
+    Links off the site (a scheme such as https: or mailto:, or //host) and data: URIs are left out, and
+    so is 404.html (served by a web server only); a #fragment or ?query is dropped before the lookup."""
+    attr = re.compile(r"""\b(?:href|src)\s*=\s*["']([^"']*)["']""", re.I)
+    broken = []
+    for page in sorted(site.rglob("*.html")):
+        if page.relative_to(site).as_posix() == "404.html":
+            continue  # what a web server sends for a missing page: its links are from the server's root
+        for link in attr.findall(page.read_text(encoding="utf-8", errors="replace")):
+            target = link.split("#", 1)[0].split("?", 1)[0]
+            if not target or re.match(r"[a-z][a-z0-9+.-]*:|//", target, re.I):
+                continue  # a link inside the page, off the site, or data:
+            path = (page.parent / urllib.parse.unquote(target)).resolve()
+            if not path.is_file():
+                broken.append(f"{page.relative_to(site)} -> {link}" + (" (a folder)" if path.is_dir() else ""))
+    return broken
+
+
+def test_broken_links_are_found(tmp_path):
+    (tmp_path / "api").mkdir()
+    (tmp_path / "usage.html").write_text("x")
+    (tmp_path / "api" / "m.html").write_text(
+        '<a href="../usage.html#top">ok</a><a href="../usage/">folder</a><a href="../gone.html">gone</a>'
+        '<img src="data:image/png;base64,AA"><a href="https://x.org/a/">off</a><a href="#here">in</a>'
+        '<a href="../api/">folder</a><link href="../usage.html?v=1" rel="stylesheet">'
+    )
+    assert _broken_links(tmp_path) == [
+        "api/m.html -> ../usage/",
+        "api/m.html -> ../gone.html",
+        "api/m.html -> ../api/ (a folder)",
+    ]
 
 
 def _hooks():
@@ -187,6 +227,16 @@ def test_display_math_gets_a_block_of_its_own():
     assert isolate_display_math(md) == "text\n\n$$ a = b,\nc = d. $$\n\nmore\n```\n$$ in code\n```\n\n$$ x $$\n\n"
 
 
+def test_the_notebook_extra_brings_jupyterlab_and_the_widgets_the_docs_extra_executes_with():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    pins = {e.split("==")[0]: e for e in extras["notebook"]}
+    assert set(pins) >= {"jupyterlab", "ipywidgets", "ipykernel"} and all("==" in e for e in pins.values())
+    # the tests execute the tutorial with the docs extra: the same kernel and widgets as a JupyterLab user's
+    assert {pins["ipywidgets"], pins["ipykernel"]} <= set(extras["docs"])
+
+
 def test_tutorial_notebook_is_committed_without_outputs():
     nb = json.loads(NOTEBOOK.read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
@@ -211,6 +261,15 @@ def test_tutorial_notebook_runs():
         for o in c.outputs
         if o.output_type == "stream" and o.get("name") == "stdout"
     )
+    # no warning in any output (the TqdmWarning "IProgress not found" of a kernel without ipywidgets, say)
+    warned = [
+        f"cell {i}: {o.get('text', '') or o.get('evalue', '')}"[:300]
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code"
+        for o in c.outputs
+        if (o.output_type == "stream" and o.get("name") == "stderr") or "Warning" in str(o.get("text", ""))
+    ]
+    assert not warned, f"{len(warned)} output(s) on stderr or with a warning: {warned}"
     numbers = {k: float(v) for k, v in re.findall(r"^(.+?) = ([-+0-9.eE]+)$", text, flags=re.M)}
     # Theorem 4.1 (1) at the end of the reduced flow, and a simulator that learned the task
     assert numbers["reduced final association"] == 1.0, text

@@ -182,6 +182,32 @@ def test_verdicts_flip_with_inputs():
         claim.verdict_rows(S16, low, zero[:3], zero)
 
 
+def test_setting_summary_decides_and_names_the_dissent():
+    """Issue 39 item 9: the summary of a setting PASSes only if the association and the block contrast both say
+    "no set structure"; one dissenting row makes it DEVIATE and it names that row; a high error makes it
+    OUT_OF_SCOPE. It carries decides=True, so the ledger's per-claim summary takes it as the deciding row."""
+    low, high = [0.01, 0.012, 0.011, 0.009, 0.013], [0.3, 0.28, 0.31, 0.29, 0.3]
+    zero, one, gain = [0.0] * 5, [1.0] * 5, [1.0, 0.9, 1.1, 1.0, 0.95]
+    label = " [D=16, C=4, P ~ N(0, 1), omega = 0.1, 1000 steps]"
+
+    def summary(err, assoc, contrast):
+        return claim.setting_summary(claim.verdict_rows(S16, err, assoc, contrast), label, {"D": 16})
+
+    ok = summary(low, zero, zero)
+    assert ok.verdict is Verdict.PASS and ok.measured == 2 and ok.params["decides"] is True
+    assert label in ok.quantity and ok.params["seeds"] == 5
+    # the audit's case: no association (PASS) while the block contrast at the same setting DEVIATES
+    split = summary(low, [0.0, 0.1, 0.0, 0.05, 0.0], gain)
+    assert split.verdict is Verdict.DEVIATES and split.measured == 1
+    assert (
+        "dissenting: block-contrast gain DEVIATES 0.99" in split.note
+        and "association (Definition 2.2) PASS" in split.note
+    )
+    other = summary(low, one, zero)
+    assert other.verdict is Verdict.DEVIATES and "dissenting: association (Definition 2.2) DEVIATES" in other.note
+    assert summary(high, zero, zero).verdict is Verdict.OUT_OF_SCOPE
+
+
 def test_train_rejects_bad_arguments():
     with pytest.raises(ValueError, match="kind"):
         f2.train(S16, "vanilla", N=8, steps=1, seed=0)

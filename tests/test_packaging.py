@@ -40,7 +40,8 @@ def test_error_messages_name_the_command():
     out = subprocess.run([sys.executable, "-m", "theorydyn.reduced", "--tau", "-1"], capture_output=True, text=True)
     assert out.returncode == 2
     assert (
-        out.stderr.strip().splitlines()[-1] == "python -m theorydyn.reduced: error: argument --tau: must be > 0, got -1"
+        out.stderr.strip().splitlines()[-1]
+        == "python -m theorydyn.reduced: error: argument --tau: must be >= 1e-12, got -1"
     )
 
 

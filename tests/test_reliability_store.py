@@ -40,7 +40,7 @@ def test_4_kib_garbled_in_the_middle_is_refused_naming_the_file(tmp_path):
     with pytest.raises(StoreDamaged) as e:
         ResultStore(tmp_path / "r.csv")
     msg = str(e.value)
-    assert str(db) in msg and "damaged" in msg and "--recompute" in msg and f"mv {db}" in msg
+    assert str(db) in msg and "damaged" in msg and "--fresh" in msg and f"mv {db}" in msg
     assert isinstance(e.value, StoreError) and isinstance(e.value, ValueError)
     assert db.read_bytes() == bytes(data)  # untouched
 

@@ -170,8 +170,8 @@ def test_invalid_values_are_all_named_before_any_work():
         ScanSpec("t", base={"D": 16}, axes={"C": [4, 5], "q": [0.5, 1.5]}).expand()
     msg = str(e.value)
     assert "C must divide D" in msg and "q must lie in [0, 1], got q=1.5" in msg
-    with pytest.raises(ScanError, match="n_samples must be >= 1"):
-        normalize_options({"n_samples": 0})
+    with pytest.raises(ScanError, match="n_samples must be an integer >= 2"):  # FlowConfig's rule, as --n-samples
+        normalize_options({"n_samples": 1})
     with pytest.raises(ScanError, match="unknown parameter"):
         ScanSpec("t", axes={"qq": [1]}).expand()
 
@@ -425,7 +425,7 @@ def test_workers_exit_when_the_driver_is_killed(tmp_path):
 def test_invalid_axis_value_exits_2_naming_it_before_any_work(tmp_path):
     r = _cli(tmp_path, "--D", "16", "--C", "4", "--q", "0.2", "1.5")
     assert r.returncode == 2
-    assert "q must lie in [0, 1], got q=1.5" in r.stderr and "Traceback" not in r.stderr
+    assert "--q: q must lie in [0, 1], got 1.5" in r.stderr and "Traceback" not in r.stderr  # at parse time
     assert not (tmp_path / "res").exists() and not (tmp_path / "counter").exists()
     r = _cli(tmp_path, "--D", "16", "--C", "5")
     assert r.returncode == 2 and "C must divide D" in r.stderr
@@ -819,8 +819,8 @@ def test_two_scans_under_different_names_compute_only_their_new_points(tmp_path)
     pd.testing.assert_frame_equal(  # the reused rows are the stored rows, provenance included
         a.set_index("key").loc[shared, b.columns.drop("key")], b.set_index("key").loc[shared]
     )
-    # --recompute computes its own points again rather than reusing another scan's
-    again = _cli(tmp_path, *common, "--q", "0.3", "0.4", "0.5", "--recompute")
+    # --fresh (start over) computes its own points again rather than reusing another scan's
+    again = _cli(tmp_path, *common, "--q", "0.3", "0.4", "0.5", "--fresh")
     assert "[6 computed, 0 already done]" in again.stdout, again.stdout
 
 

@@ -35,7 +35,8 @@ def test_grid_partition_matches_figure_1b():
         (dict(p=1), "p must be odd and >= 3"),
         (dict(q=1.5), "q must lie in [0, 1]"),
         (dict(q=-0.1), "q must lie in [0, 1]"),
-        (dict(tau=0.0), "tau must be > 0"),
+        (dict(tau=0.0), "tau must be >= 1e-12"),
+        (dict(tau=5e-324), "tau must be >= 1e-12"),  # > 0, but 1/τ overflows: refused (issue 42)
         (dict(sigma2=-1.0), "sigma2 must be > 0"),
         (dict(nu=0.0), "nu must be > 0"),
         (dict(beta=float("nan")), "beta must be finite"),

@@ -85,11 +85,12 @@ def test_window_ks_drop_the_long_window_only_where_it_does_not_fit():
     from theorydyn.claims import theorem4 as t4
 
     quick, full = t4.SIZES.quick.ks, t4.SIZES.full.ks
-    assert (quick, full) == ((1.5, 3.0), (1.5, 3.0, 10.0))
+    assert quick == full == (1.5, 3.0)  # N*(D)'s windows: one footing
+    long = (1.5, 3.0, 10.0)
     assert pe.window_ks(3000.0, 10.0, quick, 250) == (1.5, 3.0)
-    assert pe.window_ks(3000.0, 10.0, full, 1200) == (1.5, 3.0, 10.0)  # 3000 steps <= 6000
-    assert pe.window_ks(9000.0, 10.0, full, 1200) == (1.5, 3.0)  # 9000 steps > 6000
-    assert pe.window_ks(None, 10.0, full, 1200) == ()
+    assert pe.window_ks(3000.0, 10.0, long, 1200) == (1.5, 3.0, 10.0)  # 3000 steps <= 6000
+    assert pe.window_ks(9000.0, 10.0, long, 1200) == (1.5, 3.0)  # 9000 steps > 6000
+    assert pe.window_ks(None, 10.0, long, 1200) == ()
     assert math.isnan(pe.window_rows([_traj([1.0])], 1.0, 1.0, (), "T", {})[0].measured)
 
 
@@ -156,13 +157,13 @@ def test_isotonic_matches_brute_force_on_small_grids():
     """PAVA against an exhaustive search over non-decreasing sequences on a grid of levels."""
     import itertools
 
-    from theorydyn.claims import nstar as ns
+    from theorydyn.experiments import nstar as xns
 
     rng = np.random.default_rng(3)
     levels = np.linspace(0, 1, 21)
     for _ in range(20):
         y = rng.choice([0.0, 1 / 3, 2 / 3, 1.0], size=4)
-        fit = ns.isotonic(y)
+        fit = xns.isotonic(y)
         assert np.all(np.diff(fit) >= -1e-12)
         best = min(
             (np.sum((np.array(c) - y) ** 2) for c in itertools.combinations_with_replacement(levels, 4)),
@@ -170,43 +171,60 @@ def test_isotonic_matches_brute_force_on_small_grids():
         assert np.sum((fit - y) ** 2) <= best + 1e-12, (y, fit)
 
 
-def test_n50_censors_at_the_grid_edges():
-    """A success table rising through 1/2 inside the grid gives a value with an interval; one never at
-    1/2 is censored above (N_50 > N_max, printed as a bound); one at 1/2 from the start, below; a
-    non-monotone table (the audit's 256 among 16384s) is read through the isotonic fit."""
-    from theorydyn.claims import nstar as ns
+def test_n50_is_a_bracket_censored_at_the_grid_edges():
+    """N_50 is a bracket (lo, hi] between two grid points, never a point, at any seed count: the first grid
+    point where the isotonic success rate reaches 1/2 (checked against a direct reading of the rates); one never
+    at 1/2 is censored above (N_50 > N_max); one at 1/2 from the start, below; a diverged run (nan) is left out
+    and counted; a 0 -> 1 jump (the audit's D = 48) is (8192, 16384], not its geometric midpoint."""
+    from theorydyn.experiments import nstar as xns
 
     Ns = (256, 1024, 4096, 16384)
-    inside = np.array([[0, 0, 1, 1], [0, 1, 1, 1], [0, 0, 0, 1], [0, 0, 1, 1], [0, 0, 1, 1]])
-    r = ns.n50(Ns, inside)
-    assert r["censored"] is None and 1024 < r["value"] < 4096 and r["low"] <= r["value"] <= r["high"]
-    above = ns.n50(Ns, np.zeros((5, 4)))
-    assert above["censored"] == "above" and math.isnan(above["value"]) and above["text"] == "N_50 > 16384"
-    below = ns.n50(Ns, np.ones((5, 4)))
-    assert below["censored"] == "below" and below["text"] == "N_50 <= 256"
-    odd = np.array([[1, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 0], [0, 0, 0, 1]])
-    r = ns.n50(Ns, odd)
-    assert r["censored"] is None and 4096 < r["value"] <= 16384
+    inside = np.array([[0, 0, 1, 1], [0, 1, 1, 1], [0, 0, 0, 1], [0, 0, 1, 1], [0, 0, 1, 1]], float)
+    r = xns.n50(Ns, inside)
+    rate = inside.mean(axis=0)  # already non-decreasing: the fit is the rates themselves
+    j = int(np.argmax(rate >= 0.5))
+    assert (r["lo"], r["hi"]) == (Ns[j - 1], Ns[j]) == (1024, 4096) and r["censored"] is None
+    assert r["boot_lo"] <= r["lo"] and r["hi"] <= r["boot_hi"] and "N_50 in (1024, 4096]" in r["text"]
+    jump = xns.n50((2048, 4096, 8192, 16384), np.array([[0, 0, 0, 1]] * 3, float))
+    assert (jump["lo"], jump["hi"], jump["boot_lo"], jump["boot_hi"]) == (8192, 16384, 8192, 16384)
+    above = xns.n50(Ns, np.zeros((5, 4)))
+    assert above["censored"] == "above" and above["hi"] == math.inf and above["text"].startswith("N_50 > 16384")
+    below = xns.n50(Ns, np.ones((5, 4)))
+    assert below["censored"] == "below" and below["lo"] == 0.0 and below["text"].startswith("N_50 <= 256")
+    odd = np.array([[1, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 0], [0, 0, 0, 1]], float)
+    r = xns.n50(Ns, odd)
+    assert (r["lo"], r["hi"]) == (4096, 16384)
+    div = inside.copy()
+    div[:, 0] = np.nan  # every run at N = 256 diverged: the fit reads the converged ones, and counts the rest
+    r = xns.n50(Ns, div)
+    assert r["diverged"] == 5 and (r["lo"], r["hi"]) == (1024, 4096)
 
 
-def _fit(v, rel=0.1):
-    return dict(value=v, low=v * (1 - rel), high=v * (1 + rel), censored=None, text=f"N_50 = {v:g}")
+def _bracket(lo, hi, censored=None):
+    return dict(lo=lo, hi=hi, boot_lo=lo, boot_hi=hi, censored=censored, text=f"N_50 in ({lo:g}, {hi:g}]")
 
 
-def test_nstar_exponent_verdict_flips_on_exponential_growth():
-    """>= 3 uncensored D: N_50 = 4 D^2 PASSes (the power law passes through every interval, b = 2);
-    N_50 = 2^(D/4), exponential in D, FAILs under the same procedure; with 2 uncensored D (one censored)
-    the row is INFO giving the bounds."""
+def test_nstar_rate_passes_a_power_law_and_fails_acceleration():
+    """The exponent row on brackets: N_50 = 4 D^2 read as its grid bracket at 4 D PASSes (a power law passes
+    through every bracket, b = 2 among them); the same with the last D 4x higher (off the line by more than a
+    bracket) FAILs as accelerating; exponential growth 2^(D/4) FAILs; fewer than 3 uncensored D: INFO."""
     from theorydyn.claims import nstar as ns
 
+    def grid(v):  # the bracket of the doubling grid 2^k holding v
+        k = math.ceil(math.log2(v))
+        return _bracket(2.0 ** (k - 1), 2.0**k)
+
     Ds = (32, 48, 64, 80)
-    row = ns.exponent_row({D: _fit(4.0 * D**2) for D in Ds}, "q = C^2/D", {})
-    assert str(row.verdict) == "PASS" and row.measured == pytest.approx(2.0)
-    row = ns.exponent_row({D: _fit(2.0 ** (D / 4)) for D in Ds}, "q = C^2/D", {})
+    row = ns.exponent_row({D: grid(4.0 * D**2) for D in Ds}, "q = C^2/D", {"k": 3.0})
+    assert str(row.verdict) == "PASS" and row.ci_low <= 2.0 <= row.ci_high and math.isnan(row.measured), row
+    off = {D: grid(4.0 * D**2 * (4.0 if D == 80 else 1.0)) for D in Ds}
+    row = ns.exponent_row(off, "q = C^2/D", {"k": 3.0})
+    assert str(row.verdict) == "FAIL" and "faster than every power law" in row.note, row
+    row = ns.exponent_row({D: grid(2.0 ** (D / 4)) for D in Ds}, "q = C^2/D", {"k": 3.0})
     assert str(row.verdict) == "FAIL", row
-    cens = dict(value=math.nan, low=1.0, high=math.inf, censored="above", text="N_50 > 16384")
-    row = ns.exponent_row({32: _fit(1000.0), 48: _fit(3000.0), 64: cens}, "q = C^2/D", {})
-    assert str(row.verdict) == "INFO" and math.isnan(row.measured) and "D=64: N_50 > 16384" in row.note
+    cens = _bracket(16384.0, math.inf, "above")
+    row = ns.exponent_row({32: grid(1000.0), 48: grid(3000.0), 64: cens}, "q = C^2/D", {"k": 3.0})
+    assert str(row.verdict) == "INFO" and "2 uncensored" in row.note and "D=64: N_50 in (16384" in row.note
 
 
 def test_association_margin_sign_is_association():
@@ -214,51 +232,52 @@ def test_association_margin_sign_is_association():
     and it does not change when A is scaled."""
     from theorydyn.core import model
     from theorydyn.core.setting import Setting
-    from theorydyn.experiments import nstar as xns
 
     s = Setting(D=16, C=4, q=0.5)
     rng = np.random.default_rng(0)
     for _ in range(20):
         A = rng.standard_normal((16, 16)) + 2.5 * rng.random() * s.same_set
-        m = xns.association_margin(s, A)
+        m = model.association_margin(s, A)
         assert np.mean(m > 0) == pytest.approx(model.association(s, A))
-        assert np.allclose(xns.association_margin(s, 7.0 * A), m)
+        assert np.allclose(model.association_margin(s, 7.0 * A), m)
 
 
-def test_check_n_star_names_setting_censoring_and_divergence():
-    from theorydyn.claims import nstar as ns
-    from theorydyn.core.setting import Setting
-
+def _nstar_table(success, margin=lambda N: 0.5 * math.log2(N / 1024), diverged=()):
     rows = []
     for N in (256, 1024, 4096):
         for seed in range(3):
-            ok = N >= 1024
-            st = "diverged" if (N, seed) == (256, 2) else "ok"
+            st = "diverged" if (N, seed) in diverged else "ok"
+            ok = float(success(N)) if st == "ok" else math.nan
             rows.append(
                 dict(
-                    D=32,
-                    q=0.5,
-                    N=N,
-                    seed=seed,
-                    success=ok,
-                    frac=float(ok),
-                    status=st,
-                    margin_min=(N - 600) / 1000,
-                    margin_median=0.1,
-                    T_a=6685.0,
-                    steps=1003,
+                    D=32, q=0.5, N=N, seed=seed, eta=1.3, eta_rule=1.3, edge=2.6, status=st, message="",
+                    **{"success_k1.5": ok, "success_k3": ok, "frac_k1.5": ok, "frac_k3": ok},
+                    **{"records_k1.5": 25, "records_k3": 99},
+                    margin_Ta=margin(N) if st == "ok" else math.nan, margin_end=math.nan, s_end=20000.0,
+                    T_a=6685.0, steps=15428, record_every=107, source="computed",
                 )
-            )
-    out = ns.check_n_star(Setting(D=64, C=4), pd.DataFrame(rows), "q = C^2/D", 1.5)
-    assert "[D = 32, q = 0.5 (q = C^2/D), 1003 steps, window [T_a, 1.5 T_a]" in out[0].claim
-    assert "N=256 seed 3: diverged" in out[0].note and str(out[0].verdict) == "INFO"
-    assert 256 < out[0].measured <= 1024
-    assert str(out[-1].verdict) == "INFO" and "1 uncensored" in out[-1].note
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_check_n_star_names_setting_step_size_censoring_and_divergence():
+    from theorydyn.claims import nstar as ns
+    from theorydyn.core.setting import Setting
+
+    runs = _nstar_table(lambda N: N >= 1024, diverged=((256, 2),))
+    out = ns.check_n_star(Setting(D=64, C=4), runs, "q = C^2/D", (1.5, 3.0))
+    head = out[0]
+    assert "[D = 32, q = 0.5 (q = C^2/D), eta = 1.3 (the rule), 15428 steps, window [T_a, 1.5 T_a]" in head.claim
+    assert "diverged 1 of 9 runs" in head.note and "N=256 seed 3" in head.note and str(head.verdict) == "INFO"
+    assert math.isnan(head.measured) and "N_50 in (256, 1024]" in head.note and head.params["records_in_window"] == 25
+    margin = [c for c in out if "margin" in c.quantity][0]
+    assert margin.ci_low > 0, margin  # the planted margin rises with N
+    assert str(out[-1].verdict) == "INFO" and "1 size(s) measured" in out[-1].note
     # the ledger's store takes no infinities: an interval end beyond the grid is nan, the note gives the bound
     from theorydyn.verify.ledger import _rows_json
 
     _rows_json([c.row() for c in out])
-    cens = ns.check_n_star(Setting(D=64, C=4), pd.DataFrame(rows).assign(success=False), "q = C^2/D", 1.5)
+    cens = ns.check_n_star(Setting(D=64, C=4), _nstar_table(lambda N: False), "q = C^2/D", (1.5, 3.0))
     assert math.isnan(cens[0].measured) and "N_50 > 4096" in cens[0].note
     _rows_json([c.row() for c in cens])
 
@@ -281,10 +300,11 @@ def test_association_window_figure_draws_the_window_and_its_numbers():
     assert nums["T_a"] == 100.0 and nums[f"N{st['Ns'][-1]}"]["frac"] == 1.0
 
 
-def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch):
+def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch, tmp_path):
     """The run at N trains on the first N samples of one N_max set per (D, seed) with the seed's init,
-    every N of the grid in one pass (simulate_replicas(n_train=Ns)); a D whose estimated cost passes the
-    budget is not run and becomes a NOT_RUN row naming where it stopped."""
+    every N of the grid in one pass (simulate_replicas(n_train=Ns)), stopped at T_a where association is lost;
+    a D whose estimated cost passes the budget is not run and becomes a NOT_RUN row naming where it stopped;
+    a rerun reads every pass back from the store."""
     from types import SimpleNamespace
 
     from theorydyn.claims import nstar as ns
@@ -293,29 +313,37 @@ def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch
 
     seen = []
 
-    def fake_sim(sd, eta, steps, omega, seed, record_every, dtype, n_test, train, init_seeds, n_train, device):
-        seen.append((sd.D, seed, train[0].shape[0], list(n_train), list(init_seeds)))
+    def fake_sim(sd, seed, train, init_seeds, n_train, device, stop_after, **opts):
+        seen.append((sd.D, seed, train[0].shape[0], list(n_train), list(init_seeds), stop_after, opts["eta"]))
         out = []
         for n in n_train:
             assoc = 1.0 if n >= 512 else 0.5
-            tr = pd.DataFrame(dict(s=np.arange(0, 200, 10.0), association=assoc))
-            out.append(SimpleNamespace(trajectory=tr, A=np.eye(sd.D) + 0.01 * np.asarray(sd.same_set), status="ok"))
+            tr = pd.DataFrame(dict(s=np.arange(0, 400, 10.0), association=assoc, margin_min=assoc - 0.75))
+            out.append(SimpleNamespace(trajectory=tr, status="ok", message=""))
         return out
 
     monkeypatch.setattr(xns, "simulate_replicas", fake_sim)
     monkeypatch.setattr(xns, "steps_for", lambda sd, preset, eta: (20, 100.0))
+    monkeypatch.setattr(xns, "curvature_along_flow", lambda sd, horizon: dict(lam=0.2, s_at=50.0, eta=5.0, edge=10.0))
     s = Setting(D=64, C=4, q=0.25)
     Ns = (256, 512, 1024)
     budget = xns.estimated_seconds(32, Ns, 2, 250) * 1.5  # D = 32 fits, D = 48 does not
-    runs = xns.nstar_runs(s, (32, 48), lambda D: 16 / D, Ns, (0, 1), 1.5, budget_s=budget)
+    runs = xns.nstar_runs(s, (32, 48), lambda D: 16 / D, Ns, (0, 1), (1.5, 3.0), budget_s=budget, out=tmp_path)
     ran = runs[runs["N"] > 0]
     assert set(ran["D"]) == {32} and len(ran) == 6
-    # one pass per (D, seed): the N_max draw, every N of the grid a prefix of it, all from the seed's init
+    # one pass per (D, seed): the N_max draw, every N of the grid a prefix of it, all from the seed's init, at
+    # the rule's step size, stopped at T_a
     assert [(D, seed) for D, seed, *_ in seen] == [(32, 39), (32, 1039)]
     assert all(
-        n_all == 1024 and n_train == [256, 512, 1024] and inits == [seed] * 3 for _, seed, n_all, n_train, inits in seen
+        n_all == 1024 and n_train == [256, 512, 1024] and inits == [seed] * 3 and stop == 100.0 and eta == 5.0
+        for _, seed, n_all, n_train, inits, stop, eta in seen
     )
-    assert list(ran["N"]) == [256, 512, 1024] * 2 and list(ran["success"]) == [False, True, True] * 2
-    rows = ns.check_n_star(s, runs, "q = C^2/D", 1.5)
+    assert list(ran["N"]) == [256, 512, 1024] * 2 and list(ran["success_k3"]) == [0.0, 1.0, 1.0] * 2
+    rows = ns.check_n_star(s, runs, "q = C^2/D", (1.5, 3.0))
     nr = [c for c in rows if str(c.verdict) == "NOT_RUN"]
     assert len(nr) == 1 and "[D = 48" in nr[0].claim and "ran up to D = 32" in nr[0].note
+    again = xns.nstar_runs(s, (32,), lambda D: 16 / D, Ns, (0, 1), (1.5, 3.0), out=tmp_path)
+    assert len(seen) == 2 and set(again["source"]) == {"stored"}
+    pd.testing.assert_frame_equal(
+        again.drop(columns="source"), ran.drop(columns="source").reset_index(drop=True), check_dtype=False
+    )

@@ -4,6 +4,7 @@ parameters, the printed table wrapped to the terminal with the notes of the verd
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import multiprocessing
@@ -71,10 +72,10 @@ def test_a_rerun_reads_every_claim_back_and_writes_the_same_ledger(toys, tmp_pat
     assert computed(toys) == ["one", "two", "three"]
     assert list(first["claim"]) == ["Toy 1", "Toy 2", "Toy 2 (scope)", "Toy 3", "Toy 3"]
     assert _stored_claims(out.parent) == ["one", "two", "three"]
-    text = capsys.readouterr().out
+    text = " ".join(capsys.readouterr().out.split())  # (a paragraph, wrapped to the terminal)
     assert "read from the store: 0 of 3 claims" in text and "computed" in text
     assert main(ARGS) == 0  # nothing left to compute: every claim read back
-    text = capsys.readouterr().out
+    text = " ".join(capsys.readouterr().out.split())
     assert computed(toys) == ["one", "two", "three"]
     assert "read from the store: 3 of 3 claims" in text
     pd.testing.assert_frame_equal(_ledger(out), first)
@@ -90,7 +91,8 @@ def test_a_rerun_reads_every_claim_back_and_writes_the_same_ledger(toys, tmp_pat
     # --markdown finds the ledger of these flags at its new place
     capsys.readouterr()
     assert main(["--D", "16", "--C", "4", "--quick", "--markdown"]) == 0
-    assert capsys.readouterr().out.count("| Toy ") == 5
+    summary, detail = capsys.readouterr().out.split("| # | claim |")
+    assert summary.count("| Toy ") == 3 and detail.count("| Toy ") == 5  # Toy 1, 2 and 3; then every row
 
 
 def test_not_run_and_raising_claims_run_again_and_only_names_the_file(toys, tmp_path, monkeypatch):
@@ -218,10 +220,12 @@ def test_the_code_fingerprint_follows_the_imports_and_changes_with_the_source(tm
     monkeypatch.syspath_prepend(str(tmp_path))
     # theorydyn/__init__.py imports theorydyn.core.setting, the lazy-export helper and the version; the solvers and
     # drivers it names under `if TYPE_CHECKING:` (for type checkers) are not imported at run time; the packages
-    # core and infra run their __init__ (core's lazy exports come from infra._lazy)
+    # core and infra run their __init__ (core's lazy exports come from infra._lazy); the Setting reads its
+    # bounds (TAU_MIN, VALUE_MAX) from infra.limits
     assert set(ledger.code_sources("fp_claim")) == {
         "fp_claim",
         "theorydyn",
+        "theorydyn.infra.limits",
         "theorydyn.core",
         "theorydyn.infra",
         "theorydyn.infra._lazy",
@@ -316,12 +320,13 @@ def test_out_is_a_folder_and_a_csv_path_names_the_file(toys, tmp_path, capsys):
 
 def test_every_flag_help_gives_its_default():
     for a in build_parser()._actions:
-        if a.option_strings and a.dest != "help" and a.container.title != "setting (docs/theory.md §1)":
+        hidden = a.help == argparse.SUPPRESS  # an old spelling (--recompute of --fresh): not in --help
+        if a.option_strings and a.dest != "help" and a.container.title != "setting (docs/theory.md §1)" and not hidden:
             assert "default" in (a.help or ""), a.option_strings
     text = build_parser().format_help()
     flat = " ".join(text.split())
-    # the measured times, cold and warm (their numbers are the README's, re-measured when they change)
-    assert re.search(r"\d+ s cold", flat) and re.search(r"[\d.]+ s warm", flat) and "vision 1450 s" in flat
+    # the times are stated once, in docs/benchmarks.md (tests/test_times.py): the help points there
+    assert "docs/benchmarks.md" in flat and not re.search(r"\d ?(s|ms|min|minutes?|seconds?)\b", flat)
 
 
 # ---- the printed ledger ------------------------------------------------------------------------------
@@ -329,6 +334,17 @@ def test_every_flag_help_gives_its_default():
 def test_the_printed_ledger_fits_the_terminal_and_prints_the_notes(toys, monkeypatch, capsys, width):
     monkeypatch.setenv("COLUMNS", str(width))
     assert main(ARGS) == 0
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    # the summary alone: one line per claim (Toy 1, 2, 3), none wider than the terminal or 100 columns
+    assert max(len(line) for line in lines) <= min(width, 100)
+    assert [line.split()[:3] for line in lines if line.startswith("Toy ")] == [
+        ["Toy", "1", "PASS"],
+        ["Toy", "2", "PASS"],  # its PASS row outranks its OUT_OF_SCOPE row
+        ["Toy", "3", "DEVIATES"],
+    ], text
+    assert "0.333… is not 1/3" not in text  # the notes are in --detail and the CSV
+    assert main(ARGS + ["--detail"]) == 0
     text = capsys.readouterr().out
     assert max(len(line) for line in text.splitlines()) <= width
     flat = " ".join(text.split())
@@ -412,3 +428,16 @@ def test_a_full_disk_under_the_store_exits_1_and_a_rerun_resumes(toys, tmp_path,
     assert main(ARGS + ["--out", str(out)]) == 0
     assert computed(toys) == ["one", "two", "two", "three"]
     assert _stored_claims(out) == ["one", "two", "three"]
+
+
+def test_report_of_these_flags_lands_beside_their_ledger(toys, tmp_path, capsys):
+    """`--report` without a CSV reads the ledger these flags wrote and puts the page beside it, naming
+    the whole setting; it runs no claim."""
+    assert main(ARGS) == 0
+    capsys.readouterr()
+    assert main(["--D", "16", "--C", "4", "--quick", "--report"]) == 0
+    page = tmp_path / "runs" / "ledger" / CSV.replace(".csv", ".html")
+    assert f"report: {Path('runs') / 'ledger' / page.name}" in capsys.readouterr().out
+    text = page.read_text(encoding="utf-8")
+    assert "Setting(D=16, C=4" in text and text.count('<tr id="row-') == 5 and "Toy 3: " in text
+    assert computed(toys) == ["one", "two", "three"]  # nothing computed again

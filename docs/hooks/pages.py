@@ -104,7 +104,8 @@ def notebook_markdown(path: Path, shown: Path = NOTEBOOK, nb: dict[str, Any] | N
             parts.append(
                 '!!! note "This page is a notebook"\n'
                 f"    It is `{shown.as_posix()}`, {how}. Run it with "
-                f"`jupyter lab {shown.as_posix()}`, or execute it headless as the tests do "
+                f'`pip install -e ".[notebook]"` (JupyterLab and ipywidgets) and `jupyter lab {shown.as_posix()}`, '
+                "or execute it headless as the tests do "
                 "(`tests/test_docs.py`, nbclient with the `python3` kernel)."
             )
     return "\n\n".join(parts) + "\n"

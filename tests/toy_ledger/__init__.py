@@ -3,7 +3,8 @@ children import them by path like any claim of theorydyn.claims.REGISTRY.
 
 Each claim appends ``"<name> <pid>"`` to the file ``$TOY_LEDGER_LOG`` (when set) each time it runs,
 so a test counts what was computed and where, and sleeps ``$TOY_LEDGER_SLEEP_<NAME>`` seconds (else
-``$TOY_LEDGER_SLEEP``, else 0), so a test can kill a run while a given claim is in progress."""
+``$TOY_LEDGER_SLEEP``, else 0), so a test can kill a run while a given claim is in progress; the claim
+named by ``$TOY_LEDGER_INTERRUPT`` raises KeyboardInterrupt (a Ctrl-C while it runs)."""
 
 import os
 import time
@@ -22,6 +23,8 @@ def ran(name: str) -> None:
         with open(log, "a") as fh:
             fh.write(f"{name} {os.getpid()}\n")
     time.sleep(float(os.environ.get(f"TOY_LEDGER_SLEEP_{name.upper()}", os.environ.get("TOY_LEDGER_SLEEP", "0"))))
+    if os.environ.get("TOY_LEDGER_INTERRUPT") == name:
+        raise KeyboardInterrupt
 
 
 def computed(log) -> list[str]:

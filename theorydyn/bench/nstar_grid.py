@@ -18,8 +18,8 @@ early: each row counts them per route (the same runs, as both train on the same 
 
 from __future__ import annotations
 
-import math
 import os
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -30,12 +30,11 @@ from ..claims import nstar as claim
 from ..claims import theorem4
 from ..core import data
 from ..core.setting import Setting, setting_at
-from ..experiments.nstar import nstar_runs, run_options
-from ..experiments.theorem4 import steps_for
+from ..experiments.nstar import nstar_runs, plan_at, run_options
 from ..simulate import simulate
 
 
-def _before(sd: Setting, Ns, seeds, steps: int, eta: float, omega: float) -> tuple[list[str], float, float]:
+def _before(sd: Setting, Ns, seeds, steps: int, eta: float, omega: float, every: int) -> tuple[list[str], float, float]:
     """The old route's runs one by one: each draws N samples of its own (timed, then dropped: they are
     not a prefix of the N_max draw), then trains on the samples nstar_runs gives it (the first N of the
     seed's N_max draw, made untimed: the same GD as the new route, so the same runs diverge). Returns
@@ -48,7 +47,7 @@ def _before(sd: Setting, Ns, seeds, steps: int, eta: float, omega: float) -> tup
             t0 = time.perf_counter()
             data.sample(sd, int(N), seed=seed + 1, dtype=np.float32)
             t1 = time.perf_counter()
-            res = simulate(sd, seed=seed, train=(b.X[: int(N)], b.y[: int(N)]), **run_options(eta, omega, steps))
+            res = simulate(sd, seed=seed, train=(b.X[: int(N)], b.y[: int(N)]), **run_options(eta, omega, steps, every))
             gen, gd = gen + t1 - t0, gd + time.perf_counter() - t1
             out.append(str(res.status))
     return out, gen, gd
@@ -60,24 +59,25 @@ def nstar_grid(mode: str, report: Callable[[str], None]) -> pd.DataFrame:
     a last row sums the D's."""
     n = claim.SIZES.pick(mode == "quick")
     s = Setting(D=64, C=4)
-    eta, omega = theorem4.RUN.eta, theorem4.RUN.omega
-    preset = theorem4.SIZES.pick(mode == "quick").steps
+    omega = theorem4.RUN.omega
+    preset = n.min_steps
     q_label, q_of = claim.q_readings(s)[0]
     rows = []
     for D in claim.nstar_Ds(s.C, n.n_D):
         sd = setting_at(s, D).at(q=float(q_of(D)))
-        _, T_a = steps_for(sd, preset, eta)
-        steps = max(preset, math.ceil(n.k * T_a / eta)) if T_a is not None else preset
+        plan = plan_at(sd, n.ks, None, preset)
+        eta, steps, every = plan["eta"], plan["steps"], plan["record_every"]
         row: dict = dict(D=D, q=sd.q, runs=len(n.Ns) * len(n.seeds), Ns="/".join(map(str, n.Ns)), steps=steps)
         load0 = os.getloadavg()[0]
-        statuses, gen, gd = _before(sd, n.Ns, n.seeds, steps, eta, omega)
+        statuses, gen, gd = _before(sd, n.Ns, n.seeds, steps, eta, omega, every)
         row.update(before_s=gen + gd, before_draws_s=gen, before_load=f"{load0:.2f}-{os.getloadavg()[0]:.2f}")
         row["before_diverged"] = sum(st != "ok" for st in statuses)
         load0 = os.getloadavg()[0]
         t0 = time.perf_counter()
-        runs = nstar_runs(s, (D,), q_of, n.Ns, n.seeds, n.k, eta, omega, preset=preset)
+        with tempfile.TemporaryDirectory() as tmp:  # timed afresh: not read back from a store
+            runs = nstar_runs(s, (D,), q_of, n.Ns, n.seeds, n.ks, None, omega, preset=preset, dtype="float32", out=tmp)
         row.update(after_s=time.perf_counter() - t0, after_load=f"{load0:.2f}-{os.getloadavg()[0]:.2f}")
-        row["after_diverged"] = int((runs["status"] != "ok").sum())
+        row["after_diverged"] = int((runs["status"] == "diverged").sum())
         row["after_over_before"] = row["after_s"] / row["before_s"]
         report(
             f"  D = {D} ({q_label}, q = {sd.q:.3g}), {row['runs']} runs of {steps} steps: before "

@@ -86,7 +86,7 @@ FLAGS = BenchFlags(
             nargs="+",
             fill=[4096, 16384, 65536],
         ),
-        Flag("--scaling-D", "multiples of 4, >= 8 (default 16 32 64 128)", low=1, nargs="+", fill=[16, 32, 64, 128]),
+        Flag("--scaling-D", "multiples of 4, >= 8 (default 16 32 64 128)", low=8, nargs="+", fill=[16, 32, 64, 128]),
         Flag("--scaling-N-for-D", "N of the runs against D (default 4096)", low=1, fill=4096),
         Flag("--scaling-dtype", "default float32", str, choices=("float32", "float64"), fill="float32"),
         Flag(

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core.setting import Setting
 from ..core.stats import fit_power_law_ci
-from .check import Check, Verdict
+from .check import Check, Form, Verdict
 
 #: The polylog of Lemma 4.3's lower bound D/polylog(d), read as ln(d)^POLYLOG_K: the toolkit's reading
 #: of "polylog" (docs/theory.md §10.10 admits polylogs up to (log D)^2), fixed before measuring.
@@ -50,7 +50,8 @@ def lemma43_exponent_row(per_D: dict[int, list[float]], label: str, params: dict
     a_k = local_exponent(Ds[0], Ds[-1])
     listing = "; ".join(f"D={D}: {np.mean(v):.4g} (ratio/D = {np.mean(v) / D:.3g})" for D, v in per_D.items())
     fit = fit_power_law_ci([d for d, _ in rows], [r for _, r in rows])
-    quantity = f"exponent b of the start rate ratio d gamma/|d rho| ~ D^b at {label}"
+    where = (f"C = {params['C']}, " if "C" in params else "") + f"D = {', '.join(str(D) for D in Ds)}"
+    quantity = f"exponent b of the start rate ratio d gamma/|d rho| ~ D^b at {label} [{where}]"
     threshold = f">= {a_k:.3g} (the exponent of D/ln(d)^2 over D = {Ds[0]}..{Ds[-1]}; 'order D': 1); FAIL if <= 0"
     if fit is None or any(r <= 0 for _, r in rows):
         return Check(
@@ -62,6 +63,7 @@ def lemma43_exponent_row(per_D: dict[int, list[float]], label: str, params: dict
             params=params,
             route=route,
             note=f"gamma does not outrun rho at some D (ratio <= 0) or too few points: {listing}",
+            form=Form.RATE,
         )
     if fit["b_low"] <= 0:
         verdict, why = Verdict.FAIL, "the ratio is not shown to grow with D (the interval reaches 0)"
@@ -81,4 +83,5 @@ def lemma43_exponent_row(per_D: dict[int, list[float]], label: str, params: dict
         ci_high=fit["b_high"],
         note=f"ratio at gamma = rho = 0 (alpha = nu^(1/(p-1))), mean over seeds: {listing}"
         + (f". {why}" if why else ""),
+        form=Form.RATE,
     )

@@ -45,7 +45,36 @@ LEDGER_COLUMNS = [
     "note",
     "route",
     "params",
+    "form",
 ]
+
+
+class Form(StrEnum):
+    """The logical form of a claim of the paper: how its verdict is read (:mod:`theorydyn.claims.forms`
+    holds one rule per form; docs/theory.md §15 states them).
+
+    * ``ACHIEVABLE``: "with enough samples / steps, X happens" (Theorem 4.2 (1), (2), Figure 4): judged only
+      in regime; below the regime OUT_OF_SCOPE, unless more samples are not approaching it (then FAIL).
+    * ``LOWER_BOUND``: "every learner without the structure needs D^Omega(1) samples" (Theorem 5.2):
+      one learner never confirms it; a flat learner falsifies it.
+    * ``POLYLOG_UPPER``: "N ≤ polylog(D) suffices" (Theorem 5.1): needs a test that tells polylog from poly
+      and a need above the procedure's floor.
+    * ``VANISHING``: "o(1)", "d^-omega(1)": a trend across D, never a constant at one D.
+    * ``RATE``: an exponent or an order across D ("order D", "N = poly(d)").
+    * ``IDENTITY``: an exact or structural statement at one setting (a symmetry, an inequality at one D).
+    * ``DIAGNOSTIC``: not a claim of the paper (INFO).
+    """
+
+    ACHIEVABLE = "achievable"
+    LOWER_BOUND = "lower bound over learners"
+    POLYLOG_UPPER = "upper bound at polylog"
+    VANISHING = "vanishing with d"
+    RATE = "rate across D"
+    IDENTITY = "identity"
+    DIAGNOSTIC = "diagnostic"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 class Verdict(StrEnum):
@@ -79,6 +108,8 @@ class Check:
             exact computation; nan when not estimated (a single seed).
         route: the independent route that the formula behind the number was tested against
             (exhaustive enumeration, finite differences, sympy, a second implementation).
+        form: the claim's logical form (:class:`Form`), whose rule in :mod:`theorydyn.claims.forms` gave
+            the verdict; "" where a row predates the forms (read as :attr:`Form.IDENTITY`).
     """
 
     claim: str
@@ -91,6 +122,7 @@ class Check:
     ci_low: float = math.nan
     ci_high: float = math.nan
     route: str = ""
+    form: Form | str = ""
 
     def __post_init__(self) -> None:
         v = self.verdict
@@ -145,6 +177,7 @@ class Check:
         out = asdict(self)
         out["verdict"] = str(self.verdict)
         out["params"] = ", ".join(f"{k}={v}" for k, v in self.params.items())
+        out["form"] = str(self.form)
         return {k: out[k] for k in LEDGER_COLUMNS}
 
 

@@ -17,8 +17,10 @@ The definition is asymptotic: the noise must be d^{−ω(1)}, i.e. fall faster t
 * along Assumption 2 (C = polylog(d), q = poly(C)/D = C²/D), on the grid C = 7…12 with
   D = C·round(2^C / C) (C ≈ log₂ D; C starts at 7, the first with q ≤ 1/2, the scope rule's q ≪ 1):
   the local exponents k_i = Δ log(noise) / Δ log D between neighbours. PASS iff the last one lies
-  at least :data:`DROP` = 1 below the first (the exponent keeps falling: no power law holds), FAIL
-  otherwise (it settles: the noise is polynomial in d, d^{−Θ(1)}). Rule and grid fixed before any run.
+  at least :data:`DROP` = 1 below the first and below 0 (the exponent keeps falling: no power law holds), FAIL
+  otherwise (it settles: the noise is polynomial in d, d^{−Θ(1)}). Rule and grid fixed before any run; the
+  rule is :func:`theorydyn.claims.forms.faster_than_every_power` (form "vanishing with d"), which Theorem 3.2's
+  reading across D shares.
 * INFO, the same procedure at the ledger's fixed C (D = C·2C·2^k, k = 0…5, q = C²/D): here the
   dominant event is one random set fully aligned against y, probability ≈ (L − 1)(q/2)^C ∝ D^{1−C},
   so the local exponents settle at −(C − 1) (−3 at C = 4; the noise is 0.026 at D = 32) and the same
@@ -34,7 +36,8 @@ import numpy as np
 
 from ..core.setting import Setting
 from ..infra.memory import MemoryEstimate, Term
-from .check import Check, Verdict, setting_params
+from . import forms
+from .check import Check, Form, Verdict, setting_params
 
 #: d^{-omega(1)} read at a finite size: at most 1% of the labels disagree with f
 NOISE_TOL = 0.01
@@ -63,7 +66,7 @@ def label_agreement(s: Setting) -> dict[str, float]:
 
 
 #: The verdict's drop: the local exponent of the noise must fall by at least this across the grid.
-DROP = 1.0
+DROP = forms.DROP
 #: Assumption 2's grid: (C, D) with C ≈ log₂ D, C | D, q = C²/D ≤ 1/2 from C = 7 on.
 POLYLOG_GRID = tuple((C, C * round(2**C / C)) for C in range(7, 13))
 
@@ -87,8 +90,17 @@ def trend(grid: tuple[tuple[int, int], ...]) -> dict[str, np.ndarray]:
 
 
 def trend_falls(local: np.ndarray, drop: float = DROP) -> bool:
-    """The verdict rule: the last local exponent lies ``drop`` below the first (module docstring)."""
-    return bool(local[-1] <= local[0] - drop)
+    """The verdict rule (:func:`theorydyn.claims.forms.faster_than_every_power` on exact exponents): the last local
+    exponent lies ``drop`` below the first, and below 0 (module docstring)."""
+    first, last = float(local[0]), float(local[-1])
+    return forms.faster_than_every_power((first, first), (last, last), drop=drop)[0] is Verdict.PASS
+
+
+def grid_text(grid: tuple[tuple[int, int], ...]) -> str:
+    """A (C, D) grid as a row names its setting: ``"C = 7..12, D = 126..4092, q = C^2/D"``."""
+    Cs, Ds = sorted({C for C, _ in grid}), [D for _, D in grid]
+    c = f"C = {Cs[0]}" if len(Cs) == 1 else f"C = {Cs[0]}..{Cs[-1]}"
+    return f"{c}, D = {Ds[0]}..{Ds[-1]}, q = C^2/D"
 
 
 def _trend_row(title: str, grid, verdict_row: bool, extra: str) -> Check:
@@ -100,7 +112,7 @@ def _trend_row(title: str, grid, verdict_row: bool, extra: str) -> Check:
         title,
         "local exponent of the label noise 1 - Pr[y f > 0] in D, last pair of the grid (q = C^2/D)",
         float(loc[-1]),
-        f"last <= first - {DROP:g} (d^-omega(1): the exponent keeps falling)" if verdict_row else "INFO",
+        f"last <= first - {DROP:g} and < 0 (d^-omega(1): the exponent keeps falling)" if verdict_row else "INFO",
         (Verdict.PASS if ok else Verdict.FAIL) if verdict_row else Verdict.INFO,
         params=dict(C=" ".join(str(int(c)) for c in t["C"]), D=" ".join(str(int(d)) for d in t["D"]), q="C^2/D"),
         note=f"noise {pts}; local exponents {np.round(loc, 3).tolist()} (first {loc[0]:.3f}, last {loc[-1]:.3f}: "
@@ -110,6 +122,7 @@ def _trend_row(title: str, grid, verdict_row: bool, extra: str) -> Check:
         ci_high=float(loc.max()),
         route="exact convolutions, checked by enumeration (tests/test_theorems.py); the trend rule "
         "flipped by a fixed C (tests/test_verdicts_b_definition21.py)",
+        form=Form.VANISHING,
     )
 
 
@@ -122,13 +135,13 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     here = p["zero"] + p["disagree"]
     return [
         _trend_row(
-            "Definition 2.1 (along Assumption 2, C ~ log2 D)",
+            f"Definition 2.1 (along Assumption 2, C ~ log2 D) [{grid_text(POLYLOG_GRID)}]",
             POLYLOG_GRID,
             True,
             "C = polylog(d) as Assumption 2 asks.",
         ),
         _trend_row(
-            f"Definition 2.1 (fixed C = {s.C}, outside Assumption 2)",
+            f"Definition 2.1 (fixed C = {s.C}, outside Assumption 2) [{grid_text(fixed_c_grid(s.C))}]",
             fixed_c_grid(s.C),
             False,
             f"At fixed C the exponent settles at -(C - 1) = {1 - s.C} (one random set aligned against y): "
@@ -144,6 +157,7 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
             note=f"Pr[f = 0] = {p['zero']:.3g}, Pr[y f < 0] = {p['disagree']:.3g}",
             route="exhaustive enumeration of Assumption 1 and Monte Carlo on data.sample "
             "(tests/test_theorems.py::test_definition_2_1_label_agreement_exact_vs_enumeration)",
+            form=Form.VANISHING,
         ),
     ]
 

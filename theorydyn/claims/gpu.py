@@ -8,10 +8,10 @@ N·D·d = N·D² numbers (d = D): at D = 128 and N = 2¹⁷ it is 8 GiB in float
 
 * Theorem 4.2 (1) along the run and (2) at the end, with the Â-frozen control, at D = 128 (N = 2¹⁵ quick,
   2¹⁷ full) and D = 256 (N = 2¹⁸, full), the CPU rows' seeds, windows and step rule
-  (:data:`theorydyn.claims.theorem4.SIZES`, :func:`~theorydyn.claims.theorem4.window_steps`) and run
-  options (:data:`~theorydyn.claims.theorem4.RUN`), the ledger's q;
-* N*(D) (full mode) at D = 64, 128, 256, N = 2¹²…2¹⁶, 3 seeds, window [T_a, 1.5 T_a], both q readings,
-  common random numbers across N (:func:`theorydyn.experiments.nstar.nstar_runs`), no time budget.
+  (:data:`theorydyn.claims.theorem4.SIZES`, :func:`~theorydyn.claims.theorem4.run_plan`: the stated rule's
+  step size) and run options (:data:`~theorydyn.claims.theorem4.RUN`), the ledger's q, X in float32;
+* N*(D) (full mode) at D = 64, 128, 256, N = 2¹²…2¹⁶, 3 seeds, N*(D)'s windows (k = 1.5 and 3), both q
+  readings, common random numbers across N (:func:`theorydyn.experiments.nstar.nstar_runs`), no time budget.
 
 A size whose training set does not fit the device's memory gives NOT_RUN rows saying how much it needs.
 Without a CUDA device (CI and most machines) every row is NOT_RUN with the command that runs it.
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from ..cli.configs import Seeds, option
 from ..core.setting import Setting, setting_at
-from ..experiments.nstar import nstar_runs
+from ..experiments.nstar import KS, nstar_runs
 from ..experiments.theorem4 import run_seeds
 from ..infra.memory import MemoryEstimate, Term
 from . import theorem4
@@ -47,7 +47,9 @@ class GpuSizes(ClaimSizes):
     nstar_D: tuple[int, ...] = grid_option((64, 128, 256), "the D grid of N*(D)", low=8)
     nstar_N: tuple[int, ...] = grid_option(tuple(2**k for k in range(12, 17)), "the N grid of N*(D) at each D")
     nstar_seeds: Seeds = seeds_option(3, "the seeds j of N*(D) (run seed 1000 j + D + 7)")
-    nstar_k: float = option(1.5, "the window [T_a, k T_a] of N*(D)'s persistent association", low=1.0)
+    nstar_ks: tuple[float, ...] = grid_option(
+        KS, "the windows [T_a, k T_a] of N*(D)'s persistence", kind=float, low=1.0
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -125,7 +127,7 @@ def _nstar_not_run(s: Setting, n: GpuSizes, why: str, quick: bool) -> list[Check
             "the power law passes through every N_50 interval (N = poly(d))",
             why,
             command(s, quick),
-            params=setting_params(s, seeds=len(n.nstar_seeds), k=n.nstar_k),
+            params=setting_params(s, seeds=len(n.nstar_seeds), ks="/".join(f"{k:g}" for k in n.nstar_ks)),
         )
     ]
 
@@ -160,10 +162,11 @@ def checks(
             out += _not_run(s, D, N, f"X needs {need / 2**30:.1f} GiB, {device} has {total / 2**30:.1f} GiB", quick)
             continue
         sg = setting_at(s, D)
-        steps, T_a, ks, _ = theorem4.window_steps(sg, t4)
-        run = theorem4.RUN.replace(N=N, steps=steps, device=device)
-        runs = run_seeds(sg, run, t4.seeds, progress=say, control=True)
-        out += [_on(c, device) for c in theorem4.theorem_4_rows(runs, ledger_D=s.D, T_a=T_a, ks=ks)]
+        plan = theorem4.run_plan(sg, t4)
+        run = theorem4.RUN.replace(N=N, steps=plan["steps"], eta=plan["eta"], device=device, dtype="float32")
+        runs = run_seeds(sg, run, t4.seeds, progress=say, control=True, record_every=plan["record_every"])
+        rows = theorem4.theorem_4_rows(runs, ledger_D=s.D, T_a=plan["T_a"], ks=plan["ks"])
+        out += [_on(c, device) for c in rows]
     if n.nstar:
         out += _nstar_rows(s, n, device, t4.steps, say, quick)
     return out
@@ -178,8 +181,8 @@ def _nstar_rows(
         return _nstar_not_run(s, n, f"no D of the grid fits {device}", quick)
     out: list[Check] = []
     for label, q_of in q_readings(s):
-        runs = nstar_runs(s, Ds, q_of, n.nstar_N, n.nstar_seeds, n.nstar_k, preset=preset, progress=say, device=device)
-        out += [_on(c, device) for c in check_n_star(s, runs, f"{label}, on {device}", n.nstar_k)]
+        runs = nstar_runs(s, Ds, q_of, n.nstar_N, n.nstar_seeds, n.nstar_ks, preset=preset, progress=say, device=device)
+        out += [_on(c, device) for c in check_n_star(s, runs, f"{label}, on {device}", n.nstar_ks)]
     return out
 
 

@@ -49,7 +49,7 @@ from ..core.setting import Setting
 from ..core.stats import mean_ci
 from ..infra.memory import MemoryEstimate, Term
 from ..simulate.run import init_params
-from .check import Check, Verdict, departures
+from .check import Check, Form, Verdict, departures
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
 
@@ -165,7 +165,8 @@ def checks(
     rows.append(
         Check(
             "Parametrization 3.1",
-            "exponent b of RMS_{i!=j} A(0)_ij ~ D^b, A(0) = P P^T, p_i ~ N(0, sigma_A I/D)",
+            "exponent b of RMS_{i!=j} A(0)_ij ~ D^b, A(0) = P P^T, p_i ~ N(0, sigma_A I/D) "
+            f"[D = {', '.join(map(str, grid))}]",
             m,
             "INFO (Gaussian identity; no run draws P P^T): 95% CI contains -1/2",
             Verdict.INFO,
@@ -175,6 +176,7 @@ def checks(
             ci_low=lo,
             ci_high=hi,
             route="exact: E[A_ij^2] = sigma_A^2 / D (tests/test_parametrization31.py)",
+            form=Form.IDENTITY,
         )
     )
     inside, ratio, top = _measure_draws(s, sigma_A, seeds)

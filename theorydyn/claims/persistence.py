@@ -20,16 +20,16 @@ Shapes: a trajectory is a DataFrame with columns ``s`` and ``association`` (one 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
 from ..core.stats import mean_ci
 from ..experiments.measure import window_summary  # the reading of one run (also nstar's runs)
-from .check import UNIT, Check, Verdict
+from .check import UNIT, Check, Form, Verdict
 
 #: The readings of "any T ≥ poly(d)/η" are windows [T_a, k·T_a], the k's a size of the claim that reads them
-#: (:data:`theorydyn.claims.theorem4.SIZES`: k = 1.5, 3 quick; 1.5, 3, 10 full, k = 10 only where the run fits).
+#: (:data:`theorydyn.claims.theorem4.SIZES`: k = 1.5 and 3, N*(D)'s windows; a k > 3 only where the run fits).
 #: Full mode keeps the k = 10 window only if its run needs at most this many GD steps (a D = 64,
 #: N = 16384 step takes about 0.15 s on 2 cores: 6000 steps ≈ 15 min a seed), else k ≤ 3.
 MAX_STEPS_LONG = 6000
@@ -52,12 +52,15 @@ def window_rows(
     params: dict,
     scope: str | None = None,
     route: str = "",
+    judge: Callable[[bool], tuple[Verdict, str]] | None = None,
 ) -> list[Check]:
     """Theorem 4.2 (1) along the run, from one trajectory per seed (columns s, association):
 
     * for each k in ``ks``: the fraction of the recorded steps of [T_a, k·T_a] at which association is
-      complete, over seeds; the longest window (max k) is the verdict: PASS iff the fraction is 1 in
-      every seed, else FAIL (OUT_OF_SCOPE with ``scope``); the shorter windows INFO;
+      complete, over seeds; the longest window (max k) is the verdict: ``judge(complete)`` with complete =
+      "the fraction is 1 in every seed" (the claim's form: :func:`theorydyn.claims.forms.achievable` read in
+      its regime), else PASS iff complete, FAIL otherwise (OUT_OF_SCOPE with ``scope``); the shorter windows
+      INFO;
     * INFO: the first and the last recorded step with complete association, and the peak association.
 
     Every quantity names its window in steps (s / η) and T_a.
@@ -82,7 +85,11 @@ def window_rows(
         summ = [window_summary(t, T_a, k) for t in trajs]
         fr = [x["frac"] for x in summ]
         judged = k == k_max
-        v = (Verdict.PASS if min(fr) == 1.0 else Verdict.FAIL) if judged else Verdict.INFO
+        why = ""
+        if judged and judge is not None:
+            v, why = judge(min(fr) == 1.0)
+        else:
+            v = (Verdict.PASS if min(fr) == 1.0 else Verdict.FAIL) if judged else Verdict.INFO
         if scope:
             v = Verdict.OUT_OF_SCOPE
         t0, t1 = T_a / eta, k * T_a / eta
@@ -97,12 +104,14 @@ def window_rows(
                 v,
                 params=dict(params, T_a=round(T_a, 1), k=k),
                 note=(f"out of scope: {scope}; " if scope else "")
+                + (f"{why}; " if why else "")
                 + "per seed "
                 + ", ".join(f"{x:.3f}" for x in fr)
                 + f"; T_a = max(T1, T2) of the idealized flow = {T_a:.4g} (s)"
                 + (f"; run shorter than the window: {', '.join(short)}" if short else ""),
                 route=route,
                 bounds=UNIT,
+                form=Form.ACHIEVABLE if judged else Form.DIAGNOSTIC,
             )
         )
     summ = [window_summary(t, T_a, k_max) for t in trajs]

@@ -13,8 +13,11 @@ runner owns what every command shares:
 * the helpers of the run (:class:`Invocation`): ``fail`` (exit 2 naming the flag), the memory
   guard, the folder and output probes, atomic writes, the flags given explicitly;
 * exit codes and the one place where known errors are turned into a message and a status
-  (:func:`known_error`): Ctrl-C → ``interrupted; rerun to resume``, status 130 and no traceback;
+  (:func:`known_error`): Ctrl-C → one line, ``interrupted; <what was saved and what a rerun does>``
+  (the command's :attr:`Command.on_interrupt`, or the account a library gave with
+  :class:`theorydyn.infra.interrupt.Interrupted`), status 130 and no traceback;
   a :class:`theorydyn.infra.store.StoreError` (a damaged or foreign store) → status 2 with its message;
+  an output path that is a link or a folder (:class:`theorydyn.infra.atomic.UnsafeTarget`) → status 2;
   a full disk, a write refused or a read-only file system → one line naming the path, status 1
   (2 for a read-only output: bad input, not a transient failure).
 
@@ -36,12 +39,18 @@ from typing import Any, NoReturn
 
 from .._version import __version__
 from ..core.plotting import FORMAT_HELP, FORMATS
+from ..infra.atomic import UnsafeTarget
+from ..infra.interrupt import Interrupted
 from ..infra.paths import run_dir
 from . import tools as _cli
 from .configs import add_config_flags
 
 #: status of a Ctrl-C (128 + SIGINT), as a shell reports it
 INTERRUPTED = 130
+#: what a command that stores nothing along the way says on a Ctrl-C
+NOTHING_SAVED = "nothing was saved (a run is written when it ends): the same command, rerun, starts it again"
+#: what the commands that store as they go say (scan, verify, transfer, vision: each names what it stores)
+RESUMES = "the same command, rerun, resumes from them (--fresh starts over, moving them aside)"
 #: errno of a disk that is full (or over quota, or a file over the size limit): rerun once freed
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
@@ -87,18 +96,25 @@ class Invocation:
         """The destinations of the flags given explicitly (:func:`theorydyn.cli.tools.given_flags`)."""
         return _cli.given_flags(self.parser, self.argv if self.argv is not None else sys.argv[1:])
 
+    def source(self, flag: str) -> str:
+        """What names the path of ``flag`` in a message: the flag, or ``THEORYDYN_HOME`` when the flag was
+        not given and its default lies under that variable (:func:`theorydyn.cli.tools.path_source`)."""
+        if not flag.startswith("--"):
+            return flag
+        return _cli.path_source(flag, flag[2:].replace("-", "_") in self.given())
+
     def guard_memory(self, estimate, **kw: Any):
         """:func:`theorydyn.cli.tools.guard_memory` under this command's name."""
         return _cli.guard_memory(estimate, prog=self.prog, **kw)
 
     def output_dir(self, path: Path | str, flag: str = "--out") -> Path:
-        return _cli.output_dir(path, flag)
+        return _cli.output_dir(path, self.source(flag))
 
     def probe(self, path: Path | str, flag: str = "--out") -> Path:
-        return _cli.probe_output(path, flag, self.prog)
+        return _cli.probe_output(path, self.source(flag), self.prog)
 
     def output_file(self, path: Path | str, flag: str) -> Path:
-        return _cli.output_file(path, flag, self.prog)
+        return _cli.output_file(path, self.source(flag), self.prog)
 
     def write(self, path: Path | str, writer: Callable[[Path], object]) -> Path:
         return _cli.write_output(path, writer, self.prog)
@@ -131,6 +147,9 @@ class Command:
     class's fields (default, rule, help) are the command's flags and adding a field adds its flag. Each
     must import nothing heavy (``--help`` runs it).
 
+    ``on_interrupt``: what was saved and what a rerun does, printed after ``interrupted;`` on a Ctrl-C
+    that the run did not account for itself (:class:`theorydyn.infra.interrupt.Interrupted`).
+
     ``draws``: the default format of the figures the command writes (one of
     :data:`theorydyn.core.plotting.FORMATS`), for which the runner adds ``--format``; None for a command
     that draws nothing."""
@@ -139,6 +158,7 @@ class Command:
     build_parser: Callable[[], argparse.ArgumentParser]
     run: Callable[[Invocation], int | None]
     arguments: tuple[Callable[[argparse.ArgumentParser], None], ...] = ()
+    on_interrupt: str = NOTHING_SAVED
     draws: str | None = None
 
     def parser(self) -> argparse.ArgumentParser:
@@ -200,6 +220,8 @@ def known_error(e: BaseException) -> tuple[int, str] | None:
     store = sys.modules.get("theorydyn.infra.store")  # not imported: no store error can have been raised
     if store is not None and isinstance(e, store.StoreError):
         return 2, str(e)  # the store's own message names the file
+    if isinstance(e, UnsafeTarget):  # a link or a folder at an output path, found when it was written
+        return 2, f"{e} (remove it, or choose another --out); what was saved so far stays"
     sqlite = sys.modules.get("sqlite3")
     if sqlite is not None and isinstance(e, sqlite.DatabaseError):
         return 2, f"a results store is damaged ({e}); move it aside and rerun"
@@ -218,8 +240,13 @@ def known_error(e: BaseException) -> tuple[int, str] | None:
     return None
 
 
-def _interrupted(prog: str) -> int:
-    print(f"\n{prog}: interrupted; rerun to resume", file=sys.stderr)
+def _interrupted(command: Command, e: KeyboardInterrupt) -> int:
+    """One line on stderr (none when the run printed its account already), status 130."""
+    if isinstance(e, Interrupted):
+        if not e.reported:
+            print(f"\n{command.prog}: interrupted; {e.detail}", file=sys.stderr, flush=True)
+    else:
+        print(f"\n{command.prog}: interrupted; {command.on_interrupt}", file=sys.stderr, flush=True)
     return INTERRUPTED
 
 
@@ -236,8 +263,8 @@ def run_command(command: Command, argv: Sequence[str] | None = None) -> int:
 
         matplotlib.use("Agg")
         return int(command.run(Invocation(command, parser, args, argv)) or 0)
-    except KeyboardInterrupt:
-        return _interrupted(command.prog)
+    except KeyboardInterrupt as e:
+        return _interrupted(command, e)
     except Exception as e:
         mapped = known_error(e)
         if mapped is None:

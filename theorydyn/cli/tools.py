@@ -22,8 +22,9 @@ from typing import Any, NoReturn
 from ..core.setting import D_MAX, Setting
 from ..infra.atomic import atomic_path, write_with
 from ..infra.limits import TAU_MIN
+from ..infra.limits import VALUE_MAX as _VALUE_MAX
 from ..infra.memory import MEMORY_ENV, MemoryEstimate, ResourceError, check_memory
-from ..infra.paths import RUN, run_name
+from ..infra.paths import HOME_ENV, RUN, run_name
 
 
 def _prog() -> str:
@@ -88,7 +89,7 @@ def add_setting_arguments(parser: argparse.ArgumentParser, D: int = 64, C: int =
     add_number(g, "--p", int, low=3, default=3, help="degree of the activation (odd, >= 3)")
     add_positive(g, "--nu", float, default=None, help="linear part of the activation > 0 (default 1/d)")
     add_number(g, "--beta", float, default=1.0, help="fixed attention diagonal (default 1)")
-    add_positive(g, "--tau", float, default=1.0, help=f"softmax temperature >= {TAU_MIN:g} (default 1)")
+    add_number(g, "--tau", float, low=TAU_MIN, default=1.0, help=f"softmax temperature >= {TAU_MIN:g} (default 1)")
     g.add_argument("--partition", type=_partition_arg, default="blocks", help="blocks | grid | random | '0,1;2,3;…'")
     add_number(g, "--partition-seed", int, low=0, default=0, help="seed of the random partition, an integer >= 0")
 
@@ -121,8 +122,6 @@ def setting_from_args(args: argparse.Namespace, prog: str | None = None, **overr
     """Build a validated Setting from parsed flags; on a rule broken, exit 2 naming its flag."""
     kw = {field: getattr(args, field) for field in SETTING_FLAGS}  # every Setting field, in its order
     kw.update(overrides)
-    if isinstance(kw["tau"], (int, float)) and 0 < kw["tau"] < TAU_MIN:  # β/τ would overflow the softmax
-        fail(f"--tau: must be >= {TAU_MIN:g} (β/τ overflows the softmax below it), got {kw['tau']:g}", prog)
     try:
         return Setting(**kw)
     except ValueError as e:
@@ -155,9 +154,8 @@ def guard_memory(
 
 
 #: The ceiling of every numeric flag that names no bound of its own (issue 33: every size has a bound,
-#: checked before any work): far above any size, step, rate or seed a run of the paper uses, and far
-#: below the values (1e308, 2**63) that reach the computation as an endless loop or a MemoryError.
-VALUE_MAX = 1e11
+#: checked before any work): :data:`theorydyn.infra.limits.VALUE_MAX`, the Setting's ceiling too.
+VALUE_MAX = _VALUE_MAX
 #: ``--seeds K``: at most this many seeds (a count, so each is a run; 10⁴ runs is far beyond any use,
 #: and ``--seeds 1e9`` ended in a MemoryError or ran until killed)
 SEEDS_MAX = 10_000
@@ -300,6 +298,7 @@ def add_common_arguments(
     quiet: bool = True,
     force: str | None = None,
     recompute: str | None = None,
+    fresh: str | None = None,
 ) -> None:
     """The flags every CLI spells the same way (one meaning each, in every CLI):
 
@@ -310,7 +309,9 @@ def add_common_arguments(
     * ``--quiet``: no progress bar on stderr;
     * ``--force``: only the memory override of :func:`guard_memory` (``force`` names whose memory:
       "machine" or "device");
-    * ``--recompute``: recompute results already in a store or cache (``recompute`` names which).
+    * ``--recompute``: recompute results already in a store or cache (``recompute`` names which);
+    * ``--fresh``: start over (:func:`add_fresh_argument`; ``fresh`` names what is set aside). The same
+      command without it, rerun, resumes from what is stored (every command that stores as it goes).
     """
     if seed is not None:
         parser.add_argument("--seed", type=positive(int, "--seed", allow_zero=True), default=seed, help=seed_help)
@@ -335,6 +336,24 @@ def add_common_arguments(
         parser.add_argument(
             "--recompute", action="store_true", help=f"recompute results already in {recompute} (default: reuse them)"
         )
+    if fresh is not None:
+        add_fresh_argument(parser, fresh)
+
+
+#: What ``--fresh`` means in every CLI that stores as it goes (scan, verify, transfer, vision)
+FRESH_HELP = (
+    "start over: {what} are moved aside (files and folders renamed to <name>.old-<UTC time>, stored rows to the "
+    "store's rejected table: nothing is overwritten or deleted) and everything is computed again "
+    "(default: the same command, rerun, resumes from what is stored)"
+)
+
+
+def add_fresh_argument(parser: argparse._ActionsContainer, what: str, *, aliases: tuple[str, ...] = ()) -> None:
+    """``--fresh`` (dest ``fresh``): start over, :data:`FRESH_HELP` with ``what`` (the outputs it sets
+    aside). ``aliases``: old spellings of starting over (``--recompute``), accepted and hidden from ``--help``."""
+    parser.add_argument("--fresh", action="store_true", help=FRESH_HELP.format(what=what))
+    for old in aliases:
+        parser.add_argument(old, dest="fresh", action="store_true", help=argparse.SUPPRESS)
 
 
 def add_seeds(parser: argparse._ActionsContainer, default: int | None, help: str) -> argparse.Action:
@@ -436,8 +455,28 @@ def _write_probe(path: Path) -> None:
         os.fsync(fh.fileno())
 
 
+def path_source(flag: str, given: bool) -> str:
+    """What a message about an output path names as its source: ``flag`` when the flag was given; else,
+    when ``$THEORYDYN_HOME`` is set, that variable (the default path lies under it, and the user set
+    it, not the flag); else ``flag`` (its default, ``runs/…``)."""
+    if given or not os.environ.get(HOME_ENV, "").strip():
+        return flag
+    return HOME_ENV
+
+
+def _cannot_write(flag: str, what: str, e: OSError) -> str:
+    """``flag: cannot write WHAT: reason``; for a path that came from ``$THEORYDYN_HOME``
+    (:func:`path_source`), how to choose another place as well."""
+    text = f"{flag}: cannot write {what}: {e.strerror or e}"
+    if flag != HOME_ENV:
+        return text
+    home = os.environ.get(HOME_ENV, "").strip()
+    return f"{text} (the default output folder, under ${HOME_ENV}={home}: set it to a writable folder, or give --out)"
+
+
 def output_dir(path: Path | str, flag: str = "--out") -> Path:
-    """Create ``path`` (a folder) and prove it writable, before any work; exit 2 naming ``flag`` if not.
+    """Create ``path`` (a folder) and prove it writable, before any work; exit 2 naming ``flag`` if not
+    (``flag`` may be ``THEORYDYN_HOME``, :func:`path_source`: the message then says how to choose).
 
     The probe writes and syncs :data:`PROBE_BYTES` bytes, so a full disk is refused here."""
     path = Path(path)
@@ -449,7 +488,7 @@ def output_dir(path: Path | str, flag: str = "--out") -> Path:
         finally:
             probe.unlink(missing_ok=True)
     except OSError as e:
-        fail(f"{flag}: cannot write to folder {str(path)!r}: {e.strerror or e}")
+        fail(_cannot_write(flag, f"to folder {str(path)!r}", e))
     return path
 
 
@@ -474,7 +513,7 @@ def probe_output(path: str | Path, flag: str = "--out", prog: str | None = None)
     except ValueError as e:  # a link or a non-regular file at the path
         fail(f"{flag}: {e}", prog)
     except OSError as e:
-        fail(f"{flag}: cannot write {str(p)!r}: {e.strerror or e}", prog)
+        fail(_cannot_write(flag, repr(str(p)), e), prog)
     return p
 
 

@@ -23,6 +23,7 @@ in_std, cross_std, cross_absmax, row_spread_max, row_in_max, row_in_median, trai
 
 from __future__ import annotations
 
+import errno
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -45,11 +46,14 @@ CORE_COLUMNS = ("s", "step", "alpha", "gamma", "rho", "in_mass", "association", 
 
 class Status(StrEnum):
     """How a run ended (a str: ``str(Status.OK) == "ok"``). ``DIVERGED``: a non-finite risk, gradient
-    or parameter (the trajectory up to the last finite record is kept); ``FAILED``: the ODE solver gave up."""
+    or parameter (the trajectory up to the last finite record is kept); ``FAILED``: the ODE solver gave up;
+    ``STOPPED``: a stopping rule asked for by the caller ended the run early (``simulate_replicas(stop_after=…)``:
+    association lost inside the window a persistence reading judges; the records up to the stop are kept)."""
 
     OK = "ok"
     DIVERGED = "diverged"
     FAILED = "failed"
+    STOPPED = "stopped"
 
 
 @dataclass
@@ -150,10 +154,31 @@ class Result:
         refused, never run).
 
         Raises:
-            ValueError: ``path`` is not a saved Result (or of another format version).
+            FileNotFoundError: nothing at ``path`` (the error names it); IsADirectoryError: a folder.
+            ValueError: ``path`` is not a saved Result: the message says what it is instead (a pickle,
+                a NumPy array, text, an archive without a Result in it) or which format version it has.
+
+        >>> import tempfile, pathlib
+        >>> bad = pathlib.Path(tempfile.mkdtemp()) / "run.py"
+        >>> _ = bad.write_text("print('hello')")
+        >>> try:
+        ...     Result.load(bad)
+        ... except ValueError as e:
+        ...     print(str(e).split(": it is ")[1])
+        a text file, first line "print('hello')"
         """
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(errno.ENOENT, "no saved theorydyn Result there (Result.save writes one)", str(path))
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "a folder, not a saved theorydyn Result", str(path))
+        what = _what_file(path)
+        if what is not None:
+            raise ValueError(
+                f"{path}: not a saved theorydyn Result (an .npz archive written by Result.save): it is {what}"
+            )
         try:
-            with np.load(Path(path), allow_pickle=False) as z:
+            with np.load(path, allow_pickle=False) as z:
                 arrays = {k: z[k] for k in z.files}
             meta = json.loads(str(arrays.pop("meta")))
             if meta.get("format") != SAVE_FORMAT:
@@ -174,7 +199,11 @@ class Result:
                 A_final=arrays.get("A_final"),
                 v_final=arrays.get("v_final"),
             )
-        except (OSError, KeyError, TypeError, ValueError) as e:
+        except KeyError as e:
+            raise ValueError(
+                f"{path}: not a saved theorydyn Result: an .npz archive without the entry {e.args[0]!r} of one"
+            ) from None
+        except (OSError, TypeError, ValueError) as e:
             raise ValueError(f"{path}: not a saved theorydyn Result ({type(e).__name__}: {e})") from None
 
     @property
@@ -209,6 +238,36 @@ class Result:
                 for k, v in fin.items()
             },
         }
+
+
+#: the first bytes of the files a user may hand to :meth:`Result.load` by mistake → what they are
+_MAGIC = (
+    (b"\x93NUMPY", "a NumPy array (.npy), not an .npz archive of a Result"),
+    (b"\x80", "a Python pickle (refused: loading one can run code)"),
+    (b"\x89HDF", "an HDF5 file"),
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+    (b"SQLite format 3", "a SQLite database (a results store? read it with theorydyn.scan.load_scan)"),
+)
+
+
+def _what_file(path: Path) -> str | None:
+    """What the file at ``path`` is, when it cannot be an ``.npz`` archive (None: a zip archive, read on)."""
+    with open(path, "rb") as fh:
+        head = fh.read(512)
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return None
+    if not head:
+        return "an empty file"
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return what
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"a binary file (first bytes {head[:8]!r})"
+    first = text.splitlines()[0] if text.strip() else ""
+    return f"a text file, first line {first[:60]!r}"
 
 
 def _jsonable(v: Any) -> Any:

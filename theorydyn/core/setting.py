@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ..infra.limits import TAU_MIN, VALUE_MAX
+
 PARTITION_KINDS = ("blocks", "grid", "random")
 
 #: The default of a derived field: resolved from D (and d) in ``Setting.__post_init__``. Typed Any so that
@@ -89,7 +91,8 @@ class Setting:
         p: degree of the activation σ(x) = x^p + νx; odd, ≥ 3.
         nu: linear part ν > 0 of the activation; ``None`` → 1/d.
         beta: the fixed diagonal β = σ_A of the attention logits.
-        tau: softmax temperature, S = softmax(A/τ) row-wise (τ = √d is Definition 3.2's 1/√d).
+        tau: softmax temperature τ ≥ :data:`~theorydyn.infra.limits.TAU_MIN` = 1e-12, S = softmax(A/τ)
+            row-wise (τ = √d is Definition 3.2's 1/√d).
         partition: ``"blocks"``, ``"grid"``, ``"random"``, or an explicit partition of
             range(D) into L sets of size C (any iterable of iterables; stored as sorted tuples).
         partition_seed: seed of the ``"random"`` partition, an integer ≥ 0.
@@ -168,12 +171,16 @@ class Setting:
             v = float(v)
             if not np.isfinite(v):
                 raise ValueError(f"{name} must be finite, got {name}={v}")
+            if v > VALUE_MAX:  # the flags' ceiling: one rule for the library and the command line
+                raise ValueError(f"{name} must be <= {VALUE_MAX:g} (no run needs more), got {name}={v:g}")
             set_(name, v)
         if not 0.0 <= self.q <= 1.0:
             raise ValueError(f"q must lie in [0, 1], got q={self.q}")
-        for name in ("sigma2", "nu", "tau"):
+        for name in ("sigma2", "nu"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0, got {name}={getattr(self, name)}")
+        if not self.tau >= TAU_MIN:  # 1/τ is derived: β/τ overflows the softmax below it (tau=5e-324 divided by 0)
+            raise ValueError(f"tau must be >= {TAU_MIN:g} (β/τ overflows the softmax below it), got tau={self.tau:g}")
         set_("partition", self._resolve_partition())
         set_("feature", self._resolve_feature())
 

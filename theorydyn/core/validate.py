@@ -63,6 +63,29 @@ def check_real(name: str, v: Any, *, low: float, high: float | None = None, open
         raise ValueError(f"{name} must be {rng}, got {name}={v!r}")
 
 
+def gd_steps(s_max: float, eta: float, high: int) -> int:
+    """⌈s_max/η⌉, the GD steps to the horizon s_max (s = η·step): a derived quantity, checked where it is
+    derived. Each of ``s_max`` and ``eta`` may be valid alone (η = 5e-324 is > 0) while their ratio
+    is no run: ValueError naming ``eta`` and ``s_max`` when it is not finite or exceeds ``high``.
+
+    >>> gd_steps(2e4, 10.0, 10**7)
+    2000
+    >>> try:
+    ...     gd_steps(2e4, 5e-324, 10**7)
+    ... except ValueError as e:
+    ...     print(str(e).split(";")[0])
+    eta must give at most 1e+07 GD steps to s_max (steps = ceil(s_max/eta) = inf)
+    """
+    with np.errstate(over="ignore", divide="ignore"):
+        ratio = float(s_max) / float(eta) if float(eta) > 0 else float("inf")
+    if not (np.isfinite(ratio) and ratio <= high):
+        raise ValueError(
+            f"eta must give at most {high:.0e} GD steps to s_max (steps = ceil(s_max/eta) = {ratio:.3g}); raise eta "
+            f"or lower s_max, got eta={eta!r}, s_max={s_max:g}"
+        )
+    return int(np.ceil(ratio))
+
+
 def check_seed(name: str, v: Any) -> None:
     check_int(name, v, 0)
 

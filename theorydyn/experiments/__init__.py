@@ -17,7 +17,8 @@ the experiment and turns the result into ledger rows::
 * :mod:`.nstar` — N*(D): realistic GD on a grid of D, N and seeds (common random numbers across N);
 * :mod:`.lemma41` — Lemma 4.1: GD on the exact population (P), and realistic GD against N;
 * :mod:`.semirealistic` — finite-N GD against population GD (the reduced recursion) at the same s;
-* :mod:`.figure2` — Figure 2's training runs (torch, :mod:`theorydyn.positional`).
+* :mod:`.figure2` — Figure 2's training runs (torch, :mod:`theorydyn.positional`);
+* :mod:`.vanishing` — the idealized flows at several D, their ends measured on a stream of their own (o(1)).
 
 Names are re-exported lazily (:func:`theorydyn.infra._lazy.lazy_exports`): importing the package loads no
 solver.
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads
     from .figure2 import UNIT_INIT, Figure2Runs, paper_init, train_runs
     from .lemma41 import PopulationRun, lemma_4_1_scaling_runs, population_gd, symmetry_deviation
     from .measure import fresh_errors, window_summary
-    from .nstar import STEP_S_64, association_margin, estimated_seconds, nstar_runs
+    from .nstar import STEP_S_64, estimated_seconds, nstar_runs
     from .semirealistic import (
         QUANTITIES,
         ClosenessRuns,
@@ -52,13 +53,14 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads
         train_upstream,
         train_v_frozen,
     )
+    from .vanishing import READ_FACTOR, VanishingRuns, across_D_settings, flow_errors_across_D
 
 #: module → the public names it defines
 _MODULES: dict[str, tuple[str, ...]] = {
     ".figure2": ("UNIT_INIT", "Figure2Runs", "paper_init", "train_runs"),
     ".lemma41": ("PopulationRun", "lemma_4_1_scaling_runs", "population_gd", "symmetry_deviation"),
     ".measure": ("fresh_errors", "window_summary"),
-    ".nstar": ("STEP_S_64", "association_margin", "estimated_seconds", "nstar_runs"),
+    ".nstar": ("STEP_S_64", "estimated_seconds", "nstar_runs"),
     ".semirealistic": (
         "QUANTITIES",
         "ClosenessRuns",
@@ -79,11 +81,13 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "train_upstream",
         "train_v_frozen",
     ),
+    ".vanishing": ("READ_FACTOR", "VanishingRuns", "across_D_settings", "flow_errors_across_D"),
 }
 
 __all__ = [
     "HORIZON_FACTOR",
     "QUANTITIES",
+    "READ_FACTOR",
     "STEP_S_64",
     "UNIT_INIT",
     "ClosenessRuns",
@@ -91,10 +95,12 @@ __all__ = [
     "PopulationRun",
     "SeedRun",
     "Theorem4Runs",
-    "association_margin",
+    "VanishingRuns",
+    "across_D_settings",
     "closeness_runs",
     "compare_with_reduced",
     "estimated_seconds",
+    "flow_errors_across_D",
     "fresh_errors",
     "frozen_grad_v",
     "gaps",

@@ -25,6 +25,7 @@ from pathlib import Path
 from ..cli.runner import Command, Invocation
 from ..cli.tools import ArgumentParser, add_common_arguments, add_out_argument, add_size_arguments, fail
 from ..infra._progress import progress_bar
+from ..infra.atomic import UnsafeTarget
 from ..infra.paths import committed_figures, run_dir
 from . import manifest as mf
 
@@ -164,6 +165,8 @@ def run(inv: Invocation) -> int:
                 failed.append(name)
                 if isinstance(e, OSError) and e.errno in _DISK_ERRORS:  # the earlier files stay (atomic writes)
                     bar.write(f"[figures] {name}: FAILED: cannot write into {out}: {e.strerror}", file=sys.stderr)
+                elif isinstance(e, UnsafeTarget):  # a link or a folder at its file: never written through
+                    bar.write(f"[figures] {name}: FAILED: {e}", file=sys.stderr)
                 else:
                     bar.write(f"[figures] {name}: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
                     traceback.print_exc(limit=3, file=sys.stderr)

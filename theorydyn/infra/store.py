@@ -13,6 +13,7 @@ Schema (``sqlite3 results.sqlite .schema``)::
     rows(seq INTEGER PRIMARY KEY, scope TEXT, key TEXT, data TEXT, created_utc TEXT,
          UNIQUE(scope, key))                           -- one row per finished point
     rejected(id INTEGER PRIMARY KEY, scope TEXT, key TEXT, reason TEXT, data TEXT, rejected_at TEXT)
+                                                       -- rows that failed their checks, or set aside
     exports(scope TEXT PRIMARY KEY, path TEXT, written_utc TEXT)  -- the last CSV export of a scope
     INDEX rows_by_key ON rows (key)                    -- a key in any scope (ResultStore.adopt)
 
@@ -41,7 +42,9 @@ Guarantees:
 * **A damaged database is refused, never half-read.** :func:`connect` runs ``PRAGMA quick_check``
   on open, and every :class:`sqlite3.DatabaseError` that is damage (not a lock or a full disk) is
   mapped in one place (:func:`_damage`) to :class:`StoreDamaged`, whose message names the file and
-  says how to move it aside (:func:`move_aside`; the command layer's ``--recompute``).
+  says how to move it aside (:func:`move_aside`; the command layer's ``--fresh``).
+* **Nothing is deleted.** :meth:`ResultStore.remove` (a command's ``--fresh``, a replaced result)
+  moves rows to the ``rejected`` table with its reason, where they stay readable.
 * **The CSV is an export**, written atomically (:mod:`theorydyn.infra.atomic`) by :meth:`export` after
   each run; a CSV found at the export path before the database existed (an older toolkit's
   results) is moved aside to ``<name>.legacy.csv``, never imported.
@@ -136,7 +139,7 @@ def damaged_message(db: str | Path, why: object) -> str:
     return (
         f"results database {str(db)!r} is damaged or not a theorydyn results database ({why}); nothing "
         f"was read from it. Move it aside "
-        f"(rerun with --recompute, or: mv {db} {db}.damaged) and rerun: its rows are computed again"
+        f"(rerun with --fresh, which does it, or: mv {db} {db}.damaged) and rerun: its rows are computed again"
     )
 
 
@@ -180,6 +183,21 @@ def move_aside(db: str | Path) -> Path:
         if side.exists():
             side.replace(dest.with_name(dest.name + tail))
     return dest
+
+
+def scope_counts(db: str | Path) -> dict[str, int]:
+    """Scope → number of committed rows in the results database ``db`` (e.g. the scans a results
+    folder holds, for a message naming what exists).
+
+    Raises:
+        StoreError, StoreDamaged: as :func:`connect`.
+    """
+    con = connect(db)
+    try:
+        with _damage(db):
+            return dict(con.execute("SELECT scope, COUNT(*) FROM rows GROUP BY scope ORDER BY scope").fetchall())
+    finally:
+        con.close()
 
 
 class RejectedRowsWarning(UserWarning):
@@ -247,10 +265,13 @@ def connect(db: str | Path) -> sqlite3.Connection:
         StoreDamaged: ``PRAGMA quick_check`` finds the database damaged.
     """
     db = Path(db)
-    if db.is_symlink():
-        raise StoreError(f"results database {str(db)!r} is a symbolic link; theorydyn does not write through links")
-    if db.exists() and not db.is_file():
-        raise StoreError(f"results database {str(db)!r} exists and is not a regular file")
+    for f in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):  # SQLite writes all three
+        if f.is_symlink():
+            raise StoreError(
+                f"results database file {str(f)!r} is a symbolic link; theorydyn does not write through links"
+            )
+        if f.exists() and not f.is_file():
+            raise StoreError(f"results database file {str(f)!r} exists and is not a regular file")
     try:
         db.parent.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(str(db), timeout=BUSY_TIMEOUT_S, isolation_level=None)
@@ -432,8 +453,9 @@ class ResultStore:
                 cols.setdefault(c, None)
         return list(cols)
 
-    def _reject(self, con: sqlite3.Connection, bad: list[tuple[int, Any, Any, str]]) -> None:
-        """Move ``bad`` rows (seq, key, data, reason) to the rejected table in one transaction, then warn once."""
+    def _reject(self, con: sqlite3.Connection, bad: list[tuple[int, Any, Any, str]], warn: bool = True) -> None:
+        """Move ``bad`` rows (seq, key, data, reason) to the rejected table in one transaction, then warn once
+        (``warn``: rows that failed their checks; not for rows set aside on purpose, :meth:`remove`)."""
         now = _now()
         try:
             con.execute("BEGIN IMMEDIATE")
@@ -452,9 +474,11 @@ class ResultStore:
             raise StoreError(
                 f"{len(bad)} row(s) of {str(self.db)!r} cannot be trusted and cannot be moved aside: {e}"
             ) from None
+        self._export_rejected(con)
+        if not warn:
+            return
         self.rejected = len(bad)
         self.rejected_reasons = Counter(why.split(":")[0].split(" (")[0] for *_, why in bad)
-        self._export_rejected(con)
         if self.warn:
             counts = ", ".join(f"{n} {why}" for why, n in self.rejected_reasons.most_common())
             warnings.warn(
@@ -610,19 +634,21 @@ class ResultStore:
         return copied
 
     @_mapped
-    def remove(self, keys: Iterable[str]) -> int:
-        """Delete the rows of ``keys`` (``--recompute``), one transaction. Returns how many went."""
-        keys = list(keys)
+    def remove(self, keys: Iterable[str], reason: str = "set aside to be computed again (--fresh)") -> int:
+        """Move the rows of ``keys`` to the ``rejected`` table with ``reason`` (a command's ``--fresh``, a
+        replaced result), one transaction: nothing stored is ever deleted, the rows stay readable there
+        and in ``<name>.rejected.csv``. Returns how many went."""
+        keys = list(dict.fromkeys(keys))
         con = self._connect()
-        try:
-            con.execute("BEGIN IMMEDIATE")
-            n = sum(con.execute("DELETE FROM rows WHERE scope = ? AND key = ?", (self.scope, k)).rowcount for k in keys)
-            con.execute("COMMIT")
-        finally:
-            if con.in_transaction:
-                con.execute("ROLLBACK")
+        found = []
+        for k in keys:
+            found += con.execute(
+                "SELECT seq, key, data FROM rows WHERE scope = ? AND key = ?", (self.scope, k)
+            ).fetchall()
+        if found:
+            self._reject(con, [(seq, key, data, reason) for seq, key, data in found], warn=False)
         self.load()
-        return n
+        return len(found)
 
     @_mapped
     def export(self) -> Path:

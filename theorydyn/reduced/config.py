@@ -11,7 +11,7 @@ from typing import Any
 
 from ..cli.configs import Config, option
 from ..core.phases import ERR_TOL
-from ..infra.limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
+from ..infra.limits import ATOL_MIN, N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
 from .defaults import N_SAMPLES, S_MAX, SOLVERS
 
 
@@ -41,7 +41,7 @@ class FlowConfig(Config):
         ERR_TOL, "T2 tolerance on err_f, in (0, 1)", low=0.0, high=1.0, low_open=True, high_open=True, text="in (0, 1)"
     )
     rtol: float = option(1e-7, "relative tolerance of the ODE solver", low=0.0, high=1.0, low_open=True, cli=False)
-    atol: float = option(1e-10, "absolute tolerance of the ODE solver", low=0.0, cli=False)
+    atol: float = option(1e-10, f"absolute tolerance of the ODE solver, >= {ATOL_MIN:g}", low=ATOL_MIN, cli=False)
 
     def integrate_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of :func:`theorydyn.reduced.integrate` for this run (``method`` included):

@@ -20,7 +20,6 @@ CLI: ``python -m theorydyn.reduced --help``.
 from __future__ import annotations
 
 import bisect
-import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -34,8 +33,9 @@ from ..cli.configs import as_seeds
 from ..core.phases import Phases, detect_phases
 from ..core.result import Result, Status
 from ..core.setting import Setting
-from ..core.validate import check_integrate
+from ..core.validate import check_integrate, gd_steps
 from ..infra._progress import progress_bar
+from ..infra.limits import STEPS_MAX
 from . import _kernels as rk
 from .bank import MAX_TERMS, Bank, make_bank
 from .config import FLOW_DEFAULTS as _F
@@ -233,8 +233,8 @@ def integrate(
     FlowConfig.check_values(n_samples=n_samples, seed=seed, expectation=expectation, rtol=rtol, atol=atol)
     s_grid, s_max = _checked_options(method, solver, eta, steps, s_max, n_points, err_tol, s_grid)
     if method == "gd":
-        if steps is None:
-            steps = int(math.ceil((s_max if s_max is not None else _F.s_max) / eta))
+        if steps is None:  # a derived quantity, checked where derived (eta = 5e-324 is > 0, s_max/eta is inf)
+            steps = gd_steps(s_max if s_max is not None else _F.s_max, eta, STEPS_MAX)
         s_end = eta * steps
     else:
         s_end = s_max if s_max is not None else (eta * steps if steps is not None else _F.s_max)

@@ -14,20 +14,23 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..cli.runner import Command, Invocation
+from ..cli.runner import RESUMES, Command, Invocation
 from ..cli.tools import (
     ArgumentParser,
     RawDescriptionHelpFormatter,
     add_common_arguments,
+    add_fresh_argument,
     add_number,
     add_positive,
     add_seeds,
     add_setting_arguments,
     fail,
 )
+from ..core.setting import D_MAX
 from ..infra.limits import N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, TAU_MIN
 from ..infra.paths import SCAN, run_name
 from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR
+from .schema import option_flag, option_rule
 
 if TYPE_CHECKING:
     from .grid import ScanSpec
@@ -65,18 +68,33 @@ def _check_results_files(results_dir: str | Path, name: str) -> None:
 
 
 def _add_axis_arguments(ap: argparse.ArgumentParser) -> None:
-    """The scan axes: lists of values, each replacing its single-valued Setting flag."""
+    """The scan axes: lists of values, each replacing its single-valued Setting flag, each value checked at
+    parse time by the rule the library applies (the Setting's ranges, :func:`~theorydyn.scan.schema.option_rule`)."""
     # The axes that take lists replace their single-valued counterparts.
     g = ap.add_argument_group("scan axes (lists)")
-    add_number(g, "--D", int, nargs="+", default=None, help="number(s) of patches (default 64)")
-    add_number(g, "--C", int, nargs="+", default=None, help="set size(s) (default 4)")
+    add_number(
+        g, "--D", int, low=2, high=D_MAX, nargs="+", default=None, help=f"number(s) of patches, 2..{D_MAX} (default 64)"
+    )
+    add_number(
+        g,
+        "--C",
+        int,
+        low=2,
+        high=D_MAX,
+        nargs="+",
+        default=None,
+        help="set size(s), 2 <= C < D, dividing D (default 4)",
+    )
     add_number(
         g,
         "--q",
         float,
+        low=0,
+        high=1,
+        rule="q must lie in [0, 1]",
         nargs="+",
         default=None,
-        help="q value(s) (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D)",
+        help="q value(s), in [0, 1] (default: 0.6, 0.8, 1, 1.2, 1.4 × C²/D, at most 1)",
     )
     add_number(
         g,
@@ -87,15 +105,20 @@ def _add_axis_arguments(ap: argparse.ArgumentParser) -> None:
         default=None,
         help=f"softmax temperature(s) >= {TAU_MIN:g} (default 1)",
     )
-    add_number(
-        g,
+    g.add_argument(
         "--eta",
-        float,
+        type=option_rule("eta").converter("--eta"),
         nargs="+",
         default=None,
-        help="GD step(s) η: reduced --method gd and the simulator (default 10)",
+        help="GD step(s) η > 0: reduced --method gd and the simulator (default 10)",
     )
-    add_number(g, "--N", int, nargs="+", default=None, help="simulator sample size(s) (default 16384)")
+    g.add_argument(
+        "--N",
+        type=option_rule("N").converter("--N"),
+        nargs="+",
+        default=None,
+        help="simulator sample size(s), >= 1 (default 16384)",
+    )
     add_seeds(
         g,
         None,
@@ -114,44 +137,34 @@ def _add_axis_arguments(ap: argparse.ArgumentParser) -> None:
 
 
 def _add_solver_options(ap: argparse.ArgumentParser) -> None:
-    """The solver options of every point (a single value each; the scan axes take lists)."""
+    """The solver options of every point (a single value each; the scan axes take lists), each checked at
+    parse time by its rule (:func:`~theorydyn.scan.schema.option_rule`: the library's)."""
     o = ap.add_argument_group("solver options")
     o.add_argument(
         "--method", choices=("flow", "gd"), default=None, help="reduced dynamics: gradient flow or GD (default flow)"
     )
-    add_number(
-        o,
-        "--s-max",
-        float,
-        low=S_MAX_MIN,
-        high=S_MAX_MAX,
-        default=None,
-        help=f"horizon in s = η·t, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default 5e4·max(1, D/64)^1.5, per D)",
+    options = (
+        ("s_max", f"horizon in s = η·t, in [{S_MAX_MIN:g}, {S_MAX_MAX:g}] (default 5e4·max(1, D/64)^1.5, per D)"),
+        ("n_samples", "Monte Carlo count samples, >= 2 (default 4000)"),
     )
-    add_positive(o, "--n-samples", int, default=None, help="Monte Carlo count samples (default 4000)")
+    for k, text in options:
+        o.add_argument(option_flag(k), type=option_rule(k).converter(option_flag(k)), default=None, help=text)
     o.add_argument(
         "--expectation", choices=("mc", "exact"), default=None, help="Monte Carlo or exact (small L; default mc)"
     )
-    add_number(
-        o,
+    o.add_argument(
         "--n-points",
-        int,
-        low=2,
-        high=N_POINTS_MAX,
+        type=option_rule("n_points").converter("--n-points"),
         default=None,
         help=f"trajectory points, 2..{N_POINTS_MAX:.0e} (default 400)",
     )
     o.add_argument("--simulate", action="store_true", default=None, help="also run the finite-sample simulator")
-    add_number(
-        o,
-        "--sim-steps",
-        int,
-        low=1,
-        high=SIM_STEPS_MAX,
-        default=None,
-        help=f"simulator GD steps, 1..{SIM_STEPS_MAX:.0e} (default 1200)",
+    sim = (
+        ("sim_steps", f"simulator GD steps, 1..{SIM_STEPS_MAX:.0e} (default 1200)"),
+        ("omega", "simulator init scale ω >= 0 (default 1e-3)"),
     )
-    add_positive(o, "--omega", float, default=None, help="simulator init scale ω (default 1e-3)")
+    for k, text in sim:
+        o.add_argument(option_flag(k), type=option_rule(k).converter(option_flag(k)), default=None, help=text)
     o.add_argument(
         "--dtype",
         choices=("float64", "float32", "bfloat16"),
@@ -199,7 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
         out=RESULTS_DIR,
         out_help="output folder: the results store and <name>.csv, the plots beside them",
         force="machine",
-        recompute="the results store (points already computed are otherwise read back, not rerun)",
+    )
+    add_fresh_argument(
+        r,
+        "this scan's rows in the results store, its CSV export, trajectories and figures",
+        aliases=("--recompute",),
     )
     r.add_argument(
         "--runner",
@@ -367,6 +384,14 @@ def run(inv: Invocation) -> int:
         fail(_name_flags(str(e), args), PROG)
     inv.output_dir(args.out, "--out")
     _check_results_files(args.out, spec.name)
+    if not args.fresh:  # every output file of the scan: a link or a folder in its place is refused now
+        from ..infra.atomic import UnsafeTarget
+        from .run import check_output_files
+
+        try:
+            check_output_files(args.out, spec.name, [p.key for p in spec.expand()])
+        except UnsafeTarget as e:
+            fail(f"--out: {e} (remove it, or use another --name or --out)", PROG)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RejectedRowsWarning)
@@ -375,7 +400,7 @@ def run(inv: Invocation) -> int:
                 results_dir=args.out,
                 workers=args.workers,
                 scheduler=args.scheduler,
-                force=args.recompute,
+                force=args.fresh,
                 force_memory=args.force,
                 progress=not args.quiet,
                 plots=not args.no_plots,
@@ -403,7 +428,9 @@ def run(inv: Invocation) -> int:
     return outcome.exit_code
 
 
-COMMAND = Command(PROG, build_parser, run, draws="png")
+COMMAND = Command(
+    PROG, build_parser, run, on_interrupt=f"the points computed so far are stored: {RESUMES}", draws="png"
+)
 main = COMMAND.main
 
 

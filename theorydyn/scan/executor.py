@@ -35,6 +35,8 @@ from .grid import ScanError
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 
+#: Seconds a local worker gets to end after SIGTERM before it is killed (a Ctrl-C or a lost pool)
+STOP_GRACE_S = 2.0
 #: Seconds a Dask scan waits for a live worker, at the start and whenever the last one is gone.
 DASK_WORKER_TIMEOUT_S = 60.0
 #: Environment variable that overrides :data:`DASK_WORKER_TIMEOUT_S` (seconds > 0).
@@ -92,6 +94,17 @@ def _exit_with_parent(parent_pid: int, every_s: float = 0.5) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
+def _init_worker(parent_pid: int) -> None:
+    """Worker initializer: :func:`_exit_with_parent`, and tqdm's lock a thread lock. tqdm makes a
+    multiprocessing lock (a named semaphore, registered with the resource tracker) for its first bar,
+    even a disabled one; a worker ended by the driver on a Ctrl-C never unregisters it, and the
+    tracker then warned of "leaked semaphore objects". A worker draws no bar: a thread lock will do."""
+    _exit_with_parent(parent_pid)
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())
+
+
 class InlineExecutor(Executor):
     """Runs each task in the calling process at submit time (``--workers 0``)."""
 
@@ -122,11 +135,25 @@ class _QuietPool(ProcessPoolExecutor):
         finally:
             signal.signal(signal.SIGINT, previous)
 
-    def terminate_workers(self) -> None:
-        """End every worker now (SIGTERM): the points they were computing are lost, the rows saved stay."""
-        for p in list((getattr(self, "_processes", None) or {}).values()):
+    def workers(self) -> list:
+        """The worker processes now (``shutdown`` forgets them: take them before it)."""
+        return list((getattr(self, "_processes", None) or {}).values())
+
+    def terminate_workers(self, processes: list | None = None, grace_s: float = STOP_GRACE_S) -> None:
+        """End every worker now (SIGTERM, then SIGKILL after ``grace_s`` seconds) and reap it: the points
+        they were computing are lost, the rows saved stay. ``processes``: taken before ``shutdown``, which
+        drops the pool's own list (issue 42: the workers were never ended, and the scan waited for their
+        points to finish, 23-30 s after a Ctrl-C)."""
+        procs = self.workers() if processes is None else processes
+        for p in procs:
             if p.is_alive():
                 p.terminate()
+        deadline = time.monotonic() + grace_s
+        for p in procs:
+            p.join(max(0.0, deadline - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+                p.join(1.0)
 
 
 class ExecutorHandle:
@@ -136,13 +163,21 @@ class ExecutorHandle:
         self.executor, self.kind, self._closer = executor, kind, closer
 
     def close(self, cancel: bool = False) -> None:
+        """Shut the executor down: wait for its tasks, or with ``cancel`` drop the queued ones and end the
+        local workers at once (they ignore Ctrl-C: the driver ends them, within :data:`STOP_GRACE_S` s)."""
+        pool = self.executor if cancel and isinstance(self.executor, _QuietPool) else None
+        # before shutdown, which forgets them: the workers, and the thread that manages them
+        procs = pool.workers() if pool is not None else []
+        manager = getattr(pool, "_executor_manager_thread", None)
         try:
             try:
                 self.executor.shutdown(wait=not cancel, cancel_futures=cancel)
             except TypeError:  # dask's ClientExecutor.shutdown has no cancel_futures
                 self.executor.shutdown(wait=not cancel)
-            if cancel and isinstance(self.executor, _QuietPool):  # workers ignore Ctrl-C: end them here
-                self.executor.terminate_workers()
+            if pool is not None:
+                pool.terminate_workers(procs)
+                if manager is not None:  # it sees the workers gone and closes the pool's queues
+                    manager.join(STOP_GRACE_S)
         finally:
             if self._closer is not None:
                 self._closer()
@@ -366,7 +401,7 @@ def make_executor(workers: int = 2, scheduler: str | None = None) -> ExecutorHan
     ex = _QuietPool(
         max_workers=workers,
         mp_context=multiprocessing.get_context("spawn"),
-        initializer=_exit_with_parent,
+        initializer=_init_worker,
         initargs=(os.getpid(),),
     )
 

@@ -54,10 +54,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.setting import SETTING_FIELDS, Setting
+from ..core.validate import gd_steps
 from ..infra import keyed
 from ..infra import memory as resources
 from ..infra.keyed import KeyedStore
-from ..infra.limits import GRID_POINTS_MAX, N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX, STEPS_MAX, TAU_MIN
+from ..infra.limits import GRID_POINTS_MAX, STEPS_MAX
 from ..reduced import MAX_TERMS
 from ..reduced.memory import n_exact_terms, reduced_memory
 from ..simulate.config import SIM_DEFAULTS
@@ -72,10 +73,12 @@ from .schema import (  # noqa: F401  (re-exported: imported from here)
     AXIS_NAMES,
     DEFAULT_RUNNER,
     OPTION_DEFAULTS,
+    OPTION_FIELDS,
     ScanError,
     _is_int,
     _is_real,
     load_spec_file,
+    option_rule,
     value_type_problem,
 )
 
@@ -141,38 +144,27 @@ def normalize_options(options: dict[str, Any]) -> dict[str, Any]:
             o[k] = float(o[k])
         except (TypeError, ValueError):
             raise ScanError(f"{k} must be a real number, got {o[k]!r}") from None
-        if not (math.isfinite(o[k]) and o[k] > 0):
-            raise ScanError(f"{k} must be finite and > 0, got {k}={o[k]}")
     for k in _INT_OPTIONS:
         v = o[k]
         if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, float) and v.is_integer())):
             raise ScanError(f"{k} must be an integer, got {k}={v!r}")
         o[k] = int(v)
-        if o[k] < (0 if k == "steps" else 1):
-            raise ScanError(f"{k} must be {'>= 0' if k == 'steps' else '>= 1'}, got {k}={o[k]}")
-    for k, allowed in _CHOICES.items():
-        if o[k] not in allowed:
-            raise ScanError(f"{k} must be one of {list(allowed)}, got {k}={o[k]!r}")
+    for k in OPTION_FIELDS:  # the rule of each option, the same as its flag's (option_rule)
+        try:
+            option_rule(k).check(k, o[k])
+        except ValueError as e:
+            raise ScanError(str(e)) from None
     if not isinstance(o["simulate"], bool):
         raise ScanError(f"simulate must be true or false, got {o['simulate']!r}")
-    if o["n_points"] < 2:
-        raise ScanError(f"n_points must be >= 2, got n_points={o['n_points']}")
-    # ranges that rule out a run that never ends (theorydyn.infra.limits)
-    if not S_MAX_MIN <= o["s_max"] <= S_MAX_MAX:
-        raise ScanError(f"s_max must be in [{S_MAX_MIN:g}, {S_MAX_MAX:g}], got s_max={o['s_max']!r}")
-    for k, cap in (("n_points", N_POINTS_MAX), ("steps", STEPS_MAX), ("sim_steps", SIM_STEPS_MAX)):
-        if o[k] > cap:
-            raise ScanError(f"{k} must be <= {cap:.0e}, got {k}={o[k]}")
     keep = ["method", "s_max", "expectation", "n_points", "simulate"]
     if o["expectation"] == "mc":
         keep.append("n_samples")
     if o["method"] == "gd":
-        o["steps"] = o["steps"] or math.ceil(o["s_max"] / o["eta"])
-        if o["steps"] > STEPS_MAX:
-            raise ScanError(
-                f"s_max / eta must be at most {STEPS_MAX:.0e} GD steps, got s_max={o['s_max']:g}, "
-                f"eta={o['eta']:g} ({o['steps']:.3g} steps)"
-            )
+        if not o["steps"]:  # derived, checked where derived: s_max/eta is inf at eta = 5e-324
+            try:
+                o["steps"] = gd_steps(o["s_max"], o["eta"], STEPS_MAX)
+            except ValueError as e:
+                raise ScanError(str(e)) from None
         keep += ["eta", "steps"]
     if o["simulate"]:
         keep += ["eta", "N", "sim_steps", "omega", "record_every", "dtype"]
@@ -241,7 +233,7 @@ class ScanSpec:
                 f"the grid has {size:,} points ({counts}), more than the limit of {GRID_POINTS_MAX:,}; "
                 f"split it into smaller scans"
             )
-        problems: list[str] = []
+        problems: dict[str, list[str]] = {}  # each broken rule once, with the points it holds at
         points: list[Point] = []
         seen: set[str] = set()
         names = list(self.axes)
@@ -254,24 +246,30 @@ class ScanSpec:
             try:
                 if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
                     raise ScanError(f"seed must be an integer >= 0, got seed={seed!r}")
-                tau = sfields.get("tau", 1.0)
-                if _is_real(tau) and not tau >= TAU_MIN:  # β/τ would overflow the softmax
-                    raise ScanError(f"tau must be >= {TAU_MIN:g}, got tau={tau!r}")
                 s = Setting(**sfields)
                 opts = normalize_options({"s_max": scan_horizon(s.D), **opts})  # the default horizon follows D
             except (ValueError, TypeError) as e:
-                msg = f"{e} (at {where})" if where else str(e)
-                if msg not in problems:
-                    problems.append(msg)
+                problems.setdefault(str(e), []).append(where)
                 continue
             p = Point(s, opts, int(seed), self.runner, dict(zip(names, combo, strict=True)))
             if p.key not in seen:
                 seen.add(p.key)
                 points.append(p)
         if problems:
-            head = problems[:8] + ([f"… and {len(problems) - 8} more"] if len(problems) > 8 else [])
+            lines = [f"{msg}{_at(wheres, size)}" for msg, wheres in problems.items()]
+            head = lines[:8] + ([f"… and {len(lines) - 8} more"] if len(lines) > 8 else [])
             raise ScanError("invalid scan value(s):\n  " + "\n  ".join(head))
         return points
+
+
+def _at(wheres: list[str], size: int) -> str:
+    """Where a broken rule holds, said once: at every point, or at the first and how many more."""
+    if not any(wheres):
+        return ""
+    if len(wheres) == size > 1:
+        return f" (at every one of the {size} points)"
+    more = f" and {len(wheres) - 1} more point(s)" if len(wheres) > 1 else ""
+    return f" (at {wheres[0]}{more})"
 
 
 # ---- points that cannot be computed -------------------------------------------------------------------
@@ -487,7 +485,7 @@ def load_scan(name: str, results_dir: str | Path | None = None) -> pd.DataFrame:
     ...     print(str(e).split(":")[0])
     no scan 'default' in the results folder
     """
-    from ..infra.store import DB_NAME, StoreError
+    from ..infra.store import DB_NAME, StoreError, scope_counts
     from .defaults import RESULTS_DIR
 
     folder = Path(results_dir) if results_dir is not None else RESULTS_DIR
@@ -495,5 +493,10 @@ def load_scan(name: str, results_dir: str | Path | None = None) -> pd.DataFrame:
         raise StoreError(f"no scan {name!r} in the results folder: {str(folder)!r} holds no {DB_NAME}")
     store = open_store(folder / f"{name}.csv").load()
     if len(store) == 0:
-        raise StoreError(f"no scan {name!r} in the results folder: {str(folder / DB_NAME)!r} has no row of it")
+        found = {k: n for k, n in scope_counts(folder / DB_NAME).items() if n}
+        listed = ", ".join(f"{k} ({n} row{'s' * (n != 1)})" for k, n in sorted(found.items())) or "none"
+        raise StoreError(
+            f"no scan {name!r} in the results folder: {str(folder / DB_NAME)!r} has no row of it; "
+            f"the scans there: {listed}"
+        )
     return store.frame()

@@ -10,12 +10,13 @@ Rows are committed to ``<run dir>/scans/results.sqlite`` (:mod:`theorydyn.infra.
 finishes (:mod:`theorydyn.infra.store`: one transaction per row, several scans may write at once; a
 ``kill -9`` loses only the points in flight) and exported to ``<run dir>/scans/<scan>.csv`` at the
 end of each run; trajectories go to ``<run dir>/scans/<scan>/<key>.csv``. Rerunning the same command
-skips finished points (``--recompute`` recomputes them). At the end: plots next to the results
-(phase times against each scanned axis; T1, T2 against D in log-log with fitted exponents when D is
-scanned; overlaid trajectories) and ``<scan>/summary.csv``, the summary in long form (one row per
-setting, solver and quantity, with its interval). :func:`run_scan` prints nothing: its messages go
-to a ``report`` callback, and the command prints them, then the summary table on the terminal
-(:func:`theorydyn.scan.summary.summary_text`).
+skips finished points; ``--fresh`` starts over, setting the earlier rows and files aside (never
+overwriting them). A Ctrl-C answers at once with the points saved and not computed. At the end:
+plots next to the results (phase times against each scanned axis; T1, T2 against D in log-log with
+fitted exponents when D is scanned; overlaid trajectories) and ``<scan>/summary.csv``, the summary
+in long form (one row per setting, solver and quantity, with its interval). :func:`run_scan` prints
+nothing: its messages go to a ``report`` callback, and the command prints them, then the summary
+table on the terminal (:func:`theorydyn.scan.summary.summary_text`).
 
 With ``--simulate`` the summary and the plots show the simulator's own numbers per N (phase times,
 peak and final patch association, test errors against f and y) beside its N = ∞ reference, the
@@ -49,12 +50,13 @@ from typing import Any, TypeAlias
 import numpy as np
 import pandas as pd
 
-from ..core.plotting import save
+from ..core.plotting import FORMATS, save
 from ..core.result import trajectory_problem
 from ..infra._progress import progress_bar
-from ..infra.atomic import write_text, write_with
+from ..infra.atomic import UnsafeTarget, check_targets, set_aside_all, write_text, write_with
+from ..infra.interrupt import Interrupted
 from ..infra.provenance import provenance
-from ..infra.store import StoreError
+from ..infra.store import DB_NAME, StoreDamaged, StoreError, move_aside
 from . import plots as scanplots
 from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR  # noqa: F401 — re-exported
 from .executor import execute_point, load_runner, make_executor
@@ -110,6 +112,67 @@ class ScanOutcome:
     @property
     def exit_code(self) -> int:
         return 1 if (self.failed or self.lost or self.export_failed) else 0
+
+
+#: the figures of a scan, ``<name>_<figure>.<format>`` beside its results (:func:`make_plots`)
+FIGURE_STEMS = ("phases_*", "simulator_*", "scaling_D", "trajectories")
+FIGURE_SUFFIXES = tuple(f".{f}" for f in FORMATS)
+
+
+def scan_outputs(results_dir: str | Path, name: str) -> list[Path]:
+    """The files of scan ``name`` in ``results_dir`` that ``--fresh`` sets aside (those that exist): its
+    CSV export, its folder (trajectories, arrays, summary.csv) and its figures. The results database,
+    shared by every scan of the folder, stays: the scan's rows in it are set aside in its rejected
+    table (listed, with every row ever set aside, in ``<name>.rejected.csv``)."""
+    d = Path(results_dir)
+    found = [d / f"{name}.csv", d / name]
+    for stem in FIGURE_STEMS:
+        found += sorted(q for q in d.glob(f"{name}_{stem}.*") if q.suffix in FIGURE_SUFFIXES)
+    return [q for q in found if q.exists() or q.is_symlink()]
+
+
+#: the files a point writes in its scan's folder, ``<key><suffix>`` (:func:`_save_outputs`)
+POINT_FILES = (".csv", "_sim.csv", "_A.npy", "_v.npy")
+
+
+def check_output_files(results_dir: str | Path, name: str, keys: list[str]) -> None:
+    """Refuse, before any work, an output file of the scan that is a link or not a regular file (a folder
+    in its place): the CSV export and its rejected-rows listing, each point's trajectory and arrays, the
+    summary and the figures (:class:`~theorydyn.infra.atomic.UnsafeTarget`, naming the file). Only
+    ``lstat``: cheap for every point. A scan folder that is a link to a folder is followed (the user put
+    it there); one that is a file is refused."""
+    d = Path(results_dir)
+    folder = d / name
+    if folder.exists() and not folder.is_dir():
+        raise UnsafeTarget(f"{folder}: exists and is not a folder (the scan's trajectories go there)")
+    files = [d / f"{name}.csv", d / f"{name}.rejected.csv", folder / "summary.csv"]
+    files += [folder / f"{k}{suffix}" for k in keys for suffix in POINT_FILES]
+    files += [q for q in scan_outputs(d, name) if q != folder and q.suffix != ".csv"]  # the figures
+    check_targets(files)
+
+
+def interrupt_account(total: int, outcome: ScanOutcome) -> str:
+    """What a Ctrl-C leaves of a scan of ``total`` points, in counts that add up to ``total``: the points
+    saved (stored before this run, or computed by it), those that failed, those not computed (in flight
+    or never started), and what the same command, rerun, does.
+
+    >>> interrupt_account(8, ScanOutcome("s", pd.DataFrame(), computed=2, skipped=1)).split(";")[0]
+    '8 point(s): 3 saved (1 before this run, 2 now), 5 not computed'
+    """
+    reused = len(outcome.reused)
+    saved = outcome.skipped + reused + outcome.computed
+    failed = len(outcome.failed)
+    left = total - saved - failed
+    other = f", {reused} reused from other scans" if reused else ""
+    parts = [f"{saved} saved ({outcome.skipped} before this run{other}, {outcome.computed} now)"]
+    if failed:
+        parts.append(f"{failed} failed")
+    parts.append(f"{left} not computed")
+    again = left + failed
+    return (
+        f"{total} point(s): {', '.join(parts)}; the same command, rerun, computes only those {again} "
+        f"(--fresh starts over)"
+    )
 
 
 def _save_outputs(directory: Path, key: str, out: dict[str, Any]) -> None:
@@ -208,9 +271,13 @@ def run_scan(
 
     ``report``: where its messages go, one line or paragraph per call (``python -m theorydyn.scan``
     prints them on stderr): the points already done (with ``progress``), a CSV export that could not
-    be written, a worker that died, an interrupt; None: silent. ``progress``: a progress bar on
-    stderr (:mod:`theorydyn.infra._progress`). ``plot_format``: the plots' file format (png, pdf or
-    svg). ``summary``: the summary text
+    be written, a worker that died, an interrupt; None: silent. ``force`` (the command's ``--fresh``):
+    start over: the scan's earlier files (:func:`scan_outputs`) are renamed to ``<name>.old-<UTC time>``,
+    its points' rows moved to the store's rejected table (nothing deleted), a damaged store moved
+    aside, and every point computed again. Without it the same scan, rerun, computes only the points
+    not stored yet, and reuses every point another scan of the results folder stored, under any name.
+    ``progress``: a progress bar on stderr (:mod:`theorydyn.infra._progress`). ``plot_format``: the
+    plots' file format (png, pdf or svg). ``summary``: the summary text
     (:func:`~theorydyn.scan.summary.summary_text`) through ``report`` too, at the end (the command
     prints it on stdout itself).
 
@@ -223,15 +290,33 @@ def run_scan(
     Each new row carries its provenance (``prov_*`` columns). At the end the CSV export
     ``<name>.csv`` is rewritten atomically with every row of the scan name.
 
+    A Ctrl-C stops the workers (within :data:`~theorydyn.scan.executor.STOP_GRACE_S` s) and raises
+    :class:`~theorydyn.infra.interrupt.Interrupted` whose account (:func:`interrupt_account`, reported at
+    once through ``report``) counts the points saved and not computed, adding up to the scan's size.
+
     Raises:
         ScanError: before any work, for a grid, runner or results file that cannot be used.
+        theorydyn.infra.interrupt.Interrupted: on a Ctrl-C, once the workers are stopped.
     """
     t_start = time.perf_counter()
     points = spec.expand()
     check_runner(spec)
     validate_points(points, force=force_memory, concurrent=1 if scheduler else max(workers, 1))
     results_dir = Path(results_dir)
+    if not force:  # (--fresh sets the earlier files aside, links and folders in their place too)
+        check_output_files(results_dir, spec.name, [p.key for p in points])
+    if force:  # start over: nothing of before is overwritten (scan_outputs, and the rows below)
+        moved = set_aside_all(scan_outputs(results_dir, spec.name))
+        if moved and report is not None:
+            report(f"[{spec.name}] --fresh: {len(moved)} earlier output(s) moved aside, e.g. {moved[0]}")
     try:
+        store = open_store(results_dir / f"{spec.name}.csv")
+    except StoreDamaged as e:
+        if not force:
+            raise ScanError(f"--out: {e}") from None
+        aside = move_aside(results_dir / DB_NAME)  # --fresh on a damaged store: moved aside, a new one begun
+        if report is not None:
+            report(f"[{spec.name}] --fresh: the damaged results database was moved to {aside}")
         store = open_store(results_dir / f"{spec.name}.csv")
     except StoreError as e:
         raise ScanError(f"--out: {e}") from None
@@ -239,7 +324,7 @@ def run_scan(
     traj_dir = results_dir / spec.name
     reused: dict[str, str] = {}
     if force:
-        store.remove(p.key for p in points)
+        store.remove(p.key for p in points)  # set aside in the store's rejected table, not deleted
     else:  # a point is its content: any scan of this folder may have computed it, under any name
         reused = reuse_stored(store, [p.key for p in points if p.key not in store], results_dir)
     todo = [p for p in points if p.key not in store]
@@ -296,15 +381,15 @@ def run_scan(
                     f"not computed. Rerun the same command to resume."
                 )
         except KeyboardInterrupt:
+            # Answer at once (the account is known now), then stop the workers (within STOP_GRACE_S s):
+            # the points in flight are lost, every row committed so far stays.
             cancelled = True
             bar.close()
+            account = interrupt_account(len(points), outcome)
             if report is not None:
-                report(
-                    f"\n{PROG}: interrupted; {outcome.computed} point(s) saved, {len(pending)} not computed. "
-                    f"Rerun the same command to resume."
-                )
+                report(f"\n{PROG}: interrupted; {account}")
             handle.close(cancel=True)
-            raise
+            raise Interrupted(account, reported=report is not None) from None
         finally:
             if not cancelled:
                 bar.close()

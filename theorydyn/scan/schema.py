@@ -10,8 +10,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from ..cli.configs import Rule
 from ..cli.tools import SETTING_FLAGS
 from ..core.setting import SETTING_FIELDS
+from ..infra.limits import SIM_STEPS_MAX, STEPS_MAX
 from ..reduced.config import FlowConfig
 from ..simulate.config import SimConfig
 
@@ -46,6 +48,24 @@ SCAN_DEFAULTS: dict[str, Any] = {
     "simulate": False,  # also run the finite-sample simulator
     "record_every": 50,  # the simulator's records (its own default is 10)
 }
+
+
+#: The scan's own rules, where a point's option is not its configuration field's: ``steps`` 0 means
+#: ⌈s_max/η⌉ (the reduced GD's horizon), and a simulated point takes at least one step.
+SCAN_RULES: dict[str, Rule] = {
+    "steps": Rule(kind=int, low=0, high=STEPS_MAX),
+    "sim_steps": Rule(kind=int, low=1, high=SIM_STEPS_MAX),
+}
+
+
+def option_rule(k: str) -> Rule:
+    """The rule of solver option ``k`` of a point: :data:`SCAN_RULES`, else its configuration field's
+    (:data:`OPTION_FIELDS`). One rule for the scan's flag (``option_rule(k).converter(flag)``), its spec
+    files and the library's :func:`~theorydyn.scan.grid.normalize_options`."""
+    if k in SCAN_RULES:
+        return SCAN_RULES[k]
+    cls, name = OPTION_FIELDS[k]
+    return cls.rule(name)  # type: ignore[attr-defined]
 
 
 def _option_defaults() -> dict[str, Any]:

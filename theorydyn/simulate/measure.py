@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.model import association, attention
+from ..core.model import association, association_margin, attention
 from ..core.setting import Setting
 
 
@@ -42,6 +42,8 @@ def attention_stats(s: Setting, A: np.ndarray, v: np.ndarray) -> dict[str, float
         "row_in_max": float(rim.max()),
         "row_in_median": float(np.median(rim)),
         "association": association(s, A),
+        # the order parameter behind it (> 0 iff complete): how far from association, at any N
+        "margin_min": float(np.min(association_margin(s, A))),
     }
 
 

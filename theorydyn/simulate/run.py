@@ -17,7 +17,9 @@ then the simulator's own columns (docs/theory.md §4):
     row_spread_max   max over rows i of (max − min) of row i's in-set off-diagonal entries,
     row_in_max, row_in_median   max / median over rows of the row's in-set mean (Lemma 4.1's
                      three-value form says all rows are equal; finite samples break it),
-    train_err        training error Pr[y F ≤ 0] on the N samples.
+    train_err        training error Pr[y F ≤ 0] on the N samples,
+    margin_min       min over rows of the normalised association margin
+                     (:func:`theorydyn.core.model.association_margin`; > 0 iff association is complete).
 
 Seeds: ``seed`` → ``np.random.SeedSequence(seed).spawn(3)`` = (training data, test data,
 initialisation). Same seed → bit-identical trajectory.
@@ -44,8 +46,9 @@ from ..core.model import symmetric_attention
 from ..core.phases import Phases, detect_phases
 from ..core.result import CORE_COLUMNS, Result, Status
 from ..core.setting import Setting
-from ..core.validate import check_simulate
+from ..core.validate import check_simulate, gd_steps
 from ..infra._progress import progress_bar
+from ..infra.limits import SIM_STEPS_MAX
 from ._kernel import FusedModel, sample_counts
 from .bfloat16 import BFLOAT16, is_bfloat16, to_bfloat16
 from .config import SIM_DEFAULTS, UPDATES, SimConfig
@@ -77,6 +80,7 @@ COLUMNS = list(CORE_COLUMNS) + [
     "row_in_max",
     "row_in_median",
     "train_err",
+    "margin_min",
 ]
 
 
@@ -153,7 +157,7 @@ def _resolve_steps(steps: int | None, s_max: float | None, etas: np.ndarray) -> 
         raise ValueError(f"eta must be finite and > 0, got {etas!r}")
     if np.unique(etas).size != 1:
         raise ValueError("s_max needs one step size eta shared by the replicas; give steps instead")
-    return int(math.ceil(s_max / float(etas[0])))
+    return gd_steps(s_max, float(etas[0]), SIM_STEPS_MAX)  # checked where derived: s_max/5e-324 is inf
 
 
 def _resolve_init(s: Setting, A0: Any, v0: Any, init: tuple[float, float, float] | None) -> tuple[Any, Any]:
@@ -224,7 +228,7 @@ def _plan(s: Setting, eta, steps, s_max, s_grid, replicas, init_seeds, update, d
         if len(s_grid) == 0 or not np.all(np.isfinite(s_grid)) or s_grid[0] < 0:
             raise ValueError("s_grid must be a non-empty array of finite times >= 0")
         if steps is None and s_max is None and np.all(etas > 0):  # as reduced.integrate: to the grid's end
-            steps = int(math.ceil(float(s_grid[-1]) / float(np.min(etas))))
+            steps = gd_steps(float(s_grid[-1]), float(np.min(etas)), SIM_STEPS_MAX)
     steps = _resolve_steps(steps, s_max, etas)
     A0, v0 = _resolve_init(s, A0, v0, init)
     R = replicas if replicas is not None else (len(init_seeds) if init_seeds is not None else len(etas))
@@ -312,9 +316,21 @@ class _Descent:
     """GD of R replicas on one X, one pass a step (:meth:`run`), with the records of each replica."""
 
     def __init__(
-        self, s: Setting, plan: _Plan, A, V, model, tmodel, yt, ft, record_every: int, dense_until: int, n=None
+        self,
+        s: Setting,
+        plan: _Plan,
+        A,
+        V,
+        model,
+        tmodel,
+        yt,
+        ft,
+        record_every: int,
+        dense_until: int,
+        n=None,
+        stop_after: float | None = None,
     ):
-        self.s, self.plan, self.A, self.V, self.n = s, plan, A, V, n
+        self.s, self.plan, self.A, self.V, self.n, self.stop_after = s, plan, A, V, n, stop_after
         self.model, self.tmodel, self.yt, self.ft = model, tmodel, yt, ft
         self.record_every, self.dense_until = record_every, dense_until
         R = plan.R
@@ -351,6 +367,8 @@ class _Descent:
             else:
                 row.update(data.errors(Fr, yt, ft))
             rows[r].append(row)
+            if self.stop_after is not None and row["s"] >= self.stop_after and row["association"] < 1.0:
+                self._stop(int(r), t, row["s"])
         r0 = idx[0] if idx.size else 0
         if rows[r0]:
             self.bar.set_postfix(
@@ -359,6 +377,15 @@ class _Descent:
                 assoc=f"{rows[r0][-1]['association']:.2f}",
                 refresh=False,
             )
+
+    def _stop(self, r: int, t: int, s_now: float) -> None:
+        """End replica r at step t by the caller's stopping rule (its parameters stay those of step t)."""
+        self.alive[r] = False
+        self.div_step[r] = t
+        self.status[r] = Status.STOPPED
+        self.message[r] = (
+            f"stopped at step {t}: association incomplete at s = {s_now:.6g} >= stop_after = {self.stop_after:g}"
+        )
 
     def _die(self, r: int, t: int, what: str) -> None:
         self.alive[r] = False
@@ -388,9 +415,12 @@ class _Descent:
                         self._die(r, t, "risk or gradient")
                 which = alive & self.wanted(t)
                 if which.any():
-                    self.record(t, risk, err, which)
+                    self.record(t, risk, err, which)  # may stop replicas (stop_after)
                 if t == steps:
                     break
+                for r in idx.tolist():
+                    if self.status[r] is Status.STOPPED:
+                        self.last[r] = (A[r].copy(), V[:, r].copy())
                 for r in np.flatnonzero(alive).tolist():
                     self.last[r] = (A[r].copy(), V[:, r].copy())
                     if want_A[r]:
@@ -430,6 +460,7 @@ def simulate_replicas(
     update: str | Sequence[str] = _S.update,
     device: str = _S.device,
     n_train: Sequence[int] | None = None,
+    stop_after: float | None = None,
 ) -> list[Result]:
     """R runs sharing one X in one pass per step (U = X V with V: (d, R)): a list of R Results.
 
@@ -444,7 +475,10 @@ def simulate_replicas(
     ``n_train`` (one per replica) trains replica r on the first ``n_train[r]`` samples of the training
     set only: runs at several N on one draw in one pass a step (nested data, as N*(D) reads them); its
     Result's ``N`` is ``n_train[r]``, and it agrees with :func:`simulate` on those samples to the
-    rounding of the float64 sums over blocks. See
+    rounding of the float64 sums over blocks. ``stop_after`` (a time s): a replica ends at its first record
+    at s ≥ ``stop_after`` whose patch association is incomplete (status ``stopped``; its records up to there
+    are kept and its final Â, v̂ are those of that step): a run judged by persistent association over a
+    window starting at ``stop_after`` has its verdict then, and the pass goes on without it. See
     :func:`simulate` for the rest; the defaults and rules of the options are
     :class:`~theorydyn.simulate.config.SimConfig`'s.
     """
@@ -458,7 +492,9 @@ def simulate_replicas(
         n_r = sample_counts(n_train, plan.R, int(N) if train is None else len(train[0]), uniform=len(train or ()) < 3)
     model, tmodel, n_all, n_held, yt, ft = _data(s, N, n_test, seed, dt, train, test, device)
     A, V = _start(s, plan, omega)
-    run = _Descent(s, plan, A, V, model, tmodel, yt, ft, record_every, dense_until, n_r)
+    if stop_after is not None and not (isinstance(stop_after, (int, float)) and math.isfinite(stop_after)):
+        raise ValueError(f"stop_after must be a finite time s or None, got {stop_after!r}")
+    run = _Descent(s, plan, A, V, model, tmodel, yt, ft, record_every, dense_until, n_r, stop_after)
     run.run(progress)
     seconds = time.perf_counter() - t_start
     results = []
@@ -489,6 +525,8 @@ def simulate_replicas(
             options["device"] = device
         ph = detect_phases(traj, err_tol=err_tol) if len(traj) else Phases(err_tol=err_tol)
         Af, vf = (A[r].copy(), V[:, r].copy()) if run.div_step[r] is None else run.last[r]
+        if stop_after is not None:
+            options["stop_after"] = float(stop_after)
         res = Result("simulate", s, traj, ph, run.status[r], run.message[r], run.div_step[r], options, seconds, Af, vf)
         results.append(res)
     return results

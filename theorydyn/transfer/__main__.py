@@ -1,6 +1,9 @@
 """``python -m theorydyn.transfer``: the transfer experiment (Theorems 5.1, 5.2), resumable.
 
-Exit status 0 on success, 2 on bad input (before any work).
+The same command, rerun, computes only the rows not stored yet in ``--out``; ``--fresh`` starts over.
+
+Exit status 0 on success, 2 on bad input (before any work), 130 interrupted (the rows finished so far
+are stored).
 """
 
 from __future__ import annotations
@@ -10,10 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..cli.runner import Command, Invocation
+from ..cli.runner import RESUMES, Command, Invocation
 from ..cli.tools import (
     ArgumentParser,
     add_common_arguments,
+    add_fresh_argument,
     add_number,
     add_positive,
     add_seeds,
@@ -190,8 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
         out=str(run_dir("transfer")),
         out_help="output folder (rows, CSVs, PNGs); rerunning with the same folder resumes",
         force="machine",
-        recompute="--out's transfer_rows store: every row of this run is computed again and replaces "
-        "its stored row (the pre-trained attentions of --cache are kept; they are validated on use)",
+    )
+    add_fresh_argument(
+        ap,
+        "--out's stored transfer rows of this run and its transfer_* tables and figures (the pre-trained "
+        "attentions of --cache are kept: they are validated on use)",
+        aliases=("--recompute",),
     )
     return ap
 
@@ -303,6 +311,27 @@ def _refuse_idle_flags(args: argparse.Namespace, given, methods: tuple[str, ...]
         fail(f"--cache: only used by the pre-trained methods ({', '.join(CACHED)}), which --methods leaves out", PROG)
 
 
+#: the files of a transfer run in --out that --fresh sets aside (the store's rows are set aside row by row)
+OUTPUT_GLOBS = ("transfer_*.csv", "transfer_*.png", "transfer_*.pdf", "transfer_*.svg")
+
+
+def _start_over(out: Path) -> None:
+    """``--fresh``: the earlier transfer tables and figures of ``out`` renamed to ``<name>.old-<UTC time>``
+    (never overwritten), a damaged results store moved aside; the rows of this run are set aside in
+    the store's rejected table as they are computed again (``recompute``)."""
+    from ..infra.atomic import set_aside_all
+    from ..infra.store import DB_NAME, StoreDamaged, connect, move_aside
+
+    moved = set_aside_all(sorted({q for g in OUTPUT_GLOBS for q in out.glob(g)}))
+    if moved:
+        print(f"{PROG}: --fresh: {len(moved)} earlier file(s) moved aside, e.g. {moved[0]}", file=sys.stderr)
+    if (out / DB_NAME).is_file():
+        try:
+            connect(out / DB_NAME).close()
+        except StoreDamaged:
+            print(f"{PROG}: --fresh: the damaged store moved to {move_aside(out / DB_NAME)}", file=sys.stderr)
+
+
 def run(inv: Invocation) -> int:
     """Every input is checked before any work (exit 2 naming the flag): the setting at each D, flags that
     do nothing in the chosen mode, the memory of the largest D, then the --out and --cache folders."""
@@ -367,7 +396,9 @@ def run(inv: Invocation) -> int:
         force=args.force,
         flags=MEMORY_FLAGS,
     )
-    _output_dirs([(args.out, "--out")] + ([(args.cache, "--cache")] if args.cache is not None else []))
+    _output_dirs([(args.out, inv.source("--out"))] + ([(args.cache, "--cache")] if args.cache is not None else []))
+    if args.fresh:
+        _start_over(Path(args.out))
     raw, summary, tgt, slopes, upstream = run_experiment(
         s,
         cfg["Ds"],
@@ -377,7 +408,7 @@ def run(inv: Invocation) -> int:
         cache=args.cache,
         progress=None,
         bar=not args.quiet,
-        recompute=args.recompute,
+        recompute=args.fresh,
         plot_format=inv.figure_format,
     )
     levels = pd.read_csv(args.out / "transfer_levels.csv")
@@ -392,17 +423,22 @@ def run(inv: Invocation) -> int:
             ]
         )
         print(show[["D", "method", "level", "target", "N_target", "kind", "N_max", "max_acc"]].to_string(index=False))
-        print(
-            slopes.assign(slope=[describe_slope(r) for _, r in slopes.iterrows()])[
-                ["method", "level", "x", "slope", "censored", "n_D", "rms"]
-            ].to_string(index=False)
-        )
+        if len(slopes):
+            print(
+                slopes.assign(slope=[describe_slope(r) for _, r in slopes.iterrows()])[
+                    ["method", "level", "x", "slope", "censored", "n_D", "rms"]
+                ].to_string(index=False)
+            )
+        else:  # one D (--Ds 16): the table had no columns and printing it raised a KeyError traceback
+            print("no slope against D: it needs two or more values of --Ds")
     fmt = inv.figure_format
     print(f"wrote {args.out}/transfer_*.csv, transfer_curves.{fmt}, transfer_target.{fmt}")
     return 0
 
 
-COMMAND = Command(PROG, build_parser, run, draws="png")
+COMMAND = Command(
+    PROG, build_parser, run, on_interrupt=f"the rows finished so far are stored in --out: {RESUMES}", draws="png"
+)
 
 
 main = COMMAND.main

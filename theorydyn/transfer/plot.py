@@ -82,7 +82,8 @@ def plot_samples_to_target(
     tgt: pd.DataFrame, ax, slopes: pd.DataFrame | None = None, ylabel: str = "Ñ_target (accuracy ≥ the target)"
 ) -> None:
     """Ñ_target against D, log-log. Filled circles with 95% bootstrap bars: a crossing. A downward
-    arrow from Ñ_min: reached at the smallest Ñ (Ñ_target ≤ Ñ_min).
+    arrow from Ñ_min: reached at the smallest Ñ (Ñ_target ≤ Ñ_min); from 2: reached by the floor Ñ = 2 (kind
+    "floor", the bracket [1, 2]).
 
     A method that never reaches the target within its Ñ grid (Ñ_target > Ñ_max) is not drawn at
     Ñ_max: the caps Ñ_max differ by D and method (the compute budget cuts the grid shorter at large
@@ -102,7 +103,7 @@ def plot_samples_to_target(
     for i, (method, g) in enumerate(groups):
         g = g.sort_values("D")
         base, theorem_level = method.split(" @")[0], " @" in method  # a level of a method: its colour, dashed
-        c = _COLORS.get(base, f"C{i}")
+        c = _COLORS.get(base, PALETTE[i % len(PALETTE)])
         x = g["D"].to_numpy(float) * 2.0 ** (0.08 * (i - (len(groups) - 1) / 2))
         val = (g["kind"] == "value").to_numpy()
         label = method
@@ -126,7 +127,7 @@ def plot_samples_to_target(
                 label=label,
             )
             label = None
-        down = (g["kind"] == "upper").to_numpy()
+        down = g["kind"].isin(["upper", "floor"]).to_numpy()  # reached by Ñ_min, or by the floor Ñ = 2
         for xi, b in zip(x[down], g["hi"].to_numpy(float)[down], strict=False):
             ax.annotate("", xy=(xi, b / 2.0**1.2), xytext=(xi, b), arrowprops=dict(arrowstyle="->", color=c, lw=1.4))
         if down.any():
@@ -150,12 +151,12 @@ def plot_samples_to_target(
         ks = np.arange(-1, int(np.floor(np.log2(band / 2.6))) + 1)
         ax.set_yticks([*(2.0**ks), band], [*(f"$2^{{{k}}}$" for k in ks), "not\nreached"])
         ax.yaxis.set_minor_locator(mticker.NullLocator())
-        ax.axhline(band / 2.6, color="grey", lw=0.8, ls="--")
+        ax.axhline(band / 2.6, color=GREY, lw=0.8, ls="--")
     from matplotlib.lines import Line2D
 
     keys = [
         Line2D([], [], color=GREY, marker="o", ls="-", label="crossing, 95% bootstrap CI"),
-        Line2D([], [], color=GREY, marker="_", ls="", ms=9, label="↓ reached already at the smallest Ñ"),
+        Line2D([], [], color=GREY, marker="_", ls="", ms=9, label="↓ reached at the smallest Ñ, or by the floor Ñ = 2"),
     ]
     if any_censored:
         keys.append(censored_handle("not reached within the Ñ grid: Ñ_target > the cap written under it"))

@@ -34,12 +34,17 @@ claim in progress; ``--recompute`` computes everything again. The ledger CSV,
 ``--scheduler ADDRESS`` runs the claims on the Dask cluster ``scan --scheduler`` uses
 (:func:`theorydyn.scan.executor.make_executor`), one task per claim; the rows equal a local run's.
 
-Printed: the table wrapped to the terminal (:func:`format_table`; the note under every DEVIATES,
-OUT_OF_SCOPE, NOT_RUN, FAIL and SKIP row), then the seconds per claim (:func:`format_times`); on
-stderr one progress bar whose ETA weighs each claim by its last stored time (``--quiet``: none).
+Printed: the setting, then the summary, one line per claim of the paper (:mod:`theorydyn.verify.summary`:
+the rows grouped by :func:`~theorydyn.verify.summary.paper_claim`, each group decided by one row, a row
+marked ``decides=True`` else the first of FAIL > DEVIATES > PASS > OUT_OF_SCOPE > NOT_RUN > INFO), no
+line wider than the terminal or 100 columns; the verdict counts, the seconds per claim and the CSV's
+path, whole. ``--detail`` prints every row first (:func:`format_table`, the note under every DEVIATES,
+OUT_OF_SCOPE, NOT_RUN, FAIL and SKIP row) and the table of seconds (:func:`format_times`). On stderr
+one progress bar whose ETA weighs each claim by its last stored time (``--quiet``: none).
 
-``--markdown`` prints the README table (claim | the paper says | measured (CI) | verdict) from the
-ledger CSV written by a previous run (:func:`format_markdown`).
+``--markdown`` prints, from the ledger CSV written by a previous run, the summary and then every row
+as Markdown (:func:`format_markdown`; docs/ledger.md). ``--report`` writes the same ledger as one
+self-contained HTML page with the committed figures of each claim (:mod:`theorydyn.verify.report`).
 
 Exit status: 0 unless a row is FAIL (1); 2 on bad input; 1 when the disk fills under the store (the
 claims stored so far stay); 130 on Ctrl-C. NOT_RUN, like SKIP, never makes it non-zero.
@@ -67,6 +72,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time .core loads on fi
         terminal_width,
         wrap,
     )
+    from .summary import paper_claim, summarize
 
 __all__ = [
     "COLUMNS",
@@ -81,8 +87,12 @@ __all__ = [
     "format_table",
     "format_times",
     "ledger_name",
+    "paper_claim",
+    "summarize",
     "terminal_width",
     "wrap",
 ]
 # _Bar too: the tests read it
-__getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys([*__all__, "_Bar"], ".core"))
+__getattr__, __dir__ = lazy_exports(
+    __name__, {**dict.fromkeys([*__all__, "_Bar"], ".core"), "paper_claim": ".summary", "summarize": ".summary"}
+)

@@ -24,10 +24,10 @@ from ..infra._progress import progress_bar
 from ..infra.keyed import KeyedStore
 from ..infra.paths import run_name
 from ..infra.store import content_key
-from ..infra.terminal import number_text
 from . import ledger
 from .defaults import DEFAULT_DIR, PROG  # noqa: F401 — re-exported
 from .ledger import SKIP, failed_row, run_claim
+from .summary import format_measured  # noqa: F401 — re-exported (the detail and the summary print alike)
 
 COLUMNS = LEDGER_COLUMNS
 #: The verdicts whose note is printed under the row (what and why / which assumption / the command).
@@ -212,17 +212,6 @@ def collect(
     return df
 
 
-def format_measured(measured: Any, lo: Any, hi: Any, params: Any = "") -> str:
-    """``0.1506 (exact)`` for an exact row (lo == hi == measured and no ``seeds=`` in params),
-    ``0.42 [0.40, 0.44]`` with a 95% interval over seeds, else the bare value."""
-    m, a, b = number_text(measured), number_text(lo), number_text(hi)
-    if m == "—" or a == "—" or b == "—":
-        return m
-    if float(lo) == float(hi) == float(measured) and "seeds=" not in str(params):
-        return f"{m} (exact)"
-    return f"{m} [{a}, {b}]"
-
-
 def terminal_width() -> int:
     """The width the ledger is printed to: ``shutil.get_terminal_size`` (``$COLUMNS`` first), else
     :data:`FALLBACK_WIDTH`."""
@@ -317,20 +306,21 @@ def _md(text: Any) -> str:
 
 
 def format_markdown(df: pd.DataFrame) -> str:
-    """The README table from a ledger: | claim | the paper says | measured (CI) | verdict |.
+    """The ledger's rows as a Markdown table: | # | claim | the paper says | measured (CI) | verdict |.
 
-    "claim" is the claim and the quantity measured; "the paper says" is the threshold the claim
-    implies; "measured (CI)" is the value with its 95% interval over seeds, or "(exact)"; DEVIATES,
+    "#" numbers the rows 1… in ledger order (the CSV's data rows; the summary points at them); "claim"
+    is the claim and the quantity measured; "the paper says" is the threshold the claim implies;
+    "measured (CI)" is the value with its 95% interval over seeds, or "(exact)"; DEVIATES,
     OUT_OF_SCOPE and NOT_RUN verdicts carry their note (what and why / which assumption / the
     command that would run it).
     """
-    lines = ["| claim | the paper says | measured (CI) | verdict |", "|---|---|---|---|"]
-    for r in df.itertuples(index=False):
+    lines = ["| # | claim | the paper says | measured (CI) | verdict |", "|---|---|---|---|---|"]
+    for i, r in enumerate(df.itertuples(index=False), 1):
         verdict = f"**{r.verdict}**"
         if r.verdict in ("DEVIATES", "OUT_OF_SCOPE", "NOT_RUN", "FAIL", SKIP) and isinstance(r.note, str) and r.note:
             verdict += f": {r.note}"
         lines.append(
-            f"| {_md(r.claim)}: {_md(r.quantity)} | {_md(r.threshold)} | "
+            f"| {i} | {_md(r.claim)}: {_md(r.quantity)} | {_md(r.threshold)} | "
             f"{format_measured(r.measured, r.ci_low, r.ci_high, r.params)} | {_md(verdict)} |"
         )
     return "\n".join(lines)

@@ -83,6 +83,9 @@ def normal_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     for c in LEDGER_COLUMNS:
+        if c == "form" and c not in row:  # rows stored before the forms: no form declared
+            out[c] = ""
+            continue
         if c not in row:
             raise ValueError(f"ledger row has no {c!r} column")
         v = row[c]
@@ -104,7 +107,7 @@ def _rows_from_json(text: str) -> list[dict[str, Any]]:
         raise ValueError("rows are not a JSON list of objects")
     rows = []
     for r in obj:
-        if set(r) != set(LEDGER_COLUMNS):
+        if set(r) - {"form"} != set(LEDGER_COLUMNS) - {"form"}:
             raise ValueError(f"a row has the columns {sorted(r)}, not the ledger's")
         if r["verdict"] not in VERDICTS:
             raise ValueError(f"verdict {r['verdict']!r} is not one of {sorted(VERDICTS)}")

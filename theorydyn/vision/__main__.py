@@ -20,6 +20,7 @@ from ..cli.tools import (
     SEEDS_MAX,
     ArgumentParser,
     add_common_arguments,
+    add_fresh_argument,
     add_out_argument,
     number,
     output_dir,
@@ -126,11 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
         None,
         "output folder (default <run dir>/vision/<dataset>-<experiment>; the run dir is $THEORYDYN_HOME or runs/)",
     )
-    p.add_argument(
-        "--resume",
-        action="store_true",
-        help="continue the runs in --out from their checkpoints (robustness always reuses finished runs)",
+    add_fresh_argument(
+        p,
+        "the experiment's run folders in --out (history.csv, checkpoint.pt, run.json, maps), its summary.csv and "
+        "figure (robustness: its cached runs and their stored rows)",
     )
+    # resuming is what the same command, rerun, does: the old flag is accepted and changes nothing
+    p.add_argument("--resume", action="store_true", help=argparse.SUPPRESS)
     add_common_arguments(p, seed=None, force="device")
     return p
 
@@ -145,7 +148,6 @@ ONLY_IN = {
     "seeds": ("compare", "robustness"),
     "first_seed": ("compare", "robustness"),
     "seed": ("single", "permuted", "demo"),
-    "resume": ("single", "compare", "permuted", "demo"),
     "patch": ("single", "compare", "robustness", "demo"),
 }
 #: image channels and classes per dataset (for the memory estimate, before any data is read)
@@ -220,13 +222,14 @@ def _guard_memory(args: argparse.Namespace, pick: dict, experiment: str, image_s
         )
 
 
-def _load(args: argparse.Namespace, out: Path, pick: dict, device: str):
+def _load(args: argparse.Namespace, out: Path, pick: dict, device: str, source: str = "--out"):
     """The images on ``device``, or None (the data could not be had: the message printed); --out is
-    created first and removed again (its new, empty folders) when the run is refused."""
+    created first and removed again (its new, empty folders) when the run is refused. ``source``: what
+    names --out's folder in a message (``THEORYDYN_HOME`` for the default, :meth:`Invocation.source`)."""
     from .data import DataError, load
 
     new = [q for q in (out.absolute(), *out.absolute().parents) if not q.exists()]
-    output_dir(out, "--out")
+    output_dir(out, source)
     try:
         try:
             data = load(args.dataset, args.data_dir, device=device, download=not args.no_download)
@@ -242,14 +245,72 @@ def _load(args: argparse.Namespace, out: Path, pick: dict, device: str):
     return data
 
 
+def _permuted_models(dataset: str) -> tuple[str, ...]:
+    return ("vit", "cnn") if dataset == "digits" else ("vit", "resnet18", "vgg19")
+
+
+def _robustness_sizes(args, pick: dict) -> tuple[int, int, str]:
+    """(s, patch, CNN) of the robustness experiment: tiles of one ViT patch by default (checked above)."""
+    return args.shuffle_grid or pick["patch"], pick["patch"], "cnn" if args.dataset == "digits" else "resnet18"
+
+
+def _earlier_outputs(args, experiment: str, data, vit, tcfg, out: Path, pick: dict, attention: str):
+    """(paths, store keys) that ``--fresh`` sets aside: the experiment's run folders, its files
+    (:data:`~theorydyn.vision.experiments.EXPERIMENT_FILES`) and, for robustness, the cached runs'
+    folders and their rows in the store of --out."""
+    from . import experiments as ex
+
+    seeds = as_seeds(args.seeds, first=args.first_seed)
+    files = [out / name for name in ex.EXPERIMENT_FILES[experiment]]
+    if experiment == "robustness":
+        s_r, p_r, cnn = _robustness_sizes(args, pick)
+        rvit = dataclasses.replace(vit, patch=p_r)
+        specs = ex.robustness_specs(seeds, vit.attention, s_r, p_r, cnn)
+        folders = [ex.cache_folder(sp, data, rvit, tcfg, out, args.perm_seed) for sp in specs]
+        keys = [ex.run_key(sp, data, rvit, tcfg, args.perm_seed) for sp in specs]
+        return [*folders, out / f"robustness-s{s_r}-p{p_r}.csv", *files], keys
+    if experiment == "single":
+        specs = [ex.RunSpec(args.model, attention, args.shuffle_grid, args.seed, vit.patch)]
+    elif experiment == "compare":
+        specs = [sp for group in ex.compare_specs(seeds, vit.patch).values() for sp in group]
+    elif experiment == "permuted":
+        specs = ex.permuted_specs(data.image_size, _permuted_models(args.dataset), vit.attention, args.seed, 2)
+    else:
+        specs = ex.demo_specs((args.attention,) if args.attention else ("positional", "vanilla"), args.seed, vit.patch)
+    return [*(out / sp.name for sp in specs), *files], []
+
+
+def _start_over(args, experiment: str, data, vit, tcfg, out: Path, pick: dict, attention: str) -> None:
+    """``--fresh``: the earlier outputs (:func:`_earlier_outputs`) renamed to ``<name>.old-<UTC time>``,
+    never overwritten; the cached runs' rows moved to the store's rejected table."""
+    from ..infra.atomic import set_aside_all
+    from ..infra.store import DB_NAME
+    from .experiments import open_runs
+
+    paths, keys = _earlier_outputs(args, experiment, data, vit, tcfg, out, pick, attention)
+    moved = set_aside_all(paths)
+    if keys and (out / DB_NAME).is_file():
+        runs = open_runs(out)
+        try:
+            runs.remove(keys)
+            runs.export()
+        finally:
+            runs.close()
+    if moved:
+        print(f"{PROG}: --fresh: {len(moved)} earlier output(s) moved aside, e.g. {moved[0]}", file=sys.stderr)
+
+
 def _train(args, experiment: str, data, vit, tcfg, out: Path, pick: dict, attention: str):
-    """Train the runs of ``experiment``; their summary as a DataFrame (also written to out/summary.csv)."""
+    """Train the runs of ``experiment``; their summary as a DataFrame (also written to out/summary.csv).
+    The runs resume from their checkpoints in --out (a finished run is read back, not trained again)."""
     from ..core.plotting import save
     from .experiments import RunSpec, compare, demo, permuted, robustness, robustness_drops, robustness_figure
     from .experiments import run as train_run
 
+    if args.fresh:
+        _start_over(args, experiment, data, vit, tcfg, out, pick, attention)
     s = args.shuffle_grid
-    common = dict(resume=args.resume, perm_seed=args.perm_seed, plot_format=args.format)
+    common = dict(resume=True, perm_seed=args.perm_seed, plot_format=args.format)
     seeds = as_seeds(args.seeds, first=args.first_seed)
     if experiment == "single":
         spec = RunSpec(args.model, attention, s, args.seed, vit.patch)
@@ -258,21 +319,20 @@ def _train(args, experiment: str, data, vit, tcfg, out: Path, pick: dict, attent
     if experiment == "compare":
         return compare(data, vit, tcfg, out, seeds=seeds, **common, progress=not args.quiet)
     if experiment == "permuted":
-        models = ("vit", "cnn") if args.dataset == "digits" else ("vit", "resnet18", "vgg19")
         vit2 = dataclasses.replace(vit, patch=2)
+        models = _permuted_models(args.dataset)
         return permuted(
             data, vit2, tcfg, out, models=models, seed=args.seed, patch=2, **common, progress=not args.quiet
         )
     if experiment == "robustness":
-        s_r, p_r = s or pick["patch"], pick["patch"]  # default: tiles of one ViT patch (checked above)
-        cnn = "cnn" if args.dataset == "digits" else "resnet18"
+        s_r, p_r, cnn = _robustness_sizes(args, pick)
         rows = robustness(
             data, vit, tcfg, out, seeds=seeds, s=s_r, patch=p_r, cnn=cnn, perm_seed=args.perm_seed,
             progress=not args.quiet,
         )  # fmt: skip
         rows["run"] = rows["run"] + rows["permuted"].map({True: f" (π_{s_r})", False: ""})
         fig = robustness_figure(rows, f"{args.dataset}: original vs permuted (s = {s_r})")
-        save(fig, out / "robustness", args.format)  # atomic: a kill leaves the old figure or the new
+        save(fig, out / "robustness", args.format)  # atomic, never through a link
         for m, dr in robustness_drops(rows).items():
             print(f"{m}: accuracy drop under π_{s_r} = {dr.mean():.4f} (per seed {', '.join(f'{v:.4f}' for v in dr)})")
         return pd_frame(rows.to_dict("records"), out)
@@ -330,9 +390,13 @@ def run(inv: Invocation) -> int:
     out = Path(args.out) if args.out is not None else run_dir("vision", f"{args.dataset}-{experiment}")
     if args.out is not None and not str(args.out).strip():
         fail("--out: must be a folder path, got ''")
-    data = _load(args, out, pick, device)
+    data = _load(args, out, pick, device, inv.source("--out"))
     if data is None:
         return 2
+    from .experiments import EXPERIMENT_FILES
+
+    for name in EXPERIMENT_FILES[experiment]:  # a link, a folder or a full disk there: refused before any training
+        inv.probe(out / name, "--out")
     if args.threads:
         torch.set_num_threads(args.threads)
     if device == "cuda":
@@ -358,21 +422,31 @@ def run(inv: Invocation) -> int:
     except Diverged as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
-    except ValueError as e:  # e.g. --resume into a folder of another configuration
+    except ValueError as e:  # e.g. a folder of another configuration, or an output that is a link
         fail(str(e))
     _report(df, experiment, out)
     return 0
 
 
 def pd_frame(rows, out):
+    """``rows`` as a DataFrame, written to ``out/summary.csv`` atomically (never through a link)."""
     import pandas as pd
 
+    from ..infra.atomic import write_with
+
     df = pd.DataFrame(rows)
-    df.to_csv(out / "summary.csv", index=False)
+    write_with(out / "summary.csv", lambda t: df.to_csv(t, index=False))
     return df
 
 
-COMMAND = Command(PROG, build_parser, run, draws="png")
+COMMAND = Command(
+    PROG,
+    build_parser,
+    run,
+    on_interrupt="the epochs finished so far are saved in each run's checkpoint.pt: the same command, rerun, "
+    "resumes from them (--fresh starts over, moving them aside)",
+    draws="png",
+)
 
 
 def main(argv=None) -> int:

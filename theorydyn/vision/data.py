@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import pickle
 import tarfile
 import urllib.request
@@ -28,6 +27,7 @@ import numpy as np
 import torch
 from scipy.io import loadmat
 
+from ..infra.atomic import atomic_path
 from ..infra.paths import data_dir as default_data_dir
 
 DATASETS = ("digits", "cifar10", "cifar100", "svhn")
@@ -144,16 +144,13 @@ def verify_md5(path: Path, expected: str) -> None:
 
 def fetch(path: Path, url: str, md5: str, download: bool) -> Path:
     """Make sure ``path`` exists with the right md5, downloading ``url`` if allowed and needed."""
-    if not path.exists() and download:
+    if not path.exists() and not path.is_symlink() and download:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".part")
-        try:
-            with urllib.request.urlopen(url, timeout=20) as r, open(tmp, "wb") as f:
+        try:  # the one atomic writer: a fresh temporary (never a link), renamed into place when whole
+            with atomic_path(path) as tmp, urllib.request.urlopen(url, timeout=20) as r, open(tmp, "xb") as f:
                 while chunk := r.read(1 << 20):
                     f.write(chunk)
-            os.replace(tmp, path)
         except OSError as e:  # URLError, timeouts, DNS failure: all OSError
-            tmp.unlink(missing_ok=True)
             raise DataError(f"could not download {url} ({e}); place {path.name} in {path.parent} by hand") from None
     if not path.exists():
         raise DataError(f"missing {path.name} in {path.parent}; download it from {url}")

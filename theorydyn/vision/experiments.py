@@ -41,7 +41,7 @@ import torch
 from matplotlib.figure import Figure
 from tqdm.auto import tqdm
 
-from ..core.plotting import PALETTE, figure, legend_outside, save, styled
+from ..core.plotting import FORMATS, PALETTE, figure, legend_outside, save, styled, with_format
 from ..core.stats import mean_ci
 from ..infra import keyed
 from ..infra._progress import progress_bar
@@ -65,6 +65,9 @@ from .runspec import (  # noqa: F401  (re-exported: imported from here)
     run_params,
 )
 from .train import CHECKPOINT, Status, TrainConfig, load_checkpoint, read_history, train
+
+#: a ViT run's map of its positional encodings, in its folder (in the ``plot_format`` asked for: ``.pdf`` …)
+MAPS = "pos_similarity.png"
 
 
 def _setup(spec: RunSpec, data: ImageData, vit: ViTConfig, tcfg: TrainConfig, perm_seed: int):
@@ -100,12 +103,14 @@ def run(
     torch.manual_seed(spec.seed)  # initialisation
     model = build_model(spec.model, channels=data.channels, classes=data.classes, vit=vcfg)
     folder = folder or out / spec.name
+    maps_file = with_format(folder / MAPS, plot_format)
+    if maps and maps_file.is_symlink():  # refused before any training, as train refuses its own files
+        raise ValueError(f"{maps_file}: is a symbolic link; theorydyn does not write through links")
     hist = train(model, data, cfg, folder, perm=perm, resume=resume, meta=meta, tag=spec.name, progress=progress)
     s = cfg.shuffle_grid
     pos = getattr(model, "pos", None) if spec.model == "vit" else None
     if maps and isinstance(pos, torch.Tensor):
         where = f"{data.name}, {spec.attention} attention, patch {spec.patch}"
-        maps_file = folder / f"pos_similarity.{plot_format}"
         if perm is None:
             plot_maps(pos, maps_file, f"Figure 1a: positional-encoding similarity ({where})")
         else:
@@ -436,12 +441,17 @@ def overall_bar(progress: bool | tqdm, folders: Sequence[Path], epochs: int, des
     return progress_bar(progress and total > 0, total=total, desc=desc, unit="epoch")
 
 
+def compare_specs(seeds: Sequence[int], patch: int) -> dict[str, list[RunSpec]]:
+    """The runs of :func:`compare`, by attention."""
+    return {att: [RunSpec("vit", att, None, seed, patch) for seed in seeds] for att in ("positional", "vanilla")}
+
+
 def compare(data, vit, tcfg, out, *, seeds, resume, perm_seed, progress=True, plot_format="png") -> pd.DataFrame:
     """Figures 6/7: positional against vanilla attention, ``seeds`` seeds each (``progress``: the
     training progress lines on stderr), drawn to ``compare.<plot_format>``."""
     rows: list[dict] = []
     hists: dict[str, list[pd.DataFrame]] = {}
-    by_att = {att: [RunSpec("vit", att, None, seed, vit.patch) for seed in seeds] for att in ("positional", "vanilla")}
+    by_att = compare_specs(seeds, vit.patch)
     every = [out / sp.name for specs in by_att.values() for sp in specs]
     with overall_bar(progress, every, tcfg.epochs, f"compare {data.name}", resume=resume) as bar:
         for att, specs in by_att.items():
@@ -467,6 +477,11 @@ def grid_sizes(image_size: int, patch: int) -> list[int]:
     return sizes
 
 
+def permuted_specs(image_size: int, models: Sequence[str], attention: str, seed: int, patch: int) -> list[RunSpec]:
+    """The runs of :func:`permuted`: every grid size s (:func:`grid_sizes`) for each model."""
+    return [RunSpec(m, attention, s, seed, patch) for s in grid_sizes(image_size, patch) for m in models]
+
+
 def permuted(
     data, vit, tcfg, out, *, models, seed, resume, perm_seed, patch=2, progress=True, plot_format="png"
 ) -> pd.DataFrame:
@@ -474,7 +489,7 @@ def permuted(
     training progress lines on stderr), drawn to ``permuted.<plot_format>``."""
     rows = []
     sizes = grid_sizes(data.image_size, patch)
-    specs = [RunSpec(m, vit.attention, s, seed, patch) for s in sizes for m in models]
+    specs = permuted_specs(data.image_size, models, vit.attention, seed, patch)
     with overall_bar(progress, [out / sp.name for sp in specs], tcfg.epochs, "permuted", resume=resume) as bar:
         for spec in specs:
             kw = dict(resume=resume, perm_seed=perm_seed, progress=bar, plot_format=plot_format)
@@ -514,6 +529,17 @@ ROBUSTNESS_DIGITS = (dict(s=1, patch=1, cnn="cnn"), dict(s=2, patch=2, cnn="cnn"
 ROBUSTNESS_SEEDS = tuple(range(10))
 
 
+def robustness_specs(seeds: Sequence[int], attention: str, s: int, patch: int, cnn: str) -> list[RunSpec]:
+    """The runs of :func:`robustness`: per seed, the ViT and the CNN on original and π_s-permuted images
+    (the CNN ignores the ViT's patch: one spec, one cached run, whatever the patch)."""
+    return [
+        RunSpec(m, attention, grid, seed, patch if m == "vit" else 0)
+        for seed in seeds
+        for m in ("vit", cnn)
+        for grid in (None, s)
+    ]
+
+
 def robustness(data, vit, tcfg, root, *, seeds, s, patch, cnn="cnn", perm_seed=0, progress=False) -> pd.DataFrame:
     """Figure 5a in the form that can show on small images: for each seed, the ViT (patch ``patch``)
     and the CNN ``cnn`` trained on original and on π_s-permuted images (runs cached in ``root``).
@@ -521,13 +547,7 @@ def robustness(data, vit, tcfg, root, *, seeds, s, patch, cnn="cnn", perm_seed=0
     Returns one row per (model, permuted, seed) with ``final_test_acc``; the drop of a model is
     ``acc(original) − acc(permuted)`` of the same seed.
     """
-    # the CNN ignores the ViT's patch: one spec (one cached run) whatever the patch
-    specs = [
-        RunSpec(m, vit.attention, grid, seed, patch if m == "vit" else 0)
-        for seed in seeds
-        for m in ("vit", cnn)
-        for grid in (None, s)
-    ]
+    specs = robustness_specs(seeds, vit.attention, s, patch, cnn)
     rvit = dataclasses.replace(vit, patch=patch)
     folders = [cache_folder(sp, data, rvit, tcfg, root, perm_seed) for sp in specs]
     with overall_bar(progress, folders, tcfg.epochs, f"robustness π_{s}") as bar:
@@ -613,8 +633,23 @@ def demo(
 ) -> pd.DataFrame:
     """The digits default: the ViT with each of ``attentions``, one seed (``progress``: the training
     progress lines on stderr; ``plot_format``: the similarity maps' file format)."""
-    specs = [RunSpec("vit", att, None, seed, vit.patch) for att in attentions]
+    specs = demo_specs(attentions, seed, vit.patch)
     kw = dict(resume=resume, perm_seed=perm_seed, plot_format=plot_format)
     with overall_bar(progress, [out / sp.name for sp in specs], tcfg.epochs, "demo", resume=resume) as bar:
         rows = [run(sp, data, vit, tcfg, out, **kw, progress=bar) for sp in specs]
     return _save(rows, out)
+
+
+def demo_specs(attentions: Sequence[str], seed: int, patch: int) -> list[RunSpec]:
+    """The runs of :func:`demo`: the ViT with each attention, one seed."""
+    return [RunSpec("vit", att, None, seed, patch) for att in attentions]
+
+
+#: the files each experiment writes beside its run folders (``summary.csv`` for all)
+EXPERIMENT_FILES = {
+    "single": ("summary.csv",),
+    "compare": ("summary.csv", *(f"compare.{f}" for f in FORMATS)),
+    "permuted": ("summary.csv", *(f"permuted.{f}" for f in FORMATS)),
+    "robustness": ("summary.csv", *(f"robustness.{f}" for f in FORMATS)),
+    "demo": ("summary.csv",),
+}

@@ -42,7 +42,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..infra.atomic import write_bytes, write_text, write_with
+from ..infra.atomic import set_aside, write_bytes, write_text, write_with
 from .augment import random_affine, random_crop_flip
 from .config import TrainConfig
 from .data import ImageData
@@ -356,7 +356,10 @@ def _resume(model, opt, ckpts: list[Path], records: list[dict], outs: list[Path]
     states = [st for st, _ in checked if st is not None]
     for c, st, rec in zip(ckpts, states, records, strict=True):
         if st["record"] != rec:
-            raise ValueError(f"--resume: {c} was written by a different configuration; use another --out")
+            raise ValueError(
+                f"--out: {c} was written by a different configuration: rerun with --fresh to start over (the "
+                "earlier run is moved aside, not overwritten), or use another --out"
+            )
     if len({st["epoch"] for st in states}) > 1:
         raise ValueError("resume: the members' checkpoints are at different epochs; resume them apart")
     model.load_state_dict(states[0]["model"] if K == 1 else stack_states([st["model"] for st in states]))
@@ -527,8 +530,11 @@ def train(
 
     Writes ``out/history.csv``, ``out/checkpoint.pt`` (each epoch) and ``out/run.json``
     (configuration, π_s). ``resume`` continues from the checkpoint if there is one (its
-    configuration must match). ``stop_after`` ends after that many epochs as if interrupted
-    (for the resume test). Raises :class:`Diverged` when the loss stops being finite.
+    configuration must match). A run trained from epoch 1 over an earlier ``history.csv`` (no
+    ``resume``, or a damaged checkpoint moved aside) sets that history aside first
+    (``history.csv.old-<UTC time>``): a history is never cut short by a rerun. ``stop_after`` ends
+    after that many epochs as if interrupted (for the resume test). Raises :class:`Diverged` when the
+    loss stops being finite.
 
     An ensemble of ``K`` members (:func:`theorydyn.vision.model.ensemble`) trains here too: ``seeds``
     names the seed of each member and ``out`` is a list of ``K`` folders. Member ``k`` is the single
@@ -559,6 +565,10 @@ def train(
     opt = make_optimizer(model, cfg)
     ckpts = [o / CHECKPOINT for o in outs]
     histories, start = _resume(model, opt, ckpts, records, outs, device) if resume else ([[] for _ in range(K)], 0)
+    if start == 0:  # trained from epoch 1: an earlier history is set aside, never cut short by the new one
+        for o in outs:
+            if (o / HISTORY).is_file() and (o / HISTORY).stat().st_size:
+                set_aside(o / HISTORY)
     for o, rec in zip(outs, records, strict=True):
         write_text(o / "run.json", json.dumps(rec, indent=1))
     loop = _Epochs(model, opt, data, cfg, perm, seeds, outs, ckpts, records, histories)

@@ -7,7 +7,7 @@ in float32 (``dtype``) on CPU; the test error Pr[y F ≤ 0] on a fresh sample is
 way, with Definition 2.2 (:func:`theorydyn.core.model.association`, diagonal included) and
 :func:`~theorydyn.positional.model.block_contrast` of the Gram matrix (PᵀP or Â).
 
-Sizes: :data:`QUICK` (the ledger default and ``figures/figure2.png``): N = 4096, 1000 Adam steps
+Sizes: :data:`QUICK` (the ledger default and ``figures/figure2.svg``): N = 4096, 1000 Adam steps
 (the horizon of the paper's Figure 2); :data:`FULL`: N = 8192, 4000 steps.
 """
 

@@ -27,7 +27,12 @@ def describe_slope(r) -> str:
         est = f"in [{lo:.3g}, {hi:.3g}]"
     else:
         return "not estimable (censored at every D)"
-    return f"{est}, 95% CI [{r['ci_low']:.3g}, {r['ci_high']:.3g}]"
+    ci_low, ci_high = r["ci_low"], r["ci_high"]
+    if not (np.isfinite(ci_low) and np.isfinite(ci_high)):  # too few D for the interval over sizes
+        s_low, s_high = r.get("seeds_ci_low", np.nan), r.get("seeds_ci_high", np.nan)
+        if np.isfinite(s_low) and np.isfinite(s_high):
+            return f"{est}, 95% CI over seeds [{s_low:.3g}, {s_high:.3g}] (over sizes unbounded: {int(r['n_D'])} D)"
+    return f"{est}, 95% CI [{ci_low:.3g}, {ci_high:.3g}]"
 
 
 #: one palette colour per method (kernel: experiment.GENERIC), the same in every transfer figure

@@ -9,8 +9,10 @@ not hold, the local slopes between neighbouring D say so.
 Intervals over seeds respect each quantity's range (:mod:`theorydyn.core.stats`): phase times get the
 Student-t interval of their logarithms (centre: the geometric mean), fractions (association,
 errors) the t-interval cut to [0, 1]; with fewer than three seeds no interval is drawn, only the
-seeds. A scan with the simulator draws it against the scanned axis beside its N = ∞ reference,
-the reduced flow (:func:`plot_simulator`).
+seeds. A phase time a seed did not reach within its run's horizon is drawn as an open triangle at
+that horizon (:func:`censored_rows`), with its own legend entry, never left out of the picture. A
+scan with the simulator draws it against the scanned axis beside its N = ∞ reference, the reduced
+flow (:func:`plot_simulator`).
 
 T1 is defined by a level that depends on the horizon (max over the whole run of |ρ(t)|, which
 keeps drifting), so T1 and any exponent fitted to it depend on ``s_max``; T1_mass, T0 and T2 are
@@ -158,8 +160,13 @@ def _axis_scale(ax, df: pd.DataFrame, axis: str) -> None:
 def censored_rows(df: pd.DataFrame, column: str) -> pd.DataFrame:
     """The rows whose phase time ``column`` (``T2``, ``sim_T2`` …) was not reached within their run's
     horizon: empty, from a run that ended normally (status ``ok``; a diverged run is not censored, it
-    stopped). Columns ``x`` … as ``df``, plus ``horizon``: the reduced flow's ``s_max``, the simulator's
-    ``sim_s_reached`` (η·steps)."""
+    stopped). Its columns are ``df``'s and ``horizon``: the reduced flow's ``s_max``, the simulator's
+    ``sim_s_reached`` (η·steps).
+
+    >>> df = pd.DataFrame(dict(q=[0.1, 0.2], T2=[5.0, None], s_max=[1e3, 1e3], status=["ok", "ok"]))
+    >>> censored_rows(df, "T2")[["q", "horizon"]].to_dict("records")
+    [{'q': 0.2, 'horizon': 1000.0}]
+    """
     prefix = "sim_" if column.startswith("sim_") else ""
     hcol, scol = _HORIZON[prefix]
     if column not in df.columns or hcol not in df.columns:

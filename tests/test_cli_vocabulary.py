@@ -88,6 +88,9 @@ def _parser(name: str) -> argparse.ArgumentParser:
         mod = importlib.import_module(name)
     except ImportError as e:  # an optional extra (torch) that is not installed
         pytest.skip(f"{name}: {e}")
+    command = getattr(mod, "COMMAND", None)
+    if command is not None and command.build_parser is mod.build_parser:
+        return command.parser()  # what the command parses: with the runner's flags (--format, --version …)
     return mod.build_parser()
 
 

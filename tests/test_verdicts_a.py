@@ -81,6 +81,35 @@ def test_window_rows_flip_when_association_comes_and_goes():
     assert {str(c.verdict) for c in oos[:2]} == {"OUT_OF_SCOPE"}
 
 
+@pytest.mark.parametrize(
+    "regime, holds, verdict",
+    [
+        (("in", None), True, "PASS"),  # N >= N_50's bracket, association kept over the window
+        (("in", None), False, "FAIL"),  # in regime, association lost: the claim fails
+        (("below", (0.2, 0.4)), False, "OUT_OF_SCOPE"),  # below N_50, the margin grows with N
+        (("below", (-0.3, -0.1)), False, "FAIL"),  # below N_50, the margin flat in N: not approaching
+        (("below", (-0.3, -0.1)), True, "PASS"),  # kept anyway: the run's own evidence
+    ],
+)
+def test_theorem_42_window_row_is_judged_in_its_regime(regime, holds, verdict):
+    """The same window procedure as Theorem 4.2's (persistence.window_rows with the claim's judge,
+    forms.achievable): a run below N_50 is out of regime while more samples approach association, a FAIL
+    when they do not, and an in-regime run that loses association FAILs."""
+    from theorydyn.claims import forms
+
+    T_a, eta = 100.0, 10.0
+    hold = [0.5] * 9 + [1.0] * 31
+    lose = [0.5] * 9 + [1.0] * 10 + [0.9] * 21
+    where, slope = regime
+
+    def judge(complete):
+        return forms.achievable(where=where, complete=complete, margin_slope=slope, eta=eta, eta_inside=True)
+
+    rows = pe.window_rows([_traj(hold), _traj(hold), _traj(hold if holds else lose)], T_a, eta, (1.5, 3.0), "T", {},
+                          judge=judge)  # fmt: skip
+    assert str(rows[1].verdict) == verdict and str(rows[1].form) == "achievable", rows[1]
+
+
 def test_window_ks_drop_the_long_window_only_where_it_does_not_fit():
     from theorydyn.claims import theorem4 as t4
 

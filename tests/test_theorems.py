@@ -400,8 +400,9 @@ def test_theorem_4_seeds_verdicts_fail_untrained_and_are_out_of_scope_at_d16():
     before = _theorem_4_rows(
         Setting(D=32, C=4, q=0.25, nu=1 / 64), t4.RUN.replace(N=256, steps=1, eta=1e-6, n_test=1024), (0, 1)
     )
-    assert [str(c.verdict) for c in before] == ["FAIL", "FAIL", "INFO", "INFO", "FAIL"]  # Lemma 4.2: INFO
-    assert before[0].params["seeds"] == 2 and before[1].measured > 0.2
+    # Lemma 4.2: INFO; Theorem 4.2 (2) at one D: INFO (an o(1) is read across D), its threshold saying "not met"
+    assert [str(c.verdict) for c in before] == ["FAIL", "INFO", "INFO", "INFO", "FAIL"]
+    assert before[0].params["seeds"] == 2 and before[1].measured > 0.2 and before[1].threshold.endswith("not met")
     # the verdict on the paper's Pr[f F <= 0], the conditional error beside it, never larger
     assert "| f != 0" not in before[1].quantity and "| f != 0" in before[2].quantity
     assert before[1].measured >= before[2].measured

@@ -500,11 +500,13 @@ def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
     monkeypatch.setattr(t4, "theorem_4_rows", rows_)
     monkeypatch.setattr(t4, "check_frozen_attention", lambda sg, **kw: [])
     monkeypatch.setattr(t4, "check_closeness", lambda sl, *a, **kw: seen.setdefault("closeness", sl.D) and [])
+    plan = dict(steps=1234, T_a=100.0, ks=(1.5, 3.0), eta=2.0, record_every=5, lam=0.5, edge=4.0)
+    monkeypatch.setattr(t4, "run_plan", lambda sg, n, eta=None: seen.setdefault("q", sg.q) and plan)
+    regime = dict(where="below", why="below the regime", margin_slope=(0.1, 0.2), eta_inside=True, n50=None)
+    monkeypatch.setattr(t4, "regime_at", lambda s, sg, N, quick, progress=None: dict(regime))
     rows = l41.checks(Setting(D=64, C=4), quick=True) + t4.checks(Setting(D=64, C=4), quick=True)
-    # 3 max(T1, T2)/eta of the flow at D = 32, q = 1/4 (t4.window_steps: the k = 3 window), above the preset
-    steps = t4.window_steps(t4.setting_at(Setting(D=64, C=4), 32), t4.SIZES.quick)[0]
-    assert seen == {"lemma": 24, "closeness": 24, "thm": (32, 16384, steps)}
-    assert seen["thm"][2] > 250
+    # at D = 32 the ledger's q = 1/4 has no content (frozen attention errs below 1/8): q = C^2/D = 1/2 instead
+    assert seen == {"lemma": 24, "closeness": 24, "q": 0.5, "thm": (32, 16384, 1234)}
     lemma = [c for c in rows if c.claim.startswith("Lemma 4.1 (finite N)")]
     assert lemma and all(
         c.claim.endswith("[D = 24, q = 0.25, 150 steps; not the ledger's D = 64]") and "scope rule" in c.note

@@ -9,6 +9,9 @@ from theorydyn import claims
 from theorydyn.claims.sizes import ClaimSizes, Sizes, grid_option, seeds_option
 from theorydyn.cli.configs import Config, option
 
+# the experiments' keyed stores (seed runs, N*(D) passes, step-size rules) in a run directory of each test's own
+pytestmark = pytest.mark.usefixtures("run_home")
+
 #: Claims without a SIZES, each with the reason.
 EXEMPT = {
     # exact enumeration: no sample size, no seed; quick changes nothing (its docstring says so)

@@ -13,6 +13,9 @@ from theorydyn.claims.check import Verdict
 from theorydyn.core.setting import Setting, setting_at
 from theorydyn.experiments.theorem4 import run_seeds
 
+# the experiments' keyed stores (seed runs, N*(D) passes, step-size rules) in a run directory of each test's own
+pytestmark = pytest.mark.usefixtures("run_home")
+
 torch = pytest.importorskip("torch")
 
 

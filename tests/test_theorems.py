@@ -19,6 +19,9 @@ from theorydyn.core import data, glm, model
 from theorydyn.experiments import lemma41 as xl41
 from theorydyn.experiments import theorem4 as xt4
 
+# the experiments' keyed stores (seed runs, N*(D) passes, step-size rules) in a run directory of each test's own
+pytestmark = pytest.mark.usefixtures("run_home")
+
 #: Theorem 3.2's check at a small size: 2000 samples per seed, 2 seeds
 T32_SMALL = t32.Theorem32Sizes(N=2000, seeds=(0, 1))
 

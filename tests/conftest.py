@@ -195,3 +195,12 @@ def model_risk_central_differences(s, A, v, X, y, weights=None, h=1e-6):
         ]
     )
     return num_A, num_v
+
+
+@pytest.fixture
+def run_home(tmp_path, monkeypatch):
+    """A run directory of the test's own ($THEORYDYN_HOME): the keyed stores of the experiments (Theorem 4.2's
+    seed runs, N*(D)'s passes, the step-size rules) start empty and land outside the checkout."""
+    home = tmp_path / "theorydyn_home"
+    monkeypatch.setenv("THEORYDYN_HOME", str(home))
+    return home

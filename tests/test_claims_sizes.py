@@ -9,6 +9,9 @@ from theorydyn import claims
 from theorydyn.claims.sizes import ClaimSizes, Sizes, grid_option, seeds_option
 from theorydyn.cli.configs import Config, option
 
+# the experiments' keyed stores (seed runs, N*(D) passes, step-size rules) in a run directory of each test's own
+pytestmark = pytest.mark.usefixtures("run_home")
+
 #: Claims without a SIZES, each with the reason.
 EXEMPT = {
     # exact enumeration: no sample size, no seed; quick changes nothing (its docstring says so)
@@ -95,9 +98,11 @@ def test_sizes_keep_the_numbers_they_replaced():
     cl = semirealistic.CLOSENESS
     assert (cl.quick.Ns, cl.quick.steps, cl.quick.seeds) == ((2048, 4096, 8192, 16384), 150, (0, 1, 2))
     assert (cl.full.Ns[-1], cl.full.steps, len(cl.full.seeds), cl.full.eta) == (65536, 300, 5, 10.0)
+    # N*(D) and Theorem 4.2 moved to one footing (issue 39): both windows, the quick grid up to Theorem 4.2's N
     ns = nstar.SIZES
-    assert (ns.quick.Ns, ns.quick.seeds, ns.quick.k, ns.quick.n_D) == ((256, 1024, 4096), (0, 1, 2), 1.5, 1)
-    assert (ns.full.Ns, ns.full.n_D) == ((1024, 2048, 4096, 8192, 16384), 4)
+    assert (ns.quick.Ns, ns.quick.seeds, ns.quick.ks, ns.quick.n_D) == ((1024, 4096, 16384), (0, 1, 2), (1.5, 3.0), 1)
+    assert (ns.full.Ns, ns.full.n_D) == (tuple(2**k for k in range(10, 17)), 4)
+    assert t4.quick.ks == t4.full.ks == ns.full.ks
     l41 = lemma41.SIZES
     assert (l41.quick.Ns[-1], l41.quick.steps, l41.full.Ns[-1], l41.full.steps) == (32768, 150, 65536, 300)
     t31, t32 = theorem31.SIZES, theorem32.SIZES

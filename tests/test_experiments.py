@@ -11,8 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from theorydyn.core.setting import Setting
+
+# the experiments' keyed stores (seed runs, N*(D) passes, step-size rules) in a run directory of each test's own
+pytestmark = pytest.mark.usefixtures("run_home")
 
 _ROOT = str(Path(__file__).resolve().parents[1])
 
@@ -56,6 +60,28 @@ def test_theorem4_run_seeds_are_the_paired_runs_of_each_seed():
     assert runs.values("control_err") == [r.control_err for r in runs.runs]
     alone = xt4.run_seeds(s, run, (0,))
     assert alone.runs[0].control_err is None and not alone.control
+
+
+def test_theorem4_seed_runs_are_read_back_from_their_store(monkeypatch):
+    """A rerun of run_seeds reads each seed from its keyed store (nothing trains), and the rows it gives are the
+    rows of the first run to the last bit; another option (steps) is another key, computed again."""
+    from theorydyn.claims import theorem4 as t4
+    from theorydyn.experiments import theorem4 as xt4
+    from theorydyn.simulate.config import SimConfig
+
+    s = Setting(D=16, C=4, q=0.5)
+    run = SimConfig(N=128, steps=6, seed=5, n_test=256, dtype="float32")
+    first = xt4.run_seeds(s, run, (0, 1), control=True, record_every=1)
+
+    def no_training(*a, **k):
+        raise AssertionError("a stored seed run was trained again")
+
+    monkeypatch.setattr(xt4, "train_paired", no_training)
+    again = xt4.run_seeds(s, run, (0, 1), control=True, record_every=1)
+    rows = lambda r: [c.row() for c in t4.theorem_4_rows(r, T_a=3.0, ks=(1.5, 3.0))]  # noqa: E731
+    assert rows(again) == rows(first)
+    with pytest.raises(AssertionError, match="trained again"):
+        xt4.run_seeds(s, run.replace(steps=7), (0,), control=True, record_every=1)
 
 
 def test_closeness_runs_are_compare_with_reduced_per_seed():

@@ -13,6 +13,9 @@ from theorydyn.claims.check import Verdict
 from theorydyn.core.setting import Setting, setting_at
 from theorydyn.experiments.theorem4 import run_seeds
 
+# the experiments' keyed stores (seed runs, N*(D) passes, step-size rules) in a run directory of each test's own
+pytestmark = pytest.mark.usefixtures("run_home")
+
 torch = pytest.importorskip("torch")
 
 
@@ -57,9 +60,10 @@ def test_on_a_device_the_rows_are_the_cpu_rows_procedure(monkeypatch):
     monkeypatch.setattr(theorem4, "SIZES", theorem4.Sizes(quick=n4, full=n4))
     rows = gpu.checks(s, quick=True, device="cpu")
     sg = setting_at(s, 16)
-    steps, T_a, ks, _ = theorem4.window_steps(sg, n4)
-    runs = run_seeds(sg, theorem4.RUN.replace(N=2048, steps=steps), n4.seeds, control=True)
-    ref = theorem4.theorem_4_rows(runs, ledger_D=16, T_a=T_a, ks=ks)
+    plan = theorem4.run_plan(sg, n4)  # the stated rule's step size, N*(D)'s windows
+    run = theorem4.RUN.replace(N=2048, steps=plan["steps"], eta=plan["eta"], dtype="float32")
+    runs = run_seeds(sg, run, n4.seeds, control=True, record_every=plan["record_every"])
+    ref = theorem4.theorem_4_rows(runs, ledger_D=16, T_a=plan["T_a"], ks=plan["ks"])
     assert len(rows) == len(ref) > 2
     for a, b in zip(rows, ref, strict=True):
         assert a.claim == b.claim.replace("Theorem 4.2", "Theorem 4.2 on cpu", 1), (a.claim, b.claim)

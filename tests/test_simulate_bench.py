@@ -50,10 +50,11 @@ def test_simulate_benchmark_times_the_nstar_grid_by_both_routes(tmp_path, capsys
     from theorydyn.claims.sizes import Sizes
     from theorydyn.experiments import nstar as xns
 
-    tiny = claim.NStarSizes(Ns=(64, 128), seeds=(0,), n_D=1)
+    tiny = claim.NStarSizes(Ns=(64, 128), seeds=(0,), n_D=1, min_steps=3)
     monkeypatch.setattr(claim, "SIZES", Sizes(quick=tiny, full=tiny))
-    for mod in (nstar_grid, xns):
-        monkeypatch.setattr(mod, "steps_for", lambda sd, preset, eta: (3, 20.0))  # T_a = 20: the preset steps
+    monkeypatch.setattr(xns, "steps_for", lambda sd, preset, eta: (3, 20.0))  # T_a = 20: a few steps
+    monkeypatch.setattr(xns, "curvature_along_flow", lambda sd, horizon: dict(lam=0.1, s_at=1.0, eta=10.0, edge=20.0))
+    assert nstar_grid.plan_at is xns.plan_at
     out = tmp_path / "sim.csv"
     text = _bench("--nstar quick --nstar-only", out, capsys)
     assert "the quick N* grid: before" in text and "goal <= 0.5x" in text

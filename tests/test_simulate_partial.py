@@ -16,6 +16,9 @@ from theorydyn.simulate._kernel import FusedModel
 from theorydyn.simulate.partial import descend_partial
 from theorydyn.simulate.run import init_params
 
+# the experiments' keyed stores (seed runs, N*(D) passes, step-size rules) in a run directory of each test's own
+pytestmark = pytest.mark.usefixtures("run_home")
+
 S16 = Setting(D=16, C=4, q=0.5)
 #: Norm-wise relative agreement of two routes to one gradient: a float64 sum of N·D·d products whose
 #: terms carry c_n (a few units of cancellation) rounds at ~1e-16 · (a few hundred) ≪ 1e-12; float32 X

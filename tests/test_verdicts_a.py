@@ -81,6 +81,35 @@ def test_window_rows_flip_when_association_comes_and_goes():
     assert {str(c.verdict) for c in oos[:2]} == {"OUT_OF_SCOPE"}
 
 
+@pytest.mark.parametrize(
+    "regime, holds, verdict",
+    [
+        (("in", None), True, "PASS"),  # N >= N_50's bracket, association kept over the window
+        (("in", None), False, "FAIL"),  # in regime, association lost: the claim fails
+        (("below", (0.2, 0.4)), False, "OUT_OF_SCOPE"),  # below N_50, the margin grows with N
+        (("below", (-0.3, -0.1)), False, "FAIL"),  # below N_50, the margin flat in N: not approaching
+        (("below", (-0.3, -0.1)), True, "PASS"),  # kept anyway: the run's own evidence
+    ],
+)
+def test_theorem_42_window_row_is_judged_in_its_regime(regime, holds, verdict):
+    """The same window procedure as Theorem 4.2's (persistence.window_rows with the claim's judge,
+    forms.achievable): a run below N_50 is out of regime while more samples approach association, a FAIL
+    when they do not, and an in-regime run that loses association FAILs."""
+    from theorydyn.claims import forms
+
+    T_a, eta = 100.0, 10.0
+    hold = [0.5] * 9 + [1.0] * 31
+    lose = [0.5] * 9 + [1.0] * 10 + [0.9] * 21
+    where, slope = regime
+
+    def judge(complete):
+        return forms.achievable(where=where, complete=complete, margin_slope=slope, eta=eta, eta_inside=True)
+
+    rows = pe.window_rows([_traj(hold), _traj(hold), _traj(hold if holds else lose)], T_a, eta, (1.5, 3.0), "T", {},
+                          judge=judge)  # fmt: skip
+    assert str(rows[1].verdict) == verdict and str(rows[1].form) == "achievable", rows[1]
+
+
 def test_window_ks_drop_the_long_window_only_where_it_does_not_fit():
     from theorydyn.claims import theorem4 as t4
 
@@ -347,3 +376,33 @@ def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch
     pd.testing.assert_frame_equal(
         again.drop(columns="source"), ran.drop(columns="source").reset_index(drop=True), check_dtype=False
     )
+
+
+def test_nstar_figure_draws_brackets_arrows_and_the_power_law_band():
+    """The N*(D) figure from planted runs: N_50 in (4096, 16384] at D = 32 and (16384, 65536] at D = 48, censored
+    above at D = 64 (an arrow); the band of power laws through every bracket is drawn, its exponent range in the
+    legend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from theorydyn.figures import REGISTRY
+    from theorydyn.figures.nstar_figs import nstar_readings
+
+    def table(D, n50):
+        t = _nstar_table(lambda N: N >= n50)
+        return t.assign(D=D, N=t["N"] * 16)  # N = 4096 .. 65536
+
+    runs = pd.concat([table(32, 1000), table(48, 3000), table(64, math.inf)])  # success from N = 16384 / 65536
+    fig = REGISTRY["nstar"]
+    st = dict(D=64, C=4, q=0.25, Ds=[32, 48, 64], Ns=[4096, 16384, 65536], seeds=3, ks=[1.5, 3.0])
+    data = dict(setting=st, **nstar_readings({"q = C^2/D": runs, "fixed q = 0.25": runs}, st["ks"]))
+    r64 = data["readings"]["q = C^2/D"]["3.0"]["64"]
+    assert r64["censored"] == "above" and r64["lo"] == 65536
+    assert data["fits"]["q = C^2/D"]["3.0"]["feasible"] and data["bands"]["q = C^2/D"]["3.0"] is not None
+    f = fig.draw(data)
+    ax = f.axes[1]
+    assert len(ax.texts) == 2  # one arrow per q reading at the censored D
+    assert len(ax.collections) == 2  # one band per q reading
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(lab.startswith("q = C^2/D: b ") for lab in labels), labels
+    assert fig.numbers(data)["C2_D_k3.0"]["b_min"] is not None

@@ -36,7 +36,7 @@ from ..core.glm import glm_oracle_error_exact, theorem_3_1_scope
 from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from ..core.stats import mean_ci
 from ..experiments.nstar import KS, margin_trend, n50, plan_at
-from ..experiments.theorem4 import Theorem4Runs, run_frozen, run_seeds, steps_for
+from ..experiments.theorem4 import Theorem4Runs, run_frozen, run_seeds
 from ..infra.memory import MemoryEstimate
 from ..simulate.config import SimConfig
 from ..simulate.memory import simulate_memory
@@ -64,7 +64,7 @@ class Theorem4Sizes(ClaimSizes):
     """The sizes of Theorem 4.2's rows (:func:`checks`): its runs and the closeness rows beside them."""
 
     N: int = option(16384, "training samples of each run", positive=True)
-    steps: int = option(1200, "the least GD steps of a run (more where the flow needs it: window_steps)", positive=True)
+    steps: int = option(1200, "the least GD steps of a run (more where the flow needs it: run_plan)", positive=True)
     seeds: Seeds = seeds_option(5, "the seeds k (run seed 1000 k + 42)")
     D_max: int | None = option(
         None, "the largest D run (the quick budget); None: the ledger's D", kind=int, optional=True, positive=True
@@ -117,18 +117,6 @@ def run_plan(sg: Setting, n: Theorem4Sizes, eta: float | None = None) -> dict:
     p = plan_at(sg, n.ks, eta, n.steps)
     p["ks"] = window_ks(p["T_a"], p["eta"], n.ks, n.steps)
     return p
-
-
-def window_steps(s: Setting, n: Theorem4Sizes, eta: float = 10.0) -> tuple[int, float | None, tuple, int]:
-    """(steps, T_a, ks, base): the windows [T_a, k T_a] of ``n.ks`` read at ``s``
-    (:func:`~.persistence.window_ks`, T_a = max(T1, T2) of the idealized flow, :func:`steps_for`) and a run
-    long enough for the longest, ``max(base, ⌈max(ks)·T_a/η⌉)`` with base = ``steps_for(s, n.steps)[0]``
-    (k = 3 doubles the 1.5·T_a/η rule's run)."""
-    preset = n.steps
-    base, T_a = steps_for(s, preset, eta)
-    ks = window_ks(T_a, eta, n.ks, preset)
-    steps = max(base, math.ceil(max(ks) * T_a / eta)) if T_a is not None and ks else base
-    return steps, T_a, ks, base
 
 
 def theorem_4_rows(

@@ -44,6 +44,8 @@ CURVATURE_SEED = 12345
 #: Points of the idealized trajectory at which the curvature is read: this many log-spaced from s = 1 (phase I,
 #: where the curvature rises fastest, is short) and as many evenly spaced on [0, horizon].
 CURVATURE_POINTS = 48
+#: The step where the risk has no positive curvature along the flow (the rule bounds nothing there).
+NO_CURVATURE_ETA = 10.0
 #: The numerics of a stored rule (:func:`curvature_along_flow`'s cache): a change bumps it.
 RULE_VERSION = 1
 #: LOBPCG's block: the start and fixed random vectors.
@@ -161,7 +163,11 @@ def curvature_along_flow(s: Setting, horizon: float, out: str | None = None) -> 
     if at is not None:  # the maximum, solved tightly: the rounded step must not hang on the sweep's tolerance
         best, _ = hessian_top(s, at[0], at[1], b.X, b.y, tol=1e-8, model=fused, start=at[2])
     if not (math.isfinite(best) and best > 0):
-        raise ValueError(f"the risk has no positive curvature along the flow at {s}: no step-size rule")
+        # no positive curvature anywhere along the flow: the rule bounds no step (any η is stable there); the
+        # runs keep the toolkit's earlier step, and the rows print the edge as inf
+        res = dict(lam=float(best), s_at=s_at, eta=NO_CURVATURE_ETA, edge=math.inf)
+        store.put(payload, res)
+        return res
     res = dict(lam=best, s_at=s_at, eta=round_down(1.0 / best, 2), edge=2.0 / best)
     store.put(payload, res)
     return res

@@ -13,14 +13,22 @@
 Seeds: seed k of a run with base ``seed`` is ``seed + 1000 k + 42`` (``+ 4242`` for
 :func:`run_frozen`); the fresh test samples of a run with seed sd are drawn with ``sd + 7919``.
 
+Each seed's measured run of :func:`run_seeds` is kept in a keyed store (``<run directory>/theorem4/``), under
+the key of everything that determines it (the setting, the run's options, the seed, the record interval, the
+control, :data:`RUNS_VERSION`): a rerun reads it back whatever else changed in the code, and a kill loses at
+most the seed in flight.
+
 Shapes: A: (D, D), v: (d,), X: (N, D, d).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -30,6 +38,8 @@ from ..cli.configs import Seeds
 from ..core import data, model
 from ..core.model import association
 from ..core.setting import Setting
+from ..infra.keyed import KeyedStore
+from ..infra.paths import run_dir
 from ..reduced import flows_until_t2
 from ..simulate import simulate, simulate_replicas
 from ..simulate.config import SimConfig
@@ -42,6 +52,10 @@ from .measure import fresh_errors
 #: runs T ≥ poly(d)/η iterations, and a run stopped before the idealized dynamics associates would
 #: judge the horizon, not the theorem (at D = 32, q = 1/2, T1 = 3664: 250 steps reach s = 2500 only).
 HORIZON_FACTOR = 1.5
+#: The numerics of a stored seed run (:func:`run_seeds`' store): a change of what a run measures bumps it.
+RUNS_VERSION = 1
+#: The trajectory columns a stored seed run keeps (what the claims read of it).
+KEPT_COLUMNS = ("step", "s", "association", "margin_min", "cos_v", "risk", "err_f", "amb_f", "alpha", "gamma", "rho")
 
 
 def steps_for(s: Setting, preset: int, eta: float = 10.0) -> tuple[int, float | None]:
@@ -147,6 +161,26 @@ class Theorem4Runs:
         return [getattr(r, name) for r in self.runs]
 
 
+def open_store(out: str | Path | None = None) -> KeyedStore:
+    """The store of :func:`run_seeds`' seed runs in ``out`` (default: the run directory's ``theorem4/``)."""
+    folder = Path(out) if out is not None else run_dir("theorem4")
+    folder.mkdir(parents=True, exist_ok=True)
+    return KeyedStore(folder / "theorem4_runs.csv", payload_column="params", create=True)
+
+
+def _to_json(r: SeedRun) -> str:
+    d = dataclasses.asdict(r)
+    tr = r.trajectory
+    d["trajectory"] = {c: [float(x) for x in tr[c]] for c in KEPT_COLUMNS if c in tr}
+    return json.dumps(d, allow_nan=True)
+
+
+def _from_json(text: str) -> SeedRun:
+    d = json.loads(text)
+    d["trajectory"] = pd.DataFrame(d["trajectory"])
+    return SeedRun(**d)
+
+
 def run_seeds(
     s: Setting,
     run: SimConfig,
@@ -155,22 +189,33 @@ def run_seeds(
     progress: Callable[[str], None] | None = None,
     control: bool = False,
     record_every: int | None = None,
+    out: str | Path | None = None,
 ) -> Theorem4Runs:
     """Realistic GD at ``s`` over independent seeds (data and initialisation): each seed k of ``seeds``
     runs :func:`train_upstream` (with ``control``: :func:`train_paired`, the Â-frozen control on the
     same data and initialisation) with ``run``'s options (its ``n_test`` also the size of the simulator's
     own test set) and seed sd = ``run.seed + 1000 k + 42``, records every ``record_every`` steps (default
     about 100 records, ``max(1, steps // 100)``; the claim asks for enough records in its shortest window),
-    and is measured on ``run.n_test`` fresh samples drawn with sd + 7919 (the control on the same samples)."""
+    and is measured on ``run.n_test`` fresh samples drawn with sd + 7919 (the control on the same samples).
+    Each seed's run is read from / committed to the keyed store of ``out`` (:func:`open_store`)."""
     N, steps = run.N, run.steps
-    out: list[SeedRun] = []
+    store = open_store(out)
+    done: list[SeedRun] = []
     for i, k in enumerate(seeds):
         sd = int(run.seed + 1000 * k + 42)
+        every = record_every or max(1, steps // 100)
+        payload = dict(
+            version=RUNS_VERSION, setting=s.to_dict(), run=run.to_dict(), seed=sd, record_every=every, control=control
+        )
+        got = store.get(payload)
+        if got is not None:
+            done.append(_from_json(got["run"]))
+            continue
         if progress:
             with_ctl = " with its A-frozen control" if control else ""
             progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {i + 1}/{len(seeds)}{with_ctl}")
         # the window rows read association at every recorded step
-        one = run.replace(seed=sd, record_every=record_every or max(1, steps // 100))
+        one = run.replace(seed=sd, record_every=every)
         ctl_err: float | None = None
         if control:
             res, ctl = train_paired(s, one)
@@ -183,7 +228,7 @@ def run_seeds(
         tr = res.trajectory
         T0 = res.phases.T0
         after = tr[tr["s"] >= T0] if T0 is not None else tr.iloc[0:0]
-        out.append(
+        done.append(
             SeedRun(
                 assoc=association(s, res.A),
                 err_f=e["err_f"],
@@ -197,7 +242,8 @@ def run_seeds(
                 control_err=ctl_err,
             )
         )
-    return Theorem4Runs(s, run, tuple(out), control)
+        store.put(payload, dict(D=s.D, seed=sd, run=_to_json(done[-1])))
+    return Theorem4Runs(s, run, tuple(done), control)
 
 
 def run_frozen(

@@ -321,5 +321,13 @@ def readme(out: Path, entries: dict[str, dict]) -> str:
 
 # the figures by topic register themselves on import, in this order (the registry's, --list's and the
 # README's); the association-along-the-run figure (issue 30) last
-for _topic in ("reduced_figs", "simulator_figs", "section3_figs", "transfer_figs", "vision_figs", "association_window"):
+for _topic in (
+    "reduced_figs",
+    "simulator_figs",
+    "section3_figs",
+    "transfer_figs",
+    "vision_figs",
+    "association_window",
+    "nstar_figs",
+):
     importlib.import_module(f".{_topic}", __package__)

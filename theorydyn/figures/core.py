@@ -105,9 +105,15 @@ def _num(x) -> float | None:
 _TRANSIENT_SUFFIXES = ("-wal", "-shm", "-journal")
 
 
-def _files_under(path: Path | None) -> frozenset[tuple[str, int, int]] | None:
-    """(name, size, mtime in ns) of each file under ``path`` (itself if a file), SQLite's transient
-    side files left out; None if ``path`` is not given or absent."""
+#: Files up to this size are told apart by their content, larger ones by their modification time.
+_HASHED_BYTES = 8 << 20
+
+
+def _files_under(path: Path | None) -> frozenset[tuple[str, int, int | str]] | None:
+    """(name, size, SHA-256 of the content, or the mtime in ns above :data:`_HASHED_BYTES`) of each file
+    under ``path`` (itself if a file), SQLite's transient side files left out; None if ``path`` is not
+    given or absent. By content: a table rewritten with the same rows (the robustness CSV of the vision
+    runs, written at every read) is no computation."""
     if path is None or not path.exists():
         return None
     files = [path] if path.is_file() else [q for q in path.rglob("*") if q.is_file()]
@@ -119,7 +125,11 @@ def _files_under(path: Path | None) -> frozenset[tuple[str, int, int]] | None:
             st = q.stat()
         except FileNotFoundError:  # removed meanwhile
             continue
-        out.add((str(q), st.st_size, st.st_mtime_ns))
+        try:
+            stamp: int | str = mf.sha256(q) if st.st_size <= _HASHED_BYTES else st.st_mtime_ns
+        except FileNotFoundError:
+            continue
+        out.add((str(q), st.st_size, stamp))
     return frozenset(out)
 
 

@@ -133,7 +133,7 @@ def _draw_scaling(frame, axes=None):
     "T0 ∝ D^{T0_exponent[0]:.2f} [{T0_exponent[1]:.2f}, {T0_exponent[2]:.2f}], T1 ∝ D^{T1_exponent[0]:.2f} "
     "[{T1_exponent[1]:.2f}, {T1_exponent[2]:.2f}] (depends on s_max), T1_mass ∝ D^{T1_mass_exponent[0]:.2f} "
     "[{T1_mass_exponent[1]:.2f}, {T1_mass_exponent[2]:.2f}], T2 ∝ D^{T2_exponent[0]:.2f} "
-    "[{T2_exponent[1]:.2f}, {T2_exponent[2]:.2f}]; the local slopes written on the figure differ between "
+    "[{T2_exponent[1]:.2f}, {T2_exponent[2]:.2f}]; the local slopes in its legend differ between "
     "32→64 and 64→128, so one power law does not describe them.",
     ("theorydyn.reduced",),
     _draw_scaling,

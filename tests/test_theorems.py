@@ -435,7 +435,7 @@ def test_theorem_4_seeds_out_of_scope_when_gd_diverges():
     assert "diverged in 2 of 2 seeds" in rows[0].note and "at step" in rows[0].note
 
 
-def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch):
+def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch, tmp_path):
     """Lemma 4.2 (cos(v, w*) >= 0.99 after T0) and Figure 4 (cos rises) from the simulator's trajectory:
     Lemma 4.2 is INFO (the lemma is about (P)), its threshold text saying whether the toolkit's 0.99 reading
     is met; Figure 4 PASSes on a trajectory whose v turns onto w*, FAILs when cos does not rise."""
@@ -456,11 +456,14 @@ def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch):
 
         return run
 
-    for path, verdicts, met in (
-        ([0.02, 0.5, 0.995, 0.999, 0.9995], ["INFO", "PASS"], "met"),
-        ([0.02, 0.5, 0.9, 0.9, 0.9], ["INFO", "PASS"], "not met"),
-        ([0.3, 0.3, 0.3, 0.3, 0.3], ["INFO", "FAIL"], "not met"),
+    for i, (path, verdicts, met) in enumerate(
+        (
+            ([0.02, 0.5, 0.995, 0.999, 0.9995], ["INFO", "PASS"], "met"),
+            ([0.02, 0.5, 0.9, 0.9, 0.9], ["INFO", "PASS"], "not met"),
+            ([0.3, 0.3, 0.3, 0.3, 0.3], ["INFO", "FAIL"], "not met"),
+        )
     ):
+        monkeypatch.setenv("THEORYDYN_HOME", str(tmp_path / f"home{i}"))  # each planted path: a store of its own
         monkeypatch.setattr(xt4, "train_upstream", fake(path))
         rows = _theorem_4_rows(s, t4.RUN.replace(N=256, steps=40, n_test=512), (0, 1, 2, 3, 4))
         assert [str(c.verdict) for c in rows[3:]] == verdicts, path

@@ -61,8 +61,10 @@ def across_D_settings(s: Setting, n_sizes: int) -> list[Setting]:
     Raises:
         ValueError: ``n_sizes`` below 2 (a trend needs two sizes at least).
 
-    >>> [(t.D, round(t.q, 4)) for t in across_D_settings(Setting(D=64, C=4), 4)]
-    [(64, 0.25), (92, 0.1705), (128, 0.121), (180, 0.0852)]
+    Example:
+        >>> " ".join(f"D={t.D}:q={t.q:.4g}" for t in across_D_settings(Setting(D=64, C=4), 4))
+        'D=64:q=0.25 D=92:q=0.1705 D=128:q=0.121 D=180:q=0.08523'
+
     """
     if int(n_sizes) < 2:
         raise ValueError(f"n_sizes must be >= 2 (a trend across D), got {n_sizes}")

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..claims import nstar as claim
-from ..core.plotting import axes_or_new
+from ..core.plotting import OKABE_ITO, axes_or_new, legend_outside, styled
 from ..core.setting import Setting
 from ..core.stats import bracket_power_law
 from ..experiments.nstar import n50
@@ -54,11 +54,12 @@ def _setting(quick: bool) -> dict:
     return dict(D=64, C=4, q=0.25, Ds=list(claim.nstar_Ds(4, n.n_D)), Ns=list(n.Ns), seeds=len(n.seeds), ks=list(n.ks))
 
 
+@styled
 def _draw(data, axes=None):
     st, readings = data["setting"], data["readings"]
-    fig, axs = axes_or_new(axes, 1, len(st["ks"]), figsize=(10.0, 4.2), layout="constrained", sharey=True)
+    fig, axs = axes_or_new(axes, 1, len(st["ks"]), figsize=(10.0, 5.0), layout="constrained", sharey=True)
     axs = np.atleast_1d(axs)
-    styles = {0: dict(color="#0072B2", marker="o"), 1: dict(color="#D55E00", marker="s")}
+    styles = {0: dict(color=OKABE_ITO["blue"], marker="o"), 1: dict(color=OKABE_ITO["vermillion"], marker="s")}
     for ax, k in zip(axs, st["ks"], strict=True):
         for i, (label, per_k) in enumerate(readings.items()):
             sty, shift = styles[i % 2], 1.0 + 0.025 * (i - 0.5)  # the readings side by side at each D
@@ -95,7 +96,7 @@ def _draw(data, axes=None):
         ax.minorticks_off()
         ax.set_xlabel("D (patches; d = D)")
         ax.set_title(f"window [T_a, {k:g} T_a]")
-        ax.legend(fontsize=7, loc="upper left")
+        legend_outside(ax, where="below", ncol=1, fontsize=7)
     axs[0].set_ylabel("N_50 (training samples)")
     fig.suptitle(
         f"N*(D): samples for persistent patch association (Theorem 4.2), C = {st['C']}, N = {st['Ns'][0]}…"

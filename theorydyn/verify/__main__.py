@@ -313,6 +313,11 @@ def run(inv: Invocation) -> int:
     (``--force`` skips it). Prints the summary, one line per claim (:mod:`theorydyn.verify.summary`),
     the verdict counts, the seconds per claim and the ledger CSV's path; ``--detail`` prints every row
     and the table of seconds before it."""
+    from ..vision.threads import passive_wait
+
+    # before torch loads (the vision claim trains): waiting OpenMP threads sleep, as in the vision commands
+    # (a spinning one held the core its team-mate needed: ~30x slower epochs beside other work)
+    passive_wait()
     from ..claims.check import Verdict
     from ..infra.provenance import attach_to_frame, provenance
     from ..infra.store import DB_NAME, StoreError

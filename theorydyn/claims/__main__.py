@@ -76,12 +76,12 @@ def build_parser():
     ap.add_argument(
         "--figure31",
         nargs="?",
-        const="figures/theorem31_glm.png",
+        const="",
         default=None,
-        metavar="PNG",
+        metavar="FILE",
         help="only draw the Theorem 3.1 scan (exact error of the equal-weight GLM with the best link against "
-        "q(D-C)/C^2, D in 64..256, "
-        "C in 4..16) to PNG (default figures/theorem31_glm.png) and print the crossings",
+        "q(D-C)/C^2, D in 64..256, C in 4..16) to FILE (.png, .pdf or .svg; default the run directory's "
+        "figures/theorem31_glm.svg, never the checkout) and print the crossings",
     )
     add_common_arguments(ap, seed=None, force="machine")
     return ap
@@ -113,7 +113,9 @@ def run(inv: Invocation) -> int:
         if given:
             name = given[0] if given[0].startswith("--") else "--" + given[0]
             fail(f"{name}: has no effect with --figure31 (the scan runs at its own sizes)", prog)
-        png = inv.output_file(args.figure31, "--figure31")
+        from ..infra.paths import run_dir
+
+        png = inv.output_file(args.figure31 or str(run_dir("figures", "theorem31_glm.svg")), "--figure31")
         cross = save_theorem_3_1_figure(str(png))
         print(cross.to_string(index=False))
         print(f"wrote {png}")

@@ -45,7 +45,7 @@ initialisation nor a length beyond its plot's 1000 steps, so no single setting i
 Every row names its setting in its text, [D=16, C=4, initialisation, steps], Figure 2's own, not the ledger's.
 
 Sizes: :data:`SIZES`, from :data:`theorydyn.positional.QUICK` (the ledger's quick mode and
-``figures/figure2.png``): N = 4096, 5 seeds, both kinds, here run to 2000 Adam steps; from
+``figures/figure2.svg``): N = 4096, 5 seeds, both kinds, here run to 2000 Adam steps; from
 :data:`theorydyn.positional.FULL`: N = 8192, 4000 steps.
 """
 

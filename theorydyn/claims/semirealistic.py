@@ -5,7 +5,7 @@ the reduced recursion in (α, γ, ρ) (docs/theory.md §3); the proof of Theorem
 samples staying close to it, the gap shrinking with N. The runs are
 :func:`theorydyn.experiments.semirealistic.closeness_runs` (the comparison itself,
 :func:`~theorydyn.experiments.semirealistic.compare_with_reduced`, also draws
-``figures/semirealistic.png``); this module makes the gaps relative (:func:`relative_gaps`) and judges
+``figures/semirealistic.svg``); this module makes the gaps relative (:func:`relative_gaps`) and judges
 the exponent of their decay in N (:func:`closeness_rows`, :func:`check_closeness`).
 """
 

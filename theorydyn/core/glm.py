@@ -295,7 +295,7 @@ def plot_theorem_3_1_scan(ax, curves, crossings) -> None:
     legend_outside(ax, handles)
 
 
-def save_theorem_3_1_figure(path: str = "figures/theorem31_glm.png", csv: str | None = None):
+def save_theorem_3_1_figure(path: str, csv: str | None = None):
     """Compute :func:`theorem_3_1_scan` and save its figure (and optionally the crossings as CSV).
 
     Draws into a :class:`matplotlib.figure.Figure` (no pyplot: no backend is chosen here), in the

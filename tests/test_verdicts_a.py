@@ -298,7 +298,8 @@ def test_check_n_star_names_setting_step_size_censoring_and_divergence():
     head = out[0]
     assert "[D = 32, q = 0.5 (q = C^2/D), eta = 1.3 (the rule), 15428 steps, window [T_a, 1.5 T_a]" in head.claim
     assert "diverged 1 of 9 runs" in head.note and "N=256 seed 3" in head.note and str(head.verdict) == "INFO"
-    assert math.isnan(head.measured) and "N_50 in (256, 1024]" in head.note and head.params["records_in_window"] == 25
+    assert math.isnan(head.measured) and "N_50 in (256, 1024]" in head.note
+    assert head.params["records_in_window"] == int(0.5 * 6685.0 / 1.3 // 107) >= 24
     margin = [c for c in out if "margin" in c.quantity][0]
     assert margin.ci_low > 0, margin  # the planted margin rises with N
     assert str(out[-1].verdict) == "INFO" and "1 size(s) measured" in out[-1].note

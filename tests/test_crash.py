@@ -65,25 +65,36 @@ def test_kill_9_at_20_random_moments_of_verify_leaves_the_old_ledger_or_the_new_
 
     def before(i: int) -> tuple[Path, tuple[str, ...]]:
         out.parent.mkdir(exist_ok=True)
+        for p in out.parent.glob("ledger.csv.old-*"):  # each kill starts from one earlier ledger
+            p.unlink()
         out.write_bytes(old)
-        # --recompute: the claims stored by an earlier killed run would otherwise make the run too short
-        # for the kill to land in it (the resume itself is tested in tests/test_verify_ledger.py)
-        return (out, (*VERIFY, "--recompute"))
+        # --fresh: the claims stored by an earlier killed run would otherwise make the run too short for the
+        # kill to land in it (the resume itself is tested in tests/test_verify_ledger.py); it renames the
+        # earlier ledger to ledger.csv.old-<UTC time> before any work, so a kill may find it there
+        return (out, (*VERIFY, "--fresh"))
 
     def after(i: int, killed: bool) -> None:
-        data = out.read_bytes()
-        if data == old:
+        aside = sorted(out.parent.glob("ledger.csv.old-*"))
+        assert len(aside) <= 1, aside
+        if not out.exists():  # killed after --fresh set the old ledger aside: it is there, byte for byte
+            assert len(aside) == 1 and aside[0].read_bytes() == old, (aside, killed)
             seen["old"] += 1
-        else:  # the new ledger, whole, with an uninterrupted run's values
+        elif out.read_bytes() == old:
+            seen["old"] += 1
+        else:  # the new ledger, whole, with an uninterrupted run's values; the old one kept aside
             pd.testing.assert_frame_equal(_ledger(out), ref)
+            assert len(aside) == 1 and aside[0].read_bytes() == old, aside
             seen["new"] += 1
-        # what a reader sees (every name not hidden) is the ledger and the claims' store: no torn copy, no
-        # temporary file; a kill -9 can leave the hidden temporary of atomic_path (.<stem>.<pid>.tmp.csv)
+        # what a reader sees (every name not hidden) is the ledger (or the old one set aside) and the claims'
+        # store: no torn copy, no temporary file; a kill -9 can leave the hidden temporary of atomic_path
+        # (.<stem>.<pid>.tmp.csv)
         visible = sorted(p.name for p in out.parent.iterdir() if not p.name.startswith("."))
-        store = {"results.sqlite", "results.sqlite-wal", "results.sqlite-shm"}
-        assert visible[0] == "ledger.csv" and set(visible[1:]) <= store, visible
+        # (--fresh lists the claims' rows it set aside in ledger_claims.rejected.csv)
+        store = {"results.sqlite", "results.sqlite-wal", "results.sqlite-shm", "ledger_claims.rejected.csv"}
+        ledgers = [v for v in visible if v.startswith("ledger.csv")]
+        assert 1 <= len(ledgers) <= 2 and set(visible) - set(ledgers) <= store, visible
         hidden = [p.name for p in out.parent.iterdir() if p.name.startswith(".")]
-        assert all(h.startswith(".ledger.") and h.endswith(".tmp.csv") for h in hidden), hidden
+        assert all(h.startswith((".ledger.", ".ledger_claims.")) and h.endswith(".tmp.csv") for h in hidden), hidden
 
     hits = kill_at_random_moments(_verify_quietly, before, 20, duration=full, seed=18, after=after)
     assert len(hits) == 20, hits  # 20 kills landed while verify was running

@@ -725,7 +725,7 @@ def _transfer_quietly(out):
     from theorydyn.transfer import analysis
 
     real = analysis.save_figure
-    analysis.save_figure = lambda draw, path, panels=1: write_text(path, "figure")
+    analysis.save_figure = lambda draw, path, panels=1, format="png": write_text(path, "figure")
 
     opts = tr.TransferOptions(
         Ns=(1, 2, 4),

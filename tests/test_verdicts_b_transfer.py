@@ -116,6 +116,27 @@ def test_theorem_52_never_passes_a_growing_need_is_consistent_and_a_flat_learner
     assert floor.verdict == "INFO" and "unresolved" in floor.note, floor.note
 
 
+def test_theorem_52_summary_is_decided_by_the_epsilon_rows_and_a_flat_learner_shows_there():
+    """The ledger's summary line of Theorem 5.2 is an ε-level learner's row (``decides=True``), not the
+    0.75-target slopes listed before it (all INFO, so precedence alone would pick the first of them); with a
+    flat learner planted, the FAIL of that learner is the summary's row."""
+    from theorydyn.verify.summary import deciding_row
+
+    def summary_row(needs):
+        raw, levels = _raw(needs)
+        summary, tgt, slopes = tr.report(raw, levels, None, B=200)
+        rows = [r for r in checks_from(summary, tgt, slopes, levels, pd.DataFrame(), tr.TransferOptions(), {})]
+        rows = [r for r in rows if r.claim == "Theorem 5.2"]
+        params = [", ".join(f"{k}={v}" for k, v in r.params.items()) for r in rows]
+        i, how = deciding_row([str(r.verdict) for r in rows], params)
+        return rows[i], how
+
+    r, how = summary_row({"pretrained": lambda D: 1.5 + 0.0 * D, "kernel": lambda D: 0.5 * D})
+    assert how == "decides=True" and r.quantity == KEY.format("kernel") and str(r.verdict) == "INFO", r.quantity
+    r, how = summary_row({"pretrained": lambda D: 1.5 + 0.0 * D, "kernel": lambda D: 0.5 * D, "scratch": FLAT})
+    assert r.quantity == KEY.format("scratch") and str(r.verdict) == "FAIL", (r.quantity, r.verdict)
+
+
 def test_theorem_52_is_info_when_censored_and_does_not_depend_on_the_reference():
     """Never reached within the cap (lower bounds only): INFO, never PASS; a learner reached at some D only:
     INFO "censored"; a pre-trained Â that never reaches the target changes nothing (the verdict is the

@@ -638,7 +638,8 @@ def _theorem_52_at_target(
                 f"Pre-trained Â at the same target: {_table(t, 'pretrained') or 'not run'}. "
                 f"Best seed-mean accuracy: {best}."
             )
-            p = dict(params, level=level, D=Ds, target=label)
+            # the ε-level rows decide the claim (the summary's row), not the 0.75-target slopes before them
+            p = dict(params, level=level, D=Ds, target=label, **({"decides": True} if judged else {}))
             form = Form.LOWER_BOUND if judged else Form.DIAGNOSTIC
             if r is None and finite:  # one D only (the method's cap on D): its need, no exponent
                 rows.append(replace(_one_d_row(g, method, what, label, p, ""), form=form))

@@ -406,4 +406,7 @@ def test_nstar_figure_draws_brackets_arrows_and_the_power_law_band():
     assert len(ax.collections) == 2  # one band per q reading
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any(lab.startswith("q = C^2/D: b ") for lab in labels), labels
-    assert fig.numbers(data)["C2_D_k3.0"]["b_min"] is not None
+    assert fig.numbers(data)["C2_D_k3"]["b_min"] is not None
+    from theorydyn.figures.core import claim_text
+
+    assert "q = C²/D" in claim_text(fig, fig.numbers(data))  # the manifest's text names its numbers' keys

@@ -111,7 +111,8 @@ def _numbers(data) -> dict:
     out: dict[str, Any] = {}
     for label, per_k in data["fits"].items():
         for k, fit in per_k.items():
-            key = f"{'C2_D' if label.startswith('q = C') else 'fixed_q'}_k{float(k):g}"  # k3, as the claim text names it
+            # k3, as the claim text names it (not k3.0)
+            key = f"{'C2_D' if label.startswith('q = C') else 'fixed_q'}_k{float(k):g}"
             out[key] = dict(b_min=_num(fit["b_min"]) if fit else None, b_max=_num(fit["b_max"]) if fit else None)
     return out
 

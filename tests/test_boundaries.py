@@ -27,7 +27,8 @@ import warnings
 import pytest
 from test_cli_fuzz import NUMERIC, clean
 
-from theorydyn.cli.configs import Rule
+from theorydyn.cli.configs import converter
+from theorydyn.core.config import Rule
 from theorydyn.core.setting import Setting
 from theorydyn.reduced import integrate
 from theorydyn.reduced.config import FlowConfig
@@ -77,7 +78,7 @@ CONFIG_FIELDS = [
 
 @pytest.mark.parametrize("cls, name, rule", CONFIG_FIELDS, ids=[f"{c.__name__}.{n}" for c, n, _ in CONFIG_FIELDS])
 def test_each_configuration_field_refuses_the_values_outside_its_range_and_its_flag_the_same(cls, name, rule):
-    conv = rule.converter(f"--{name.replace('_', '-')}")
+    conv = converter(rule, f"--{name.replace('_', '-')}")
     assert conv is not None
     bad = []
     for v in _candidates(rule):

@@ -7,7 +7,7 @@ import pytest
 
 from theorydyn import claims
 from theorydyn.claims.sizes import ClaimSizes, Sizes, grid_option, seeds_option
-from theorydyn.cli.configs import Config, option
+from theorydyn.core.config import Config, option
 
 # the experiments' keyed stores (seed runs, N*(D) passes, step-size rules) in a run directory of each test's own
 pytestmark = pytest.mark.usefixtures("run_home")
@@ -164,7 +164,7 @@ def test_the_same_seeds_give_the_same_numbers():
     import numpy as np
 
     from theorydyn.claims import theorem32
-    from theorydyn.cli.configs import as_seeds
+    from theorydyn.core.config import as_seeds
     from theorydyn.core.setting import Setting
 
     s = Setting(D=16, C=4, q=0.5)

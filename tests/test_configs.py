@@ -1,7 +1,7 @@
 """Typed, frozen configurations (issue 29): one default, one rule and one help text per option, read by the
 library, the command lines and the scan.
 
-* :func:`theorydyn.cli.configs.as_seeds`: one type of seeds, from a count or a sequence.
+* :func:`theorydyn.core.config.as_seeds`: one type of seeds, from a count or a sequence.
 * A field's rule refuses a bad value on construction, naming the field (the words of theorydyn.core.validate).
 * The flags of ``python -m theorydyn.reduced`` / ``simulate`` / ``vision`` are the fields': the same defaults
   and bounds; an old spelling (``--N-test``) still works and is hidden.

@@ -2,8 +2,8 @@
 
 A claim module (see docs/adding_a_claim.md) declares its sizes once, ``SIZES = Sizes(quick=…, full=…)``
 (:class:`~theorydyn.claims.sizes.Sizes`: two instances of one frozen, validated
-:class:`~theorydyn.cli.configs.Config`, read only through ``SIZES.pick(quick)``; seeds as
-:data:`~theorydyn.cli.configs.Seeds`), and defines two functions:
+:class:`~theorydyn.core.config.Config`, read only through ``SIZES.pick(quick)``; seeds as
+:data:`~theorydyn.core.config.Seeds`), and defines two functions:
 
 * ``checks(s: Setting, *, quick: bool, progress) -> list[Check]`` — the ledger rows of the claim
   at the ledger's setting ``s`` (a module measured at its own setting says so in its rows'

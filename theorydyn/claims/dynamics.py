@@ -35,8 +35,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..cli.configs import Seeds, as_seeds, option
 from ..core import model
+from ..core.config import Seeds, as_seeds, option
 from ..core.glm import glm_oracle_error_exact
 from ..core.phases import ERR_TOL
 from ..core.result import Result
@@ -243,7 +243,7 @@ def checks(
     :data:`~theorydyn.reduced.HORIZON_GROWTH_MAX` times while some seed has not reached T2:
     :func:`~theorydyn.reduced.flows_until_t2`); ``n_samples``: Monte Carlo
     samples of the reduced risk per seed (default :data:`SIZES`': 4000, 1500 with ``quick``); ``seeds``:
-    the k's instead of :data:`SIZES`' (a count K: 0 … K−1, :func:`~theorydyn.cli.configs.as_seeds`).
+    the k's instead of :data:`SIZES`' (a count K: 0 … K−1, :func:`~theorydyn.core.config.as_seeds`).
     """
     n = SIZES.pick(quick)
     n_samples = n_samples or n.n_samples

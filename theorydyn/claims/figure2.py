@@ -58,7 +58,7 @@ from typing import cast
 
 import numpy as np
 
-from ..cli.configs import Seeds, as_seeds, option
+from ..core.config import Seeds, as_seeds, option
 from ..core.data import sample_memory
 from ..core.setting import Setting
 from ..experiments.figure2 import UNIT_INIT, train_runs

@@ -26,7 +26,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..cli.configs import Seeds, option
+from ..core.config import Seeds, option
 from ..core.setting import Setting, setting_at
 from ..experiments.nstar import KS, nstar_runs
 from ..experiments.theorem4 import run_seeds

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..cli.configs import Seeds, option
+from ..core.config import Seeds, option
 from ..core.glm import theorem_3_1_scope
 from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from ..experiments.lemma41 import lemma_4_1_scaling_runs, population_gd

@@ -32,7 +32,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..cli.configs import Seeds, option
+from ..core.config import Seeds, option
 from ..core.glm import theorem_3_1_scope
 from ..core.setting import Setting, setting_at
 from ..core.stats import bracket_power_law

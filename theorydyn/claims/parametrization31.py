@@ -43,7 +43,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.stats import chi2
 
-from ..cli.configs import Seeds
+from ..core.config import Seeds
 from ..core.model import association
 from ..core.setting import Setting
 from ..core.stats import mean_ci

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..cli.configs import Seeds, option
+from ..core.config import Seeds, option
 from ..core.setting import Setting
 from ..experiments.semirealistic import closeness_runs
 from .check import setting_params

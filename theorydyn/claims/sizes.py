@@ -1,7 +1,7 @@
 """A claim's sizes, declared once: :class:`Sizes` holds its quick and its full configuration (issue 29).
 
 Every claim module declares ``SIZES = Sizes(quick=..., full=...)``, each side an instance of one frozen,
-validated :class:`~theorydyn.cli.configs.Config` (an existing one where its fields fit, e.g.
+validated :class:`~theorydyn.core.config.Config` (an existing one where its fields fit, e.g.
 :class:`~theorydyn.simulate.config.SimConfig`, else a claim's own :class:`ClaimSizes` subclass with just
 its size fields: N, steps, the N grid, the seeds …), and reads its sizes only through
 ``SIZES.pick(quick)``, in ``checks`` and in ``memory`` alike::
@@ -13,9 +13,9 @@ its size fields: N, steps, the N grid, the seeds …), and reads its sizes only 
 
     SIZES = Sizes(quick=Theorem32Sizes(), full=Theorem32Sizes(N=50_000))
 
-A field's default, rule and help text are written once, in the field (:func:`~theorydyn.cli.configs.option`);
-tuples get their rule from :func:`seeds_option` (:data:`~theorydyn.cli.configs.Seeds`, made by
-:func:`~theorydyn.cli.configs.as_seeds`) and :func:`grid_option` (a grid of numbers), checked by
+A field's default, rule and help text are written once, in the field (:func:`~theorydyn.core.config.option`);
+tuples get their rule from :func:`seeds_option` (:data:`~theorydyn.core.config.Seeds`, made by
+:func:`~theorydyn.core.config.as_seeds`) and :func:`grid_option` (a grid of numbers), checked by
 :class:`ClaimSizes` on construction. ``tests/test_claims_sizes.py`` checks that every registered claim
 declares its sizes this way.
 """
@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ..cli.configs import Config, _is_int, as_seeds, option
+from ..core.config import Config, _is_int, as_seeds, option
 
 C = TypeVar("C", bound=Config)
 
@@ -56,8 +56,8 @@ class Sizes(Generic[C]):
 
 
 def seeds_option(seeds: int | Iterable[int], help: str = "the seeds, one independent run each") -> Any:
-    """A field of :data:`~theorydyn.cli.configs.Seeds`: its default ``as_seeds(seeds)`` (a count K is seeds
-    0 … K−1), checked by :class:`ClaimSizes` with :func:`~theorydyn.cli.configs.as_seeds`."""
+    """A field of :data:`~theorydyn.core.config.Seeds`: its default ``as_seeds(seeds)`` (a count K is seeds
+    0 … K−1), checked by :class:`ClaimSizes` with :func:`~theorydyn.core.config.as_seeds`."""
     return _with(option(as_seeds(seeds), help, kind=tuple, cli=False), seeds=True)
 
 
@@ -73,9 +73,9 @@ def _with(f: Any, **meta: Any) -> Any:
 
 class ClaimSizes(Config):
     """The base of a claim's own size configuration: :class:`Config`'s checks, and the tuples' rules of
-    :func:`seeds_option` (:func:`~theorydyn.cli.configs.as_seeds`) and :func:`grid_option`.
+    :func:`seeds_option` (:func:`~theorydyn.core.config.as_seeds`) and :func:`grid_option`.
 
-    Subclasses are ``@dataclass(frozen=True)`` with :func:`~theorydyn.cli.configs.option`,
+    Subclasses are ``@dataclass(frozen=True)`` with :func:`~theorydyn.core.config.option`,
     :func:`seeds_option` and :func:`grid_option` fields."""
 
     def __post_init__(self) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cli.configs import Seeds, option
+from ..core.config import Seeds, option
 from ..core.glm import (
     SCAN_31_D,
     THEOREM_3_1_BOUND,

@@ -27,8 +27,8 @@ from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 from scipy.stats import binom
 
-from ..cli.configs import Seeds, option
 from ..core import data, model
+from ..core.config import Seeds, option
 from ..core.setting import Setting
 from ..core.stats import mean_ci
 from ..infra.memory import MemoryEstimate

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cli.configs import Seeds, option
+from ..core.config import Seeds, option
 from ..core.glm import glm_oracle_error_exact, theorem_3_1_scope
 from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from ..core.stats import mean_ci

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..cli.configs import option
+from ..core.config import option
 from ..core.setting import Setting
 from ..infra.memory import MemoryEstimate
 from ..infra.paths import run_dir

@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cli.configs import Seeds, as_seeds
+from ..core.config import Seeds, as_seeds
 from ..core.setting import Setting
 from ..core.stats import mean_ci
 from ..infra.memory import MemoryEstimate

@@ -11,7 +11,7 @@ parameter and the rule, with the value as the user wrote it (``eta=0``, never ``
 
 The ranges of the options of a run are the fields' rules of :class:`theorydyn.reduced.config.FlowConfig`
 and :class:`theorydyn.simulate.config.SimConfig` (issue 29: written once, read by the library and the
-CLI; :mod:`theorydyn.cli.configs` words their messages with :func:`check_int` / :func:`check_real`); here
+CLI; :mod:`theorydyn.core.config` words their messages with :func:`check_int` / :func:`check_real`); here
 are the checks of the rest (the setting, the start, the time grid, the per-replica lists).
 """
 

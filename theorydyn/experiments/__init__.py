@@ -4,7 +4,7 @@ A layer between the solvers (:mod:`theorydyn.simulate`, :mod:`theorydyn.reduced`
 :mod:`theorydyn.positional`) and the claims (:mod:`theorydyn.claims`): each function takes a
 :class:`~theorydyn.core.setting.Setting` and the sizes of its runs (a solver's config such as
 :class:`~theorydyn.simulate.config.SimConfig`, or keyword options: N, steps, η …; the seeds always as
-:data:`~theorydyn.cli.configs.Seeds`, a tuple of integers) and returns a frozen dataclass or a DataFrame;
+:data:`~theorydyn.core.config.Seeds`, a tuple of integers) and returns a frozen dataclass or a DataFrame;
 it judges nothing and imports no claim. A claim declares its sizes (:mod:`theorydyn.claims.sizes`), calls
 the experiment and turns the result into ledger rows::
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..cli.configs import Seeds
+from ..core.config import Seeds
 from ..core.setting import Setting
 from ..positional.train import TrainRun, run
 

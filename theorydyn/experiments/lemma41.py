@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..cli.configs import Seeds
 from ..core import data, model
+from ..core.config import Seeds
 from ..core.model import association
 from ..core.setting import Setting
 from ..simulate import simulate

@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..cli.configs import Seeds
 from ..core import data
+from ..core.config import Seeds
 from ..core.setting import Setting, setting_at
 from ..infra.keyed import KeyedStore
 from ..infra.paths import run_dir

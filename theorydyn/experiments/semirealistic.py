@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from .. import reduced
-from ..cli.configs import Seeds
 from ..core import model
+from ..core.config import Seeds
 from ..core.setting import Setting
 from ..simulate import simulate
 

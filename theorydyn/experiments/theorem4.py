@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from ..cli.configs import Seeds
 from ..core import data, model
+from ..core.config import Seeds
 from ..core.model import association
 from ..core.setting import Setting
 from ..infra.keyed import KeyedStore

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cli.configs import Seeds
+from ..core.config import Seeds
 from ..core.result import Result
 from ..core.setting import Setting
 from ..reduced import flows_until_t2, integrate, population_risk

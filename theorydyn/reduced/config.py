@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..cli.configs import Config, option
+from ..core.config import Config, option
 from ..core.phases import ERR_TOL
 from ..infra.limits import ATOL_MIN, N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
 from .defaults import N_SAMPLES, S_MAX, SOLVERS

@@ -29,7 +29,7 @@ import pandas as pd
 from scipy import integrate as si
 from scipy.optimize import brentq
 
-from ..cli.configs import as_seeds
+from ..core.config import as_seeds
 from ..core.phases import Phases, detect_phases
 from ..core.result import Result, Status
 from ..core.setting import Setting
@@ -96,7 +96,7 @@ def flows_until_t2(
 
     Returns (results, the horizon used, its multiple of the starting one)."""
     say = progress or (lambda msg: None)
-    seeds = as_seeds(seeds)  # a count or the seeds themselves: one type (theorydyn.cli.configs.Seeds)
+    seeds = as_seeds(seeds)  # a count or the seeds themselves: one type (theorydyn.core.config.Seeds)
     horizon = float(s_max) if s_max is not None else default_horizon(s.D)
 
     def run(h: float) -> list[Result]:

@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..cli.configs import converter
 from ..cli.runner import RESUMES, Command, Invocation
 from ..cli.tools import (
     ArgumentParser,
@@ -107,14 +108,14 @@ def _add_axis_arguments(ap: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--eta",
-        type=option_rule("eta").converter("--eta"),
+        type=converter(option_rule("eta"), "--eta"),
         nargs="+",
         default=None,
         help="GD step(s) η > 0: reduced --method gd and the simulator (default 10)",
     )
     g.add_argument(
         "--N",
-        type=option_rule("N").converter("--N"),
+        type=converter(option_rule("N"), "--N"),
         nargs="+",
         default=None,
         help="simulator sample size(s), >= 1 (default 16384)",
@@ -148,13 +149,13 @@ def _add_solver_options(ap: argparse.ArgumentParser) -> None:
         ("n_samples", "Monte Carlo count samples, >= 2 (default 4000)"),
     )
     for k, text in options:
-        o.add_argument(option_flag(k), type=option_rule(k).converter(option_flag(k)), default=None, help=text)
+        o.add_argument(option_flag(k), type=converter(option_rule(k), option_flag(k)), default=None, help=text)
     o.add_argument(
         "--expectation", choices=("mc", "exact"), default=None, help="Monte Carlo or exact (small L; default mc)"
     )
     o.add_argument(
         "--n-points",
-        type=option_rule("n_points").converter("--n-points"),
+        type=converter(option_rule("n_points"), "--n-points"),
         default=None,
         help=f"trajectory points, 2..{N_POINTS_MAX:.0e} (default 400)",
     )
@@ -164,7 +165,7 @@ def _add_solver_options(ap: argparse.ArgumentParser) -> None:
         ("omega", "simulator init scale ω >= 0 (default 1e-3)"),
     )
     for k, text in sim:
-        o.add_argument(option_flag(k), type=option_rule(k).converter(option_flag(k)), default=None, help=text)
+        o.add_argument(option_flag(k), type=converter(option_rule(k), option_flag(k)), default=None, help=text)
     o.add_argument(
         "--dtype",
         choices=("float64", "float32", "bfloat16"),

@@ -3,7 +3,7 @@ reads them without loading the solvers)."""
 
 from __future__ import annotations
 
-from ..cli.configs import Seeds, as_seeds
+from ..core.config import Seeds, as_seeds
 from ..infra.paths import run_dir
 
 PROG = "python -m theorydyn.scan"

@@ -10,8 +10,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..cli.configs import Rule
 from ..cli.tools import SETTING_FLAGS
+from ..core.config import Rule
 from ..core.setting import SETTING_FIELDS
 from ..infra.limits import SIM_STEPS_MAX, STEPS_MAX
 from ..reduced.config import FlowConfig
@@ -60,7 +60,7 @@ SCAN_RULES: dict[str, Rule] = {
 
 def option_rule(k: str) -> Rule:
     """The rule of solver option ``k`` of a point: :data:`SCAN_RULES`, else its configuration field's
-    (:data:`OPTION_FIELDS`). One rule for the scan's flag (``option_rule(k).converter(flag)``), its spec
+    (:data:`OPTION_FIELDS`). One rule for the scan's flag (``converter(option_rule(k), flag)``), its spec
     files and the library's :func:`~theorydyn.scan.grid.normalize_options`."""
     if k in SCAN_RULES:
         return SCAN_RULES[k]

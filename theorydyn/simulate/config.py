@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..cli.configs import Config, option
+from ..core.config import Config, option
 from ..core.phases import ERR_TOL
 from ..infra.limits import S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX
 

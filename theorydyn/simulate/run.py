@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..cli.configs import as_seeds
 from ..core import data
+from ..core.config import as_seeds
 from ..core.model import symmetric_attention
 from ..core.phases import Phases, detect_phases
 from ..core.result import CORE_COLUMNS, Result, Status

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..cli.configs import Config, option
 from ..cli.tools import EPOCHS_MAX
+from ..core.config import Config, option
 
 #: the largest seed (numpy's and torch's seeds both accept 0 … 2³² − 1)
 SEED_MAX = 2**32 - 1

@@ -125,9 +125,9 @@ def test_theorem_52_summary_is_decided_by_the_epsilon_rows_and_a_flat_learner_sh
     def summary_row(needs):
         raw, levels = _raw(needs)
         summary, tgt, slopes = tr.report(raw, levels, None, B=200)
-        rows = [r for r in checks_from(summary, tgt, slopes, levels, pd.DataFrame(), tr.TransferOptions(), {})]
+        rows = checks_from(summary, tgt, slopes, levels, pd.DataFrame(), tr.TransferOptions(), {})
         rows = [r for r in rows if r.claim == "Theorem 5.2"]
-        params = [", ".join(f"{k}={v}" for k, v in r.params.items()) for r in rows]
+        params = [r.row()["params"] for r in rows]  # as the ledger's CSV holds them
         i, how = deciding_row([str(r.verdict) for r in rows], params)
         return rows[i], how
 

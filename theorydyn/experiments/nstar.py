@@ -125,10 +125,15 @@ def read_run(raw: dict[str, Any], T_a: float | None, ks: Sequence[float]) -> dic
     return out
 
 
+def store_dir() -> Path:
+    """The default folder of the N*(D) passes' store: the run directory's ``nstar/``."""
+    return run_dir("nstar")
+
+
 def open_store(out: str | Path | None = None) -> KeyedStore:
-    """The store of the N*(D) passes in ``out`` (default: the run directory's ``nstar/``), one row per
+    """The store of the N*(D) passes in ``out`` (default: :func:`store_dir`), one row per
     (D, q, seed, options) with the pass's per-N readings as JSON."""
-    folder = Path(out) if out is not None else run_dir("nstar")
+    folder = Path(out) if out is not None else store_dir()
     folder.mkdir(parents=True, exist_ok=True)
     return KeyedStore(folder / "nstar_runs.csv", payload_column="params", create=True)
 

@@ -20,8 +20,7 @@ from ..claims import nstar as claim
 from ..core.plotting import OKABE_ITO, axes_or_new, legend_outside, styled
 from ..core.setting import Setting
 from ..core.stats import bracket_power_law
-from ..experiments.nstar import n50
-from ..infra.paths import run_dir
+from ..experiments.nstar import n50, store_dir
 from .core import _num, register
 
 
@@ -162,7 +161,7 @@ def nstar_readings(runs_by_label: dict[str, Any], ks: list[float]) -> dict:
     _numbers,
     # the N*(D) runs' keyed store: a run that reads them back (unchanged) is warm, so the manifest never marks
     # this figure for CI, whose cold run would compute hours of N*(D) passes
-    inputs=lambda quick: run_dir("nstar"),
+    inputs=lambda quick: store_dir(),
     note="Not regenerated in CI: it reads the ledger's N*(D) runs (<run dir>/nstar), hours of GD on 2 cores; the "
     "numbers are in the figure and the manifest.",
     inputs_cost="the full ledger's N*(D) runs: docs/benchmarks.md, section Times",

@@ -39,6 +39,7 @@ import pandas as pd
 from ..core import data
 from ..core.config import Seeds
 from ..core.setting import Setting, setting_at
+from ..core.stats import trend_slope_ci
 from ..infra.keyed import KeyedStore
 from ..infra.paths import run_dir
 from ..simulate import simulate_replicas
@@ -320,8 +321,6 @@ def margin_trend(g: pd.DataFrame, column: str = "margin_Ta") -> dict[str, Any] |
     """The slope of the association margin against log2 N across the N grid of one (D, q), per doubling of N,
     with the interval of :func:`theorydyn.core.stats.trend_slope_ci` (seeds within each N and the N's around
     the line); the runs that diverged are left out. None with fewer than 2 N holding a finite margin."""
-    from ..core.stats import trend_slope_ci
-
     per = [(int(N), gg[column].to_numpy(float)) for N, gg in g.groupby("N")]
     per = [(N, v[np.isfinite(v)]) for N, v in per]
     per = [(N, v) for N, v in per if v.size]

@@ -35,6 +35,7 @@ from ..core.model import risk_and_grad, symmetric_attention
 from ..core.setting import Setting
 from ..infra.keyed import KeyedStore
 from ..infra.paths import run_dir
+from ..reduced import integrate
 from ..simulate._kernel import FusedModel
 
 #: Samples of the empirical risk whose curvature the rule reads (seed :data:`CURVATURE_SEED`): the curvature
@@ -132,8 +133,6 @@ def curvature_along_flow(s: Setting, horizon: float, out: str | None = None) -> 
         dict(lam, s_at, eta, edge): λ*, the s where it is met, the rule's step η = 1/λ* rounded down to two
         significant digits, and the edge of stability 2/λ*.
     """
-    from ..reduced import integrate
-
     if not (math.isfinite(horizon) and horizon > 0):
         raise ValueError(f"horizon must be a finite time > 0, got {horizon!r}")
     folder = Path(out) if out is not None else run_dir("stepsize")

@@ -16,6 +16,7 @@ from theorydyn.claims import theorem32 as t32
 from theorydyn.claims.__main__ import main as theorems_main
 from theorydyn.claims.check import Check
 from theorydyn.core import data, glm, model
+from theorydyn.experiments import labels
 from theorydyn.experiments import lemma41 as xl41
 from theorydyn.experiments import theorem4 as xt4
 
@@ -584,12 +585,10 @@ def test_lemma_4_1_holds_exactly_for_population_gd():
 def test_definition_2_1_label_agreement_exact_vs_enumeration(D, C, q):
     """The exact law of y f against the exhaustive enumeration of Assumption 1 (labelling_from_z) and a
     Monte Carlo draw through data.sample + data.labelling."""
-    from theorydyn.claims import definition21 as d21
-
     s = Setting(D=D, C=C, q=q)
     z, y, w = data.enumerate_population(s)
     yf = y * data.labelling_from_z(s, z)
-    p = d21.label_agreement(s)
+    p = labels.label_agreement(s)
     assert p["agree"] == pytest.approx(float(w[yf > 0].sum()), abs=1e-12)
     assert p["zero"] == pytest.approx(float(w[yf == 0].sum()), abs=1e-12)
     b = data.sample(s, 40000, seed=1)
@@ -606,8 +605,8 @@ def test_definition_2_1_row_passes_at_the_ledger_setting_and_fails_with_noisy_la
     assert bad.measured > 0.1
     # more blank patches, fewer aligned random sets: the labels agree with f more often
     assert (
-        d21.label_agreement(Setting(D=48, C=12, q=1.0))["agree"]
-        < d21.label_agreement(Setting(D=48, C=12, q=0.5))["agree"]
+        labels.label_agreement(Setting(D=48, C=12, q=1.0))["agree"]
+        < labels.label_agreement(Setting(D=48, C=12, q=0.5))["agree"]
     )
 
 

@@ -10,10 +10,11 @@ import pytest
 from theorydyn.claims import dynamics, forms
 from theorydyn.claims import theorem32 as t32
 from theorydyn.claims.check import Form, Verdict
-from theorydyn.claims.definition21 import POLYLOG_GRID, fixed_c_grid, label_agreement
+from theorydyn.claims.definition21 import POLYLOG_GRID, fixed_c_grid
 from theorydyn.core import data, model
 from theorydyn.core.setting import Setting
 from theorydyn.experiments import vanishing as ev
+from theorydyn.experiments.labels import label_agreement
 from theorydyn.reduced import flows_until_t2, integrate
 
 # ---- the rules -------------------------------------------------------------------------------------------------

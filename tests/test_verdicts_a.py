@@ -146,6 +146,7 @@ def test_lemma43_across_d_gives_both_readings_labelled(monkeypatch):
     """Two rows: q = C^2/D (the verdict) and the ledger's fixed q (INFO, naming what the rule would give)."""
     from theorydyn.claims import dynamics
     from theorydyn.core.setting import Setting
+    from theorydyn.experiments import lemma43 as lemma43_exp
 
     qs = []
 
@@ -153,7 +154,7 @@ def test_lemma43_across_d_gives_both_readings_labelled(monkeypatch):
         qs.append((s.D, s.q))
         return s.D / 20 if s.q * s.D == 16 else 2.0  # order D at q = C^2/D, constant at fixed q
 
-    monkeypatch.setattr(dynamics, "lemma43_rate_ratio", ratio)
+    monkeypatch.setattr(lemma43_exp, "lemma43_rate_ratio", ratio)
     a, b = dynamics.lemma43_across_D(Setting(D=64, C=4, q=0.25), n_samples=10, seeds=(0, 1, 2))
     assert "q = C^2/D" in a.quantity and str(a.verdict) == "PASS"
     assert "fixed q = 0.25" in b.quantity and str(b.verdict) == "INFO" and "would give FAIL" in b.note

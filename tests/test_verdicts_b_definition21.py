@@ -7,29 +7,30 @@ import pytest
 
 from theorydyn.claims import definition21 as d21
 from theorydyn.core.setting import Setting
+from theorydyn.experiments import labels
 
 
 def test_noise_is_the_complement_of_agreement_and_stays_accurate_when_tiny():
     s = Setting(D=64, C=4, q=0.25)
-    p = d21.label_agreement(s)
-    assert d21.noise(s) == pytest.approx(1 - p["agree"], abs=1e-14)
+    p = labels.label_agreement(s)
+    assert labels.noise(s) == pytest.approx(1 - p["agree"], abs=1e-14)
     # far below float64 rounding of 1: the direct sum of the small terms, against the leading term
     # (L − 1)·2·(q/2)^C·(1/2) of one random set fully aligned against y (signs ±, one of two)
     s2 = Setting(D=4092, C=12, q=144 / 4092)
     lead = (s2.L - 1) * (s2.q / 2) ** s2.C
-    assert 0 < d21.noise(s2) and d21.noise(s2) == pytest.approx(lead, rel=0.05)
+    assert 0 < labels.noise(s2) and labels.noise(s2) == pytest.approx(lead, rel=0.05)
 
 
 def test_fixed_c_exponent_settles_at_one_minus_c_and_the_rule_fails_it():
     """Planted counter-case of the Definition 2.1 verdict: at fixed C the noise ∝ D^{1−C}."""
     for C in (3, 4):
-        t = d21.trend(d21.fixed_c_grid(C))
+        t = labels.trend(d21.fixed_c_grid(C))
         assert t["local"][-1] == pytest.approx(1 - C, abs=0.05), t["local"]
         assert not d21.trend_falls(t["local"])
 
 
 def test_polylog_c_exponent_keeps_falling_and_the_rule_passes_it():
-    t = d21.trend(d21.POLYLOG_GRID)
+    t = labels.trend(d21.POLYLOG_GRID)
     assert np.all(np.diff(t["local"]) < 0) and d21.trend_falls(t["local"])
     assert all(C * C / D <= 0.5 for C, D in d21.POLYLOG_GRID)  # inside the scope rule's q <= 1/2
 

@@ -16,6 +16,8 @@ from conftest import claim_module, register_claims
 from theorydyn import Setting, claims, verify
 from theorydyn.claims import dynamics, gpu
 from theorydyn.claims.check import LEDGER_COLUMNS, Check, Verdict
+from theorydyn.experiments import dynamics as dyn_exp
+from theorydyn.experiments import lemma43 as lemma43_exp
 from theorydyn.verify.__main__ import main as verify_main
 
 
@@ -211,7 +213,7 @@ def test_phase_helper_reads_the_phases_of_a_result():
     from theorydyn.core.result import Result
 
     res = Result("reduced", Setting(D=8, C=2), pd.DataFrame({"s": [0.0]}), Phases(T0=3.0))
-    assert dynamics.phase(res, "T0") == 3.0 and math.isnan(dynamics.phase(res, "T2"))
+    assert dyn_exp.phase(res, "T0") == 3.0 and math.isnan(dyn_exp.phase(res, "T2"))
 
 
 def test_bad_setting_and_missing_markdown_ledger_exit_2(capsys, tmp_path):
@@ -240,7 +242,7 @@ def test_lemma43_rate_ratio_matches_the_full_model():
     rate_in, rate_cross = -gA[s.same_set & off], -gA[~s.same_set]
     assert np.ptp(rate_in) < 1e-9 * np.abs(rate_in).max()  # one value per class (Lemma 4.1)
     full = rate_in.mean() / abs(rate_cross.mean())
-    assert dynamics.lemma43_rate_ratio(s, method="exact") == pytest.approx(full, rel=1e-9)
+    assert lemma43_exp.lemma43_rate_ratio(s, method="exact") == pytest.approx(full, rel=1e-9)
 
 
 def test_polylog_reading_and_its_local_exponent():
@@ -258,7 +260,7 @@ def test_polylog_reading_and_its_local_exponent():
 def test_lemma43_across_d_verdict_can_come_out_otherwise(monkeypatch, law, verdict):
     rng = np.random.default_rng(0)
     monkeypatch.setattr(
-        dynamics, "lemma43_rate_ratio", lambda s, n, seed=0: law(s.D) * (1 + 0.01 * rng.standard_normal())
+        lemma43_exp, "lemma43_rate_ratio", lambda s, n, seed=0: law(s.D) * (1 + 0.01 * rng.standard_normal())
     )
     row = dynamics.lemma43_across_D(Setting(D=64, C=4), n_samples=10, seeds=(0, 1, 2))[0]  # q = C^2/D: the verdict
     assert str(row.verdict) == verdict

@@ -1,8 +1,8 @@
 """Definition 2.1 in the ledger: the labels of Assumption 1 are spatially structured, i.e. up to a
 negligible error the label is a sum over sets, Pr[y f(X) > 0] = 1 − d^{−ω(1)} (docs/theory.md §10.1).
 
-For Assumption 1 the probability is exact (:func:`label_agreement`): the signal set contributes
-y·C to f, and each of the L − 1 other sets contributes Thr(t), t the sum of C i.i.d. δ_j ∈ {+1, −1, 0}
+For Assumption 1 the probability is exact (:mod:`theorydyn.experiments.labels` computes it): the signal set
+contributes y·C to f, and each of the L − 1 other sets contributes Thr(t), t the sum of C i.i.d. δ_j ∈ {+1, −1, 0}
 (probabilities q/2, q/2, 1 − q), Thr(t) = t if |t| > 0.9 C else 0. y·Thr(t) has the law of Thr(t)
 (δ is symmetric), so
 
@@ -35,34 +35,14 @@ from collections.abc import Callable
 import numpy as np
 
 from ..core.setting import Setting
-from ..infra.memory import MemoryEstimate, Term
+from ..experiments.labels import label_agreement, trend
+from ..experiments.labels import memory as labels_memory
+from ..infra.memory import MemoryEstimate
 from . import forms
 from .check import Check, Form, Verdict, setting_params
 
 #: d^{-omega(1)} read at a finite size: at most 1% of the labels disagree with f
 NOISE_TOL = 0.01
-
-
-def label_agreement(s: Setting) -> dict[str, float]:
-    """Exact Pr[y f > 0], Pr[f = 0] and Pr[y f < 0] under Assumption 1 (module docstring)."""
-    C, L, q = s.C, s.L, s.q
-    delta = np.array([q / 2, 1 - q, q / 2])  # values -1, 0, +1
-    t = np.array([1.0])
-    for _ in range(C):
-        t = np.convolve(t, delta)  # law of the set sum on -C..C
-    vals = np.arange(-C, C + 1)
-    keep = np.abs(vals) > 0.9 * C
-    T = np.where(keep, t, 0.0)
-    T[C] += t[~keep].sum()  # Thr(t) = 0 below the threshold
-    total = np.array([1.0])
-    for _ in range(L - 1):
-        total = np.convolve(total, T)  # law of the sum of the L - 1 thresholds on -C(L-1)..C(L-1)
-    m = C + np.arange(-C * (L - 1), C * (L - 1) + 1)  # y f = C + sum
-    return {
-        "agree": float(total[m > 0].sum()),
-        "zero": float(total[m == 0].sum()),
-        "disagree": float(total[m < 0].sum()),
-    }
 
 
 #: The verdict's drop: the local exponent of the noise must fall by at least this across the grid.
@@ -74,19 +54,6 @@ POLYLOG_GRID = tuple((C, C * round(2**C / C)) for C in range(7, 13))
 def fixed_c_grid(C: int) -> tuple[tuple[int, int], ...]:
     """(C, D) at fixed C: D = C · 2C · 2^k, k = 0…5 (q = C²/D = 1/2 at the first, halving)."""
     return tuple((C, C * 2 * C * 2**k) for k in range(6))
-
-
-def noise(s: Setting) -> float:
-    """1 − Pr[y f > 0] = Pr[f = 0] + Pr[y f < 0], exact (:func:`label_agreement`)."""
-    p = label_agreement(s)
-    return p["zero"] + p["disagree"]
-
-
-def trend(grid: tuple[tuple[int, int], ...]) -> dict[str, np.ndarray]:
-    """The noise on a (C, D) grid at q = C²/D and its local exponents Δ log noise / Δ log D."""
-    Ds = np.array([D for _, D in grid], float)
-    n = np.array([noise(Setting(D=D, C=C, q=C * C / D)) for C, D in grid])
-    return dict(D=Ds, C=np.array([C for C, _ in grid]), noise=n, local=np.diff(np.log(n)) / np.diff(np.log(Ds)))
 
 
 def trend_falls(local: np.ndarray, drop: float = DROP) -> bool:
@@ -103,8 +70,8 @@ def grid_text(grid: tuple[tuple[int, int], ...]) -> str:
     return f"{c}, D = {Ds[0]}..{Ds[-1]}, q = C^2/D"
 
 
-def _trend_row(title: str, grid, verdict_row: bool, extra: str) -> Check:
-    t = trend(grid)
+def _trend_row(title: str, t: dict[str, np.ndarray], verdict_row: bool, extra: str) -> Check:
+    """The row of one trend of the noise (:func:`theorydyn.experiments.labels.trend` on a grid)."""
     loc = t["local"]
     ok = trend_falls(loc)
     pts = ", ".join(f"(C={int(c)}, D={int(d)}): {x:.3g}" for c, d, x in zip(t["C"], t["D"], t["noise"], strict=True))
@@ -131,18 +98,24 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     Assumption 2 (the verdict), the trend at the ledger's fixed C and the noise at ``s`` (INFO)."""
     if progress:
         progress("Definition 2.1 (exact label agreement across D)")
-    p = label_agreement(s)
+    return rows(s, label_agreement(s), trend(POLYLOG_GRID), trend(fixed_c_grid(s.C)))
+
+
+def rows(s: Setting, p: dict[str, float], polylog: dict[str, np.ndarray], fixed: dict[str, np.ndarray]) -> list[Check]:
+    """The rows of :func:`checks` from the exact laws: ``p`` the label agreement at ``s``
+    (:func:`theorydyn.experiments.labels.label_agreement`), ``polylog`` and ``fixed`` the trends on
+    :data:`POLYLOG_GRID` and :func:`fixed_c_grid` (:func:`theorydyn.experiments.labels.trend`)."""
     here = p["zero"] + p["disagree"]
     return [
         _trend_row(
             f"Definition 2.1 (along Assumption 2, C ~ log2 D) [{grid_text(POLYLOG_GRID)}]",
-            POLYLOG_GRID,
+            polylog,
             True,
             "C = polylog(d) as Assumption 2 asks.",
         ),
         _trend_row(
             f"Definition 2.1 (fixed C = {s.C}, outside Assumption 2) [{grid_text(fixed_c_grid(s.C))}]",
-            fixed_c_grid(s.C),
+            fixed,
             False,
             f"At fixed C the exponent settles at -(C - 1) = {1 - s.C} (one random set aligned against y): "
             "polynomial, the planted counter-case of the row above.",
@@ -163,6 +136,6 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks`: two short vectors of length 2 C L, at the largest D of the grids."""
+    """Peak of :func:`checks` (:func:`theorydyn.experiments.labels.memory`) at the largest D of the grids."""
     n = max([s.C * s.L, *(D for _, D in POLYLOG_GRID), *(D for _, D in fixed_c_grid(s.C))])
-    return MemoryEstimate("Definition 2.1", (Term("label laws", 16 * 2 * n + 1024, {"D": s.D}),))
+    return labels_memory(n, s.D)

@@ -30,22 +30,21 @@ Horizon s_max = 2·10⁴·max(1, D/64)^1.5; the sizes are :data:`SIZES` (4000 Mo
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
-from ..core import model
 from ..core.config import Seeds, as_seeds, option
-from ..core.glm import glm_oracle_error_exact
 from ..core.phases import ERR_TOL
-from ..core.result import Result
 from ..core.setting import Setting
 from ..core.stats import mean_ci, trend_slope_ci
-from ..experiments.vanishing import READ_FACTOR, VanishingRuns, across_D_settings, bank_size, flow_errors_across_D
+from ..experiments import dynamics as dyn_exp
+from ..experiments import lemma43 as lemma43_exp
+from ..experiments.labels import label_agreement
+from ..experiments.vanishing import READ_FACTOR, VanishingRuns, flow_errors_across_D
 from ..infra.memory import MemoryEstimate
-from ..reduced import flows_until_t2, integrate, population_risk
-from ..reduced.memory import reduced_memory
 from . import forms
 from ._lemma43 import (  # noqa: F401  (the across-D names are dynamics' too: dynamics.local_exponent, …)
     POLYLOG_K,
@@ -55,7 +54,6 @@ from ._lemma43 import (  # noqa: F401  (the across-D names are dynamics' too: dy
     polylog_reading,
 )
 from .check import Check, Form, Verdict, departures, interval_verdict, setting_params, unconditional_error
-from .definition21 import label_agreement
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
 
@@ -87,92 +85,14 @@ SIZES = Sizes(
 
 def memory(s: Setting, quick: bool, *, n_samples: int | None = None, **_: object) -> MemoryEstimate:
     """Peak of :func:`checks` with the same options (only ``n_samples`` matters, default :data:`SIZES`'):
-    one reduced flow at a time (:func:`theorydyn.reduced.memory.reduced_memory`), the largest being that of the
-    largest size of the readings across D (its bank grows with D: :mod:`theorydyn.experiments.vanishing`)."""
+    :func:`theorydyn.experiments.dynamics.memory`, one reduced flow at a time, the largest that of the largest
+    size of the readings across D."""
     n = SIZES.pick(quick)
-    ns = n_samples or n.n_samples
-    return max(
-        (reduced_memory(t.D, t.C, t.q, bank_size(ns, s.D, t.D)) for t in across_D_settings(s, n.vanish_sizes)),
-        key=lambda e: e.total,
-    )
-
-
-def phase(res: Result, name: str) -> float:
-    """One entry of a result's :class:`~theorydyn.core.phases.Phases`, as a float (nan when not reached)."""
-    v = getattr(res.phases, name)
-    return math.nan if v is None else float(v)
+    return dyn_exp.memory(s, n_samples or n.n_samples, n.vanish_sizes)
 
 
 def _all_finite(v) -> bool:
     return bool(np.all(np.isfinite(np.asarray(v, dtype=float))))
-
-
-@dataclass(frozen=True)
-class _Flows:
-    """What :func:`checks` judges, measured by :func:`_measure_flows`: ``per`` maps each per-seed
-    quantity (``gap``, ``inc_ratio_min``, ``T1``, ``assoc``, …) to one value per seed; ``results``
-    the flows themselves (one :class:`Result` per seed); ``status`` the solver's word per seed;
-    ``s_max`` the horizon reached (``grown`` × the default); ``start_ratio`` Lemma 4.3's rate
-    ratio at s = 0 on an independent bank of 10⁵ samples; ``glm`` the exact equal-weight GLM at ``s``
-    (:func:`theorydyn.core.glm.glm_oracle_error_exact`)."""
-
-    per: dict[str, list[float]]
-    results: list[Result]
-    status: list[str]
-    s_max: float
-    grown: int
-    n_samples: int
-    start_ratio: float
-    glm: dict[str, float]
-
-
-def _measure_flows(
-    s: Setting,
-    *,
-    progress: Callable[[str], None] | None,
-    s_max: float | None,
-    n_samples: int,
-    seeds: Seeds,
-    ratio_n_samples: int,
-) -> _Flows:
-    """Run the flows of :func:`checks` (one per Monte Carlo bank seed of ``seeds``) and measure on each
-    trajectory the per-seed quantities its rows judge (:class:`_Flows`)."""
-    runs, s_max, grown = flows_until_t2(s, list(seeds), s_max, progress=progress, n_samples=n_samples)
-    per: dict[str, list[float]] = {}
-    status = []
-    results: list[Result] = []
-    for res in runs:
-        traj = res.trajectory
-        status.append(str(res.status) + (f" ({res.message})" if res.message else ""))
-        sv, g, r = (traj[c].to_numpy(float) for c in ("s", "gamma", "rho"))
-        later = sv > 0
-        per.setdefault("gap", []).append(float(np.min(g[later] - r[later])))
-        gap_rel = (g[later] - r[later]) / (np.abs(g[later]) + np.abs(r[later]))
-        per.setdefault("gap_rel", []).append(float(np.min(gap_rel)))
-        dg, dr = np.diff(g), np.abs(np.diff(r))
-        # a rate, not an increment: the increment over the first grid interval scales with its length
-        per.setdefault("dgamma_rate_min", []).append(float(np.min(dg / np.diff(sv))))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            per.setdefault("inc_ratio_min", []).append(float(np.min(np.where(dr > 0, dg / dr, np.inf))))
-        for name in ("lemma43_ratio", "T0", "T1", "T1_mass", "T2", "plateau_err", "final_err_f"):
-            per.setdefault(name, []).append(phase(res, name))
-        if not math.isfinite(per["final_err_f"][-1]):
-            per["final_err_f"][-1] = float(traj["err_f"].iloc[-1])
-        # the paper's Pr[f F <= 0]: a point with f = 0 counts as an error
-        per.setdefault("final_err_f_all", []).append(
-            unconditional_error(per["final_err_f"][-1], float(traj["amb_f"].iloc[-1]))
-        )
-        per.setdefault("assoc", []).append(model.association(s, model.symmetric_attention(s, g[-1], r[-1])))
-        # Event III: "α(t) increases again until the population risk becomes o(1)". Measured as the
-        # change of α from T1 (γ overtakes max|ρ|) to the end of the run, relative to α(T1).
-        a_all = traj["alpha"].to_numpy(float)
-        T1 = res.phases.T1
-        a_T1 = float(np.interp(T1, sv, a_all)) if T1 is not None else math.nan
-        per.setdefault("alpha_III", []).append((a_all[-1] - a_T1) / a_T1 if T1 is not None else math.nan)
-        results.append(res)
-    start_ratio = lemma43_rate_ratio(s, ratio_n_samples, seed=max(seeds) + 1)  # an independent bank
-    glm = glm_oracle_error_exact(s)
-    return _Flows(per, results, status, s_max, grown, n_samples, start_ratio, glm)
 
 
 ROUTE_REDUCED = (
@@ -189,7 +109,7 @@ ROUTE_PHASES = (
 
 @dataclass(frozen=True)
 class _SeedRows:
-    """Builds the rows of one per-seed quantity of :class:`_Flows` (:meth:`over`)."""
+    """Builds the rows of one per-seed quantity of :class:`theorydyn.experiments.dynamics.Flows` (:meth:`over`)."""
 
     per: dict[str, list[float]]
     params: dict
@@ -249,14 +169,16 @@ def checks(
     n_samples = n_samples or n.n_samples
     ks = n.seeds if seeds is None else as_seeds(seeds)
     banks = tuple(seed + k for k in ks)
-    fl = _measure_flows(
+    fl = dyn_exp.run(
         s, progress=progress, s_max=s_max, n_samples=n_samples, seeds=banks, ratio_n_samples=n.ratio_n_samples
     )
     params = setting_params(s, tau=s.tau, s_max=fl.s_max, n_samples=n_samples, **departures(s, eta="flow"))
     if fl.grown > 1:
         params["horizon"] = f"{fl.grown} x default_horizon(D): T2 not reached by the default in some seed"
     bad = sorted({x for x in fl.status if x != "ok"})
-    rows = _SeedRows(fl.per, params, len(ks), f"solver: {bad}" if bad else "")
+    # the paper's Pr[f F <= 0]: a point with f = 0 counts as an error
+    final_all = [unconditional_error(e, a) for e, a in zip(fl.per["final_err_f"], fl.per["final_amb_f"], strict=True)]
+    rows = _SeedRows(dict(fl.per, final_err_f_all=final_all), params, len(ks), f"solver: {bad}" if bad else "")
     out = _lemma43_rows(s, rows, fl)
     out += lemma43_across_D(s, n.ratio_n_samples, n.across_seeds)
     out += _phase_rows(rows, fl)
@@ -277,10 +199,10 @@ def checks(
     return out
 
 
-def _lemma43_rows(s: Setting, rows: _SeedRows, fl: _Flows) -> list[Check]:
+def _lemma43_rows(s: Setting, rows: _SeedRows, fl: dyn_exp.Flows) -> list[Check]:
     """Lemma 4.3 at ``s``: the rate of γ, the increment ratio dγ/|dρ| (per seed and over phase II),
     and γ − ρ > 0 (module docstring)."""
-    per = fl.per
+    per = rows.per
     scale = polylog_reading(s)
     per_seed_ratio = per["inc_ratio_min"]
     return [
@@ -339,7 +261,7 @@ def _lemma43_rows(s: Setting, rows: _SeedRows, fl: _Flows) -> list[Check]:
     ]
 
 
-def _phase_rows(rows: _SeedRows, fl: _Flows) -> list[Check]:
+def _phase_rows(rows: _SeedRows, fl: dyn_exp.Flows) -> list[Check]:
     """Section 4.1, Events I–III: the phase times (definitions as INFO), the error at T0 (INFO) and
     the change of α after T1 (module docstring)."""
     out = []
@@ -406,7 +328,7 @@ def _phase_rows(rows: _SeedRows, fl: _Flows) -> list[Check]:
     return out
 
 
-def _theorem41_rows(rows: _SeedRows, fl: _Flows) -> list[Check]:
+def _theorem41_rows(rows: _SeedRows, fl: dyn_exp.Flows) -> list[Check]:
     """Theorem 4.1: patch association of the final A, and the final population error (module docstring)."""
     out = [
         rows.over(
@@ -433,7 +355,7 @@ def _theorem41_rows(rows: _SeedRows, fl: _Flows) -> list[Check]:
             f"the paper's quantity: f = 0 counts as an error; Pr[f=0] = {floor:.3g} (exact) is the floor of "
             f"every classifier"
             + (f", at or above {ERR_TOL_41:g}: no model reaches 2% at this D" if floor >= ERR_TOL_41 else "")
-            + f"; given f != 0: {np.mean(fl.per['final_err_f']):.4g}; on the flow's own bank",
+            + f"; given f != 0: {np.mean(rows.per['final_err_f']):.4g}; on the flow's own bank",
             form=Form.VANISHING,
         )
     )
@@ -470,8 +392,9 @@ def _upper95(values: list[float]) -> float:
     return max(values) if math.isnan(hi) else hi
 
 
-def event_rows(s: Setting, results: list[Result], params: dict) -> list[Check]:
-    """Rows of Events I and III measured on the flows of :func:`checks` (one :class:`Result` per seed):
+def event_rows(s: Setting, results: Sequence[Any], params: dict) -> list[Check]:
+    """Rows of Events I and III measured on the flows of :func:`checks` (one
+    :class:`~theorydyn.core.result.Result` per seed, read by :func:`theorydyn.experiments.dynamics.events`):
 
     * Event I, "only v moves in phase I": per seed max(|γ(T0)|, |ρ(T0)|) / |α(T0) − α(0)| (γ = ρ = 0
       at s = 0); PASS iff its 95% upper bound is ≤ :data:`EVENT_I_TOL`, FAIL otherwise (or when T0 is
@@ -481,19 +404,8 @@ def event_rows(s: Setting, results: list[Result], params: dict) -> list[Check]:
       least risk of a model that errs with probability 1/8 (ℓ ≥ log 2 on every error, and every GLM errs that
       often against f, Theorem 3.1), the threshold it was judged against before.
     """
-    ratio, risk, risk0 = [], [], []
-    for res in results:
-        tr, T0 = res.trajectory, res.phases.T0
-        if T0 is None:
-            ratio.append(math.nan)
-        else:
-            a, g, r = (
-                float(np.interp(T0, tr["s"].to_numpy(float), tr[c].to_numpy(float))) for c in ("alpha", "gamma", "rho")
-            )
-            da = abs(a - float(tr["alpha"].iloc[0]))
-            ratio.append(max(abs(g), abs(r)) / da if da > 0 else math.inf)
-        risk.append(float(tr["risk"].iloc[-1]))
-        risk0.append(float(tr["risk"].iloc[0]))
+    ev = dyn_exp.events(results)
+    ratio, risk, risk0 = ev.ratio, ev.risk, ev.risk0
     route = (
         "reduced dynamics as in the rows above; verdicts on planted trajectories "
         "(tests/test_verify.py::test_event_rows_can_fail)"
@@ -701,21 +613,15 @@ def vanishing_rows(runs: VanishingRuns, **more: object) -> list[Check]:
 
 def _flow_vs_gd(s: Setting, etas: tuple[float, ...]) -> list[Check]:
     """INFO (solver consistency, not a claim of the paper): the paper's recursion (GD) against the
-    gradient flow of the same ℓ_red as η → 0, at first order (docs/theory.md §3).
+    gradient flow of the same ℓ_red as η → 0, at first order (docs/theory.md §3;
+    :func:`theorydyn.experiments.dynamics.flow_vs_gd`).
 
     Exact expectation (no Monte Carlo) at D = 16 with the setting's C, q, p, ν, β, τ where C
     divides 16 (else at D = 4C), horizon s ≤ 200 (phase I, where α moves fastest); gap at the
     smallest η of ``etas`` and observed order log2(gap(η)/gap(η/2)) from its last two.
     """
-    D = 16 if 16 % s.C == 0 and s.C < 16 else 4 * s.C
-    sx = s.at(D=D, q=s.q, nu=s.nu)  # C, p, ν, β, τ kept; d, σ² follow D unless set explicitly
-    horizon = 200.0
-    flow = integrate(sx, method="flow", s_max=horizon, expectation="exact").trajectory
-    gaps = []
-    for eta in etas:
-        gd = integrate(sx, method="gd", eta=eta, steps=int(round(horizon / eta)), expectation="exact").trajectory
-        a_flow = np.interp(gd["s"].to_numpy(), flow["s"].to_numpy(), flow["alpha"].to_numpy())
-        gaps.append(float(np.max(np.abs(gd["alpha"].to_numpy() - a_flow) / np.abs(a_flow))))
+    run = dyn_exp.flow_vs_gd(s, etas)
+    sx, horizon, gaps, D = run.setting, run.horizon, run.gaps, run.setting.D
     params = dict(D=D, C=s.C, q=round(s.q, 6), horizon=horizon, etas=list(etas), expectation="exact", **departures(sx))
     order = float(np.log2(gaps[-2] / gaps[-1]))
     note = "solver consistency of two integrations of the same reduced risk, not a claim of the paper"
@@ -745,18 +651,9 @@ def _flow_vs_gd(s: Setting, etas: tuple[float, ...]) -> list[Check]:
 ERR_TOL_41 = ERR_TOL
 
 
-def lemma43_rate_ratio(s: Setting, n_samples: int = 100_000, seed: int = 0, method: str = "mc") -> float:
-    """Lemma 4.3's ratio at the idealized start (α = ν^{1/(p−1)}, γ = ρ = 0): the per-entry rate of γ over
-    the per-entry |rate| of ρ, (−∂ℓ/∂γ / (D(C−1))) / |∂ℓ/∂ρ / (D(D−C))| (docs/theory.md §3.4), from the
-    reduced gradient (:func:`theorydyn.reduced.population_risk`, Monte Carlo or exact)."""
-    a0 = s.nu ** (1.0 / (s.p - 1))
-    g = population_risk(s, a0, 0.0, 0.0, method=method, n_samples=n_samples, seed=seed).grad
-    return float(-g[1] * (s.D - s.C) / ((s.C - 1) * abs(g[2])))
-
-
 def lemma43_across_D(s: Setting, n_samples: int = 100_000, seeds: Seeds = (0, 1, 2, 3, 4)) -> list[Check]:
     """Lemma 4.3's ratio across D (issue 17 item 7, issues 21 and 30): the rate ratio at the start
-    (:func:`lemma43_rate_ratio`) at D ∈ :func:`lemma43_Ds` (d, σ², ν following D unless set
+    (:func:`theorydyn.experiments.lemma43.ratios_across_D`) at D ∈ :func:`lemma43_Ds` (d, σ², ν following D unless set
     explicitly), one Monte Carlo bank of ``n_samples`` per seed of ``seeds``, and the fitted exponent b of
     ratio ∝ D^b over every (D, seed) with its 95% interval (:func:`theorydyn.core.stats.fit_power_law_ci`),
     in two labelled readings:
@@ -773,7 +670,7 @@ def lemma43_across_D(s: Setting, n_samples: int = 100_000, seeds: Seeds = (0, 1,
     )
     out = []
     for label, q_of in (("q = C^2/D", lambda D: s.C**2 / D), (f"fixed q = {s.q:g} (the ledger's)", lambda D: s.q)):
-        per_D = {D: [lemma43_rate_ratio(s.at(D=D, q=q_of(D)), n_samples, seed=k) for k in seeds] for D in Ds}
+        per_D = lemma43_exp.ratios_across_D(s, Ds, q_of, n_samples, seeds)
         params = dict(
             C=s.C,
             D=list(Ds),

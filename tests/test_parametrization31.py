@@ -7,13 +7,14 @@ from scipy.stats import chi2
 
 from theorydyn import Setting
 from theorydyn.claims import parametrization31 as p31
+from theorydyn.experiments import parametrization31 as p31_exp
 
 
 def test_off_diagonal_second_moment_is_sigma_squared_over_D():
     # E[<p_i, p_j>^2] = D (sigma_A / D)^2 = sigma_A^2 / D exactly; 400 draws at D = 32
     D, sA = 32, 1.7
     rng = np.random.default_rng(0)
-    m2 = [np.mean(p31.initial_attention(D, sA, rng)[~np.eye(D, dtype=bool)] ** 2) for _ in range(400)]
+    m2 = [np.mean(p31_exp.initial_attention(D, sA, rng)[~np.eye(D, dtype=bool)] ** 2) for _ in range(400)]
     se = np.std(m2) / np.sqrt(len(m2))
     assert abs(np.mean(m2) - sA**2 / D) < 4 * se
 
@@ -21,7 +22,7 @@ def test_off_diagonal_second_moment_is_sigma_squared_over_D():
 def test_diagonal_law_is_chi2_over_D():
     D, sA = 16, 0.5
     rng = np.random.default_rng(1)
-    r = np.concatenate([np.diag(p31.initial_attention(D, sA, rng)) / sA for _ in range(500)])
+    r = np.concatenate([np.diag(p31_exp.initial_attention(D, sA, rng)) / sA for _ in range(500)])
     # Kolmogorov distance to chi2_D / D
     x = np.sort(r) * D
     F = chi2.cdf(x, D)
@@ -34,8 +35,8 @@ def test_top_c_fraction_of_a_planted_block_matrix():
     A = np.zeros((16, 16))
     for S in s.sets:
         A[np.ix_(S, S)] = 1.0
-    assert p31.scales(A, s)["top_c_fraction"] == 1.0
-    assert p31.scales(-A + 2 * np.eye(16), s)["top_c_fraction"] == 0.0
+    assert p31_exp.scales(A, s)["top_c_fraction"] == 1.0
+    assert p31_exp.scales(-A + 2 * np.eye(16), s)["top_c_fraction"] == 0.0
 
 
 def rows(s, **kw):

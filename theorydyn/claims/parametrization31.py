@@ -44,11 +44,10 @@ import numpy as np
 from scipy.stats import chi2
 
 from ..core.config import Seeds
-from ..core.model import association
 from ..core.setting import Setting
 from ..core.stats import mean_ci
-from ..infra.memory import MemoryEstimate, Term
-from ..simulate.run import init_params
+from ..experiments import parametrization31 as p31_exp
+from ..infra.memory import MemoryEstimate
 from .check import Check, Form, Verdict, departures
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
@@ -69,49 +68,11 @@ RUN_OMEGA = 1e-3
 DIAG_LOW, DIAG_HIGH, DIAG_LEVEL = 0.5, 2.0, 0.99
 
 
-def initial_attention(D: int, sigma_A: float, rng: np.random.Generator) -> np.ndarray:
-    """A(0) = P Pᵀ with the rows p_i ~ N(0, σ_A I_D / D) i.i.d.  Returns A: (D, D), symmetric."""
-    P = rng.standard_normal((D, D)) * np.sqrt(sigma_A / D)
-    return P @ P.T
-
-
-def scales(A: np.ndarray, s: Setting | None = None) -> dict[str, float]:
-    """Summary of one A(0): (D, D) — RMS and max |·| of the off-diagonal, min/max of the diagonal,
-    and, given the Setting ``s`` (its sets), the fraction of rows with patch association
-    (Definition 2.2, :func:`theorydyn.core.model.association`)."""
-    D = A.shape[0]
-    off = A[~np.eye(D, dtype=bool)]
-    diag = np.diag(A)
-    out = dict(
-        rms_off=float(np.sqrt(np.mean(off**2))),
-        max_off=float(np.max(np.abs(off))),
-        diag_min=float(diag.min()),
-        diag_max=float(diag.max()),
-    )
-    if s is not None:
-        out["top_c_fraction"] = association(s, A)
-    return out
-
-
-def exponent_per_seed(grid: tuple[int, ...], sigma_A: float, seeds: Seeds, seed0: int = 0) -> np.ndarray:
-    """Per seed k of ``seeds``, the least-squares slope of log RMS_{i≠j} A(0)_ij against log D over ``grid``."""
-    out = []
-    for k in seeds:
-        rng = np.random.default_rng([seed0 + k, 31])
-        rms = [scales(initial_attention(D, sigma_A, rng))["rms_off"] for D in grid]
-        out.append(np.polyfit(np.log(grid), np.log(rms), 1)[0])
-    return np.asarray(out)
-
-
 def start_row(s: Setting, omega: float = RUN_OMEGA, seeds: Seeds = SIZES.quick.seeds) -> Check:
     """Row 0 (module docstring): RMS_{i≠j} Â(0)_ij / β of the runs' realistic start
     (:func:`theorydyn.simulate.run.init_params` at ``omega``) over the draws ``seeds`` at ``s``,
     PASS iff its upper 95% bound is ≤ 1/√D (the off-diagonal scale the paper sets to 0)."""
-    ratios = []
-    for k in seeds:
-        A, _ = init_params(s, omega, np.random.default_rng([k, 3102]))
-        off = A[~np.eye(s.D, dtype=bool)]
-        ratios.append(float(np.sqrt(np.mean(off**2))) / float(s.beta))
+    ratios = p31_exp.start_ratios(s, omega, seeds)
     bound = 1.0 / np.sqrt(s.D)
     c = Check.over_seeds(
         "Parametrization 3.1",
@@ -133,21 +94,6 @@ def start_row(s: Setting, omega: float = RUN_OMEGA, seeds: Seeds = SIZES.quick.s
     )
 
 
-def _measure_draws(s: Setting, sigma_A: float, seeds: Seeds) -> tuple[list[float], list[float], list[float]]:
-    """Per draw k of A(0) = P Pᵀ at ``s`` (k of ``seeds``, generator ``[k, 3101]``): the fraction
-    of A_ii / σ_A in [:data:`DIAG_LOW`, :data:`DIAG_HIGH`], max_{i≠j} |A_ij| / min_i A_ii, and the
-    fraction of rows whose Top-C is their set (:func:`scales`)."""
-    inside, ratio, top = [], [], []
-    for k in seeds:
-        A = initial_attention(s.D, sigma_A, np.random.default_rng([k, 3101]))
-        sc = scales(A, s)
-        r = np.diag(A) / sigma_A
-        inside.append(float(np.mean((r >= DIAG_LOW) & (r <= DIAG_HIGH))))
-        ratio.append(sc["max_off"] / sc["diag_min"])
-        top.append(sc["top_c_fraction"])
-    return inside, ratio, top
-
-
 def checks(
     s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None, omega: float = RUN_OMEGA
 ) -> list[Check]:
@@ -159,7 +105,7 @@ def checks(
     if progress:
         progress(f"Parametrization 3.1 (A(0) = P Pᵀ at D = {', '.join(map(str, grid))}, {len(seeds)} seeds)")
     rows = [start_row(s, omega, seeds)]
-    b = exponent_per_seed(grid, sigma_A, seeds)
+    b = p31_exp.exponent_per_seed(grid, sigma_A, seeds)
     m, lo, hi = mean_ci(b)
     base = dict(sigma_A=sigma_A, seeds=len(seeds))
     rows.append(
@@ -179,7 +125,7 @@ def checks(
             form=Form.IDENTITY,
         )
     )
-    inside, ratio, top = _measure_draws(s, sigma_A, seeds)
+    inside, ratio, top = p31_exp.draws(s, sigma_A, seeds, DIAG_LOW, DIAG_HIGH)
     exact = float(chi2.cdf(DIAG_HIGH * s.D, s.D) - chi2.cdf(DIAG_LOW * s.D, s.D))
     frac = float(np.mean(inside))
     here = dict(D=s.D, C=s.C, **base)
@@ -224,6 +170,6 @@ def checks(
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks`: P, A and a copy at the largest D of :data:`SIZES`' grid (float64)."""
-    Dmax = max(max(SIZES.pick(quick).grid), s.D)
-    return MemoryEstimate("Parametrization 3.1", (Term("P, A(0)", 3 * 8 * Dmax * Dmax, {"D": Dmax}),))
+    """Peak of :func:`checks` (:func:`theorydyn.experiments.parametrization31.memory`) at the largest D of
+    :data:`SIZES`' grid."""
+    return p31_exp.memory(max(max(SIZES.pick(quick).grid), s.D))

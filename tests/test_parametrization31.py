@@ -58,7 +58,7 @@ def test_exponent_row_fails_for_another_scale(monkeypatch, scale):
         P = rng.standard_normal((D, D)) * np.sqrt(c)
         return P @ P.T
 
-    monkeypatch.setattr(p31, "initial_attention", wrong)
+    monkeypatch.setattr(p31_exp, "initial_attention", wrong)
     r = rows(Setting(D=64, C=4))
     assert "excludes -1/2" in r["exponent"].note
 

@@ -163,15 +163,15 @@ def test_the_same_seeds_give_the_same_numbers():
     count at the boundary is its tuple (as_seeds(2) == (0, 1))."""
     import numpy as np
 
-    from theorydyn.claims import theorem32
     from theorydyn.core.config import as_seeds
     from theorydyn.core.setting import Setting
+    from theorydyn.experiments import theorem32 as xt32
 
     s = Setting(D=16, C=4, q=0.5)
-    M = theorem32.construct_theorem_3_2(s, kappa=60.0 * s.tau)
+    M = xt32.construct_theorem_3_2(s, kappa=60.0 * s.tau)
     A = (M.P.T @ M.W_Q) @ (M.P.T @ M.W_K).T
-    both = theorem32._measure_errors(s, A, M.v, 300, as_seeds(2), 0)
-    one = theorem32._measure_errors(s, A, M.v, 300, (1,), 0)
-    assert both == theorem32._measure_errors(s, A, M.v, 300, (0, 1), 0)
+    both = xt32.measure_errors(s, A, M.v, 300, as_seeds(2), 0)
+    one = xt32.measure_errors(s, A, M.v, 300, (1,), 0)
+    assert both == xt32.measure_errors(s, A, M.v, 300, (0, 1), 0)
     assert [x[1] for x in both[:2]] == [x[0] for x in one[:2]]  # errors and Pr[f = 0] per seed
     assert np.isfinite(both[0]).all()

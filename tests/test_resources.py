@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from theorydyn import Setting
-from theorydyn.claims import estimates as E
 from theorydyn.core import data
+from theorydyn.experiments import theorem32 as xt32
 from theorydyn.infra import memory as R
 from theorydyn.infra.memory import SMALL_BYTES
 from theorydyn.reduced import make_bank
@@ -126,7 +126,7 @@ def test_theorem_3_2_estimate_bounds_the_measured_peak():
     from theorydyn.claims.theorem32 import Theorem32Sizes, check_theorem_3_2
 
     s = Setting(D=64, C=4)
-    _between(_peak(lambda: check_theorem_3_2(s, Theorem32Sizes(N=300))), E.theorem_3_2_memory(64, 4, None, 300).total)
+    _between(_peak(lambda: check_theorem_3_2(s, Theorem32Sizes(N=300))), xt32.memory(64, 4, None, 300).total)
 
 
 @pytest.mark.slow  # importing torch alone takes seconds
@@ -176,7 +176,7 @@ def test_refusal_names_the_parameter_the_estimate_and_the_limit():
         (simulate_memory_module.simulate_memory(64, 4, N=10**12), "N=1000000000000"),
         (simulate_memory_module.simulate_memory(64, 4, N=100, n_test=10**12), "n_test=1000000000000"),
         (simulate_memory_module.simulate_memory(100_000, 4, N=2), "D=100000"),
-        (E.theorem_3_2_memory(100_000, 4), "N=20000, D=100000"),
+        (xt32.memory(100_000, 4), "N=20000, D=100000"),
         (V.vit_batch_memory(100_000_000, 96, 2, 4), "batch=100000000"),
         (reduced_memory_module.reduced_memory(512, 2, 0.0078, expectation="exact"), "D=512, C=2"),
     ],
@@ -222,7 +222,7 @@ def test_an_invalid_memory_limit_is_a_value_error_naming_the_variable(monkeypatc
 # ---- the estimates beside their code; resources below the solvers ---------------------------------------
 def test_memory_module_imports_no_solver():
     """infra.memory is what every CLI imports before parsing its flags, and the bottom layer: the
-    estimates are imported from beside their code (core.data, the solvers, claims.estimates,
+    estimates are imported from beside their code (core.data, the solvers, the experiments,
     vision.memory), never through it."""
     assert not hasattr(R, "reduced_memory") and not hasattr(R, "simulate_memory")
     assert not hasattr(R, "sample_memory") and not hasattr(R, "theorem_3_1_memory")

@@ -19,6 +19,8 @@ from theorydyn.core import data, glm, model
 from theorydyn.experiments import labels
 from theorydyn.experiments import lemma41 as xl41
 from theorydyn.experiments import theorem4 as xt4
+from theorydyn.experiments import theorem31 as xt31
+from theorydyn.experiments import theorem32 as xt32
 
 # the experiments' keyed stores (seed runs, N*(D) passes, step-size rules) in a run directory of each test's own
 pytestmark = pytest.mark.usefixtures("run_home")
@@ -258,7 +260,7 @@ def test_literal_construction_by_monte_carlo_matches_the_exact_floor():
 @pytest.mark.parametrize("partition", ["blocks", "grid", "random"])
 def test_theorem_3_2_construction_fits_f_without_positional_association(partition):
     s = Setting(D=16, C=4, partition=partition, partition_seed=5)
-    M = t32.construct_theorem_3_2(s)
+    M = xt32.construct_theorem_3_2(s)
     G = M.P.T @ M.P
     # Property 1: the Top-C of every row's off-diagonal Gram entries misses the row's own set …
     for i in range(s.D):
@@ -267,7 +269,7 @@ def test_theorem_3_2_construction_fits_f_without_positional_association(partitio
         kth = np.sort(row)[::-1][s.C - 1]
         top = set(idx[row >= kth])  # every index that a tie-break could put in the Top-C
         assert top.isdisjoint(s.sets[s.set_of[i]]), (i, top)
-    assert model.association(s, G) == 0.0 and t32.offdiag_topc_miss(s, G) == 1.0
+    assert model.association(s, G) == 0.0 and xt32.offdiag_topc_miss(s, G) == 1.0
     # … while the logits computed from P, W_Q, W_K are block-structured (queries/keys undo PᵀP).
     Q, K = M.P.T @ M.W_Q, M.P.T @ M.W_K
     np.testing.assert_allclose(Q @ K.T, 60.0 * s.same_set, atol=1e-8)
@@ -295,11 +297,11 @@ def test_theorem_3_2_checks_pass_for_the_construction_and_fail_for_perturbed_one
     assert [str(c.verdict) for c in good] == ["INFO", "PASS", "PASS", "PASS", "INFO", "INFO"]
     assert good[0].measured < 0.01 and good[0].ci_low <= good[0].measured <= good[0].ci_high
     assert good[1].measured <= t32.BLOCK_RTOL
-    M = t32.construct_theorem_3_2(s)
+    M = xt32.construct_theorem_3_2(s)
     # (a) keys built for another partition: model (T) attends to the wrong sets: the identity row fails
     other = Setting(D=32, C=4, partition="random", partition_seed=1)
     P_inv_T = np.linalg.inv(M.P).T
-    bad_keys = t32.PositionalTransformer(s, M.P, M.W_Q, P_inv_T @ other.same_set.astype(float), M.v)
+    bad_keys = xt32.PositionalTransformer(s, M.P, M.W_Q, P_inv_T @ other.same_set.astype(float), M.v)
     c = t32.check_theorem_3_2(s, T32_SMALL, M=bad_keys)
     assert str(c[1].verdict) == "FAIL" and c[1].measured > 0.1 and c[0].measured > 0.05
     assert [str(x.verdict) for x in c[2:4]] == ["PASS", "PASS"]  # the Gram rows do not see it
@@ -308,7 +310,7 @@ def test_theorem_3_2_checks_pass_for_the_construction_and_fail_for_perturbed_one
     lam, U = np.linalg.eigh(np.eye(s.D) + B)
     P = (U * np.sqrt(lam)) @ U.T
     Pi = np.linalg.inv(P).T
-    assoc = t32.PositionalTransformer(s, P, 60.0 * Pi, Pi @ B, M.v)
+    assoc = xt32.PositionalTransformer(s, P, 60.0 * Pi, Pi @ B, M.v)
     c = t32.check_theorem_3_2(s, T32_SMALL, M=assoc)
     assert str(c[1].verdict) == "PASS"  # it still computes the block output …
     assert [str(x.verdict) for x in c[2:4]] == ["FAIL", "FAIL"]  # … but its encodings show the sets
@@ -548,7 +550,7 @@ def test_theorems_cli_theorem_3_1_out_of_scope(tmp_path, monkeypatch):
     def fake_fit(s, *a, **k):  # the fits are tested elsewhere; here only the scope bookkeeping
         return {"logistic regression on <w*, X_j>": {"err": 0.01, "err_cond": 0.01}}
 
-    monkeypatch.setattr(t31, "glm_fitted_errors", fake_fit)
+    monkeypatch.setattr(xt31, "glm_fitted_errors", fake_fit)
     out = tmp_path / "c.csv"
     assert theorems_main(["--D", "64", "--C", "4", "--q", "0.05", "--only", "3.1", "--out", str(out)]) == 0
     df = pd.read_csv(out)

@@ -13,6 +13,7 @@ from theorydyn.claims.check import Form, Verdict
 from theorydyn.claims.definition21 import POLYLOG_GRID, fixed_c_grid
 from theorydyn.core import data, model
 from theorydyn.core.setting import Setting
+from theorydyn.experiments import theorem32 as xt32
 from theorydyn.experiments import vanishing as ev
 from theorydyn.experiments.labels import label_agreement
 from theorydyn.reduced import flows_until_t2, integrate
@@ -167,14 +168,14 @@ def test_error_envelope_brackets_the_exact_error_by_enumeration(D, C, q, nu, err
     s = Setting(D=D, C=C, q=q) if nu is None else Setting(D=D, C=C, q=q, nu=nu)
     z, y, w = data.enumerate_population(s)
     f = data.labelling_from_z(s, z)
-    Fb = t32.block_output(s, z)
-    M = t32.construct_theorem_3_2(s, kappa=60.0 * s.tau)
+    Fb = xt32.block_output(s, z)
+    M = xt32.construct_theorem_3_2(s, kappa=60.0 * s.tau)
     A = (M.P.T @ M.W_Q) @ (M.P.T @ M.W_K).T
     F = model.forward(s, A, M.v, data.embed(s, z))
     assert np.max(np.abs(F - Fb)) <= t32.BLOCK_RTOL * np.max(np.abs(Fb)), np.max(np.abs(F - Fb))
     err = float(w[(f != 0) & (f * Fb <= 0)].sum())
     assert (err > 0) == errs
-    env = t32.error_envelope(s)
+    env = xt32.error_envelope(s)
     assert env["floor"] == pytest.approx(float(w[f == 0].sum()), rel=1e-12, abs=1e-15)
     assert err <= env["bound"], (err, env)
     assert env["floor"] <= env["floor"] + err <= env["upper"]
@@ -186,10 +187,10 @@ def test_error_envelope_bounds_the_monte_carlo_error_at_the_ledgers_setting():
     s = Setting(D=64, C=4)
     y, _, z = data.sample_z(s, 400_000, np.random.default_rng(11))
     f = data.labelling_from_z(s, z)
-    F = t32.block_output(s, z)
+    F = xt32.block_output(s, z)
     dec = f != 0
     mc = float(np.mean(f[dec] * F[dec] <= 0))
-    env = t32.error_envelope(s)
+    env = xt32.error_envelope(s)
     assert mc + 5 * math.sqrt(mc / dec.sum()) < env["bound_given"], (mc, env)
     assert float(np.mean(~dec)) == pytest.approx(env["floor"], abs=5 * math.sqrt(env["floor"] / len(f)))
 
@@ -205,8 +206,8 @@ def test_chernoff_tail_bounds_the_exact_tail_of_a_sum():
     values = np.arange(-18, 19)
     for a in (1.0, 5.0, 11.0, 18.0):
         tail = float(exact[values >= a].sum())
-        assert tail <= t32._chernoff_tail(r, law, 6, a) + 1e-15
-    assert t32._chernoff_tail(r, law, 6, 19.0) == 0.0 and t32._chernoff_tail(r, law, 6, -1.0) == 1.0
+        assert tail <= xt32._chernoff_tail(r, law, 6, a) + 1e-15
+    assert xt32._chernoff_tail(r, law, 6, 19.0) == 0.0 and xt32._chernoff_tail(r, law, 6, -1.0) == 1.0
 
 
 def test_theorem_32_across_d_passes_along_assumption_2_and_the_same_procedure_fails_at_fixed_c():
@@ -218,6 +219,6 @@ def test_theorem_32_across_d_passes_along_assumption_2_and_the_same_procedure_fa
     # the planted counter-case fed to the verdict procedure itself
     planted = t32.envelope_row("planted", fixed_c_grid(4), True, "")
     assert planted.verdict is Verdict.FAIL
-    t = t32.envelope_trend(POLYLOG_GRID)
+    t = xt32.envelope_trend(POLYLOG_GRID)
     assert np.all(t["floor"] <= t["upper"]) and np.all(np.diff(t["local_upper"])[1:] < 0)
     assert t["floor"][0] == pytest.approx(label_agreement(Setting(D=126, C=7, q=49 / 126))["zero"])

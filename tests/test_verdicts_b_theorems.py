@@ -5,6 +5,7 @@ import pandas as pd
 
 from theorydyn.claims import theorem31 as t31
 from theorydyn.core.setting import Setting
+from theorydyn.experiments import theorem31 as xt31
 
 KW = dict(sizes=t31.Theorem31Sizes(N_fit=2_000, N_test=2_000, N_flat=0, seeds=(0, 1), N_literal=1_000), scan=False)
 
@@ -33,7 +34,7 @@ def test_scan_rows_pass_when_the_crossings_sit_at_the_scope_edge(monkeypatch):
                 dict(C=C, D=D, x_star=1e-3 * (D - C) / C**2, q_star=1e-3, spurious_star=1e-3 * (D - C))
                 | dict(x_star_cond=0.0, err_at_1=0.2)
             )
-    monkeypatch.setattr(t31, "glm_crossings", lambda n_grid=24: pd.DataFrame(rows))
+    monkeypatch.setattr(xt31, "glm_crossings", lambda n_grid=24: pd.DataFrame(rows))
     got = t31._scan_rows()
     assert len(got) == 6 and {str(c.verdict) for c in got} == {"PASS"}
     assert all("over D = 64, 128, 256" in c.quantity for c in got)

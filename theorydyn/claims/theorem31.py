@@ -29,28 +29,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..core.config import Seeds, option
-from ..core.glm import (
-    SCAN_31_D,
-    THEOREM_3_1_BOUND,
-    glm_crossing,
-    glm_crossings,
-    glm_fitted_errors,
-    glm_oracle_error_exact,
-    literal_construction_exact,
-    literal_construction_mc,
-    theorem_3_1_scope,
-)
 from ..core.setting import Setting
 from ..core.stats import bounded_mean_ci, mean_ci
+from ..experiments import theorem31 as xt31
+from ..experiments.theorem31 import SCAN_31_D, THEOREM_3_1_BOUND
 from ..infra.memory import MemoryEstimate
 from .check import UNIT, Check, Verdict, departures, setting_params
-from .estimates import theorem_3_1_memory
 from .sizes import ClaimSizes, Sizes, seeds_option
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -93,29 +86,6 @@ ROUTE_LITERAL = (
 )
 
 
-def _measure_fitted(s: Setting, n: Theorem31Sizes, lam: float, seed: int) -> dict[str, list[dict[str, float]]]:
-    """The fitted GLMs' errors (:func:`theorydyn.core.glm.glm_fitted_errors`) at the sizes ``n``, per model
-    one dict per seed (seed k draws from ``SeedSequence([seed, k, 31])``)."""
-    per_seed: dict[str, list[dict[str, float]]] = {}
-    for k in n.seeds:
-        rng = np.random.default_rng(np.random.SeedSequence([seed, k, 31]))
-        for name, e in glm_fitted_errors(s, n.N_fit, n.N_test, n.N_flat, lam, rng).items():
-            per_seed.setdefault(name, []).append(e)
-    return per_seed
-
-
-def _measure_literal(s: Setting, N: int, seeds: Seeds, seed: int) -> dict[str, Any]:
-    """The literal construction's errors: exact at :data:`LITERAL_EXACT` with weights 3^j (``ex``),
-    equal weights (``eq``) and colliding weights 2^j (``ex2``); by Monte Carlo at ``s``, ``N``
-    samples per seed (``mc``: one error per seed ``seed + k``)."""
-    sx = Setting(**LITERAL_EXACT)
-    ex = literal_construction_exact(base=3, **LITERAL_EXACT)
-    eq = glm_oracle_error_exact(sx)
-    ex2 = literal_construction_exact(base=2, **LITERAL_EXACT)
-    mc = [literal_construction_mc(s, N, seed + k)["err"] for k in seeds]
-    return dict(ex=ex, eq=eq, ex2=ex2, mc=mc)
-
-
 def check_theorem_3_1(
     s: Setting,
     sizes: Theorem31Sizes = Theorem31Sizes(),
@@ -130,11 +100,11 @@ def check_theorem_3_1(
 
     Two readings of the scope, named in each row's params ``scope``: :data:`SCOPE_STATEMENT` (the
     statement cites Assumption 1 only: every setting of the sampler is in scope) and
-    :data:`SCOPE_TOOLKIT` (:func:`theorem_3_1_scope`: q(D − C) > C, q ≤ 1/2, L ≥ 4; outside it
+    :data:`SCOPE_TOOLKIT` (:func:`~theorydyn.core.glm.theorem_3_1_scope`: q(D − C) > C, q ≤ 1/2, L ≥ 4; outside it
     OUT_OF_SCOPE with the assumption in the note). Rows:
 
     * the exact error of the equal-weight GLM (w_j = w*) with the best link φ
-      (:func:`glm_oracle_error_exact`), one row per reading: PASS if ≥ 1/8, else DEVIATES. It is an
+      (:func:`~theorydyn.core.glm.glm_oracle_error_exact`), one row per reading: PASS if ≥ 1/8, else DEVIATES. It is an
       upper bound on the best GLM's error, so it can refute the bound, not confirm it;
       Pr[f g ≤ 0 | f ≠ 0] beside it as INFO;
     * fitted GLMs over the seeds of ``sizes`` (:class:`Theorem31Sizes`; logistic regression on
@@ -143,27 +113,44 @@ def check_theorem_3_1(
       reading's verdict in the note): DEVIATES if the 95% interval lies below 1/8, else PASS; the
       per-seed minimum over models once per reading, and its conditional error as INFO;
     * with ``literal``: the injective construction w_j = 3^j w* with a lookup φ
-      (:func:`lookup_glm_error`), exact at D = 8, C = 2, q = 1/2 (:data:`LITERAL_EXACT`) and by Monte
-      Carlo at ``s`` (``sizes.N_literal`` samples per seed), once per reading at ``s``: read literally (any
+      (:func:`~theorydyn.core.glm.lookup_glm_error`), exact at D = 8, C = 2, q = 1/2 (:data:`LITERAL_EXACT`) and
+      by Monte Carlo at ``s`` (``sizes.N_literal`` samples per seed), once per reading at ``s``: read literally (any
       φ), the theorem is false wherever Pr[f = 0] < 1/8 — DEVIATES;
     * with ``scan``: per C ∈ {4, 8, 16} the largest crossing x* = q*(D − C)/C² of the exact
-      Pr[f g ≤ 0] through 1/8 over D ∈ {64, 128, 256} (:func:`glm_crossings`), once per reading: under
-      the toolkit rule PASS if x* ≤ 1/C (the bound holds from the scope's edge q(D − C) = C on),
+      Pr[f g ≤ 0] through 1/8 over D ∈ {64, 128, 256} (:func:`~theorydyn.core.glm.glm_crossings`), once per
+      reading: under the toolkit rule PASS if x* ≤ 1/C (the bound holds from the scope's edge q(D − C) = C on),
       under the statement PASS only if there is no crossing (the bound at every q); the conditional
       crossings in the note.
     """
-    judge = _Judge(s)
-    exact = glm_oracle_error_exact(s)
-    checks = _exact_rows(judge, exact)
     n = sizes
-    per_seed = _measure_fitted(s, n, lam, seed)
+    r = xt31.run(
+        s,
+        N_fit=n.N_fit,
+        N_test=n.N_test,
+        N_flat=n.N_flat,
+        N_literal=n.N_literal,
+        seeds=n.seeds,
+        lam=lam,
+        seed=seed,
+        literal_at=LITERAL_EXACT,
+        with_literal=literal,
+        with_scan=scan,
+    )
+    return rows(s, r, n, lam)
+
+
+def rows(s: Setting, r: xt31.Theorem31Run, n: Theorem31Sizes, lam: float) -> list[Check]:
+    """The rows of :func:`check_theorem_3_1` from its measurements ``r`` (:func:`theorydyn.experiments.theorem31.run`)
+    at the sizes ``n`` and ridge ``lam``."""
+    judge = _Judge(s, r.scope)
+    exact = r.exact
+    checks = _exact_rows(judge, exact)
     p_fit = dict(judge.base, N_fit=n.N_fit, N_test=n.N_test, N_flat=n.N_flat, lam=lam)
-    checks += _fitted_rows(judge, per_seed, p_fit, len(n.seeds))
-    if literal:
-        lit = _measure_literal(s, n.N_literal, n.seeds, seed)
-        checks += _literal_rows(exact, lit, n.N_literal, judge.base, judge.both)
-    if scan:
-        checks += _scan_rows()
+    checks += _fitted_rows(judge, r.fitted, p_fit, len(n.seeds))
+    if r.literal is not None:
+        checks += _literal_rows(exact, r.literal, r.literal_scope, n.N_literal, judge.base, judge.both)
+    if r.scan is not None:
+        checks += _scan_rows(r.scan)
     return checks
 
 
@@ -171,16 +158,16 @@ class _Judge:
     """The verdicts of :func:`check_theorem_3_1`'s rows at ``s`` under the two readings of the scope
     (:data:`SCOPE_STATEMENT`, :data:`SCOPE_TOOLKIT`); ``base`` the params every row names."""
 
-    def __init__(self, s: Setting) -> None:
+    def __init__(self, s: Setting, scope: str | None) -> None:
         self.s = s
-        self.scope = theorem_3_1_scope(s)
+        self.scope = scope
         self.base = setting_params(s, **departures(s, model=False))
         self._crossing: dict[str, float] = {}
 
     def crossing(self) -> dict[str, float]:
-        """This (D, C)'s crossing of the exact equal-weight error through 1/8 (:func:`glm_crossing`),
-        measured once and only when a note needs it."""
-        self._crossing.update(self._crossing or glm_crossing(self.s, n_grid=24))
+        """This (D, C)'s crossing of the exact equal-weight error through 1/8
+        (:func:`theorydyn.experiments.theorem31.crossing`), measured once and only when a note needs it."""
+        self._crossing.update(self._crossing or xt31.crossing(self.s))
         return self._crossing
 
     def judge(self, ok: bool, reading: str, what: str, why_crossing: bool = True) -> tuple[Verdict, str]:
@@ -269,8 +256,8 @@ def _exact_rows(judge: _Judge, exact: dict[str, float]) -> list[Check]:
 
 
 def _fitted_rows(judge: _Judge, per_seed: dict[str, list[dict[str, float]]], p_fit: dict, n_seeds: int) -> list[Check]:
-    """The fitted GLMs (:func:`_measure_fitted`): one row per model under the statement's reading, the
-    per-seed minimum over models once per reading, and its conditional error as INFO."""
+    """The fitted GLMs (:func:`theorydyn.experiments.theorem31.fitted`): one row per model under the statement's
+    reading, the per-seed minimum over models once per reading, and its conditional error as INFO."""
     fit_note = (
         "phi = per-bin majority of sign f, fitted on held-out samples; a fitted error bounds the best GLM's from above"
     )
@@ -324,16 +311,21 @@ def _fitted_rows(judge: _Judge, per_seed: dict[str, list[dict[str, float]]], p_f
 
 
 def _literal_rows(
-    exact: dict[str, float], lit: dict[str, Any], N: int, base: dict, both: Callable[..., list[Check]]
+    exact: dict[str, float],
+    lit: dict[str, Any],
+    reason2: str | None,
+    N: int,
+    base: dict,
+    both: Callable[..., list[Check]],
 ) -> list[Check]:
-    """The literal statement's rows (:func:`check_theorem_3_1`) from :func:`_measure_literal`: the
-    injective lookup GLM, exact at :data:`LITERAL_EXACT`, Monte Carlo at the ledger's setting."""
+    """The literal statement's rows (:func:`check_theorem_3_1`) from :func:`theorydyn.experiments.theorem31.literal`:
+    the injective lookup GLM, exact at :data:`LITERAL_EXACT` (the toolkit's scope rule there: ``reason2``), Monte
+    Carlo at the ledger's setting."""
     claim = "Theorem 3.1 (literal: any w_j, any phi)"
     glm = "lookup phi of sum_j <3^j w*, X_j> (injective on the patterns)"
     sx = Setting(**LITERAL_EXACT)
     ex, eq, ex2 = lit["ex"], lit["eq"], lit["ex2"]
     seeds = len(lit["mc"])
-    reason2 = theorem_3_1_scope(sx)
     ok = ex["err"] >= THEOREM_3_1_BOUND
     why = (
         f"the construction errs only where f = 0 (every classifier errs there): Pr[f g <= 0] = Pr[f=0] = "
@@ -386,9 +378,10 @@ def _literal_rows(
     )
 
 
-def _scan_rows() -> list[Check]:
-    """The crossing rows of :func:`check_theorem_3_1` (``scan``), once per reading of the scope."""
-    cross = glm_crossings(n_grid=24)
+def _scan_rows(cross: pd.DataFrame | None = None) -> list[Check]:
+    """The crossing rows of :func:`check_theorem_3_1` (``scan``) from the crossings ``cross``
+    (:func:`theorydyn.experiments.theorem31.scan`, measured here when not given), once per reading of the scope."""
+    cross = xt31.scan() if cross is None else cross
     rows = []
     for C, g in cross.groupby("C"):
         xs = g["x_star"].to_numpy()
@@ -446,11 +439,11 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks` at :data:`SIZES` (:func:`theorydyn.claims.estimates.theorem_3_1_memory`; the
+    """Peak of :func:`checks` at :data:`SIZES` (:func:`theorydyn.experiments.theorem31.memory`; the
     scan's exact laws are smaller than the fitted samples)."""
     return sizes_memory(s, SIZES.pick(quick))
 
 
 def sizes_memory(s: Setting, n: Theorem31Sizes) -> MemoryEstimate:
-    """Peak of :func:`check_theorem_3_1` at the sizes ``n`` (:func:`theorydyn.claims.estimates.theorem_3_1_memory`)."""
-    return theorem_3_1_memory(s, N_fit=n.N_fit, N_test=n.N_test, N_flat=n.N_flat)
+    """Peak of :func:`check_theorem_3_1` at the sizes ``n`` (:func:`theorydyn.experiments.theorem31.memory`)."""
+    return xt31.memory(s, N_fit=n.N_fit, N_test=n.N_test, N_flat=n.N_flat)

@@ -41,7 +41,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.stats import chi2
 
 from ..core.config import Seeds
 from ..core.setting import Setting
@@ -126,7 +125,7 @@ def checks(
         )
     )
     inside, ratio, top = p31_exp.draws(s, sigma_A, seeds, DIAG_LOW, DIAG_HIGH)
-    exact = float(chi2.cdf(DIAG_HIGH * s.D, s.D) - chi2.cdf(DIAG_LOW * s.D, s.D))
+    exact = p31_exp.diagonal_probability(s.D, DIAG_LOW, DIAG_HIGH)
     frac = float(np.mean(inside))
     here = dict(D=s.D, C=s.C, **base)
     rows.append(

@@ -4,6 +4,7 @@ Gaussian positional encodings, and the runs' own realistic start (:func:`theoryd
 * :func:`initial_attention`, :func:`scales` — one draw of P Pᵀ and its summary;
 * :func:`exponent_per_seed` — the slope of the off-diagonal RMS against D, per seed;
 * :func:`draws` — the diagonal, the largest off-diagonal entry and the Top-C association of P Pᵀ at one D;
+* :func:`diagonal_probability` — the exact law of a diagonal entry (χ²_D / D);
 * :func:`start_ratios` — the off-diagonal RMS of the runs' start over β, per draw.
 
 :mod:`theorydyn.claims.parametrization31` judges them. Shapes: P, A: (D, D).
@@ -12,6 +13,7 @@ Gaussian positional encodings, and the runs' own realistic start (:func:`theoryd
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import chi2
 
 from ..core.config import Seeds
 from ..core.model import association
@@ -80,6 +82,11 @@ def draws(
         ratio.append(sc["max_off"] / sc["diag_min"])
         top.append(sc["top_c_fraction"])
     return inside, ratio, top
+
+
+def diagonal_probability(D: int, low: float, high: float) -> float:
+    """Pr[low <= A_ii / σ_A <= high] for one diagonal entry of P Pᵀ, exactly: A_ii / σ_A ~ χ²_D / D."""
+    return float(chi2.cdf(high * D, D) - chi2.cdf(low * D, D))
 
 
 def memory(D: int) -> MemoryEstimate:

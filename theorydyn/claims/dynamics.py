@@ -451,6 +451,8 @@ def event_rows(s: Setting, results: Sequence[Any], params: dict) -> list[Check]:
     return [e1, e3]
 
 
+# The route names label_agreement where it was when the ledger's rows were written (it is now
+# experiments.labels'): the text is part of every row, which this move keeps bit-identical.
 ROUTE_VANISHING = (
     "the flows as in the rows above, each end measured on an independent Monte Carlo stream; Pr[f = 0] exact "
     "(claims.definition21.label_agreement, checked by enumeration); slope interval core.stats.trend_slope_ci; "

@@ -4,8 +4,8 @@ The claim: any g(X) = φ(Σ_j ⟨w_j, X_j⟩) has Pr[f g ≤ 0] ≥ 1/8, where a
 an error (the paper's quantity; the conditional Pr[f g ≤ 0 | f ≠ 0] is reported beside it as INFO).
 Every verdict row names its reading of the scope (params ``scope``): the statement's (Assumption 1
 only) or the toolkit's (:func:`theorydyn.core.glm.theorem_3_1_scope`, from Assumption 2: q(D − C) > C,
-q ≤ 1/2, L ≥ 4, else OUT_OF_SCOPE). The mathematics is in :mod:`theorydyn.core.glm`; this module only
-builds and judges the rows. Measured:
+q ≤ 1/2, L ≥ 4, else OUT_OF_SCOPE). The mathematics is in :mod:`theorydyn.core.glm`, the measurements in
+:mod:`theorydyn.experiments.theorem31`; this module only builds and judges the rows. Measured:
 
 (a) the equal-weight GLM with the best link: projection T = Σ_j ⟨w*, X_j⟩, best φ = majority of
     sign f given T, its error computed *exactly* (:func:`theorydyn.core.glm.glm_oracle_error_exact`).

@@ -35,12 +35,13 @@ Four claims (five rows) on digits, each from the paper's own experiment, each ab
    local one once π_s⁻¹ is applied: the contrast after π_s⁻¹ per seed (:func:`recovery_check`).
 
 The verdict functions (:func:`accuracy_check`, :func:`robustness_check`, :func:`decay_check`) take
-the per-seed numbers, so that tests can feed them synthetic values. Training runs are cached under
+the per-seed numbers, so that tests can feed them synthetic values; this module runs nothing. The runs and
+their measurements are :mod:`theorydyn.experiments.vision` (:func:`~theorydyn.experiments.vision.run` for
+digits, :func:`~theorydyn.experiments.vision.real_accuracies` for the paper's datasets), cached under
 ``<run dir>/vision/ledger`` (:func:`theorydyn.infra.paths.vision_ledger_dir`) in folders keyed by a hash of
-their whole configuration
-(:func:`theorydyn.vision.experiments.cached_runs`): a second call with the same configuration trains
-nothing, and the seeds of one configuration still to train are trained together as one ensemble
-(each member exactly the single run of its seed, written to its own folder).
+their whole configuration (:func:`theorydyn.vision.experiments.cached_runs`): a second call with the same
+configuration trains nothing, and the seeds of one configuration still to train are trained together as one
+ensemble (each member exactly the single run of its seed, written to its own folder).
 """
 
 from __future__ import annotations
@@ -430,13 +431,13 @@ def digits_rows(
     robustness_seeds=None,
 ) -> list[Check]:
     """The four Section 6 rows on digits with the verdicts of the paper's rules (:func:`checks` marks
-    them as proxies), from the runs of :func:`theorydyn.experiments.vision.digits_runs` at the digits preset
+    them as proxies), from the runs of :func:`theorydyn.experiments.vision.run` at the digits preset
     with :data:`QUICK` / :data:`FULL`: ``data`` defaults to the bundled digits; the Figure 5a rows run over
     ``robustness_seeds`` (default :data:`~theorydyn.vision.experiments.ROBUSTNESS_SEEDS`), the others
     over ``seeds``; the runs are cached under ``root`` (default
     :func:`~theorydyn.infra.paths.vision_ledger_dir`). The rows are :func:`rows`'."""
     seeds = SIZES.pick(quick).seeds if seeds is None else as_seeds(seeds)
-    results = vision_exp.digits_runs(
+    results = vision_exp.run(
         quick=quick,
         seeds=seeds,
         overrides=QUICK if quick else FULL,

@@ -4,7 +4,7 @@ when their files are there, on the paper's datasets, with the measurements the r
 The models, data and training are :mod:`theorydyn.vision` (it keeps its package); this module runs them at the
 sizes a claim declares and returns plain numbers:
 
-* :func:`digits_runs` — the four Section 6 experiments on 8×8 digits (:class:`DigitsResults`): final test
+* :func:`run` — the four Section 6 experiments on 8×8 digits (:class:`DigitsResults`): final test
   accuracies of the positional and vanilla ViT (Figures 6/7), the contrasts ρ(1) − ρ(g−1) of the learned
   positional encodings (Figure 1a, :func:`contrast`) with the untrained ones and the images' border ink
   (:func:`ring_ink`), those learned on π_s-permuted images before and after π_s⁻¹ (Figure 5c), and the
@@ -39,11 +39,11 @@ __all__ = [
     "DigitsResults",
     "RobustnessResult",
     "contrast",
-    "digits_runs",
     "expected_files",
     "memory",
     "real_accuracies",
     "ring_ink",
+    "run",
 ]
 
 
@@ -82,7 +82,7 @@ def contrast(C: np.ndarray) -> float:
 
 
 def memory(overrides: Mapping[str, Any]) -> MemoryEstimate:
-    """Peak of :func:`digits_runs`: one ViT training step of the digits preset with ``overrides``
+    """Peak of :func:`run`: one ViT training step of the digits preset with ``overrides``
     (:func:`theorydyn.vision.memory.vit_train_memory`, 8 × 8 grey images, 10 classes); nothing when the
     vision extra is absent (then the ledger gives a SKIP row)."""
     try:
@@ -147,7 +147,7 @@ class RobustnessResult:
 
 @dataclass(frozen=True)
 class DigitsResults:
-    """The Section 6 experiments on digits (:func:`digits_runs`), each list per seed in seed order.
+    """The Section 6 experiments on digits (:func:`run`), each list per seed in seed order.
 
     Attributes:
         acc: "positional" / "vanilla" → final test accuracies of the ViT at the digits preset (Figures 6/7).
@@ -174,7 +174,7 @@ class DigitsResults:
     s5c: int
 
 
-def digits_runs(
+def run(
     *,
     quick: bool,
     seeds: Seeds,

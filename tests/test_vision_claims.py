@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch")
 
 from theorydyn.claims import vision as cv  # noqa: E402
 from theorydyn.claims.check import Verdict  # noqa: E402
+from theorydyn.experiments.vision import contrast, ring_ink  # noqa: E402
 from theorydyn.vision.maps import cosine_similarity, distance_profile, grid_distance  # noqa: E402
 
 torch.set_num_threads(1)
@@ -74,12 +75,12 @@ def test_inverse_permutation_recovers_a_planted_local_encoding():
     C = maps.cosine_similarity(P_net)
     after = maps.unpermute_similarity(C, sigma)
     np.testing.assert_allclose(after, maps.cosine_similarity(P_orig), atol=1e-12)
-    assert cv.contrast(after) > 0.5 > abs(cv.contrast(C))
+    assert contrast(after) > 0.5 > abs(contrast(C))
 
 
 def test_ring_ink_against_a_per_pixel_loop():
     x = torch.randint(0, 256, (5, 1, 8, 8), dtype=torch.uint8)
-    ring, inner = cv.ring_ink(x, 2)
+    ring, inner = ring_ink(x, 2)
     xs = x.double().numpy()[:, 0] / 255
     on_ring = [[max(abs(2 * (i // 2) - 3), abs(2 * (j // 2) - 3)) == 3 for j in range(8)] for i in range(8)]
     mask = np.array(on_ring)  # a pixel of a border patch of the 4×4 grid of 2×2 patches

@@ -59,12 +59,10 @@ from typing import cast
 import numpy as np
 
 from ..core.config import Seeds, as_seeds, option
-from ..core.data import sample_memory
 from ..core.setting import Setting
-from ..experiments.figure2 import UNIT_INIT, train_runs
-from ..infra.memory import MemoryEstimate, Term
-from ..positional.model import block_contrast, chance_association, figure2_setting
-from ..positional.train import FULL, QUICK, TrainRun
+from ..experiments import figure2 as fig_exp
+from ..experiments.figure2 import FULL, QUICK, UNIT_INIT, Figure2Runs, TrainRun, figure2_setting
+from ..infra.memory import MemoryEstimate
 from .check import UNIT, Check, Form, Verdict
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
@@ -129,8 +127,8 @@ def verdict_rows(
     if not len(err) == len(assoc) == len(contrast_gain):
         raise ValueError("err, assoc and contrast_gain must have one value per seed each")
     params = dict(params or {})
-    chance = chance_association(s)
-    blocks = block_contrast(s, s.same_set.astype(float))
+    levels = fig_exp.references(s)
+    chance, blocks = levels.chance, levels.blocks
     per_seed = lambda v: np.round(np.asarray(v, float), 4).tolist()  # noqa: E731
     ref = f"linear-readout plateau {plateau:.3f}; " if plateau is not None else ""
     e = Check.over_seeds(
@@ -365,15 +363,26 @@ def checks(
     :func:`theorydyn.positional.run`) skips the main training and ``unit_results`` the sensitivity one
     (no sensitivity row when ``results`` is given without it); otherwise the runs are trained at
     :data:`SIZES` (quick: N = 4096, 2000 Adam steps, 5 seeds, both kinds and the sensitivity runs: a few
-    minutes on one core); ``seeds`` replaces its seeds (a count K: 0 … K−1).
+    minutes on one core); ``seeds`` replaces its seeds (a count K: 0 … K−1). The rows are :func:`rows`'.
     """
     s = figure2_setting() if at is None else at
     n = SIZES.pick(quick)
     seeds = n.seeds if seeds is None else as_seeds(seeds)
     if results is None:
-        runs = train_runs(s, seeds, progress=progress, unit=unit_results is None, **n.train())
+        runs = fig_exp.train_runs(s, seeds, progress=progress, unit=unit_results is None, **n.train())
         results, unit_results = runs.main, (runs.unit if unit_results is None else unit_results)
-    pos, tee = results["positional"], results.get("T", [])
+    return rows(s, Figure2Runs(results, list(unit_results or [])), n.lengths, err_tol, assoc_tol)
+
+
+def rows(
+    s: Setting, runs: Figure2Runs, wanted: Sequence[int], err_tol: float = 0.05, assoc_tol: float = 0.25
+) -> list[Check]:
+    """The rows of :func:`checks` from Figure 2's runs at ``s`` (pure judging: runs nothing): for each
+    initialisation (``runs.main``'s positional runs, then ``runs.unit``'s when there are any) and each
+    training length of ``wanted`` recorded in the runs (:func:`lengths`), the three verdict rows
+    (:func:`verdict_rows`) and the setting's summary (:func:`setting_summary`); then :func:`summary_row`
+    and :func:`info_rows`."""
+    pos, tee = runs.main["positional"], runs.main.get("T", [])
     n0 = pos[0].params
     params = dict(
         D=s.D,
@@ -387,13 +396,13 @@ def checks(
         p_std=round(float(n0.get("p_std", 1.0)), 6),
         omega=n0.get("omega", 0.1),
     )
-    rows: list[Check] = []
+    out: list[Check] = []
     readings: list[tuple[str, int, Verdict, float]] = []
-    for name, rs in (("paper", pos), ("unit", list(unit_results or []))):
+    for name, rs in (("paper", pos), ("unit", runs.unit)):
         if not rs:
             continue
         p_init = dict(params, p_std=round(float(rs[0].params.get("p_std", 1.0)), 6), omega=rs[0].params.get("omega"))
-        for L in lengths(rs, n.lengths):
+        for L in lengths(rs, wanted):
             err, assoc, g = at_step(rs, L)
             label = f" [D={s.D}, C={s.C}, {INIT_LABEL[name]}, {L} steps]"
             trio = verdict_rows(
@@ -409,10 +418,10 @@ def checks(
                 label=label,
             )
             summary = setting_summary(trio, label, dict(p_init, steps=L))
-            rows += [*trio, summary]
+            out += [*trio, summary]
             readings.append((INIT_LABEL[name], L, cast(Verdict, summary.verdict), trio[1].measured))
-    rows.append(summary_row(readings, assoc_tol, dict(params, seeds=len(pos))))
-    return rows + info_rows(s, pos, tee, params)
+    out.append(summary_row(readings, assoc_tol, dict(params, seeds=len(pos))))
+    return out + info_rows(s, pos, tee, params)
 
 
 def _vals(rs: Sequence[TrainRun], k: str) -> list:
@@ -427,7 +436,7 @@ def info_rows(s: Setting, pos: Sequence[TrainRun], tee: Sequence[TrainRun], para
     set (own or not), and model (T)'s test error and association."""
     vals = _vals
     per_seed = lambda v: np.round(np.asarray(v, float), 4).tolist()  # noqa: E731
-    chance = chance_association(s)
+    chance = fig_exp.references(s).chance
     # Figure 2's own setting, not the ledger's: every row names it (issue 39)
     label = f" [D={s.D}, C={s.C}, {INIT_LABEL['paper']}, {params.get('steps')} steps]"
     rows = [
@@ -521,17 +530,6 @@ def info_rows(s: Setting, pos: Sequence[TrainRun], tee: Sequence[TrainRun], para
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
     """Peak of :func:`checks` at Figure 2's own setting (``s`` is not used, as in :func:`checks`):
-    the train and test samples X (N, D, d) drawn in float64 (:func:`theorydyn.core.data.sample_memory`)
-    with their float32 tensors, and the (N, D) activations of one forward and backward pass (≈ 6)."""
-    fs = figure2_setting()
+    :func:`theorydyn.experiments.figure2.memory` at :data:`SIZES`' N and N_test."""
     cfg = SIZES.pick(quick)
-    N, n = cfg.N, cfg.N + cfg.N_test
-    draw = sample_memory(fs.D, fs.C, fs.d, n, 8, "N")
-    return MemoryEstimate(
-        "Figure 2 check",
-        draw.terms
-        + (
-            Term(f"float32 tensors of X ({n}, {fs.D}, {fs.d})", n * fs.D * fs.d * 4, {"N": n}),
-            Term(f"activations of one pass ({N}, {fs.D}) float32 (6)", 6 * N * fs.D * 4, {"N": N}),
-        ),
-    )
+    return fig_exp.memory(figure2_setting(), cfg.N, cfg.N_test)

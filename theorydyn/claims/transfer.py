@@ -1,9 +1,10 @@
 """Theorems 5.1 and 5.2 in the ledger: verdicts from the transfer experiment (docs/theory.md §5, §10.10, §10.11).
 
 The experiment itself (frozen attention, ṽ trained on Ñ downstream samples, Ñ_target against D)
-is :mod:`theorydyn.transfer`; this module turns its tables into :class:`~theorydyn.claims.check.Check`
-rows (:func:`checks` has :func:`theorydyn.transfer.ledger.ledger_run` run it, :func:`checks_from` is a
-pure function of its tables and runs nothing). Each verdict row follows its claim's form
+is :mod:`theorydyn.transfer`, run for the ledger by :mod:`theorydyn.experiments.transfer`; this module turns
+its tables into :class:`~theorydyn.claims.check.Check` rows (:func:`checks` has
+:func:`theorydyn.experiments.transfer.run` run it, :func:`checks_from` is a pure function of its tables and
+runs nothing). Each verdict row follows its claim's form
 (:mod:`theorydyn.claims.forms`): Theorem 5.1 is an upper bound at polylog (:func:`~.forms.polylog_upper`),
 Theorem 5.2 a lower bound over learners (:func:`~.forms.lower_bound`), never a PASS.
 """
@@ -19,20 +20,10 @@ import pandas as pd
 
 from ..core.config import option
 from ..core.setting import Setting
+from ..experiments import transfer as transfer_exp
+from ..experiments.transfer import FULL, QUICK, TransferOptions, describe_slope, options_from
 from ..infra.memory import MemoryEstimate
 from ..infra.paths import run_dir
-from ..transfer import (
-    FULL,
-    QUICK,
-    TransferOptions,
-    base_setting,
-    box_regression_interval,
-    describe_slope,
-    options_from,
-    setting_at,
-)
-from ..transfer.ledger import ledger_run
-from ..transfer.memory import transfer_memory
 from . import forms
 from .check import Check, Form, Verdict
 from .sizes import ClaimSizes, Sizes, grid_option
@@ -53,29 +44,15 @@ def _sizes(preset: dict) -> TransferSizes:
 
 #: The ledger's transfer sizes: the experiment's named presets ``QUICK`` and ``FULL``
 #: (:mod:`theorydyn.transfer.sizes`, also the transfer CLI's default and --full), passed to the run,
-#: :func:`theorydyn.transfer.ledger.ledger_run`.
+#: :func:`theorydyn.experiments.transfer.run`.
 SIZES = Sizes(quick=_sizes(QUICK), full=_sizes(FULL))
 
 
 def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
-    """Peak of :func:`checks` (``s`` not used): :func:`theorydyn.infra.memory.transfer_memory` at the
-    largest D of :data:`SIZES` (the D's run in turn; the largest dominates), every method's downstream
-    samples bounded by the largest Ñ of the grid (an upper bound)."""
+    """Peak of :func:`checks` (``s`` not used): :func:`theorydyn.experiments.transfer.memory` at :data:`SIZES`
+    (the largest D dominates; every method's downstream samples bounded by the largest Ñ of the grid)."""
     n = SIZES.pick(quick)
-    opts, D = n.options, max(n.Ds)
-    su = setting_at(base_setting(), D, "count")
-    upstream_N = opts.upstream_N if D <= opts.sim_max_D else None
-    return transfer_memory(
-        D,
-        su.C,
-        su.d,
-        su.q,
-        opts.N_test,
-        max(opts.Ns),
-        ceiling_samples=opts.ceiling_samples,
-        flow_n_samples=opts.flow_n_samples,
-        upstream_N=upstream_N,
-    )
+    return transfer_exp.memory(n.Ds, n.options)
 
 
 def checks_dir(quick: bool) -> Path:
@@ -88,12 +65,14 @@ def checks(
     s: Setting | None = None, *, quick: bool = True, progress=None, out: str | Path | None = None
 ) -> list[Check]:
     """Ledger rows for Theorems 5.1 and 5.2 from one run of the transfer experiment
-    (:func:`theorydyn.transfer.ledger.ledger_run` at :data:`SIZES`, at
-    :func:`base_setting`: the ledger's ``s`` is not used). ``out``: where rows and
+    (:func:`theorydyn.experiments.transfer.run` at :data:`SIZES`, at
+    :func:`theorydyn.transfer.base_setting`: the ledger's ``s`` is not used). ``out``: where rows and
     caches live (default :func:`checks_dir`; reruns resume). The verdicts are
     :func:`checks_from`'s."""
     n = SIZES.pick(quick)
-    r = ledger_run(n.Ds, n.options, quick, Path(out) if out is not None else checks_dir(quick), progress)
+    r = transfer_exp.run(
+        n.Ds, n.options, quick=quick, out=Path(out) if out is not None else checks_dir(quick), progress=progress
+    )
     return checks_from(r.summary, r.tgt, r.slopes, r.levels, r.up, r.opts, r.params)
 
 
@@ -253,8 +232,7 @@ def _polylog_row(
     Ds = sorted(int(d) for d in g["D"])
     floor = float(np.nanmax(g["floor"])) if "floor" in g and g["floor"].notna().any() else 2.0
     bk = forms.polylog_exponent(POLYLOG_K, Ds)
-    lnln = POLYLOG_K * np.log(np.log(np.asarray(Ds, float)))
-    own = box_regression_interval(np.log(np.asarray(Ds, float)), lnln, lnln)  # a planted (ln D)^k's reading
+    own = transfer_exp.polylog_sizes_interval(Ds, POLYLOG_K)  # a planted (ln D)^k's reading
     verdict, why = forms.polylog_upper(
         float(p["ci_low"]), float(p["ci_high"]), Ds, k=POLYLOG_K, n_above_floor=_above_floor(g), floor=floor
     )

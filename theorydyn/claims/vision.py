@@ -35,12 +35,13 @@ Four claims (five rows) on digits, each from the paper's own experiment, each ab
    local one once π_s⁻¹ is applied: the contrast after π_s⁻¹ per seed (:func:`recovery_check`).
 
 The verdict functions (:func:`accuracy_check`, :func:`robustness_check`, :func:`decay_check`) take
-the per-seed numbers, so that tests can feed them synthetic values. Training runs are cached under
+the per-seed numbers, so that tests can feed them synthetic values; this module runs nothing. The runs and
+their measurements are :mod:`theorydyn.experiments.vision` (:func:`~theorydyn.experiments.vision.run` for
+digits, :func:`~theorydyn.experiments.vision.real_accuracies` for the paper's datasets), cached under
 ``<run dir>/vision/ledger`` (:func:`theorydyn.infra.paths.vision_ledger_dir`) in folders keyed by a hash of
-their whole configuration
-(:func:`theorydyn.vision.experiments.cached_runs`): a second call with the same configuration trains
-nothing, and the seeds of one configuration still to train are trained together as one ensemble
-(each member exactly the single run of its seed, written to its own folder).
+their whole configuration (:func:`theorydyn.vision.experiments.cached_runs`): a second call with the same
+configuration trains nothing, and the seeds of one configuration still to train are trained together as one
+ensemble (each member exactly the single run of its seed, written to its own folder).
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -57,10 +57,10 @@ import numpy as np
 from ..core.config import Seeds, as_seeds
 from ..core.setting import Setting
 from ..core.stats import mean_ci
+from ..experiments import vision as vision_exp
+from ..experiments.vision import DigitsResults
 from ..infra.memory import MemoryEstimate
 from ..infra.paths import data_dir as default_data_dir
-from ..infra.paths import vision_ledger_dir
-from ..vision.memory import vit_train_memory
 from .check import Check, Verdict, interval_verdict
 from .sizes import ClaimSizes, Sizes, seeds_option
 
@@ -90,16 +90,6 @@ class VisionSizes(ClaimSizes):
 
 #: Full mode's vision rows are the quick mode's: the same runs, read from the same cache.
 SIZES = Sizes(quick=VisionSizes(), full=VisionSizes())
-
-
-def _vision() -> SimpleNamespace:
-    """torch and the modules of :mod:`theorydyn.vision` used here (``data``, ``experiments``, ``maps``)."""
-    # the vision extra (torch): imported on first use only, so that the ledger imports and runs without it
-    import torch
-
-    from ..vision import data, experiments, grid, maps
-
-    return SimpleNamespace(torch=torch, data=data, experiments=experiments, grid=grid, maps=maps)
 
 
 def _bounds(values: Sequence[float] | np.ndarray) -> tuple[float, float, float]:
@@ -219,9 +209,10 @@ def decay_check(
     vanilla_contrast: Sequence[float] | None = None,
     ink: tuple[float, float] | None = None,
 ) -> Check:
-    """Row 3 from per-seed contrasts ``ρ(1) − ρ(g−1)`` of trained and untrained encodings; ``ink``
-    (mean pixel of the border-ring patches, of the inner ones; :func:`ring_ink`) goes into the note
-    of a DEVIATES row, as the measured property of the images that the pairs at distance g−1 share."""
+    """Row 3 from per-seed contrasts ``ρ(1) − ρ(g−1)`` of trained and untrained encodings; ``ink`` (mean
+    pixel of the border-ring patches, of the inner ones; :func:`theorydyn.experiments.vision.ring_ink`) goes
+    into the note of a DEVIATES row, as the measured property of the images that the pairs at distance g−1
+    share."""
     m, low, high = _bounds(contrast)
     init = float(np.mean(init_contrast))
     note = f"untrained initialisation {init:+.4f}"
@@ -302,12 +293,6 @@ def proxy(c: Check) -> Check:
     )
 
 
-def expected_files(name: str) -> list[str]:
-    """The official files of a dataset that :func:`theorydyn.vision.data.load` reads."""
-    d = _vision().data
-    return [str(d.CIFAR[name]["archive"])] if name in d.CIFAR else [str(v[0]) for v in d.SVHN.values()]
-
-
 def paper_rows(
     data_dir: str | Path | None = None,
     *,
@@ -324,10 +309,10 @@ def paper_rows(
     seeds = SIZES.pick(quick).seeds if seeds is None else seeds
     root_dir = Path(data_dir if data_dir is not None else default_data_dir())
     flag = f" --data-dir {data_dir}" if data_dir is not None else ""
-    run = accuracies or real_accuracies
+    run = accuracies or vision_exp.real_accuracies
     out = []
     for name in PAPER_DATASETS:
-        files = expected_files(name)
+        files = vision_exp.expected_files(name)
         missing = [f for f in files if not (root_dir / f).is_file()]
         claim = f"Section 6, Figures 6/7 ({name})"
         quantity = f"final test accuracy, positional − vanilla attention ({name})"
@@ -393,52 +378,6 @@ def paper_rows(
     return out
 
 
-def real_accuracies(name: str, data_dir: Path, *, quick: bool, seeds, root, progress=None):
-    """Final test accuracies of the positional and the vanilla ViT at the preset of ``name`` (the
-    CIFAR preset: 300 epochs), one cached run per seed (:func:`theorydyn.vision.experiments.cached_run`),
-    the path of the digits rows; returns (acc_pos, acc_van, params)."""
-    v = _vision()
-    ex = v.experiments
-    say = progress or (lambda msg: None)
-    data = v.data.load(name, data_dir, device=v.data.default_device(), download=False)
-    vit, tcfg = ex.preset_configs(data)
-    acc: dict[str, list[float]] = {}
-    for att in ("positional", "vanilla"):
-        for seed in seeds:
-            say(f"vision: {name} ViT {att} seed {seed} ({tcfg.epochs} epochs)")
-            r = ex.cached_run(
-                ex.RunSpec("vit", att, None, seed, vit.patch),
-                data,
-                dataclasses.replace(vit, attention=att),
-                tcfg,
-                Path(root) if root is not None else vision_ledger_dir(),
-            )
-            acc.setdefault(att, []).append(r["final_test_acc"])
-    return (
-        acc["positional"],
-        acc["vanilla"],
-        dict(patch=vit.patch, width=vit.width, depth=vit.depth, epochs=tcfg.epochs, seeds=len(seeds), quick=quick),
-    )
-
-
-def ring_ink(x, patch: int) -> tuple[float, float]:
-    """Mean pixel (0…1) of the patches on the border ring of the ``g×g`` patch grid and of the others,
-    over images ``x: (N, c, n, n)`` uint8 (``g = n/patch ≥ 3``)."""
-    torch = _vision().torch
-    n = x.shape[-1]
-    g = n // patch
-    per_patch = x.double().mean(dim=(0, 1)).reshape(g, patch, g, patch).mean(dim=(1, 3)) / 255  # (g, g)
-    ring = torch.ones(g, g, dtype=torch.bool)
-    ring[1:-1, 1:-1] = False
-    return float(per_patch[ring].mean()), float(per_patch[~ring].mean())
-
-
-def contrast(C: np.ndarray) -> float:
-    """``ρ(1) − ρ(g−1)`` of a similarity matrix ``C: (g², g²)``."""
-    rho = _vision().maps.distance_profile(C)
-    return float(rho[0] - rho[-1])
-
-
 def inputs(s: Setting | None, quick: bool, data_dir: str | Path | None = None, **options) -> dict:
     """What :func:`checks` reads besides its code: the paper's dataset files present in ``data_dir``
     (name → size in bytes), which decide between a NOT_RUN row and a run; in the ledger's key, so a
@@ -446,7 +385,7 @@ def inputs(s: Setting | None, quick: bool, data_dir: str | Path | None = None, *
     root = Path(data_dir if data_dir is not None else default_data_dir())
     present = {}
     for name in PAPER_DATASETS:
-        for f in expected_files(name):
+        for f in vision_exp.expected_files(name):
             p = root / f
             if p.is_file():
                 present[f] = p.stat().st_size
@@ -454,15 +393,10 @@ def inputs(s: Setting | None, quick: bool, data_dir: str | Path | None = None, *
 
 
 def memory(s: Setting | None = None, quick: bool = True) -> MemoryEstimate:
-    """Peak of :func:`checks` (``s`` not used): one ViT training step of the digits preset
-    (:func:`theorydyn.vision.memory.vit_train_memory`, 8 × 8 grey images, 10 classes); nothing when the
-    vision extra is absent (then :func:`checks` gives a SKIP row)."""
-    try:
-        ex = _vision().experiments
-    except ImportError:
-        return MemoryEstimate("Section 6 rows (vision extra absent)", ())
-    p = {**ex.preset_of("digits"), **(QUICK if quick else FULL)}
-    return vit_train_memory(p["batch_size"], p["width"], p["depth"], p["heads"], p["mlp"], p["patch"], 8, 1, 10)
+    """Peak of :func:`checks` (``s`` not used): one ViT training step of the digits preset with the overrides
+    :data:`QUICK` / :data:`FULL` (:func:`theorydyn.experiments.vision.memory`); nothing when the vision extra
+    is absent (then :func:`checks` gives a SKIP row)."""
+    return vision_exp.memory(QUICK if quick else FULL)
 
 
 def checks(
@@ -487,13 +421,6 @@ def checks(
     return rows
 
 
-def _params(vit, tcfg, n_seeds: int, quick: bool, on: dict, **first) -> dict:
-    """The params of a digits row: the dataset, ``first``, the ViT's patch, width and depth, the
-    epochs, the number of seeds, the mode and the device (``on``: empty on the CPU)."""
-    shape = {k: getattr(vit, k) for k in ("patch", "width", "depth")}
-    return dict(dataset="digits", **first, **shape, epochs=tcfg.epochs, seeds=n_seeds, quick=quick, **on)
-
-
 def digits_rows(
     *,
     quick: bool = True,
@@ -504,80 +431,43 @@ def digits_rows(
     robustness_seeds=None,
 ) -> list[Check]:
     """The four Section 6 rows on digits with the verdicts of the paper's rules (:func:`checks` marks
-    them as proxies). ``data`` defaults to the bundled digits; the Figure 5a rows run over
+    them as proxies), from the runs of :func:`theorydyn.experiments.vision.run` at the digits preset
+    with :data:`QUICK` / :data:`FULL`: ``data`` defaults to the bundled digits; the Figure 5a rows run over
     ``robustness_seeds`` (default :data:`~theorydyn.vision.experiments.ROBUSTNESS_SEEDS`), the others
     over ``seeds``; the runs are cached under ``root`` (default
-    :func:`~theorydyn.infra.paths.vision_ledger_dir`)."""
-    v = _vision()
-    ex = v.experiments
-    say = progress or (lambda msg: None)
+    :func:`~theorydyn.infra.paths.vision_ledger_dir`). The rows are :func:`rows`'."""
     seeds = SIZES.pick(quick).seeds if seeds is None else as_seeds(seeds)
-    with ex.ledger_threads():
-        # a GPU where there is one, as the vision CLI does (its runs are cached apart from the CPU's)
-        data = data if data is not None else v.data.load("digits", device=v.data.default_device(), download=False)
-        on = {} if data.x_train.device.type == "cpu" else dict(device=data.x_train.device.type)
-        over = QUICK if quick else FULL
-        vit, tcfg = ex.preset_configs(data, **over)
-        # folders are keyed by the configuration: quick and full share what they can
-        root = Path(root) if root is not None else vision_ledger_dir()
-        mvit, mcfg = ex.preset_configs(data, **{**over, **ex.MAPS_OVERRIDES})
+    results = vision_exp.run(
+        quick=quick,
+        seeds=seeds,
+        overrides=QUICK if quick else FULL,
+        progress=progress,
+        root=root,
+        data=data,
+        robustness_seeds=robustness_seeds,
+    )
+    return rows(results)
 
-        def runs(att, perm_s, cfg, train):  # the seeds of one configuration, cached (trained together)
-            specs = [ex.RunSpec("vit", att, perm_s, seed, cfg.patch) for seed in seeds]
-            return ex.cached_runs(specs, data, dataclasses.replace(cfg, attention=att), train, root)
 
-        acc, contrasts = {}, {}
-        for att in ("positional", "vanilla"):  # the seeds of one configuration train together (an ensemble)
-            say(f"vision: ViT {att}, seeds {', '.join(map(str, seeds))} ({tcfg.epochs} epochs)")
-            rs = runs(att, None, vit, tcfg)
-            acc[att] = [r["final_test_acc"] for r in rs]
-            say(f"vision: ViT {att}, seeds {', '.join(map(str, seeds))}, P initialised at {mvit.pos_std:g} (Figure 1a)")
-            rs = runs(att, None, mvit, mcfg)
-            contrasts[att] = [contrast(v.maps.cosine_similarity(ex.load_pos(r["folder"]))) for r in rs]
-        init = [contrast(v.maps.cosine_similarity(ex.initial_pos(mvit, seed))) for seed in seeds]
-        # Figure 5c: the Figure 1a runs' configuration on π_s-permuted images, tiles of one patch
-        s5c = mvit.patch
-        say(f"vision: ViT positional on π_{s5c}-permuted images, seeds {', '.join(map(str, seeds))} (Figure 5c)")
-        rs = runs("positional", s5c, mvit, mcfg)
-        perm5c = v.grid.grid_permutation(data.image_size, s5c, 0)
-        as_learned = [v.maps.cosine_similarity(ex.load_pos(r["folder"])) for r in rs]
-        before = [contrast(C) for C in as_learned]
-        after = [contrast(v.maps.unpermuted(C, perm5c, s5c, mvit.patch)) for C in as_learned]
-        common = _params(vit, tcfg, len(seeds), quick, on)
-        rows = [
-            accuracy_check(acc["positional"], acc["vanilla"], params=common),
-            decay_check(
-                contrasts["positional"],
-                init,
-                params=dict(common, pos_std=mvit.pos_std),
-                vanilla_contrast=contrasts["vanilla"],
-                ink=ring_ink(data.x_train.cpu(), vit.patch),
-            ),
-            recovery_check(
-                before,
-                after,
-                params=dict(common, pos_std=mvit.pos_std, s=s5c, perm_seed=0),
-                unpermuted=float(np.mean(contrasts["positional"])),
-            ),
-        ]
-
-        for k, setting in enumerate(ex.ROBUSTNESS_DIGITS):
-            rvit, rcfg = ex.preset_configs(data, **{**over, "patch": setting["patch"]})  # the CNN trains on rcfg too
-            say(f"vision: permutation robustness, π_{setting['s']}, ViT patch {rvit.patch} and small CNN")
-            rseeds = tuple(ex.ROBUSTNESS_SEEDS if robustness_seeds is None else robustness_seeds)
-            df = ex.robustness(data, rvit, rcfg, root, seeds=rseeds, **setting)
-            drops = ex.robustness_drops(df)
-            base = {
-                f"{m} {'permuted' if p else 'original'}": float(g.final_test_acc.mean())
-                for (m, p), g in df.groupby(["model", "permuted"])
-            }
-            rows.insert(
-                1 + k,
-                robustness_check(
-                    drops["vit"],
-                    drops[str(setting["cnn"])],
-                    baseline=base,
-                    params=_params(rvit, rcfg, len(rseeds), quick, on, s=setting["s"]),
-                ),
-            )
-        return rows
+def rows(r: DigitsResults) -> list[Check]:
+    """The digits rows from the runs ``r`` (pure judging: runs nothing), in the ledger's order: Figures 6/7
+    (:func:`accuracy_check`), Figure 5a per setting of π_s (:func:`robustness_check`), Figure 1a
+    (:func:`decay_check`), Figure 5c (:func:`recovery_check`)."""
+    common = r.params
+    return [
+        accuracy_check(r.acc["positional"], r.acc["vanilla"], params=common),
+        *(robustness_check(x.vit_drop, x.cnn_drop, baseline=x.baseline, params=x.params) for x in r.robustness),
+        decay_check(
+            r.contrasts["positional"],
+            r.init,
+            params=dict(common, pos_std=r.pos_std),
+            vanilla_contrast=r.contrasts["vanilla"],
+            ink=r.ink,
+        ),
+        recovery_check(
+            r.before,
+            r.after,
+            params=dict(common, pos_std=r.pos_std, s=r.s5c, perm_seed=0),
+            unpermuted=float(np.mean(r.contrasts["positional"])),
+        ),
+    ]

@@ -10,7 +10,12 @@ initialisations:
 * P_{ki} ~ N(0, 1), ω = 0.1 (:data:`UNIT_INIT`, the earlier ledger's) — the positional model alone,
   for the sensitivity row.
 
-Returns :class:`Figure2Runs`; :mod:`theorydyn.claims.figure2` turns it into rows.
+Returns :class:`Figure2Runs`; :mod:`theorydyn.claims.figure2` turns it into rows and runs nothing: the
+reference levels its verdicts quote (:func:`references`), the run's sizes (:data:`QUICK`, :data:`FULL`), its
+setting (:func:`figure2_setting`) and its memory (:func:`memory`) are here too.
+
+The run itself is :func:`train_runs` (``run`` in this module is :func:`theorydyn.positional.run`, the
+one-kind trainer it calls).
 """
 
 from __future__ import annotations
@@ -21,8 +26,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.config import Seeds
+from ..core.data import sample_memory
 from ..core.setting import Setting
-from ..positional.train import TrainRun, run
+from ..infra.memory import MemoryEstimate, Term
+from ..positional.model import block_contrast, chance_association, figure2_setting
+from ..positional.train import FULL, QUICK, TrainRun, run
+
+__all__ = [
+    "FULL",
+    "QUICK",
+    "UNIT_INIT",
+    "Figure2Runs",
+    "References",
+    "TrainRun",
+    "figure2_setting",
+    "memory",
+    "paper_init",
+    "references",
+    "run",
+    "train_runs",
+]
 
 
 def paper_init(s: Setting) -> dict[str, float]:
@@ -72,3 +95,44 @@ def train_runs(
             **sizes,
         )["positional"]
     return Figure2Runs(main, units)
+
+
+@dataclass(frozen=True)
+class References:
+    """The reference levels of Figure 2's verdicts at a setting s (docs/theory.md §7).
+
+    Attributes:
+        chance: the association (Definition 2.2) of a Gram with a dominant diagonal and exchangeable
+            off-diagonal entries, 1 / binom(D − 1, C − 1) (:func:`theorydyn.positional.chance_association`).
+        blocks: the block contrast z of the exact block matrix 1[i, j in the same set]
+            (:func:`theorydyn.positional.block_contrast`), the value of perfect set structure.
+
+    Example:
+        >>> r = references(figure2_setting())
+        >>> round(1 / r.chance)
+        455
+    """
+
+    chance: float
+    blocks: float
+
+
+def references(s: Setting) -> References:
+    """The chance association and the perfect-block contrast at ``s`` (:class:`References`)."""
+    return References(chance_association(s), block_contrast(s, s.same_set.astype(float)))
+
+
+def memory(s: Setting, N: int, N_test: int) -> MemoryEstimate:
+    """Peak of :func:`train_runs` at ``s`` with ``N`` training and ``N_test`` test samples: the samples X
+    (N + N_test, D, d) drawn in float64 (:func:`theorydyn.core.data.sample_memory`) with their float32
+    tensors, and the (N, D) activations of one forward and backward pass (≈ 6)."""
+    n = N + N_test
+    draw = sample_memory(s.D, s.C, s.d, n, 8, "N")
+    return MemoryEstimate(
+        "Figure 2 check",
+        draw.terms
+        + (
+            Term(f"float32 tensors of X ({n}, {s.D}, {s.d})", n * s.D * s.d * 4, {"N": n}),
+            Term(f"activations of one pass ({N}, {s.D}) float32 (6)", 6 * N * s.D * 4, {"N": N}),
+        ),
+    )

@@ -34,9 +34,11 @@ from hypothesis import strategies as st
 from theorydyn import Setting
 from theorydyn.infra.store import ResultStore
 from theorydyn.scan import run_scan
-from theorydyn.scan.__main__ import build_parser, main, spec_from_args
-from theorydyn.scan.grid import ScanError, ScanSpec, normalize_options, point_key
+from theorydyn.scan.__main__ import build_parser, main
+from theorydyn.scan.flags import spec_from_args
+from theorydyn.scan.grid import ScanError, ScanSpec, point_key
 from theorydyn.scan.point import REDUCED_FIELDS
+from theorydyn.scan.schema import point_options
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "scan_fake:fake_point"
@@ -171,7 +173,7 @@ def test_invalid_values_are_all_named_before_any_work():
     msg = str(e.value)
     assert "C must divide D" in msg and "q must lie in [0, 1], got q=1.5" in msg
     with pytest.raises(ScanError, match="n_samples must be an integer >= 2"):  # FlowConfig's rule, as --n-samples
-        normalize_options({"n_samples": 1})
+        point_options({"n_samples": 1})
     with pytest.raises(ScanError, match="unknown parameter"):
         ScanSpec("t", axes={"qq": [1]}).expand()
 
@@ -628,7 +630,7 @@ def test_simulate_option_adds_the_finite_sample_columns(tmp_path):
 )
 def test_options_that_would_never_end_are_refused(options, word):
     with pytest.raises(ScanError, match=word):
-        normalize_options(options)
+        point_options(options)
 
 
 def test_a_tiny_tau_is_refused_before_it_divides_by_zero():
@@ -660,7 +662,7 @@ def test_a_name_outside_the_results_folder_is_refused():
 
 
 def test_names_are_sanitised_without_collapsing_and_stay_inside():
-    from theorydyn.scan.__main__ import _safe_name
+    from theorydyn.scan.flags import scan_name as _safe_name
 
     names = ["..", ".", "é", "ü", "日本", "a b", "a-b", "../../etc", "x" * 100, "x" * 99 + "y"]
     safe = [_safe_name(n) for n in names]

@@ -7,13 +7,20 @@ Exit status: 0 all points done; 1 some point failed or a worker died (rerun to r
 
 from __future__ import annotations
 
+import argparse
 import sys
 import warnings
 
 from ..cli.runner import RESUMES, Command, Invocation
 from .defaults import PROG
-from .flags import build_parser, scan_from_args
+from .flags import scan_from_args, scan_parser
 from .schema import ScanError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The scan's flags: the Setting's axes, the solver options read from the configurations' fields
+    (:func:`theorydyn.scan.flags.scan_parser`)."""
+    return scan_parser()
 
 
 def run(inv: Invocation) -> int:

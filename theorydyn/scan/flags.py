@@ -111,7 +111,8 @@ def _add_axis_arguments(ap: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def scan_parser() -> argparse.ArgumentParser:
+    """The flags of ``python -m theorydyn.scan`` (its ``build_parser``)."""
     ap = ArgumentParser(
         prog=PROG,
         description="Where do the phases of Section 4.1 hold, and when? A resumable scan.",
@@ -179,7 +180,7 @@ def _given(args: argparse.Namespace) -> dict[str, list[Any]]:
     if args.seeds is not None or args.first_seed is not None:  # --seeds K: K seeds from --first-seed
         first = args.first_seed or 0
         given["seed"] = list(range(first, first + (len(DEFAULT_SEEDS) if args.seeds is None else args.seeds)))
-    defaults = build_parser()
+    defaults = scan_parser()
     for k in SETTING_FLAGS:  # the Setting's single-valued flags: those away from their default
         if k not in SETTING_AXES and getattr(args, k) != defaults.get_default(k):
             given[k] = [getattr(args, k)]

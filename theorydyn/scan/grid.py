@@ -9,14 +9,15 @@ key is the sha256 of the canonical JSON of everything that determines its number
                        "runner": "module:function", "numerics": NUMERICS_VERSION},
                       sort_keys, no spaces))
 
-(the runner is named by the module and the name of its function, :func:`runner_name`),
-
 so the key changes with any parameter and is identical across runs, processes and machines
 (the JSON of a float is its shortest round-trip repr). Options that cannot affect the numbers
 (e.g. the simulator's N when ``simulate`` is off) are dropped before hashing, so that a point
 is never computed twice under two names. ``NUMERICS_VERSION`` salts the key with the version of
 the code's numerics: raising it makes every point a new key, so that rows computed by older
 numerics are recomputed rather than reused (and moved aside on loading, see :func:`row_problem`).
+The runner is named by its function's module and name (:func:`runner_name`; the default
+:func:`~theorydyn.scan.point.run_point` is ``theorydyn.scan.point:run_point``); it reaches a worker process
+as that reference (pickle), so a runner of a scan with workers is a function defined at a module's top level.
 
 Every row carries its parameters, ``runner`` and ``numerics_version``, so that loading can check
 that its key is the hash of its own parameters (:func:`row_problem`, used by :func:`open_store`).

@@ -196,6 +196,31 @@ def test_default_scan_and_its_name():
     assert other.name == "D16-32_C4_smax100000" and other.axes["D"] == [16, 32] and "q" not in other.axes
 
 
+def test_the_scan_options_and_flags_are_the_configs_fields():
+    """Issue 40: a scanned field of FlowConfig / SimConfig is an option of a point, its rule the field's,
+    and a flag of the scan (a list for an axis) checked at parse time by that rule; the default runner is
+    a function, named in the keys as before."""
+    from theorydyn.reduced.config import FlowConfig
+    from theorydyn.scan.flags import scan_parser
+    from theorydyn.scan.grid import Point, runner_name
+    from theorydyn.scan.point import run_point
+    from theorydyn.scan.schema import BY_NAME, OPTIONS
+    from theorydyn.simulate.config import SimConfig
+
+    actions = {a.dest: a for a in scan_parser()._actions}
+    for o in OPTIONS:
+        if o.config in (FlowConfig, SimConfig) and o.name not in ("sim_steps",):
+            assert o.rule is o.config.rule(o.field), o.name
+        if o.flag is not None:
+            assert actions[o.name].option_strings == [o.flag] and actions[o.name].help == o.help
+            assert (actions[o.name].nargs == "+") == o.axis, o.name
+    assert BY_NAME["sim_steps"].config is SimConfig and BY_NAME["sim_steps"].field == "steps"
+    with pytest.raises(SystemExit):
+        scan_parser().parse_args(["--omega", "-1"])  # SimConfig's rule, at parse time
+    assert ScanSpec("t").runner is run_point and runner_name(run_point) == "theorydyn.scan.point:run_point"
+    assert Point.__dataclass_fields__["runner"].default is run_point
+
+
 # ---- the store --------------------------------------------------------------------------------------
 def _rows(n):
     return [

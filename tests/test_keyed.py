@@ -167,7 +167,9 @@ def test_ledger_names_are_unchanged():
 
 
 def test_scan_and_vision_names_are_unchanged():
-    from theorydyn.scan.__main__ import _safe_name, _token
+    from theorydyn.scan.flags import scan_name as _safe_name
+
+    _token = SCAN.token  # what the scan's flags name a grid by (theorydyn.scan.flags.spec_from_args)
     from theorydyn.vision.runspec import RunSpec
 
     tokens = [("D", [64]), ("q", [0.2, 0.3]), ("smax", [1e6, 1e-05]), ("simulate", [True]), ("seed", [0, 1, 2])]

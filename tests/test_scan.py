@@ -34,9 +34,11 @@ from hypothesis import strategies as st
 from theorydyn import Setting
 from theorydyn.infra.store import ResultStore
 from theorydyn.scan import run_scan
-from theorydyn.scan.__main__ import build_parser, main, spec_from_args
-from theorydyn.scan.grid import ScanError, ScanSpec, normalize_options, point_key
+from theorydyn.scan.__main__ import build_parser, main
+from theorydyn.scan.flags import spec_from_args
+from theorydyn.scan.grid import ScanError, ScanSpec, point_key
 from theorydyn.scan.point import REDUCED_FIELDS
+from theorydyn.scan.schema import point_options
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = "scan_fake:fake_point"
@@ -171,7 +173,7 @@ def test_invalid_values_are_all_named_before_any_work():
     msg = str(e.value)
     assert "C must divide D" in msg and "q must lie in [0, 1], got q=1.5" in msg
     with pytest.raises(ScanError, match="n_samples must be an integer >= 2"):  # FlowConfig's rule, as --n-samples
-        normalize_options({"n_samples": 1})
+        point_options({"n_samples": 1})
     with pytest.raises(ScanError, match="unknown parameter"):
         ScanSpec("t", axes={"qq": [1]}).expand()
 
@@ -192,6 +194,31 @@ def test_default_scan_and_its_name():
     assert ScanSpec.from_toml(ROOT / "scans" / "default.toml").expand() == spec.expand()  # the saved copy
     other = spec_from_args(build_parser().parse_args(["--D", "16", "32", "--C", "4", "--s-max", "1e5"]))
     assert other.name == "D16-32_C4_smax100000" and other.axes["D"] == [16, 32] and "q" not in other.axes
+
+
+def test_the_scan_options_and_flags_are_the_configs_fields():
+    """Issue 40: a scanned field of FlowConfig / SimConfig is an option of a point, its rule the field's,
+    and a flag of the scan (a list for an axis) checked at parse time by that rule; the default runner is
+    a function, named in the keys as before."""
+    from theorydyn.reduced.config import FlowConfig
+    from theorydyn.scan.flags import scan_parser
+    from theorydyn.scan.grid import Point, runner_name
+    from theorydyn.scan.point import run_point
+    from theorydyn.scan.schema import BY_NAME, OPTIONS
+    from theorydyn.simulate.config import SimConfig
+
+    actions = {a.dest: a for a in scan_parser()._actions}
+    for o in OPTIONS:
+        if o.config in (FlowConfig, SimConfig) and o.name not in ("sim_steps",):
+            assert o.rule is o.config.rule(o.field), o.name
+        if o.flag is not None:
+            assert actions[o.name].option_strings == [o.flag] and actions[o.name].help == o.help
+            assert (actions[o.name].nargs == "+") == o.axis, o.name
+    assert BY_NAME["sim_steps"].config is SimConfig and BY_NAME["sim_steps"].field == "steps"
+    with pytest.raises(SystemExit):
+        scan_parser().parse_args(["--omega", "-1"])  # SimConfig's rule, at parse time
+    assert ScanSpec("t").runner is run_point and runner_name(run_point) == "theorydyn.scan.point:run_point"
+    assert Point.__dataclass_fields__["runner"].default is run_point
 
 
 # ---- the store --------------------------------------------------------------------------------------
@@ -628,7 +655,7 @@ def test_simulate_option_adds_the_finite_sample_columns(tmp_path):
 )
 def test_options_that_would_never_end_are_refused(options, word):
     with pytest.raises(ScanError, match=word):
-        normalize_options(options)
+        point_options(options)
 
 
 def test_a_tiny_tau_is_refused_before_it_divides_by_zero():
@@ -660,7 +687,7 @@ def test_a_name_outside_the_results_folder_is_refused():
 
 
 def test_names_are_sanitised_without_collapsing_and_stay_inside():
-    from theorydyn.scan.__main__ import _safe_name
+    from theorydyn.scan.flags import scan_name as _safe_name
 
     names = ["..", ".", "é", "ü", "日本", "a b", "a-b", "../../etc", "x" * 100, "x" * 99 + "y"]
     safe = [_safe_name(n) for n in names]

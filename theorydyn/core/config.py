@@ -229,3 +229,43 @@ def _field(cls: type, name: str) -> dataclasses.Field:
         if f.name == name:
             return f
     raise KeyError(f"{cls.__name__} has no field {name!r}")
+
+
+# ---- a field as an option of a scan point (issue 40) -----------------------------------------------------
+class _FieldDefault:
+    def __repr__(self) -> str:
+        return "FIELD_DEFAULT"
+
+
+#: A :class:`ScanOption`'s default that is its field's (None may be a scan's own default).
+FIELD_DEFAULT: Any = _FieldDefault()
+
+
+@dataclass(frozen=True)
+class ScanOption:
+    """How a configuration field is also an option of a scan point (:mod:`theorydyn.scan.schema` reads it):
+    the rest (the kind, the choices, the range, the default) is the field's.
+
+    Attributes:
+        help: the help text of the scan's flag, word for word; None: no flag (a spec file's key only).
+        name: its key in a scan (a spec file, a row, a point's key); default the field's name.
+        default: the scan's default where it is not the field's (:data:`FIELD_DEFAULT`: the field's).
+        rule: the scan's rule where it is not the field's (None: the field's).
+        axis: its flag takes a list (``nargs="+"``, among the scan's axes); else one value.
+        when: the point's options under which it changes the numbers, ``((key, value), …)``, any of them
+            (empty: always); elsewhere it is left out of the point's key.
+    """
+
+    help: str | None
+    name: str | None = None
+    default: Any = FIELD_DEFAULT
+    rule: Rule | None = None
+    axis: bool = False
+    when: tuple[tuple[str, Any], ...] = ()
+
+
+def scanned(field: Any, help: str | None, **scan: Any) -> Any:
+    """The field ``field`` (made by :func:`option`) as an option of a scan point as well: the same field,
+    its metadata holding ``scan`` = :class:`ScanOption` (``help`` and ``scan``'s keywords)."""
+    f: dataclasses.Field = field
+    return dataclasses.field(default=f.default, metadata={**f.metadata, "scan": ScanOption(help, **scan)})

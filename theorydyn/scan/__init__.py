@@ -1,7 +1,8 @@
 """Resumable parameter scans: where do the phases of Section 4.1 hold, and when?
 
 * :mod:`.grid` — the grid (Settings × solver options × seeds) and its keys;
-* :mod:`.schema` — the solver options, their types and the TOML spec files;
+* :mod:`.schema` — the solver options (read from the run configurations' fields), their types and the TOML
+  spec files;
 * :mod:`.point` — what one point computes (the reduced dynamics; the simulator on request);
 * :mod:`.executor` — local processes or a Dask cluster;
 * :mod:`theorydyn.infra.store` — the transactional results store (SQLite) and its CSV export;
@@ -9,7 +10,7 @@
 * :mod:`.summary` — the summary tables, with intervals over seeds;
 * :mod:`.plots` — phase times against an axis, scaling in D, overlaid trajectories.
 
-CLI: ``python -m theorydyn.scan --help``.
+CLI: ``python -m theorydyn.scan --help`` (its flags and the scan they describe: :mod:`.flags`).
 """
 
 from typing import TYPE_CHECKING

@@ -18,7 +18,6 @@ where it ran.
 
 from __future__ import annotations
 
-import importlib
 import math
 import multiprocessing
 import os
@@ -57,22 +56,11 @@ def dask_worker_timeout() -> float:
     return value
 
 
-def load_runner(path: str) -> Callable[..., dict[str, Any]]:
-    """Import ``"module:function"``; raises ImportError/AttributeError with the path in it."""
-    mod_name, _, fn_name = path.partition(":")
-    if not mod_name or not fn_name:
-        raise ImportError(f"runner must look like 'module:function', got {path!r}")
-    fn: Any = importlib.import_module(mod_name)
-    for part in fn_name.split("."):
-        fn = getattr(fn, part)
-    return fn
-
-
-def execute_point(runner: str, setting, options: dict[str, Any], seed: int) -> dict[str, Any]:
-    """Run one point; returns the runner's dict plus ``wall_s`` (seconds in the runner)."""
-    fn = load_runner(runner)
+def execute_point(runner: Callable[..., dict[str, Any]], setting, options: dict[str, Any], seed: int) -> dict[str, Any]:
+    """Run one point; returns the runner's dict plus ``wall_s`` (seconds in the runner). The runner travels
+    to a worker process as a reference to its function (pickle names its module and name)."""
     t = time.perf_counter()
-    out = dict(fn(setting, options, seed))
+    out = dict(runner(setting, options, seed))
     out["wall_s"] = time.perf_counter() - t
     return out
 

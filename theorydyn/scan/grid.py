@@ -15,6 +15,9 @@ so the key changes with any parameter and is identical across runs, processes an
 is never computed twice under two names. ``NUMERICS_VERSION`` salts the key with the version of
 the code's numerics: raising it makes every point a new key, so that rows computed by older
 numerics are recomputed rather than reused (and moved aside on loading, see :func:`row_problem`).
+The runner is named by its function's module and name (:func:`runner_name`; the default
+:func:`~theorydyn.scan.point.run_point` is ``theorydyn.scan.point:run_point``); it reaches a worker process
+as that reference (pickle), so a runner of a scan with workers is a function defined at a module's top level.
 
 Every row carries its parameters, ``runner`` and ``numerics_version``, so that loading can check
 that its key is the hash of its own parameters (:func:`row_problem`, used by :func:`open_store`).
@@ -28,7 +31,7 @@ Saved grids are TOML files (``scans/NAME.toml``)::
     [axes]                           # lists; the grid is their product, in this order
     q = [0.2, 0.25, 0.3]
     seed = [0, 1]
-    [options]                        # solver options (OPTION_DEFAULTS)
+    [options]                        # solver options (OPTION_DEFAULTS: the configurations' scanned fields)
     s_max = 2e4
 
 An axis may name a Setting field, a solver option or ``seed``; its value is a list of values or a
@@ -45,25 +48,26 @@ exact expectation over more multisets than the solver allows, or a point whose m
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import itertools
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.setting import SETTING_FIELDS, Setting
-from ..core.validate import gd_steps
 from ..infra import keyed
 from ..infra import memory as resources
 from ..infra.keyed import KeyedStore
-from ..infra.limits import GRID_POINTS_MAX, STEPS_MAX
+from ..infra.limits import GRID_POINTS_MAX
 from ..reduced import MAX_TERMS
 from ..reduced.memory import n_exact_terms, reduced_memory
 from ..simulate.config import SIM_DEFAULTS
 from ..simulate.memory import simulate_memory
-from .point import scan_horizon
+from .point import run_point, scan_horizon
 from .schema import (  # noqa: F401  (re-exported: imported from here)
     _CHOICES,
     _FLOAT_OPTIONS,
@@ -71,14 +75,12 @@ from .schema import (  # noqa: F401  (re-exported: imported from here)
     _INT_OPTIONS,
     _REAL_FIELDS,
     AXIS_NAMES,
-    DEFAULT_RUNNER,
     OPTION_DEFAULTS,
-    OPTION_FIELDS,
     ScanError,
     _is_int,
     _is_real,
     load_spec_file,
-    option_rule,
+    point_options,
     value_type_problem,
 )
 
@@ -88,15 +90,44 @@ if TYPE_CHECKING:
 from ..core.phases import Phases  # noqa: E402
 from ..infra.provenance import NUMERICS_VERSION, PROVENANCE_TEXT_COLUMNS  # noqa: E402 — the salt of every scan key (documented there)
 
+#: What computes one point: ``runner(s: Setting, options: dict, seed: int) -> dict`` (:mod:`theorydyn.scan.point`).
+Runner = Callable[..., dict[str, Any]]
+
+
+def runner_name(runner: Runner) -> str:
+    """``"module:function"``: the runner as a row's ``runner`` column and a point's key name it."""
+    return f"{runner.__module__}:{runner.__qualname__}"
+
+
+def runner_function(runner: Runner | str) -> Runner:
+    """The runner itself, or the function a ``"module:function"`` text names (``--runner``, a spec file's
+    ``runner``), imported.
+
+    Raises:
+        ScanError: the text names no function that can be imported.
+    """
+    if callable(runner):
+        return runner
+    mod_name, _, fn_name = runner.partition(":")
+    try:
+        if not mod_name or not fn_name:
+            raise ImportError(f"runner must look like 'module:function', got {runner!r}")
+        fn: Any = importlib.import_module(mod_name)
+        for part in fn_name.split("."):
+            fn = getattr(fn, part)
+    except (ImportError, AttributeError, ValueError) as e:
+        raise ScanError(f"--runner: cannot load {runner!r}: {e}") from None
+    return fn
+
 
 @dataclass(frozen=True)
 class Point:
-    """One point of a scan: a validated Setting, its solver options and a seed."""
+    """One point of a scan: a validated Setting, its solver options, a seed and the runner that computes it."""
 
     setting: Setting
     options: dict[str, Any]
     seed: int
-    runner: str = DEFAULT_RUNNER
+    runner: Runner = run_point
     axes: dict[str, Any] = field(default_factory=dict)  # this point's value on each axis
 
     @property
@@ -110,15 +141,16 @@ class Point:
             out[k] = v if isinstance(v, (str, int, float)) else json.dumps(v)
         out.update(self.options)
         out["seed"] = self.seed
-        out["runner"] = self.runner
+        out["runner"] = runner_name(self.runner)
         out["numerics_version"] = NUMERICS_VERSION
         return out
 
 
-def point_key(s: Setting, options: dict[str, Any], seed: int, runner: str = DEFAULT_RUNNER) -> str:
+def point_key(s: Setting, options: dict[str, Any], seed: int, runner: Runner | str = run_point) -> str:
     """sha256 hex digest of the point's full parameters and NUMERICS_VERSION (module docstring)."""
     options = {"s_max": scan_horizon(s.D), **options}  # the default horizon follows D
-    return _key(s.to_dict(), normalize_options(options), int(seed), runner, NUMERICS_VERSION)
+    name = runner if isinstance(runner, str) else runner_name(runner)
+    return _key(s.to_dict(), point_options(options), int(seed), name, NUMERICS_VERSION)
 
 
 def _payload(setting: dict[str, Any], options: dict[str, Any], seed: int, runner: str, numerics: int) -> dict[str, Any]:
@@ -129,48 +161,6 @@ def _key(setting: dict[str, Any], options: dict[str, Any], seed: int, runner: st
     return KeyedStore.key(_payload(setting, options, seed, runner, numerics))
 
 
-def normalize_options(options: dict[str, Any]) -> dict[str, Any]:
-    """Validate and canonicalise solver options; keep only those that affect the numbers.
-
-    Raises:
-        ScanError: an unknown option or a value breaking its rule, naming it.
-    """
-    unknown = sorted(set(options) - set(OPTION_DEFAULTS))
-    if unknown:
-        raise ScanError(f"unknown solver option(s) {unknown}; known: {sorted(OPTION_DEFAULTS)}")
-    o = {**OPTION_DEFAULTS, **options}
-    for k in _FLOAT_OPTIONS:
-        try:
-            o[k] = float(o[k])
-        except (TypeError, ValueError):
-            raise ScanError(f"{k} must be a real number, got {o[k]!r}") from None
-    for k in _INT_OPTIONS:
-        v = o[k]
-        if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, float) and v.is_integer())):
-            raise ScanError(f"{k} must be an integer, got {k}={v!r}")
-        o[k] = int(v)
-    for k in OPTION_FIELDS:  # the rule of each option, the same as its flag's (option_rule)
-        try:
-            option_rule(k).check(k, o[k])
-        except ValueError as e:
-            raise ScanError(str(e)) from None
-    if not isinstance(o["simulate"], bool):
-        raise ScanError(f"simulate must be true or false, got {o['simulate']!r}")
-    keep = ["method", "s_max", "expectation", "n_points", "simulate"]
-    if o["expectation"] == "mc":
-        keep.append("n_samples")
-    if o["method"] == "gd":
-        if not o["steps"]:  # derived, checked where derived: s_max/eta is inf at eta = 5e-324
-            try:
-                o["steps"] = gd_steps(o["s_max"], o["eta"], STEPS_MAX)
-            except ValueError as e:
-                raise ScanError(str(e)) from None
-        keep += ["eta", "steps"]
-    if o["simulate"]:
-        keep += ["eta", "N", "sim_steps", "omega", "record_every", "dtype"]
-    return {k: o[k] for k in OPTION_DEFAULTS if k in keep}
-
-
 @dataclass
 class ScanSpec:
     """A grid: fixed Setting fields and options (``base``), axes, and a name.
@@ -179,14 +169,15 @@ class ScanSpec:
         name: names the results file ``<run dir>/scans/<name>.csv``.
         base: fixed values, Setting fields and/or solver options.
         axes: axis name → list of values; the grid is their product in this order.
-        runner: ``"module:function"`` computing one point (default: the reduced solver,
-            and the simulator when ``simulate`` is on).
+        runner: the function computing one point (default :func:`~theorydyn.scan.point.run_point`: the
+            reduced solver, and the simulator when ``simulate`` is on), or the ``"module:function"`` text
+            that names one (``--runner``, a spec file's ``runner``: :func:`runner_function`).
     """
 
     name: str
     base: dict[str, Any] = field(default_factory=dict)
     axes: dict[str, list[Any]] = field(default_factory=dict)
-    runner: str = DEFAULT_RUNNER
+    runner: Runner | str = run_point
 
     @classmethod
     def from_toml(cls, path: str | Path) -> ScanSpec:
@@ -226,6 +217,7 @@ class ScanSpec:
         for k, vals in self.axes.items():
             if not vals:
                 raise ScanError(f"axis {k} has no values")
+        runner = runner_function(self.runner)
         size = self.size()
         if size > GRID_POINTS_MAX:  # counted before expanding: a 10^7-point grid is refused at once
             counts = " × ".join(f"{k}: {len(v)}" for k, v in self.axes.items())
@@ -247,11 +239,11 @@ class ScanSpec:
                 if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
                     raise ScanError(f"seed must be an integer >= 0, got seed={seed!r}")
                 s = Setting(**sfields)
-                opts = normalize_options({"s_max": scan_horizon(s.D), **opts})  # the default horizon follows D
+                opts = point_options({"s_max": scan_horizon(s.D), **opts})  # the default horizon follows D
             except (ValueError, TypeError) as e:
                 problems.setdefault(str(e), []).append(where)
                 continue
-            p = Point(s, opts, int(seed), self.runner, dict(zip(names, combo, strict=True)))
+            p = Point(s, opts, int(seed), runner, dict(zip(names, combo, strict=True)))
             if p.key not in seen:
                 seen.add(p.key)
                 points.append(p)
@@ -276,7 +268,7 @@ def _at(wheres: list[str], size: int) -> str:
 def point_memory(p: Point) -> resources.MemoryEstimate | None:
     """Peak memory of one point of the default runner (reduced bank, plus the simulator when on)."""
 
-    if p.runner != DEFAULT_RUNNER:
+    if p.runner is not run_point:
         return None  # a custom runner's needs are its own
     s, o = p.setting, p.options
     if o["expectation"] == "exact":
@@ -323,7 +315,7 @@ def validate_points(
     limit = None if available is None else available // concurrent
     problems: list[str] = []
     for p in points:
-        if p.runner != DEFAULT_RUNNER:
+        if p.runner is not run_point:
             continue
         where = ", ".join(f"{k}={v}" for k, v in p.axes.items()) or f"D={p.setting.D}, C={p.setting.C}"
         if p.options["expectation"] == "exact":
@@ -449,7 +441,7 @@ def row_payload(row: dict[str, str]) -> dict[str, Any]:
     setting = {k: _parse_param(k, row[k]) for k in SETTING_FIELDS}
     options = {k: _parse_param(k, row[k]) for k in OPTION_DEFAULTS if row.get(k, "") != ""}
     seed = _parse_param("seed", row["seed"])
-    return _payload(setting, normalize_options(options), seed, row["runner"], NUMERICS_VERSION)
+    return _payload(setting, point_options(options), seed, row["runner"], NUMERICS_VERSION)
 
 
 def row_problem(row: dict[str, str]) -> str | None:

@@ -1,6 +1,6 @@
 """What one scan point computes: the reduced dynamics and, when asked, the finite-sample run.
 
-A *runner* is any importable function ``runner(s: Setting, options: dict, seed: int) -> dict``
+A *runner* is any function ``runner(s: Setting, options: dict, seed: int) -> dict``
 returning the point's results as a flat dict of scalars; it may add
 ``"trajectories": {suffix: DataFrame}`` and ``"arrays": {suffix: ndarray}``, which the scan
 saves as ``<run dir>/scans/<scan>/<key><suffix>.csv`` / ``.npy``. The default runner,
@@ -29,6 +29,7 @@ from ..core.result import Result
 from ..core.setting import Setting
 from ..reduced import default_horizon, integrate
 from ..simulate import simulate
+from .schema import reduced_kwargs, simulator_kwargs
 
 #: The reduced flow's horizon at D = 64 for a scan, relative to the ledger's
 #: (:func:`theorydyn.reduced.default_horizon`): the default scan's q reaches 1.4·C²/D, where T2 is about twice the
@@ -95,20 +96,9 @@ def phase_fields(res: Result, prefix: str = "") -> dict[str, Any]:
 
 
 def run_point(s: Setting, options: dict[str, Any], seed: int) -> dict[str, Any]:
-    """The default runner (module docstring); ``options`` as normalised by the scan grid."""
-    kw: dict[str, Any] = dict(
-        method=options["method"],
-        s_max=options["s_max"],
-        seed=seed,
-        expectation=options["expectation"],
-        n_points=options["n_points"],
-    )
-    if options["expectation"] == "mc":
-        kw["n_samples"] = options["n_samples"]
-    if options["method"] == "gd":
-        kw["eta"] = options["eta"]
-        kw["steps"] = options["steps"]
-    res = integrate(s, **kw)
+    """The default runner (module docstring); ``options`` as the scan grid completes them
+    (:func:`~theorydyn.scan.schema.point_options`)."""
+    res = integrate(s, seed=seed, **reduced_kwargs(options))
     traj = res.trajectory
     out = phase_fields(res)
     if len(traj):
@@ -122,16 +112,7 @@ def run_point(s: Setting, options: dict[str, Any], seed: int) -> dict[str, Any]:
     trajectories = {"": traj}
     arrays: dict[str, np.ndarray] = {}
     if options.get("simulate"):
-        sim = simulate(
-            s,
-            N=options["N"],
-            eta=options["eta"],
-            steps=options["sim_steps"],
-            omega=options["omega"],
-            seed=seed,
-            record_every=options["record_every"],
-            dtype=options["dtype"],
-        )
+        sim = simulate(s, seed=seed, **simulator_kwargs(options))
         out.update(phase_fields(sim, "sim_"))
         if len(sim.trajectory):
             last = sim.trajectory.iloc[-1]

@@ -59,8 +59,8 @@ from ..infra.provenance import provenance
 from ..infra.store import DB_NAME, StoreDamaged, StoreError, move_aside
 from . import plots as scanplots
 from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR  # noqa: F401 — re-exported
-from .executor import execute_point, load_runner, make_executor
-from .grid import Point, ScanError, ScanSpec, open_store, validate_points
+from .executor import execute_point, make_executor
+from .grid import Point, ScanError, ScanSpec, open_store, runner_function, validate_points
 from .reuse import reuse_stored, reused_text
 from .summary import _fmt, _is_simulate, summary_text, write_summary
 
@@ -151,6 +151,36 @@ def check_output_files(results_dir: str | Path, name: str, keys: list[str]) -> N
     check_targets(files)
 
 
+def check_results_folder(results_dir: str | Path, spec: ScanSpec, *, fresh: bool = False) -> None:
+    """Refuse, before any work, a results CSV or a ``.rejected.csv`` that is a symbolic link (the toolkit
+    never writes through a link it did not create) or not a regular file (a FIFO or a device: reading it
+    would block or never end), and unless ``fresh`` (which sets the earlier files aside, links and folders
+    in their place too) every output file of the scan that is (:func:`check_output_files`).
+
+    Raises:
+        ScanError: naming ``--out`` and the file.
+    """
+    for path in (Path(results_dir) / f"{spec.name}.csv", Path(results_dir) / f"{spec.name}.rejected.csv"):
+        try:
+            if path.is_symlink():
+                raise ScanError(
+                    f"--out: {path} is a symbolic link; theorydyn does not write through links "
+                    f"(remove it, or use another --name or --out)"
+                )
+            if path.exists() and not path.is_file():
+                raise ScanError(
+                    f"--out: {path} exists and is not a regular file (a folder, a pipe or a device); "
+                    f"use another --name or --out"
+                )
+        except OSError as e:
+            raise ScanError(f"--out: cannot use {str(path)!r}: {e.strerror or e}") from None
+    if not fresh:
+        try:
+            check_output_files(results_dir, spec.name, [p.key for p in spec.expand()])
+        except UnsafeTarget as e:
+            raise ScanError(f"--out: {e} (remove it, or use another --name or --out)") from None
+
+
 def interrupt_account(total: int, outcome: ScanOutcome) -> str:
     """What a Ctrl-C leaves of a scan of ``total`` points, in counts that add up to ``total``: the points
     saved (stored before this run, or computed by it), those that failed, those not computed (in flight
@@ -216,10 +246,7 @@ def _export(store, report: Report) -> bool:
 
 def check_runner(spec: ScanSpec) -> None:
     """Raise :class:`ScanError` before any work if the runner of the scan cannot be imported."""
-    try:
-        load_runner(spec.runner)
-    except (ImportError, AttributeError, ValueError) as e:
-        raise ScanError(f"--runner: cannot load {spec.runner!r}: {e}") from None
+    runner_function(spec.runner)
 
 
 def _record(

@@ -1,116 +1,202 @@
 """The parameters a scan point takes and the scan spec files (:mod:`theorydyn.scan.grid` describes
-both): the solver options with their defaults (:data:`OPTION_DEFAULTS`), the names an axis may take,
-the type each value must have (:func:`value_type_problem`) and the checked reading of a TOML spec file
-(:func:`load_spec_file`). Re-exported by :mod:`theorydyn.scan.grid`."""
+both): the solver options, read from the run configurations' fields (:data:`OPTIONS`: their defaults,
+kinds, rules and the scan's flags; :func:`point_options`: a point's options checked by those rules), the
+names an axis may take, the type each value must have (:func:`value_type_problem`) and the checked reading
+of a TOML spec file (:func:`load_spec_file`). Re-exported by :mod:`theorydyn.scan.grid`.
+
+A simulator option that a scan may sweep is one field of :class:`~theorydyn.simulate.config.SimConfig`
+made :func:`~theorydyn.core.config.scanned`: its flag, its spec key, its rule, the point's key and the
+simulator's keyword argument (:func:`simulator_kwargs`) follow from it.
+
+>>> OPTION_DEFAULTS["n_points"], BY_NAME["sim_steps"].field, BY_NAME["sim_steps"].flag
+(400, 'steps', '--sim-steps')
+>>> point_options({"method": "gd", "eta": 2.0, "s_max": 100.0})["steps"]  # 0 steps: ⌈s_max/η⌉
+50
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..cli.tools import SETTING_FLAGS
-from ..core.config import Rule
+from ..core.config import FIELD_DEFAULT, Config, Rule, ScanOption, _field, option, scanned
 from ..core.setting import SETTING_FIELDS
-from ..infra.limits import SIM_STEPS_MAX, STEPS_MAX
+from ..core.validate import gd_steps
+from ..infra.limits import STEPS_MAX
 from ..reduced.config import FlowConfig
 from ..simulate.config import SimConfig
-
-DEFAULT_RUNNER = "theorydyn.scan.point:run_point"
-
-
-def _same_name(cls: type, *names: str) -> dict[str, tuple[type, str]]:
-    """Options named as the fields of ``cls`` that describe them, in the order given."""
-    return {name: (cls, name) for name in names}
-
-
-#: Each solver option of a point → the configuration field that describes the same option (its kind, its
-#: choices and, unless :data:`SCAN_DEFAULTS` says otherwise, its default): the reduced run's
-#: :class:`~theorydyn.reduced.config.FlowConfig`, the simulator's :class:`~theorydyn.simulate.config.SimConfig`.
-#: ``eta`` is shared by the reduced GD and the simulator (the simulator's default); ``steps`` is the reduced
-#: GD's (0: ⌈s_max/η⌉), ``sim_steps`` the simulator's. ``simulate`` (run the simulator too) is the scan's own.
-OPTION_FIELDS: dict[str, tuple[type, str]] = {
-    # reduced (α, γ, ρ) dynamics (Lemmas 4.1–4.3)
-    **_same_name(FlowConfig, "method", "s_max", "n_samples", "expectation", "n_points"),
-    **_same_name(SimConfig, "eta"),
-    **_same_name(FlowConfig, "steps"),
-    # finite-sample simulator (Theorem 4.2, docs/theory.md §4)
-    **_same_name(SimConfig, "N"),
-    "sim_steps": (SimConfig, "steps"),
-    **_same_name(SimConfig, "omega", "record_every", "dtype"),
-}
-#: The scan's own defaults, where a point is not one run at the library's defaults (docs/theory.md §9's regime):
-SCAN_DEFAULTS: dict[str, Any] = {
-    "s_max": 5.0e4,  # horizon in s = η·t; a point's default is point.scan_horizon(D) (5e4 up to D = 64)
-    "n_points": 400,  # log-spaced trajectory points (phase times resolved to ≈4%)
-    "steps": 0,  # reduced GD steps; 0 → ceil(s_max / η)
-    "simulate": False,  # also run the finite-sample simulator
-    "record_every": 50,  # the simulator's records (its own default is 10)
-}
-
-
-#: The scan's own rules, where a point's option is not its configuration field's: ``steps`` 0 means
-#: ⌈s_max/η⌉ (the reduced GD's horizon), and a simulated point takes at least one step.
-SCAN_RULES: dict[str, Rule] = {
-    "steps": Rule(kind=int, low=0, high=STEPS_MAX),
-    "sim_steps": Rule(kind=int, low=1, high=SIM_STEPS_MAX),
-}
-
-
-def option_rule(k: str) -> Rule:
-    """The rule of solver option ``k`` of a point: :data:`SCAN_RULES`, else its configuration field's
-    (:data:`OPTION_FIELDS`). One rule for the scan's flag (``converter(option_rule(k), flag)``), its spec
-    files and the library's :func:`~theorydyn.scan.grid.normalize_options`."""
-    if k in SCAN_RULES:
-        return SCAN_RULES[k]
-    cls, name = OPTION_FIELDS[k]
-    return cls.rule(name)  # type: ignore[attr-defined]
-
-
-def _option_defaults() -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, (cls, name) in OPTION_FIELDS.items():
-        out[k] = SCAN_DEFAULTS[k] if k in SCAN_DEFAULTS else cls.default(name)  # type: ignore[attr-defined]
-        if k == "steps":
-            out["simulate"] = SCAN_DEFAULTS["simulate"]
-    return out
-
-
-#: Solver options of a point, with their defaults: the configurations' (:data:`OPTION_FIELDS`) but for
-#: :data:`SCAN_DEFAULTS`, in the order of the key's options.
-OPTION_DEFAULTS: dict[str, Any] = _option_defaults()
-
-
-def _kind(k: str) -> type:
-    cls, name = OPTION_FIELDS[k]
-    return cls.rule(name).kind  # type: ignore[attr-defined]
-
-
-_FLOAT_OPTIONS = tuple(k for k in OPTION_FIELDS if _kind(k) is float)
-_INT_OPTIONS = tuple(k for k in OPTION_FIELDS if _kind(k) is int)
-_CHOICES = {
-    k: cls.rule(name).choices  # type: ignore[attr-defined]
-    for k, (cls, name) in OPTION_FIELDS.items()
-    if cls.rule(name).choices is not None  # type: ignore[attr-defined]
-}
-AXIS_NAMES = tuple(SETTING_FIELDS) + tuple(OPTION_DEFAULTS) + ("seed",)
-
-
-def option_flag(key: str) -> str:
-    """The flag of ``python -m theorydyn.scan`` that sets grid key ``key`` (``--s-max``; seeds: ``--seeds``)."""
-    if key == "seed":
-        return "--seeds"
-    return SETTING_FLAGS.get(key) or "--" + key.replace("_", "-")
-
-
-#: Every grid key → the flag that sets it, for messages that name a key (the scan CLI's ``_KEY_FLAGS``):
-#: the Setting's flags, the seeds, the solver options, and the simulator options a message may name.
-KEY_FLAGS: dict[str, str] = {k: option_flag(k) for k in (*SETTING_FIELDS, "seed", *OPTION_DEFAULTS, "n_test")}
 
 
 class ScanError(ValueError):
     """A scan that cannot run; the message names the parameter and the rule it broke."""
+
+
+@dataclass(frozen=True)
+class PointConfig(Config):
+    """The options of a scan point that are the scan's own: one step η for the reduced GD and the simulator
+    (the simulator's field: its default and rule), the reduced GD's steps (0: ⌈s_max/η⌉, its horizon) and
+    whether the simulator runs too."""
+
+    eta: float = scanned(
+        _field(SimConfig, "eta"),
+        "GD step(s) η > 0: reduced --method gd and the simulator (default 10)",
+        axis=True,
+        when=(("method", "gd"), ("simulate", True)),
+    )
+    steps: int = scanned(
+        option(0, "reduced GD steps; 0: ⌈s_max/η⌉", low=0, high=STEPS_MAX), None, when=(("method", "gd"),)
+    )
+    simulate: bool = scanned(
+        option(False, "also run the finite-sample simulator"), "also run the finite-sample simulator"
+    )
+
+
+@dataclass(frozen=True)
+class PointOption:
+    """One solver option of a scan point: the field ``field`` of ``config``, as its
+    :class:`~theorydyn.core.config.ScanOption` makes it an option of the scan."""
+
+    name: str
+    config: type
+    field: str
+    default: Any
+    rule: Rule
+    help: str | None
+    axis: bool
+    when: tuple[tuple[str, Any], ...]
+
+    @property
+    def flag(self) -> str | None:
+        """The scan's flag that sets it (``--sim-steps``), or None: a spec file's key only."""
+        return None if self.help is None else "--" + self.name.replace("_", "-")
+
+    def applies(self, options: dict[str, Any]) -> bool:
+        """Whether it changes the numbers of a point with these (complete) options."""
+        return not self.when or any(options.get(k) == v for k, v in self.when)
+
+
+def _read(config: type, when: tuple[tuple[str, Any], ...] = ()) -> tuple[PointOption, ...]:
+    """The options of a point that the fields of ``config`` describe (those made ``scanned``), in their order."""
+    out = []
+    for f in dataclasses.fields(config):
+        scan: ScanOption | None = f.metadata.get("scan")
+        if scan is not None:
+            out.append(
+                PointOption(
+                    name=scan.name or f.name,
+                    config=config,
+                    field=f.name,
+                    default=f.default if scan.default is FIELD_DEFAULT else scan.default,
+                    rule=scan.rule or f.metadata["rule"],
+                    help=scan.help,
+                    axis=scan.axis,
+                    when=scan.when or when,
+                )
+            )
+    return tuple(out)
+
+
+#: Every solver option of a scan point, read from the configurations' fields, in the order of the rows'
+#: columns: the reduced run's (:class:`~theorydyn.reduced.config.FlowConfig`), the scan's own
+#: (:class:`PointConfig`), then the simulator's (:class:`~theorydyn.simulate.config.SimConfig`, acting when
+#: ``simulate`` is on). From these come the scan's flags, a spec file's ``[options]``, the rows' column kinds
+#: and the point's key (:func:`point_options`).
+OPTIONS: tuple[PointOption, ...] = (
+    *_read(FlowConfig),
+    *_read(PointConfig),
+    *_read(SimConfig, when=(("simulate", True),)),
+)
+#: Solver options of a point, with their defaults, in the order of the key's options.
+OPTION_DEFAULTS: dict[str, Any] = {o.name: o.default for o in OPTIONS}
+#: option name → its record
+BY_NAME: dict[str, PointOption] = {o.name: o for o in OPTIONS}
+#: The options of the scans' first keys: in a point's key at their defaults too. An option made a scan's
+#: later is left out of the key at its default, so that the rows stored before it stay valid.
+KEYED_AT_DEFAULT = frozenset(
+    ("method", "s_max", "n_samples", "expectation", "n_points", "eta", "steps", "simulate", "N", "sim_steps")
+    + ("omega", "record_every", "dtype")
+)
+
+_FLOAT_OPTIONS = tuple(o.name for o in OPTIONS if o.rule.kind is float)
+_INT_OPTIONS = tuple(o.name for o in OPTIONS if o.rule.kind is int)
+_CHOICES = {o.name: o.rule.choices for o in OPTIONS if o.rule.choices is not None}
+AXIS_NAMES = tuple(SETTING_FIELDS) + tuple(OPTION_DEFAULTS) + ("seed",)
+
+#: The Setting fields that the scan's flags take as lists, among its axes (``--D 16 32``); the others take one value.
+SETTING_AXES = ("D", "C", "q", "tau")
+#: Every grid key → the flag of ``python -m theorydyn.scan`` that sets it, for messages that name a key: the
+#: axes (the Setting's, the options', the seeds), the Setting's other flags, the options that have a flag,
+#: and ``n_test`` (the simulator's, named in its messages).
+KEY_FLAGS: dict[str, str] = {
+    **{k: SETTING_FLAGS[k] for k in SETTING_AXES},
+    **{o.name: o.flag for o in OPTIONS if o.axis and o.flag},
+    "seed": "--seeds",
+    **{k: flag for k, flag in SETTING_FLAGS.items() if k not in SETTING_AXES},
+    **{o.name: o.flag for o in OPTIONS if not o.axis and o.flag},
+    "n_test": "--n-test",
+}
+
+
+def point_options(options: dict[str, Any]) -> dict[str, Any]:
+    """A point's solver options, checked by their fields' rules and complete, keeping only those that affect
+    its numbers (:meth:`PointOption.applies`), in :data:`OPTION_DEFAULTS`' order: an integral number given
+    for an integer option is that integer, a number for a real option a float; the reduced GD's steps 0 is
+    ⌈s_max/η⌉.
+
+    Raises:
+        ScanError: an unknown option or a value breaking its rule, naming it.
+    """
+    unknown = sorted(set(options) - set(OPTION_DEFAULTS))
+    if unknown:
+        raise ScanError(f"unknown solver option(s) {unknown}; known: {sorted(OPTION_DEFAULTS)}")
+    o = {**OPTION_DEFAULTS, **options}
+    for k in _FLOAT_OPTIONS:
+        try:
+            o[k] = float(o[k])
+        except (TypeError, ValueError):
+            raise ScanError(f"{k} must be a real number, got {o[k]!r}") from None
+    for k in _INT_OPTIONS:
+        v = o[k]
+        if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, float) and v.is_integer())):
+            raise ScanError(f"{k} must be an integer, got {k}={v!r}")
+        o[k] = int(v)
+    for opt in OPTIONS:  # the rule of each option: its field's (the flag's converter applies the same)
+        try:
+            opt.rule.check(opt.name, o[opt.name])
+        except ValueError as e:
+            raise ScanError(str(e)) from None
+    if o["method"] == "gd" and not o["steps"]:  # derived, checked where derived: s_max/eta is inf at eta = 5e-324
+        try:
+            o["steps"] = gd_steps(o["s_max"], o["eta"], STEPS_MAX)
+        except ValueError as e:
+            raise ScanError(str(e)) from None
+    return {
+        opt.name: o[opt.name]
+        for opt in OPTIONS
+        if opt.applies(o) and (opt.name in KEYED_AT_DEFAULT or o[opt.name] != opt.default)
+    }
+
+
+def reduced_kwargs(options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of :func:`theorydyn.reduced.integrate` of a point's options
+    (:func:`point_options`): its :class:`~theorydyn.reduced.config.FlowConfig` options, and the GD's step and
+    steps under ``method="gd"``."""
+    kw = {o.field: options[o.name] for o in OPTIONS if o.config is FlowConfig and o.name in options}
+    if options["method"] == "gd":
+        kw.update(eta=options["eta"], steps=options["steps"])
+    return kw
+
+
+def simulator_kwargs(options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of :func:`theorydyn.simulate.simulate` of a point's options (:func:`point_options`,
+    ``simulate`` on): its :class:`~theorydyn.simulate.config.SimConfig` options by their fields' names, and η."""
+    kw = {o.field: options[o.name] for o in OPTIONS if o.config is SimConfig and o.name in options}
+    return {"eta": options["eta"], **kw}
 
 
 # ---- spec files -------------------------------------------------------------------------------------
@@ -133,7 +219,7 @@ def value_type_problem(name: str, v: Any) -> str | None:
     """What is wrong with the *type* of a value of parameter ``name`` (Setting field, option, seed), or None.
 
     Integers for D, C, d, p, partition_seed, seed and the integer options (an integral float
-    such as 4e3 is accepted for options, as ``normalize_options`` does); real numbers for q, σ²,
+    such as 4e3 is accepted for options, as :func:`point_options` does); real numbers for q, σ²,
     ν, β, τ and the real options; true/false for ``simulate``; text for the choices;
     ``partition`` a name or a list of lists of integers; ``feature`` an integer or a list of numbers.
     """
@@ -234,8 +320,8 @@ def load_spec_file(path: str | Path) -> dict[str, Any]:
             f"--spec: name must be text of letters, digits and . _ + - (it names the results file), "
             f"got name = {name!r} in {where}"
         )
-    runner = raw.get("runner", DEFAULT_RUNNER)
-    if not (isinstance(runner, str) and _RUNNER_RE.fullmatch(runner)):
+    runner = raw.get("runner")  # absent: the scan's default runner
+    if runner is not None and not (isinstance(runner, str) and _RUNNER_RE.fullmatch(runner)):
         raise ScanError(f"--spec: runner must look like 'module:function', got runner = {runner!r} in {where}")
     setting = _section(raw, "setting", SETTING_FIELDS, where)
     options = _section(raw, "options", tuple(OPTION_DEFAULTS), where)
@@ -246,4 +332,4 @@ def load_spec_file(path: str | Path) -> dict[str, Any]:
     axes = {}
     for k, v in axes_raw.items():  # a list is the axis' values (so one explicit vector is [[...]]); else one value
         axes[k] = list(v) if isinstance(v, list) else [v]
-    return dict(name=name, base={**setting, **options}, axes=axes, runner=runner)
+    return dict(name=name, base={**setting, **options}, axes=axes, **({} if runner is None else {"runner": runner}))

@@ -1,14 +1,15 @@
 """The configuration of one run of GD on N samples (:class:`SimConfig`), in a module that imports no solver:
 :func:`theorydyn.simulate.simulate` and :func:`~theorydyn.simulate.simulate_replicas` take their defaults
 and rules from here, ``python -m theorydyn.simulate`` its flags (:func:`theorydyn.cli.configs.add_config_flags`)
-and the scan its simulator options (:mod:`theorydyn.scan.schema`)."""
+and the scan its simulator options (:mod:`theorydyn.scan.schema`: the fields made
+:func:`~theorydyn.core.config.scanned`; a new one is an option, a flag and a spec key of the scan)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.config import Config, option
+from ..core.config import Config, Rule, option, scanned
 from ..core.phases import ERR_TOL
 from ..infra.limits import S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX
 
@@ -21,11 +22,21 @@ class SimConfig(Config):
     """One run of :func:`theorydyn.simulate.simulate` (Theorem 4.2, docs/theory.md §4): GD of step η on N
     samples from the realistic initialisation N(0, ω²), ``steps`` steps (or ⌈s_max/η⌉), recorded every
     ``record_every`` steps and every step up to ``dense_until``, tested on ``n_test`` fresh samples.
-    ``seed`` → (training data, test data, initialisation)."""
+    ``seed`` → (training data, test data, initialisation).
 
-    N: int = option(16384, "training samples", positive=True)
+    A field made :func:`~theorydyn.core.config.scanned` is an option of a scan point that runs the simulator
+    (:mod:`theorydyn.scan.schema`): the scan's flag, spec key, rule and key are read from it."""
+
+    N: int = scanned(
+        option(16384, "training samples", positive=True), "simulator sample size(s), >= 1 (default 16384)", axis=True
+    )
     eta: float = option(10.0, "step size", low=0.0, low_open=True)
-    steps: int = option(1200, f"GD steps, 0..{SIM_STEPS_MAX:.0e}", low=0, high=SIM_STEPS_MAX)
+    steps: int = scanned(
+        option(1200, f"GD steps, 0..{SIM_STEPS_MAX:.0e}", low=0, high=SIM_STEPS_MAX),
+        f"simulator GD steps, 1..{SIM_STEPS_MAX:.0e} (default 1200)",
+        name="sim_steps",
+        rule=Rule(kind=int, low=1, high=SIM_STEPS_MAX),  # a simulated point takes at least one step
+    )
     s_max: float | None = option(
         None,
         "horizon in s = eta*t instead of steps (steps = ceil(s_max/eta))",
@@ -35,16 +46,22 @@ class SimConfig(Config):
         optional=True,
         cli=False,
     )
-    omega: float = option(1e-3, "initialisation scale ω", low=0.0)
+    omega: float = scanned(
+        option(1e-3, "initialisation scale ω", low=0.0), "simulator init scale ω >= 0 (default 1e-3)"
+    )
     seed: int = option(0, "seed of the data and the initialisation, an integer >= 0", low=0)
-    record_every: int = option(10, "record every k steps", positive=True)
-    dtype: str = option(
-        "float64",
-        "storage of X: float32 is half the memory and time of the step (stepped in float32 with float64 "
-        "accumulation; agrees with float64 to ~1e-6 relative); float64 is the exact reference; bfloat16 "
-        "rounds the training X to 8 significant bits (half of float32's memory, stepped as float32; it "
-        "changes the data)",
-        choices=("float64", "float32", "bfloat16"),
+    # a scan records every 50 steps (no flag: a spec file's key)
+    record_every: int = scanned(option(10, "record every k steps", positive=True), None, default=50)
+    dtype: str = scanned(
+        option(
+            "float64",
+            "storage of X: float32 is half the memory and time of the step (stepped in float32 with float64 "
+            "accumulation; agrees with float64 to ~1e-6 relative); float64 is the exact reference; bfloat16 "
+            "rounds the training X to 8 significant bits (half of float32's memory, stepped as float32; it "
+            "changes the data)",
+            choices=("float64", "float32", "bfloat16"),
+        ),
+        "simulator storage of X (default float64, as the library's simulate(); bfloat16 rounds the data)",
     )
     n_test: int = option(8192, "fresh test samples", positive=True, aliases=("--N-test",))
     dense_until: int = option(40, "also record every step up to this one (resolves phase I)", low=0)

@@ -17,81 +17,30 @@ from pathlib import Path
 from ..cli.configs import add_config_flags, as_seeds
 from ..cli.runner import Command, Invocation
 from ..cli.tools import (
-    SEEDS_MAX,
     ArgumentParser,
     add_common_arguments,
     add_fresh_argument,
     add_out_argument,
-    number,
     output_dir,
-    path_arg,
-    positive,
 )
 from ..cli.tools import fail as _cli_fail
 from ..infra.paths import run_dir
-from .config import SEED_MAX, TrainConfig
+from .config import SHAPE_FLAGS, TRAIN_FLAGS, TrainConfig, VisionConfig
 from .threads import describe, passive_wait
 
 PROG = "python -m theorydyn.vision"
-#: the flags made from TrainConfig's fields whose default is the dataset's preset (None: not given)
-TRAIN_FLAGS = ("shuffle_grid", "epochs", "batch_size", "lr", "weight_decay", "warmup_epochs", "label_smoothing", "pad")
 
 
 def fail(message: str):
     _cli_fail(message, PROG)
 
 
-def _add_model_and_seed_arguments(p: argparse.ArgumentParser) -> None:
-    """The ViT's shape and initialisation (defaults from the dataset's preset) and the seeds of the runs and of π_s."""
-    g = p.add_argument_group("ViT shape (defaults depend on the dataset)")
-    for k in ("width", "depth", "heads", "mlp", "patch"):
-        g.add_argument(f"--{k}", type=positive(int, f"--{k}"), default=None, help="default: the dataset's preset")
-    g.add_argument(
-        "--init",
-        choices=("vit", "torch"),
-        default=None,
-        help="linear layers: vit = N(0, 0.02²) weights, zero biases; torch = PyTorch's U(±1/√fan_in) "
-        "(default: torch on digits, vit on 32×32 images)",
-    )
-    g.add_argument(
-        "--pos-std",
-        type=positive(float, "--pos-std"),
-        default=None,
-        help="std σ of P's initialisation N(0, σ²), truncated at ±2σ (default: 1 on digits, 0.02 on 32×32)",
-    )
-    add_config_flags(p, TrainConfig, only=("seed",))
-    seeds = "number of seeds of compare and robustness, an integer >= 1: seeds --first-seed F … F+K-1"
-    for flag, low, high, default, metavar, text in (
-        ("--seeds", 1, SEEDS_MAX, 3, "K", seeds),
-        ("--first-seed", 0, SEED_MAX, 0, "F", "the first of the --seeds seeds (compare, robustness)"),
-        ("--perm-seed", 0, SEED_MAX, 0, None, "seed of the grid permutation π_s (where images are permuted)"),
-    ):
-        p.add_argument(flag, type=number(int, flag, low=low, high=high), default=default, metavar=metavar, help=text)
-
-
 def build_parser() -> argparse.ArgumentParser:
+    """The flags: :class:`~theorydyn.vision.config.VisionConfig`'s fields, the training flags of
+    :class:`~theorydyn.vision.config.TrainConfig` (None: the dataset's preset), ``--out``, ``--fresh``,
+    ``--quiet`` and ``--force``."""
     p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    p.add_argument(
-        "dataset", nargs="?", default="digits", choices=("digits", "cifar10", "cifar100", "svhn"), help="the images"
-    )
-    p.add_argument(
-        "--experiment",
-        choices=("single", "compare", "permuted", "robustness", "demo"),
-        default=None,
-        help="what to train (default: demo for digits, single otherwise)",
-    )
-    p.add_argument(
-        "--model",
-        choices=("vit", "resnet18", "vgg19", "cnn"),
-        default="vit",
-        help="the network of --experiment single (the other experiments fix theirs)",
-    )
-    p.add_argument(
-        "--attention",
-        choices=("positional", "vanilla"),
-        default=None,
-        help="default positional (the demo: both); refused by --experiment compare",
-    )
+    add_config_flags(p, VisionConfig, only=("dataset", "experiment", "model", "attention"))
     # the training flags are TrainConfig's fields (rules and help written there); None: the dataset's preset
     preset = "default: the dataset's preset"
     add_config_flags(
@@ -105,23 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
             "pad": "default: 0 on digits, 4 on 32×32 images",
         },
     )
-    _add_model_and_seed_arguments(p)
-    p.add_argument(
-        "--data-dir",
-        type=path_arg("--data-dir"),
-        default=None,
-        help="folder of the official archives (default <run dir>/data: $THEORYDYN_HOME/data, or runs/data)",
-    )
-    p.add_argument("--no-download", action="store_true", help="never try the network")
-    p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present, else cpu")
+    add_config_flags(p.add_argument_group("ViT shape (defaults depend on the dataset)"), VisionConfig, only=SHAPE_FLAGS)
+    add_config_flags(p, TrainConfig, only=("seed",))
+    add_config_flags(p, VisionConfig, only=("seeds", "first_seed", "perm_seed", "data_dir", "no_download", "device"))
     add_config_flags(p, TrainConfig, only=("compile",))
-    p.add_argument(
-        "--threads",
-        type=positive(int, "--threads"),
-        default=None,
-        help="CPU threads of torch (CPU results are bit-identical for the same seed *and* the same thread "
-        "count: reductions are split by thread; default torch's choice)",
-    )
+    add_config_flags(p, VisionConfig, only=("threads",))
     add_out_argument(
         p,
         None,
@@ -132,8 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the experiment's run folders in --out (history.csv, checkpoint.pt, run.json, maps), its summary.csv and "
         "figure (robustness: its cached runs and their stored rows)",
     )
-    # resuming is what the same command, rerun, does: the old flag is accepted and changes nothing
-    p.add_argument("--resume", action="store_true", help=argparse.SUPPRESS)
+    add_config_flags(p, VisionConfig, only=("resume",))
     add_common_arguments(p, seed=None, force="device")
     return p
 

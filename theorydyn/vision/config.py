@@ -12,8 +12,9 @@ which the keys do not see.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from ..cli.tools import EPOCHS_MAX
+from ..cli.tools import EPOCHS_MAX, SEEDS_MAX
 from ..core.config import Config, option
 
 #: the largest seed (numpy's and torch's seeds both accept 0 … 2³² − 1)
@@ -62,4 +63,182 @@ class TrainConfig(Config):
         kind=bool,
         optional=True,
         cli=False,
+    )
+
+
+#: the datasets of ``python -m theorydyn.vision`` (digits: 8×8 grey; the others 32×32 colour)
+DATASETS = ("digits", "cifar10", "cifar100", "svhn")
+#: what ``python -m theorydyn.vision`` trains (:mod:`theorydyn.vision.experiments`)
+EXPERIMENTS = ("single", "compare", "permuted", "robustness", "demo")
+#: the networks of ``--experiment single``
+MODELS = ("vit", "resnet18", "vgg19", "cnn")
+#: the training flags of ``python -m theorydyn.vision``: TrainConfig's fields whose default on the command
+#: line is the dataset's preset (None: not given)
+TRAIN_FLAGS = ("shuffle_grid", "epochs", "batch_size", "lr", "weight_decay", "warmup_epochs", "label_smoothing", "pad")
+#: the ViT's shape flags of ``python -m theorydyn.vision`` (VisionConfig's fields; None: the dataset's preset)
+SHAPE_FLAGS = ("width", "depth", "heads", "mlp", "patch", "init", "pos_std")
+_PRESET = "default: the dataset's preset"
+
+
+@dataclass(frozen=True)
+class VisionConfig(Config):
+    """One invocation of ``python -m theorydyn.vision``: the images (``dataset``), the ``experiment`` and
+    its network (``model``, ``attention``), the ViT's shape where it is not the dataset's preset (None:
+    the preset's, :data:`theorydyn.vision.presets.PRESETS`), the seeds of the experiments that train
+    several runs (``seeds`` seeds from ``first_seed``) and of π_s (``perm_seed``), where the data come
+    from and where the training runs. The training itself is a :class:`TrainConfig`; the store key of a
+    run is made of that, the ViT's configuration and the run's spec (:mod:`theorydyn.vision.runspec`),
+    never of these fields."""
+
+    dataset: str = option("digits", "the images", choices=DATASETS, flag="dataset", nargs="?", flag_help="the images")
+    experiment: str | None = option(
+        None, "what to train (default: demo for digits, single otherwise)", choices=EXPERIMENTS, optional=True
+    )
+    model: str = option(
+        "vit",
+        "the network of --experiment single (the other experiments fix theirs)",
+        choices=MODELS,
+        flag_help="the network of --experiment single (the other experiments fix theirs)",
+    )
+    attention: str | None = option(
+        None,
+        "default positional (the demo: both); refused by --experiment compare",
+        choices=("positional", "vanilla"),
+        optional=True,
+    )
+    width: int | None = option(
+        None, "the ViT's width (token size)", kind=int, positive=True, optional=True, flag_help=_PRESET
+    )
+    depth: int | None = option(None, "the ViT's layers", kind=int, positive=True, optional=True, flag_help=_PRESET)
+    heads: int | None = option(
+        None, "the ViT's attention heads", kind=int, positive=True, optional=True, flag_help=_PRESET
+    )
+    mlp: int | None = option(None, "the ViT's MLP width", kind=int, positive=True, optional=True, flag_help=_PRESET)
+    patch: int | None = option(
+        None, "the ViT's patch side in pixels", kind=int, positive=True, optional=True, flag_help=_PRESET
+    )
+    init: str | None = option(
+        None,
+        "linear layers: vit = N(0, 0.02²) weights, zero biases; torch = PyTorch's U(±1/√fan_in) "
+        "(default: torch on digits, vit on 32×32 images)",
+        choices=("vit", "torch"),
+        optional=True,
+    )
+    pos_std: float | None = option(
+        None,
+        "std σ of P's initialisation N(0, σ²), truncated at ±2σ (default: 1 on digits, 0.02 on 32×32)",
+        kind=float,
+        low=0.0,
+        low_open=True,
+        optional=True,
+    )
+    seeds: int = option(
+        3,
+        "number of seeds of compare and robustness, an integer >= 1: seeds --first-seed F … F+K-1",
+        low=1,
+        high=SEEDS_MAX,
+        metavar="K",
+        flag_help="number of seeds of compare and robustness, an integer >= 1: seeds --first-seed F … F+K-1",
+    )
+    first_seed: int = option(
+        0,
+        "the first of the --seeds seeds (compare, robustness)",
+        low=0,
+        high=SEED_MAX,
+        metavar="F",
+        flag_help="the first of the --seeds seeds (compare, robustness)",
+    )
+    perm_seed: int = option(
+        0,
+        "seed of the grid permutation π_s (where images are permuted)",
+        low=0,
+        high=SEED_MAX,
+        flag_help="seed of the grid permutation π_s (where images are permuted)",
+    )
+    data_dir: Any = option(
+        None,
+        "folder of the official archives (default <run dir>/data: $THEORYDYN_HOME/data, or runs/data)",
+        kind=object,
+        parse="path",
+        optional=True,
+    )
+    no_download: bool = option(False, "never try the network")
+    device: str | None = option(None, "default: cuda if present, else cpu", choices=("cuda", "cpu"), optional=True)
+    threads: int | None = option(
+        None,
+        "CPU threads of torch (CPU results are bit-identical for the same seed *and* the same thread "
+        "count: reductions are split by thread; default torch's choice)",
+        kind=int,
+        positive=True,
+        optional=True,
+    )
+    # resuming is what the same command, rerun, does: the old flag is accepted and changes nothing
+    resume: bool = option(False, "accepted, changes nothing (a rerun resumes)", hidden=True)
+
+    @property
+    def chosen_experiment(self) -> str:
+        """The experiment that runs: ``experiment``, else the demo on digits and a single run elsewhere."""
+        return self.experiment or ("demo" if self.dataset == "digits" else "single")
+
+    @property
+    def image_size(self) -> int:
+        """The side of the images in pixels: 8 (digits) or 32."""
+        return 8 if self.dataset == "digits" else 32
+
+
+@dataclass(frozen=True)
+class BenchConfig(Config):
+    """One invocation of ``python -m theorydyn.vision.bench`` (its module docstring: the main table,
+    ``--smoke`` and ``--ensemble``). None: the device's or the mode's default, resolved by the command."""
+
+    device: str | None = option(None, "default: cuda if present, else cpu", choices=("cuda", "cpu"), optional=True)
+    batches: tuple[int, ...] | None = option(
+        None,
+        "batch sizes (default 128 1024; --smoke: one, default 128)",
+        kind=int,
+        many=True,
+        low=1,
+        optional=True,
+    )
+    width: int | None = option(None, "default 384 on cuda, 96 on cpu", kind=int, positive=True, optional=True)
+    depth: int | None = option(None, "default 7 on cuda, 2 on cpu", kind=int, positive=True, optional=True)
+    heads: int | None = option(None, "default 12 on cuda, 4 on cpu", kind=int, positive=True, optional=True)
+    patch: int = option(4, "divides 32", low=1, high=32)
+    steps: int | None = option(
+        None, "timed steps (default 30 cuda, 2 cpu; not with --smoke)", kind=int, positive=True, optional=True
+    )
+    warmup: int | None = option(
+        None, "untimed steps first (default 10 cuda, 1 cpu; not with --smoke)", kind=int, low=0, optional=True
+    )
+    repeats: int | None = option(
+        None,
+        "alternate the two models this many times, keep each one's best (default 3 cuda, 2 cpu; not with --smoke)",
+        kind=int,
+        positive=True,
+        optional=True,
+    )
+    compile: bool = option(False, "torch.compile both models")
+    smoke: bool = option(
+        False, "one epoch per attention through the training loop on synthetic data (module docstring)"
+    )
+    smoke_images: int | None = option(
+        None, "training images of --smoke (default 50000 on cuda, 512 on cpu)", kind=int, positive=True, optional=True
+    )
+    ensemble: bool = option(
+        False,
+        "the digits networks alone against ensembles of --members seeds, through the training loop (module docstring)",
+    )
+    members: tuple[int, ...] = option(
+        (3, 10),
+        "ensemble sizes of --ensemble",
+        kind=int,
+        many=True,
+        low=1,
+        flag_help="ensemble sizes of --ensemble (default 3 10; 1, the single network, always)",
+    )
+    epochs: int = option(
+        1, "epochs per --ensemble measurement", positive=True, flag_help="epochs per --ensemble measurement"
+    )
+    threads: int | None = option(
+        None, "CPU threads of torch (default torch's choice)", kind=int, positive=True, optional=True
     )

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..cli.configs import add_config_flags, config_from_args
 from ..cli.runner import Command, Invocation
 from ..cli.tools import ArgumentParser, add_common_arguments, add_fresh_argument, add_out_argument
-from ..infra.paths import run_dir
-from .config import SHAPE_FLAGS, TRAIN_FLAGS, TrainConfig, VisionConfig
-from .threads import describe, passive_wait
+from .config import SHAPE_FLAGS, TRAIN_FLAGS, TRAIN_NOTES, TrainConfig, VisionConfig
+from .threads import passive_wait
 
 PROG = "python -m theorydyn.vision"
 
@@ -29,18 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     ``--quiet`` and ``--force``."""
     p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     add_config_flags(p, VisionConfig, only=("dataset", "experiment", "model", "attention"))
-    preset = "default: the dataset's preset"
-    add_config_flags(
-        p,
-        TrainConfig,
-        only=TRAIN_FLAGS,
-        defaults={k: None for k in TRAIN_FLAGS},
-        notes={
-            **dict.fromkeys(("epochs", "batch_size", "lr", "warmup_epochs"), preset),
-            "label_smoothing": "default: 0 on digits, 0.1 on 32×32 images",
-            "pad": "default: 0 on digits, 4 on 32×32 images",
-        },
-    )
+    add_config_flags(p, TrainConfig, only=TRAIN_FLAGS, defaults=dict.fromkeys(TRAIN_FLAGS), notes=TRAIN_NOTES)
     add_config_flags(p.add_argument_group("ViT shape (defaults depend on the dataset)"), VisionConfig, only=SHAPE_FLAGS)
     add_config_flags(p, TrainConfig, only=("seed",))
     add_config_flags(p, VisionConfig, only=("seeds", "first_seed", "perm_seed", "data_dir", "no_download", "device"))
@@ -72,25 +59,16 @@ def run(inv: Invocation) -> int:
     except ImportError:
         inv.fail("torch is missing: install the vision extra (pip install torch==2.13.0 scikit-learn)")
     from .bench import guard_device_memory
-    from .data import DataError, default_device
+    from .data import DataError
     from .experiments import EXPERIMENT_FILES
-    from .plan import Plan, summary_text
+    from .plan import MEMORY_FLAGS, Plan, summary_text
     from .train import Diverged
 
-    try:
-        cfg = config_from_args(VisionConfig, args)
-        plan = Plan.of(cfg, vars(args), inv.given())
-    except ValueError as e:
-        inv.fail(str(e))
-    device = cfg.device or default_device()
-    if device == "cuda" and not torch.cuda.is_available():
-        inv.fail("--device: cuda requested but no CUDA device is available")
-    est = plan.memory()
-    if est is not None:
-        flags = {"batch": "--batch-size", "width": "--width", "depth": "--depth"}
-        guard_device_memory(est, force=args.force, device=torch.device(device), prog=PROG, flags=flags)
-    out = Path(args.out) if args.out is not None else run_dir("vision", f"{cfg.dataset}-{plan.experiment}")
-    try:
+    try:  # every input checked before any work; the folder --out is made (and unmade if refused) last
+        plan = Plan.of(config_from_args(VisionConfig, args), vars(args), inv.given())
+        device, out = plan.device(), plan.out(args.out)
+        if (est := plan.memory()) is not None:
+            guard_device_memory(est, force=args.force, device=torch.device(device), prog=PROG, flags=MEMORY_FLAGS)
         data = plan.load(out, device, lambda q: inv.output_dir(q, "--out"))
     except DataError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
@@ -99,18 +77,9 @@ def run(inv: Invocation) -> int:
         inv.fail(str(e))
     for name in EXPERIMENT_FILES[plan.experiment]:  # a link, a folder or a full disk: refused before any training
         inv.probe(out / name, "--out")
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    if device == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
+    plan.prepare(device)
     vit, tcfg = plan.configs(data, compile=args.compile)
-    threads = f" ({describe(torch.get_num_threads())})" if device == "cpu" else ""
-    print(
-        f"{cfg.dataset}: {len(data.x_train)} train / {len(data.x_test)} test images {data.channels}×"
-        f"{cfg.image_size}×{cfg.image_size} on {device}{threads}; experiment {plan.experiment}; out {out}",
-        file=sys.stderr,
-    )
+    print(plan.describe(data, device, out), file=sys.stderr)
     try:
         if args.fresh and (moved := plan.start_over(data, vit, tcfg, out)):
             print(f"{PROG}: --fresh: {len(moved)} earlier output(s) moved aside, e.g. {moved[0]}", file=sys.stderr)

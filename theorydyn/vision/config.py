@@ -75,6 +75,12 @@ MODELS = ("vit", "resnet18", "vgg19", "cnn")
 #: the training flags of ``python -m theorydyn.vision``: TrainConfig's fields whose default on the command
 #: line is the dataset's preset (None: not given)
 TRAIN_FLAGS = ("shuffle_grid", "epochs", "batch_size", "lr", "weight_decay", "warmup_epochs", "label_smoothing", "pad")
+#: what the help of those flags says of their default (the dataset's preset: :data:`~theorydyn.vision.presets.PRESETS`)
+TRAIN_NOTES = {
+    **dict.fromkeys(("epochs", "batch_size", "lr", "warmup_epochs"), "default: the dataset's preset"),
+    "label_smoothing": "default: 0 on digits, 0.1 on 32×32 images",
+    "pad": "default: 0 on digits, 4 on 32×32 images",
+}
 #: the ViT's shape flags of ``python -m theorydyn.vision`` (VisionConfig's fields; None: the dataset's preset)
 SHAPE_FLAGS = ("width", "depth", "heads", "mlp", "patch", "init", "pos_std")
 _PRESET = "default: the dataset's preset"

@@ -16,15 +16,18 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import torch
 
 from ..core.config import Seeds, as_seeds
 from ..infra.memory import MemoryEstimate
+from ..infra.paths import run_dir
 from . import experiments as ex
 from .config import SHAPE_FLAGS, VisionConfig
-from .data import DataError, ImageData, load
+from .data import DataError, ImageData, default_device, load
 from .memory import vit_train_memory
 from .model import ViTConfig
 from .presets import configs, preset_of
+from .threads import describe
 from .train import Status, TrainConfig
 
 #: where each option acts (experiments); given elsewhere it would do nothing, so it is refused
@@ -36,6 +39,8 @@ ONLY_IN = {
     "seed": ("single", "permuted", "demo"),
     "patch": ("single", "compare", "robustness", "demo"),
 }
+#: the flags that size a training step's memory (:meth:`Plan.memory`'s terms), for the memory guard's message
+MEMORY_FLAGS = {"batch": "--batch-size", "width": "--width", "depth": "--depth"}
 #: image channels and classes per dataset (for the memory estimate, before any data is read)
 SHAPES = {"digits": (1, 10), "cifar10": (3, 10), "cifar100": (3, 100), "svhn": (3, 10)}
 
@@ -117,6 +122,37 @@ class Plan:
             raise ValueError(tiles)
         if cfg.data_dir is not None and not Path(cfg.data_dir).is_dir():
             raise ValueError(f"--data-dir: {cfg.data_dir} is not an existing directory")
+
+    def device(self) -> str:
+        """Where the runs train: ``device``, else CUDA where torch sees it, else the CPU.
+
+        Raises:
+            ValueError: CUDA asked for and not available (``--device``).
+        """
+        device = self.cfg.device or default_device()
+        if device == "cuda" and not torch.cuda.is_available():
+            raise ValueError("--device: cuda requested but no CUDA device is available")
+        return device
+
+    def out(self, given: Path | None) -> Path:
+        """The output folder: ``given``, else ``<run dir>/vision/<dataset>-<experiment>``."""
+        return Path(given) if given is not None else run_dir("vision", f"{self.cfg.dataset}-{self.experiment}")
+
+    def prepare(self, device: str) -> None:
+        """torch for the runs: ``threads`` CPU threads (None: torch's choice); on CUDA, TF32 matrix products."""
+        if self.cfg.threads:
+            torch.set_num_threads(self.cfg.threads)
+        if device == "cuda":
+            torch.backends.cuda.matmul.allow_tf32 = True
+            torch.backends.cudnn.allow_tf32 = True
+
+    def describe(self, data: ImageData, device: str, out: Path) -> str:
+        """One line: the images, where they train (the CPU's threads), the experiment and ``out``."""
+        size, threads = self.cfg.image_size, f" ({describe(torch.get_num_threads())})" if device == "cpu" else ""
+        return (
+            f"{self.cfg.dataset}: {len(data.x_train)} train / {len(data.x_test)} test images {data.channels}×"
+            f"{size}×{size} on {device}{threads}; experiment {self.experiment}; out {out}"
+        )
 
     def memory(self) -> MemoryEstimate | None:
         """The memory of one training step of the largest ViT the plan trains; None where it trains

@@ -388,6 +388,9 @@ def write_summary(rows: list[dict], out: Path) -> pd.DataFrame:
     return df
 
 
+_save = write_summary  # the former name (tests/test_reliability_vision.py)
+
+
 @styled
 def compare_figure(hists: dict[str, list[pd.DataFrame]], title: str) -> Figure:
     """Figures 6/7: test accuracy per epoch (mean ± std over seeds, with a zoom on the last half of

@@ -12,7 +12,7 @@ which the keys do not see.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
 
 from ..cli.tools import EPOCHS_MAX, SEEDS_MAX
 from ..core.config import Config, option
@@ -161,7 +161,7 @@ class VisionConfig(Config):
         high=SEED_MAX,
         flag_help="seed of the grid permutation π_s (where images are permuted)",
     )
-    data_dir: Any = option(
+    data_dir: Path | None = option(
         None,
         "folder of the official archives (default <run dir>/data: $THEORYDYN_HOME/data, or runs/data)",
         kind=object,

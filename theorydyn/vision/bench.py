@@ -207,7 +207,10 @@ def run(inv: Invocation) -> int:
     """Every input is checked before any model is built (exit 2 naming the flag): shapes, flags that
     do nothing with or without --smoke, the memory of the largest batch on the device, --out."""
     args = inv.args
-    cfg = config_from_args(BenchConfig, args)
+    try:
+        cfg = config_from_args(BenchConfig, args)
+    except ValueError as e:
+        fail(str(e), PROG)
     passive_wait()  # before torch loads OpenMP (theorydyn.vision.threads)
     try:  # the vision extra: say how to install it instead of a traceback
         import torch
@@ -224,18 +227,16 @@ def run(inv: Invocation) -> int:
     if cfg.ensemble:
         return _run_ensemble(cfg, args.out, device)
     gpu = device.type == "cuda"
-    batches = cfg.batches or ([128] if cfg.smoke else [128, 1024])
-    width, depth = cfg.width or (384 if gpu else 96), cfg.depth or (7 if gpu else 2)
-    heads = cfg.heads or (12 if gpu else 4)
+    on = cfg.on(device.type)  # the defaults of this device where a flag was not given
+    batches, width, depth, heads = on["batches"], on["width"], on["depth"], on["heads"]
     if width % heads:
         fail(f"--heads: must divide --width {width}, got {heads}", PROG)
     if 32 % cfg.patch:
         fail(f"--patch: must divide the image size 32, got {cfg.patch}", PROG)
-    steps, warmup = cfg.steps or (30 if gpu else 2), cfg.warmup if cfg.warmup is not None else (10 if gpu else 1)
-    repeats = cfg.repeats or (3 if gpu else 2)
+    steps, warmup, repeats = on["steps"], on["warmup"], on["repeats"]
     flags = {"batch": "--batches", "width": "--width", "depth": "--depth"}
     if cfg.smoke:
-        images = cfg.smoke_images or (50_000 if gpu else 512)
+        images = on["smoke_images"]
         batch = batches[0]
         if batch > images:
             fail(f"--batches: the smoke batch {batch} exceeds --smoke-images {images}", PROG)

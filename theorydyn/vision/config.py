@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..cli.tools import EPOCHS_MAX, SEEDS_MAX
 from ..core.config import Config, option
@@ -192,6 +193,21 @@ class VisionConfig(Config):
         return 8 if self.dataset == "digits" else 32
 
 
+#: what :class:`BenchConfig`'s fields left None are on each device: the paper's ViT (width 384, 7 layers, 12 heads)
+#: and enough steps on a GPU, a narrower ViT and few steps on a CPU
+BENCH_DEVICE_DEFAULTS = {
+    "cuda": dict(width=384, depth=7, heads=12, steps=30, warmup=10, repeats=3, smoke_images=50_000),
+    "cpu": dict(width=96, depth=2, heads=4, steps=2, warmup=1, repeats=2, smoke_images=512),
+}
+#: the batch sizes of the main table (``--smoke``: the first alone)
+BENCH_BATCHES = (128, 1024)
+_GPU, _CPU = BENCH_DEVICE_DEFAULTS["cuda"], BENCH_DEVICE_DEFAULTS["cpu"]
+
+
+def _on(k: str, sep: str = " on ") -> str:
+    return f"{_GPU[k]}{sep}cuda, {_CPU[k]}{sep}cpu"
+
+
 @dataclass(frozen=True)
 class BenchConfig(Config):
     """One invocation of ``python -m theorydyn.vision.bench`` (its module docstring: the main table,
@@ -200,25 +216,26 @@ class BenchConfig(Config):
     device: str | None = option(None, "default: cuda if present, else cpu", choices=("cuda", "cpu"), optional=True)
     batches: tuple[int, ...] | None = option(
         None,
-        "batch sizes (default 128 1024; --smoke: one, default 128)",
+        f"batch sizes (default {BENCH_BATCHES[0]} {BENCH_BATCHES[1]}; --smoke: one, default {BENCH_BATCHES[0]})",
         kind=int,
         many=True,
         low=1,
         optional=True,
     )
-    width: int | None = option(None, "default 384 on cuda, 96 on cpu", kind=int, positive=True, optional=True)
-    depth: int | None = option(None, "default 7 on cuda, 2 on cpu", kind=int, positive=True, optional=True)
-    heads: int | None = option(None, "default 12 on cuda, 4 on cpu", kind=int, positive=True, optional=True)
+    width: int | None = option(None, f"default {_on('width')}", kind=int, positive=True, optional=True)
+    depth: int | None = option(None, f"default {_on('depth')}", kind=int, positive=True, optional=True)
+    heads: int | None = option(None, f"default {_on('heads')}", kind=int, positive=True, optional=True)
     patch: int = option(4, "divides 32", low=1, high=32)
     steps: int | None = option(
-        None, "timed steps (default 30 cuda, 2 cpu; not with --smoke)", kind=int, positive=True, optional=True
+        None, f"timed steps (default {_on('steps', ' ')}; not with --smoke)", kind=int, positive=True, optional=True
     )
     warmup: int | None = option(
-        None, "untimed steps first (default 10 cuda, 1 cpu; not with --smoke)", kind=int, low=0, optional=True
+        None, f"untimed steps first (default {_on('warmup', ' ')}; not with --smoke)", kind=int, low=0, optional=True
     )
     repeats: int | None = option(
         None,
-        "alternate the two models this many times, keep each one's best (default 3 cuda, 2 cpu; not with --smoke)",
+        "alternate the two models this many times, keep each one's best "
+        f"(default {_on('repeats', ' ')}; not with --smoke)",
         kind=int,
         positive=True,
         optional=True,
@@ -228,7 +245,7 @@ class BenchConfig(Config):
         False, "one epoch per attention through the training loop on synthetic data (module docstring)"
     )
     smoke_images: int | None = option(
-        None, "training images of --smoke (default 50000 on cuda, 512 on cpu)", kind=int, positive=True, optional=True
+        None, f"training images of --smoke (default {_on('smoke_images')})", kind=int, positive=True, optional=True
     )
     ensemble: bool = option(
         False,
@@ -248,3 +265,15 @@ class BenchConfig(Config):
     threads: int | None = option(
         None, "CPU threads of torch (default torch's choice)", kind=int, positive=True, optional=True
     )
+
+    def on(self, device_type: str) -> dict[str, Any]:
+        """The run's values on ``device_type`` (``"cuda"`` or ``"cpu"``): every field, those left None at the
+        device's default (:data:`BENCH_DEVICE_DEFAULTS`), ``batches`` at :data:`BENCH_BATCHES` (``smoke``:
+        the first alone)."""
+        values = self.to_dict()
+        for k, v in BENCH_DEVICE_DEFAULTS[device_type].items():
+            if values[k] is None:
+                values[k] = v
+        if values["batches"] is None:
+            values["batches"] = BENCH_BATCHES[:1] if self.smoke else BENCH_BATCHES
+        return values

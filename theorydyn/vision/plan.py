@@ -4,8 +4,9 @@
 step, the images, the earlier outputs that ``--fresh`` sets aside, and the training of the
 experiment (:mod:`theorydyn.vision.experiments`), which returns the summary and prints nothing.
 
-Every refusal is a ``ValueError`` whose message starts with the flag it is about (the command
-reports it, exit 2).
+Every refusal is a ``ValueError`` whose message starts with the flag it is about, or a
+:class:`~theorydyn.vision.data.DataError` for images that cannot be had (the command reports either,
+exit 2).
 """
 
 from __future__ import annotations

@@ -107,3 +107,26 @@ def test_second_after_first_times_the_second_call_alone(monkeypatch):
     f = bs._second_after_first(advance(5), advance(1))
     assert f() == bs.Timed(1.0)
     assert bs._interleaved({"pair": f}, repeats=3, settle=0) == {"pair": 1.0}
+
+
+def test_the_benchmark_options_are_one_frozen_config():
+    """Each flag of ``bench simulate`` is a field of SimulateBench (issue 40): its default, its rule (each value of a
+    list flag too) and its help; the parsed flags are the config."""
+    from theorydyn.bench.config import SIMULATE_PARTS, SimulateBench
+    from theorydyn.bench.simulate_cli import build_parser
+    from theorydyn.cli.configs import config_from_args
+
+    ap = build_parser()
+    acts = {a.dest: a for a in ap._actions}
+    assert set(SimulateBench.names()) <= set(acts)
+    assert acts["D"].nargs == "+" and acts["D"].type.low == 8 and acts["D"].default == SimulateBench().D
+    cfg = config_from_args(SimulateBench, ap.parse_args(["--D", "16", "32", "--dtypes", "float32"]))
+    assert cfg.D == (16, 32) and cfg.dtypes == ("float32",) and cfg.N == 16384
+    with pytest.raises(ValueError, match=r"^D\[1\] must be"):
+        SimulateBench(D=(16, 4))
+    with pytest.raises(ValueError, match="^dtypes"):
+        SimulateBench(dtypes=())
+    assert set(SIMULATE_PARTS.main + SIMULATE_PARTS.common + SIMULATE_PARTS.scaling) | {
+        "scaling",
+        "scaling_only",
+    } == set(SimulateBench.names())

@@ -185,3 +185,19 @@ def test_init_and_pos_std_flags_reach_the_network(tmp_path):
     )
     vit = json.loads((out / "vit-positional-s0-seed0" / "run.json").read_text())["meta"]["vit"]
     assert (vit["init"], vit["pos_std"]) == ("vit", 0.5)
+
+
+def test_the_flags_are_the_fields_of_the_run_config(tmp_path):
+    """``python -m theorydyn.vision``'s own flags, the positional dataset included, are VisionConfig's fields
+    (issue 40); the training flags stay TrainConfig's, None where the dataset's preset decides."""
+    from theorydyn.cli.configs import config_from_args
+    from theorydyn.vision.__main__ import build_parser
+    from theorydyn.vision.config import VisionConfig
+
+    args = build_parser().parse_args(["svhn", "--data-dir", str(tmp_path), "--seeds", "2", "--width", "32"])
+    cfg = config_from_args(VisionConfig, args)
+    assert (cfg.dataset, cfg.data_dir, cfg.seeds, cfg.width) == ("svhn", tmp_path, 2, 32)
+    assert cfg.chosen_experiment == "single" and cfg.image_size == 32 and args.epochs is None
+    assert config_from_args(VisionConfig, build_parser().parse_args([])) == VisionConfig()
+    with pytest.raises(ValueError, match="^seeds must be"):
+        VisionConfig(seeds=0)

@@ -10,10 +10,12 @@ same run and prints the ratio (no timings are asserted anywhere).
 Every benchmark prints the machine (:func:`machine_info`) next to its numbers, because the
 numbers are only meaningful with it (and with the load average, which is printed too).
 
-Each benchmark is two modules: the measurement, ``NAME.py``, whose ``measure(options, report=None)``
-takes a frozen ``Options`` and returns its tables (``[(name, DataFrame)]``), its messages going to the
-``report`` callback (None: silent), and its command, ``NAME_cli.py``: the parser, the checks made
-before any work (:mod:`.flags`), and a :class:`theorydyn.cli.runner.Command` that prints. The dispatcher
+Each benchmark is a configuration and two modules. The configuration (:mod:`.config`: a frozen
+:class:`theorydyn.core.config.Config`, one field per flag) is what it measures; the measurement, ``NAME.py``,
+whose ``measure(options, report=None)`` takes it and returns its tables (``[(name, DataFrame)]``), its messages
+going to the ``report`` callback (None: silent); and its command, ``NAME_cli.py``: the parser made from the
+configuration's fields, the checks made before any work (:mod:`.flags`), and a
+:class:`theorydyn.cli.runner.Command` that prints. Adding an option is one field in :mod:`.config`. The dispatcher
 (:mod:`theorydyn.bench.__main__`) lists them as records (:class:`theorydyn.infra.registry.Entry`).
 """
 

@@ -20,8 +20,9 @@ times grow with D) at D = 64, 256, 1024, … until one run takes longer than ``-
 the largest D whose flow fits in the budget.
 
 The machine (CPU, cores, versions, load average) is printed; the tables go to CSV (``--out``).
-:func:`measure` takes the :class:`Options` and returns the tables, printing nothing (its lines go
-to ``report``); the command, its flags and their checks are :mod:`theorydyn.bench.reduced_cli`.
+:func:`measure` takes the :class:`Options` (:class:`theorydyn.bench.config.ReducedBench`) and returns the
+tables, printing nothing (its lines go to ``report``); the command, its flags and their checks are
+:mod:`theorydyn.bench.reduced_cli`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -39,29 +39,13 @@ from ..reduced import bank_from_set_counts, integrate, mc_set_counts, population
 from ..reduced._kernels import reference_draw_numpy, reference_numpy
 from ..reduced.risk import _Evaluator
 from . import BenchError, best_time
+from .config import ReducedBench
 
 POINT = (3.9, 0.5, -0.05)  # a phase-II point of docs/theory.md §9
 
 
-@dataclass(frozen=True)
-class Options:
-    """What the benchmark measures (the flags of ``python -m theorydyn.bench reduced`` of the same names).
-
-    ``n_samples`` Monte Carlo samples of the main table, ``repeats`` timed calls per measurement,
-    ``settle`` s of pause before each, ``no_flow`` to skip the flow's timing, ``s_max`` the flow's
-    horizon; ``scaling`` / ``scaling_only`` add the largest-D search (only it), running to
-    ``s_max``·(D/64)^``s_max_exponent`` up to ``D_max``, stopping past ``budget_s`` seconds a flow."""
-
-    n_samples: int = 100_000
-    repeats: int = 7
-    settle: float = 0.2
-    no_flow: bool = False
-    s_max: float = 1e5
-    scaling: bool = False
-    scaling_only: bool = False
-    s_max_exponent: float = 1.5
-    budget_s: float = 60.0
-    D_max: int = 65536
+#: what :func:`measure` measures (the flags of the command of the same names): the benchmark's configuration
+Options = ReducedBench
 
 
 def _silent(message: str) -> None:

@@ -34,8 +34,9 @@ each next to one pass over X; and the memory of ``simulate()`` per training samp
 fresh processes at two N (VmHWM), extrapolated to the largest N (and N·D·d) within
 ``--memory-budget-gib`` (24 GiB by default).
 
-:func:`measure` takes the :class:`Options` and returns the tables, printing nothing (its lines go to
-``report``); the command, its flags and their checks are :mod:`theorydyn.bench.simulate_cli`.
+:func:`measure` takes the :class:`Options` (:class:`theorydyn.bench.config.SimulateBench`) and returns the
+tables, printing nothing (its lines go to ``report``); the command, its flags and their checks are
+:mod:`theorydyn.bench.simulate_cli`.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numba
@@ -62,36 +62,11 @@ from ..simulate._kernel import FusedModel, block_size
 from ..simulate.bfloat16 import to_bfloat16
 from ..simulate.torch_step import TorchModel
 from . import BenchError
+from .config import SimulateBench
 from .timing import BATCH, SETTLE, Timed, _interleaved, _second_after_first  # noqa: F401  (re-exported)
 
-
-@dataclass(frozen=True)
-class Options:
-    """What the benchmark measures (the flags of ``python -m theorydyn.bench simulate`` of the same names;
-    the module docstring says what each part times)."""
-
-    N: int = 16384
-    D: tuple[int, ...] = (64, 128)
-    n_test: int = 8192
-    replicas: int = 8
-    sim_steps: int = 50
-    dtypes: tuple[str, ...] = ("float64", "float32")
-    no_torch: bool = False
-    no_simulate: bool = False
-    repeats: int = 7
-    settle: float = SETTLE
-    batch: int = BATCH
-    scaling: bool = False
-    scaling_only: bool = False
-    no_memory: bool = False
-    scaling_N: tuple[int, ...] = (4096, 16384, 65536)
-    scaling_D: tuple[int, ...] = (16, 32, 64, 128)
-    scaling_N_for_D: int = 4096
-    scaling_dtype: str = "float32"
-    memory_N: tuple[int, int] = (4096, 16384)
-    memory_budget_gib: float = 24.0
-    nstar: str | None = None
-    nstar_only: bool = False
+#: what :func:`measure` measures (the flags of the command of the same names): the benchmark's configuration
+Options = SimulateBench
 
 
 def _silent(message: str) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.config import C, Config, Rule, Seeds, _field, as_seeds, option
-from .tools import number
+from .tools import number, path_arg
 
 
 def converter(rule: Rule, flag: str):
@@ -72,6 +72,8 @@ def add_config_flags(
     dataset's preset: :func:`config_from_args` then takes the field's default). ``notes`` adds a word
     to a flag's help (``--method gd only``). A boolean field whose default is False is a switch
     (``--compile``). Old spellings (the field's ``aliases``) are accepted and hidden from ``--help``.
+    The field's ``flag_help``, ``hidden``, ``many``/``nargs``, ``parse`` and a ``flag`` without dashes (a
+    positional argument) shape the rest (:func:`theorydyn.core.config.option`).
     """
     defaults = dict(defaults or {})
     notes = dict(notes or {})
@@ -84,30 +86,50 @@ def add_config_flags(
         rule: Rule = meta["rule"]
         flag, dest = flag_of(cls, name), dest_of(cls, name)
         default = defaults.get(name, f.default)
-        text = meta["help"]
-        if name in defaults and default is None and f.default is not None:
-            shown = f"default {_fmt(f.default)}" if name not in notes else notes[name]
-        elif name in notes:
-            shown = notes[name]
-        else:
-            shown = "default %(default)s" if default is not None and default is not False else ""
-        help_text = f"{text} ({shown})" if shown else text
-        kw: dict[str, Any] = dict(dest=dest, default=default, help=help_text)
+        kw: dict[str, Any] = dict(
+            dest=dest, default=default, help=_help(meta, name, default, f.default, defaults, notes)
+        )
+        if not flag.startswith("-"):  # a positional argument: argparse names its attribute after it
+            del kw["dest"]
         if rule.kind is bool and rule.choices is None and f.default is False:
             parser.add_argument(flag, action="store_true", **kw)
             _aliases(parser, meta, dest, action="store_true")
             continue
         if rule.choices is not None:
             kw["choices"] = rule.choices
+        elif meta.get("parse") == "path":
+            kw["type"] = path_arg(flag)
         else:
             conv = converter(rule, flag)
             if conv is not None:
                 kw["type"] = conv
         if meta.get("metavar"):
             kw["metavar"] = meta["metavar"]
+        nargs = meta.get("nargs") or ("+" if rule.many else None)
+        if nargs is not None:
+            kw["nargs"] = nargs
         parser.add_argument(flag, **kw)
-        extra = {k: v for k, v in kw.items() if k in ("type", "choices")}
+        extra = {k: v for k, v in kw.items() if k in ("type", "choices", "nargs")}
         _aliases(parser, meta, dest, **extra)
+
+
+def _help(
+    meta: Mapping[str, Any], name: str, default: Any, field_default: Any, defaults: Mapping, notes: Mapping
+) -> str:
+    """A field's help on the command line: hidden, its ``flag_help`` word for word, or its help with the
+    default (or the command's note) in parentheses."""
+    if meta.get("hidden"):
+        return argparse.SUPPRESS
+    if meta.get("flag_help") is not None:
+        return meta["flag_help"]
+    text = meta["help"]
+    if name in defaults and default is None and field_default is not None:
+        shown = f"default {_fmt(field_default)}" if name not in notes else notes[name]
+    elif name in notes:
+        shown = notes[name]
+    else:
+        shown = "default %(default)s" if default is not None and default is not False else ""
+    return f"{text} ({shown})" if shown else text
 
 
 def _aliases(parser: argparse._ActionsContainer, meta: Mapping[str, Any], dest: str, **kw: Any) -> None:
@@ -132,7 +154,7 @@ def config_from_args(cls: type[C], args: argparse.Namespace, **overrides: Any) -
         v = getattr(args, dest)
         if v is None and not f.metadata["rule"].optional:
             continue  # the command left it to the field's default
-        values[f.name] = v
+        values[f.name] = tuple(v) if f.metadata["rule"].many and isinstance(v, list) else v
     values.update(overrides)
     try:
         return cls(**values)

@@ -86,12 +86,21 @@ class Rule:
     text: str | None = None
     #: an integer >= 1 whose flag says "must be > 0" (the words of theorydyn.cli.tools.positive)
     positive: bool = False
+    #: a non-empty tuple of values, each obeying the rule (a flag with ``nargs="+"``)
+    many: bool = False
 
     def check(self, name: str, v: Any) -> None:
         """Raise ValueError naming ``name`` (the wording of :mod:`theorydyn.core.validate`) unless ``v`` obeys."""
         from . import validate
 
         if v is None and self.optional:
+            return
+        if self.many:
+            if not isinstance(v, (tuple, list)) or not v:
+                raise ValueError(f"{name} must be a non-empty list, got {name}={v!r}")
+            one = dataclasses.replace(self, many=False, optional=False)
+            for i, x in enumerate(v):
+                one.check(f"{name}[{i}]", x)
             return
         if self.choices is not None:
             if v not in self.choices:
@@ -155,13 +164,23 @@ def option(
     aliases: Sequence[str] = (),
     metavar: str | None = None,
     cli: bool = True,
+    many: bool = False,
+    nargs: str | None = None,
+    flag_help: str | None = None,
+    parse: str | None = None,
+    hidden: bool = False,
 ) -> Any:
     """One field of a :class:`Config`: its ``default``, its rule (:class:`Rule`; ``kind`` defaults to
     the default's type) and its ``help``. ``flag`` (default ``--name`` with ``-`` for ``_``), ``dest``
     (default the field's name), ``aliases`` (old spellings, accepted and hidden from ``--help``) and
     ``metavar`` shape its command-line flag (:mod:`theorydyn.cli.configs`); ``cli=False`` keeps it off the
     command line. ``positive``: an integer >= 1 (``low`` 1) whose flag is worded as ``must be > 0``
-    (:func:`theorydyn.cli.tools.positive`)."""
+    (:func:`theorydyn.cli.tools.positive`). ``many``: a tuple of such values (a flag with ``nargs="+"``).
+
+    How the flag reads, where it is not the plain ``--name VALUE (help, default …)``: ``flag_help``, its
+    help text word for word (the parser's formatter adds ``(default: X)`` only where the text names no
+    default); ``hidden``: accepted, not shown; ``nargs`` (a ``flag`` without dashes is a positional
+    argument, e.g. ``nargs="?"``); ``parse="path"``: a :class:`~pathlib.Path`, a blank value refused."""
     if positive and low is None:
         low = 1
     if kind is None:
@@ -176,8 +195,21 @@ def option(
         optional=optional,
         text=text,
         positive=positive,
+        many=many,
     )
-    meta = dict(help=help, rule=rule, flag=flag, dest=dest, aliases=tuple(aliases), metavar=metavar, cli=cli)
+    meta = dict(
+        help=help,
+        rule=rule,
+        flag=flag,
+        dest=dest,
+        aliases=tuple(aliases),
+        metavar=metavar,
+        cli=cli,
+        nargs=nargs,
+        flag_help=flag_help,
+        parse=parse,
+        hidden=hidden,
+    )
     return dataclasses.field(default=default, metadata=meta)
 
 

@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..cli.configs import add_config_flags, config_from_args
 from ..cli.runner import Command, Invocation
 from ..cli.tools import (
     ArgumentParser,
@@ -47,13 +48,12 @@ from ..cli.tools import (
     add_out_argument,
     fail,
     guard_memory,
-    number,
     output_dir,
-    positive,
 )
 from ..infra.atomic import write_with
 from ..infra.memory import MemoryEstimate, ResourceError, Term, check_memory
 from ..infra.paths import run_dir
+from .config import BenchConfig
 from .memory import vit_train_memory
 from .threads import passive_wait
 
@@ -61,48 +61,16 @@ PROG = "python -m theorydyn.vision.bench"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The flags: :class:`~theorydyn.vision.config.BenchConfig`'s fields, ``--out`` and ``--force``."""
     p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-
-    def count(flag: str, text: str, *, zero: bool = False) -> None:
-        """An integer flag >= 1 (>= 0 with ``zero``) whose default (None) depends on the device or mode."""
-        p.add_argument(flag, type=positive(int, flag, allow_zero=zero), default=None, help=text)
-
-    def counts(flag: str, default: list[int] | None, text: str) -> None:
-        """A list of integers >= 1."""
-        p.add_argument(flag, type=number(int, flag, low=1), nargs="+", default=default, help=text)
-
-    p.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda if present, else cpu")
-    counts("--batches", None, "batch sizes (default 128 1024; --smoke: one, default 128)")
-    count("--width", "default 384 on cuda, 96 on cpu")
-    count("--depth", "default 7 on cuda, 2 on cpu")
-    count("--heads", "default 12 on cuda, 4 on cpu")
-    p.add_argument("--patch", type=number(int, "--patch", low=1, high=32), default=4, help="divides 32 (default 4)")
-    count("--steps", "timed steps (default 30 cuda, 2 cpu; not with --smoke)")
-    count("--warmup", "untimed steps first (default 10 cuda, 1 cpu; not with --smoke)", zero=True)
-    count(
-        "--repeats",
-        "alternate the two models this many times, keep each one's best (default 3 cuda, 2 cpu; not with --smoke)",
-    )
-    p.add_argument("--compile", action="store_true", help="torch.compile both models")
+    shape = ("device", "batches", "width", "depth", "heads", "patch", "steps", "warmup", "repeats", "compile")
+    add_config_flags(p, BenchConfig, only=shape)
     add_out_argument(
         p, None, "output file: also write the table to this CSV (default: none; --smoke: runs/vision/bench-smoke.csv)"
     )
-    p.add_argument(
-        "--smoke",
-        action="store_true",
-        help="one epoch per attention through the training loop on synthetic data (module docstring)",
-    )
-    count("--smoke-images", "training images of --smoke (default 50000 on cuda, 512 on cpu)")
+    add_config_flags(p, BenchConfig, only=("smoke", "smoke_images"))
     add_common_arguments(p, seed=None, quiet=False, force="device")  # no progress bar to silence
-    p.add_argument(
-        "--ensemble",
-        action="store_true",
-        help="the digits networks alone against ensembles of "
-        "--members seeds, through the training loop (module docstring)",
-    )
-    counts("--members", [3, 10], "ensemble sizes of --ensemble (default 3 10; 1, the single network, always)")
-    p.add_argument("--epochs", type=positive(int, "--epochs"), default=1, help="epochs per --ensemble measurement")
-    count("--threads", "CPU threads of torch (default torch's choice)")
+    add_config_flags(p, BenchConfig, only=("ensemble", "members", "epochs", "threads"))
     return p
 
 
@@ -139,23 +107,23 @@ def _status(text: str, final: bool) -> None:
     print(f"\r{text}   " + ("\n" if final else ""), end="", file=sys.stderr, flush=True)
 
 
-def _run_ensemble(args: argparse.Namespace, device) -> int:
+def _run_ensemble(cfg: BenchConfig, out_flag, device) -> int:
     """``--ensemble``: training rates of the digits preset networks trained together as one ensemble
     (:func:`theorydyn.vision.throughput.ensemble_rates`), printed and written to ``--out``."""
     from .throughput import device_label, ensemble_rates
 
-    out = _out_path(args.out, None, PROG)
-    repeats = args.repeats or 2
+    out = _out_path(out_flag, None, PROG)
+    repeats = cfg.repeats or 2
     where = device_label(device)
     print(
-        f"ensemble: {where}; digits preset networks, {args.epochs} epoch(s) per measurement, best of {repeats}; "
+        f"ensemble: {where}; digits preset networks, {cfg.epochs} epoch(s) per measurement, best of {repeats}; "
         f"load average before {os.getloadavg()[0]:.2f}",
         file=sys.stderr,
     )
     df = ensemble_rates(
         device,
-        member_counts=args.members,
-        epochs=args.epochs,
+        member_counts=cfg.members,
+        epochs=cfg.epochs,
         repeats=repeats,
         out_dir=None if out is None else out.parent,
         report=_status,
@@ -171,7 +139,7 @@ def _run_ensemble(args: argparse.Namespace, device) -> int:
     return 0
 
 
-def _run_smoke(args: argparse.Namespace, device, shape: dict[str, Any], images: int, batch: int, out) -> int:
+def _run_smoke(cfg: BenchConfig, device, shape: dict[str, Any], images: int, batch: int, out) -> int:
     """``--smoke``: one epoch of ``images`` synthetic 32×32×3 images at ``batch`` through the ViT of
     ``shape`` (width, depth, heads, patch; :func:`theorydyn.vision.throughput.smoke`), printed and
     written to ``out``."""
@@ -182,7 +150,7 @@ def _run_smoke(args: argparse.Namespace, device, shape: dict[str, Any], images: 
         f"{shape['patch']}, one epoch of {images} synthetic 32×32×3 images at batch {batch}, bf16 autocast",
         file=sys.stderr,
     )
-    df = smoke(device, **shape, images=images, batch=batch, out_dir=out.parent, compile=args.compile)
+    df = smoke(device, **shape, images=images, batch=batch, out_dir=out.parent, compile=cfg.compile)
     print(df.drop(columns="device").to_string(index=False, float_format=lambda v: f"{v:,.3f}"))
     write_with(out, lambda t: df.to_csv(t, index=False))
     print(f"wrote {out}", file=sys.stderr)
@@ -190,7 +158,7 @@ def _run_smoke(args: argparse.Namespace, device, shape: dict[str, Any], images: 
 
 
 def _run_rates(
-    args: argparse.Namespace, device, batches, shape: dict[str, Any], steps: int, warmup: int, repeats: int, out
+    cfg: BenchConfig, device, batches, shape: dict[str, Any], steps: int, warmup: int, repeats: int, out
 ) -> int:
     """The main table: positional against vanilla attention at each batch size, the ViT of ``shape``
     (:func:`theorydyn.vision.throughput.attention_rates`), the ratios printed, written to ``out``."""
@@ -204,7 +172,7 @@ def _run_rates(
         file=sys.stderr,
     )
     df = attention_rates(
-        device, batches, **shape, steps=steps, warmup=warmup, repeats=repeats, compile=args.compile, report=_status
+        device, batches, **shape, steps=steps, warmup=warmup, repeats=repeats, compile=cfg.compile, report=_status
     )
     print(df.drop(columns="device").to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
     for batch in batches:
@@ -215,9 +183,9 @@ def _run_rates(
     return 0
 
 
-def _check_modes(args: argparse.Namespace, given: set[str]) -> None:
+def _check_modes(cfg: BenchConfig, given: set[str]) -> None:
     """Refuse a flag that does nothing in the chosen mode (--ensemble, --smoke or the main table)."""
-    if args.ensemble:
+    if cfg.ensemble:
         for k in ("smoke", "smoke_images", "batches", "width", "depth", "heads", "patch", "steps", "warmup", "compile"):
             if k in given:
                 fail(f"--{k.replace('_', '-')}: not used by --ensemble (the ledger's digits networks)", PROG)
@@ -225,12 +193,12 @@ def _check_modes(args: argparse.Namespace, given: set[str]) -> None:
         for k in ("members", "epochs"):
             if k in given:
                 fail(f"--{k}: only used by --ensemble", PROG)
-    if args.smoke:
+    if cfg.smoke:
         for k in ("steps", "warmup", "repeats"):
             if k in given:
                 fail(f"--{k}: not used by --smoke (one epoch through the training loop)", PROG)
-        if args.batches is not None and len(args.batches) > 1:
-            fail(f"--batches: --smoke trains at one batch size, got {args.batches}", PROG)
+        if cfg.batches is not None and len(cfg.batches) > 1:
+            fail(f"--batches: --smoke trains at one batch size, got {list(cfg.batches)}", PROG)
     elif "smoke_images" in given:
         fail("--smoke-images: only used by --smoke", PROG)
 
@@ -239,6 +207,10 @@ def run(inv: Invocation) -> int:
     """Every input is checked before any model is built (exit 2 naming the flag): shapes, flags that
     do nothing with or without --smoke, the memory of the largest batch on the device, --out."""
     args = inv.args
+    try:
+        cfg = config_from_args(BenchConfig, args)
+    except ValueError as e:
+        fail(str(e), PROG)
     passive_wait()  # before torch loads OpenMP (theorydyn.vision.threads)
     try:  # the vision extra: say how to install it instead of a traceback
         import torch
@@ -246,32 +218,30 @@ def run(inv: Invocation) -> int:
         fail("torch is missing: install the vision extra (pip install torch==2.13.0 scikit-learn)", PROG)
     from .data import default_device
 
-    _check_modes(args, inv.given())
-    device = torch.device(args.device or default_device())
+    _check_modes(cfg, inv.given())
+    device = torch.device(cfg.device or default_device())
     if device.type == "cuda" and not torch.cuda.is_available():
         fail("--device: cuda requested but no CUDA device is available", PROG)
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
-    if args.ensemble:
-        return _run_ensemble(args, device)
+    if cfg.threads is not None:
+        torch.set_num_threads(cfg.threads)
+    if cfg.ensemble:
+        return _run_ensemble(cfg, args.out, device)
     gpu = device.type == "cuda"
-    batches = args.batches or ([128] if args.smoke else [128, 1024])
-    width, depth = args.width or (384 if gpu else 96), args.depth or (7 if gpu else 2)
-    heads = args.heads or (12 if gpu else 4)
+    on = cfg.on(device.type)  # the defaults of this device where a flag was not given
+    batches, width, depth, heads = on["batches"], on["width"], on["depth"], on["heads"]
     if width % heads:
         fail(f"--heads: must divide --width {width}, got {heads}", PROG)
-    if 32 % args.patch:
-        fail(f"--patch: must divide the image size 32, got {args.patch}", PROG)
-    steps, warmup = args.steps or (30 if gpu else 2), args.warmup if args.warmup is not None else (10 if gpu else 1)
-    repeats = args.repeats or (3 if gpu else 2)
+    if 32 % cfg.patch:
+        fail(f"--patch: must divide the image size 32, got {cfg.patch}", PROG)
+    steps, warmup, repeats = on["steps"], on["warmup"], on["repeats"]
     flags = {"batch": "--batches", "width": "--width", "depth": "--depth"}
-    if args.smoke:
-        images = args.smoke_images or (50_000 if gpu else 512)
+    if cfg.smoke:
+        images = on["smoke_images"]
         batch = batches[0]
         if batch > images:
             fail(f"--batches: the smoke batch {batch} exceeds --smoke-images {images}", PROG)
         test = max(batch, images // 10)
-        est = vit_train_memory(batch, width, depth, heads, width, args.patch) + MemoryEstimate(
+        est = vit_train_memory(batch, width, depth, heads, width, cfg.patch) + MemoryEstimate(
             "synthetic data",
             (
                 Term(
@@ -285,16 +255,16 @@ def run(inv: Invocation) -> int:
         out = _out_path(args.out, str(run_dir("vision", "bench-smoke.csv")), PROG)
     else:
         # the two models of a batch size live together
-        est = vit_train_memory(max(batches), width, depth, heads, width, args.patch)
+        est = vit_train_memory(max(batches), width, depth, heads, width, cfg.patch)
         est = est + MemoryEstimate("second model", tuple(t for t in est.terms if "parameters" in t.what))
         guard_device_memory(est, force=args.force, device=device, prog=PROG, flags=flags)
         out = _out_path(args.out, None, PROG)
     if gpu:
         torch.backends.cuda.matmul.allow_tf32 = True
-    shape = dict(width=width, depth=depth, heads=heads, patch=args.patch)
-    if args.smoke:
-        return _run_smoke(args, device, shape, images, batch, out)
-    return _run_rates(args, device, batches, shape, steps, warmup, repeats, out)
+    shape = dict(width=width, depth=depth, heads=heads, patch=cfg.patch)
+    if cfg.smoke:
+        return _run_smoke(cfg, device, shape, images, batch, out)
+    return _run_rates(cfg, device, batches, shape, steps, warmup, repeats, out)
 
 
 COMMAND = Command(PROG, build_parser, run)

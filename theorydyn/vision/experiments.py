@@ -381,10 +381,14 @@ def initial_pos(vit: ViTConfig, seed: int) -> torch.Tensor:
     return pos.detach().clone()
 
 
-def _save(rows: list[dict], out: Path) -> pd.DataFrame:
+def write_summary(rows: list[dict], out: Path) -> pd.DataFrame:
+    """``rows`` as a DataFrame, written to ``out/summary.csv`` atomically (never through a link)."""
     df = pd.DataFrame(rows)
     write_with(out / "summary.csv", lambda t: df.to_csv(t, index=False))
     return df
+
+
+_save = write_summary  # the former name (tests/test_reliability_vision.py)
 
 
 @styled
@@ -464,7 +468,7 @@ def compare(data, vit, tcfg, out, *, seeds, resume, perm_seed, progress=True, pl
                 rows.append(run(spec, data, vit, tcfg, out, **kw))
                 hists.setdefault(att, []).append(read_history(out / spec.name))
     save(compare_figure(hists, data.name), out / "compare", plot_format)
-    return _save(rows, out)
+    return write_summary(rows, out)
 
 
 def grid_sizes(image_size: int, patch: int) -> list[int]:
@@ -494,7 +498,7 @@ def permuted(
         for spec in specs:
             kw = dict(resume=resume, perm_seed=perm_seed, progress=bar, plot_format=plot_format)
             rows.append(run(spec, data, vit, tcfg, out, **kw))
-    df = _save(rows, out)
+    df = write_summary(rows, out)
     save(permuted_figure(df, models, sizes, patch, data.name), out / "permuted", plot_format)
     return df
 
@@ -637,7 +641,7 @@ def demo(
     kw = dict(resume=resume, perm_seed=perm_seed, plot_format=plot_format)
     with overall_bar(progress, [out / sp.name for sp in specs], tcfg.epochs, "demo", resume=resume) as bar:
         rows = [run(sp, data, vit, tcfg, out, **kw, progress=bar) for sp in specs]
-    return _save(rows, out)
+    return write_summary(rows, out)
 
 
 def demo_specs(attentions: Sequence[str], seed: int, patch: int) -> list[RunSpec]:

@@ -430,3 +430,33 @@ def report(
             format=plot_format,
         )
     return summary, tgt, slopes
+
+
+def console_tables(levels: pd.DataFrame, tgt: pd.DataFrame, slopes: pd.DataFrame) -> str:
+    """The run's tables as text: the per-D targets (``transfer_levels.csv``), the Ñ_target table (a value
+    with its interval, or the bound of a censored one) and the growth fits against D."""
+    from .plot import describe_slope
+
+    lines = []
+    with pd.option_context("display.width", 200, "display.max_rows", 400):
+        lines.append(levels.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+        show = tgt.assign(
+            N_target=[
+                f"{r.lo:.3g} [{r.ci_low:.3g}, {r.ci_high:.3g}]"
+                if r.kind == "value"
+                else (f"> {r.lo:g}" if r.kind == "lower" else f"<= {r.hi:g}")
+                for r in tgt.itertuples()
+            ]
+        )
+        lines.append(
+            show[["D", "method", "level", "target", "N_target", "kind", "N_max", "max_acc"]].to_string(index=False)
+        )
+        if len(slopes):
+            lines.append(
+                slopes.assign(slope=[describe_slope(r) for _, r in slopes.iterrows()])[
+                    ["method", "level", "x", "slope", "censored", "n_D", "rms"]
+                ].to_string(index=False)
+            )
+        else:  # one D (--Ds 16): the table had no columns and printing it raised a KeyError traceback
+            lines.append("no slope against D: it needs two or more values of --Ds")
+    return "\n".join(lines)

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..core.model import activation
 from ..core.setting import Setting
+from .config import POSITIONAL_DEFAULTS
 
 KINDS = ("positional", "T")
 
@@ -156,7 +157,13 @@ class TorchParams:
 
 
 def init_torch_params(
-    s: Setting, kind: str, seed: int, omega: float = 0.1, d_p: int | None = None, dtype=None, p_std: float = 1.0
+    s: Setting,
+    kind: str,
+    seed: int,
+    omega: float = POSITIONAL_DEFAULTS.omega,
+    d_p: int | None = POSITIONAL_DEFAULTS.d_p,
+    dtype=None,
+    p_std: float = POSITIONAL_DEFAULTS.p_std,
 ) -> TorchParams:
     """Random initialisation (module docstring), from a private torch Generator seeded with ``seed``.
 

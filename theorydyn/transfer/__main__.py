@@ -177,32 +177,34 @@ def _refuse_checks(inv: Invocation, given: set[str]) -> None:
 
 def transfer_config(args: argparse.Namespace) -> TransferConfig:
     """The run's :class:`TransferConfig`: the named run (``--full``: FULL_RUN, else QUICK_RUN) with the
-    flags given. Raises ValueError starting with the flag of the field that breaks its rule."""
+    flags given. Raises ValueError starting with the field that breaks its rule."""
     over = {k: getattr(args, k) for k in SIZE_FLAGS + ("steps_v", "method") if getattr(args, k) is not None}
     over.update({k: tuple(over[k]) for k in ("Ds", "Ns") if k in over})
     count = None if args.keep_q else (Q.count if args.count is None else args.count)
-    try:
-        return (F if args.full else Q).replace(
-            **over, omega=args.omega, eta=args.eta, count=count, eps=args.eps, target=args.target
-        )
-    except ValueError as e:
-        name = str(e).split(" ", 1)[0]
-        raise ValueError(
-            f"{flag_of(TransferConfig, name)}: {e}" if name in TransferConfig.names() else str(e)
-        ) from None
+    return (F if args.full else Q).replace(
+        **over, omega=args.omega, eta=args.eta, count=count, eps=args.eps, target=args.target
+    )
+
+
+def _flagged(e: ValueError) -> str:
+    """A config's message (``Ns must …``, ``Ds: …``) starting with the flag of its field instead."""
+    text = str(e)
+    name = text.split(" ", 1)[0].rstrip(":")
+    if name not in TransferConfig.names():
+        return text
+    rest = text[len(name) + 2 :] if text.startswith(f"{name}: ") else text
+    return f"{flag_of(TransferConfig, name)}: {rest}"
 
 
 def run(inv: Invocation) -> int:
-    """Every input is checked before any work (exit 2 naming the flag): the options, flags that do nothing
-    in the chosen mode, the setting at each D, the memory of the largest D, then the --out and --cache folders."""
+    """Every input is checked before any work (exit 2 naming the flag): flags that do nothing in the chosen
+    mode, the options, the setting at each D, the memory of the largest D, then the --out and --cache folders."""
     import pandas as pd
 
-    from ..core.setting import setting_at
     from .analysis import console_tables
     from .experiment import run as run_experiment
     from .experiment import start_over
     from .memory import run_memory
-    from .task import with_count
 
     args, given = inv.args, inv.given()
     if args.checks:
@@ -213,21 +215,10 @@ def run(inv: Invocation) -> int:
         inv.fail(idle)
     try:
         opts = transfer_config(args)
+        s = inv.setting(nu=args.nu if args.nu is not None else 1 / 64)
+        base, rule = opts.upstream_base(s)
     except ValueError as e:
-        inv.fail(str(e))
-    s = inv.setting(nu=args.nu if args.nu is not None else 1 / 64)
-    rule = "keep" if opts.count is None else "count"
-    try:
-        base = with_count(s, opts.count) if opts.count is not None else s
-    except ValueError as e:
-        inv.fail(f"--count: K = {opts.count:g} at D={s.D}, C={s.C}: {e}")
-    for D in opts.Ds:
-        if D % s.C or D <= s.C:
-            inv.fail(f"--Ds: each D must be a multiple of C={s.C} and larger than it, got D={D}")
-        try:
-            setting_at(base, D, rule)
-        except ValueError as e:
-            inv.fail(f"--Ds: D={D}: {e}")
+        inv.fail(_flagged(e))
     inv.guard_memory(run_memory(base, opts, methods, rule), force=args.force, flags=MEMORY_FLAGS)
     _output_dirs([(args.out, inv.source("--out"))] + ([(args.cache, "--cache")] if args.cache is not None else []))
     if args.fresh:

@@ -119,6 +119,32 @@ class TransferConfig(Config):
         fit = [n for n in self.Ns if n <= cap and (method == "kernel" or n * s.D * s.d <= budget)]
         return max(fit) if fit else min(self.Ns)
 
+    def upstream_base(self, s: Any) -> tuple[Any, str]:
+        """The setting each D of the run is taken from and the q rule of
+        :func:`~theorydyn.core.setting.setting_at`: ``s`` with K = q(D − C) = ``count`` and rule ``"count"``
+        (``count`` None: ``s`` itself, q kept, rule ``"keep"``), every D checked.
+
+        Raises:
+            ValueError: starting with the field it is about (``count: …``, ``Ds: …``): a K that gives no
+                valid q at ``s``, a D that is no multiple of C larger than C, a setting invalid at a D.
+        """
+        from ..core.setting import setting_at
+        from .task import with_count
+
+        rule = "keep" if self.count is None else "count"
+        try:
+            base = s if self.count is None else with_count(s, self.count)
+        except ValueError as e:
+            raise ValueError(f"count: K = {self.count:g} at D={s.D}, C={s.C}: {e}") from None
+        for D in self.Ds:
+            if D % s.C or D <= s.C:
+                raise ValueError(f"Ds: each D must be a multiple of C={s.C} and larger than it, got D={D}")
+            try:
+                setting_at(base, D, rule)
+            except ValueError as e:
+                raise ValueError(f"Ds: D={D}: {e}") from None
+        return base, rule
+
     def runs(self, method: str, D: int) -> bool:
         """Whether ``method`` runs at ``D`` (the D caps of scratch, logreg and pretrained-sim)."""
         return not (

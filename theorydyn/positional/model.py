@@ -37,7 +37,7 @@ import numpy as np
 
 from ..core.model import activation
 from ..core.setting import Setting
-from .config import POSITIONAL_DEFAULTS
+from .config import POSITIONAL_DEFAULTS, PositionalConfig
 
 KINDS = ("positional", "T")
 
@@ -177,10 +177,7 @@ def init_torch_params(
     torch = _torch()
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    if not omega > 0:
-        raise ValueError(f"omega must be > 0, got omega={omega}")
-    if not p_std > 0:
-        raise ValueError(f"p_std must be > 0, got p_std={p_std}")
+    PositionalConfig.check_values(omega=omega, p_std=p_std, d_p=d_p)  # the rules of the config's fields
     dtype = torch.float64 if dtype is None else dtype
     g = torch.Generator().manual_seed(int(seed))
     rn = lambda *shape: torch.randn(*shape, generator=g, dtype=dtype)  # noqa: E731

@@ -22,7 +22,7 @@ grows. These choices make this a sample requirement rather than an accuracy ceil
   gives q = 1 at D = 16. K = 8 keeps q ≤ 1 from D = 16 on, and the reduced flow at K = 8 reaches
   error < 2% (Event III) at every D in 16…256.
 * **One target for every method** (fixed before any result): accuracy 0.75
-  (``TransferOptions.target``), halfway from chance to a* ≈ 1 and below every baseline's population
+  (``TransferConfig.target``), halfway from chance to a* ≈ 1 and below every baseline's population
   ceiling (≈ 0.89–0.91 for Â at init and for the symmetric linear rule), so each baseline can reach
   it and the comparison is like for like. The pre-trained Â are also measured at the theorem level
   a*(D) − ε (ε = 0.05), where a*(D) is the population accuracy of model (T) with the block
@@ -38,7 +38,7 @@ past Event III at every D used here) put into the three-value form (``model.symm
 That is exactly what population GD (Theorem 4.1) produces, and it costs well under a second at any D,
 whereas the finite-sample simulator holds X: (N, D, d) with d = D (N·D² floats). ``pretrained-sim``:
 Â from finite-sample GD (:func:`pretrain`, Theorem 4.2's realistic process), computed where affordable
-(D ≤ ``TransferOptions.sim_max_D``); each pre-training's status (diverged, where) and association
+(D ≤ ``TransferConfig.sim_max_D``); each pre-training's status (diverged, where) and association
 go to the upstream table and the ledger, never dropped.
 
 Methods (accuracy on a fresh downstream test set; also against y):

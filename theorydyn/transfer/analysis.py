@@ -359,7 +359,7 @@ THEOREM_LEVEL = ("pretrained", "pretrained-sim", "scratch", "kernel")
 #: The pre-trained attentions, judged also at the vanishing level (Theorem 5.1's verdict).
 PRETRAINED = ("pretrained", "pretrained-sim")
 #: The levels beside "common": (name, the column of ``levels`` holding its target per D, the methods measured
-#: there). "theorem": a*(D) − ε; "epsilon": test error ≤ ε, accuracy 1 − ε (``TransferOptions.err_eps``);
+#: there). "theorem": a*(D) − ε; "epsilon": test error ≤ ε, accuracy 1 − ε (``TransferConfig.err_eps``);
 #: "vanishing": a*(D) − 1/D (:func:`theorydyn.transfer.experiment.vanishing_eps`), Theorem 5.1's o(1) error
 #: read as 1/D, for the pre-trained attentions only.
 EXTRA_LEVELS = (

@@ -40,6 +40,7 @@ from .task import (
     DEFAULT_METHODS,
     FROZEN,
     METHODS,
+    ORACLE_GAP,
     TestSet,
     accuracies,
     block_ceiling,
@@ -69,7 +70,7 @@ def train_seed(seed: int, N: int) -> int:
 
 
 def compute_row(
-    sd: Setting, method: str, A: np.ndarray | None, N: int, seed: int, opts: TransferOptions, test: TestSet
+    sd: Setting, method: str, A: np.ndarray | None, N: int, seed: int, opts: TransferConfig, test: TestSet
 ) -> dict[str, float]:
     """Train one method on the Ñ = ``N`` downstream samples of repeat ``seed`` and test it.
 
@@ -170,7 +171,7 @@ def row_problem(row: dict[str, str]) -> str | None:
     return keyed.row_problem(row, keyed.json_column("params"), _stale, _check)
 
 
-def _row_config(sd: Setting, method: str, opts: TransferOptions, source: dict) -> dict:
+def _row_config(sd: Setting, method: str, opts: TransferConfig, source: dict) -> dict:
     keep = ("N_test", "omega", "eta", "test_seed")
     cfg = {k: getattr(opts, k) for k in keep}
     if method in FROZEN:
@@ -240,7 +241,7 @@ class _MemoryStore:
 
 
 def attentions_at(
-    s_up: Setting, D: int, methods: Sequence[str], opts: TransferOptions, cache: str | Path | None, progress=None
+    s_up: Setting, D: int, methods: Sequence[str], opts: TransferConfig, cache: str | Path | None, progress=None
 ) -> tuple[dict[str, np.ndarray], dict[str, dict], list[dict]]:
     """The frozen Â of each frozen method at D, with their provenance (part of the row keys) and a
     table of upstream diagnostics. ``s_up`` is the upstream setting at D."""
@@ -316,7 +317,7 @@ def attentions_at(
         source["init"] = dict(kind="init", omega=opts.omega, rng=12345)
     if "oracle" in methods:
         attn["oracle"] = oracle_attention(s_up)
-        source["oracle"] = dict(kind="oracle", gap=10.0)
+        source["oracle"] = dict(kind="oracle", gap=ORACLE_GAP)
     return attn, source, ups
 
 
@@ -334,7 +335,7 @@ def vanishing_eps(D: int) -> float:
 
 
 def _level_row(
-    s_up: Setting, D: int, opts: TransferOptions, a_star: float, target: float, target_theorem: float, target_eps: float
+    s_up: Setting, D: int, opts: TransferConfig, a_star: float, target: float, target_theorem: float, target_eps: float
 ) -> dict:
     """The row of ``transfer_levels.csv`` at D: q, K = q(D − C), a*(D), the targets (the vanishing level
     a*(D) − :func:`vanishing_eps`), the ceiling of Â at init and the linear reference."""
@@ -406,7 +407,7 @@ def run(
 
     For each D: the upstream setting :func:`setting_at` (q rule ``"count"`` with K = ``opts.count``),
     its a*(D) and target a*(D) − ε, the frozen attentions (:func:`attentions_at`), then for each
-    method the log grid of Ñ (with the caps of :class:`TransferOptions`), ``opts.seeds`` repeats each.
+    method the log grid of Ñ (with the caps of :class:`~.config.TransferConfig`), ``opts.seeds`` repeats each.
     Every finished (D, method, Ñ, seed) is appended at once to ``out/transfer_rows.csv`` keyed by
     :func:`row_key`; rows already there are read, not recomputed. ``compute`` (default
     :func:`compute_row`) is the per-row work (a parameter so that tests can interrupt it); ``B``

@@ -40,6 +40,8 @@ PROG = "python -m theorydyn.transfer"
 VERIFY_COMMAND = "python -m theorydyn.verify --only transfer"
 #: the fields set by flags whose default is the named run's (QUICK_RUN, or FULL_RUN with --full)
 SIZE_FLAGS = ("Ds", "Ns", "seeds", "N_test", "upstream_N", "upstream_steps", "scratch_max_D", "sim_max_D")
+#: the flags left None unless given (the named run's value then stands)
+RUN_FLAGS = (*SIZE_FLAGS, "steps_v", "method")
 #: what the help of those flags says beside the field's own text: the QUICK and FULL values
 NOTES = dict(
     N_test=f"default {Q.N_test}; --full: {F.N_test}",
@@ -95,10 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"{help_of('Ns')} (default powers of 2: 1 … {Q.Ns[-1]}; --full: … {F.Ns[-1]})",
     )
     add_seeds(ap, None, f"{help_of('seeds')} (default {Q.seeds})")
-    methods_flags = ("eta", "omega", "steps_v", "method")
-    only = SIZE_FLAGS[3:] + methods_flags
+    # the flags whose default is the named run's (None: resolved in transfer_config), then GD's η and ω
     add_config_flags(
-        ap, TransferConfig, only=only, defaults=dict.fromkeys(SIZE_FLAGS[3:] + ("steps_v", "method")), notes=NOTES
+        ap,
+        TransferConfig,
+        only=SIZE_FLAGS[3:] + ("eta", "omega", "steps_v", "method"),
+        defaults=dict.fromkeys(RUN_FLAGS),
+        notes=NOTES,
     )
     add_choice_list(
         ap,
@@ -178,7 +183,7 @@ def _refuse_checks(inv: Invocation, given: set[str]) -> None:
 def transfer_config(args: argparse.Namespace) -> TransferConfig:
     """The run's :class:`TransferConfig`: the named run (``--full``: FULL_RUN, else QUICK_RUN) with the
     flags given. Raises ValueError starting with the field that breaks its rule."""
-    over = {k: getattr(args, k) for k in SIZE_FLAGS + ("steps_v", "method") if getattr(args, k) is not None}
+    over = {k: getattr(args, k) for k in RUN_FLAGS if getattr(args, k) is not None}
     over.update({k: tuple(over[k]) for k in ("Ds", "Ns") if k in over})
     count = None if args.keep_q else (Q.count if args.count is None else args.count)
     return (F if args.full else Q).replace(

@@ -317,3 +317,19 @@ def test_rows_are_read_at_each_training_length_and_flip_with_the_curve():
     assert [r.verdict for r in rows2] == [Verdict.PASS, Verdict.DEVIATES]
     summ = claim.summary_row([("x", 2, rows2[0].verdict, 0.0), ("x", 4, rows2[1].verdict, 1.0)], 0.25, {})
     assert summ.measured == 1 and "holds under x, 2 steps" in summ.note and "not under x, 4 steps" in summ.note
+
+
+def test_the_named_runs_are_instances_of_the_one_config():
+    """QUICK_RUN and FULL_RUN are PositionalConfig instances (issue 40), QUICK_RUN the library's defaults;
+    the dictionaries QUICK and FULL, kept for their readers, hold the same five sizes."""
+    from theorydyn.positional.config import FULL, FULL_RUN, QUICK, QUICK_RUN, PositionalConfig
+
+    assert QUICK_RUN == PositionalConfig() and FULL_RUN.steps == 4000 and FULL_RUN.N == 8192
+    assert f2.QUICK is QUICK and f2.FULL is FULL
+    for named, old in ((QUICK_RUN, QUICK), (FULL_RUN, FULL)):
+        assert set(old) == {"N", "N_test", "steps", "lr", "record_every"}
+        assert all(getattr(named, k) == v for k, v in old.items())
+    with pytest.raises(ValueError, match="^lr must"):
+        QUICK_RUN.replace(lr=0.0)
+    with pytest.raises(TypeError):  # run's overrides are fields of the config, no other keyword
+        f2.run(f2.figure2_setting(), seeds=[0], N=8, steps=0, learning_rate=0.1)

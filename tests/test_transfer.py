@@ -796,3 +796,54 @@ def test_run_shows_one_overall_bar_over_the_d_method_pairs(tmp_path, capsys):
     assert "transfer:" in err and "/4 [" in err  # 2 D x 2 methods, one bar (redrawn at most every 0.5 s)
     tr.run(s, compute=_fake_compute([]), bar=False, **dict(kw, out=tmp_path / "quiet"))
     assert capsys.readouterr().err == ""
+
+
+def test_the_named_runs_are_instances_of_the_one_config():
+    """QUICK_RUN and FULL_RUN are TransferConfig instances (issue 40); the dictionaries QUICK and FULL, kept
+    for the callers that read them, say the same sizes, and options_from turns them back into the instances."""
+    from theorydyn.transfer.config import FULL_RUN, QUICK_RUN, TransferConfig
+
+    assert isinstance(QUICK_RUN, TransferConfig) and isinstance(FULL_RUN, TransferConfig)
+    assert tr.TransferOptions is TransferConfig  # the former name
+    for named, old in ((QUICK_RUN, tr.QUICK), (FULL_RUN, tr.FULL)):
+        assert all(getattr(named, k) == v for k, v in old.items())
+        assert tr.options_from(old) == named
+    with pytest.raises(ValueError, match="^eps must"):
+        TransferConfig(eps=0.5)
+    with pytest.raises(ValueError, match="^Ds must"):
+        TransferConfig(Ds=(32, 32))
+    with pytest.raises(ValueError, match="^method must be one of"):
+        QUICK_RUN.replace(method="sgd")
+
+
+def test_the_cli_flags_are_the_config_fields():
+    """Each option's default, help and range live in TransferConfig: the flags show the field's help and
+    the named runs' values, and a flag's converter refuses what the field's rule refuses."""
+    import argparse
+
+    from theorydyn.transfer.__main__ import build_parser
+    from theorydyn.transfer.config import FULL_RUN, QUICK_RUN, TransferConfig
+
+    acts = {a.dest: a for a in build_parser()._actions if a.help != argparse.SUPPRESS}  # not the old spellings
+    for name in ("eta", "omega", "eps", "N_test", "upstream_N", "steps_v", "method", "target", "count", "Ds"):
+        assert acts[name].help.startswith(TransferConfig.help_of(name)), name
+    assert acts["eta"].default == TransferConfig.default("eta") and acts["omega"].default == QUICK_RUN.omega
+    assert f"default {QUICK_RUN.N_test}; --full: {FULL_RUN.N_test}" in acts["N_test"].help
+    with pytest.raises(argparse.ArgumentTypeError):
+        acts["target"].type("1")
+    assert acts["target"].type("None") is None and acts["target"].type("0.6") == 0.6
+
+
+def test_the_upstream_base_names_the_field():
+    from theorydyn.transfer.config import QUICK_RUN, idle_option
+
+    s = Setting(D=64, C=4, nu=1 / 64)
+    base, rule = QUICK_RUN.upstream_base(s)
+    assert rule == "count" and base == tr.with_count(s, QUICK_RUN.count)
+    assert QUICK_RUN.replace(count=None).upstream_base(s) == (s, "keep")
+    with pytest.raises(ValueError, match="^Ds: each D must be a multiple of C=4"):
+        QUICK_RUN.replace(Ds=(30,)).upstream_base(s)
+    with pytest.raises(ValueError, match="^count: K = 100"):
+        QUICK_RUN.replace(count=100.0).upstream_base(s)
+    assert idle_option({"eta"}, ("logreg",), False).startswith("--eta: not used by logreg")
+    assert idle_option({"eta", "count"}, ("pretrained",), False) is None

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..core.model import activation
 from ..core.setting import Setting
+from .config import POSITIONAL_DEFAULTS, PositionalConfig
 
 KINDS = ("positional", "T")
 
@@ -156,7 +157,13 @@ class TorchParams:
 
 
 def init_torch_params(
-    s: Setting, kind: str, seed: int, omega: float = 0.1, d_p: int | None = None, dtype=None, p_std: float = 1.0
+    s: Setting,
+    kind: str,
+    seed: int,
+    omega: float = POSITIONAL_DEFAULTS.omega,
+    d_p: int | None = POSITIONAL_DEFAULTS.d_p,
+    dtype=None,
+    p_std: float = POSITIONAL_DEFAULTS.p_std,
 ) -> TorchParams:
     """Random initialisation (module docstring), from a private torch Generator seeded with ``seed``.
 
@@ -170,10 +177,7 @@ def init_torch_params(
     torch = _torch()
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    if not omega > 0:
-        raise ValueError(f"omega must be > 0, got omega={omega}")
-    if not p_std > 0:
-        raise ValueError(f"p_std must be > 0, got p_std={p_std}")
+    PositionalConfig.check_values(omega=omega, p_std=p_std, d_p=d_p)  # the rules of the config's fields
     dtype = torch.float64 if dtype is None else dtype
     g = torch.Generator().manual_seed(int(seed))
     rn = lambda *shape: torch.randn(*shape, generator=g, dtype=dtype)  # noqa: E731

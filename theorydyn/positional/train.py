@@ -7,8 +7,9 @@ in float32 (``dtype``) on CPU; the test error Pr[y F ≤ 0] on a fresh sample is
 way, with Definition 2.2 (:func:`theorydyn.core.model.association`, diagonal included) and
 :func:`~theorydyn.positional.model.block_contrast` of the Gram matrix (PᵀP or Â).
 
-Sizes: :data:`QUICK` (the ledger default and ``figures/figure2.svg``): N = 4096, 1000 Adam steps
-(the horizon of the paper's Figure 2); :data:`FULL`: N = 8192, 4000 steps.
+Sizes and hyper-parameters: :class:`~theorydyn.positional.config.PositionalConfig`, its named runs
+:data:`~theorydyn.positional.config.QUICK_RUN` (the ledger default and ``figures/figure2.svg``: N = 4096,
+1000 Adam steps, the horizon of the paper's Figure 2) and ``FULL_RUN`` (N = 8192, 4000 steps).
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ import numpy as np
 from ..core import data
 from ..core.model import association
 from ..core.setting import Setting
+from .config import FULL, FULL_RUN, POSITIONAL_DEFAULTS, QUICK, QUICK_RUN, PositionalConfig
 from .model import KINDS, _torch, block_contrast, init_torch_params, set_rows
 
-#: Quick-mode sizes (the ledger default and the committed figure) and full-mode sizes.
-QUICK = dict(N=4096, N_test=8192, steps=1000, lr=0.01, record_every=10)
-FULL = dict(N=8192, N_test=16384, steps=4000, lr=0.01, record_every=40)
+_D = POSITIONAL_DEFAULTS  # the library's defaults of train(): one place
+
+__all__ = ["FULL", "QUICK", "TrainRun", "run", "sample", "train"]  # FULL, QUICK: the former dictionaries, kept
 
 
 @dataclass
@@ -93,13 +95,13 @@ def train(
     steps: int,
     seed: int,
     *,
-    N_test: int = 8192,
-    lr: float = 0.01,
-    record_every: int = 10,
-    omega: float = 0.1,
-    d_p: int | None = None,
-    dtype: str = "float32",
-    p_std: float = 1.0,
+    N_test: int = _D.N_test,
+    lr: float = _D.lr,
+    record_every: int = _D.record_every,
+    omega: float = _D.omega,
+    d_p: int | None = _D.d_p,
+    dtype: str = _D.dtype,
+    p_std: float = _D.p_std,
 ) -> TrainRun:
     """Train one model on Figure 2's data with full-batch Adam; deterministic per ``seed``.
 
@@ -119,15 +121,8 @@ def train(
         ValueError: on a bad size or an unknown kind.
     """
     torch = _torch()
-    for name, val in (("N", N), ("N_test", N_test), ("record_every", record_every)):
-        if int(val) < 1:
-            raise ValueError(f"{name} must be >= 1, got {name}={val}")
-    if int(steps) < 0:
-        raise ValueError(f"steps must be >= 0, got steps={steps}")
-    if not lr > 0:
-        raise ValueError(f"lr must be > 0, got lr={lr}")
-    if dtype not in ("float32", "float64"):
-        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+    # the rules of PositionalConfig's fields (omega, p_std, kind: init_torch_params checks them)
+    PositionalConfig.check_values(N=N, N_test=N_test, record_every=record_every, steps=steps, lr=lr, dtype=dtype)
     tdt = getattr(torch, dtype)
     X, y, Xt, yt = sample(s, N, N_test, seed)
     linear_err = float(np.mean(yt * (Xt @ s.w_star).sum(axis=1) <= 0))
@@ -208,11 +203,12 @@ def run(
     progress: Callable[[str], None] | None = None,
     **overrides: Any,
 ) -> dict[str, list[TrainRun]]:
-    """Train every kind at every seed with the QUICK (or FULL) sizes; ``overrides`` replace them and
-    may also set the initialisation (``omega``, ``p_std``: :func:`train`)."""
+    """Train every kind at every seed with the QUICK (or FULL) sizes (:data:`~.config.QUICK_RUN`,
+    :data:`~.config.FULL_RUN`); ``overrides`` replace fields of that :class:`~.config.PositionalConfig`,
+    e.g. the initialisation (``omega``, ``p_std``: :func:`train`)."""
     torch = _torch()
     say = progress or (lambda msg: None)
-    cfg = {**(QUICK if quick else FULL), **overrides}
+    cfg = (QUICK_RUN if quick else FULL_RUN).replace(**overrides)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny model: one thread is the fastest, and the machine is shared
     try:
@@ -225,14 +221,16 @@ def run(
                     train(
                         s,
                         kind,
-                        cfg["N"],
-                        cfg["steps"],
+                        cfg.N,
+                        cfg.steps,
                         seed,
-                        N_test=cfg["N_test"],
-                        lr=cfg["lr"],
-                        record_every=cfg["record_every"],
-                        omega=cfg.get("omega", 0.1),
-                        p_std=cfg.get("p_std", 1.0),
+                        N_test=cfg.N_test,
+                        lr=cfg.lr,
+                        record_every=cfg.record_every,
+                        omega=cfg.omega,
+                        d_p=cfg.d_p,
+                        dtype=cfg.dtype,
+                        p_std=cfg.p_std,
                     )
                 )
     finally:

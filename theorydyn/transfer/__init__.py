@@ -22,7 +22,7 @@ grows. These choices make this a sample requirement rather than an accuracy ceil
   gives q = 1 at D = 16. K = 8 keeps q ≤ 1 from D = 16 on, and the reduced flow at K = 8 reaches
   error < 2% (Event III) at every D in 16…256.
 * **One target for every method** (fixed before any result): accuracy 0.75
-  (``TransferOptions.target``), halfway from chance to a* ≈ 1 and below every baseline's population
+  (``TransferConfig.target``), halfway from chance to a* ≈ 1 and below every baseline's population
   ceiling (≈ 0.89–0.91 for Â at init and for the symmetric linear rule), so each baseline can reach
   it and the comparison is like for like. The pre-trained Â are also measured at the theorem level
   a*(D) − ε (ε = 0.05), where a*(D) is the population accuracy of model (T) with the block
@@ -38,7 +38,7 @@ past Event III at every D used here) put into the three-value form (``model.symm
 That is exactly what population GD (Theorem 4.1) produces, and it costs well under a second at any D,
 whereas the finite-sample simulator holds X: (N, D, d) with d = D (N·D² floats). ``pretrained-sim``:
 Â from finite-sample GD (:func:`pretrain`, Theorem 4.2's realistic process), computed where affordable
-(D ≤ ``TransferOptions.sim_max_D``); each pre-training's status (diverged, where) and association
+(D ≤ ``TransferConfig.sim_max_D``); each pre-training's status (diverged, where) and association
 go to the upstream table and the ledger, never dropped.
 
 Methods (accuracy on a fresh downstream test set; also against y):
@@ -65,7 +65,8 @@ pre-trained attentions are cached, written atomically and checked on reading (:m
 
 Modules: :mod:`.task` (the downstream task, attentions, the setting across D, ceilings, the test
 set, the method lists), :mod:`.fitting` (ṽ with Â frozen, scratch), :mod:`.cache` (pre-trained Â),
-:mod:`.experiment` (options, rows, the run), :mod:`.analysis` (crossings, bounds, slopes, tables),
+:mod:`.config` (the run's options, :class:`~.config.TransferConfig`, and its named sizes),
+:mod:`.experiment` (rows, the run), :mod:`.analysis` (crossings, bounds, slopes, tables),
 :mod:`.plot` (figures). The logistic-regression baseline is :mod:`theorydyn.core.logreg`; the ledger's
 rows for Theorems 5.1/5.2 are :mod:`theorydyn.claims.transfer`. CLI: ``python -m theorydyn.transfer``.
 
@@ -93,9 +94,8 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule lo
         write_table,
     )
     from .cache import CacheWarning, flow_attention, flow_s_max, other_partition, pretrained_attention
+    from .config import FULL, FULL_RUN, QUICK, QUICK_RUN, TransferConfig, options_from
     from .experiment import (
-        FULL,
-        QUICK,
         TRANSFER_KINDS,
         TransferOptions,
         _MemoryStore,
@@ -104,7 +104,6 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule lo
         compute_row,
         fine_grid,
         open_rows,
-        options_from,
         row_key,
         row_params,
         row_problem,
@@ -158,17 +157,20 @@ __getattr__, __dir__ = lazy_exports(
         "flow_s_max": ".cache",
         "other_partition": ".cache",
         "pretrained_attention": ".cache",
-        "FULL": ".sizes",
-        "QUICK": ".sizes",
+        "FULL": ".config",
+        "QUICK": ".config",
         "TRANSFER_KINDS": ".experiment",
         "TransferOptions": ".experiment",
+        "TransferConfig": ".config",
+        "QUICK_RUN": ".config",
+        "FULL_RUN": ".config",
         "_MemoryStore": ".experiment",
         "attentions_at": ".experiment",
         "base_setting": ".experiment",
         "compute_row": ".experiment",
         "fine_grid": ".sizes",
         "open_rows": ".experiment",
-        "options_from": ".experiment",
+        "options_from": ".config",
         "row_key": ".experiment",
         "row_params": ".experiment",
         "row_problem": ".experiment",
@@ -212,13 +214,16 @@ __all__ = [
     "DEFAULT_METHODS",
     "FROZEN",
     "FULL",
+    "FULL_RUN",
     "METHODS",
     "PRETRAINED",
     "QUICK",
+    "QUICK_RUN",
     "Q_RULES",
     "THEOREM_LEVEL",
     "TRANSFER_KINDS",
     "TestSet",
+    "TransferConfig",
     "TransferOptions",
     "_MemoryStore",
     "accuracies",

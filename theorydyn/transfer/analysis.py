@@ -359,7 +359,7 @@ THEOREM_LEVEL = ("pretrained", "pretrained-sim", "scratch", "kernel")
 #: The pre-trained attentions, judged also at the vanishing level (Theorem 5.1's verdict).
 PRETRAINED = ("pretrained", "pretrained-sim")
 #: The levels beside "common": (name, the column of ``levels`` holding its target per D, the methods measured
-#: there). "theorem": a*(D) − ε; "epsilon": test error ≤ ε, accuracy 1 − ε (``TransferOptions.err_eps``);
+#: there). "theorem": a*(D) − ε; "epsilon": test error ≤ ε, accuracy 1 − ε (``TransferConfig.err_eps``);
 #: "vanishing": a*(D) − 1/D (:func:`theorydyn.transfer.experiment.vanishing_eps`), Theorem 5.1's o(1) error
 #: read as 1/D, for the pre-trained attentions only.
 EXTRA_LEVELS = (
@@ -430,3 +430,33 @@ def report(
             format=plot_format,
         )
     return summary, tgt, slopes
+
+
+def console_tables(levels: pd.DataFrame, tgt: pd.DataFrame, slopes: pd.DataFrame) -> str:
+    """The run's tables as text: the per-D targets (``transfer_levels.csv``), the Ñ_target table (a value
+    with its interval, or the bound of a censored one) and the growth fits against D."""
+    from .plot import describe_slope
+
+    lines = []
+    with pd.option_context("display.width", 200, "display.max_rows", 400):
+        lines.append(levels.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+        show = tgt.assign(
+            N_target=[
+                f"{r.lo:.3g} [{r.ci_low:.3g}, {r.ci_high:.3g}]"
+                if r.kind == "value"
+                else (f"> {r.lo:g}" if r.kind == "lower" else f"<= {r.hi:g}")
+                for r in tgt.itertuples()
+            ]
+        )
+        lines.append(
+            show[["D", "method", "level", "target", "N_target", "kind", "N_max", "max_acc"]].to_string(index=False)
+        )
+        if len(slopes):
+            lines.append(
+                slopes.assign(slope=[describe_slope(r) for _, r in slopes.iterrows()])[
+                    ["method", "level", "x", "slope", "censored", "n_D", "rms"]
+                ].to_string(index=False)
+            )
+        else:  # one D (--Ds 16): the table had no columns and printing it raised a KeyError traceback
+            lines.append("no slope against D: it needs two or more values of --Ds")
+    return "\n".join(lines)

@@ -15,7 +15,7 @@ import json
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +33,14 @@ from ..infra.provenance import NUMERICS_VERSION, provenance
 from ..infra.store import ResultStore
 from .analysis import report, stop_target, write_table
 from .cache import flow_attention, other_partition, pretrained_attention
-from .fitting import KERNEL_DEGREE, KERNEL_RIDGE, fit_kernel, fit_scratch, fit_v, kernel_outputs
-from .sizes import FULL, QUICK, SCOPE_DS, fine_grid  # noqa: F401 — re-exported
+from .config import FULL, QUICK, TRANSFER_DEFAULTS, TransferConfig, options_from  # noqa: F401 — re-exported
+from .fitting import fit_kernel, fit_scratch, fit_v, kernel_outputs
+from .sizes import SCOPE_DS, fine_grid  # noqa: F401 — re-exported
 from .task import (
     DEFAULT_METHODS,
     FROZEN,
     METHODS,
+    ORACLE_GAP,
     TestSet,
     accuracies,
     block_ceiling,
@@ -58,84 +60,8 @@ ALL_METHODS = METHODS + GENERIC  # every method run() accepts
 
 
 # ---- experiments -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class TransferOptions:
-    """Sizes and hyper-parameters of one transfer experiment.
-
-    Ns: the grid of Ñ (from 1; :func:`fine_grid`). Per (D, method) the grid stops at the largest Ñ whose training
-    set Ñ·D·d fits ``budget`` (``budget_scratch`` for scratch, which also trains A), and ``extra``
-    grid points after the seed-mean accuracy first reaches the target (the rows beyond are not
-    needed for the crossing). count: K = q(D − C) (None: keep q, the old rule). target: the one
-    accuracy every method is judged at (the "common" level, docs/theory.md §5: 0.75, halfway from
-    chance 0.5 to a* ≈ 1, below every baseline's population ceiling); None: a*(D) − eps instead.
-    eps: the theorem level a*(D) − eps, at which the pre-trained Â are also judged (Theorem 5.1's
-    near-zero error). sim_max_D / scratch_max_D / logreg_max_D: ``pretrained-sim`` / ``scratch`` /
-    ``logreg`` only up to this D (their cost grows like D³, and D·d features for logreg). baseline_max_N caps
-    ``init``, ``other-partition`` and ``pretrained-sim``. Every cap is a compute cap: a need above
-    it is reported as censored at the cap (a lower bound), never as a measurement.
-    upstream_steps · eta = 2·10⁴ by default: the finite-sample GD runs to the same time s = η·t as
-    the reduced flow's horizon at D ≤ 64, so the two pre-trained Â are comparable."""
-
-    Ns: tuple[int, ...] = fine_grid(1024)
-    seeds: int = 5
-    N_test: int = 8192
-    omega: float = 1e-3
-    eta: float = 10.0
-    steps_v: int = 300
-    steps_scratch: int = 1200
-    method: str = "gd"
-    logreg_max_N: int = 4096
-    scratch_max_N: int = 1024
-    baseline_max_N: int = 256
-    scratch_max_D: int = 32
-    logreg_max_D: int = 256
-    count: float | None = 8.0
-    eps: float = 0.05
-    target: float | None = 0.75
-    budget: int = 1 << 20
-    budget_scratch: int = 1 << 20
-    extra: int = 2
-    sim_max_D: int = 32
-    kernel_max_N: int = 4096
-    kernel_degree: int = KERNEL_DEGREE
-    kernel_ridge: float = KERNEL_RIDGE
-    err_eps: float = 0.05
-    upstream_N: int = 8192
-    upstream_steps: int = 2000
-    flow_n_samples: int = 2000
-    test_seed: int = 10_000
-    ceiling_samples: int = 20000
-
-    def __post_init__(self) -> None:
-        if not self.Ns or any(int(n) < 1 for n in self.Ns) or list(self.Ns) != sorted(set(self.Ns)):
-            raise ValueError(f"Ns must be increasing positive integers, got {self.Ns}")
-        if self.seeds < 1:
-            raise ValueError(f"seeds must be >= 1, got {self.seeds}")
-        if not 0 < self.eps < 0.5:
-            raise ValueError(f"eps must lie in (0, 0.5), got {self.eps}")
-        if self.target is not None and not 0.5 < self.target < 1:
-            raise ValueError(f"target must lie in (0.5, 1) or be None, got {self.target}")
-        if self.count is not None and not self.count > 0:
-            raise ValueError(f"count must be > 0 or None, got {self.count}")
-        if not 0 < self.err_eps < 0.5:
-            raise ValueError(f"err_eps must lie in (0, 0.5), got {self.err_eps}")
-        if self.method not in ("gd", "lbfgs"):
-            raise ValueError(f"method must be 'gd' or 'lbfgs', got {self.method!r}")
-
-    def max_N(self, method: str, s: Setting) -> int:
-        """The largest Ñ tried for ``method`` at setting ``s`` (the cost cap, module docstring)."""
-        cap = {
-            "scratch": self.scratch_max_N,
-            "logreg": self.logreg_max_N,
-            "init": self.baseline_max_N,
-            "other-partition": self.baseline_max_N,
-            "pretrained-sim": self.baseline_max_N,
-            "kernel": self.kernel_max_N,
-        }.get(method, max(self.Ns))
-        budget = self.budget_scratch if method == "scratch" else self.budget
-        # the kernel sees the (Ñ, D) feature values, never X: its cost is Ñ² (the kernel matrix), not Ñ·D·d
-        fit = [n for n in self.Ns if n <= cap and (method == "kernel" or n * s.D * s.d <= budget)]
-        return max(fit) if fit else min(self.Ns)
+#: The former name of :class:`~theorydyn.transfer.config.TransferConfig` (claims and tests import it).
+TransferOptions = TransferConfig
 
 
 def train_seed(seed: int, N: int) -> int:
@@ -144,7 +70,7 @@ def train_seed(seed: int, N: int) -> int:
 
 
 def compute_row(
-    sd: Setting, method: str, A: np.ndarray | None, N: int, seed: int, opts: TransferOptions, test: TestSet
+    sd: Setting, method: str, A: np.ndarray | None, N: int, seed: int, opts: TransferConfig, test: TestSet
 ) -> dict[str, float]:
     """Train one method on the Ñ = ``N`` downstream samples of repeat ``seed`` and test it.
 
@@ -245,7 +171,7 @@ def row_problem(row: dict[str, str]) -> str | None:
     return keyed.row_problem(row, keyed.json_column("params"), _stale, _check)
 
 
-def _row_config(sd: Setting, method: str, opts: TransferOptions, source: dict) -> dict:
+def _row_config(sd: Setting, method: str, opts: TransferConfig, source: dict) -> dict:
     keep = ("N_test", "omega", "eta", "test_seed")
     cfg = {k: getattr(opts, k) for k in keep}
     if method in FROZEN:
@@ -266,6 +192,30 @@ def open_rows(out: str | Path) -> ResultStore:
     return KeyedStore(
         Path(out) / "transfer_rows.csv", payload_column="params", stale=_stale, check=_check, kinds=TRANSFER_KINDS
     )
+
+
+#: the files of a transfer run in OUT that :func:`start_over` sets aside (the store's rows are set aside row by row)
+OUTPUT_GLOBS = ("transfer_*.csv", "transfer_*.png", "transfer_*.pdf", "transfer_*.svg")
+
+
+def start_over(out: Path) -> list[str]:
+    """Start a run in ``out`` over (``--fresh``): the earlier transfer tables and figures renamed to
+    ``<name>.old-<UTC time>`` (never overwritten), a damaged results store moved aside; the rows of this
+    run are set aside in the store's rejected table as they are computed again (``recompute``). Returns
+    what was moved, in words (one line each)."""
+    from ..infra.atomic import set_aside_all
+    from ..infra.store import DB_NAME, StoreDamaged, connect, move_aside
+
+    said = []
+    moved = set_aside_all(sorted({q for g in OUTPUT_GLOBS for q in out.glob(g)}))
+    if moved:
+        said.append(f"{len(moved)} earlier file(s) moved aside, e.g. {moved[0]}")
+    if (out / DB_NAME).is_file():
+        try:
+            connect(out / DB_NAME).close()
+        except StoreDamaged:
+            said.append(f"the damaged store moved to {move_aside(out / DB_NAME)}")
+    return said
 
 
 def _store(out: str | Path | None) -> ResultStore | _MemoryStore:
@@ -291,7 +241,7 @@ class _MemoryStore:
 
 
 def attentions_at(
-    s_up: Setting, D: int, methods: Sequence[str], opts: TransferOptions, cache: str | Path | None, progress=None
+    s_up: Setting, D: int, methods: Sequence[str], opts: TransferConfig, cache: str | Path | None, progress=None
 ) -> tuple[dict[str, np.ndarray], dict[str, dict], list[dict]]:
     """The frozen Â of each frozen method at D, with their provenance (part of the row keys) and a
     table of upstream diagnostics. ``s_up`` is the upstream setting at D."""
@@ -367,7 +317,7 @@ def attentions_at(
         source["init"] = dict(kind="init", omega=opts.omega, rng=12345)
     if "oracle" in methods:
         attn["oracle"] = oracle_attention(s_up)
-        source["oracle"] = dict(kind="oracle", gap=10.0)
+        source["oracle"] = dict(kind="oracle", gap=ORACLE_GAP)
     return attn, source, ups
 
 
@@ -385,7 +335,7 @@ def vanishing_eps(D: int) -> float:
 
 
 def _level_row(
-    s_up: Setting, D: int, opts: TransferOptions, a_star: float, target: float, target_theorem: float, target_eps: float
+    s_up: Setting, D: int, opts: TransferConfig, a_star: float, target: float, target_theorem: float, target_eps: float
 ) -> dict:
     """The row of ``transfer_levels.csv`` at D: q, K = q(D − C), a*(D), the targets (the vanishing level
     a*(D) − :func:`vanishing_eps`), the ceiling of Â at init and the linear reference."""
@@ -438,7 +388,7 @@ def _row_result(
 def run(
     s: Setting,
     Ds: Iterable[int] = (16, 32, 64, 128, 256),
-    opts: TransferOptions = TransferOptions(),
+    opts: TransferConfig = TRANSFER_DEFAULTS,
     upstream_N: int | None = None,
     upstream_steps: int | None = None,
     upstream_eta: float | None = None,
@@ -457,7 +407,7 @@ def run(
 
     For each D: the upstream setting :func:`setting_at` (q rule ``"count"`` with K = ``opts.count``),
     its a*(D) and target a*(D) − ε, the frozen attentions (:func:`attentions_at`), then for each
-    method the log grid of Ñ (with the caps of :class:`TransferOptions`), ``opts.seeds`` repeats each.
+    method the log grid of Ñ (with the caps of :class:`~.config.TransferConfig`), ``opts.seeds`` repeats each.
     Every finished (D, method, Ñ, seed) is appended at once to ``out/transfer_rows.csv`` keyed by
     :func:`row_key`; rows already there are read, not recomputed. ``compute`` (default
     :func:`compute_row`) is the per-row work (a parameter so that tests can interrupt it); ``B``
@@ -555,14 +505,6 @@ def run(
         write_table(upstream, Path(out) / "transfer_upstream.csv")
         write_table(levels, Path(out) / "transfer_levels.csv")
     return raw, summary, tgt, slopes, upstream
-
-
-def options_from(cfg: dict, **kw) -> TransferOptions:
-    """TransferOptions from a QUICK/FULL-style dict (keys it does not know are ignored)."""
-    names = set(TransferOptions.__dataclass_fields__)
-    merged: dict[str, Any] = {k: (tuple(v) if k == "Ns" else v) for k, v in cfg.items() if k in names}
-    merged.update(kw)
-    return TransferOptions(**merged)
 
 
 def base_setting() -> Setting:

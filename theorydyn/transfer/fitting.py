@@ -11,7 +11,10 @@ from scipy.special import expit
 
 from ..core import model
 from ..core.setting import Setting
+from .config import KERNEL_DEGREE, KERNEL_RIDGE, TRANSFER_DEFAULTS
 from .task import init_attention
+
+_D = TRANSFER_DEFAULTS  # the library's defaults of ω, η and the step counts: one place
 
 
 # ---- training of ṽ with Â frozen (the fine-tuning problem (Ẽ)) --------------------------------
@@ -64,11 +67,11 @@ def fit_v(
     A: np.ndarray,
     X: np.ndarray,
     y: np.ndarray,
-    omega: float = 1e-3,
-    eta: float = 10.0,
-    steps: int = 300,
+    omega: float = _D.omega,
+    eta: float = _D.eta,
+    steps: int = _D.steps_v,
     seed: int = 0,
-    method: str = "gd",
+    method: str = _D.method,
 ) -> np.ndarray:
     """Train ṽ alone with Â frozen, from ṽ(0) ~ N(0, ω² I_d) (Section 5, fine-tuning (Ẽ)).
 
@@ -95,7 +98,13 @@ def fit_v(
 
 
 def fit_scratch(
-    s: Setting, X: np.ndarray, y: np.ndarray, omega: float = 1e-3, eta: float = 10.0, steps: int = 1200, seed: int = 0
+    s: Setting,
+    X: np.ndarray,
+    y: np.ndarray,
+    omega: float = _D.omega,
+    eta: float = _D.eta,
+    steps: int = _D.steps_scratch,
+    seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Train A (off-diagonal) and v together on the Ñ samples from the realistic initialisation
     (the upstream algorithm with only the downstream data), by the safeguarded GD of
@@ -114,12 +123,6 @@ def fit_scratch(
 
 
 # ---- a generic learner without patch-association knowledge: kernel ridge on the feature values ----
-#: Degree of the polynomial kernel of :func:`fit_kernel`: 2, the lowest degree whose functions can fit
-#: f beyond a GLM (Theorem 3.1: degree 1 cannot), fixed before any run.
-KERNEL_DEGREE = 2
-#: Ridge of :func:`fit_kernel`, relative to the mean diagonal of the kernel matrix: a near-interpolating
-#: ("ridgeless") fit, fixed before any run (no tuning on the verdict).
-KERNEL_RIDGE = 1e-3
 
 
 def onehot(z: np.ndarray) -> np.ndarray:

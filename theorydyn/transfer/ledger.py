@@ -1,7 +1,7 @@
 """The transfer experiment at the ledger's sizes: the run behind the rows of Theorems 5.1 and 5.2.
 
 :func:`ledger_run` runs :func:`theorydyn.transfer.experiment.run` at the sizes the claim declares (made
-from :data:`~theorydyn.transfer.sizes.QUICK` or :data:`~theorydyn.transfer.sizes.FULL`; at
+from :data:`~theorydyn.transfer.config.QUICK_RUN` or :data:`~theorydyn.transfer.config.FULL_RUN`; at
 :func:`~theorydyn.transfer.experiment.base_setting`, every method of
 :data:`~theorydyn.transfer.sizes.DEFAULT_METHODS` and the generic kernel learner) and returns its tables;
 :mod:`theorydyn.claims.transfer` turns them into rows (``checks_from``) and runs nothing.
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .experiment import GENERIC, TransferOptions, base_setting, run
+from .config import TransferConfig
+from .experiment import GENERIC, base_setting, run
 from .sizes import DEFAULT_METHODS
 
 
@@ -30,19 +31,19 @@ class LedgerRun:
     slopes: pd.DataFrame
     levels: pd.DataFrame
     up: pd.DataFrame
-    opts: TransferOptions
+    opts: TransferConfig
     params: dict
 
 
 def ledger_run(
     Ds: Sequence[int],
-    opts: TransferOptions,
+    opts: TransferConfig,
     quick: bool,
     out: Path,
     progress: Callable[[str], None] | None = None,
 ) -> LedgerRun:
     """The ledger's transfer run at the D's ``Ds`` with the options ``opts`` (the sizes the claim declares:
-    :data:`theorydyn.claims.transfer.SIZES`, made from :data:`~.sizes.QUICK` / :data:`~.sizes.FULL`;
+    :data:`theorydyn.claims.transfer.SIZES`, made from :data:`~.config.QUICK_RUN` / :data:`~.config.FULL_RUN`;
     ``quick`` is named in the rows' params), rows and caches in ``out`` (reruns resume: each finished row
     is in the store there)."""
     methods = DEFAULT_METHODS + GENERIC  # the kernel learner: Theorem 5.2's generic learner

@@ -87,3 +87,33 @@ def transfer_memory(
         )
     )
     return max(phases, key=lambda e: e.total)
+
+
+def run_memory(base, opts, methods, rule: str) -> MemoryEstimate:
+    """The largest :func:`transfer_memory` over the D's of ``opts`` (they run in turn): at each D the
+    upstream setting of ``base`` by the q rule ``rule``, the largest Ñ of the methods that run there
+    (:meth:`~theorydyn.transfer.config.TransferConfig.runs`), the finite-sample pre-training where it runs."""
+    from ..core.setting import setting_at
+    from .task import downstream_setting
+
+    ests = []
+    for D in opts.Ds:
+        s_up = setting_at(base, D, rule)
+        sd = downstream_setting(s_up)
+        run_at = [m for m in methods if opts.runs(m, D)]
+        n_train = max((opts.max_N(m, sd) for m in run_at), default=min(opts.Ns))
+        sim = "pretrained-sim" in methods and D <= opts.sim_max_D
+        ests.append(
+            transfer_memory(
+                D,
+                s_up.C,
+                s_up.d,
+                s_up.q,
+                opts.N_test,
+                n_train,
+                ceiling_samples=opts.ceiling_samples,
+                flow_n_samples=opts.flow_n_samples if set(methods) & {"pretrained", "other-partition"} else None,
+                upstream_N=opts.upstream_N if sim else None,
+            )
+        )
+    return max(ests, key=lambda e: e.total)

@@ -1,11 +1,9 @@
-"""The transfer experiment's named sizes and methods, in a module that imports nothing heavy
-(``python -m theorydyn.transfer --help`` shows them without loading the solvers): the Ñ grid, the
-QUICK and FULL sizes (the CLI's default and ``--full``; the ledger's quick and full runs) and the
-lists of methods."""
+"""The transfer experiment's methods and grids, in a module that imports nothing heavy
+(``python -m theorydyn.transfer --help`` shows them without loading the solvers): the lists of methods,
+the Ñ grid and the D's of the ledger's runs. The named sizes (QUICK and FULL) are instances of the
+run's configuration, :data:`theorydyn.transfer.config.QUICK_RUN` and ``FULL_RUN``."""
 
 from __future__ import annotations
-
-from typing import Any
 
 #: Every method of the experiment (the one list: the runner, the CLI and the plots use it).
 METHODS = ("pretrained", "pretrained-sim", "init", "other-partition", "scratch", "logreg", "oracle")
@@ -34,34 +32,7 @@ def fine_grid(n_max: int) -> tuple[int, ...]:
     return tuple(sorted(p for p in pts if p < n_max)) + (n_max,)
 
 
-# ---- named sizes (the CLI's default and --full; the ledger's quick and full runs) -------------------
+# ---- the D of the named sizes (theorydyn.transfer.config.QUICK_RUN, FULL_RUN) ----------------------------
 #: The D of the ledger's runs: the powers of 2 up to 256 inside the scope rule (glm.theorem_3_1_scope) at
 #: K = q(D − C) = 8: D = 16 has q = 8/12 > 1/2; chosen by the rule before any run of the ε-level rows.
 SCOPE_DS = (32, 64, 128, 256)
-# Every cap below is a compute cap (a need above it is censored at the cap, never a measurement); the
-# quick sizes keep the ledger's transfer source near 2 minutes cold on 2 cores. logreg stops at D = 64
-# in quick (its CV fit on Ñ·D·d features costs ~13 s per seed at D = 128, Ñ = 128). scratch does not reach
-# test error ε within Ñ ≤ 256 (upstream N* ~ 2^15 at D = 64), so it runs its whole grid (~D³): D ≤ 32 quick.
-#: Each size once, as (quick, full); the full sizes are those of the reported run (pre-trained Â are
-#: cached under OUT/upstream_cache).
-_SIZES: dict[str, tuple[Any, Any]] = {
-    "Ds": (SCOPE_DS, SCOPE_DS),
-    "Ns": (fine_grid(1024), fine_grid(4096)),
-    "kernel_max_N": (1024, 4096),
-    "seeds": (5, 5),
-    "N_test": (4096, 8192),
-    "upstream_N": (4096, 8192),
-    "upstream_steps": (2000, 2000),
-    "logreg_max_N": (256, 1024),
-    "scratch_max_N": (256, 256),
-    "baseline_max_N": (256, 1024),
-    "budget": (1 << 20, 1 << 26),
-    "budget_scratch": (1 << 20, 1 << 22),
-    "sim_max_D": (32, 64),
-    "scratch_max_D": (32, 64),
-    "logreg_max_D": (64, 256),
-}
-#: The quick sizes (the CLI's default, the ledger's quick run).
-QUICK: dict[str, Any] = {k: quick for k, (quick, _) in _SIZES.items()}
-#: The full sizes (``--full``, the ledger's full run).
-FULL: dict[str, Any] = {k: full for k, (_, full) in _SIZES.items()}

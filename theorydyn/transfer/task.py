@@ -48,7 +48,11 @@ def init_attention(s: Setting, omega: float, rng: np.random.Generator) -> np.nda
     return A
 
 
-def oracle_attention(s: Setting, gap: float = 10.0) -> np.ndarray:
+#: The logit gap of :func:`oracle_attention` (the ``oracle`` method's Â).
+ORACLE_GAP = 10.0
+
+
+def oracle_attention(s: Setting, gap: float = ORACLE_GAP) -> np.ndarray:
     """A reference block Â (Lemma 4.1's form): in-set logits γ = β (equal to the diagonal, so each
     patch averages its whole set) and cross-set logits ρ = β − gap; S_ij ≈ 1/C in-set."""
     return model.symmetric_attention(s, s.beta, s.beta - gap)

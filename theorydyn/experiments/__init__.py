@@ -20,15 +20,19 @@ the experiment and turns the result into ledger rows::
 * :mod:`.figure2` — Figure 2's training runs (torch, :mod:`theorydyn.positional`);
 * :mod:`.vanishing` — the idealized flows at several D, their ends measured on a stream of their own (o(1)).
 
-Names are re-exported lazily (:func:`theorydyn.infra._lazy.lazy_exports`): importing the package loads no
-solver.
+Names are re-exported lazily (:func:`theorydyn.infra._lazy.lazy_exports`, from the ``if TYPE_CHECKING:``
+imports below, each name written once): importing the package loads no solver. A claim imports its
+experiment from its module (``from ..experiments.lemma99 import lemma99_runs``); a name listed here is
+for a notebook's ``experiments.NAME``.
 """
+
+# ruff: noqa: F401 — the imports under TYPE_CHECKING are the package's exports (read by lazy_exports)
 
 from typing import TYPE_CHECKING
 
 from ..infra._lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads on first use
+if TYPE_CHECKING:  # the exports: type checkers import them; at run time each module loads on first use
     from .figure2 import UNIT_INIT, Figure2Runs, paper_init, train_runs
     from .lemma41 import PopulationRun, lemma_4_1_scaling_runs, population_gd, symmetry_deviation
     from .measure import fresh_errors, window_summary
@@ -55,68 +59,4 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads
     )
     from .vanishing import READ_FACTOR, VanishingRuns, across_D_settings, flow_errors_across_D
 
-#: module → the public names it defines
-_MODULES: dict[str, tuple[str, ...]] = {
-    ".figure2": ("UNIT_INIT", "Figure2Runs", "paper_init", "train_runs"),
-    ".lemma41": ("PopulationRun", "lemma_4_1_scaling_runs", "population_gd", "symmetry_deviation"),
-    ".measure": ("fresh_errors", "window_summary"),
-    ".nstar": ("STEP_S_64", "estimated_seconds", "nstar_runs"),
-    ".semirealistic": (
-        "QUANTITIES",
-        "ClosenessRuns",
-        "closeness_runs",
-        "compare_with_reduced",
-        "gaps",
-        "reduced_trajectory",
-    ),
-    ".theorem4": (
-        "HORIZON_FACTOR",
-        "SeedRun",
-        "Theorem4Runs",
-        "frozen_grad_v",
-        "run_frozen",
-        "run_seeds",
-        "steps_for",
-        "train_paired",
-        "train_upstream",
-        "train_v_frozen",
-    ),
-    ".vanishing": ("READ_FACTOR", "VanishingRuns", "across_D_settings", "flow_errors_across_D"),
-}
-
-__all__ = [
-    "HORIZON_FACTOR",
-    "QUANTITIES",
-    "READ_FACTOR",
-    "STEP_S_64",
-    "UNIT_INIT",
-    "ClosenessRuns",
-    "Figure2Runs",
-    "PopulationRun",
-    "SeedRun",
-    "Theorem4Runs",
-    "VanishingRuns",
-    "across_D_settings",
-    "closeness_runs",
-    "compare_with_reduced",
-    "estimated_seconds",
-    "flow_errors_across_D",
-    "fresh_errors",
-    "frozen_grad_v",
-    "gaps",
-    "lemma_4_1_scaling_runs",
-    "nstar_runs",
-    "paper_init",
-    "population_gd",
-    "reduced_trajectory",
-    "run_frozen",
-    "run_seeds",
-    "steps_for",
-    "symmetry_deviation",
-    "train_paired",
-    "train_runs",
-    "train_upstream",
-    "train_v_frozen",
-    "window_summary",
-]
-__getattr__, __dir__ = lazy_exports(__name__, {name: mod for mod, names in _MODULES.items() for name in names})
+__getattr__, __dir__ = lazy_exports(__name__)

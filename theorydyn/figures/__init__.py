@@ -21,11 +21,13 @@ through :func:`theorydyn.scan.run_scan`, so their points are cached in ``<run di
 ``recompute=True`` ignores every cache (scan rows, the transfer folder, the vision runs).
 """
 
+# ruff: noqa: F401 — the imports under TYPE_CHECKING are the package's exports (read by lazy_exports)
+
 from typing import TYPE_CHECKING
 
 from ..infra._lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names, for type checkers; at run time .core (every solver) loads on first use
+if TYPE_CHECKING:  # the exports, for type checkers; at run time .core (every solver) loads on first use
     from .core import (
         REGISTRY,
         Figure,
@@ -40,17 +42,4 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time .core (every solv
         register,
     )
 
-__all__ = [
-    "REGISTRY",
-    "Figure",
-    "available",
-    "claim_text",
-    "cost_text",
-    "inputs_text",
-    "make",
-    "mf",
-    "readme",
-    "record_existing",
-    "register",
-]
-__getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys(__all__, ".core"))
+__getattr__, __dir__ = lazy_exports(__name__)

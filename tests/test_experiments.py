@@ -31,8 +31,8 @@ def test_package_exports_every_public_name_lazily():
     )
     subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ, PYTHONPATH=_ROOT))
     X = importlib.import_module("theorydyn.experiments")
-    table = declared_exports(X.__name__)  # the package's TYPE_CHECKING imports, each name written once
-    assert "run_seeds" in table and sorted(table) == X.__all__ and set(table) <= set(dir(X))
+    table = declared_exports(X.__name__)  # the package's TYPE_CHECKING imports: its only name → module map
+    assert "run_seeds" in table and sorted(table) == sorted(X.__all__) and set(table) <= set(dir(X))
     for name, mod in table.items():
         assert getattr(X, name) is getattr(importlib.import_module(mod, X.__name__), name), name
 
@@ -109,3 +109,20 @@ def test_closeness_runs_are_compare_with_reduced_per_seed():
         )
         got = runs.table[runs.table["seed"] == k].drop(columns=["seed", "seconds"]).reset_index(drop=True)
         pd.testing.assert_frame_equal(got, t.drop(columns=["seed", "seconds"]))
+
+
+def test_lazy_exports_refuse_an_all_that_disagrees_with_the_imports(tmp_path, monkeypatch):
+    """A package's ``__all__`` and its ``if TYPE_CHECKING:`` imports are checked against each other on first use."""
+    pkg = tmp_path / "lazy_toy"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("x = 1\ny = 2\n")
+    (pkg / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\n\nfrom theorydyn.infra._lazy import lazy_exports\n\n"
+        "if TYPE_CHECKING:\n    from .a import x, y\n\n__all__ = ['x']\n"
+        "__getattr__, __dir__ = lazy_exports(__name__)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "lazy_toy", raising=False)
+    toy = importlib.import_module("lazy_toy")
+    with pytest.raises(ImportError, match=r"disagree on \['y'\]"):
+        assert toy.x == 1

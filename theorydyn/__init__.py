@@ -27,8 +27,6 @@ cheap): :class:`Setting`, :func:`integrate` (N = ∞), :func:`simulate` (finite 
 :func:`ledger` (the claims ledger as a DataFrame) and :func:`load_scan` (a scan's rows by name).
 """
 
-# ruff: noqa: F401 — the imports under TYPE_CHECKING are the package's exports (read by lazy_exports)
-
 from typing import TYPE_CHECKING
 
 from ._version import __version__
@@ -42,4 +40,5 @@ if TYPE_CHECKING:  # the exports: Setting too loads on first use (NumPy), so `th
     from .simulate.run import simulate
     from .verify.api import ledger
 
+__all__ = ["Result", "Setting", "__version__", "integrate", "ledger", "load_scan", "simulate"]
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -35,8 +35,6 @@ claims). Modules are imported on use (:func:`load`), since some need optional ex
 ``--figure31``).
 """
 
-# ruff: noqa: F401 — the imports under TYPE_CHECKING are the package's exports (read by lazy_exports)
-
 from typing import TYPE_CHECKING
 
 from ..infra._lazy import lazy_exports
@@ -61,4 +59,22 @@ if TYPE_CHECKING:
         select,
     )
 
+__all__ = [
+    "CLAIMS",
+    "COLD_SECONDS",
+    "GROUPS",
+    "LEDGER_COLUMNS",
+    "Claim",
+    "REGISTRY",
+    "Check",
+    "Verdict",
+    "claim",
+    "expected_seconds",
+    "groups_text",
+    "listing",
+    "load",
+    "load_path",
+    "names",
+    "select",
+]
 __getattr__, __dir__ = lazy_exports(__name__)

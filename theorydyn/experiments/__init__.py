@@ -20,13 +20,12 @@ the experiment and turns the result into ledger rows::
 * :mod:`.figure2` — Figure 2's training runs (torch, :mod:`theorydyn.positional`);
 * :mod:`.vanishing` — the idealized flows at several D, their ends measured on a stream of their own (o(1)).
 
-Names are re-exported lazily (:func:`theorydyn.infra._lazy.lazy_exports`, from the ``if TYPE_CHECKING:``
-imports below, each name written once): importing the package loads no solver. A claim imports its
+Names are re-exported lazily (:func:`theorydyn.infra._lazy.lazy_exports` reads the module of each from
+the ``if TYPE_CHECKING:`` imports below; there is no table beside them): importing the package loads no
+solver. A claim imports its
 experiment from its module (``from ..experiments.lemma99 import lemma99_runs``); a name listed here is
 for a notebook's ``experiments.NAME``.
 """
-
-# ruff: noqa: F401 — the imports under TYPE_CHECKING are the package's exports (read by lazy_exports)
 
 from typing import TYPE_CHECKING
 
@@ -59,4 +58,39 @@ if TYPE_CHECKING:  # the exports: type checkers import them; at run time each mo
     )
     from .vanishing import READ_FACTOR, VanishingRuns, across_D_settings, flow_errors_across_D
 
+__all__ = [
+    "HORIZON_FACTOR",
+    "QUANTITIES",
+    "READ_FACTOR",
+    "STEP_S_64",
+    "UNIT_INIT",
+    "ClosenessRuns",
+    "Figure2Runs",
+    "PopulationRun",
+    "SeedRun",
+    "Theorem4Runs",
+    "VanishingRuns",
+    "across_D_settings",
+    "closeness_runs",
+    "compare_with_reduced",
+    "estimated_seconds",
+    "flow_errors_across_D",
+    "fresh_errors",
+    "frozen_grad_v",
+    "gaps",
+    "lemma_4_1_scaling_runs",
+    "nstar_runs",
+    "paper_init",
+    "population_gd",
+    "reduced_trajectory",
+    "run_frozen",
+    "run_seeds",
+    "steps_for",
+    "symmetry_deviation",
+    "train_paired",
+    "train_runs",
+    "train_upstream",
+    "train_v_frozen",
+    "window_summary",
+]
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -21,8 +21,6 @@ through :func:`theorydyn.scan.run_scan`, so their points are cached in ``<run di
 ``recompute=True`` ignores every cache (scan rows, the transfer folder, the vision runs).
 """
 
-# ruff: noqa: F401 — the imports under TYPE_CHECKING are the package's exports (read by lazy_exports)
-
 from typing import TYPE_CHECKING
 
 from ..infra._lazy import lazy_exports
@@ -42,4 +40,17 @@ if TYPE_CHECKING:  # the exports, for type checkers; at run time .core (every so
         register,
     )
 
+__all__ = [
+    "REGISTRY",
+    "Figure",
+    "available",
+    "claim_text",
+    "cost_text",
+    "inputs_text",
+    "make",
+    "mf",
+    "readme",
+    "record_existing",
+    "register",
+]
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -2,13 +2,14 @@
 
 ``python -m theorydyn.scan --help`` imports the package ``theorydyn.scan`` before its ``__main__``;
 an ``__init__`` that imported its submodules eagerly pulled Numba, SciPy, pandas and Matplotlib into
-every ``--help`` (4.5–12.5 s, issue 29). A package writes each public name once, in an
-``if TYPE_CHECKING:`` block of real imports (what type checkers, ruff and a reader see), and ends with
-``__getattr__, __dir__ = lazy_exports(__name__)``: on the first access of a name not yet loaded, the
-block is read from the package's source (:func:`declared_exports`), the submodule that defines the
-name is imported, and the name is then a plain attribute of the package; ``__all__`` is the block's
-names. Such an ``__init__`` starts with ``# ruff: noqa: F401`` (its imports are its exports, used by
-no code of its own). The older form, an explicit table beside the block (:func:`by_module`), still works.
+every ``--help`` (4.5–12.5 s, issue 29). A package names each export in an ``if TYPE_CHECKING:`` block
+of real imports (what type checkers and a reader see) and in ``__all__`` (what ``import *``, ruff and the
+API reference read: mkdocstrings documents a package's imported names only through a literal
+``__all__``), and ends with ``__getattr__, __dir__ = lazy_exports(__name__)``. There is no table of its
+own: on the first access of a name not yet loaded, the block is read from the package's source
+(:func:`declared_exports`) and checked against ``__all__``, the submodule that defines the name is
+imported, and the name is then a plain attribute of the package. The older form, an explicit table
+beside the block (:func:`by_module`), still works.
 """
 
 from __future__ import annotations
@@ -29,16 +30,13 @@ def lazy_exports(
     first use). An unknown name raises AttributeError, as a plain module would."""
 
     def table() -> Mapping[str, str]:
-        return declared_exports(package) if exports is None else exports
+        return exports if exports is not None else checked_exports(package)
 
     def __getattr__(name: str) -> Any:
-        if name == "__all__" and exports is None:
-            value: Any = sorted(table())
-        else:
-            where = table().get(name)
-            if where is None:
-                raise AttributeError(f"module {package!r} has no attribute {name!r}")
-            value = getattr(importlib.import_module(where, package), name)
+        where = table().get(name)
+        if where is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(where, package), name)
         setattr(sys.modules[package], name, value)  # later accesses are plain attribute reads
         return value
 
@@ -46,6 +44,25 @@ def lazy_exports(
         return sorted(set(vars(sys.modules[package])) | set(table()))
 
     return __getattr__, __dir__
+
+
+@cache
+def checked_exports(package: str) -> dict[str, str]:
+    """:func:`declared_exports` of ``package``, once its ``__all__`` (when it has one) is known to name
+    exactly the block's names and the names the package defines itself.
+
+    Raises:
+        ImportError: ``__all__`` and the ``if TYPE_CHECKING:`` block disagree.
+    """
+    declared = declared_exports(package)
+    module = sys.modules[package]
+    listed = set(vars(module).get("__all__", declared))
+    own = {n for n in listed - set(declared) if n in vars(module)}  # defined eagerly (``__version__``)
+    if listed - own != set(declared):
+        raise ImportError(
+            f"{package}: __all__ and its TYPE_CHECKING imports disagree on {sorted((listed - own) ^ set(declared))}"
+        )
+    return declared
 
 
 @cache

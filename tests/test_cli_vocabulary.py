@@ -365,7 +365,11 @@ def _documented_commands() -> list[tuple[str, str]]:
     docs/adding_a_claim.md's hypothetical claim ``lemma99``."""
     found = []
     for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "scans").glob("*.toml"))]:
-        for m in re.finditer(r"python -m (theorydyn[^`#|()\n]*)", path.read_text(encoding="utf-8")):
+        text = path.read_text(encoding="utf-8")
+        # the lists made from the registry's records (docs/usage.md; tests/test_registry.py) are summaries,
+        # which may name a module ("… (python -m theorydyn.stores)"), not commands
+        text = re.sub(r"<!-- registry: \w+ -->\n```text\n.*?\n```", "", text, flags=re.S)
+        for m in re.finditer(r"python -m (theorydyn[^`#|()\n]*)", text):
             cmd = m.group(1).strip()
             if "<" not in cmd and "lemma99" not in cmd:
                 found.append((path.name, cmd))

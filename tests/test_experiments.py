@@ -23,14 +23,16 @@ _ROOT = str(Path(__file__).resolve().parents[1])
 
 def test_package_exports_every_public_name_lazily():
     """Importing the package loads no solver; each name of __all__ is its module's object."""
+    from theorydyn.infra._lazy import declared_exports
+
     code = (
         "import sys, theorydyn.experiments as X; "
         "assert not [m for m in ('theorydyn.simulate', 'theorydyn.reduced', 'torch', 'numba') if m in sys.modules]"
     )
     subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ, PYTHONPATH=_ROOT))
     X = importlib.import_module("theorydyn.experiments")
-    table = {name: mod for mod, names in X._MODULES.items() for name in names}
-    assert sorted(table) == sorted(X.__all__), set(table) ^ set(X.__all__)
+    table = declared_exports(X.__name__)  # the package's TYPE_CHECKING imports: its only name → module map
+    assert "run_seeds" in table and sorted(table) == sorted(X.__all__) and set(table) <= set(dir(X))
     for name, mod in table.items():
         assert getattr(X, name) is getattr(importlib.import_module(mod, X.__name__), name), name
 
@@ -107,3 +109,20 @@ def test_closeness_runs_are_compare_with_reduced_per_seed():
         )
         got = runs.table[runs.table["seed"] == k].drop(columns=["seed", "seconds"]).reset_index(drop=True)
         pd.testing.assert_frame_equal(got, t.drop(columns=["seed", "seconds"]))
+
+
+def test_lazy_exports_refuse_an_all_that_disagrees_with_the_imports(tmp_path, monkeypatch):
+    """A package's ``__all__`` and its ``if TYPE_CHECKING:`` imports are checked against each other on first use."""
+    pkg = tmp_path / "lazy_toy"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("x = 1\ny = 2\n")
+    (pkg / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\n\nfrom theorydyn.infra._lazy import lazy_exports\n\n"
+        "if TYPE_CHECKING:\n    from .a import x, y\n\n__all__ = ['x']\n"
+        "__getattr__, __dir__ = lazy_exports(__name__)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "lazy_toy", raising=False)
+    toy = importlib.import_module("lazy_toy")
+    with pytest.raises(ImportError, match=r"disagree on \['y'\]"):
+        assert toy.x == 1

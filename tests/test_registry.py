@@ -1,116 +1,124 @@
-"""One registration mechanism (issue 29): claims, benchmarks and commands are frozen records in one
-table each (:mod:`theorydyn.infra.registry`), figures frozen records through a decorator; every other view
-(the claims' REGISTRY, COLD_SECONDS, GROUPS, the docs' lists, ``theorydyn --help``) is derived."""
+"""One registration mechanism (issues 29, 40): commands, claims, benchmarks and the figures' topics are frozen
+records declared by one decorator on a loader that imports their module (:mod:`theorydyn.infra.registry`);
+every other view (the claims' REGISTRY, COLD_SECONDS, GROUPS, ``theorydyn --help``, docs/usage.md's lists)
+is derived from the records, and so are this file's expectations: nothing here repeats a record."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
-import importlib
+import importlib.util
 import re
+import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from theorydyn import claims
-from theorydyn.infra.registry import Entry, listing, table
+from theorydyn.infra.registry import Entry, Registry, imported_module, listing
 
 ROOT = Path(__file__).resolve().parents[1]
-
-#: The claim tables as they were written out by hand before the records (3c5cb23): the derived views
-#: must give the same names, order, module paths, seconds and groups.
-BEFORE_REGISTRY = {
-    n: f"theorydyn.claims.{n}"
-    for n in (
-        "definition21",
-        "parametrization31",
-        "dynamics",
-        "theorem31",
-        "theorem32",
-        "lemma41",
-        "theorem4",
-        "nstar",
-        "transfer",
-        "figure2",
-        "vision",
-    )
-}
-BEFORE_COLD_SECONDS = {
-    "definition21": (1.0, 1.0),
-    "parametrization31": (1.0, 1.0),
-    "dynamics": (4.0, 4.0),
-    "theorem31": (18.0, 25.0),
-    "theorem32": (2.0, 22.0),
-    "lemma41": (17.0, 62.0),
-    "theorem4": (19.0, 320.0),
-    "nstar": (14.0, 633.0),
-    "transfer": (29.0, 117.0),
-    "figure2": (12.0, 80.0),
-    "vision": (1450.0, 1450.0),
-}
-#: Claims registered after the records (issue 32's GPU rows), at the end of the ledger's order.
-ADDED_COLD_SECONDS = {"gpu": (0.1, 0.1)}
-BEFORE_GROUPS = {
-    "reduced": ("dynamics",),
-    "theorems": ("theorem31", "theorem32", "lemma41", "theorem4", "nstar"),
-}
+PACKAGE = ROOT / "theorydyn"
 
 
-def test_the_claim_views_are_derived_from_the_records_and_unchanged():
-    registry = BEFORE_REGISTRY | {n: f"theorydyn.claims.{n}" for n in ADDED_COLD_SECONDS}
-    assert claims.REGISTRY == registry and list(claims.REGISTRY) == list(registry)
-    assert claims.COLD_SECONDS == BEFORE_COLD_SECONDS | ADDED_COLD_SECONDS
-    assert claims.GROUPS == BEFORE_GROUPS
-    assert [c.name for c in claims.CLAIMS] == list(claims.REGISTRY)
-    assert claims.names() == sorted({*registry, *BEFORE_GROUPS})
-    assert all(isinstance(c, Entry) and c.summary.strip() for c in claims.CLAIMS)
+def test_the_claim_views_are_derived_from_the_records():
+    records = claims.CLAIMS
+    assert [c.name for c in records] == list(claims.REGISTRY) and len(records) == len({c.name for c in records})
+    assert claims.REGISTRY == {c.name: c.module for c in records}
+    assert claims.COLD_SECONDS == {c.name: c.cold for c in records}
+    groups = {g for c in records for g in c.groups}
+    assert claims.GROUPS == {g: tuple(c.name for c in records if g in c.groups) for g in claims.GROUPS}
+    assert set(claims.GROUPS) == groups and {"reduced", "theorems"} <= groups  # verify --only's older names
+    assert claims.names() == sorted({*claims.REGISTRY, *groups})
+    assert all(isinstance(c, Entry) and c.summary.strip() for c in records)
+    assert all(c.cold[0] is not None and c.cold[0] > 0 for c in records)  # a cold ledger's ETA weighs each
     with pytest.raises(dataclasses.FrozenInstanceError):
-        claims.CLAIMS[0].name = "other"  # type: ignore[misc]
+        records[0].name = "other"  # type: ignore[misc]
+
+
+def test_each_claims_path_is_the_module_its_loader_imports():
+    """REGISTRY's paths (what a worker and the store find a claim by) are read from the loaders' imports."""
+    for c in claims.CLAIMS:
+        assert importlib.util.find_spec(c.module) is not None, c
+        mod = c.load()
+        assert mod.__name__ == c.module and claims.load(c.name) is mod, c
 
 
 def test_select_expands_the_groups_in_the_registry_order():
-    assert claims.select(["reduced"]) == list(BEFORE_GROUPS["reduced"])
-    both = {*BEFORE_GROUPS["theorems"], *BEFORE_GROUPS["reduced"]}
-    assert claims.select(["theorems", "reduced"]) == [n for n in BEFORE_REGISTRY if n in both]
-    assert claims.select(None) == list(claims.REGISTRY)
+    order = list(claims.REGISTRY)
+    for g, members in claims.GROUPS.items():
+        assert claims.select([g]) == [n for n in order if n in members]
+    both = set(claims.GROUPS["theorems"]) | set(claims.GROUPS["reduced"])
+    assert claims.select(["theorems", "reduced"]) == [n for n in order if n in both]
+    assert claims.select(None) == order
     with pytest.raises(ValueError, match="unknown claim 'nope'"):
         claims.select(["nope"])
 
 
+def test_a_replaced_registry_is_what_select_and_names_read(monkeypatch):
+    """tests/conftest.py::register_claims replaces the package's REGISTRY and GROUPS for one test."""
+    monkeypatch.setattr(claims, "REGISTRY", {"toy": "toy_claims.toy"})
+    monkeypatch.setattr(claims, "GROUPS", {})
+    assert claims.select(None) == ["toy"] and claims.names() == ["toy"]
+
+
 def test_claim_modules_stay_lazy():
-    """Registering a claim imports nothing of it: ``import theorydyn.claims`` loads no claim module."""
-    import subprocess
-    import sys
-
-    code = "import sys, theorydyn.claims; print(sorted(m for m in sys.modules if m.startswith('theorydyn.claims.')))"
+    """Importing the package imports no claim module, nor the registry; reading the registry imports no
+    claim either; and no claim module's stored key names the registry (it would name every claim)."""
+    code = (
+        "import sys, theorydyn.claims as c; a = sorted(m for m in sys.modules if m.startswith('theorydyn.claims.'));"
+        " c.REGISTRY, c.names(); b = sorted(m for m in sys.modules if m.startswith('theorydyn.claims.')); print(a, b)"
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert p.returncode == 0 and p.stdout.strip() == "[]", (p.stdout, p.stderr[-500:])
+    assert p.returncode == 0 and p.stdout.strip() == "[] ['theorydyn.claims.registry']", (p.stdout, p.stderr[-500:])
+    from theorydyn.verify.ledger import code_sources
+
+    for c in claims.CLAIMS:
+        assert "theorydyn.claims.registry" not in (code_sources(c.module) or {}), c
 
 
-def _named(text: str) -> set[str]:
-    return set(re.findall(r"``(\w+)``", text))
+def _listed(text: str, marker: str) -> str:
+    """The fenced block after ``<!-- registry: MARKER -->`` in a page."""
+    m = re.search(rf"<!-- registry: {marker} -->\n```text\n(.*?)\n```", text, re.S)
+    assert m, f"docs/usage.md has no list marked {marker!r}"
+    return m.group(1)
 
 
-def test_the_docs_name_every_registered_claim():
-    """The list made from the records names every claim, and the hand-written lists (the verify docstring)
-    name every claim of it: a claim added without its line there fails here."""
-    import theorydyn.verify
+def test_docs_usage_lists_are_the_records():
+    from theorydyn.__main__ import command
+    from theorydyn.bench.__main__ import benchmark
 
-    derived = claims.listing()
-    assert [line.split("``")[1] for line in derived.splitlines()] == list(claims.REGISTRY)
-    assert derived in (claims.__doc__ or "")  # the package's docstring carries the derived list
-    missing = [c for c in claims.REGISTRY if c not in _named(theorydyn.verify.__doc__ or "")]
-    assert not missing, f"theorydyn/verify/__init__.py's docstring does not name {missing}"
+    usage = (ROOT / "docs" / "usage.md").read_text(encoding="utf-8")
+    assert _listed(usage, "commands") == listing(command)
+    assert _listed(usage, "benchmarks") == listing(benchmark)
+
+
+def test_the_docs_check_can_fail():
+    """A command declared but not in docs/usage.md's list (or listed but gone) is caught by the same comparison."""
+    from theorydyn.__main__ import command
+
+    planted: Registry[Entry] = Registry(Entry)
+    for e in command:
+        planted(e.name, e.summary)(e.loader)
+    planted("lemma99", "a planted command")(command["verify"].loader)
+    usage = (ROOT / "docs" / "usage.md").read_text(encoding="utf-8")
+    assert _listed(usage, "commands") != listing(planted)
+
+
+def test_adding_a_claim_is_one_record():
+    """docs/adding_a_claim.md: a claim is its module, its experiment, its registry line and its test; no
+    other source lists every claim by hand (the lists are made from the records)."""
     guide = (ROOT / "docs" / "adding_a_claim.md").read_text(encoding="utf-8")
-    assert "CLAIMS" in guide and "Claim" in guide  # the guide describes the record, not a dict line
-
-
-def test_the_docs_check_can_fail(monkeypatch):
-    """A planted claim that no docstring names is caught by the same comparison."""
-    import theorydyn.verify
-
-    planted = (*claims.CLAIMS, claims.Claim("lemma99", "toy.lemma99", "Lemma 9.9"))
-    names = [line.split("``")[1] for line in claims.listing(planted).splitlines()]
-    assert [c for c in names if c not in _named(theorydyn.verify.__doc__ or "")] == ["lemma99"]
+    assert "@claim(" in guide and "at most four files" in guide
+    every = [
+        p.relative_to(ROOT).as_posix()
+        for p in [*PACKAGE.rglob("*.py"), ROOT / "docs" / "usage.md", ROOT / "docs" / "architecture.md"]
+        if all(re.search(rf"\b{c.name}\b", p.read_text(encoding="utf-8")) for c in claims.CLAIMS)
+    ]
+    # theorydyn/verify/__init__.py's docstring still names every claim by hand (its module is another change's)
+    assert set(every) - {"theorydyn/verify/__init__.py"} == {"theorydyn/claims/registry.py"}, every
 
 
 def test_verify_only_help_is_derived_from_the_groups():
@@ -118,23 +126,77 @@ def test_verify_only_help_is_derived_from_the_groups():
 
     only = next(a for a in build_parser()._actions if a.dest == "only")
     assert set(only.choices) == set(claims.names())
-    assert "theorems (= theorem31 theorem32 lemma41 theorem4 nstar)" in (only.help or "")
+    assert claims.groups_text() in " ".join((only.help or "").split())
+    for g, members in claims.GROUPS.items():
+        assert f"{g} (= {' '.join(members)})" in claims.groups_text()
 
 
 def test_a_name_registered_twice_is_refused():
+    reg: Registry[Entry] = Registry(Entry)
+
+    @reg("a", "one")
+    def _a() -> ModuleType:
+        from theorydyn import claims
+
+        return claims
+
     with pytest.raises(ValueError, match="'a' is registered twice"):
-        table([Entry("a", "x", "one"), Entry("a", "y", "two")])
-    assert listing([Entry("ab", "x", "one"), Entry("c", "y", "two")]) == "  ab  one\n  c   two"
+        reg("a", "two")(_a)
+    reg("bc", "two")(_a)
+    assert listing(reg) == "  a   one\n  bc  two" and reg.names() == ("a", "bc") and "a" in reg
+
+
+def test_the_path_is_read_from_the_loaders_import():
+    def absolute() -> ModuleType:
+        from theorydyn.claims import dynamics
+
+        return dynamics
+
+    def no_import() -> ModuleType:
+        return sys
+
+    assert imported_module(absolute) == "theorydyn.claims.dynamics"
+    assert imported_module(claims.CLAIMS[0].loader) == f"theorydyn.claims.{claims.CLAIMS[0].name}"
+    with pytest.raises(TypeError, match="from PACKAGE import MODULE"):
+        imported_module(no_import)
+
+
+def _calls_and_paths(path: Path) -> tuple[int, list[str]]:
+    """(import_module calls, string constants that are an absolute theorydyn import path) in a source file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    calls = sum(
+        isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None)) == "import_module"
+        for n in ast.walk(tree)
+    )
+    paths = [
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and re.fullmatch(r"theorydyn(\.\w+)+", n.value)
+    ]
+    return calls, paths
+
+
+def test_modules_are_named_by_imports_not_strings():
+    """import_module in two places (the lazy exports, the claims' loading by path for the ledger's workers),
+    and no registry names a module by a string."""
+    calls = {p.relative_to(PACKAGE).as_posix(): n for p in PACKAGE.rglob("*.py") if (n := _calls_and_paths(p)[0])}
+    # scan/executor.py's "module:function" runner is removed by issue 40's scan change
+    assert set(calls) - {"scan/executor.py"} == {"infra/_lazy.py", "claims/registry.py"}, calls
+    assert all(n == 1 for n in calls.values()), calls
+    registries = [PACKAGE / "__main__.py", PACKAGE / "bench" / "__main__.py", PACKAGE / "claims" / "registry.py"]
+    for path in [*registries, *PACKAGE.glob("figures/*.py")]:
+        assert _calls_and_paths(path)[1] == [], path
 
 
 def test_every_command_record_names_a_main():
-    from theorydyn.__main__ import COMMAND_ENTRIES, COMMANDS, usage
+    from theorydyn.__main__ import COMMAND_ENTRIES, COMMANDS, command, usage
 
-    assert list(COMMANDS) == [e.name for e in COMMAND_ENTRIES]
+    assert list(COMMANDS) == list(command.names()) == [e.name for e in COMMAND_ENTRIES]
     text = usage()
-    for e in COMMAND_ENTRIES:
-        assert importlib.util.find_spec(f"{e.module}.__main__") is not None, e
-        assert f"  {e.name} " in text and e.summary in text
+    assert listing(command) in text
+    for e in command:
+        assert e.module.endswith(".__main__") and importlib.util.find_spec(e.module) is not None, e
+        assert COMMANDS[e.name] == (e.module.removesuffix(".__main__"), e.summary)
 
 
 def test_every_benchmark_record_names_a_command():
@@ -142,13 +204,13 @@ def test_every_benchmark_record_names_a_command():
     measurement beside it takes options and returns tables (``measure(options, report=None)``)."""
     import inspect
 
-    from theorydyn.bench.__main__ import BENCHMARK_ENTRIES, BENCHMARKS, usage
+    from theorydyn.bench.__main__ import BENCHMARKS, benchmark, usage
     from theorydyn.cli.runner import Command
 
-    assert BENCHMARKS == tuple(e.name for e in BENCHMARK_ENTRIES)
-    for e in BENCHMARK_ENTRIES:
+    assert BENCHMARKS == benchmark.names()
+    for e in benchmark:
         cli = e.load()
-        assert isinstance(cli.COMMAND, Command) and callable(cli.main), e
+        assert cli.__name__ == e.module and isinstance(cli.COMMAND, Command) and callable(cli.main), e
         assert e.summary in usage()
         measure = importlib.import_module(e.module.removesuffix("_cli")).measure
         assert list(inspect.signature(measure).parameters) == ["args", "report"], e
@@ -162,6 +224,16 @@ def test_the_dispatcher_runs_a_commands_main(capsys):
     out = " ".join(capsys.readouterr().out.split())  # the help wraps at the terminal's width
     assert out.startswith("usage: python -m theorydyn.theorems") and "verify --only theorems" in out
     assert main(["nope"]) == 2 and "unknown 'nope'" in capsys.readouterr().err
+
+
+def test_theorydyn_help_imports_nothing_heavy():
+    """``theorydyn --help`` imports no command: the registry declares loaders, it does not run them."""
+    p = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "theorydyn", "--help"], capture_output=True, text=True, cwd=ROOT
+    )
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in p.stderr.splitlines() if "|" in line}
+    assert p.returncode == 0 and not loaded & {"numpy", "scipy", "torch", "pandas", "numba", "matplotlib"}, loaded
+    assert not [m for m in loaded if m.endswith(".__main__") and m.startswith("theorydyn.")]
 
 
 def test_theorems_is_the_ledgers_run():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from theorydyn.__main__ import COMMAND_ENTRIES
+from theorydyn.__main__ import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "docs" / "benchmarks.md"
@@ -46,7 +46,7 @@ def test_a_page_states_no_time_of_its_own_and_links_to_the_times(page):
     assert re.search(r"benchmarks\.md#times", text), f"{page} does not link to docs/benchmarks.md#times"
 
 
-HELPS = [(e.name, e.module, ["--help"]) for e in COMMAND_ENTRIES] + [
+HELPS = [(name, package, ["--help"]) for name, (package, _) in COMMANDS.items()] + [
     ("bench reduced", "theorydyn.bench", ["reduced", "--help"]),
     ("bench simulate", "theorydyn.bench", ["simulate", "--help"]),
 ]

@@ -218,19 +218,16 @@ def test_the_code_fingerprint_follows_the_imports_and_changes_with_the_source(tm
     src = tmp_path / "fp_claim.py"
     src.write_text("from theorydyn.core.stats import mean_ci\n\ndef checks(s, *, quick, progress):\n    return []\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    # theorydyn/__init__.py imports theorydyn.core.setting, the lazy-export helper and the version; the solvers and
-    # drivers it names under `if TYPE_CHECKING:` (for type checkers) are not imported at run time; the packages
-    # core and infra run their __init__ (core's lazy exports come from infra._lazy); the Setting reads its
-    # bounds (TAU_MIN, VALUE_MAX) from infra.limits
+    # theorydyn/__init__.py imports the lazy-export helper and the version; the Setting, the solvers and the
+    # drivers it names under `if TYPE_CHECKING:` (its lazy exports) are not imported at run time; the packages
+    # core and infra run their __init__ (core's lazy exports come from infra._lazy)
     assert set(ledger.code_sources("fp_claim")) == {
         "fp_claim",
         "theorydyn",
-        "theorydyn.infra.limits",
         "theorydyn.core",
         "theorydyn.infra",
         "theorydyn.infra._lazy",
         "theorydyn._version",
-        "theorydyn.core.setting",
         "theorydyn.core.stats",
     }
     before = ledger.code_fingerprint("fp_claim")

@@ -30,25 +30,15 @@ cheap): :class:`Setting`, :func:`integrate` (N = ∞), :func:`simulate` (finite 
 from typing import TYPE_CHECKING
 
 from ._version import __version__
-from .core.setting import Setting
 from .infra._lazy import lazy_exports
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the exports: Setting too loads on first use (NumPy), so `theorydyn --help` imports none
     from .core.result import Result
+    from .core.setting import Setting
     from .reduced.solve import integrate
     from .scan.grid import load_scan
     from .simulate.run import simulate
     from .verify.api import ledger
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "integrate": ".reduced.solve",
-        "simulate": ".simulate.run",
-        "Result": ".core.result",
-        "ledger": ".verify.api",
-        "load_scan": ".scan.grid",
-    },
-)
-
 __all__ = ["Result", "Setting", "__version__", "integrate", "ledger", "load_scan", "simulate"]
+__getattr__, __dir__ = lazy_exports(__name__)

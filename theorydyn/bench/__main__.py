@@ -1,39 +1,48 @@
 """``python -m theorydyn.bench reduced|simulate|all [options]``: dispatch to the benchmark modules.
 
-The benchmarks are the records of :data:`BENCHMARKS` (:class:`theorydyn.infra.registry.Entry`: name, module,
-what it measures), the registration every plug-in of theorydyn uses. A record names the benchmark's
-command module (``NAME_cli``: its parser, checks and printing, light to import), which defines
-``main(argv) -> int`` through :class:`theorydyn.cli.runner.Command`; the measurement itself is ``NAME.py``
-(:mod:`theorydyn.bench`). Adding a benchmark: its two modules and one record here.
+The benchmarks are the records of :data:`benchmark` (:class:`theorydyn.infra.registry.Entry`: name, what
+it measures, a loader importing its command module), the registration every plug-in of theorydyn uses. A
+record's module is the benchmark's command (``NAME_cli``: its parser, checks and printing, light to import),
+which defines ``main(argv) -> int`` through :class:`theorydyn.cli.runner.Command`; the measurement itself
+is ``NAME.py`` (:mod:`theorydyn.bench`). Adding a benchmark: its two modules and one record here.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
+from types import ModuleType
 
-from ..infra.registry import Entry, listing, table
+from ..infra.registry import Entry, Registry, listing
 
 PROG = "python -m theorydyn.bench"
 
 #: The benchmarks, one record each, in the order ``all`` runs them.
-BENCHMARK_ENTRIES: tuple[Entry, ...] = (
-    Entry(
-        "reduced", "theorydyn.bench.reduced_cli", "the reduced risk end to end and the flow's wall time, against NumPy"
-    ),
-    Entry(
-        "simulate", "theorydyn.bench.simulate_cli", "the simulator's step against one pass over X and torch autograd"
-    ),
-)
-_TABLE = table(BENCHMARK_ENTRIES)
-#: the benchmarks' names (derived from :data:`BENCHMARK_ENTRIES`)
-BENCHMARKS: tuple[str, ...] = tuple(_TABLE)
+benchmark: Registry[Entry] = Registry(Entry)
+
+
+@benchmark("reduced", "the reduced risk end to end and the flow's wall time, against NumPy")
+def _reduced() -> ModuleType:
+    from . import reduced_cli
+
+    return reduced_cli
+
+
+@benchmark("simulate", "the simulator's step against one pass over X and torch autograd")
+def _simulate() -> ModuleType:
+    from . import simulate_cli
+
+    return simulate_cli
+
+
+BENCHMARK_ENTRIES: tuple[Entry, ...] = benchmark.entries()
+#: the benchmarks' names (derived from the records)
+BENCHMARKS: tuple[str, ...] = benchmark.names()
 
 
 def _run_one(name: str, argv: list[str]) -> int:
-    entry = _TABLE[name]
+    entry = benchmark[name]
     try:
-        mod = importlib.import_module(entry.module)
+        mod = entry.load()
     except ModuleNotFoundError as e:
         if e.name == entry.module:
             print(f"benchmark {name!r} is not available ({entry.module} not found)", file=sys.stderr)

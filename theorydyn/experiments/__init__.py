@@ -20,15 +20,18 @@ the experiment and turns the result into ledger rows::
 * :mod:`.figure2` — Figure 2's training runs (torch, :mod:`theorydyn.positional`);
 * :mod:`.vanishing` — the idealized flows at several D, their ends measured on a stream of their own (o(1)).
 
-Names are re-exported lazily (:func:`theorydyn.infra._lazy.lazy_exports`): importing the package loads no
-solver.
+Names are re-exported lazily (:func:`theorydyn.infra._lazy.lazy_exports` reads the module of each from
+the ``if TYPE_CHECKING:`` imports below; there is no table beside them): importing the package loads no
+solver. A claim imports its
+experiment from its module (``from ..experiments.lemma99 import lemma99_runs``); a name listed here is
+for a notebook's ``experiments.NAME``.
 """
 
 from typing import TYPE_CHECKING
 
 from ..infra._lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads on first use
+if TYPE_CHECKING:  # the exports: type checkers import them; at run time each module loads on first use
     from .figure2 import UNIT_INIT, Figure2Runs, paper_init, train_runs
     from .lemma41 import PopulationRun, lemma_4_1_scaling_runs, population_gd, symmetry_deviation
     from .measure import fresh_errors, window_summary
@@ -54,35 +57,6 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each module loads
         train_v_frozen,
     )
     from .vanishing import READ_FACTOR, VanishingRuns, across_D_settings, flow_errors_across_D
-
-#: module → the public names it defines
-_MODULES: dict[str, tuple[str, ...]] = {
-    ".figure2": ("UNIT_INIT", "Figure2Runs", "paper_init", "train_runs"),
-    ".lemma41": ("PopulationRun", "lemma_4_1_scaling_runs", "population_gd", "symmetry_deviation"),
-    ".measure": ("fresh_errors", "window_summary"),
-    ".nstar": ("STEP_S_64", "estimated_seconds", "nstar_runs"),
-    ".semirealistic": (
-        "QUANTITIES",
-        "ClosenessRuns",
-        "closeness_runs",
-        "compare_with_reduced",
-        "gaps",
-        "reduced_trajectory",
-    ),
-    ".theorem4": (
-        "HORIZON_FACTOR",
-        "SeedRun",
-        "Theorem4Runs",
-        "frozen_grad_v",
-        "run_frozen",
-        "run_seeds",
-        "steps_for",
-        "train_paired",
-        "train_upstream",
-        "train_v_frozen",
-    ),
-    ".vanishing": ("READ_FACTOR", "VanishingRuns", "across_D_settings", "flow_errors_across_D"),
-}
 
 __all__ = [
     "HORIZON_FACTOR",
@@ -119,4 +93,4 @@ __all__ = [
     "train_v_frozen",
     "window_summary",
 ]
-__getattr__, __dir__ = lazy_exports(__name__, {name: mod for mod, names in _MODULES.items() for name in names})
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..infra._lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names, for type checkers; at run time .core (every solver) loads on first use
+if TYPE_CHECKING:  # the exports, for type checkers; at run time .core (every solver) loads on first use
     from .core import (
         REGISTRY,
         Figure,
@@ -53,4 +53,4 @@ __all__ = [
     "record_existing",
     "register",
 ]
-__getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys(__all__, ".core"))
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -60,7 +60,7 @@ def _numbers(data) -> dict:
     "Definition 2.2's association (fraction of rows) at every recorded step of realistic GD, N = 1024 … "
     "16384 (quick), with the window [T_a, 3 T_a] (T_a = {T_a:.4g}) that the Theorem 4.2 row judges: at "
     "N = 16384 it holds over {N16384[frac]:.2f} of the window's records (peak {N16384[peak]:.2f}).",
-    ("theorydyn.simulate", "theorydyn.reduced"),
+    (),
     _draw,
     _setting,
     _numbers,

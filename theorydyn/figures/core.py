@@ -4,13 +4,13 @@ this module on first use."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,8 @@ class Figure:
         name: registry key and the stem of its files (``file``, default ``NAME``).
         title: one line for the listing.
         claim: what the figure shows, stated with the numbers it shows (the README's column).
-        requires: modules that must import for the figure to be made.
+        requires: the optional extras (their top-level modules, ``("torch",)``) the figure needs: it is
+            skipped where one is not installed.
         compute, draw, setting, numbers: see the module docstring.
         inputs: ``inputs(quick) -> Path | None``: the cache folder the figure reads (transfer, vision),
             None when it computes everything itself.
@@ -239,12 +240,16 @@ def _fmt(v) -> str:
 # ---- driver helpers ---------------------------------------------------------------------------------
 def available(fig: Figure) -> str | None:
     """None when the figure can be made, else why not."""
-    for mod in fig.requires:
-        try:
-            importlib.import_module(mod)
-        except ImportError as e:
-            return f"needs {mod} ({e})"
-    return None
+    missing = [mod for mod in fig.requires if not _installed(mod)]
+    return f"needs {', '.join(missing)} (not installed)" if missing else None
+
+
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be found (found, not imported: ``--list`` stays light)."""
+    try:
+        return find_spec(module) is not None
+    except (ImportError, ValueError):  # its parent package is absent, or a broken entry in sys.modules
+        return False
 
 
 def inputs_text(fig: Figure, quick: bool = True) -> str:
@@ -330,14 +335,14 @@ def readme(out: Path, entries: dict[str, dict]) -> str:
 
 
 # the figures by topic register themselves on import, in this order (the registry's, --list's and the
-# README's); the association-along-the-run figure (issue 30) last
-for _topic in (
-    "reduced_figs",
-    "simulator_figs",
-    "section3_figs",
-    "transfer_figs",
-    "vision_figs",
-    "association_window",
-    "nstar_figs",
-):
-    importlib.import_module(f".{_topic}", __package__)
+# README's): imported here, at the end, since each imports the names above; the association-along-the-run
+# figure (issue 30) last
+from . import (  # noqa: E402, F401, I001
+    reduced_figs,
+    simulator_figs,
+    section3_figs,
+    transfer_figs,
+    vision_figs,
+    association_window,
+    nstar_figs,
+)

@@ -155,7 +155,7 @@ def nstar_readings(runs_by_label: dict[str, Any], ks: list[float]) -> dict:
     "N*(D) (Theorem 4.2's N = poly(d)): N_50 at each D as a bracket, censored sizes as arrows; exponents of the "
     "power laws through every bracket, window [T_a, 3 T_a]: q = C²/D {C2_D_k3[b_min]}..{C2_D_k3[b_max]}, fixed q "
     "{fixed_q_k3[b_min]}..{fixed_q_k3[b_max]} (None: no power law, or fewer than 2 sizes).",
-    ("theorydyn.simulate", "theorydyn.reduced"),
+    (),
     _draw,
     _setting,
     _numbers,

@@ -57,7 +57,7 @@ def _draw_phases(res, axes=None):
     "T0 = {T0:.3g}; γ overtakes |ρ| at T1 = {T1:.3g}, the in-set attention mass rises at T1_mass = "
     "{T1_mass:.3g}, and err_f falls below 2% at T2 = {T2:.3g}; at s = {final_s:.3g}, err_y = "
     "{final_err_y:.3f} and err_f = {final_err_f:.3f}.",
-    ("theorydyn.reduced",),
+    (),
     _draw_phases,
     _phases_setting,
     _phases_numbers,
@@ -135,7 +135,7 @@ def _draw_scaling(frame, axes=None):
     "[{T1_mass_exponent[1]:.2f}, {T1_mass_exponent[2]:.2f}], T2 ∝ D^{T2_exponent[0]:.2f} "
     "[{T2_exponent[1]:.2f}, {T2_exponent[2]:.2f}]; the local slopes in its legend differ between "
     "32→64 and 64→128, so one power law does not describe them.",
-    ("theorydyn.reduced",),
+    (),
     _draw_scaling,
     _scaling_setting,
     _scaling_numbers,
@@ -181,7 +181,7 @@ def _draw_qscan(frame, axes=None):
     "Assumption 2 (q = poly(C)/D): more spurious ±w* patches (larger q) lengthen phase II: T2 rises from "
     "{T2[0.15]:.3g} at q = 0.15 to {T2[0.35]:.3g} at q = 0.35 and T1 from {T1[0.15]:.3g} to {T1[0.35]:.3g}, "
     "while T0 comes sooner ({T0[0.15]:.3g} → {T0[0.35]:.3g}); one seed, so no intervals.",
-    ("theorydyn.reduced",),
+    (),
     _draw_qscan,
     _qscan_setting,
     _qscan_numbers,

@@ -54,7 +54,7 @@ def _draw_theorem31(data, axes=None):
     "{D256_C4[x_star]:.3f} (D = 256, C = 4), {D64_C8[x_star]:.3f} (D = 64, C = 8), {D256_C16[x_star]:.3f} "
     "(D = 256, C = 16), and not at all for q ≤ 1 at D = 64, 128 with C = 16 (the ledger's DEVIATES row); "
     "dotted: q(D−C) = C, the toolkit's scope edge.",
-    ("theorydyn.core.glm",),
+    (),
     _draw_theorem31,
     _t31_setting,
     _t31_numbers,
@@ -115,7 +115,7 @@ def _fig2_holds(n: dict) -> list[str]:
     "{T[mean_final_err]:.3f} for model (T); means of 5 seeds), but from the paper's initialisation the learned "
     "PᵀP is *not* free of patch association: {positional[mean_association]:.3f} of rows at the end (chance "
     "0.0022), block contrast z = {positional[mean_contrast]:.2f} (the ledger's DEVIATES row).",
-    ("torch", "theorydyn.positional"),
+    ("torch",),
     _draw_figure2,
     _fig2_setting,
     _fig2_numbers,

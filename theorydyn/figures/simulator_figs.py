@@ -73,7 +73,7 @@ register(
     "Theorem 4.2 / Definition 2.2: after GD on N samples from a random init, Â's large entries sit on the "
     "sets S_ℓ though the sets are never given to the model: patch association {final_association:.2f} at "
     "step {final_step}.",
-    ("theorydyn.simulate",),
+    (),
     lambda res, axes=None: plot_attention(res, axes=axes),
     _sim_setting,
     _sim_numbers,
@@ -84,7 +84,7 @@ register(
     "Theorem 4.2 at D = 32: the association reaches {peak_association:.2f} by step {peak_steps[0]} and is "
     "{final_association:.2f} at step {final_step}; err_f falls below 2% at step ≈ {T2_steps:.0f} (T2) and the "
     "test error ends at {final_err_y:.3f} against y, {final_err_f:.3f} against f.",
-    ("theorydyn.simulate",),
+    (),
     lambda res, axes=None: plot_figure4(res, axes=axes),
     _sim_setting,
     _sim_numbers,
@@ -99,7 +99,7 @@ register(
     "crosses 2% only at step ≈ {T2_steps:.0f} and the test error ends at {final_err_y:.4f} against y, "
     "{final_err_f:.4f} against f, at the 2% line rather than below it. So the run shows full association "
     "during training and a test error of ≈ 2% at the end, not both held at the end.",
-    ("theorydyn.simulate",),
+    (),
     lambda res, axes=None: plot_figure4(res, axes=axes),
     _d64_setting,
     _sim_numbers,
@@ -174,7 +174,7 @@ def _draw_semirealistic(data, axes=None):
     "(hollow, seed 0) it is {err_f_gap_at_end_seed0[256]:.3f}, {err_f_gap_at_end_seed0[1024]:.3f}, "
     "{err_f_gap_at_end_seed0[4096]:.3f}, {err_f_gap_at_end_seed0[16384]:.3f} (N = 256 … 16384): no "
     "monotone trend. docs/theory.md §4's 'the gap must shrink' holds for α, γ, ρ, not for err_f's maximum.",
-    ("theorydyn.simulate", "theorydyn.reduced"),
+    (),
     _draw_semirealistic,
     _semi_setting,
     _semi_numbers,

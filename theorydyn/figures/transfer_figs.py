@@ -141,7 +141,7 @@ register(
     "{at_floor[other-partition][common][0]} of {at_floor[init][common][1]} D (their shortfall is their "
     "accuracy ceiling, ≈ 0.9, not their sample need). Training from scratch does not reach a*(D) − 0.05 "
     "within its grid (▲: > {scratch[theorem][32][lo]:.0f} samples at D = 32).",
-    ("theorydyn.transfer",),
+    (),
     _draw_transfer_target,
     _transfer_setting,
     _transfer_numbers,
@@ -152,7 +152,7 @@ register(
     "Transfer: downstream accuracy against Ñ per D, mean and 95% interval over 5 seeds",
     "Theorems 5.1, 5.2: the accuracy curves behind Ñ_target; dotted: the common target 0.75, dash-dotted: "
     "a*(D) − 0.05 (the pre-trained Â's theorem level), dashed: a*(D).",
-    ("theorydyn.transfer",),
+    (),
     _draw_transfer_curves,
     _transfer_setting,
     _transfer_numbers,

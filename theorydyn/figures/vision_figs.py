@@ -88,7 +88,7 @@ for _name, _fn, _title, _claim, _seeds in (
         _name,
         _title,
         _claim,
-        ("torch", "sklearn", "theorydyn.vision.figs"),
+        ("torch", "sklearn"),
         _vision_drawer(_fn),
         (lambda n: lambda quick: dict(data="sklearn digits 8×8", seeds=n, runs=str(_VISION_ROOT)))(_seeds),
         lambda d: {},

@@ -32,7 +32,8 @@ import errno
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -43,7 +44,7 @@ from ..infra.atomic import UnsafeTarget
 from ..infra.interrupt import Interrupted
 from ..infra.paths import run_dir
 from . import tools as _cli
-from .configs import add_config_flags
+from .configs import C, add_config_flags, config_from_args
 
 #: status of a Ctrl-C (128 + SIGINT), as a shell reports it
 INTERRUPTED = 130
@@ -91,6 +92,23 @@ class Invocation:
         """The validated :class:`~theorydyn.core.setting.Setting` of the parsed flags (``overrides``
         replace fields); a rule broken exits 2 naming its flag (:func:`theorydyn.cli.tools.setting_from_args`)."""
         return _cli.setting_from_args(self.args, self.prog, **overrides)
+
+    def config(self, cls: type[C], **overrides: Any) -> C:
+        """The configuration ``cls`` the parsed flags describe (:func:`~theorydyn.cli.configs.config_from_args`:
+        one field per flag, then ``overrides``); a value that breaks its field's rule exits 2 naming the flag."""
+        try:
+            return config_from_args(cls, self.args, **overrides)
+        except ValueError as e:
+            self.fail(str(e))
+
+    @contextmanager
+    def refusing(self, *errors: type[Exception]) -> Iterator[None]:
+        """Bad input found by the library (``errors``, default ValueError, whose message starts with the
+        flag it is about, e.g. ``--out: …``): exit 2 with its message, before any work."""
+        try:
+            yield
+        except errors or (ValueError,) as e:
+            self.fail(str(e))
 
     def given(self) -> set[str]:
         """The destinations of the flags given explicitly (:func:`theorydyn.cli.tools.given_flags`)."""

@@ -105,9 +105,10 @@ class Invocation:
     def refusing(self, *errors: type[Exception]) -> Iterator[None]:
         """Bad input found by the library (``errors``, default ValueError, whose message starts with the
         flag it is about, e.g. ``--out: …``): exit 2 with its message, before any work."""
+        caught = errors or (ValueError,)
         try:
             yield
-        except errors or (ValueError,) as e:
+        except caught as e:
             self.fail(str(e))
 
     def given(self) -> set[str]:
@@ -136,6 +137,13 @@ class Invocation:
 
     def write(self, path: Path | str, writer: Callable[[Path], object]) -> Path:
         return _cli.write_output(path, writer, self.prog)
+
+    def write_figure(self, path: Path | str, fig: Any) -> Path:
+        """A matplotlib figure written atomically to ``path``, in the format of its suffix
+        (:func:`theorydyn.core.plotting.save`)."""
+        from ..core.plotting import save
+
+        return self.write(path, lambda t: save(fig, t))
 
     def output_files(self, folder: Path | str, stem: str, suffixes: Sequence[str], flag: str = "--out") -> list[Path]:
         """``folder/<stem><suffix>`` for each suffix, before any work: the folder created and proven

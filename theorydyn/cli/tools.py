@@ -373,6 +373,15 @@ def add_path_positional(parser: argparse._ActionsContainer, name: str, help: str
     parser.add_argument(name, type=path_arg(name), help=help, **({"nargs": "+"} if many else {}))
 
 
+def restate(parser: argparse.ArgumentParser, flag: str, *, default: Any, help: str | None) -> None:
+    """Give ``flag`` (an option string, e.g. ``--quick``) of a built parser another default and help
+    (``argparse.SUPPRESS`` hides it): for a command that is another's with one choice fixed
+    (``theorems`` is ``verify --only theorems``, quick by default)."""
+    for a in parser._actions:
+        if flag in a.option_strings:
+            a.default, a.help = default, help
+
+
 def add_seeds(parser: argparse._ActionsContainer, default: int | None, help: str) -> argparse.Action:
     """``--seeds K``: always a count, an integer in 1..:data:`SEEDS_MAX` (its one rule in every CLI)."""
     return add_number(parser, "--seeds", int, low=1, high=SEEDS_MAX, default=default, metavar="K", help=help)

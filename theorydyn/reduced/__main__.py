@@ -95,17 +95,14 @@ def flow_config(args: argparse.Namespace) -> FlowConfig:
 
 
 def run(inv: Invocation) -> int:
-    from ..core.plotting import save
     from .bank import MAX_TERMS, n_exact_terms
     from .memory import reduced_memory
     from .plot import plot_trajectory
     from .solve import integrate
 
     args = inv.args
-    try:
+    with inv.refusing():
         cfg = flow_config(args)
-    except ValueError as e:
-        inv.fail(str(e))
     s = inv.setting()
     if cfg.expectation == "exact" and n_exact_terms(s) > MAX_TERMS:
         inv.fail(
@@ -116,10 +113,8 @@ def run(inv: Invocation) -> int:
     stem = output_stem(build_parser(), args, s, eta=cfg.eta, n_samples=cfg.n_samples, solver=cfg.solver)
     plot = () if args.no_plot else (f".{inv.figure_format}",)
     csv, js, *png = inv.output_files(args.out, stem, (".csv", ".json", *plot))
-    try:
+    with inv.refusing():
         res = integrate(s, config=cfg, progress=not args.quiet)
-    except ValueError as e:
-        inv.fail(str(e))
     inv.write_run(csv, js, res.trajectory, res.summary())
     print(f"setting: {s}")
     print(f"status: {res.status}{' — ' + res.message if res.message else ''}")
@@ -127,8 +122,7 @@ def run(inv: Invocation) -> int:
     print(format_phases(res.phases.as_dict(), horizon))
     print(f"trajectory: {csv}")
     if png and len(res.trajectory):
-        fig = plot_trajectory(res)
-        inv.write(png[0], lambda t: save(fig, t))
+        inv.write_figure(png[0], plot_trajectory(res))
         print(f"plot: {png[0]}")
     return 0 if res.ok else 1
 

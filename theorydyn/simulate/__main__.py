@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli.configs import config_from_args
 from ..cli.runner import Command, Invocation, solver_parser
 from ..cli.tools import START_FRACTION, format_time, name_params, run_stem
 from .config import CLI_DEFAULTS, SIM_DEFAULTS, SimConfig
@@ -54,28 +53,20 @@ def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s) -> str
 
 
 def run(inv: Invocation) -> int:
-    from ..core.plotting import save
     from .memory import simulate_memory
     from .plot import plot_figure4
     from .run import simulate, symmetry_breaking
 
-    args = inv.args
-    try:
-        cfg = config_from_args(SimConfig, args)  # the library's SimConfig, with this CLI's flags
-    except ValueError as e:
-        inv.fail(str(e))
+    args, cfg = inv.args, inv.config(SimConfig)  # the library's SimConfig, with this CLI's flags
     s = inv.setting()
     inv.guard_memory(simulate_memory(s.D, s.C, s.d, cfg.N, cfg.n_test, cfg.dtype), force=args.force)
     files = inv.output_files(args.out, output_stem(build_parser(), args, s), (".csv", ".json", f".{inv.figure_format}"))
-    try:
+    with inv.refusing(ValueError, ImportError):
         res = simulate(s, config=cfg, progress=not args.quiet)
-    except (ValueError, ImportError) as e:
-        inv.fail(str(e))
-    summary = res.summary()
-    summary["symmetry_breaking_final"] = symmetry_breaking(s, res.A)
-    inv.write_run(files[0], files[1], res.trajectory, summary)
-    fig = plot_figure4(res)
-    inv.write(files[2], lambda t: save(fig, t))
+    inv.write_run(
+        files[0], files[1], res.trajectory, {**res.summary(), "symmetry_breaking_final": symmetry_breaking(s, res.A)}
+    )
+    inv.write_figure(files[2], plot_figure4(res))
     print(
         f"{res.status}{' — ' + res.message if res.message else ''}; {len(res.trajectory)} records in "
         f"{res.seconds:.1f} s -> {', '.join(str(f) for f in files)}"

@@ -40,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
         quick_help="the quick ledger: the smaller sizes of every claim (default: the full ledger)",
         full_help="the full ledger (the default)",
     )
-    only = f"run only these claims (theorydyn.claims.CLAIMS), or the groups {claims.groups_text()} (default: every claim)"
+    only = (
+        f"run only these claims (theorydyn.claims.CLAIMS), or the groups {claims.groups_text()} (default: every claim)"
+    )
     cli.add_selection(ap, "--only", claims.names(), only)
     flags(only=LedgerConfig.REDUCED)
     cli.add_out_argument(
@@ -100,9 +102,7 @@ def run(inv: Invocation) -> int:
     if args.markdown is not None or args.report is not None:
         return _saved(inv, s, cfg)
     with inv.refusing():
-        if "dynamics" not in claims.select(cfg.only) and cfg.given_reduced():
-            flag = "--" + cfg.given_reduced()[0].replace("_", "-")
-            raise ValueError(f"{flag}: only used by the reduced dynamics (dynamics, or the group reduced), which --only leaves out")
+        cfg.check_selection()
         folder, out = files.outputs(args.out, s, cfg)
     est = ledger_memory(s, cfg)
     if est is not None:  # the sample sizes of the checks are fixed by --quick: only the setting's flags are named

@@ -70,6 +70,15 @@ class LedgerConfig(Config):
         """The reduced flow's fields given, as they name the ledger's file (a seed 0 is the default ledger's)."""
         return dict(s_max=self.s_max, n_samples=self.n_samples, seed=self.seed or None)
 
-    def given_reduced(self) -> list[str]:
-        """The reduced flow's fields given (not None), in field order."""
-        return [name for name in self.REDUCED if getattr(self, name) is not None]
+    def check_selection(self) -> None:
+        """Raises ValueError naming the first of the reduced flow's flags given (``--s-max: …``) when the
+        selection ``only`` leaves out the claim that reads them: given, they would do nothing."""
+        from .. import claims
+        from ..cli.configs import flag_of
+
+        given = [name for name in self.REDUCED if getattr(self, name) is not None]
+        if given and REDUCED_CLAIM not in claims.select(self.only):
+            raise ValueError(
+                f"{flag_of(LedgerConfig, given[0])}: only used by the reduced dynamics (dynamics, or the group "
+                "reduced), which --only leaves out"
+            )

@@ -77,7 +77,9 @@ def outputs(out: Path | None, s: Setting, cfg: LedgerConfig) -> tuple[Path, Path
     return out, default_out(s, cfg.quick, cfg.only, cfg.extra, folder=out)
 
 
-def saved_ledger(flag: str, value: str, out: Path | None, s: Setting, cfg: LedgerConfig, run_only: dict[str, Any]) -> Path:
+def saved_ledger(
+    flag: str, value: str, out: Path | None, s: Setting, cfg: LedgerConfig, run_only: dict[str, Any]
+) -> Path:
     """The ledger CSV that ``--markdown`` or ``--report`` (``flag``, given ``value``) reads: ``value``, or
     the one these flags would write.
 

@@ -393,9 +393,9 @@ def _verdict_order(v: str) -> tuple[int, str]:
 def format_glance(df: pd.DataFrame, s: Any, *, quick: bool, seconds: float, csv: Path, times: bool, width: int) -> str:
     """What a ledger run ends with, no line wider than ``min(width, MAX_WIDTH)`` (a path excepted): the
     ledger at a glance (the setting ``s``: its D, C, q, quick or full, then :func:`format_summary` of
-    :func:`summarize` against that setting), the verdict counts, the rows and the ``seconds`` of the run, the seconds of each
-    claim (``times``: :func:`times_line`, when the ledger's ``attrs["claims"]`` has them), the rows that did
-    not run, and the ledger CSV's path ``csv``."""
+    :func:`summarize` against that setting), the verdict counts, the rows and the ``seconds`` of the run,
+    the seconds of each claim (``times``: :func:`times_line`, when the ledger's ``attrs["claims"]`` has
+    them), the rows that did not run, and the ledger CSV's path ``csv``."""
     width = min(width, MAX_WIDTH)
     asked = {"D": s.D, "C": s.C, "q": round(s.q, 6)}
     lines = [

@@ -370,7 +370,10 @@ def add_optional_path(parser: argparse._ActionsContainer, flag: str, metavar: st
 
 def add_path_positional(parser: argparse._ActionsContainer, name: str, help: str, *, many: bool = False) -> None:
     """A positional path ``name`` (:func:`path_arg`: a blank one is refused); ``many``: one or more."""
-    parser.add_argument(name, type=path_arg(name), help=help, **({"nargs": "+"} if many else {}))
+    if many:
+        parser.add_argument(name, type=path_arg(name), nargs="+", help=help)
+    else:
+        parser.add_argument(name, type=path_arg(name), help=help)
 
 
 def restate(parser: argparse.ArgumentParser, flag: str, *, default: Any, help: str | None) -> None:

@@ -11,9 +11,9 @@ import argparse
 import sys
 
 from ..cli.configs import config_from_args
+from ..cli.phases import format_phases
 from ..cli.runner import Command, Invocation, solver_parser
-from ..cli.tools import format_time, name_params, run_stem
-from ..core.phases import Phases
+from ..cli.tools import name_params, run_stem
 from ..infra.limits import STEPS_MAX
 from .config import FLOW_DEFAULTS, FlowConfig
 
@@ -125,24 +125,6 @@ def run(inv: Invocation) -> int:
         inv.write_figure(png[0], plot_trajectory(res))
         print(f"plot: {png[0]}")
     return 0 if res.ok else 1
-
-
-def format_phases(ph: dict, horizon: float) -> str:
-    """A human-readable phase summary (one line per quantity; times in s = ηt, ``horizon`` the run's
-    last s: a time at the first instant is printed as such, :func:`~theorydyn.cli.tools.format_time`)."""
-
-    def f(k, v):
-        if k in Phases.TIMES or k.endswith("_s"):
-            return format_time(v, horizon)
-        if v is None:
-            return "not reached"
-        if isinstance(v, bool):
-            return str(v)
-        return f"{v:.4g}"
-
-    # the simulator-only diagnostics (the cos(v̂, w*) dip, the entrywise T1) do not exist here
-    shown = {k: v for k, v in ph.items() if not (v is None and (k.startswith("cos_v") or k == "T1_entrywise"))}
-    return "\n".join(["phases (times in s = eta*t):"] + [f"  {k:22s} {f(k, v)}" for k, v in shown.items()])
 
 
 COMMAND = Command(PROG, build_parser, run, draws="png")

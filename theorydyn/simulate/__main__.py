@@ -13,8 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..cli.phases import format_gd_phases
 from ..cli.runner import Command, Invocation, solver_parser
-from ..cli.tools import START_FRACTION, format_time, name_params, run_stem
+from ..cli.tools import name_params, run_stem
 from .config import CLI_DEFAULTS, SIM_DEFAULTS, SimConfig
 
 PROG = "python -m theorydyn.simulate"
@@ -71,21 +72,7 @@ def run(inv: Invocation) -> int:
         f"{res.status}{' — ' + res.message if res.message else ''}; {len(res.trajectory)} records in "
         f"{res.seconds:.1f} s -> {', '.join(str(f) for f in files)}"
     )
-    # times in s = ηt, the unit of the summary JSON and of the reduced dynamics; the GD step alongside
-    eta = float(cfg.eta)
-    ph = res.phases
-    horizon = eta * cfg.steps
-
-    def at(v):
-        return format_time(v, horizon) + ("" if v is None or v < START_FRACTION * horizon else f" (step {v / eta:.4g})")
-
-    print("phases (times in s = eta*t, GD step in brackets):")
-    for k in ph.TIMES:
-        print(f"  {k:22s} {at(getattr(ph, k))}")
-    print(
-        f"  {'assoc_peak':22s} {'—' if ph.assoc_peak is None else f'{ph.assoc_peak:.4g}'} at s = {at(ph.assoc_peak_s)}"
-    )
-    print(f"  {'cos_v_min':22s} {'—' if ph.cos_v_min is None else f'{ph.cos_v_min:.4g}'} at s = {at(ph.cos_v_min_s)}")
+    print(format_gd_phases(res.phases, float(cfg.eta), cfg.steps))
     return 0 if res.ok else 1
 
 

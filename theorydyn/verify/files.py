@@ -91,7 +91,12 @@ def saved_ledger(
         if v:
             raise ValueError(f"{other}: has no effect with {flag} (it reads a saved ledger and runs nothing)")
     if value:
-        named = {"--s-max": cfg.s_max, "--n-samples": cfg.n_samples, "--seed": cfg.seed, "--only": cfg.only}
+        named: dict[str, Any] = {
+            "--s-max": cfg.s_max,
+            "--n-samples": cfg.n_samples,
+            "--seed": cfg.seed,
+            "--only": cfg.only,
+        }
         if flag == "--markdown":
             named["--out"] = out
         for other, v in named.items():

@@ -80,9 +80,9 @@ def run(inv: Invocation) -> int:
         with inv.refusing():
             check_moves(s, args.full)
     flags = {"N": None, "N_flat": None, "n_test": None}  # sample sizes fixed by the mode
-    inv.guard_memory(theorems_memory(s, only, args.full), force=args.force, flags=flags)
+    inv.guard_memory(theorems_memory(s, only, args.full), flags=flags)
     out = inv.output_file(args.out, "--out") if args.out is not None else None
-    say = None if args.quiet else lambda m: print(f"[theorems] {m}", file=sys.stderr, flush=True)  # noqa: E731
+    say = (lambda m: print(f"[theorems] {m}", file=sys.stderr, flush=True)) if inv.progress else None
     checks = theorem_checks(s, only, args.full, progress=say)
     df = pd.DataFrame([c.row() for c in checks])
     print(check_rows_text(df))  # wrapped to the terminal (theorydyn.infra.terminal); every column is in the CSV

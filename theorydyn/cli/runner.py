@@ -84,6 +84,11 @@ class Invocation:
         :attr:`Command.draws`, None)."""
         return getattr(self.args, "format", None) or self.command.draws or "png"
 
+    @property
+    def progress(self) -> bool:
+        """Whether the run shows its progress on stderr: not ``--quiet`` (its one meaning in every command)."""
+        return not getattr(self.args, "quiet", False)
+
     def fail(self, message: str) -> NoReturn:
         """Exit 2 with ``prog: error: message`` (the message starts with the flag it is about)."""
         _cli.fail(message, self.prog)
@@ -123,7 +128,9 @@ class Invocation:
         return _cli.path_source(flag, flag[2:].replace("-", "_") in self.given())
 
     def guard_memory(self, estimate, **kw: Any):
-        """:func:`theorydyn.cli.tools.guard_memory` under this command's name."""
+        """:func:`theorydyn.cli.tools.guard_memory` under this command's name, skipped by ``--force`` (its one
+        meaning in every command) unless ``force`` is given."""
+        kw.setdefault("force", bool(getattr(self.args, "force", False)))
         return _cli.guard_memory(estimate, prog=self.prog, **kw)
 
     def output_dir(self, path: Path | str, flag: str = "--out") -> Path:

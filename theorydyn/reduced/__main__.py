@@ -109,12 +109,12 @@ def run(inv: Invocation) -> int:
             f"--expectation exact: {n_exact_terms(s):.3g} multisets of count types at D={s.D}, C={s.C} "
             f"(the limit is {MAX_TERMS:.3g}); use --expectation mc"
         )
-    inv.guard_memory(reduced_memory(s.D, s.C, s.q, cfg.n_samples, cfg.expectation), force=args.force)
+    inv.guard_memory(reduced_memory(s.D, s.C, s.q, cfg.n_samples, cfg.expectation))
     stem = output_stem(build_parser(), args, s, eta=cfg.eta, n_samples=cfg.n_samples, solver=cfg.solver)
     plot = () if args.no_plot else (f".{inv.figure_format}",)
     csv, js, *png = inv.output_files(args.out, stem, (".csv", ".json", *plot))
     with inv.refusing():
-        res = integrate(s, config=cfg, progress=not args.quiet)
+        res = integrate(s, config=cfg, progress=inv.progress)
     inv.write_run(csv, js, res.trajectory, res.summary())
     print(f"setting: {s}")
     print(f"status: {res.status}{' — ' + res.message if res.message else ''}")

@@ -60,10 +60,10 @@ def run(inv: Invocation) -> int:
 
     args, cfg = inv.args, inv.config(SimConfig)  # the library's SimConfig, with this CLI's flags
     s = inv.setting()
-    inv.guard_memory(simulate_memory(s.D, s.C, s.d, cfg.N, cfg.n_test, cfg.dtype), force=args.force)
+    inv.guard_memory(simulate_memory(s.D, s.C, s.d, cfg.N, cfg.n_test, cfg.dtype))
     files = inv.output_files(args.out, output_stem(build_parser(), args, s), (".csv", ".json", f".{inv.figure_format}"))
     with inv.refusing(ValueError, ImportError):
-        res = simulate(s, config=cfg, progress=not args.quiet)
+        res = simulate(s, config=cfg, progress=inv.progress)
     inv.write_run(
         files[0], files[1], res.trajectory, {**res.summary(), "symmetry_breaking_final": symmetry_breaking(s, res.A)}
     )

@@ -106,7 +106,7 @@ def run(inv: Invocation) -> int:
         folder, out = files.outputs(args.out, s, cfg)
     est = ledger_memory(s, cfg)
     if est is not None:  # the sample sizes of the checks are fixed by --quick: only the setting's flags are named
-        inv.guard_memory(est, force=args.force, flags={"N": None, "N_flat": None, "n_test": None})
+        inv.guard_memory(est, flags={"N": None, "N_flat": None, "n_test": None})
     inv.output_dir(folder, "--out")
     inv.probe(out, "--out")  # a link, a name too long, a full disk: refused before any check
     for line in files.start_over(out, folder) if cfg.fresh else ():  # the rows: collect sets them aside
@@ -115,7 +115,7 @@ def run(inv: Invocation) -> int:
         cluster = open_cluster(cfg.scheduler)
     t = time.perf_counter()
     try:
-        df = run_ledger(s, cfg, folder, progress=not args.quiet, cluster=cluster)
+        df = run_ledger(s, cfg, folder, progress=inv.progress, cluster=cluster)
     except StoreError as e:  # named --out here; elsewhere theorydyn.cli.runner.known_error maps it
         inv.fail(f"--out: {e}")
     except OSError as e:  # a full disk under the store: the claims committed so far stay

@@ -32,7 +32,8 @@ import errno
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -43,7 +44,7 @@ from ..infra.atomic import UnsafeTarget
 from ..infra.interrupt import Interrupted
 from ..infra.paths import run_dir
 from . import tools as _cli
-from .configs import add_config_flags
+from .configs import C, add_config_flags, config_from_args
 
 #: status of a Ctrl-C (128 + SIGINT), as a shell reports it
 INTERRUPTED = 130
@@ -83,6 +84,11 @@ class Invocation:
         :attr:`Command.draws`, None)."""
         return getattr(self.args, "format", None) or self.command.draws or "png"
 
+    @property
+    def progress(self) -> bool:
+        """Whether the run shows its progress on stderr: not ``--quiet`` (its one meaning in every command)."""
+        return not getattr(self.args, "quiet", False)
+
     def fail(self, message: str) -> NoReturn:
         """Exit 2 with ``prog: error: message`` (the message starts with the flag it is about)."""
         _cli.fail(message, self.prog)
@@ -91,6 +97,24 @@ class Invocation:
         """The validated :class:`~theorydyn.core.setting.Setting` of the parsed flags (``overrides``
         replace fields); a rule broken exits 2 naming its flag (:func:`theorydyn.cli.tools.setting_from_args`)."""
         return _cli.setting_from_args(self.args, self.prog, **overrides)
+
+    def config(self, cls: type[C], **overrides: Any) -> C:
+        """The configuration ``cls`` the parsed flags describe (:func:`~theorydyn.cli.configs.config_from_args`:
+        one field per flag, then ``overrides``); a value that breaks its field's rule exits 2 naming the flag."""
+        try:
+            return config_from_args(cls, self.args, **overrides)
+        except ValueError as e:
+            self.fail(str(e))
+
+    @contextmanager
+    def refusing(self, *errors: type[Exception]) -> Iterator[None]:
+        """Bad input found by the library (``errors``, default ValueError, whose message starts with the
+        flag it is about, e.g. ``--out: …``): exit 2 with its message, before any work."""
+        caught = errors or (ValueError,)
+        try:
+            yield
+        except caught as e:
+            self.fail(str(e))
 
     def given(self) -> set[str]:
         """The destinations of the flags given explicitly (:func:`theorydyn.cli.tools.given_flags`)."""
@@ -104,7 +128,9 @@ class Invocation:
         return _cli.path_source(flag, flag[2:].replace("-", "_") in self.given())
 
     def guard_memory(self, estimate, **kw: Any):
-        """:func:`theorydyn.cli.tools.guard_memory` under this command's name."""
+        """:func:`theorydyn.cli.tools.guard_memory` under this command's name, skipped by ``--force`` (its one
+        meaning in every command) unless ``force`` is given."""
+        kw.setdefault("force", bool(getattr(self.args, "force", False)))
         return _cli.guard_memory(estimate, prog=self.prog, **kw)
 
     def output_dir(self, path: Path | str, flag: str = "--out") -> Path:
@@ -118,6 +144,13 @@ class Invocation:
 
     def write(self, path: Path | str, writer: Callable[[Path], object]) -> Path:
         return _cli.write_output(path, writer, self.prog)
+
+    def write_figure(self, path: Path | str, fig: Any) -> Path:
+        """A matplotlib figure written atomically to ``path``, in the format of its suffix
+        (:func:`theorydyn.core.plotting.save`)."""
+        from ..core.plotting import save
+
+        return self.write(path, lambda t: save(fig, t))
 
     def output_files(self, folder: Path | str, stem: str, suffixes: Sequence[str], flag: str = "--out") -> list[Path]:
         """``folder/<stem><suffix>`` for each suffix, before any work: the folder created and proven

@@ -356,6 +356,35 @@ def add_fresh_argument(parser: argparse._ActionsContainer, what: str, *, aliases
         parser.add_argument(old, dest="fresh", action="store_true", help=argparse.SUPPRESS)
 
 
+def add_selection(parser: argparse._ActionsContainer, flag: str, choices, help: str) -> argparse.Action:
+    """``FLAG NAME [NAME …]``: some of ``choices`` (default None: every one; ``--only`` of verify and of
+    the theorem checks)."""
+    return parser.add_argument(flag, nargs="+", choices=choices, default=None, help=help)
+
+
+def add_optional_path(parser: argparse._ActionsContainer, flag: str, metavar: str, help: str) -> argparse.Action:
+    """``FLAG [PATH]``: a mode of the command with an optional path: absent None, given bare ``""`` (the
+    command picks the path), else the path as written (``verify --markdown [CSV]``, ``--figure31 [FILE]``)."""
+    return parser.add_argument(flag, nargs="?", const="", default=None, metavar=metavar, help=help)
+
+
+def add_path_positional(parser: argparse._ActionsContainer, name: str, help: str, *, many: bool = False) -> None:
+    """A positional path ``name`` (:func:`path_arg`: a blank one is refused); ``many``: one or more."""
+    if many:
+        parser.add_argument(name, type=path_arg(name), nargs="+", help=help)
+    else:
+        parser.add_argument(name, type=path_arg(name), help=help)
+
+
+def restate(parser: argparse.ArgumentParser, flag: str, *, default: Any, help: str | None) -> None:
+    """Give ``flag`` (an option string, e.g. ``--quick``) of a built parser another default and help
+    (``argparse.SUPPRESS`` hides it): for a command that is another's with one choice fixed
+    (``theorems`` is ``verify --only theorems``, quick by default)."""
+    for a in parser._actions:
+        if flag in a.option_strings:
+            a.default, a.help = default, help
+
+
 def add_seeds(parser: argparse._ActionsContainer, default: int | None, help: str) -> argparse.Action:
     """``--seeds K``: always a count, an integer in 1..:data:`SEEDS_MAX` (its one rule in every CLI)."""
     return add_number(parser, "--seeds", int, low=1, high=SEEDS_MAX, default=default, metavar="K", help=help)

@@ -11,9 +11,9 @@ import argparse
 import sys
 
 from ..cli.configs import config_from_args
+from ..cli.phases import format_phases
 from ..cli.runner import Command, Invocation, solver_parser
-from ..cli.tools import format_time, name_params, run_stem
-from ..core.phases import Phases
+from ..cli.tools import name_params, run_stem
 from ..infra.limits import STEPS_MAX
 from .config import FLOW_DEFAULTS, FlowConfig
 
@@ -95,31 +95,26 @@ def flow_config(args: argparse.Namespace) -> FlowConfig:
 
 
 def run(inv: Invocation) -> int:
-    from ..core.plotting import save
     from .bank import MAX_TERMS, n_exact_terms
     from .memory import reduced_memory
     from .plot import plot_trajectory
     from .solve import integrate
 
     args = inv.args
-    try:
+    with inv.refusing():
         cfg = flow_config(args)
-    except ValueError as e:
-        inv.fail(str(e))
     s = inv.setting()
     if cfg.expectation == "exact" and n_exact_terms(s) > MAX_TERMS:
         inv.fail(
             f"--expectation exact: {n_exact_terms(s):.3g} multisets of count types at D={s.D}, C={s.C} "
             f"(the limit is {MAX_TERMS:.3g}); use --expectation mc"
         )
-    inv.guard_memory(reduced_memory(s.D, s.C, s.q, cfg.n_samples, cfg.expectation), force=args.force)
+    inv.guard_memory(reduced_memory(s.D, s.C, s.q, cfg.n_samples, cfg.expectation))
     stem = output_stem(build_parser(), args, s, eta=cfg.eta, n_samples=cfg.n_samples, solver=cfg.solver)
     plot = () if args.no_plot else (f".{inv.figure_format}",)
     csv, js, *png = inv.output_files(args.out, stem, (".csv", ".json", *plot))
-    try:
-        res = integrate(s, config=cfg, progress=not args.quiet)
-    except ValueError as e:
-        inv.fail(str(e))
+    with inv.refusing():
+        res = integrate(s, config=cfg, progress=inv.progress)
     inv.write_run(csv, js, res.trajectory, res.summary())
     print(f"setting: {s}")
     print(f"status: {res.status}{' — ' + res.message if res.message else ''}")
@@ -127,28 +122,9 @@ def run(inv: Invocation) -> int:
     print(format_phases(res.phases.as_dict(), horizon))
     print(f"trajectory: {csv}")
     if png and len(res.trajectory):
-        fig = plot_trajectory(res)
-        inv.write(png[0], lambda t: save(fig, t))
+        inv.write_figure(png[0], plot_trajectory(res))
         print(f"plot: {png[0]}")
     return 0 if res.ok else 1
-
-
-def format_phases(ph: dict, horizon: float) -> str:
-    """A human-readable phase summary (one line per quantity; times in s = ηt, ``horizon`` the run's
-    last s: a time at the first instant is printed as such, :func:`~theorydyn.cli.tools.format_time`)."""
-
-    def f(k, v):
-        if k in Phases.TIMES or k.endswith("_s"):
-            return format_time(v, horizon)
-        if v is None:
-            return "not reached"
-        if isinstance(v, bool):
-            return str(v)
-        return f"{v:.4g}"
-
-    # the simulator-only diagnostics (the cos(v̂, w*) dip, the entrywise T1) do not exist here
-    shown = {k: v for k, v in ph.items() if not (v is None and (k.startswith("cos_v") or k == "T1_entrywise"))}
-    return "\n".join(["phases (times in s = eta*t):"] + [f"  {k:22s} {f(k, v)}" for k, v in shown.items()])
 
 
 COMMAND = Command(PROG, build_parser, run, draws="png")

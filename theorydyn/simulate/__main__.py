@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli.configs import config_from_args
+from ..cli.phases import format_gd_phases
 from ..cli.runner import Command, Invocation, solver_parser
-from ..cli.tools import START_FRACTION, format_time, name_params, run_stem
+from ..cli.tools import name_params, run_stem
 from .config import CLI_DEFAULTS, SIM_DEFAULTS, SimConfig
 
 PROG = "python -m theorydyn.simulate"
@@ -54,47 +54,25 @@ def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s) -> str
 
 
 def run(inv: Invocation) -> int:
-    from ..core.plotting import save
     from .memory import simulate_memory
     from .plot import plot_figure4
     from .run import simulate, symmetry_breaking
 
-    args = inv.args
-    try:
-        cfg = config_from_args(SimConfig, args)  # the library's SimConfig, with this CLI's flags
-    except ValueError as e:
-        inv.fail(str(e))
+    args, cfg = inv.args, inv.config(SimConfig)  # the library's SimConfig, with this CLI's flags
     s = inv.setting()
-    inv.guard_memory(simulate_memory(s.D, s.C, s.d, cfg.N, cfg.n_test, cfg.dtype), force=args.force)
+    inv.guard_memory(simulate_memory(s.D, s.C, s.d, cfg.N, cfg.n_test, cfg.dtype))
     files = inv.output_files(args.out, output_stem(build_parser(), args, s), (".csv", ".json", f".{inv.figure_format}"))
-    try:
-        res = simulate(s, config=cfg, progress=not args.quiet)
-    except (ValueError, ImportError) as e:
-        inv.fail(str(e))
-    summary = res.summary()
-    summary["symmetry_breaking_final"] = symmetry_breaking(s, res.A)
-    inv.write_run(files[0], files[1], res.trajectory, summary)
-    fig = plot_figure4(res)
-    inv.write(files[2], lambda t: save(fig, t))
+    with inv.refusing(ValueError, ImportError):
+        res = simulate(s, config=cfg, progress=inv.progress)
+    inv.write_run(
+        files[0], files[1], res.trajectory, {**res.summary(), "symmetry_breaking_final": symmetry_breaking(s, res.A)}
+    )
+    inv.write_figure(files[2], plot_figure4(res))
     print(
         f"{res.status}{' — ' + res.message if res.message else ''}; {len(res.trajectory)} records in "
         f"{res.seconds:.1f} s -> {', '.join(str(f) for f in files)}"
     )
-    # times in s = ηt, the unit of the summary JSON and of the reduced dynamics; the GD step alongside
-    eta = float(cfg.eta)
-    ph = res.phases
-    horizon = eta * cfg.steps
-
-    def at(v):
-        return format_time(v, horizon) + ("" if v is None or v < START_FRACTION * horizon else f" (step {v / eta:.4g})")
-
-    print("phases (times in s = eta*t, GD step in brackets):")
-    for k in ph.TIMES:
-        print(f"  {k:22s} {at(getattr(ph, k))}")
-    print(
-        f"  {'assoc_peak':22s} {'—' if ph.assoc_peak is None else f'{ph.assoc_peak:.4g}'} at s = {at(ph.assoc_peak_s)}"
-    )
-    print(f"  {'cos_v_min':22s} {'—' if ph.cos_v_min is None else f'{ph.cos_v_min:.4g}'} at s = {at(ph.cos_v_min_s)}")
+    print(format_gd_phases(res.phases, float(cfg.eta), cfg.steps))
     return 0 if res.ok else 1
 
 

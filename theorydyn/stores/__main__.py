@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from ..cli.runner import Command, Invocation
-from ..cli.tools import ArgumentParser, path_arg
+from ..cli.tools import ArgumentParser, add_path_positional
 
 PROG = "theorydyn store"
 
@@ -27,8 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
         "as TARGET has them and listed",
         description="Copy the rows of each SOURCE results.sqlite into TARGET, one transaction per source.",
     )
-    m.add_argument("target", type=path_arg("target"), help="the store that receives the rows (results.sqlite)")
-    m.add_argument("sources", type=path_arg("sources"), nargs="+", help="stores whose rows are copied")
+    add_path_positional(m, "target", "the store that receives the rows (results.sqlite)")
+    add_path_positional(m, "sources", "stores whose rows are copied", many=True)
     return ap
 
 

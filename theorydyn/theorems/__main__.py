@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from ..cli.runner import Command, Invocation
+from ..cli.tools import restate
 from ..verify.__main__ import build_parser as ledger_parser
 from ..verify.__main__ import run as ledger_run
 
@@ -21,13 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
         "The theorem rows of the ledger: exactly 'python -m theorydyn.verify --only theorems' (Theorems 3.1, "
         "3.2, 4.2, Lemma 4.1, N*), quick by default (--full for the full sizes)."
     )
-    for a in ap._actions:
-        if a.dest == "only":
-            a.default, a.help = ["theorems"], argparse.SUPPRESS
-        elif a.option_strings == ["--quick"]:
-            a.default, a.help = True, "the quick sizes (the default)"
-        elif a.option_strings == ["--full"]:
-            a.default, a.help = True, "the full sizes (default: quick)"
+    restate(ap, "--only", default=["theorems"], help=argparse.SUPPRESS)
+    restate(ap, "--quick", default=True, help="the quick sizes (the default)")
+    restate(ap, "--full", default=True, help="the full sizes (default: quick)")
     return ap
 
 
@@ -38,8 +35,6 @@ def run(inv: Invocation) -> int:
 
 
 COMMAND = Command(PROG, build_parser, run)
-
-
 main = COMMAND.main
 
 

@@ -19,6 +19,12 @@ records, and tests/test_registry.py checks that this list names every one. ``--o
 groups of :data:`theorydyn.claims.GROUPS`: ``reduced`` (= dynamics) and ``theorems`` (= theorem31,
 theorem32, lemma41, theorem4, nstar). This module collects, stores and prints; the claims compute.
 
+The command is its flags and a few library steps, each raising and returning: :mod:`.config`
+(:class:`~theorydyn.verify.config.LedgerConfig`, the run's options, whose fields are its flags),
+:mod:`.files` (where the ledger's files are; a saved ledger read back whole), :mod:`.run` (the memory
+estimate, the cluster, the collection, the frame written) and the screen
+(:func:`~theorydyn.verify.summary.format_glance`, ``--detail``: :func:`~theorydyn.verify.core.format_detail`).
+
 A claim that is not installed becomes one SKIP row saying so; a claim that raises becomes a
 FAIL row with the exception (a check that could not run is not a pass).
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import shutil
-import textwrap
 import threading
 import time
 import warnings
@@ -27,7 +26,7 @@ from ..infra.store import content_key
 from . import ledger
 from .defaults import DEFAULT_DIR, PROG  # noqa: F401 — re-exported
 from .ledger import SKIP, failed_row, run_claim
-from .summary import format_measured  # noqa: F401 — re-exported (the detail and the summary print alike)
+from .summary import format_measured, paragraphs, wrap  # noqa: F401 — re-exported (the detail and the summary print alike)
 
 COLUMNS = LEDGER_COLUMNS
 #: The verdicts whose note is printed under the row (what and why / which assumption / the command).
@@ -218,11 +217,6 @@ def terminal_width() -> int:
     return max(20, shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns)
 
 
-def wrap(text: str, width: int, indent: str = "") -> list[str]:
-    """``text`` in lines of at most ``width`` characters (long words broken), continuation lines indented."""
-    return textwrap.wrap(str(text), width, subsequent_indent=indent, break_on_hyphens=False) or [""]
-
-
 def _cell(v: Any) -> str:
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
 
@@ -299,6 +293,15 @@ def format_times(info: list[dict[str, Any]], width: int | None = None) -> str:
     n_stored = sum(r["source"] == "stored" for r in info)
     lines.append(f"  computed now: {ran:.1f} s; read from the store: {n_stored} of {len(info)} claims")
     return "\n".join(ln for line in lines for ln in wrap(line, width, "      "))
+
+
+def format_detail(df: pd.DataFrame, s: Setting, width: int) -> str:
+    """What ``--detail`` prints before the summary: the setting, every row numbered from 1
+    (:func:`format_table`) and, when the ledger's ``attrs["claims"]`` has them, the seconds of each
+    claim (:func:`format_times`), each followed by a blank line."""
+    table = format_table(df.assign(claim=[f"{i}. {c}" for i, c in enumerate(df["claim"], 1)]), width)
+    times = [format_times(df.attrs["claims"], width)] if df.attrs.get("claims") else []
+    return "\n".join([paragraphs(f"theorydyn verify at {s}\n", width), table, "", *times, ""])
 
 
 def _md(text: Any) -> str:

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -349,6 +351,84 @@ def format_summary(summary: pd.DataFrame, width: int = MAX_WIDTH) -> str:
     return "\n".join([line(heads[:-1], heads[-1])] + [line(c, q) for c, q in zip(cells, quantities, strict=True)])
 
 
+def wrap(text: str, width: int, indent: str = "") -> list[str]:
+    """``text`` in lines of at most ``width`` characters (long words broken), continuation lines indented."""
+    return textwrap.wrap(str(text), width, subsequent_indent=indent, break_on_hyphens=False) or [""]
+
+
+def paragraphs(text: str, width: int) -> str:
+    """Each line of ``text`` wrapped to ``width``, its continuation lines indented by four spaces."""
+    return "\n".join(line for para in text.split("\n") for line in wrap(para, width, "    "))
+
+
+def path_line(label: str, path: Path, width: int) -> str:
+    """``label path`` on one line when it fits, else the label (wrapped) and the path on a line of its
+    own: a path is never broken, so that it pastes whole (a path wider than the terminal is its only
+    line that may be)."""
+    line = f"{label} {path}"
+    return line if len(line) <= width else f"{paragraphs(label, width)}\n  {path}"
+
+
+def times_line(info: list[dict[str, Any]]) -> str:
+    """The seconds of each claim in one paragraph (``--detail`` prints the table,
+    :func:`theorydyn.verify.format_times`)."""
+    parts = [
+        f"{r['name']} {r['seconds']:.1f}" + (" stored" if r["source"] == "stored" else "")
+        if math.isfinite(r["seconds"])
+        else f"{r['name']} {r['source']}"
+        for r in info
+    ]
+    ran = sum(r["seconds"] for r in info if r["source"] != "stored" and math.isfinite(r["seconds"]))
+    stored = sum(r["source"] == "stored" for r in info)
+    return (
+        f"seconds per claim: {' · '.join(parts)}; computed now {ran:.1f} s, read from the store: {stored} of "
+        f"{len(info)} claims"
+    )
+
+
+def _verdict_order(v: str) -> tuple[int, str]:
+    return (PRECEDENCE.index(v) if v in PRECEDENCE else len(PRECEDENCE), v)
+
+
+def format_glance(df: pd.DataFrame, s: Any, *, quick: bool, seconds: float, csv: Path, times: bool, width: int) -> str:
+    """What a ledger run ends with, no line wider than ``min(width, MAX_WIDTH)`` (a path excepted): the
+    ledger at a glance (the setting ``s``: its D, C, q, quick or full, then :func:`format_summary` of
+    :func:`summarize` against that setting), the verdict counts, the rows and the ``seconds`` of the run,
+    the seconds of each claim (``times``: :func:`times_line`, when the ledger's ``attrs["claims"]`` has
+    them), the rows that did not run, and the ledger CSV's path ``csv``."""
+    width = min(width, MAX_WIDTH)
+    asked = {"D": s.D, "C": s.C, "q": round(s.q, 6)}
+    lines = [
+        paragraphs(
+            f"the ledger at a glance, D={s.D} C={s.C} q={s.q:g} ({'quick' if quick else 'full'}): "
+            "one line per claim, the verdict of its deciding row (decides=True, else FAIL > DEVIATES > PASS > "
+            "OUT_OF_SCOPE > NOT_RUN > INFO)",
+            width,
+        ),
+        format_summary(summarize(df, asked), width),
+    ]
+    counts = df["verdict"].value_counts().to_dict()
+    lines.append(
+        paragraphs(
+            f"{' · '.join(f'{k} {counts[k]}' for k in sorted(counts, key=_verdict_order))} · {len(df)} rows · "
+            f"{seconds:.0f} s",
+            width,
+        )
+    )
+    if df.attrs.get("claims") and times:
+        lines.append(paragraphs(times_line(df.attrs["claims"]), width))
+    if counts.get("NOT_RUN", 0):
+        lines.append(
+            paragraphs(
+                f"NOT_RUN: {counts['NOT_RUN']} rows did not run here (not a pass); each note gives the command "
+                "that would run it",
+                width,
+            )
+        )
+    lines.append(path_line("every row (--detail prints them; --report makes a page):", csv, width))
+    return "\n".join(lines)
+
+
 def _md(text: Any) -> str:
     return _text(text).replace("|", "\\|")
 
@@ -377,11 +457,16 @@ __all__ = [
     "deciding_row",
     "format_measured",
     "format_summary",
+    "format_glance",
     "format_summary_markdown",
     "is_paper_part",
     "paper_claim",
+    "paragraphs",
     "parse_params",
+    "path_line",
     "row_ranges",
     "setting_text",
     "summarize",
+    "times_line",
+    "wrap",
 ]

@@ -1,0 +1,76 @@
+"""The theorem checks as one table, without the ledger's store (``python -m theorydyn.claims``): the claims
+of the group ``theorems`` (:data:`theorydyn.claims.GROUPS`: Theorems 3.1, 3.2, Lemma 4.1, Theorem 4.2 and
+N*) at their quick or full sizes, or the cheap checks of Theorems 3.1 and 3.2 alone (:data:`CHEAP`) at
+their functions' default sizes. The functions raise and return; the command prints."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from . import load, select
+
+if TYPE_CHECKING:
+    from ..core.setting import Setting
+    from ..infra.memory import MemoryEstimate
+    from .check import Check
+
+#: The cheap checks that may run alone (``--only``): Theorems 3.1 and 3.2
+CHEAP = ("3.1", "3.2")
+
+
+def theorem_claims() -> tuple[ModuleType, ...]:
+    """The claim modules of the group ``theorems``, in ledger order (imported now)."""
+    return tuple(load(name) for name in select(["theorems"]))
+
+
+def theorems_memory(s: Setting, only: Sequence[str], full: bool) -> MemoryEstimate:
+    """The largest peak among the theorem checks that :func:`theorem_checks` runs (one after the other):
+    with ``only`` (a subset of :data:`CHEAP`) those checks at their functions' default sizes, else every
+    theorem claim's ``memory`` at its quick or (``full``) full sizes."""
+    from . import theorem31, theorem32
+
+    if not only:
+        parts = [m.memory(s, not full) for m in theorem_claims()]
+    else:
+        parts = [theorem31.sizes_memory(s, theorem31.Theorem31Sizes())] if "3.1" in only else []
+        parts += [theorem32.memory(s, quick=True)] if "3.2" in only else []
+    return max(parts, key=lambda e: e.total)
+
+
+def check_moves(s: Setting, full: bool) -> None:
+    """Raises ValueError (``--C: …``) when the setting does not move to the smaller D at which the Lemma 4.1
+    scaling and Theorem 4.2 checks run (:func:`theorydyn.core.setting.setting_at`): refused here, before any
+    check, what those checks would refuse."""
+    from ..core.setting import setting_at
+    from . import lemma41, theorem4
+
+    quick = not full
+    for D2, what in (
+        (lemma41.SIZES.pick(quick).start_D(s.D), "Lemma 4.1 scaling"),
+        (theorem4.SIZES.pick(quick).run_D(s.D), "Theorem 4.2"),
+    ):
+        try:
+            setting_at(s, D2)
+        except ValueError as e:
+            mode = "--full" if full else "quick"
+            raise ValueError(
+                f"--C: the {what} checks run at D={D2} ({mode} mode) and the setting "
+                f"does not move there: {e}; use --only 3.1,3.2 or a C dividing {D2}"
+            ) from None
+
+
+def theorem_checks(
+    s: Setting, only: Sequence[str], full: bool, progress: Callable[[str], None] | None = None
+) -> list[Check]:
+    """The rows: with ``only`` (a subset of :data:`CHEAP`) those checks, else every theorem claim's checks
+    at its quick or (``full``) full sizes, in ledger order (``progress`` gets their messages)."""
+    from .theorem31 import check_theorem_3_1
+    from .theorem32 import check_theorem_3_2
+
+    if only:
+        return (check_theorem_3_1(s, scan=False) if "3.1" in only else []) + (
+            check_theorem_3_2(s) if "3.2" in only else []
+        )
+    return [c for mod in theorem_claims() for c in mod.checks(s, quick=not full, progress=progress)]

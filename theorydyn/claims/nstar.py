@@ -33,12 +33,11 @@ from typing import Any
 import pandas as pd
 
 from ..core.config import Seeds, option
-from ..core.glm import theorem_3_1_scope
-from ..core.setting import Setting, setting_at
+from ..core.setting import Setting
 from ..core.stats import bracket_power_law
-from ..experiments.nstar import KS, margin_trend, n50, nstar_runs
+from ..experiments import nstar as runs_ns
+from ..experiments.nstar import KS, margin_trend, n50, nstar_runs, scope_at
 from ..infra.memory import MemoryEstimate
-from ..simulate.memory import simulate_memory
 from . import forms
 from .check import Check, Form, Verdict
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
@@ -106,8 +105,7 @@ def check_n_star(s: Setting, runs: pd.DataFrame, label: str, ks: tuple[float, ..
         D = int(D)
         Ns = sorted(int(N) for N in g["N"].unique())
         q = float(g["q"].iloc[0])
-        sd = setting_at(s, D).at(q=q)
-        scope = theorem_3_1_scope(sd)
+        scope = scope_at(s, D, q)
         div = g[g["status"] == "diverged"]
         div_text = (
             f"diverged {len(div)} of {len(g)} runs (left out of N_50; a diverged run says nothing about the sample "
@@ -263,10 +261,7 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks` at :data:`SIZES`: the largest simulation
-    (:func:`theorydyn.simulate.memory.simulate_memory`) at the largest D and N, plus the
-    common-random-numbers training set it slices (as large again)."""
+    """Peak of :func:`checks` at :data:`SIZES`: the runs' at the largest D and N
+    (:func:`theorydyn.experiments.nstar.memory`)."""
     n = SIZES.pick(quick)
-    Dn = max(nstar_Ds(s.C, n.n_D))
-    N_max = max(n.Ns)
-    return simulate_memory(Dn, s.C, Dn, N=2 * N_max, n_test=256)
+    return runs_ns.memory(s, max(nstar_Ds(s.C, n.n_D)), max(n.Ns))

@@ -6,7 +6,7 @@ largest entries of Â_i are i's set, :func:`theorydyn.core.model.association`) a
 [T_a, k·T_a] of time s = η·t, with
 
     T_a = max(T1, T2) of the idealized (N = ∞) flow at the row's setting: the time the idealized
-          dynamics needs to end phases II and III (:func:`theorydyn.experiments.theorem4.steps_for`).
+          dynamics needs to end phases II and III (:func:`theorydyn.experiments.nstar.steps_for`).
 
 (The idealized flow's own Definition 2.2 holds from s > 0 on, by the symmetry of Lemma 4.1, so its
 literal association time is 0 and gives no window; T_a is when its association has a margin and its

@@ -80,8 +80,9 @@ class Theorem4Sizes(ClaimSizes):
 
 
 #: Theorem 4.2's sizes, fixed before any run: N = 16384; quick: at D = min(D, 32) at a q where the theorem has
-#: content (:func:`run_setting`); full: at the ledger's D and q; both read on N*(D)'s windows k = 1.5 and 3 at
-#: the stated rule's step size (:func:`run_plan`), 5 seeds.
+#: content (:func:`~theorydyn.experiments.theorem4.run_setting`); full: at the ledger's D and q; both read on
+#: N*(D)'s windows k = 1.5 and 3 at the stated rule's step size (:func:`~theorydyn.experiments.theorem4.run_plan`),
+#: 5 seeds.
 SIZES = Sizes(
     quick=Theorem4Sizes(steps=250, D_max=32, closeness=CLOSENESS.quick),
     full=Theorem4Sizes(),
@@ -153,14 +154,20 @@ def judged_rows(
     """
     s, N, steps, eta, seeds = runs.s, runs.run.N, runs.run.steps, runs.run.eta, len(runs.runs)
     scope = _scope(runs, scope_31)
-    assoc = runs.values("assoc")
+    assoc = [r.assoc for r in runs.runs]
     errs = [unconditional_error(r.err_f, r.amb_f) for r in runs.runs]
-    status = runs.values("status")
-    trajs = runs.values("trajectory")
+    status = [r.status for r in runs.runs]
+    trajs = [r.trajectory for r in runs.runs]
     params = run_params(s, runs.run, "realistic", **departures(s, eta=eta))
-    note = f"cos(v, w*) mean {np.mean(runs.values('cos')):.3f}; simulate status {sorted(set(status))}"
+    note = f"cos(v, w*) mean {np.mean([r.cos for r in runs.runs]):.3f}; simulate status {sorted(set(status))}"
     where = theorem_4_2_where(s, N, steps, seeds, ledger_D)
+    ctl = [r.control_err for r in runs.runs if r.control_err is not None]  # the controls, when paired
+    cos_after, cos_rise = [r.cos_after for r in runs.runs], [r.cos_rise for r in runs.runs]
+    # the 95% intervals over seeds that the verdicts below read (the rows' own come with each Check)
     _, _, hi = mean_ci(errs)
+    ctl_ci = mean_ci(ctl) if runs.control else None
+    after_lo = mean_ci(cos_after)[1] if all(math.isfinite(c) for c in cos_after) else math.nan
+    rise_lo = mean_ci(cos_rise)[1]
     v1 = Verdict.OUT_OF_SCOPE if scope else Verdict.INFO  # the verdict is the window row
     v2 = Verdict.OUT_OF_SCOPE if scope else Verdict.INFO  # o(1) at one D: the trend across D decides
     if scope:
@@ -180,10 +187,9 @@ def judged_rows(
         if T_a is not None and windows and "association" in trajs[0]
         else []
     )
-    ctl = runs.values("control_err")
     frozen = (
-        frozen_rows(s, scope_31, glm_err, ctl, runs.run, ledger_D, "realistic, A frozen, paired")
-        if runs.control
+        frozen_rows(s, scope_31, glm_err, ctl, ctl_ci, runs.run, ledger_D, "realistic, A frozen, paired")
+        if ctl_ci is not None
         else []
     )
     # the three rows share their params, note, route and bounds
@@ -209,12 +215,12 @@ def judged_rows(
         row(
             f"Theorem 4.2 (2) {where}",
             "Pr[f F <= 0 | f != 0] on fresh samples",
-            runs.values("err_f"),
+            [r.err_f for r in runs.runs],
             "INFO (not the paper's quantity: f = 0 excluded)",
             Verdict.INFO,
         ),
     ]
-    return rows + _cos_rows(runs, where, params, scope, cos_tol) + frozen
+    return rows + _cos_rows(cos_after, cos_rise, after_lo, rise_lo, where, params, scope, cos_tol) + frozen
 
 
 def _scope(runs: Theorem4Runs, scope: str | None) -> str | None:
@@ -232,8 +238,18 @@ def _scope(runs: Theorem4Runs, scope: str | None) -> str | None:
     return scope
 
 
-def _cos_rows(runs: Theorem4Runs, where: str, params: dict, scope: str | None, cos_tol: float) -> list[Check]:
-    """From the runs of :func:`theorem_4_rows`, over seeds:
+def _cos_rows(
+    cos_after: list[float],
+    cos_rise: list[float],
+    after_lo: float,
+    rise_lo: float,
+    where: str,
+    params: dict,
+    scope: str | None,
+    cos_tol: float,
+) -> list[Check]:
+    """From the runs of :func:`judged_rows` (per seed: ``cos_after``, ``cos_rise``; the lower ends of their
+    95% intervals over seeds: ``after_lo``, nan unless every seed reached T0, and ``rise_lo``):
 
     3. Lemma 4.2 at finite N, "v stays along w*": min over recorded s ≥ T0 (the end of phase I,
        :class:`~theorydyn.core.phases.Phases`) of cos(v̂(s), w*); INFO (the lemma is about (P)), the
@@ -242,15 +258,12 @@ def _cos_rows(runs: Theorem4Runs, where: str, params: dict, scope: str | None, c
     4. Figure 4, "cos(v̂, w*) rises": cos at the end minus cos at initialisation, paired by seed;
        PASS iff its 95% interval lies above 0, else FAIL (OUT_OF_SCOPE with ``scope``).
     """
-    cos_after = runs.values("cos_after")
-    cos_rise = runs.values("cos_rise")
     reached = all(math.isfinite(c) for c in cos_after)
-    c_lo = (min(cos_after) if math.isnan(mean_ci(cos_after)[1]) else mean_ci(cos_after)[1]) if reached else math.nan
+    c_lo = (min(cos_after) if math.isnan(after_lo) else after_lo) if reached else math.nan
     # INFO (issue 30): Lemma 4.2 is a statement about (P); the 0.99 reading at finite N is the toolkit's,
     # and the finite-N statement the proof rests on is the semi-realistic closeness (its own rows)
     v3 = Verdict.OUT_OF_SCOPE if scope else Verdict.INFO
-    _, r_lo, _ = mean_ci(cos_rise)
-    r_lo = min(cos_rise) if math.isnan(r_lo) else r_lo
+    r_lo = min(cos_rise) if math.isnan(rise_lo) else rise_lo
     v4 = Verdict.OUT_OF_SCOPE if scope else bool(r_lo > 0)
     per = lambda v: ", ".join(f"{x:.4f}" for x in v)  # noqa: E731
     return [
@@ -320,7 +333,7 @@ def frozen_attention_row(
     """:func:`frozen_rows` at ``s`` with Theorem 3.1's reading there
     (:func:`theorydyn.experiments.theorem4.glm_reading`)."""
     scope, best = glm_reading(s)
-    return frozen_rows(s, scope, best, errs, run, ledger_D, init)
+    return frozen_rows(s, scope, best, errs, mean_ci(errs), run, ledger_D, init)
 
 
 def frozen_rows(
@@ -328,12 +341,14 @@ def frozen_rows(
     scope: str | None,
     best: float,
     errs: list[float],
+    ci: tuple[float, float, float],
     run: Any,
     ledger_D: int | None = None,
     init: str = "realistic, A frozen",
 ) -> list[Check]:
     """The row of the model without patch association: Pr[f F ≤ 0 | f ≠ 0] of Â frozen at init, v̂
-    trained by GD (``run``: its N, steps, η, ω), one error per seed (``errs``). PASS iff its 95%
+    trained by GD (``run``: its N, steps, η, ω), one error per seed (``errs``, with ``ci`` their mean and 95%
+    interval, :func:`theorydyn.core.stats.mean_ci`). PASS iff its 95%
     interval lies at or above 1/8 (Theorem 3.1's bound for every GLM); DEVIATES iff it lies below (the
     frozen model beats the bound: with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval
     straddles 1/8; OUT_OF_SCOPE outside Theorem 3.1's scope rule (``scope``: its reason, or None inside).
@@ -341,7 +356,7 @@ def frozen_rows(
     (:func:`theorydyn.core.glm.glm_oracle_error_exact`), an upper bound on the best GLM's error
     (docs/theory.md §6.1)."""
     seeds = len(errs)
-    _, lo, hi = mean_ci(errs)
+    _, lo, hi = ci
     lo, hi = (min(errs), max(errs)) if math.isnan(lo) else (lo, hi)
     note = (
         f"per seed {', '.join(f'{e:.4f}' for e in errs)}; exact error of the equal-weight GLM with the best link "
@@ -428,7 +443,8 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     """The ledger rows of Theorem 4.2 (with Lemma 4.2 and Figure 4 from its runs) and of the model
     without patch association at :data:`SIZES`, each random number over its 5 seeds; every row's claim
     text names its size: the runs of :func:`theorydyn.experiments.theorem4.run` judged by :func:`rows`."""
-    res = runs4.run(s, config(s, quick), progress)
+    cfg = config(s, quick)
+    res = runs4.run(s, cfg, progress)
     return rows(res)
 
 
@@ -446,33 +462,39 @@ def rows(res: Theorem4Results) -> list[Check]:
       (:func:`theorydyn.claims.semirealistic.closeness_check_rows`), at the Lemma 4.1 finite-N rows' size.
     """
     s, sg = res.s, res.sg
+    not_run = _not_run_rows(s, sg.D) if sg.D != s.D else []
     out = judged_rows(
         res.runs, res.windows, res.scope, res.glm_err, ledger_D=s.D, T_a=res.plan["T_a"], regime=regime_of(res)
     )
-    out += closeness_check_rows(res.closeness, s.D)
-    if sg.D != s.D:
-        Nf = SIZES.full.N
-        cmd = (
-            f"python -m theorydyn.verify --D {s.D} --C {s.C} --q {s.q:g} --only theorem4 "
-            f"(full size: N = {Nf}, {len(SIZES.full.seeds)} seeds, the rule's step size)"
-        )
-        for part, what in (
-            ("(1)", "patch association of A_hat (Definition 2.2, fraction of rows)"),
-            ("(2)", "Pr[f F <= 0] on fresh samples (f = 0 an error)"),
-        ):
-            out.append(
-                Check.not_run(
-                    f"Theorem 4.2 {part} [D = {s.D}, the ledger's D]",
-                    what,
-                    "== 1 at every recorded step of [T_a, 3 T_a] (all rows, every seed), in regime"
-                    if part == "(1)"
-                    else "INFO at one D (o(1): the trend across D)",
-                    f"not run in quick mode: the quick budget runs Theorem 4.2 at D = {sg.D} (the rows above)",
-                    cmd,
-                    params=setting_params(s, N=Nf, seeds=len(SIZES.full.seeds)),
-                    form=Form.ACHIEVABLE,
-                )
+    return out + closeness_check_rows(res.closeness, s.D) + not_run
+
+
+def _not_run_rows(s: Setting, D_run: int) -> list[Check]:
+    """The NOT_RUN rows of Theorem 4.2 at the ledger's D when the quick runs are at ``D_run`` < D, with the
+    command that runs them at full size."""
+    Nf = SIZES.full.N
+    cmd = (
+        f"python -m theorydyn.verify --D {s.D} --C {s.C} --q {s.q:g} --only theorem4 "
+        f"(full size: N = {Nf}, {len(SIZES.full.seeds)} seeds, the rule's step size)"
+    )
+    out = []
+    for part, what in (
+        ("(1)", "patch association of A_hat (Definition 2.2, fraction of rows)"),
+        ("(2)", "Pr[f F <= 0] on fresh samples (f = 0 an error)"),
+    ):
+        out.append(
+            Check.not_run(
+                f"Theorem 4.2 {part} [D = {s.D}, the ledger's D]",
+                what,
+                "== 1 at every recorded step of [T_a, 3 T_a] (all rows, every seed), in regime"
+                if part == "(1)"
+                else "INFO at one D (o(1): the trend across D)",
+                f"not run in quick mode: the quick budget runs Theorem 4.2 at D = {D_run} (the rows above)",
+                cmd,
+                params=setting_params(s, N=Nf, seeds=len(SIZES.full.seeds)),
+                form=Form.ACHIEVABLE,
             )
+        )
     return out
 
 

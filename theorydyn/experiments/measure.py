@@ -1,7 +1,7 @@
 """Measurements on a trained model or a recorded run, shared by the experiments.
 
 * :func:`fresh_errors` — the errors of (Â, v̂) on fresh samples (the GD rows of Lemma 4.1 and
-  Theorem 4.2 measure their error this way);
+  Theorem 4.2 measure their error this way; :func:`fresh_errors_of`: several models on one draw);
 * :func:`window_summary` — Definition 2.2's association read on a window [T_a, k·T_a] of a recorded
   run (the persistence of Theorem 4.2's "for any T ≥ poly(d)/η", :mod:`theorydyn.claims.persistence`);
   :func:`window_ks` — the windows a run of a given length can read.
@@ -29,12 +29,25 @@ MAX_STEPS_LONG = 6000
 
 def fresh_errors(s: Any, A: np.ndarray, v: np.ndarray, N_test: int, seed: int) -> dict[str, float]:
     """The errors of (A, v) against y and f on ``N_test`` fresh samples drawn with ``seed``
-    (:func:`theorydyn.core.data.errors`; a non-finite logit counts as 0): the GD rows of Lemma 4.1 and
-    Theorem 4.2 measure their error this way."""
+    (:func:`fresh_errors_of` of the one model): the GD rows of Lemma 4.1 and Theorem 4.2 measure their
+    error this way."""
+    return fresh_errors_of(s, [(A, v)], N_test, seed)[0]
+
+
+def fresh_errors_of(
+    s: Any, models: list[tuple[np.ndarray, np.ndarray]], N_test: int, seed: int
+) -> list[dict[str, float]]:
+    """The errors of each (A, v) of ``models`` against y and f on the same ``N_test`` fresh samples, drawn
+    once with ``seed`` (:func:`theorydyn.core.data.errors`; a non-finite logit counts as 0): a run and its
+    control are measured on one draw."""
     b = data.sample(s, N_test, seed=seed)
-    with np.errstate(over="ignore", invalid="ignore"):
-        F = model.forward(s, A, v, b.X)
-    return data.errors(np.where(np.isfinite(F), F, 0.0), b.y, data.labelling(s, b.X))
+    f = data.labelling(s, b.X)
+    out = []
+    for A, v in models:
+        with np.errstate(over="ignore", invalid="ignore"):
+            F = model.forward(s, A, v, b.X)
+        out.append(data.errors(np.where(np.isfinite(F), F, 0.0), b.y, f))
+    return out
 
 
 def window_summary(traj: pd.DataFrame, T_a: float, k: float) -> dict[str, float]:

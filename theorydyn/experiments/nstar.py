@@ -8,7 +8,7 @@ X a step (:func:`theorydyn.simulate.simulate_replicas` with ``n_train``). Each r
 * steps at the stated rule's step size (:func:`theorydyn.experiments.stepsize.rule_eta`: 1/λ* of the
   risk's largest curvature along the idealized trajectory up to the longest window), or a given η;
 * lasts ⌈max(ks)·T_a/η⌉ steps (T_a the idealized flow's association time,
-  :func:`theorydyn.experiments.theorem4.steps_for`) and records at least :data:`MIN_WINDOW_RECORDS` steps
+  :func:`steps_for`) and records at least :data:`MIN_WINDOW_RECORDS` steps
   inside the shortest window [T_a, min(ks)·T_a] (the same windows as Theorem 4.2's rows);
 * stops at its first record at s ≥ T_a whose association is incomplete (``stop_after=T_a``): it has
   then failed every window, and the pass goes on with the others (the largest N is the costly one);

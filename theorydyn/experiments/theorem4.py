@@ -7,8 +7,9 @@
   and its trajectory. Returns :class:`Theorem4Runs`; :mod:`theorydyn.claims.theorem4` judges it.
 * :func:`run_frozen` — the model without patch association on runs of its own: Â frozen at its
   initialisation, v̂ trained by GD (:func:`train_v_frozen`), one error per seed.
-* :func:`steps_for` — how long a run must last: the idealized (N = ∞) flow's max(T1, T2) at the
-  run's setting (:func:`theorydyn.reduced.flows_until_t2`), times :data:`HORIZON_FACTOR`, over η.
+* :func:`~theorydyn.experiments.nstar.steps_for` (named here too) — how long a run must last: the idealized
+  (N = ∞) flow's max(T1, T2) at the run's setting, times :data:`~theorydyn.experiments.nstar.HORIZON_FACTOR`,
+  over η.
 * :func:`run` — everything the ledger's Theorem 4.2 rows read, planned, sized and run in one call
   (:class:`Theorem4Config` → :class:`Theorem4Results`): the setting where the theorem has content
   (:func:`run_setting`), the plan (:func:`run_plan`), the seeds with their controls (:func:`run_seeds`) read
@@ -53,7 +54,7 @@ from ..simulate.memory import simulate_memory
 from ..simulate.partial import descend_partial
 from ..simulate.run import init_params
 from .lemma41 import smallest_in_scope
-from .measure import fresh_errors, window_ks, window_summary
+from .measure import fresh_errors, fresh_errors_of, window_ks, window_summary
 from .nstar import HORIZON_FACTOR, plan_at, regime_reading, steps_for  # noqa: F401  (steps_for: named here before)
 from .semirealistic import Closeness, closeness
 
@@ -213,13 +214,12 @@ def run_seeds(
             progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {i + 1}/{len(seeds)}{with_ctl}")
         # the window rows read association at every recorded step
         one = run.replace(seed=sd, record_every=every)
-        ctl_err: float | None = None
-        if control:
-            res, ctl = train_paired(s, one)
-            ctl_err = fresh_errors(s, ctl.A, ctl.v, run.n_test, sd + 7919)["err_f"]
-        else:
-            res = train_upstream(s, one)
-        e = fresh_errors(s, res.A, res.v, run.n_test, sd + 7919)
+        res, ctl = train_paired(s, one) if control else (train_upstream(s, one), None)
+        # the run and its control measured on the same fresh samples, drawn once
+        e, *ctl_e = fresh_errors_of(
+            s, [(res.A, res.v)] + ([] if ctl is None else [(ctl.A, ctl.v)]), run.n_test, sd + 7919
+        )
+        ctl_err = ctl_e[0]["err_f"] if ctl_e else None
         cos = float(res.v @ s.w_star / np.linalg.norm(res.v))
         status = str(getattr(res, "status", "ok"))
         tr = res.trajectory
@@ -263,24 +263,29 @@ def run_frozen(
 # ---- the ledger's Theorem 4.2 experiment: planned, sized and run in one call ------------------------------
 
 
-def run_setting(s: Setting, D_max: int | None) -> tuple[Setting, str]:
-    """The setting Theorem 4.2's runs are at, and why: D = min(s.D, ``D_max``) (``s.D`` without a D_max) and
-    the ledger's q where the theorem has content there, i.e. where attention frozen at initialisation cannot
-    reach Theorem 3.1's 1/8 (the exact equal-weight GLM error, :func:`theorydyn.core.glm.glm_oracle_error_exact`,
-    is at least 1/8); else Assumption 2's q = C²/D at that D (issue 39: at D = 32, q = 1/4, q(D − C) = 7 and
-    frozen attention errs below 1/8). The text names a changed q."""
+def run_setting(s: Setting, D_max: int | None) -> tuple[Setting, str, str | None, float]:
+    """The setting Theorem 4.2's runs are at, why, and Theorem 3.1's reading there (:func:`glm_reading`):
+    (sg, why_q, scope, glm_err). D = min(s.D, ``D_max``) (``s.D`` without a D_max) and the ledger's q where the
+    theorem has content there, i.e. where attention frozen at initialisation cannot reach Theorem 3.1's 1/8 (the
+    exact equal-weight GLM error, :func:`theorydyn.core.glm.glm_oracle_error_exact`, is at least 1/8); else
+    Assumption 2's q = C²/D at that D (issue 39: at D = 32, q = 1/4, q(D − C) = 7 and frozen attention errs below
+    1/8). ``why_q`` names a changed q ("" if none)."""
     sg = setting_at(s, min(s.D, D_max)) if D_max is not None else s
-    if glm_oracle_error_exact(sg)["err_cond"] >= 0.125:
-        return sg, ""
+    err = glm_oracle_error_exact(sg)["err_cond"]
+    if err >= 0.125:
+        return sg, "", theorem_3_1_scope(sg), err
     q2 = s.C**2 / sg.D
     if q2 <= 1.0:
         alt = sg.at(q=q2)
-        if glm_oracle_error_exact(alt)["err_cond"] >= 0.125:
-            return alt, (
+        alt_err = glm_oracle_error_exact(alt)["err_cond"]
+        if alt_err >= 0.125:
+            why = (
                 f"q = C^2/D = {q2:.4g} instead of the ledger's {sg.q:g}: at D = {sg.D}, q = {sg.q:g} attention "
                 "frozen at initialisation errs below 1/8 (the theorem has no content there)"
             )
-    return sg, f"at D = {sg.D} no q of the ledger's or Assumption 2's makes frozen attention err >= 1/8"
+            return alt, why, theorem_3_1_scope(alt), alt_err
+    why = f"at D = {sg.D} no q of the ledger's or Assumption 2's makes frozen attention err >= 1/8"
+    return sg, why, theorem_3_1_scope(sg), err
 
 
 def run_plan(sg: Setting, n: Any, eta: float | None = None) -> dict:
@@ -325,8 +330,9 @@ class Theorem4Results:
 
     Attributes:
         sg, why_q: the runs' setting (:func:`run_setting`) and why its q differs from the ledger's ("" if not).
-        scope, glm_err: Theorem 3.1 at ``sg`` (:func:`glm_reading`): its scope rule's reason (None inside) and
-            the exact error of the equal-weight GLM with the best link, the Â-frozen control's bound.
+        scope, glm_err: Theorem 3.1 at ``sg`` (:func:`run_setting`, as :func:`glm_reading`): its scope rule's
+            reason (None inside) and the exact error of the equal-weight GLM with the best link, the Â-frozen
+            control's bound.
         plan: :func:`run_plan` at ``sg`` (T_a, eta, eta_rule, lam, edge, steps, record_every, ks).
         runs: the seeds' runs with their Â-frozen controls (:func:`run_seeds`).
         windows: per k of ``plan["ks"]``, one :func:`~theorydyn.experiments.measure.window_summary` per seed
@@ -355,8 +361,7 @@ def run(s: Setting, config: Theorem4Config, progress: Callable[[str], None] | No
     the plan's windows, N*(D)'s regime at the same D and q, and the semi-realistic closeness at the smallest
     D in Theorem 3.1's scope from ``config.closeness_from``."""
     n, r, c = config.sizes, config.regime, config.sizes.closeness
-    sg, why_q = run_setting(s, n.D_max)
-    scope, glm_err = glm_reading(sg)
+    sg, why_q, scope, glm_err = run_setting(s, n.D_max)
     sl, _ = smallest_in_scope(s, config.closeness_from, s.D)
     plan = run_plan(sg, n)
     runs = run_seeds(

@@ -20,12 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from ..core.config import Seeds, option
 from ..core.setting import Setting
 from ..experiments import lemma41 as runs41
-from ..experiments.lemma41 import lemma_4_1_scaling_runs, population_gd, smallest_in_scope
+from ..experiments.lemma41 import lemma_4_1_scaling_runs, population_gd, scaling_exponents, smallest_in_scope
 from ..infra.memory import MemoryEstimate
 from .check import UNIT, Check, Verdict, departures, setting_params
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
@@ -59,10 +57,12 @@ def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
 
     For each seed, the least-squares slope b of log(in-set std / gap) against log N (the
     deviation ∝ N^b; 0 would mean no approach to the three-value form), and the same for the
-    row-level spread; plus the values at the largest N. ``runs``: a DataFrame from
+    row-level spread (:func:`theorydyn.experiments.lemma41.scaling_exponents`); plus the values at the
+    largest N. ``runs``: a DataFrame from
     :func:`theorydyn.experiments.lemma41.lemma_4_1_scaling_runs` (else run with ``kw``).
     """
     runs = runs if runs is not None else lemma_4_1_scaling_runs(s, **kw)
+    exponents = scaling_exponents(runs)
     Ns = sorted(runs["N"].unique())
     params = setting_params(
         s,
@@ -76,7 +76,7 @@ def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
         ("row_rel_spread", "row-level spread / gap"),
         ("cross_rel_std", "cross-set std / gap"),
     ):
-        slopes = [float(np.polyfit(np.log(g["N"]), np.log(g[col]), 1)[0]) for _, g in runs.groupby("seed")]
+        slopes = exponents[col]
         means = runs.groupby("N")[col].mean()
         listing = ", ".join(f"N={n}: {m:.3f}" for n, m in means.items())
         out.append(

@@ -5,7 +5,8 @@
   idealized initialisation; returns :class:`PopulationRun` (how far A strays from the three-value form).
 * :func:`lemma_4_1_scaling_runs` — realistic GD (:func:`theorydyn.simulate.simulate`) at every N of a
   grid and every seed, each run measured by :func:`symmetry_deviation` (the distance of Â from the
-  three-value form), association (Definition 2.2) and its error on fresh samples; at the size
+  three-value form), association (Definition 2.2) and its error on fresh samples, and the exponents in N
+  of the distance per seed (:func:`scaling_exponents`); at the size
   :func:`smallest_in_scope` picks, its peak memory :func:`memory`.
 
 :mod:`theorydyn.claims.lemma41` turns both into rows.
@@ -60,6 +61,20 @@ def symmetry_deviation(s: Setting, A: np.ndarray) -> dict[str, float]:
         "cross_absmax": float(np.abs(crv).max()),
         "row_rel_spread": float(spread.max() / g),
         "top_row_ratio": float(np.median(ratio)),
+    }
+
+
+#: The distances of Â from the three-value form (:func:`symmetry_deviation`'s fields) whose exponent in N
+#: :func:`scaling_exponents` reads: in-set std, row-level spread and cross-set std, each over the gap.
+SCALING_COLUMNS = ("in_rel_std", "row_rel_spread", "cross_rel_std")
+
+
+def scaling_exponents(runs: pd.DataFrame) -> dict[str, list[float]]:
+    """Per column of :data:`SCALING_COLUMNS` of :func:`lemma_4_1_scaling_runs`' table and per seed (in seed
+    order), the least-squares slope b of log(column) against log N: the distance ∝ N^b."""
+    return {
+        col: [float(np.polyfit(np.log(g["N"]), np.log(g[col]), 1)[0]) for _, g in runs.groupby("seed")]
+        for col in SCALING_COLUMNS
     }
 
 

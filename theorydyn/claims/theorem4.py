@@ -37,7 +37,8 @@ from ..core.setting import Setting
 from ..core.stats import mean_ci
 from ..experiments import theorem4 as runs4
 from ..experiments.nstar import KS
-from ..experiments.theorem4 import RUN, Theorem4Config, Theorem4Results, Theorem4Runs, glm_reading, run_frozen
+from ..experiments.theorem4 import RUN as RUN  # the runs' options, named here before they moved (bench, tests)
+from ..experiments.theorem4 import Theorem4Config, Theorem4Results, Theorem4Runs, glm_reading, run_frozen
 from ..infra.memory import MemoryEstimate
 from . import forms
 from .check import UNIT, Check, Form, Verdict, departures, setting_params, unconditional_error
@@ -46,8 +47,6 @@ from .nstar import SIZES as NSTAR_SIZES  # the regime: N*(D)'s runs at the same 
 from .persistence import windows_rows
 from .semirealistic import CLOSENESS, ClosenessSizes, closeness_check_rows
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
-
-__all__ = ["RUN"]  # RUN: the runs' options, named here since before they moved to the experiment
 
 #: Lemma 4.2 at finite N: "v stays along w*" read as cos(v_hat, w*) >= 0.99 after phase I (the part of
 #: v_hat off w* at most sqrt(1 - 0.99^2) = 14% of its norm), fixed before any run.

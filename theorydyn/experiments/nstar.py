@@ -356,6 +356,25 @@ def margin_trend(g: pd.DataFrame, column: str = "margin_Ta") -> dict[str, Any] |
     )
 
 
+def readings(s: Setting, runs: pd.DataFrame, ks: Sequence[float]) -> dict[int, dict[str, Any]]:
+    """What the N*(D) rows read of a :func:`nstar_runs` table (its runs with N > 0), per D: q, the N grid ``Ns``,
+    Theorem 3.1's scope rule at (D, q) (:func:`scope_at`), ``n50`` per k of ``ks`` (:func:`n50` on the
+    success_k<k> column over seeds) and the association margin's ``trend`` in N (:func:`margin_trend`)."""
+    out: dict[int, dict[str, Any]] = {}
+    for D, g in runs[runs["N"] > 0].groupby("D"):
+        Ns = sorted(int(N) for N in g["N"].unique())
+        q = float(g["q"].iloc[0])
+        tabs = {k: g.pivot(index="seed", columns="N", values=f"success_k{k:g}").reindex(columns=Ns) for k in ks}
+        out[int(D)] = dict(
+            q=q,
+            Ns=Ns,
+            scope=scope_at(s, int(D), q),
+            n50={k: n50(Ns, tab.to_numpy(float)) for k, tab in tabs.items()},
+            trend=margin_trend(g),
+        )
+    return out
+
+
 def regime_reading(
     s: Setting,
     sg: Setting,

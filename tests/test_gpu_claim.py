@@ -11,7 +11,7 @@ import pytest
 from theorydyn.claims import gpu, theorem4
 from theorydyn.claims.check import Verdict
 from theorydyn.core.setting import Setting, setting_at
-from theorydyn.experiments.theorem4 import run_seeds
+from theorydyn.experiments.theorem4 import run_plan, run_seeds
 
 # the experiments' keyed stores (seed runs, N*(D) passes, step-size rules) in a run directory of each test's own
 pytestmark = pytest.mark.usefixtures("run_home")
@@ -60,7 +60,7 @@ def test_on_a_device_the_rows_are_the_cpu_rows_procedure(monkeypatch):
     monkeypatch.setattr(theorem4, "SIZES", theorem4.Sizes(quick=n4, full=n4))
     rows = gpu.checks(s, quick=True, device="cpu")
     sg = setting_at(s, 16)
-    plan = theorem4.run_plan(sg, n4)  # the stated rule's step size, N*(D)'s windows
+    plan = run_plan(sg, n4)  # the stated rule's step size, N*(D)'s windows
     run = theorem4.RUN.replace(N=2048, steps=plan["steps"], eta=plan["eta"], dtype="float32")
     runs = run_seeds(sg, run, n4.seeds, control=True, record_every=plan["record_every"])
     ref = theorem4.theorem_4_rows(runs, ledger_D=16, T_a=plan["T_a"], ks=plan["ks"])

@@ -478,11 +478,11 @@ def test_lemma_4_1_size_is_chosen_by_the_scope_rule():
     """D = 16 at q = 1/4, C = 4 has q(D - C) = 3 <= C: the rule moves to D = 24 (q(D - C) = 5 > C); at
     q = 1/2 (C = 4) D = 16 is in scope; where no D is, the setting at the start with the rule's reason."""
     assert glm.theorem_3_1_scope(Setting(D=16, C=4, q=0.25)) is not None
-    sl, why = l41.smallest_in_scope(Setting(D=64, C=4, q=0.25), 16, 64)
+    sl, why = xl41.smallest_in_scope(Setting(D=64, C=4, q=0.25), 16, 64)
     assert (sl.D, sl.q, why) == (24, 0.25, None)
-    assert l41.smallest_in_scope(Setting(D=32, C=4, q=0.5), 16, 32)[0].D == 16
-    assert l41.smallest_in_scope(Setting(D=128, C=8, q=0.5), 16, 128)[0].D == 32
-    sl, why = l41.smallest_in_scope(Setting(D=64, C=4, q=0.05), 16, 64)
+    assert xl41.smallest_in_scope(Setting(D=32, C=4, q=0.5), 16, 32)[0].D == 16
+    assert xl41.smallest_in_scope(Setting(D=128, C=8, q=0.5), 16, 128)[0].D == 32
+    sl, why = xl41.smallest_in_scope(Setting(D=64, C=4, q=0.05), 16, 64)
     assert sl.D == 16 and "more spurious" in why
 
 
@@ -499,20 +499,23 @@ def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
         seen["thm"] = (sg.D, run.N, run.steps)
         return (sg, run, seeds)
 
-    def rows_(runs, **kw):
+    def rows_(runs, windows, scope, glm_err, **kw):
         sg, run, seeds = runs
         where = t4.theorem_4_2_where(sg, run.N, run.steps, len(seeds), kw["ledger_D"])
         return [Check.over_seeds(f"Theorem 4.2 (1) {where}", "assoc", [1.0] * 5, "== 1", True)]
 
+    # the claim runs one experiment (experiments.theorem4.run) and judges it: its runs are stubbed there
     monkeypatch.setattr(l41, "check_lemma_4_1_scaling", scaling)
-    monkeypatch.setattr(t4, "run_seeds", runs_)
-    monkeypatch.setattr(t4, "theorem_4_rows", rows_)
-    monkeypatch.setattr(t4, "check_frozen_attention", lambda sg, **kw: [])
-    monkeypatch.setattr(t4, "check_closeness", lambda sl, *a, **kw: seen.setdefault("closeness", sl.D) and [])
+    monkeypatch.setattr(xt4, "run_seeds", runs_)
+    monkeypatch.setattr(xt4, "read_windows", lambda *a, **kw: {})
+    monkeypatch.setattr(t4, "judged_rows", rows_)
+    monkeypatch.setattr(xt4, "closeness", lambda sl, **kw: seen.setdefault("closeness", sl.D))
+    monkeypatch.setattr(t4, "closeness_check_rows", lambda c, *a: [])
     plan = dict(steps=1234, T_a=100.0, ks=(1.5, 3.0), eta=2.0, record_every=5, lam=0.5, edge=4.0)
-    monkeypatch.setattr(t4, "run_plan", lambda sg, n, eta=None: seen.setdefault("q", sg.q) and plan)
+    monkeypatch.setattr(xt4, "run_plan", lambda sg, n, eta=None: seen.setdefault("q", sg.q) and plan)
     regime = dict(where="below", why="below the regime", margin_slope=(0.1, 0.2), eta_inside=True, n50=None)
-    monkeypatch.setattr(t4, "regime_at", lambda s, sg, N, quick, progress=None: dict(regime))
+    monkeypatch.setattr(xt4, "regime_reading", lambda *a, **kw: None)
+    monkeypatch.setattr(t4, "regime_of", lambda res: dict(regime))
     rows = l41.checks(Setting(D=64, C=4), quick=True) + t4.checks(Setting(D=64, C=4), quick=True)
     # at D = 32 the ledger's q = 1/4 has no content (frozen attention errs below 1/8): q = C^2/D = 1/2 instead
     assert seen == {"lemma": 24, "closeness": 24, "q": 0.5, "thm": (32, 16384, 1234)}

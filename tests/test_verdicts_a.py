@@ -13,6 +13,7 @@ import pytest
 from theorydyn.claims import persistence as pe
 from theorydyn.claims import semirealistic as sr
 from theorydyn.experiments import measure as me
+from theorydyn.experiments import semirealistic as xsr
 
 
 def _gaps(Ns, law, seeds=3, seed=0):
@@ -41,7 +42,7 @@ def test_relative_gaps_scale_by_the_reduced_trajectory():
     """gap_alpha is divided by max|alpha_inf|, gap_gamma and gap_rho by max|gamma_inf - rho_inf|."""
     red = pd.DataFrame(dict(s=[0, 1, 2], alpha=[0.1, 0.5, -0.2], gamma=[0, 1.0, 2.0], rho=[0, -0.5, -1.0]))
     tab = pd.DataFrame(dict(N=[4], seed=[0], gap_alpha=[0.05], gap_gamma=[0.3], gap_rho=[0.6]))
-    out = sr.relative_gaps(tab, red).iloc[0]
+    out = xsr.relative_gaps(tab, red).iloc[0]
     assert out["rel_alpha"] == pytest.approx(0.1) and out["rel_gamma"] == pytest.approx(0.1)
     assert out["gap_rel"] == pytest.approx(0.2)
 
@@ -116,10 +117,10 @@ def test_window_ks_drop_the_long_window_only_where_it_does_not_fit():
     quick, full = t4.SIZES.quick.ks, t4.SIZES.full.ks
     assert quick == full == (1.5, 3.0)  # N*(D)'s windows: one footing
     long = (1.5, 3.0, 10.0)
-    assert pe.window_ks(3000.0, 10.0, quick, 250) == (1.5, 3.0)
-    assert pe.window_ks(3000.0, 10.0, long, 1200) == (1.5, 3.0, 10.0)  # 3000 steps <= 6000
-    assert pe.window_ks(9000.0, 10.0, long, 1200) == (1.5, 3.0)  # 9000 steps > 6000
-    assert pe.window_ks(None, 10.0, long, 1200) == ()
+    assert me.window_ks(3000.0, 10.0, quick, 250) == (1.5, 3.0)
+    assert me.window_ks(3000.0, 10.0, long, 1200) == (1.5, 3.0, 10.0)  # 3000 steps <= 6000
+    assert me.window_ks(9000.0, 10.0, long, 1200) == (1.5, 3.0)  # 9000 steps > 6000
+    assert me.window_ks(None, 10.0, long, 1200) == ()
     assert math.isnan(pe.window_rows([_traj([1.0])], 1.0, 1.0, (), "T", {})[0].measured)
 
 

@@ -8,8 +8,8 @@ N·D·d = N·D² numbers (d = D): at D = 128 and N = 2¹⁷ it is 8 GiB in float
 
 * Theorem 4.2 (1) along the run and (2) at the end, with the Â-frozen control, at D = 128 (N = 2¹⁵ quick,
   2¹⁷ full) and D = 256 (N = 2¹⁸, full), the CPU rows' seeds, windows and step rule
-  (:data:`theorydyn.claims.theorem4.SIZES`, :func:`~theorydyn.claims.theorem4.run_plan`: the stated rule's
-  step size) and run options (:data:`~theorydyn.claims.theorem4.RUN`), the ledger's q, X in float32;
+  (:data:`theorydyn.claims.theorem4.SIZES`, :func:`~theorydyn.experiments.theorem4.run_plan`: the stated
+  rule's step size) and run options (:data:`~theorydyn.experiments.theorem4.RUN`), the ledger's q, X in float32;
 * N*(D) (full mode) at D = 64, 128, 256, N = 2¹²…2¹⁶, 3 seeds, N*(D)'s windows (k = 1.5 and 3), both q
   readings, common random numbers across N (:func:`theorydyn.experiments.nstar.nstar_runs`), no time budget.
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ..core.config import Seeds, option
 from ..core.setting import Setting, setting_at
 from ..experiments.nstar import KS, nstar_runs
-from ..experiments.theorem4 import run_seeds
+from ..experiments.theorem4 import RUN, run_plan, run_seeds
 from ..infra.memory import MemoryEstimate, Term
 from . import theorem4
 from .check import Check, setting_params
@@ -162,8 +162,8 @@ def checks(
             out += _not_run(s, D, N, f"X needs {need / 2**30:.1f} GiB, {device} has {total / 2**30:.1f} GiB", quick)
             continue
         sg = setting_at(s, D)
-        plan = theorem4.run_plan(sg, t4)
-        run = theorem4.RUN.replace(N=N, steps=plan["steps"], eta=plan["eta"], device=device, dtype="float32")
+        plan = run_plan(sg, t4)
+        run = RUN.replace(N=N, steps=plan["steps"], eta=plan["eta"], device=device, dtype="float32")
         runs = run_seeds(sg, run, t4.seeds, progress=say, control=True, record_every=plan["record_every"])
         rows = theorem4.theorem_4_rows(runs, ledger_D=s.D, T_a=plan["T_a"], ks=plan["ks"])
         out += [_on(c, device) for c in rows]

@@ -6,7 +6,7 @@
   (:func:`check_lemma_4_1_scaling`, on the runs of
   :func:`theorydyn.experiments.lemma41.lemma_4_1_scaling_runs`; distance from the form:
   :func:`theorydyn.experiments.lemma41.symmetry_deviation`), at the smallest size inside Theorem 3.1's
-  scope rule (:func:`smallest_in_scope`). The runs (GD on (P) and at finite N) are
+  scope rule (:func:`~theorydyn.experiments.lemma41.smallest_in_scope`). The runs (GD on (P) and at finite N) are
   :mod:`theorydyn.experiments.lemma41`.
 
 Theorem 4.2 and the rows from its runs are :mod:`theorydyn.claims.theorem4`; N*(D) is
@@ -20,14 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from ..core.config import Seeds, option
-from ..core.glm import theorem_3_1_scope
-from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
-from ..experiments.lemma41 import lemma_4_1_scaling_runs, population_gd
+from ..core.setting import Setting
+from ..experiments import lemma41 as runs41
+from ..experiments.lemma41 import lemma_4_1_scaling_runs, population_gd, scaling_exponents, smallest_in_scope
 from ..infra.memory import MemoryEstimate
-from ..simulate.memory import simulate_memory
 from .check import UNIT, Check, Verdict, departures, setting_params
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
@@ -60,10 +57,12 @@ def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
 
     For each seed, the least-squares slope b of log(in-set std / gap) against log N (the
     deviation ∝ N^b; 0 would mean no approach to the three-value form), and the same for the
-    row-level spread; plus the values at the largest N. ``runs``: a DataFrame from
+    row-level spread (:func:`theorydyn.experiments.lemma41.scaling_exponents`); plus the values at the
+    largest N. ``runs``: a DataFrame from
     :func:`theorydyn.experiments.lemma41.lemma_4_1_scaling_runs` (else run with ``kw``).
     """
     runs = runs if runs is not None else lemma_4_1_scaling_runs(s, **kw)
+    exponents = scaling_exponents(runs)
     Ns = sorted(runs["N"].unique())
     params = setting_params(
         s,
@@ -77,7 +76,7 @@ def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
         ("row_rel_spread", "row-level spread / gap"),
         ("cross_rel_std", "cross-set std / gap"),
     ):
-        slopes = [float(np.polyfit(np.log(g["N"]), np.log(g[col]), 1)[0]) for _, g in runs.groupby("seed")]
+        slopes = exponents[col]
         means = runs.groupby("N")[col].mean()
         listing = ", ".join(f"N={n}: {m:.3f}" for n, m in means.items())
         out.append(
@@ -161,28 +160,15 @@ def check_lemma_4_1_population(
     ]
 
 
-def smallest_in_scope(s: Setting, D_from: int, D_to: int) -> tuple[Setting, str | None]:
-    """The smallest multiple of C in [``D_from``, max(D_from, ``D_to``)] whose setting (q and ν kept,
-    :func:`theorydyn.core.setting.setting_at`) lies inside :func:`theorem_3_1_scope`; when none does, the
-    setting at ``D_from`` with the scope rule's reason (its rows are then OUT_OF_SCOPE)."""
-    start = D_from + (-D_from) % s.C
-    for D in range(start, max(start, D_to) + 1, s.C):
-        sd = setting_at(s, D)
-        if theorem_3_1_scope(sd) is None:
-            return sd, None
-    sd = setting_at(s, start)
-    return sd, theorem_3_1_scope(sd)
-
-
 def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
     """The ledger rows of Lemma 4.1 at :data:`SIZES`, each random number over its 5 seeds; every row's
     claim text names its size.
 
     * Lemma 4.1 on the exactly enumerated population (:func:`check_lemma_4_1_population`);
     * its finite-N break against N ∈ {2^11, …, 2^15} (quick; … 2^16 full) at the smallest D ≥ 16
-      (quick; ≥ min(D, 32) full) inside the scope rule :func:`theorem_3_1_scope`
-      (:func:`smallest_in_scope`, q and ν kept): D = 24 for q = 1/4, C = 4, where D = 16 has
-      q(D − C) = 3 ≤ C; OUT_OF_SCOPE if none up to D.
+      (quick; ≥ min(D, 32) full) inside Theorem 3.1's scope rule
+      (:func:`~theorydyn.experiments.lemma41.smallest_in_scope`, q and ν kept): D = 24 for q = 1/4,
+      C = 4, where D = 16 has q(D − C) = 3 ≤ C; OUT_OF_SCOPE if none up to D.
     """
     say = progress or (lambda msg: None)
     say("Lemma 4.1 (population, exact enumeration)")
@@ -214,18 +200,16 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
 
 def scaling_size(s: Setting, n: Lemma41Sizes) -> tuple[Setting, str | None, int]:
     """Where :func:`checks` measures the finite-N break at the sizes ``n``: the setting
-    (:func:`smallest_in_scope` from ``n.D_from``, or from min(D, ``n.D_from``) when ``n.capped``, up to the
-    ledger's D: from 16 quick, from min(D, 32) full), the scope rule's reason when none is in scope, and
-    that starting D."""
+    (:func:`~theorydyn.experiments.lemma41.smallest_in_scope` from ``n.D_from``, or from min(D, ``n.D_from``)
+    when ``n.capped``, up to the ledger's D: from 16 quick, from min(D, 32) full), the scope rule's reason
+    when none is in scope, and that starting D."""
     D_from = n.start_D(s.D)
     sl, scope = smallest_in_scope(s, D_from, s.D)
     return sl, scope, D_from
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks`: its largest simulation (:func:`theorydyn.simulate.memory.simulate_memory`),
-    the finite-N run at the largest N of :data:`SIZES` at the size :func:`scaling_size` picks (2048 test
-    samples); the enumerated population at D = 6 is negligible."""
+    """Peak of :func:`checks`: its largest simulation (:func:`theorydyn.experiments.lemma41.memory`), the
+    finite-N run at the largest N of :data:`SIZES` at the size :func:`scaling_size` picks."""
     n = SIZES.pick(quick)
-    sl = scaling_size(s, n)[0]
-    return simulate_memory(sl.D, sl.C, sl.d, N=max(n.Ns), n_test=2048)
+    return runs41.memory(scaling_size(s, n)[0], max(n.Ns))

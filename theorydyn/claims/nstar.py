@@ -33,12 +33,11 @@ from typing import Any
 import pandas as pd
 
 from ..core.config import Seeds, option
-from ..core.glm import theorem_3_1_scope
-from ..core.setting import Setting, setting_at
+from ..core.setting import Setting
 from ..core.stats import bracket_power_law
-from ..experiments.nstar import KS, margin_trend, n50, nstar_runs
+from ..experiments import nstar as runs_ns
+from ..experiments.nstar import KS, nstar_runs, readings
 from ..infra.memory import MemoryEstimate
-from ..simulate.memory import simulate_memory
 from . import forms
 from .check import Check, Form, Verdict
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
@@ -97,17 +96,24 @@ def _counts(g: pd.DataFrame, col: str) -> str:
 
 def check_n_star(s: Setting, runs: pd.DataFrame, label: str, ks: tuple[float, ...]) -> list[Check]:
     """Rows of one q reading (``label``) from :func:`~theorydyn.experiments.nstar.nstar_runs` (module
-    docstring): per D, N_50 per window (INFO) and the margin's trend in N (INFO); per window, the rate row."""
+    docstring), read by :func:`~theorydyn.experiments.nstar.readings`: :func:`n_star_rows`."""
+    return n_star_rows(s, runs, readings(s, runs, ks), label, ks)
+
+
+def n_star_rows(
+    s: Setting, runs: pd.DataFrame, read: dict[int, dict[str, Any]], label: str, ks: tuple[float, ...]
+) -> list[Check]:
+    """Rows of one q reading (``label``) from :func:`~theorydyn.experiments.nstar.nstar_runs`' table ``runs``
+    and its readings ``read`` (:func:`~theorydyn.experiments.nstar.readings`; module docstring): per D, N_50 per
+    window (INFO) and the margin's trend in N (INFO); per window, the rate row."""
     out: list[Check] = []
     fits: dict[float, dict[int, dict]] = {k: {} for k in ks}
     skipped = runs[runs["N"] == 0]
     runs = runs[runs["N"] > 0]
     for D, g in runs.groupby("D"):
         D = int(D)
-        Ns = sorted(int(N) for N in g["N"].unique())
-        q = float(g["q"].iloc[0])
-        sd = setting_at(s, D).at(q=q)
-        scope = theorem_3_1_scope(sd)
+        rd = read[D]
+        Ns, q, scope = rd["Ns"], rd["q"], rd["scope"]
         div = g[g["status"] == "diverged"]
         div_text = (
             f"diverged {len(div)} of {len(g)} runs (left out of N_50; a diverged run says nothing about the sample "
@@ -120,8 +126,7 @@ def check_n_star(s: Setting, runs: pd.DataFrame, label: str, ks: tuple[float, ..
         params.update(diverged=len(div))
         for k in ks:
             col = f"success_k{k:g}"
-            tab = g.pivot(index="seed", columns="N", values=col).reindex(columns=Ns).to_numpy(float)
-            r = n50(Ns, tab)
+            r = rd["n50"][k]
             fits[k][D] = r
             # the plan's records in the window (a run stopped at its first failing record has fewer)
             recs = int(
@@ -147,7 +152,7 @@ def check_n_star(s: Setting, runs: pd.DataFrame, label: str, ks: tuple[float, ..
                     form=Form.RATE,
                 )
             )
-        tr = margin_trend(g)
+        tr = rd["trend"]
         means = ", ".join(f"N={N}: {m:.3g}" for N, m in (tr["means"].items() if tr else []))
         out.append(
             Check(
@@ -263,10 +268,7 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks` at :data:`SIZES`: the largest simulation
-    (:func:`theorydyn.simulate.memory.simulate_memory`) at the largest D and N, plus the
-    common-random-numbers training set it slices (as large again)."""
+    """Peak of :func:`checks` at :data:`SIZES`: the runs' at the largest D and N
+    (:func:`theorydyn.experiments.nstar.memory`)."""
     n = SIZES.pick(quick)
-    Dn = max(nstar_Ds(s.C, n.n_D))
-    N_max = max(n.Ns)
-    return simulate_memory(Dn, s.C, Dn, N=2 * N_max, n_test=256)
+    return runs_ns.memory(s, max(nstar_Ds(s.C, n.n_D)), max(n.Ns))

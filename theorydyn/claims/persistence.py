@@ -6,7 +6,7 @@ largest entries of Â_i are i's set, :func:`theorydyn.core.model.association`) a
 [T_a, k·T_a] of time s = η·t, with
 
     T_a = max(T1, T2) of the idealized (N = ∞) flow at the row's setting: the time the idealized
-          dynamics needs to end phases II and III (:func:`theorydyn.experiments.theorem4.steps_for`).
+          dynamics needs to end phases II and III (:func:`theorydyn.experiments.nstar.steps_for`).
 
 (The idealized flow's own Definition 2.2 holds from s > 0 on, by the symmetry of Lemma 4.1, so its
 literal association time is 0 and gives no window; T_a is when its association has a margin and its
@@ -27,20 +27,6 @@ import pandas as pd
 from ..core.stats import mean_ci
 from ..experiments.measure import window_summary  # the reading of one run (also nstar's runs)
 from .check import UNIT, Check, Form, Verdict
-
-#: The readings of "any T ≥ poly(d)/η" are windows [T_a, k·T_a], the k's a size of the claim that reads them
-#: (:data:`theorydyn.claims.theorem4.SIZES`: k = 1.5 and 3, N*(D)'s windows; a k > 3 only where the run fits).
-#: Full mode keeps the k = 10 window only if its run needs at most this many GD steps (a D = 64,
-#: N = 16384 step takes about 0.15 s on 2 cores: 6000 steps ≈ 15 min a seed), else k ≤ 3.
-MAX_STEPS_LONG = 6000
-
-
-def window_ks(T_a: float | None, eta: float, ks: Sequence[float], preset: int) -> tuple[float, ...]:
-    """The k's read at this setting: those of ``ks`` whose run ⌈k·T_a/η⌉ (at least ``preset`` steps)
-    does not exceed :data:`MAX_STEPS_LONG` (never dropping k ≤ 3); () when T_a is unknown."""
-    if T_a is None or not math.isfinite(T_a):
-        return ()
-    return tuple(k for k in ks if k <= 3 or max(preset, math.ceil(k * T_a / eta)) <= MAX_STEPS_LONG)
 
 
 def window_rows(
@@ -63,8 +49,26 @@ def window_rows(
       INFO;
     * INFO: the first and the last recorded step with complete association, and the peak association.
 
-    Every quantity names its window in steps (s / η) and T_a.
+    Every quantity names its window in steps (s / η) and T_a. The readings of each run are
+    :func:`theorydyn.experiments.measure.window_summary`'s, judged by :func:`windows_rows`.
     """
+    windows = {k: [window_summary(t, T_a, k) for t in trajs] for k in ks}
+    return windows_rows(windows, T_a, eta, claim, params, scope, route, judge)
+
+
+def windows_rows(
+    windows: dict[float, list[dict[str, float]]],
+    T_a: float,
+    eta: float,
+    claim: str,
+    params: dict,
+    scope: str | None = None,
+    route: str = "",
+    judge: Callable[[bool], tuple[Verdict, str]] | None = None,
+) -> list[Check]:
+    """:func:`window_rows` from the readings of the runs: ``windows`` maps each k read to one
+    :func:`~theorydyn.experiments.measure.window_summary` per seed (first_s, last_s, peak, frac, covered)."""
+    ks = tuple(windows)
     out: list[Check] = []
     if not ks:
         return [
@@ -82,7 +86,7 @@ def window_rows(
         ]
     k_max = max(ks)
     for k in sorted(ks):
-        summ = [window_summary(t, T_a, k) for t in trajs]
+        summ = windows[k]
         fr = [x["frac"] for x in summ]
         judged = k == k_max
         why = ""
@@ -114,7 +118,7 @@ def window_rows(
                 form=Form.ACHIEVABLE if judged else Form.DIAGNOSTIC,
             )
         )
-    summ = [window_summary(t, T_a, k_max) for t in trajs]
+    summ = windows[k_max]
     fmt = lambda v: ", ".join("never" if not math.isfinite(x) else f"{x / eta:.0f}" for x in v)  # noqa: E731
     for key, what in (("first_s", "first"), ("last_s", "last")):
         vals = [x[key] / eta for x in summ]

@@ -5,8 +5,9 @@ the reduced recursion in (α, γ, ρ) (docs/theory.md §3); the proof of Theorem
 samples staying close to it, the gap shrinking with N. The runs are
 :func:`theorydyn.experiments.semirealistic.closeness_runs` (the comparison itself,
 :func:`~theorydyn.experiments.semirealistic.compare_with_reduced`, also draws
-``figures/semirealistic.svg``); this module makes the gaps relative (:func:`relative_gaps`) and judges
-the exponent of their decay in N (:func:`closeness_rows`, :func:`check_closeness`).
+``figures/semirealistic.svg``); this module judges
+the exponent of their decay in N (:func:`closeness_rows`, :func:`check_closeness`), made relative and
+fitted by the experiment (:func:`~theorydyn.experiments.semirealistic.closeness`).
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from ..core.config import Seeds, option
 from ..core.setting import Setting
-from ..experiments.semirealistic import closeness_runs
-from .check import setting_params
+from ..experiments.semirealistic import Closeness, closeness, gap_exponents
+from .check import Check, Verdict, setting_params
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
 
@@ -44,24 +44,16 @@ CLOSENESS = Sizes(
 )
 
 
-def relative_gaps(table: pd.DataFrame, red: pd.DataFrame) -> pd.DataFrame:
-    """``table`` (:func:`~theorydyn.experiments.semirealistic.compare_with_reduced`'s gaps, one row per N
-    and seed) with the gaps made relative: gap_alpha / max_s |α_∞(s)|, gap_gamma and gap_rho /
-    max_s |γ_∞(s) − ρ_∞(s)| (the scale that decides association), and their maximum ``gap_rel``
-    (α_∞, γ_∞, ρ_∞ the reduced trajectory ``red``)."""
-    a_scale = float(np.max(np.abs(red["alpha"].to_numpy(float))))
-    g_scale = float(np.max(np.abs((red["gamma"] - red["rho"]).to_numpy(float))))
-    out = table.copy()
-    out["rel_alpha"] = out["gap_alpha"] / a_scale
-    out["rel_gamma"] = out["gap_gamma"] / g_scale
-    out["rel_rho"] = out["gap_rho"] / g_scale
-    out["gap_rel"] = out[["rel_alpha", "rel_gamma", "rel_rho"]].max(axis=1)
-    return out
+def closeness_rows(table: pd.DataFrame, params: dict, where: str) -> list[Check]:
+    """:func:`fitted_rows` of a :func:`~theorydyn.experiments.semirealistic.relative_gaps` table, its
+    exponents fitted by :func:`~theorydyn.experiments.semirealistic.gap_exponents`."""
+    return fitted_rows(table, gap_exponents(table), params, where)
 
 
-def closeness_rows(table: pd.DataFrame, params: dict, where: str) -> list:
-    """Rows of the semi-realistic closeness from a :func:`relative_gaps` table (columns N, seed,
-    gap_rel, rel_alpha, rel_gamma, rel_rho):
+def fitted_rows(table: pd.DataFrame, fits: dict[str, dict | None], params: dict, where: str) -> list[Check]:
+    """Rows of the semi-realistic closeness from a :func:`~theorydyn.experiments.semirealistic.relative_gaps`
+    table (columns N, seed, gap_rel, rel_alpha, rel_gamma, rel_rho) and the exponents of its gaps
+    (``fits``: :func:`~theorydyn.experiments.semirealistic.gap_exponents`):
 
     * verdict: the exponent b of gap_rel ∝ N^b, least squares over every (N, seed) with its 95%
       interval (:func:`theorydyn.core.stats.fit_power_law_ci`). The proof of Theorem 4.2 says the finite-N
@@ -69,9 +61,6 @@ def closeness_rows(table: pd.DataFrame, params: dict, where: str) -> list:
       lies below 0, FAIL otherwise (a gap not shown to shrink);
     * INFO: the exponents of the α, γ and ρ parts, and gap_rel at the largest N.
     """
-    from ..core.stats import fit_power_law_ci
-    from .check import Check, Verdict
-
     Ns = sorted(table["N"].unique())
     means = table.groupby("N")["gap_rel"].mean()
     listing = ", ".join(f"N={n}: {m:.3g}" for n, m in means.items())
@@ -87,7 +76,7 @@ def closeness_rows(table: pd.DataFrame, params: dict, where: str) -> list:
         ("rel_gamma", "|gamma_N - gamma_inf| / max|gamma_inf - rho_inf|", False),
         ("rel_rho", "|rho_N - rho_inf| / max|gamma_inf - rho_inf|", False),
     ):
-        fit = fit_power_law_ci(table["N"], table[col])
+        fit = fits[col]
         q = f"exponent b of max_s {what} ~ N^b (finite-N GD vs population GD at the same s)"
         if fit is None:
             out.append(
@@ -134,25 +123,32 @@ def closeness_rows(table: pd.DataFrame, params: dict, where: str) -> list:
     return out
 
 
-def check_closeness(s: Setting, n: ClosenessSizes, progress=None, ledger_D: int | None = None) -> list:
+def check_closeness(s: Setting, n: ClosenessSizes, progress=None, ledger_D: int | None = None) -> list[Check]:
     """The semi-realistic closeness rows (:func:`closeness_rows`) at ``s``: GD on N samples (float32
     storage) from the idealized init (Â = β I, v̂ = α(0) w*: the finite-N process alone, without the
     ω of the realistic init, whose offset does not shrink with N) against the population GD of the
     same η, i.e. the reduced recursion with the exact expectation (docs/theory.md §3), at every
     recorded s = η·t ≤ η·steps (:func:`theorydyn.experiments.semirealistic.closeness_runs`); N,
     steps, seeds and η from ``n`` (:data:`CLOSENESS`: η = 10)."""
-    Ns, steps, seeds = n.Ns, n.steps, len(n.seeds)
-    runs = closeness_runs(s, Ns=Ns, steps=steps, seeds=n.seeds, eta=n.eta, progress=progress)
-    tab = relative_gaps(runs.table, runs.reduced)
+    return closeness_check_rows(
+        closeness(s, Ns=n.Ns, steps=n.steps, seeds=n.seeds, eta=n.eta, progress=progress), ledger_D
+    )
+
+
+def closeness_check_rows(c: Closeness, ledger_D: int | None = None) -> list[Check]:
+    """:func:`check_closeness`'s rows from its runs ``c``
+    (:func:`theorydyn.experiments.semirealistic.closeness`); ``ledger_D``: the ledger's D, named in the
+    claim text when the runs are at another."""
+    s, Ns, steps, seeds = c.s, c.Ns, c.steps, len(c.seeds)
     other = f"; not the ledger's D = {ledger_D}" if ledger_D is not None and ledger_D != s.D else ""
     where = f"[D = {s.D}, q = {s.q:g}, {steps} steps, N = {Ns[0]}..{Ns[-1]}, {seeds} seeds{other}]"
     params = setting_params(
         s,
-        eta=n.eta,
+        eta=c.eta,
         steps=steps,
         N=f"{Ns[0]}..{Ns[-1]}",
         seeds=seeds,
         init="idealized (A = beta I, v = alpha0 w*)",
         reference="population GD (reduced recursion, exact expectation)",
     )
-    return closeness_rows(tab, params, where)
+    return fitted_rows(c.table, c.fits, params, where)

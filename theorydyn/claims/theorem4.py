@@ -1,7 +1,8 @@
 """Theorem 4.2 at finite N in the ledger (docs/theory.md §4): the rows judged on its runs.
 
 The runs are :mod:`theorydyn.experiments.theorem4` (realistic GD over seeds with its Â-frozen control,
-:func:`~theorydyn.experiments.theorem4.run_seeds`); this module turns them into rows:
+N*(D)'s regime and the closeness runs beside them, all in one call:
+:func:`~theorydyn.experiments.theorem4.run`); this module judges them (:func:`rows`):
 
 * Theorem 4.2 — patch association (Definition 2.2) along the whole run of realistic GD with the
   full D × D Â: complete at every recorded step of the window [T_a, k·T_a]
@@ -9,7 +10,7 @@ The runs are :mod:`theorydyn.experiments.theorem4` (realistic GD over seeds with
   the end, over seeds (:func:`theorem_4_rows` on :func:`~theorydyn.experiments.theorem4.run_seeds`),
   judged inside Theorem 3.1's scope rule (the same Assumption 2); from the same runs, Lemma 4.2 at
   finite N (v stays along w*; INFO, the lemma is about (P)) and Figure 4 (cos(v̂, w*) rises).
-* The semi-realistic closeness the proof rests on (:func:`theorydyn.claims.semirealistic.check_closeness`):
+* The semi-realistic closeness the proof rests on (:func:`theorydyn.claims.semirealistic.closeness_check_rows`):
   finite-N GD against population GD at the same s, the gap's exponent in N.
 * Without patch association (:func:`check_frozen_attention`, :func:`frozen_attention_row`): Â frozen
   at its initialisation, the model is (nearly) a GLM, its error against Theorem 3.1's 1/8.
@@ -32,19 +33,19 @@ from typing import Any
 import numpy as np
 
 from ..core.config import Seeds, option
-from ..core.glm import glm_oracle_error_exact, theorem_3_1_scope
-from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
+from ..core.setting import Setting
 from ..core.stats import mean_ci
-from ..experiments.nstar import KS, margin_trend, n50, plan_at
-from ..experiments.theorem4 import Theorem4Runs, run_frozen, run_seeds
+from ..experiments import theorem4 as runs4
+from ..experiments.nstar import KS
+from ..experiments.theorem4 import RUN as RUN  # the runs' options, named here before they moved (bench, tests)
+from ..experiments.theorem4 import Theorem4Config, Theorem4Results, Theorem4Runs, glm_reading, run_frozen
 from ..infra.memory import MemoryEstimate
-from ..simulate.config import SimConfig
-from ..simulate.memory import simulate_memory
-from . import forms, lemma41
-from . import nstar as nstar_claim
+from . import forms
 from .check import UNIT, Check, Form, Verdict, departures, setting_params, unconditional_error
-from .persistence import window_ks, window_rows
-from .semirealistic import CLOSENESS, ClosenessSizes, check_closeness
+from .lemma41 import SIZES as LEMMA41_SIZES  # the closeness runs' size: the Lemma 4.1 finite-N rows'
+from .nstar import SIZES as NSTAR_SIZES  # the regime: N*(D)'s runs at the same D and q
+from .persistence import windows_rows
+from .semirealistic import CLOSENESS, ClosenessSizes, closeness_check_rows
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
 #: Lemma 4.2 at finite N: "v stays along w*" read as cos(v_hat, w*) >= 0.99 after phase I (the part of
@@ -78,45 +79,13 @@ class Theorem4Sizes(ClaimSizes):
 
 
 #: Theorem 4.2's sizes, fixed before any run: N = 16384; quick: at D = min(D, 32) at a q where the theorem has
-#: content (:func:`run_setting`); full: at the ledger's D and q; both read on N*(D)'s windows k = 1.5 and 3 at
-#: the stated rule's step size (:func:`run_plan`), 5 seeds.
+#: content (:func:`~theorydyn.experiments.theorem4.run_setting`); full: at the ledger's D and q; both read on
+#: N*(D)'s windows k = 1.5 and 3 at the stated rule's step size (:func:`~theorydyn.experiments.theorem4.run_plan`),
+#: 5 seeds.
 SIZES = Sizes(
     quick=Theorem4Sizes(steps=250, D_max=32, closeness=CLOSENESS.quick),
     full=Theorem4Sizes(),
 )
-#: The options of the runs besides their sizes: ω = 10⁻³, X stored as bfloat16 (as N*(D)'s runs, whose N_50 decides
-#: the regime: one footing; the test set stays float32), 8192 test samples; η is the stated rule's at each
-#: setting (:func:`run_plan`; 10 is only the config's placeholder). The GPU rows run float32 (torch).
-RUN = SimConfig(eta=10.0, omega=1e-3, seed=0, dtype="bfloat16", n_test=8192)
-
-
-def run_setting(s: Setting, n: Theorem4Sizes) -> tuple[Setting, str]:
-    """The setting Theorem 4.2's runs are at, and why: D = ``n.run_D(s.D)`` and the ledger's q where the
-    theorem has content there, i.e. where attention frozen at initialisation cannot reach Theorem 3.1's 1/8
-    (the exact equal-weight GLM error, :func:`theorydyn.core.glm.glm_oracle_error_exact`, is at least 1/8);
-    else Assumption 2's q = C²/D at that D (issue 39: at D = 32, q = 1/4, q(D − C) = 7 and frozen attention
-    errs below 1/8). The text names a changed q."""
-    sg = setting_at(s, n.run_D(s.D)) if n.D_max is not None else s
-    if glm_oracle_error_exact(sg)["err_cond"] >= 0.125:
-        return sg, ""
-    q2 = s.C**2 / sg.D
-    if q2 <= 1.0:
-        alt = sg.at(q=q2)
-        if glm_oracle_error_exact(alt)["err_cond"] >= 0.125:
-            return alt, (
-                f"q = C^2/D = {q2:.4g} instead of the ledger's {sg.q:g}: at D = {sg.D}, q = {sg.q:g} attention "
-                "frozen at initialisation errs below 1/8 (the theorem has no content there)"
-            )
-    return sg, f"at D = {sg.D} no q of the ledger's or Assumption 2's makes frozen attention err >= 1/8"
-
-
-def run_plan(sg: Setting, n: Theorem4Sizes, eta: float | None = None) -> dict:
-    """The runs' plan at ``sg``: N*(D)'s (:func:`theorydyn.experiments.nstar.plan_at`: T_a, the stated rule's
-    step size η = 1/λ* or ``eta``, the steps covering the longest window, at least 24 records in the
-    shortest), and the windows read (:func:`~.persistence.window_ks`)."""
-    p = plan_at(sg, n.ks, eta, n.steps)
-    p["ks"] = window_ks(p["T_a"], p["eta"], n.ks, n.steps)
-    return p
 
 
 def theorem_4_rows(
@@ -129,14 +98,36 @@ def theorem_4_rows(
     ks: tuple[float, ...] = (),
     regime: dict | None = None,
 ) -> list[Check]:
+    """:func:`judged_rows` of ``runs`` read on the windows [T_a, k·T_a], k in ``ks``
+    (:func:`theorydyn.experiments.theorem4.read_windows`), with Theorem 3.1's reading of ``runs.s``
+    (:func:`theorydyn.experiments.theorem4.glm_reading`)."""
+    windows = runs4.read_windows(runs, T_a, ks) if ks else {}
+    scope, glm_err = glm_reading(runs.s)
+    return judged_rows(
+        runs, windows, scope, glm_err, err_tol=err_tol, ledger_D=ledger_D, cos_tol=cos_tol, T_a=T_a, regime=regime
+    )
+
+
+def judged_rows(
+    runs: Theorem4Runs,
+    windows: dict[float, list[dict[str, float]]],
+    scope_31: str | None,
+    glm_err: float,
+    *,
+    err_tol: float = 0.05,
+    ledger_D: int | None = None,
+    cos_tol: float = COS_TOL,
+    T_a: float | None = None,
+    regime: dict | None = None,
+) -> list[Check]:
     """The rows of Theorem 4.2 (realistic init) at the end of GD from
     :class:`~theorydyn.experiments.theorem4.Theorem4Runs` (:func:`~theorydyn.experiments.theorem4.run_seeds`:
     independent seeds of data and initialisation), over its seeds:
 
     1. patch association of Â (Definition 2.2, :func:`theorydyn.core.model.association`), fraction of
-       rows, along the run (:func:`theorydyn.claims.persistence.window_rows`, with ``T_a`` the idealized
-       flow's association time and the windows ``ks``), judged in its regime by
-       :func:`theorydyn.claims.forms.achievable` (``regime``: :func:`regime_at`'s reading of N*(D)'s runs at
+       rows, along the run (:func:`theorydyn.claims.persistence.windows_rows`, with ``T_a`` the idealized
+       flow's association time and ``windows`` each seed's reading of [T_a, k·T_a]), judged in its regime by
+       :func:`theorydyn.claims.forms.achievable` (``regime``: :func:`regime_of`'s reading of N*(D)'s runs at
        the same D, q, step size and windows): in regime PASS iff complete at every recorded step of
        [T_a, max(ks)·T_a] in every seed, else FAIL; below the regime OUT_OF_SCOPE while more samples approach
        it, FAIL (or DEVIATES at a step size outside the rule) when they do not; without ``regime``, PASS iff
@@ -146,7 +137,8 @@ def theorem_4_rows(
        N*(D) runs' "Theorem 4.2 (2) across D" rows), the threshold saying whether it is at most ``err_tol``;
        Pr[f F ≤ 0 | f ≠ 0] beside it as INFO.
 
-    Inside Theorem 3.1's scope rule (:func:`theorem_3_1_scope`, the same Assumption 2) or
+    Inside Theorem 3.1's scope rule (``scope_31``: :func:`theorydyn.core.glm.theorem_3_1_scope` at ``runs.s``,
+    the same Assumption 2) or
     OUT_OF_SCOPE with the reason; OUT_OF_SCOPE too when GD diverged in some seed (the run's η departs
     from Parametrization 3.1's η ≤ 1/poly(d), and a diverged run measures that departure). From the
     same runs (about 100 records each), Lemma 4.2 at finite N and Figure 4 (:func:`_cos_rows`).
@@ -160,15 +152,21 @@ def theorem_4_rows(
     ledger's.
     """
     s, N, steps, eta, seeds = runs.s, runs.run.N, runs.run.steps, runs.run.eta, len(runs.runs)
-    scope = _scope(runs)
-    assoc = runs.values("assoc")
+    scope = _scope(runs, scope_31)
+    assoc = [r.assoc for r in runs.runs]
     errs = [unconditional_error(r.err_f, r.amb_f) for r in runs.runs]
-    status = runs.values("status")
-    trajs = runs.values("trajectory")
+    status = [r.status for r in runs.runs]
+    trajs = [r.trajectory for r in runs.runs]
     params = run_params(s, runs.run, "realistic", **departures(s, eta=eta))
-    note = f"cos(v, w*) mean {np.mean(runs.values('cos')):.3f}; simulate status {sorted(set(status))}"
+    note = f"cos(v, w*) mean {np.mean([r.cos for r in runs.runs]):.3f}; simulate status {sorted(set(status))}"
     where = theorem_4_2_where(s, N, steps, seeds, ledger_D)
+    ctl = [r.control_err for r in runs.runs if r.control_err is not None]  # the controls, when paired
+    cos_after, cos_rise = [r.cos_after for r in runs.runs], [r.cos_rise for r in runs.runs]
+    # the 95% intervals over seeds that the verdicts below read (the rows' own come with each Check)
     _, _, hi = mean_ci(errs)
+    ctl_ci = mean_ci(ctl) if runs.control else None
+    after_lo = mean_ci(cos_after)[1] if all(math.isfinite(c) for c in cos_after) else math.nan
+    rise_lo = mean_ci(cos_rise)[1]
     v1 = Verdict.OUT_OF_SCOPE if scope else Verdict.INFO  # the verdict is the window row
     v2 = Verdict.OUT_OF_SCOPE if scope else Verdict.INFO  # o(1) at one D: the trend across D decides
     if scope:
@@ -184,12 +182,15 @@ def theorem_4_rows(
             eta_inside=regime["eta_inside"],
         )
     along = (
-        window_rows(trajs, T_a, eta, ks, f"Theorem 4.2 (1) along the run {where}", params, scope, ROUTE, judge)
-        if T_a is not None and ks and "association" in trajs[0]
+        windows_rows(windows, T_a, eta, f"Theorem 4.2 (1) along the run {where}", params, scope, ROUTE, judge)
+        if T_a is not None and windows and "association" in trajs[0]
         else []
     )
-    ctl = runs.values("control_err")
-    frozen = frozen_attention_row(s, ctl, runs.run, ledger_D, "realistic, A frozen, paired") if runs.control else []
+    frozen = (
+        frozen_rows(s, scope_31, glm_err, ctl, ctl_ci, runs.run, ledger_D, "realistic, A frozen, paired")
+        if ctl_ci is not None
+        else []
+    )
     # the three rows share their params, note, route and bounds
     row = functools.partial(Check.over_seeds, params=params, note=note, route=ROUTE, bounds=UNIT)
     rows = along + [
@@ -213,18 +214,17 @@ def theorem_4_rows(
         row(
             f"Theorem 4.2 (2) {where}",
             "Pr[f F <= 0 | f != 0] on fresh samples",
-            runs.values("err_f"),
+            [r.err_f for r in runs.runs],
             "INFO (not the paper's quantity: f = 0 excluded)",
             Verdict.INFO,
         ),
     ]
-    return rows + _cos_rows(runs, where, params, scope, cos_tol) + frozen
+    return rows + _cos_rows(cos_after, cos_rise, after_lo, rise_lo, where, params, scope, cos_tol) + frozen
 
 
-def _scope(runs: Theorem4Runs) -> str | None:
-    """Why the rows of ``runs`` are OUT_OF_SCOPE, or None: Theorem 3.1's scope rule at ``runs.s``
-    (:func:`theorem_3_1_scope`), else GD diverged in some seed."""
-    scope = theorem_3_1_scope(runs.s)
+def _scope(runs: Theorem4Runs, scope: str | None) -> str | None:
+    """Why the rows of ``runs`` are OUT_OF_SCOPE, or None: Theorem 3.1's scope rule at ``runs.s`` (``scope``),
+    else GD diverged in some seed."""
     diverged = [f"seed {k + 1}: {r.message}" for k, r in enumerate(runs.runs) if r.status == "diverged"]
     if diverged and not scope:
         # a run that diverged measures the step size, not the theorem: eta = 10 is the toolkit's departure
@@ -237,8 +237,18 @@ def _scope(runs: Theorem4Runs) -> str | None:
     return scope
 
 
-def _cos_rows(runs: Theorem4Runs, where: str, params: dict, scope: str | None, cos_tol: float) -> list[Check]:
-    """From the runs of :func:`theorem_4_rows`, over seeds:
+def _cos_rows(
+    cos_after: list[float],
+    cos_rise: list[float],
+    after_lo: float,
+    rise_lo: float,
+    where: str,
+    params: dict,
+    scope: str | None,
+    cos_tol: float,
+) -> list[Check]:
+    """From the runs of :func:`judged_rows` (per seed: ``cos_after``, ``cos_rise``; the lower ends of their
+    95% intervals over seeds: ``after_lo``, nan unless every seed reached T0, and ``rise_lo``):
 
     3. Lemma 4.2 at finite N, "v stays along w*": min over recorded s ≥ T0 (the end of phase I,
        :class:`~theorydyn.core.phases.Phases`) of cos(v̂(s), w*); INFO (the lemma is about (P)), the
@@ -247,15 +257,12 @@ def _cos_rows(runs: Theorem4Runs, where: str, params: dict, scope: str | None, c
     4. Figure 4, "cos(v̂, w*) rises": cos at the end minus cos at initialisation, paired by seed;
        PASS iff its 95% interval lies above 0, else FAIL (OUT_OF_SCOPE with ``scope``).
     """
-    cos_after = runs.values("cos_after")
-    cos_rise = runs.values("cos_rise")
     reached = all(math.isfinite(c) for c in cos_after)
-    c_lo = (min(cos_after) if math.isnan(mean_ci(cos_after)[1]) else mean_ci(cos_after)[1]) if reached else math.nan
+    c_lo = (min(cos_after) if math.isnan(after_lo) else after_lo) if reached else math.nan
     # INFO (issue 30): Lemma 4.2 is a statement about (P); the 0.99 reading at finite N is the toolkit's,
     # and the finite-N statement the proof rests on is the semi-realistic closeness (its own rows)
     v3 = Verdict.OUT_OF_SCOPE if scope else Verdict.INFO
-    _, r_lo, _ = mean_ci(cos_rise)
-    r_lo = min(cos_rise) if math.isnan(r_lo) else r_lo
+    r_lo = min(cos_rise) if math.isnan(rise_lo) else rise_lo
     v4 = Verdict.OUT_OF_SCOPE if scope else bool(r_lo > 0)
     per = lambda v: ", ".join(f"{x:.4f}" for x in v)  # noqa: E731
     return [
@@ -295,9 +302,9 @@ def _unreached(claim: str, quantity: str, values, threshold: str, verdict, **kw)
     return Check(claim, quantity, math.nan, threshold, verdict, params=params, **kw)
 
 
-def run_params(s: Setting, run: SimConfig, init: str, **more: Any) -> dict[str, Any]:
-    """A Theorem 4.2 row's params: the setting's (:func:`~.check.setting_params`), the run's N, η, steps
-    and ω, its initialisation ``init``, then ``more``."""
+def run_params(s: Setting, run: Any, init: str, **more: Any) -> dict[str, Any]:
+    """A Theorem 4.2 row's params: the setting's (:func:`~.check.setting_params`), the run's
+    (a :class:`~theorydyn.simulate.config.SimConfig`) N, η, steps and ω, its initialisation ``init``, then ``more``."""
     return setting_params(s, N=run.N, eta=run.eta, steps=run.steps, omega=run.omega, init=init, **more)
 
 
@@ -309,7 +316,7 @@ def theorem_4_2_where(s: Setting, N: int, steps: int, n_seeds: int, ledger_D: in
 
 
 def check_frozen_attention(
-    s: Setting, run: SimConfig, seeds: Seeds, *, ledger_D: int | None = None, progress=None
+    s: Setting, run: Any, seeds: Seeds, *, ledger_D: int | None = None, progress=None
 ) -> list[Check]:
     """ "Without patch association the model is a GLM that does not fit f" (Section 4, with Theorem 3.1)
     on runs of its own: Â frozen at its initialisation, v̂ trained by GD at ``run``'s sizes over ``seeds``
@@ -320,20 +327,36 @@ def check_frozen_attention(
 
 
 def frozen_attention_row(
-    s: Setting, errs: list[float], run: SimConfig, ledger_D: int | None = None, init: str = "realistic, A frozen"
+    s: Setting, errs: list[float], run: Any, ledger_D: int | None = None, init: str = "realistic, A frozen"
+) -> list[Check]:
+    """:func:`frozen_rows` at ``s`` with Theorem 3.1's reading there
+    (:func:`theorydyn.experiments.theorem4.glm_reading`)."""
+    scope, best = glm_reading(s)
+    return frozen_rows(s, scope, best, errs, mean_ci(errs), run, ledger_D, init)
+
+
+def frozen_rows(
+    s: Setting,
+    scope: str | None,
+    best: float,
+    errs: list[float],
+    ci: tuple[float, float, float],
+    run: Any,
+    ledger_D: int | None = None,
+    init: str = "realistic, A frozen",
 ) -> list[Check]:
     """The row of the model without patch association: Pr[f F ≤ 0 | f ≠ 0] of Â frozen at init, v̂
-    trained by GD (``run``: its N, steps, η, ω), one error per seed (``errs``). PASS iff its 95%
+    trained by GD (``run``: its N, steps, η, ω), one error per seed (``errs``, with ``ci`` their mean and 95%
+    interval, :func:`theorydyn.core.stats.mean_ci`). PASS iff its 95%
     interval lies at or above 1/8 (Theorem 3.1's bound for every GLM); DEVIATES iff it lies below (the
     frozen model beats the bound: with Â_ii = β ≠ Â_ij it is not exactly a GLM); INFO when the interval
-    straddles 1/8; OUT_OF_SCOPE outside :func:`theorem_3_1_scope`. The note gives the exact error of the
-    equal-weight GLM with the best link (:func:`theorydyn.core.glm.glm_oracle_error_exact`), an upper
-    bound on the best GLM's error (docs/theory.md §6.1)."""
-    scope = theorem_3_1_scope(s)
+    straddles 1/8; OUT_OF_SCOPE outside Theorem 3.1's scope rule (``scope``: its reason, or None inside).
+    The note gives ``best``, the exact error of the equal-weight GLM with the best link
+    (:func:`theorydyn.core.glm.glm_oracle_error_exact`), an upper bound on the best GLM's error
+    (docs/theory.md §6.1)."""
     seeds = len(errs)
-    _, lo, hi = mean_ci(errs)
+    _, lo, hi = ci
     lo, hi = (min(errs), max(errs)) if math.isnan(lo) else (lo, hi)
-    best = glm_oracle_error_exact(s)["err_cond"]
     note = (
         f"per seed {', '.join(f'{e:.4f}' for e in errs)}; exact error of the equal-weight GLM with the best link "
         f"at this setting {best:.4f}"
@@ -377,85 +400,100 @@ def frozen_attention_row(
     ]
 
 
-def regime_at(s: Setting, sg: Setting, N: int, quick: bool, progress=None) -> dict:
-    """Whether Theorem 4.2's runs at ``sg`` with ``N`` samples are in the regime of "N = poly(d) suffices":
-    N*(D)'s runs at the same D, q, step size and windows (:func:`theorydyn.claims.nstar.runs_at`, read back
-    from their store when the N*(D) claim ran them), N_50 on the longest window as a bracket
-    (:func:`theorydyn.claims.forms.regime`), and the association margin's slope per doubling of N.
+def regime_of(res: Theorem4Results) -> dict:
+    """Whether Theorem 4.2's runs of ``res`` (at ``res.sg`` with N samples) are in the regime of "N = poly(d)
+    suffices": N*(D)'s runs at the same D, q, step size and windows (``res.regime``:
+    :func:`theorydyn.experiments.nstar.regime_reading`), N_50 on the longest window as a bracket
+    (:func:`theorydyn.claims.forms.regime`), and the association margin's slope per doubling of N; the text
+    says why q moved (``res.why_q``) and where the step size comes from (``res.plan``).
 
     Returns dict(where, why, margin_slope, eta_inside, n50)."""
-    runs = nstar_claim.runs_at(s, (sg.D,), lambda D: sg.q, quick, progress)
-    runs = runs[runs["N"] > 0]
-    k = max(nstar_claim.SIZES.pick(quick).ks)
-    Ns = sorted(int(x) for x in runs["N"].unique())
-    tab = runs.pivot(index="seed", columns="N", values=f"success_k{k:g}").reindex(columns=Ns).to_numpy(float)
-    r = n50(Ns, tab)
-    where, why = forms.regime(N, r["boot_lo"], r["boot_hi"])
-    tr = margin_trend(runs)
-    eta, rule = float(runs["eta"].iloc[0]), float(runs["eta_rule"].iloc[0])
-    grid = f"N*(D)'s grid N = {Ns[0]}..{Ns[-1]} at this D and q, window [T_a, {k:g} T_a]: {r['text']}"
+    rd, plan = res.regime, res.plan
+    r, tr, Ns = rd["n50"], rd["trend"], rd["Ns"]
+    where, why = forms.regime(res.runs.run.N, r["boot_lo"], r["boot_hi"])
+    grid = f"N*(D)'s grid N = {Ns[0]}..{Ns[-1]} at this D and q, window [T_a, {rd['k']:g} T_a]: {r['text']}"
+    why = f"{why}; {grid}"
+    if res.why_q:
+        why = f"{res.why_q}; {why}"
+    why += (
+        f"; eta = {plan['eta']:g}: the stated rule 1/lambda*, lambda* = {plan['lam']:.4g} the largest curvature "
+        f"along the idealized flow (edge of stability 2/lambda* = {plan['edge']:.4g})"
+    )
     return dict(
         where=where,
-        why=f"{why}; {grid}",
+        why=why,
         margin_slope=None if tr is None else (tr["b_low"], tr["b_high"]),
-        eta_inside=eta <= rule * (1 + 1e-12),
+        eta_inside=rd["eta"] <= rd["eta_rule"] * (1 + 1e-12),
         n50=r,
+    )
+
+
+def config(s: Setting, quick: bool) -> Theorem4Config:
+    """What :func:`theorydyn.experiments.theorem4.run` needs for the rows at :data:`SIZES`: these sizes, N*(D)'s
+    (its runs at the same D and q give the regime; the full mode's time budget) and the D the closeness
+    runs' size search starts from (the Lemma 4.1 finite-N rows': from 16 quick, from min(D, 32) full)."""
+    regime = NSTAR_SIZES.pick(quick)
+    return Theorem4Config(
+        SIZES.pick(quick), regime, LEMMA41_SIZES.pick(quick).start_D(s.D), None if quick else regime.budget_s
     )
 
 
 def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
     """The ledger rows of Theorem 4.2 (with Lemma 4.2 and Figure 4 from its runs) and of the model
     without patch association at :data:`SIZES`, each random number over its 5 seeds; every row's claim
-    text names its size.
+    text names its size: the runs of :func:`theorydyn.experiments.theorem4.run` judged by :func:`rows`."""
+    cfg = config(s, quick)
+    res = runs4.run(s, cfg, progress)
+    return rows(res)
+
+
+def rows(res: Theorem4Results) -> list[Check]:
+    """The rows of ``res`` (:func:`theorydyn.experiments.theorem4.run` at the ledger's setting ``res.s``):
 
     * Theorem 4.2 at the ledger's D in full mode (N = 16384); in quick mode at D = min(D, 32), at a q where
-      the theorem has content (:func:`run_setting`), labelled so in its claim text, plus a NOT_RUN row for the
-      ledger's D when that is larger, with the command that runs it. Steps, step size and records are
-      :func:`run_plan`'s (N*(D)'s windows and the stated rule), the regime :func:`regime_at`'s.
-    * without patch association (:func:`frozen_attention_row`): each Theorem 4.2 run's Â-frozen
-      control (same data, same initialisation, the same steps), error against 1/8.
+      the theorem has content (:func:`theorydyn.experiments.theorem4.run_setting`), labelled so in its claim
+      text, plus a NOT_RUN row for the ledger's D when that is larger, with the command that runs it. Steps,
+      step size and records are :func:`theorydyn.experiments.theorem4.run_plan`'s (N*(D)'s windows and the
+      stated rule), the regime :func:`regime_of`'s (:func:`judged_rows`);
+    * without patch association (:func:`frozen_rows`): each Theorem 4.2 run's Â-frozen control (same data,
+      same initialisation, the same steps), error against 1/8;
+    * Lemma 4.2's finite-N statement the proof rests on: the semi-realistic closeness
+      (:func:`theorydyn.claims.semirealistic.closeness_check_rows`), at the Lemma 4.1 finite-N rows' size.
     """
-    say = progress or (lambda msg: None)
-    n = SIZES.pick(quick)
-    sg, why_q = run_setting(s, n)
-    plan = run_plan(sg, n)
-    # the A-frozen control rides along each run (issue 32: same data and init, one pass over X a step)
-    run = RUN.replace(N=n.N, steps=plan["steps"], eta=plan["eta"])
-    runs = run_seeds(sg, run, n.seeds, progress=say, control=True, record_every=plan["record_every"])
-    regime = regime_at(s, sg, n.N, quick, say)
-    if why_q:
-        regime["why"] = f"{why_q}; {regime['why']}"
-    regime["why"] += (
-        f"; eta = {plan['eta']:g}: the stated rule 1/lambda*, lambda* = {plan['lam']:.4g} the largest curvature "
-        f"along the idealized flow (edge of stability 2/lambda* = {plan['edge']:.4g})"
+    s, sg = res.s, res.sg
+    not_run = _not_run_rows(s, sg.D) if sg.D != s.D else []
+    out = judged_rows(
+        res.runs, res.windows, res.scope, res.glm_err, ledger_D=s.D, T_a=res.plan["T_a"], regime=regime_of(res)
     )
-    out = theorem_4_rows(runs, ledger_D=s.D, T_a=plan["T_a"], ks=plan["ks"], regime=regime)
-    # Lemma 4.2's finite-N statement the proof rests on: the semi-realistic closeness, at the Lemma 4.1
-    # finite-N rows' size (the smallest D in Theorem 3.1's scope from 16 quick / min(D, 32) full)
-    out += check_closeness(lemma41.scaling_size(s, lemma41.SIZES.pick(quick))[0], n.closeness, say, s.D)
-    if sg.D != s.D:
-        Nf = SIZES.full.N
-        cmd = (
-            f"python -m theorydyn.verify --D {s.D} --C {s.C} --q {s.q:g} --only theorem4 "
-            f"(full size: N = {Nf}, {len(SIZES.full.seeds)} seeds, the rule's step size)"
-        )
-        for part, what in (
-            ("(1)", "patch association of A_hat (Definition 2.2, fraction of rows)"),
-            ("(2)", "Pr[f F <= 0] on fresh samples (f = 0 an error)"),
-        ):
-            out.append(
-                Check.not_run(
-                    f"Theorem 4.2 {part} [D = {s.D}, the ledger's D]",
-                    what,
-                    "== 1 at every recorded step of [T_a, 3 T_a] (all rows, every seed), in regime"
-                    if part == "(1)"
-                    else "INFO at one D (o(1): the trend across D)",
-                    f"not run in quick mode: the quick budget runs Theorem 4.2 at D = {sg.D} (the rows above)",
-                    cmd,
-                    params=setting_params(s, N=Nf, seeds=len(SIZES.full.seeds)),
-                    form=Form.ACHIEVABLE,
-                )
+    return out + closeness_check_rows(res.closeness, s.D) + not_run
+
+
+def _not_run_rows(s: Setting, D_run: int) -> list[Check]:
+    """The NOT_RUN rows of Theorem 4.2 at the ledger's D when the quick runs are at ``D_run`` < D, with the
+    command that runs them at full size."""
+    Nf = SIZES.full.N
+    cmd = (
+        f"python -m theorydyn.verify --D {s.D} --C {s.C} --q {s.q:g} --only theorem4 "
+        f"(full size: N = {Nf}, {len(SIZES.full.seeds)} seeds, the rule's step size)"
+    )
+    out = []
+    for part, what in (
+        ("(1)", "patch association of A_hat (Definition 2.2, fraction of rows)"),
+        ("(2)", "Pr[f F <= 0] on fresh samples (f = 0 an error)"),
+    ):
+        out.append(
+            Check.not_run(
+                f"Theorem 4.2 {part} [D = {s.D}, the ledger's D]",
+                what,
+                "== 1 at every recorded step of [T_a, 3 T_a] (all rows, every seed), in regime"
+                if part == "(1)"
+                else "INFO at one D (o(1): the trend across D)",
+                f"not run in quick mode: the quick budget runs Theorem 4.2 at D = {D_run} (the rows above)",
+                cmd,
+                params=setting_params(s, N=Nf, seeds=len(SIZES.full.seeds)),
+                form=Form.ACHIEVABLE,
             )
+        )
     return out
 
 
@@ -466,9 +504,7 @@ def inputs(s: Setting, quick: bool) -> dict:
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks`: the largest simulation (:func:`theorydyn.simulate.memory.simulate_memory`):
+    """Peak of :func:`checks`: the largest simulation (:func:`theorydyn.experiments.theorem4.memory`):
     Theorem 4.2 at :data:`SIZES`' N (16384) and D = min(D, its D_max) (32 in quick mode; the ledger's D in
     full mode)."""
-    n = SIZES.pick(quick)
-    D = n.run_D(s.D)
-    return simulate_memory(D, s.C, s.d if s.d != s.D else D, N=n.N)
+    return runs4.memory(s, config(s, quick))

@@ -5,7 +5,9 @@
   idealized initialisation; returns :class:`PopulationRun` (how far A strays from the three-value form).
 * :func:`lemma_4_1_scaling_runs` — realistic GD (:func:`theorydyn.simulate.simulate`) at every N of a
   grid and every seed, each run measured by :func:`symmetry_deviation` (the distance of Â from the
-  three-value form), association (Definition 2.2) and its error on fresh samples.
+  three-value form), association (Definition 2.2) and its error on fresh samples, and the exponents in N
+  of the distance per seed (:func:`scaling_exponents`); at the size
+  :func:`smallest_in_scope` picks, its peak memory :func:`memory`.
 
 :mod:`theorydyn.claims.lemma41` turns both into rows.
 
@@ -21,9 +23,12 @@ import pandas as pd
 
 from ..core import data, model
 from ..core.config import Seeds
+from ..core.glm import theorem_3_1_scope
 from ..core.model import association
-from ..core.setting import Setting
+from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
+from ..infra.memory import MemoryEstimate
 from ..simulate import simulate
+from ..simulate.memory import simulate_memory
 from .measure import fresh_errors
 
 
@@ -56,6 +61,20 @@ def symmetry_deviation(s: Setting, A: np.ndarray) -> dict[str, float]:
         "cross_absmax": float(np.abs(crv).max()),
         "row_rel_spread": float(spread.max() / g),
         "top_row_ratio": float(np.median(ratio)),
+    }
+
+
+#: The distances of Â from the three-value form (:func:`symmetry_deviation`'s fields) whose exponent in N
+#: :func:`scaling_exponents` reads: in-set std, row-level spread and cross-set std, each over the gap.
+SCALING_COLUMNS = ("in_rel_std", "row_rel_spread", "cross_rel_std")
+
+
+def scaling_exponents(runs: pd.DataFrame) -> dict[str, list[float]]:
+    """Per column of :data:`SCALING_COLUMNS` of :func:`lemma_4_1_scaling_runs`' table and per seed (in seed
+    order), the least-squares slope b of log(column) against log N: the distance ∝ N^b."""
+    return {
+        col: [float(np.polyfit(np.log(g["N"]), np.log(g[col]), 1)[0]) for _, g in runs.groupby("seed")]
+        for col in SCALING_COLUMNS
     }
 
 
@@ -140,3 +159,23 @@ def population_gd(
             worst_A = max(worst_A, float(max(np.ptp(inv), np.ptp(crv)) / gap))
     inv, crv = A[sp.in_set_mask], A[sp.cross_set_mask]
     return PopulationRun(sp, eta, steps, worst_A, float(inv.mean()), float(crv.mean()), float(v @ sp.w_star))
+
+
+def smallest_in_scope(s: Setting, D_from: int, D_to: int) -> tuple[Setting, str | None]:
+    """The smallest multiple of C in [``D_from``, max(D_from, ``D_to``)] whose setting (q and ν kept,
+    :func:`theorydyn.core.setting.setting_at`) lies inside :func:`~theorydyn.core.glm.theorem_3_1_scope`;
+    when none does, the setting at ``D_from`` with the scope rule's reason (its rows are then OUT_OF_SCOPE)."""
+    start = D_from + (-D_from) % s.C
+    for D in range(start, max(start, D_to) + 1, s.C):
+        sd = setting_at(s, D)
+        if theorem_3_1_scope(sd) is None:
+            return sd, None
+    sd = setting_at(s, start)
+    return sd, theorem_3_1_scope(sd)
+
+
+def memory(s: Setting, N: int) -> MemoryEstimate:
+    """Peak of :func:`lemma_4_1_scaling_runs` at ``s`` up to ``N`` samples: its largest simulation
+    (:func:`theorydyn.simulate.memory.simulate_memory`, 2048 test samples); the enumerated population of
+    :func:`population_gd` at D = 6 is negligible."""
+    return simulate_memory(s.D, s.C, s.d, N=N, n_test=2048)

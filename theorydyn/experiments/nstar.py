@@ -8,7 +8,7 @@ X a step (:func:`theorydyn.simulate.simulate_replicas` with ``n_train``). Each r
 * steps at the stated rule's step size (:func:`theorydyn.experiments.stepsize.rule_eta`: 1/λ* of the
   risk's largest curvature along the idealized trajectory up to the longest window), or a given η;
 * lasts ⌈max(ks)·T_a/η⌉ steps (T_a the idealized flow's association time,
-  :func:`theorydyn.experiments.theorem4.steps_for`) and records at least :data:`MIN_WINDOW_RECORDS` steps
+  :func:`steps_for`) and records at least :data:`MIN_WINDOW_RECORDS` steps
   inside the shortest window [T_a, min(ks)·T_a] (the same windows as Theorem 4.2's rows);
 * stops at its first record at s ≥ T_a whose association is incomplete (``stop_after=T_a``): it has
   then failed every window, and the pass goes on with the others (the largest N is the costly one);
@@ -38,18 +38,26 @@ import pandas as pd
 
 from ..core import data
 from ..core.config import Seeds
+from ..core.glm import theorem_3_1_scope
 from ..core.setting import Setting, setting_at
 from ..core.stats import trend_slope_ci
 from ..infra.keyed import KeyedStore
+from ..infra.memory import MemoryEstimate
 from ..infra.paths import run_dir
+from ..reduced import flows_until_t2
 from ..simulate import simulate_replicas
 from ..simulate.config import SIM_DEFAULTS
+from ..simulate.memory import simulate_memory
 from .measure import window_summary
 from .stepsize import curvature_along_flow
-from .theorem4 import steps_for
 
 #: The windows [T_a, k·T_a] every run is read on: Theorem 4.2's (one footing for persistence).
 KS = (1.5, 3.0)
+#: A run's steps are at least the preset and at least HORIZON_FACTOR × the time the idealized
+#: (N = ∞) flow at the row's setting needs to end phases II and III, max(T1, T2), over η: the theorem
+#: runs T ≥ poly(d)/η iterations, and a run stopped before the idealized dynamics associates would
+#: judge the horizon, not the theorem (at D = 32, q = 1/2, T1 = 3664: 250 steps reach s = 2500 only).
+HORIZON_FACTOR = 1.5
 #: Fewest recorded steps inside the shortest window.
 MIN_WINDOW_RECORDS = 24
 #: The numerics of the stored passes: a change of what a pass computes bumps it (older rows are recomputed).
@@ -75,6 +83,18 @@ def run_options(eta: float, omega: float, steps: int, record_every: int | None =
     samples, X stored as ``dtype``."""
     every = max(1, steps // 50) if record_every is None else int(record_every)
     return dict(eta=eta, steps=steps, omega=omega, record_every=every, dtype=dtype, n_test=256)
+
+
+def steps_for(s: Setting, preset: int, eta: float = 10.0) -> tuple[int, float | None]:
+    """(steps, s_end): ``max(preset, ⌈HORIZON_FACTOR · s_end / η⌉)`` with s_end = max(T1, T2) of the
+    reduced flow at ``s`` (1500 Monte Carlo samples, seed 0, the horizon of
+    :func:`theorydyn.reduced.flows_until_t2`, as the ledger's idealized rows);
+    the preset and None when the flow reaches neither (the dynamics never associates there)."""
+    ph = flows_until_t2(s, [0], n_samples=1500)[0][0].phases
+    ends = [float(x) for x in (ph.T1, ph.T2) if x is not None and math.isfinite(x)]
+    if not ends:
+        return int(preset), None
+    return max(int(preset), math.ceil(HORIZON_FACTOR * max(ends) / eta)), max(ends)
 
 
 def plan_at(sd: Setting, ks: Sequence[float], eta: float | None, preset: int) -> dict[str, Any]:
@@ -334,3 +354,66 @@ def margin_trend(g: pd.DataFrame, column: str = "margin_Ta") -> dict[str, Any] |
         b_high=r["b_high"] * ln2,
         means={N: float(m) for (N, _), m in zip(per, r["means"], strict=True)},
     )
+
+
+def readings(s: Setting, runs: pd.DataFrame, ks: Sequence[float]) -> dict[int, dict[str, Any]]:
+    """What the N*(D) rows read of a :func:`nstar_runs` table (its runs with N > 0), per D: q, the N grid ``Ns``,
+    Theorem 3.1's scope rule at (D, q) (:func:`scope_at`), ``n50`` per k of ``ks`` (:func:`n50` on the
+    success_k<k> column over seeds) and the association margin's ``trend`` in N (:func:`margin_trend`)."""
+    out: dict[int, dict[str, Any]] = {}
+    for D, g in runs[runs["N"] > 0].groupby("D"):
+        Ns = sorted(int(N) for N in g["N"].unique())
+        q = float(g["q"].iloc[0])
+        tabs = {k: g.pivot(index="seed", columns="N", values=f"success_k{k:g}").reindex(columns=Ns) for k in ks}
+        out[int(D)] = dict(
+            q=q,
+            Ns=Ns,
+            scope=scope_at(s, int(D), q),
+            n50={k: n50(Ns, tab.to_numpy(float)) for k, tab in tabs.items()},
+            trend=margin_trend(g),
+        )
+    return out
+
+
+def regime_reading(
+    s: Setting,
+    sg: Setting,
+    Ns: Sequence[int],
+    seeds: Seeds,
+    ks: Sequence[float],
+    preset: int,
+    budget_s: float | None = None,
+    progress=None,
+) -> dict[str, Any]:
+    """N*(D)'s runs at the D and q of ``sg`` (:func:`nstar_runs` from the ledger's ``s``, read back from their
+    store when the N*(D) rows ran them) read on the longest window of ``ks``: N_50 there (:func:`n50`) and the
+    association margin's slope per doubling of N (:func:`margin_trend`), the regime of runs at ``sg``.
+
+    Returns dict(n50, trend, eta, eta_rule, Ns, k): :func:`n50`'s dict, :func:`margin_trend`'s (or None),
+    the runs' step size and the stated rule's, the N grid run and the window's k."""
+    runs = nstar_runs(s, (sg.D,), lambda D: sg.q, Ns, seeds, ks, preset=preset, progress=progress, budget_s=budget_s)
+    runs = runs[runs["N"] > 0]
+    k = max(ks)
+    grid = sorted(int(x) for x in runs["N"].unique())
+    tab = runs.pivot(index="seed", columns="N", values=f"success_k{k:g}").reindex(columns=grid).to_numpy(float)
+    return dict(
+        n50=n50(grid, tab),
+        trend=margin_trend(runs),
+        eta=float(runs["eta"].iloc[0]),
+        eta_rule=float(runs["eta_rule"].iloc[0]),
+        Ns=grid,
+        k=k,
+    )
+
+
+def scope_at(s: Setting, D: int, q: float) -> str | None:
+    """Theorem 3.1's scope rule (:func:`theorydyn.core.glm.theorem_3_1_scope`) at the setting of N*(D)'s runs
+    at (D, q): ``setting_at(s, D).at(q=q)``; None inside it, else the reason."""
+    return theorem_3_1_scope(setting_at(s, D).at(q=q))
+
+
+def memory(s: Setting, D: int, N_max: int) -> MemoryEstimate:
+    """Peak of :func:`nstar_runs` up to D and ``N_max``: the largest simulation
+    (:func:`theorydyn.simulate.memory.simulate_memory`) at that D and N, plus the common-random-numbers
+    training set it slices (as large again)."""
+    return simulate_memory(D, s.C, D, N=2 * N_max, n_test=256)

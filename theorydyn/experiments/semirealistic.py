@@ -9,7 +9,9 @@ at the same time s = η·t as N grows (sampling error O(N^{-1/2})).
 :func:`compare_with_reduced` runs the simulator for each N (and seed), runs
 :func:`theorydyn.reduced.integrate` once, interpolates the reduced trajectory at the
 simulator's s, and reports the largest gap over s for each quantity, per N. :func:`closeness_runs`
-runs it over seeds for the ledger's closeness rows (:mod:`theorydyn.claims.semirealistic` judges).
+runs it over seeds; :func:`closeness` makes the gaps relative (:func:`relative_gaps`) and fits their
+exponents in N (:func:`gap_exponents`) for the ledger's closeness rows (:mod:`theorydyn.claims.semirealistic`
+judges).
 """
 
 from __future__ import annotations
@@ -25,10 +27,14 @@ from .. import reduced
 from ..core import model
 from ..core.config import Seeds
 from ..core.setting import Setting
+from ..core.stats import fit_power_law_ci
 from ..simulate import simulate
 
 #: The compared columns: the two solvers share the trajectory schema, so no renaming.
 QUANTITIES = ("alpha", "gamma", "rho", "err_f")
+#: The relative gaps of :func:`relative_gaps` whose exponent in N :func:`gap_exponents` fits: their maximum
+#: (the judged one), then the α, γ and ρ parts.
+RELATIVE_GAPS = ("gap_rel", "rel_alpha", "rel_gamma", "rel_rho")
 
 
 def reduced_trajectory(
@@ -175,3 +181,55 @@ def closeness_runs(
         )
         table.append(t.assign(seed=k))
     return ClosenessRuns(pd.concat(table, ignore_index=True), red)
+
+
+def relative_gaps(table: pd.DataFrame, red: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (:func:`compare_with_reduced`'s gaps, one row per N and seed) with the gaps made relative:
+    gap_alpha / max_s |α_∞(s)|, gap_gamma and gap_rho / max_s |γ_∞(s) − ρ_∞(s)| (the scale that decides
+    association), and their maximum ``gap_rel`` (α_∞, γ_∞, ρ_∞ the reduced trajectory ``red``)."""
+    a_scale = float(np.max(np.abs(red["alpha"].to_numpy(float))))
+    g_scale = float(np.max(np.abs((red["gamma"] - red["rho"]).to_numpy(float))))
+    out = table.copy()
+    out["rel_alpha"] = out["gap_alpha"] / a_scale
+    out["rel_gamma"] = out["gap_gamma"] / g_scale
+    out["rel_rho"] = out["gap_rho"] / g_scale
+    out["gap_rel"] = out[["rel_alpha", "rel_gamma", "rel_rho"]].max(axis=1)
+    return out
+
+
+def gap_exponents(table: pd.DataFrame) -> dict[str, dict | None]:
+    """Per column of :data:`RELATIVE_GAPS` in a :func:`relative_gaps` table: the exponent b of gap ∝ N^b,
+    least squares over every (N, seed) with its 95% interval (:func:`theorydyn.core.stats.fit_power_law_ci`;
+    None with too few finite gaps)."""
+    return {col: fit_power_law_ci(table["N"], table[col]) for col in RELATIVE_GAPS}
+
+
+@dataclass(frozen=True)
+class Closeness:
+    """The closeness of finite-N GD to population GD at setting ``s`` (:func:`closeness`): the runs' sizes
+    (``Ns``, ``steps``, ``seeds``, ``eta``), the :func:`relative_gaps` table (one row per N and seed) and
+    the exponents of its gaps in N (:func:`gap_exponents`)."""
+
+    s: Setting
+    Ns: tuple[int, ...]
+    steps: int
+    seeds: Seeds
+    eta: float
+    table: pd.DataFrame
+    fits: dict[str, dict | None]
+
+
+def closeness(
+    s: Setting,
+    *,
+    Ns: Sequence[int],
+    steps: int,
+    seeds: Seeds,
+    eta: float = 10.0,
+    progress: Callable[[str], None] | None = None,
+) -> Closeness:
+    """:func:`closeness_runs` at ``s`` with its gaps made relative (:func:`relative_gaps`) and their
+    exponents in N fitted (:func:`gap_exponents`)."""
+    runs = closeness_runs(s, Ns=Ns, steps=steps, seeds=seeds, eta=eta, progress=progress)
+    table = relative_gaps(runs.table, runs.reduced)
+    return Closeness(s, tuple(Ns), steps, seeds, eta, table, gap_exponents(table))

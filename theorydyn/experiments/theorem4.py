@@ -7,8 +7,14 @@
   and its trajectory. Returns :class:`Theorem4Runs`; :mod:`theorydyn.claims.theorem4` judges it.
 * :func:`run_frozen` — the model without patch association on runs of its own: Â frozen at its
   initialisation, v̂ trained by GD (:func:`train_v_frozen`), one error per seed.
-* :func:`steps_for` — how long a run must last: the idealized (N = ∞) flow's max(T1, T2) at the
-  run's setting (:func:`theorydyn.reduced.flows_until_t2`), times :data:`HORIZON_FACTOR`, over η.
+* :func:`~theorydyn.experiments.nstar.steps_for` (named here too) — how long a run must last: the idealized
+  (N = ∞) flow's max(T1, T2) at the run's setting, times :data:`~theorydyn.experiments.nstar.HORIZON_FACTOR`,
+  over η.
+* :func:`run` — everything the ledger's Theorem 4.2 rows read, planned, sized and run in one call
+  (:class:`Theorem4Config` → :class:`Theorem4Results`): the setting where the theorem has content
+  (:func:`run_setting`), the plan (:func:`run_plan`), the seeds with their controls (:func:`run_seeds`) read
+  on their windows, N*(D)'s regime there (:func:`theorydyn.experiments.nstar.regime_reading`) and the
+  semi-realistic closeness (:func:`theorydyn.experiments.semirealistic.closeness`); :func:`memory` its peak.
 
 Seeds: seed k of a run with base ``seed`` is ``seed + 1000 k + 42`` (``+ 4242`` for
 :func:`run_frozen`); the fresh test samples of a run with seed sd are drawn with ``sd + 7919``.
@@ -25,10 +31,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,38 +42,30 @@ from scipy.special import expit
 
 from ..core import data, model
 from ..core.config import Seeds
+from ..core.glm import glm_oracle_error_exact, theorem_3_1_scope
 from ..core.model import association
-from ..core.setting import Setting
+from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from ..infra.keyed import KeyedStore
+from ..infra.memory import MemoryEstimate
 from ..infra.paths import run_dir
-from ..reduced import flows_until_t2
 from ..simulate import simulate, simulate_replicas
 from ..simulate.config import SimConfig
+from ..simulate.memory import simulate_memory
 from ..simulate.partial import descend_partial
 from ..simulate.run import init_params
-from .measure import fresh_errors
+from .lemma41 import smallest_in_scope
+from .measure import fresh_errors, fresh_errors_of, window_ks, window_summary
+from .nstar import HORIZON_FACTOR, plan_at, regime_reading, steps_for  # noqa: F401  (steps_for: named here before)
+from .semirealistic import Closeness, closeness
 
-#: A run's steps are at least the preset and at least HORIZON_FACTOR × the time the idealized
-#: (N = ∞) flow at the row's setting needs to end phases II and III, max(T1, T2), over η: the theorem
-#: runs T ≥ poly(d)/η iterations, and a run stopped before the idealized dynamics associates would
-#: judge the horizon, not the theorem (at D = 32, q = 1/2, T1 = 3664: 250 steps reach s = 2500 only).
-HORIZON_FACTOR = 1.5
 #: The numerics of a stored seed run (:func:`run_seeds`' store): a change of what a run measures bumps it.
 RUNS_VERSION = 1
 #: The trajectory columns a stored seed run keeps (what the claims read of it).
 KEPT_COLUMNS = ("step", "s", "association", "margin_min", "cos_v", "risk", "err_f", "amb_f", "alpha", "gamma", "rho")
-
-
-def steps_for(s: Setting, preset: int, eta: float = 10.0) -> tuple[int, float | None]:
-    """(steps, s_end): ``max(preset, ⌈HORIZON_FACTOR · s_end / η⌉)`` with s_end = max(T1, T2) of the
-    reduced flow at ``s`` (1500 Monte Carlo samples, seed 0, the horizon of
-    :func:`theorydyn.reduced.flows_until_t2`, as the ledger's idealized rows);
-    the preset and None when the flow reaches neither (the dynamics never associates there)."""
-    ph = flows_until_t2(s, [0], n_samples=1500)[0][0].phases
-    ends = [float(x) for x in (ph.T1, ph.T2) if x is not None and math.isfinite(x)]
-    if not ends:
-        return int(preset), None
-    return max(int(preset), math.ceil(HORIZON_FACTOR * max(ends) / eta)), max(ends)
+#: The options of the ledger's runs besides their sizes: ω = 10⁻³, X stored as bfloat16 (as N*(D)'s runs, whose
+#: N_50 decides the regime: one footing; the test set stays float32), 8192 test samples; η is the stated rule's
+#: at each setting (:func:`run_plan`; 10 is only the config's placeholder). The GPU rows run float32 (torch).
+RUN = SimConfig(eta=10.0, omega=1e-3, seed=0, dtype="bfloat16", n_test=8192)
 
 
 def train_upstream(s: Setting, run: SimConfig):
@@ -216,13 +214,12 @@ def run_seeds(
             progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {i + 1}/{len(seeds)}{with_ctl}")
         # the window rows read association at every recorded step
         one = run.replace(seed=sd, record_every=every)
-        ctl_err: float | None = None
-        if control:
-            res, ctl = train_paired(s, one)
-            ctl_err = fresh_errors(s, ctl.A, ctl.v, run.n_test, sd + 7919)["err_f"]
-        else:
-            res = train_upstream(s, one)
-        e = fresh_errors(s, res.A, res.v, run.n_test, sd + 7919)
+        res, ctl = train_paired(s, one) if control else (train_upstream(s, one), None)
+        # the run and its control measured on the same fresh samples, drawn once
+        e, *ctl_e = fresh_errors_of(
+            s, [(res.A, res.v)] + ([] if ctl is None else [(ctl.A, ctl.v)]), run.n_test, sd + 7919
+        )
+        ctl_err = ctl_e[0]["err_f"] if ctl_e else None
         cos = float(res.v @ s.w_star / np.linalg.norm(res.v))
         status = str(getattr(res, "status", "ok"))
         tr = res.trajectory
@@ -261,3 +258,145 @@ def run_frozen(
         A, v = train_v_frozen(s, run.N, run.eta, run.steps, run.omega, sd, dtype=run.dtype)
         errs.append(fresh_errors(s, A, v, run.n_test, sd + 7919)["err_f"])
     return errs
+
+
+# ---- the ledger's Theorem 4.2 experiment: planned, sized and run in one call ------------------------------
+
+
+def run_setting(s: Setting, D_max: int | None) -> tuple[Setting, str, str | None, float]:
+    """The setting Theorem 4.2's runs are at, why, and Theorem 3.1's reading there (:func:`glm_reading`):
+    (sg, why_q, scope, glm_err). D = min(s.D, ``D_max``) (``s.D`` without a D_max) and the ledger's q where the
+    theorem has content there, i.e. where attention frozen at initialisation cannot reach Theorem 3.1's 1/8 (the
+    exact equal-weight GLM error, :func:`theorydyn.core.glm.glm_oracle_error_exact`, is at least 1/8); else
+    Assumption 2's q = C²/D at that D (issue 39: at D = 32, q = 1/4, q(D − C) = 7 and frozen attention errs below
+    1/8). ``why_q`` names a changed q ("" if none)."""
+    sg = setting_at(s, min(s.D, D_max)) if D_max is not None else s
+    err = glm_oracle_error_exact(sg)["err_cond"]
+    if err >= 0.125:
+        return sg, "", theorem_3_1_scope(sg), err
+    q2 = s.C**2 / sg.D
+    if q2 <= 1.0:
+        alt = sg.at(q=q2)
+        alt_err = glm_oracle_error_exact(alt)["err_cond"]
+        if alt_err >= 0.125:
+            why = (
+                f"q = C^2/D = {q2:.4g} instead of the ledger's {sg.q:g}: at D = {sg.D}, q = {sg.q:g} attention "
+                "frozen at initialisation errs below 1/8 (the theorem has no content there)"
+            )
+            return alt, why, theorem_3_1_scope(alt), alt_err
+    why = f"at D = {sg.D} no q of the ledger's or Assumption 2's makes frozen attention err >= 1/8"
+    return sg, why, theorem_3_1_scope(sg), err
+
+
+def run_plan(sg: Setting, n: Any, eta: float | None = None) -> dict:
+    """The runs' plan at ``sg`` for the sizes ``n`` (its ``ks`` windows and least ``steps``): N*(D)'s
+    (:func:`theorydyn.experiments.plan.plan_at`: T_a, the stated rule's step size η = 1/λ* or ``eta``, the
+    steps covering the longest window, at least 24 records in the shortest), and the windows read
+    (:func:`~theorydyn.experiments.measure.window_ks`)."""
+    p = plan_at(sg, n.ks, eta, n.steps)
+    p["ks"] = window_ks(p["T_a"], p["eta"], n.ks, n.steps)
+    return p
+
+
+def glm_reading(s: Setting) -> tuple[str | None, float]:
+    """Theorem 3.1 at ``s``: (its scope rule's reason or None, :func:`~theorydyn.core.glm.theorem_3_1_scope`;
+    the exact error of the equal-weight GLM with the best link, :func:`~theorydyn.core.glm.glm_oracle_error_exact`)."""
+    return theorem_3_1_scope(s), glm_oracle_error_exact(s)["err_cond"]
+
+
+@dataclass(frozen=True)
+class Theorem4Config:
+    """What :func:`run` needs for the ledger's Theorem 4.2 rows, each part a validated sizes config of the
+    claims (:mod:`theorydyn.claims.sizes`):
+
+    Attributes:
+        sizes: the runs' sizes: ``N``, least ``steps``, ``seeds``, ``D_max`` (the largest D run; None: the
+            ledger's), the windows ``ks`` and ``closeness`` (the closeness runs' ``Ns``, ``steps``, ``seeds``, ``eta``).
+        regime: N*(D)'s sizes whose runs at the same D and q give the regime: ``Ns``, ``seeds``, ``ks``,
+            ``min_steps``; ``regime_budget_s`` their time budget (None: none).
+        closeness_from: the D the closeness runs' size search starts from (Lemma 4.1's finite-N rows' size,
+            :func:`theorydyn.experiments.lemma41.smallest_in_scope` up to the ledger's D).
+    """
+
+    sizes: Any
+    regime: Any
+    closeness_from: int
+    regime_budget_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Theorem4Results:
+    """The outcome of :func:`run` at the ledger's setting ``s``.
+
+    Attributes:
+        sg, why_q: the runs' setting (:func:`run_setting`) and why its q differs from the ledger's ("" if not).
+        scope, glm_err: Theorem 3.1 at ``sg`` (:func:`run_setting`, as :func:`glm_reading`): its scope rule's
+            reason (None inside) and the exact error of the equal-weight GLM with the best link, the Â-frozen
+            control's bound.
+        plan: :func:`run_plan` at ``sg`` (T_a, eta, eta_rule, lam, edge, steps, record_every, ks).
+        runs: the seeds' runs with their Â-frozen controls (:func:`run_seeds`).
+        windows: per k of ``plan["ks"]``, one :func:`~theorydyn.experiments.measure.window_summary` per seed
+            (:func:`read_windows`).
+        regime: N*(D)'s runs at ``sg``'s D and q on the longest window
+            (:func:`theorydyn.experiments.nstar.regime_reading`).
+        closeness: the semi-realistic closeness (:func:`theorydyn.experiments.semirealistic.closeness`).
+    """
+
+    s: Setting
+    sg: Setting
+    why_q: str
+    scope: str | None
+    glm_err: float
+    plan: dict
+    runs: Theorem4Runs
+    windows: dict[float, list[dict[str, float]]]
+    regime: dict
+    closeness: Closeness
+
+
+def run(s: Setting, config: Theorem4Config, progress: Callable[[str], None] | None = None) -> Theorem4Results:
+    """Everything the ledger's Theorem 4.2 rows read at the ledger's setting ``s`` (:class:`Theorem4Results`):
+    the setting where the theorem has content (:func:`run_setting`) and its plan (:func:`run_plan`), the seeds
+    with their Â-frozen controls riding along (issue 32: same data and init, one pass over X a step) read on
+    the plan's windows, N*(D)'s regime at the same D and q, and the semi-realistic closeness at the smallest
+    D in Theorem 3.1's scope from ``config.closeness_from``."""
+    n, r, c = config.sizes, config.regime, config.sizes.closeness
+    sg, why_q, scope, glm_err = run_setting(s, n.D_max)
+    sl, _ = smallest_in_scope(s, config.closeness_from, s.D)
+    plan = run_plan(sg, n)
+    runs = run_seeds(
+        sg,
+        RUN.replace(N=n.N, steps=plan["steps"], eta=plan["eta"]),
+        n.seeds,
+        progress=progress,
+        control=True,
+        record_every=plan["record_every"],
+    )
+    return Theorem4Results(
+        s,
+        sg,
+        why_q,
+        scope,
+        glm_err,
+        plan,
+        runs,
+        read_windows(runs, plan["T_a"], plan["ks"]),
+        regime_reading(s, sg, r.Ns, r.seeds, r.ks, r.min_steps, config.regime_budget_s, progress),
+        closeness(sl, Ns=c.Ns, steps=c.steps, seeds=c.seeds, eta=c.eta, progress=progress),
+    )
+
+
+def memory(s: Setting, config: Theorem4Config) -> MemoryEstimate:
+    """Peak of :func:`run`: its largest simulation (:func:`theorydyn.simulate.memory.simulate_memory`),
+    Theorem 4.2 at ``config.sizes``' N and D = min(s.D, its D_max)."""
+    n = config.sizes
+    D = s.D if n.D_max is None else min(s.D, n.D_max)
+    return simulate_memory(D, s.C, s.d if s.d != s.D else D, N=n.N)
+
+
+def read_windows(runs: Theorem4Runs, T_a: float | None, ks: tuple[float, ...]) -> dict[float, list[dict[str, float]]]:
+    """Each seed's run of ``runs`` read on the windows [T_a, k·T_a], k in ``ks``
+    (:func:`~theorydyn.experiments.measure.window_summary`); {} without T_a or without recorded association."""
+    if T_a is None or not runs.runs or "association" not in runs.runs[0].trajectory:
+        return {}
+    return {k: [window_summary(r.trajectory, T_a, k) for r in runs.runs] for k in ks}

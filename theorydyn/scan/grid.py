@@ -48,10 +48,10 @@ exact expectation over more multisets than the solver allows, or a point whose m
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import itertools
 import json
 import math
+import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -112,9 +112,8 @@ def runner_function(runner: Runner | str) -> Runner:
     try:
         if not mod_name or not fn_name:
             raise ImportError(f"runner must look like 'module:function', got {runner!r}")
-        fn: Any = importlib.import_module(mod_name)
-        for part in fn_name.split("."):
-            fn = getattr(fn, part)
+        # the standard library's resolver of "module:qualname" (the form entry points use)
+        fn: Any = pkgutil.resolve_name(runner)
     except (ImportError, AttributeError, ValueError) as e:
         raise ScanError(f"--runner: cannot load {runner!r}: {e}") from None
     return fn

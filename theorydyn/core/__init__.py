@@ -11,10 +11,14 @@
 Imports only :mod:`theorydyn.infra`.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
 from ..infra._lazy import lazy_exports
 
-__getattr__, __dir__ = lazy_exports(__name__, {"Setting": ".setting", "Result": ".result", "Phases": ".phases"})
+if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use (NumPy)
+    from .phases import Phases
+    from .result import Result
+    from .setting import Setting
 
 __all__ = ["Phases", "Result", "Setting"]
+__getattr__, __dir__ = lazy_exports(__name__)

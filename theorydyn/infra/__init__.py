@@ -10,12 +10,14 @@
 Imports nothing of theorydyn.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
 from ._lazy import lazy_exports
 
-__getattr__, __dir__ = lazy_exports(
-    __name__, {"ResultStore": ".store", "MemoryEstimate": ".memory", "run_dir": ".paths"}
-)
+if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
+    from .memory import MemoryEstimate
+    from .paths import run_dir
+    from .store import ResultStore
 
 __all__ = ["MemoryEstimate", "ResultStore", "run_dir"]
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -50,7 +50,7 @@ The Numba kernels (``_kernels``) are private. CLI: ``python -m theorydyn.reduced
 
 from typing import TYPE_CHECKING
 
-from ..infra._lazy import by_module, lazy_exports
+from ..infra._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
     from .bank import MAX_TERMS, Bank, bank_from_set_counts, make_bank, mc_set_counts, n_exact_terms
@@ -58,19 +58,6 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule lo
     from .plot import plot_trajectory
     from .risk import Estimate, forward_counts, population_risk
     from .solve import COLUMNS, HORIZON_GROWTH_MAX, SOLVERS, default_horizon, flows_until_t2, integrate
-
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    by_module(
-        {
-            ".config": ("FLOW_DEFAULTS", "FlowConfig"),
-            ".bank": ("MAX_TERMS", "Bank", "bank_from_set_counts", "make_bank", "mc_set_counts", "n_exact_terms"),
-            ".plot": ("plot_trajectory",),
-            ".risk": ("Estimate", "forward_counts", "population_risk"),
-            ".solve": ("COLUMNS", "HORIZON_GROWTH_MAX", "SOLVERS", "default_horizon", "flows_until_t2", "integrate"),
-        }
-    ),
-)
 
 __all__ = [
     "COLUMNS",
@@ -92,3 +79,4 @@ __all__ = [
     "population_risk",
     "plot_trajectory",
 ]
+__getattr__, __dir__ = lazy_exports(__name__)

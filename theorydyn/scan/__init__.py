@@ -15,25 +15,13 @@ CLI: ``python -m theorydyn.scan --help`` (its flags and the scan they describe: 
 
 from typing import TYPE_CHECKING
 
-from ..infra._lazy import by_module, lazy_exports
+from ..infra._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
     from ..infra.store import ResultStore
     from .grid import Point, ScanError, ScanSpec, load_scan, point_key
     from .run import ScanOutcome, run_scan
     from .summary import seed_ci_table, summary_table
-
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    by_module(
-        {
-            "..infra.store": ("ResultStore",),
-            ".grid": ("Point", "ScanError", "ScanSpec", "point_key", "load_scan"),
-            ".run": ("ScanOutcome", "run_scan"),
-            ".summary": ("seed_ci_table", "summary_table"),
-        }
-    ),
-)
 
 __all__ = [
     "Point",
@@ -47,3 +35,4 @@ __all__ = [
     "seed_ci_table",
     "summary_table",
 ]
+__getattr__, __dir__ = lazy_exports(__name__)

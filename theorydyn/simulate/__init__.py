@@ -29,38 +29,9 @@ from ..infra._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
     from .config import SIM_DEFAULTS, SimConfig
+    from .measure import attention_stats, row_in_means, symmetry_breaking
     from .plot import plot_attention, plot_comparison, plot_figure4
-    from .run import (
-        COLUMNS,
-        attention_stats,
-        heldout_data,
-        init_params,
-        row_in_means,
-        simulate,
-        simulate_replicas,
-        symmetry_breaking,
-        training_data,
-    )
-
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "SIM_DEFAULTS": ".config",
-        "SimConfig": ".config",
-        "plot_attention": ".plot",
-        "plot_comparison": ".plot",
-        "plot_figure4": ".plot",
-        "COLUMNS": ".run",
-        "attention_stats": ".measure",
-        "init_params": ".run",
-        "row_in_means": ".measure",
-        "simulate": ".run",
-        "simulate_replicas": ".run",
-        "symmetry_breaking": ".measure",
-        "training_data": ".run",
-        "heldout_data": ".run",
-    },
-)
+    from .run import COLUMNS, heldout_data, init_params, simulate, simulate_replicas, training_data
 
 __all__ = [
     "COLUMNS",
@@ -78,3 +49,4 @@ __all__ = [
     "plot_comparison",
     "plot_figure4",
 ]
+__getattr__, __dir__ = lazy_exports(__name__)

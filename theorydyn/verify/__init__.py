@@ -67,7 +67,6 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time .core loads on fi
         FALLBACK_WIDTH,
         NOTED,
         PROG,
-        _Bar,  # noqa: F401 — the tests read it
         collect,
         default_out,
         format_markdown,
@@ -98,7 +97,4 @@ __all__ = [
     "terminal_width",
     "wrap",
 ]
-# _Bar too: the tests read it
-__getattr__, __dir__ = lazy_exports(
-    __name__, {**dict.fromkeys([*__all__, "_Bar"], ".core"), "paper_claim": ".summary", "summarize": ".summary"}
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -8,32 +8,26 @@ API reference read: mkdocstrings documents a package's imported names only throu
 ``__all__``), and ends with ``__getattr__, __dir__ = lazy_exports(__name__)``. There is no table of its
 own: on the first access of a name not yet loaded, the block is read from the package's source
 (:func:`declared_exports`) and checked against ``__all__``, the submodule that defines the name is
-imported, and the name is then a plain attribute of the package. The older form, an explicit table
-beside the block (:func:`by_module`), still works.
+imported, and the name is then a plain attribute of the package.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 
-def lazy_exports(
-    package: str, exports: Mapping[str, str] | None = None
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``(__getattr__, __dir__)`` for the package ``package``: ``exports`` maps each public name to the
-    module that defines it (relative to ``package``, e.g. ``".run"``, or absolute); None (the default):
-    the names the package's ``if TYPE_CHECKING:`` imports declare (:func:`declared_exports`, read on
-    first use). An unknown name raises AttributeError, as a plain module would."""
-
-    def table() -> Mapping[str, str]:
-        return exports if exports is not None else checked_exports(package)
+def lazy_exports(package: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for the package ``package``: its exports are the names its
+    ``if TYPE_CHECKING:`` imports declare, each loaded from the module that block names for it
+    (:func:`checked_exports`, read on first use). An unknown name raises AttributeError, as a plain
+    module would."""
 
     def __getattr__(name: str) -> Any:
-        where = table().get(name)
+        where = checked_exports(package).get(name)
         if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(where, package), name)
@@ -41,7 +35,7 @@ def lazy_exports(
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(vars(sys.modules[package])) | set(table()))
+        return sorted(set(vars(sys.modules[package])) | set(checked_exports(package)))
 
     return __getattr__, __dir__
 
@@ -90,13 +84,3 @@ def declared_exports(package: str) -> dict[str, str]:
                             raise ImportError(f"{package}: {alias.name} as {alias.asname}: an export keeps its name")
                         out[alias.name] = "." * stmt.level + (stmt.module or "")
     return out
-
-
-def by_module(modules: Mapping[str, Iterable[str]]) -> dict[str, str]:
-    """The table of :func:`lazy_exports` (public name → module) from each module and the names it
-    defines, as the ``if TYPE_CHECKING:`` imports beside it list them.
-
-    >>> by_module({".run": ("run_scan", "ScanOutcome"), ".grid": ("Point",)})
-    {'run_scan': '.run', 'ScanOutcome': '.run', 'Point': '.grid'}
-    """
-    return {name: module for module, names in modules.items() for name in names}

@@ -9,15 +9,11 @@ depends on randomness is a mean over ≥ 5 independent seeds with its 95% t-inte
 
 The claims are the records of :data:`theorydyn.claims.CLAIMS` (each module imported on use, one
 protocol: ``checks(s, *, quick, progress)`` and ``memory(s, quick)``; docs/adding_a_claim.md), run in
-registry order: ``definition21`` (Definition 2.1), ``parametrization31`` (the scales of A(0) under
-Parametrization 3.1), ``dynamics`` (Lemma 4.3, Events I–III, Theorem 4.1 on the idealized dynamics),
-``theorem31``, ``theorem32``, ``lemma41`` (Lemma 4.1), ``theorem4`` (Theorem 4.2 at finite N, with
-Lemma 4.2 and Figure 4 from its runs), ``nstar`` (N*(D)), ``transfer`` (Theorems 5.1, 5.2),
-``figure2`` (Figure 2), ``vision`` (Section 6) and ``gpu`` (Theorem 4.2 and N*(D) at D = 128, 256 on a
-CUDA device; NOT_RUN without one); ``theorydyn.claims.listing()`` prints them from the
-records, and tests/test_registry.py checks that this list names every one. ``--only`` also takes the
-groups of :data:`theorydyn.claims.GROUPS`: ``reduced`` (= dynamics) and ``theorems`` (= theorem31,
-theorem32, lemma41, theorem4, nstar). This module collects, stores and prints; the claims compute.
+registry order. Their list, each with the statement it checks, is made from the records, never written
+out by hand: :func:`theorydyn.claims.listing` (``verify --help`` shows their names as ``--only``'s
+choices). ``--only`` also takes the groups of :data:`theorydyn.claims.GROUPS`, which keep the earlier
+ledger's names ``reduced`` and ``theorems`` (their members: :func:`theorydyn.claims.groups_text`).
+This module collects, stores and prints; the claims compute.
 
 The command is its flags and a few library steps, each raising and returning: :mod:`.config`
 (:class:`~theorydyn.verify.config.LedgerConfig`, the run's options, whose fields are its flags),

@@ -88,7 +88,7 @@ def test_the_runner_builds_a_config_and_refuses_bad_input(capsys):
 
     inv = _invocation(build, ["--only", "a", "--markdown"])
     assert inv.args.only == ["a"] and inv.args.markdown == ""
-    assert inv.config(LedgerConfig, quick=True) == LedgerConfig(quick=True, only=["a"])
+    assert inv.config(LedgerConfig, quick=True) == LedgerConfig(quick=True, only=["a"], markdown="")
     with pytest.raises(SystemExit) as e:
         _invocation(build, ["--n-samples", "1"]).config(LedgerConfig)
     assert e.value.code == 2 and "prog: error: --n-samples: n_samples must be" in capsys.readouterr().err

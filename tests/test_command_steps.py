@@ -39,7 +39,7 @@ def test_the_ledger_files_of_out(tmp_path):
     assert files.report_path("", None, tmp_path / "l.csv") == tmp_path / "l.html"
     assert files.report_path("given.csv", tmp_path / "p.html", tmp_path / "l.csv") == tmp_path / "p.html"
     with pytest.raises(ValueError, match=r"^--quiet: has no effect with --markdown"):
-        files.saved_ledger("--markdown", "", None, s, cfg, {"--force": False, "--quiet": True})
+        files.saved_ledger(s, cfg.replace(markdown=""), quiet=True)
 
 
 def test_a_torn_ledger_is_refused_naming_the_flag(tmp_path):

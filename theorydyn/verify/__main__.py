@@ -101,11 +101,8 @@ def _saved(inv: Invocation, s, cfg: LedgerConfig, flag: str, value: str) -> int:
     from .core import format_markdown, terminal_width
     from .summary import MAX_WIDTH, format_summary_markdown, path_line, summarize
 
-    both = cfg.markdown is not None and cfg.report is not None  # --markdown wins the mode: --report is refused
-    run_only = {"--force": inv.args.force, "--fresh/--recompute": cfg.fresh, "--scheduler": cfg.scheduler}
-    run_only |= {"--quiet": inv.args.quiet, "--detail": cfg.detail, "--report": both}
     with inv.refusing():
-        path = files.saved_ledger(flag, value, cfg.out, s, cfg, run_only)
+        path = files.saved_ledger(s, cfg, force=inv.args.force, quiet=inv.args.quiet)
         saved = files.read_ledger(path, flag)  # a torn or foreign CSV: exit 2 before any folder is made
         page = files.report_path(value, cfg.out, path) if flag == "--report" else None
     if page is None:

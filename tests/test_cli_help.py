@@ -100,7 +100,7 @@ def test_every_command_is_among_the_modules_checked():
 def test_verify_help_names_the_default_ledger():
     from theorydyn import Setting
     from theorydyn.verify import ledger_name
-    from theorydyn.verify.__main__ import DEFAULT_LEDGER
+    from theorydyn.verify.defaults import DEFAULT_LEDGER
 
     assert DEFAULT_LEDGER == ledger_name(Setting(), True)
 

@@ -39,7 +39,7 @@ def test_the_ledger_files_of_out(tmp_path):
     assert files.report_path("", None, tmp_path / "l.csv") == tmp_path / "l.html"
     assert files.report_path("given.csv", tmp_path / "p.html", tmp_path / "l.csv") == tmp_path / "p.html"
     with pytest.raises(ValueError, match=r"^--quiet: has no effect with --markdown"):
-        files.saved_ledger("--markdown", "", None, s, cfg, {"--force": False, "--quiet": True})
+        files.saved_ledger(s, cfg.replace(markdown=""), quiet=True)
 
 
 def test_a_torn_ledger_is_refused_naming_the_flag(tmp_path):
@@ -88,7 +88,7 @@ def test_the_runner_builds_a_config_and_refuses_bad_input(capsys):
 
     inv = _invocation(build, ["--only", "a", "--markdown"])
     assert inv.args.only == ["a"] and inv.args.markdown == ""
-    assert inv.config(LedgerConfig, quick=True) == LedgerConfig(quick=True, only=["a"])
+    assert inv.config(LedgerConfig, quick=True) == LedgerConfig(quick=True, only=["a"], markdown="")
     with pytest.raises(SystemExit) as e:
         _invocation(build, ["--n-samples", "1"]).config(LedgerConfig)
     assert e.value.code == 2 and "prog: error: --n-samples: n_samples must be" in capsys.readouterr().err

@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 from conftest import join_or_kill, kill_at_random_moments
 
-from theorydyn.verify.__main__ import _whole_ledger, main  # imported here: each forked run starts at main()
+from theorydyn.verify.__main__ import main  # imported here: each forked run starts at main()
+from theorydyn.verify.files import whole_ledger as _whole_ledger  # the ledger read as the command reads it
 
 # a small, fast selection of the quick ledger (the claims' checks take ~1 s; the rest is the write)
 VERIFY = ["--D", "16", "--C", "4", "--quick", "--only", "definition21", "theorem32"]

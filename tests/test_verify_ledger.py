@@ -28,7 +28,8 @@ from theorydyn import Setting, claims, verify
 from theorydyn.claims.check import Check, Verdict
 from theorydyn.infra.store import DB_NAME, RejectedRowsWarning
 from theorydyn.verify import ledger
-from theorydyn.verify.__main__ import _whole_ledger, build_parser, main
+from theorydyn.verify.__main__ import build_parser, main
+from theorydyn.verify.files import whole_ledger as _whole_ledger
 
 ARGS = ["--D", "16", "--C", "4", "--quick", "--quiet"]
 CSV = "verify_D16_C4_quick.csv"

@@ -6,16 +6,17 @@ Each command is also ``python -m theorydyn.<command>``.
 
 from __future__ import annotations
 
-import os
 import sys
 from types import ModuleType
 
-from .infra.registry import Entry, Registry, listing
+from .cli.dispatch import dispatch
+from .infra.registry import Entry, Registry
 
 #: The commands, one record each (:class:`theorydyn.infra.registry.Entry`: name, what it does, and a loader
 #: importing the command's ``__main__``, which defines ``main(argv) -> int``, most through
 #: :class:`theorydyn.cli.runner.Command`), in the order ``theorydyn --help`` lists them; a command's module
-#: is imported only once it is chosen. Adding a command: its package's ``__main__`` and one record here.
+#: is imported only once it is chosen (:func:`theorydyn.cli.dispatch.dispatch`). Adding a command: its
+#: package's ``__main__`` and one record here.
 command: Registry[Entry] = Registry(Entry)
 
 
@@ -89,47 +90,12 @@ def _stores() -> ModuleType:
     return __main__
 
 
-COMMAND_ENTRIES: tuple[Entry, ...] = command.entries()
 #: command → (its package, the parent of the ``__main__`` its loader imports; what it does): ``python -m PACKAGE``
 COMMANDS: dict[str, tuple[str, str]] = {e.name: (e.module.rpartition(".")[0], e.summary) for e in command}
 
 
-def usage() -> str:
-    lines = ["usage: theorydyn <command> [options]   (theorydyn <command> --help for its flags)", "", "commands:"]
-    return "\n".join(lines) + "\n" + listing(COMMAND_ENTRIES)
-
-
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except BrokenPipeError:  # e.g. `theorydyn --help | head`: the reader left, which is not an error
-        # the interpreter flushes stdout again at exit; point it at /dev/null so that flush is silent
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-
-
-def _main(argv: list[str] | None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help", "help"):
-        print(usage())
-        return 0 if argv else 2
-    name, rest = argv[0], argv[1:]
-    if name not in command:
-        print(
-            f"{usage()}\n\ntheorydyn: error: command: unknown {name!r}; choose one of {', '.join(COMMANDS)}",
-            file=sys.stderr,
-        )
-        return 2
-    # the command's own main, imported here: an ImportError (a missing extra) surfaces before argv changes
-    module = command[name].load()
-    saved = sys.argv
-    sys.argv = [f"theorydyn {name}", *rest]  # what a parser without its own prog would show
-    try:
-        return int(module.main(rest) or 0)
-    except SystemExit as e:  # argparse's exit 0 (--help) and 2 (a bad flag), as each command always did
-        return int(e.code or 0) if not isinstance(e.code, str) else (print(e.code, file=sys.stderr) or 1)
-    finally:
-        sys.argv = saved
+    return dispatch(command, argv)
 
 
 if __name__ == "__main__":

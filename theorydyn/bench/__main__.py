@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
+from ..cli.dispatch import run_entry
 from ..infra.registry import Entry, Registry, listing
 
 PROG = "python -m theorydyn.bench"
@@ -34,55 +35,39 @@ def _simulate() -> ModuleType:
     return simulate_cli
 
 
-BENCHMARK_ENTRIES: tuple[Entry, ...] = benchmark.entries()
 #: the benchmarks' names (derived from the records)
 BENCHMARKS: tuple[str, ...] = benchmark.names()
-
-
-def _run_one(name: str, argv: list[str]) -> int:
-    entry = benchmark[name]
-    try:
-        mod = entry.load()
-    except ModuleNotFoundError as e:
-        if e.name == entry.module:
-            print(f"benchmark {name!r} is not available ({entry.module} not found)", file=sys.stderr)
-            return 2
-        raise
-    return int(mod.main(argv) or 0)
+#: the first line of the usage, and of every error
+HEAD = f"usage: {PROG} {{{','.join((*BENCHMARKS, 'all'))}}} [options of that benchmark]"
 
 
 def usage() -> str:
-    head = f"usage: {PROG} {{{','.join((*BENCHMARKS, 'all'))}}} [options of that benchmark]"
-    return f"{head}\n\nbenchmarks:\n{listing(BENCHMARK_ENTRIES)}"
+    return f"{HEAD}\n\nbenchmarks:\n{listing(benchmark)}"
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    head = usage().split("\n", 1)[0]
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
         return 0 if argv else 2
     which, rest = argv[0], argv[1:]
-    if which not in BENCHMARKS + ("all",):
-        print(
-            f"{head}\n{PROG}: error: benchmark must be one of {BENCHMARKS + ('all',)}, got {which!r}",
-            file=sys.stderr,
+    if which not in (*BENCHMARKS, "all"):
+        return _refuse(f"benchmark must be one of {BENCHMARKS + ('all',)}, got {which!r}")
+    if which == "all" and rest:  # 'all' runs each benchmark at its defaults: options would be dropped silently
+        return _refuse(
+            f"{rest[0]}: 'all' takes no options (each benchmark runs at its defaults); run one benchmark to pass "
+            "options"
         )
-        return 2
-    if which == "all" and rest:
-        # 'all' runs each benchmark at its defaults: options would be dropped silently, so they are refused
-        print(
-            f"{head}\n{PROG}: error: {rest[0]}: 'all' takes no options (each benchmark runs "
-            f"at its defaults); run one benchmark to pass options",
-            file=sys.stderr,
-        )
-        return 2
-    names = BENCHMARKS if which == "all" else (which,)
     rc = 0
-    for name in names:
+    for name in BENCHMARKS if which == "all" else (which,):
         print(f"== benchmark: {name} ==", flush=True)
-        rc = max(rc, _run_one(name, rest if which != "all" else []))
+        rc = max(rc, run_entry(benchmark[name], rest, f"{PROG} {name}"))
     return rc
+
+
+def _refuse(error: str) -> int:
+    print(f"{HEAD}\n{PROG}: error: {error}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

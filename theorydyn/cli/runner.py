@@ -23,6 +23,9 @@ runner owns what every command shares:
 
 Exit statuses: 0 success, 1 the run failed (a FAIL row, a divergence, a full disk), 2 bad input
 (before any work), 130 interrupted.
+
+The one entry point over the commands, ``theorydyn <command> [options]``, is
+:func:`theorydyn.cli.dispatch.dispatch`.
 """
 
 from __future__ import annotations

@@ -20,37 +20,32 @@ PROG = "theorydyn store"
 
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(prog=PROG, description="Results stores (results.sqlite).")
-    sub = ap.add_subparsers(dest="action", required=True, metavar="ACTION")
-    m = sub.add_parser(
+    merge = ap.add_subparsers(dest="action", required=True, metavar="ACTION").add_parser(
         "merge",
         help="copy the rows of each SOURCE store into TARGET (created if missing); conflicting rows are kept "
         "as TARGET has them and listed",
         description="Copy the rows of each SOURCE results.sqlite into TARGET, one transaction per source.",
     )
-    add_path_positional(m, "target", "the store that receives the rows (results.sqlite)")
-    add_path_positional(m, "sources", "stores whose rows are copied", many=True)
+    add_path_positional(merge, "target", "the store that receives the rows (results.sqlite)")
+    add_path_positional(merge, "sources", "stores whose rows are copied", many=True)
     return ap
 
 
 def run(inv: Invocation) -> int:
     from ..infra.store_merge import merge_stores
 
-    args = inv.args
-    target = args.target
-    if any(str(s) == str(target) for s in args.sources):
+    target, sources, bad = inv.args.target, inv.args.sources, 0
+    if any(str(s) == str(target) for s in sources):
         inv.fail(f"sources: {target} is the target; name it once, as TARGET")
     if target.exists() and not target.is_file():
         inv.fail(f"target: {target} exists and is not a file")
     inv.output_dir(target.parent, "target")
-    bad = 0
-    for source in args.sources:
+    for source in sources:
         if not source.is_file():
             inv.fail(f"sources: no store at {source}")
         r = merge_stores(target, source)
-        print(
-            f"{source} -> {target}: {r.added} rows added, {r.duplicate} already there, {r.conflict} conflicts, "
-            f"{r.rejected} invalid rows skipped"
-        )
+        counts = f"{r.added} rows added, {r.duplicate} already there, {r.conflict} conflicts"
+        print(f"{source} -> {target}: {counts}, {r.rejected} invalid rows skipped")
         for scope, key in r.conflicts:
             print(f"  conflict: scope {scope!r} key {key[:16]}…: kept as {target} has it", file=sys.stderr)
         bad += r.conflict + r.rejected
@@ -58,10 +53,7 @@ def run(inv: Invocation) -> int:
 
 
 COMMAND = Command(PROG, build_parser, run)
-
-
 main = COMMAND.main
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,4 +1,5 @@
-"""``python -m theorydyn.verify``: the claims ledger (see :mod:`theorydyn.verify`).
+"""``python -m theorydyn.verify``: the claims ledger (see :mod:`theorydyn.verify`); its options are the fields
+of :class:`~theorydyn.verify.config.LedgerConfig`.
 
 Exit status: 0 unless a row is FAIL (1); 2 on bad input; 1 when the disk fills under the store; 130 on
 Ctrl-C (the claims finished so far are stored: rerun to resume). NOT_RUN and SKIP rows never make it non-zero.
@@ -16,12 +17,8 @@ from ..cli import tools as cli
 from ..cli.configs import add_config_flags
 from ..cli.runner import RESUMES, Command, Invocation
 from .config import LedgerConfig
-from .defaults import DEFAULT_DIR, PROG
-from .files import whole_ledger as _whole_ledger  # noqa: F401 — the tests read a ledger as the command does
+from .defaults import PROG
 
-#: The ledger CSV of the default flags (``ledger_name(Setting(), True)``, checked by tests/test_cli_help.py),
-#: named in --help without loading the ledger's code
-DEFAULT_LEDGER = "verify_D64_C4_quick.csv"
 #: Where the help sends a reader for the ledger's times (stated once, with the machine and the load)
 TIMES = "Times (quick and full, cold and warm, with the machine and its load): docs/benchmarks.md, section Times."
 
@@ -32,50 +29,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="The claims ledger: one verdict per claim of the paper. Each finished claim is stored at "
         "once (OUT/results.sqlite), so an interrupted ledger resumes where it stopped. " + TIMES,
     )
-    flags = partial(add_config_flags, ap, LedgerConfig)
+    flags, helps = partial(add_config_flags, ap, LedgerConfig), LedgerConfig.help_of
     cli.add_setting_arguments(ap)
-    cli.add_size_arguments(
-        ap,
-        dest="quick",
-        quick_help="the quick ledger: the smaller sizes of every claim (default: the full ledger)",
-        full_help="the full ledger (the default)",
-    )
-    only = (
-        f"run only these claims (theorydyn.claims.CLAIMS), or the groups {claims.groups_text()} (default: every claim)"
-    )
+    quick, full = f"{helps('quick')} (default: the full ledger)", "the full ledger (the default)"
+    cli.add_size_arguments(ap, dest="quick", quick_help=quick, full_help=full)
+    groups = claims.groups_text()
+    only = f"run only these claims (theorydyn.claims.CLAIMS), or the groups {groups} (default: every claim)"
     cli.add_selection(ap, "--only", claims.names(), only)
-    flags(only=LedgerConfig.REDUCED)
-    cli.add_out_argument(
-        ap,
-        None,
-        f"output folder (default {DEFAULT_DIR}): the ledger CSV is OUT/{DEFAULT_LEDGER} "
-        "(named by every parameter that differs from the default, the selection and quick/full), the stored "
-        "claims OUT/results.sqlite. A path ending in .csv names the CSV itself, its folder holding the store. "
-        "Created and proven writable before any check",
-    )
-    cli.add_optional_path(
-        ap,
-        "--markdown",
-        "CSV",
-        "print a ledger CSV as Markdown, the summary (one line per claim) then every row (default: the CSV "
-        "these flags would write) and exit, without running any check",
-    )
-    cli.add_optional_path(
-        ap,
-        "--report",
-        "CSV",
-        "write a ledger CSV as one self-contained HTML page (the summary, each claim's committed figures and "
-        "rows, the setting and provenance; it loads nothing from the network) and exit, without running any "
-        "check. CSV: default the one these flags would write, the page beside it; a CSV given: the page goes "
-        f"to --out (a folder, or a path ending in .html; default {DEFAULT_DIR})",
-    )
+    flags(only=(*LedgerConfig.REDUCED, "out"))
+    for mode in ("markdown", "report"):  # a flag with an optional value: absent None, bare "" (config.py)
+        cli.add_optional_path(ap, f"--{mode}", "CSV", helps(mode))
     flags(only=("detail",))
-    cli.add_fresh_argument(
-        ap,
-        "the selected claims' stored results (reused by default when their setting, options, code and library "
-        "versions match) and the ledger CSV",
-        aliases=("--recompute",),
-    )
+    cli.add_fresh_argument(ap, helps("fresh"), aliases=("--recompute",))
     flags(only=("scheduler",))
     cli.add_common_arguments(ap, seed=None, quiet=True, force="machine")
     return ap
@@ -98,12 +63,12 @@ def run(inv: Invocation) -> int:
     from .run import ledger_frame, ledger_memory, open_cluster, run_ledger
     from .summary import format_glance
 
-    args, s, cfg = inv.args, inv.setting(), inv.config(LedgerConfig)
-    if args.markdown is not None or args.report is not None:
-        return _saved(inv, s, cfg)
+    s, cfg = inv.setting(), inv.config(LedgerConfig)
+    if (mode := cfg.saved) is not None:
+        return _saved(inv, s, cfg, *mode)
     with inv.refusing():
         cfg.check_selection()
-        folder, out = files.outputs(args.out, s, cfg)
+        folder, out = files.outputs(cfg.out, s, cfg)
     est = ledger_memory(s, cfg)
     if est is not None:  # the sample sizes of the checks are fixed by --quick: only the setting's flags are named
         inv.guard_memory(est, flags={"N": None, "N_flat": None, "n_test": None})
@@ -130,21 +95,16 @@ def run(inv: Invocation) -> int:
     return 1 if (df["verdict"] == "FAIL").any() else 0
 
 
-def _saved(inv: Invocation, s, cfg: LedgerConfig) -> int:
+def _saved(inv: Invocation, s, cfg: LedgerConfig, flag: str, value: str) -> int:
     """``--markdown``: print a saved ledger as Markdown; ``--report``: write it as one HTML page."""
     from . import files
     from .core import format_markdown, terminal_width
     from .summary import MAX_WIDTH, format_summary_markdown, path_line, summarize
 
-    args = inv.args
-    flag, value = ("--markdown", args.markdown) if args.markdown is not None else ("--report", args.report)
-    run_only = {"--force": args.force, "--fresh/--recompute": cfg.fresh, "--scheduler": cfg.scheduler}
-    run_only |= {"--quiet": args.quiet, "--detail": cfg.detail}
-    run_only["--markdown" if flag == "--report" else "--report"] = args.markdown is not None and args.report is not None
     with inv.refusing():
-        path = files.saved_ledger(flag, value, args.out, s, cfg, run_only)
+        path = files.saved_ledger(s, cfg, force=inv.args.force, quiet=inv.args.quiet)
         saved = files.read_ledger(path, flag)  # a torn or foreign CSV: exit 2 before any folder is made
-        page = files.report_path(value, args.out, path) if flag == "--report" else None
+        page = files.report_path(value, cfg.out, path) if flag == "--report" else None
     if page is None:
         print(format_summary_markdown(summarize(saved)) + "\n\n" + format_markdown(saved))
         return 0

@@ -5,10 +5,12 @@ the ledger's files their names (:func:`theorydyn.verify.ledger_name`) and the cl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..core.config import Config, option
 from ..infra.limits import S_MAX_MAX, S_MAX_MIN
+from .defaults import DEFAULT_DIR, DEFAULT_LEDGER
 
 #: The claim that takes the reduced flow's options (:attr:`LedgerConfig.options`)
 REDUCED_CLAIM = "dynamics"
@@ -18,8 +20,12 @@ REDUCED_CLAIM = "dynamics"
 class LedgerConfig(Config):
     """One ledger run: ``quick`` (the smaller sizes of every claim), ``only`` (claim names or groups,
     :func:`theorydyn.claims.select`; None: every claim), the reduced flow's ``s_max``, ``n_samples`` and
-    ``seed`` (None: the claim's own default), ``detail`` (print every row), ``scheduler`` (a Dask cluster's
-    address; None: here, one claim after the other) and ``fresh`` (start over: recompute the stored claims)."""
+    ``seed`` (None: the claim's own default), ``out`` (the results folder or the ledger CSV; None: the
+    default folder), ``detail`` (print every row), ``scheduler`` (a Dask cluster's address; None: here,
+    one claim after the other) and ``fresh`` (start over: what its help names is set aside and computed
+    again). ``markdown`` and ``report`` (None: not asked; "": the CSV these options name; else a CSV's
+    path) read a saved ledger instead of running one (their flags take an optional value: the command
+    adds them)."""
 
     quick: bool = option(False, "the quick ledger: the smaller sizes of every claim", cli=False)
     only: list[str] | None = option(None, "the claims run (None: every claim)", kind=object, optional=True, cli=False)
@@ -41,6 +47,34 @@ class LedgerConfig(Config):
     seed: int | None = option(
         None, "first seed of the reduced flows (seeds seed … seed+4; default 0)", kind=int, low=0, optional=True
     )
+    out: Path | None = option(
+        None,
+        f"output folder (default {DEFAULT_DIR}): the ledger CSV is OUT/{DEFAULT_LEDGER} "
+        "(named by every parameter that differs from the default, the selection and quick/full), the stored "
+        "claims OUT/results.sqlite. A path ending in .csv names the CSV itself, its folder holding the store. "
+        "Created and proven writable before any check",
+        kind=object,
+        parse="path",
+        optional=True,
+    )
+    markdown: str | None = option(
+        None,
+        "print a ledger CSV as Markdown, the summary (one line per claim) then every row (default: the CSV "
+        "these flags would write) and exit, without running any check",
+        kind=str,
+        optional=True,
+        cli=False,
+    )
+    report: str | None = option(
+        None,
+        "write a ledger CSV as one self-contained HTML page (the summary, each claim's committed figures and "
+        "rows, the setting and provenance; it loads nothing from the network) and exit, without running any "
+        "check. CSV: default the one these flags would write, the page beside it; a CSV given: the page goes "
+        f"to --out (a folder, or a path ending in .html; default {DEFAULT_DIR})",
+        kind=str,
+        optional=True,
+        cli=False,
+    )
     detail: bool = option(
         False,
         "also print every row (the ledger's table, wrapped to the terminal) and the seconds of each claim "
@@ -54,7 +88,12 @@ class LedgerConfig(Config):
         optional=True,
         metavar="ADDRESS",
     )
-    fresh: bool = option(False, "start over: the selected claims computed again", cli=False)
+    fresh: bool = option(
+        False,
+        "the selected claims' stored results (reused by default when their setting, options, code and library "
+        "versions match) and the ledger CSV",
+        cli=False,
+    )
 
     #: the reduced flow's fields: options of the claim :data:`REDUCED_CLAIM`, and parts of the ledger's name
     REDUCED = ("s_max", "n_samples", "seed")
@@ -69,6 +108,13 @@ class LedgerConfig(Config):
     def extra(self) -> dict[str, Any]:
         """The reduced flow's fields given, as they name the ledger's file (a seed 0 is the default ledger's)."""
         return dict(s_max=self.s_max, n_samples=self.n_samples, seed=self.seed or None)
+
+    @property
+    def saved(self) -> tuple[str, str] | None:
+        """(flag, value) of the mode that reads a saved ledger (``--markdown`` first), or None: a run."""
+        if self.markdown is not None:
+            return "--markdown", self.markdown
+        return None if self.report is None else ("--report", self.report)
 
     def check_selection(self) -> None:
         """Raises ValueError naming the first of the reduced flow's flags given (``--s-max: …``) when the

@@ -77,16 +77,20 @@ def outputs(out: Path | None, s: Setting, cfg: LedgerConfig) -> tuple[Path, Path
     return out, default_out(s, cfg.quick, cfg.only, cfg.extra, folder=out)
 
 
-def saved_ledger(
-    flag: str, value: str, out: Path | None, s: Setting, cfg: LedgerConfig, run_only: dict[str, Any]
-) -> Path:
-    """The ledger CSV that ``--markdown`` or ``--report`` (``flag``, given ``value``) reads: ``value``, or
-    the one these flags would write.
+def saved_ledger(s: Setting, cfg: LedgerConfig, *, force: bool = False, quiet: bool = False) -> Path:
+    """The ledger CSV that ``--markdown`` or ``--report`` (``cfg.saved``: the flag and its value) reads: the
+    CSV given, or the one these options would write.
 
     Raises:
-        ValueError: a flag that would do nothing there (``run_only``: flag → value, the run's options and
-            the other of the two modes; with a CSV given, the flags that name a ledger), or no ledger.
+        ValueError: neither mode asked; a flag that would do nothing there (the run's options, ``force`` and
+            ``quiet`` among them, and the other of the two modes; with a CSV given, the options that name a
+            ledger), or no ledger.
     """
+    if cfg.saved is None:
+        raise ValueError("--markdown or --report: neither was given, so there is no saved ledger to read")
+    flag, value = cfg.saved
+    run_only = {"--force": force, "--fresh/--recompute": cfg.fresh, "--scheduler": cfg.scheduler, "--quiet": quiet}
+    run_only |= {"--detail": cfg.detail, "--report": cfg.markdown is not None and cfg.report is not None}
     for other, v in run_only.items():
         if v:
             raise ValueError(f"{other}: has no effect with {flag} (it reads a saved ledger and runs nothing)")
@@ -98,11 +102,11 @@ def saved_ledger(
             "--only": cfg.only,
         }
         if flag == "--markdown":
-            named["--out"] = out
+            named["--out"] = cfg.out
         for other, v in named.items():
             if v is not None:
                 raise ValueError(f"{other}: has no effect with {flag} CSV (the rows are read from that CSV)")
-    path = Path(value) if value else outputs(out, s, cfg)[1]
+    path = Path(value) if value else outputs(cfg.out, s, cfg)[1]
     if not usable(path, flag).is_file():
         raise ValueError(f"{flag}: no ledger at {path} (run {PROG} with the same flags first, or give the CSV path)")
     return path

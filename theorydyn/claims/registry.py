@@ -53,6 +53,13 @@ def _definition21() -> ModuleType:
     return definition21
 
 
+@claim("assumption1", "Assumption 1: the sampler's data have the paper's law", cold=(3.0, 15.0))
+def _assumption1() -> ModuleType:
+    from . import assumption1
+
+    return assumption1
+
+
 @claim("parametrization31", "Parametrization 3.1: the scales of A(0) = P Pᵀ", cold=(1.0, 1.0))
 def _parametrization31() -> ModuleType:
     from . import parametrization31

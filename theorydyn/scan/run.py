@@ -62,6 +62,7 @@ from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR  # noq
 from .executor import execute_point, make_executor
 from .grid import Point, ScanError, ScanSpec, open_store, runner_function, validate_points
 from .reuse import reuse_stored, reused_text
+from .schema import with_option_defaults
 from .summary import _fmt, _is_simulate, summary_text, write_summary
 
 #: Where a scan's messages go: a callable taking one line, or None (silent)
@@ -461,7 +462,7 @@ def run_scan(
             outcome.export_failed = not _export(store, report)
     else:
         outcome.export_failed = not _export(store, report)
-    outcome.frame = store.frame([p.key for p in points])
+    outcome.frame = with_option_defaults(store.frame([p.key for p in points]))
     outcome.wall_s = time.perf_counter() - t_start
     if plots and len(outcome.frame):
         outcome.plots, outcome.exponents = make_plots(spec, outcome.frame, results_dir, plot_format)

@@ -180,6 +180,25 @@ def point_options(options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def with_option_defaults(frame: Any) -> Any:
+    """The rows ``frame`` (a DataFrame of a store's rows) with the value of each option that their keys
+    leave out at its default (one made scanned after the first keys: not in :data:`KEYED_AT_DEFAULT`)
+    written back where the option applies (:meth:`PointOption.applies`), so that a scan along it reads
+    its default's rows beside the others (the store and its CSV export keep the rows as keyed)."""
+    import pandas as pd
+
+    later = [o for o in OPTIONS if o.name not in KEYED_AT_DEFAULT and o.name in frame.columns]
+    if not later:
+        return frame
+    frame = frame.copy()
+    for o in later:
+        applies = pd.Series(not o.when, index=frame.index)
+        for k, v in o.when:
+            applies |= frame[k].eq(v) if k in frame.columns else OPTION_DEFAULTS[k] == v
+        frame.loc[applies & frame[o.name].isna(), o.name] = o.default
+    return frame
+
+
 def reduced_kwargs(options: dict[str, Any]) -> dict[str, Any]:
     """The keyword arguments of :func:`theorydyn.reduced.integrate` of a point's options
     (:func:`point_options`): its :class:`~theorydyn.reduced.config.FlowConfig` options, and the GD's step and

@@ -74,7 +74,11 @@ class SimConfig(Config):
     err_tol: float = option(
         ERR_TOL, "T2 tolerance on err_f, in (0, 1)", low=0.0, high=1.0, low_open=True, high_open=True, text="in (0, 1)"
     )
-    update: str = option("Av", "the parameters GD moves: Av, v (Â frozen) or A", choices=UPDATES, cli=False)
+    update: str = scanned(
+        option("Av", "the parameters GD moves: Av, v (Â frozen) or A", choices=UPDATES, cli=False),
+        "what the simulator's GD moves: Av (both), v (Â frozen) or A (default Av)",
+        axis=True,
+    )
     device: str = option(
         "cpu-numba",
         "where the step runs: cpu-numba (the fused Numba kernel), or cpu, cuda, cuda:<k> (the same step on "

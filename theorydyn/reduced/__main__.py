@@ -23,12 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
         PROG,
         "Idealized dynamics of (alpha, gamma, rho) (Lemmas 4.1-4.3, docs/theory.md §3): phases I-III.",
         FlowConfig,
-        title="solver",
         **CLI_FLAGS,
-        switches={"--no-plot": "skip the PNG"},
-        run="reduced",
-        out_help="output folder: reduced_<method>_D<D>_C<C>[_<each parameter that differs from its default>]"
-        ".csv/.json/.png (or --format), so runs that differ never overwrite each other",
     )
 
 

@@ -93,10 +93,12 @@ class FlowConfig(Config):
 #: The defaults of :func:`theorydyn.reduced.integrate` and of ``python -m theorydyn.reduced``: one object.
 FLOW_DEFAULTS = FlowConfig()
 
-#: The fields that are flags of ``python -m theorydyn.reduced`` (:func:`theorydyn.cli.runner.solver_parser`):
-#: the mode picks eta, n_samples and solver (their flags default to None), so a flag given in the other
-#: mode is refused (:func:`flow_config`), not silently dropped.
+#: The flags of ``python -m theorydyn.reduced`` beside the Setting's (:func:`theorydyn.cli.runner.solver_parser`):
+#: the fields that are flags (the mode picks eta, n_samples and solver: their flags default to None, so a
+#: flag given in the other mode is refused by :func:`flow_config`, not silently dropped), the switch of
+#: the plot and the output folder, whose files :func:`output_stem` names.
 CLI_FLAGS: dict[str, Any] = dict(
+    title="solver",
     only=("method", "eta", "steps", "s_max", "n_samples", "expectation", "n_points", "solver", "err_tol"),
     defaults=dict(eta=None, n_samples=None, solver=None),
     notes=dict(
@@ -105,6 +107,10 @@ CLI_FLAGS: dict[str, Any] = dict(
         solver=f"default {FLOW_DEFAULTS.solver}; --method flow only",
         s_max="default %(default)g, as the library's integrate",
     ),
+    switches={"--no-plot": "skip the PNG"},
+    run="reduced",
+    out_help="output folder: reduced_<method>_D<D>_C<C>[_<each parameter that differs from its default>]"
+    ".csv/.json/.png (or --format), so runs that differ never overwrite each other",
 )
 
 

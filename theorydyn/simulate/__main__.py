@@ -27,11 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         "GD on N samples with the full D×D attention (Theorem 4.2); writes the trajectory (CSV), "
         "the summary (JSON) and Figure 4 (PNG), named by every parameter that differs from its default.",
         SimConfig,
-        title="simulation",
         **CLI_FLAGS,
-        run="simulate",
-        out_help="output folder: simulate_D<D>_C<C>[_<each parameter that differs from its default>].csv "
-        "(trajectory), .json (summary), .png (Figure 4; or --format), so runs that differ never overwrite each other",
     )
 
 

@@ -96,15 +96,20 @@ SIM_DEFAULTS = SimConfig()
 #: ``python -m theorydyn.simulate`` stores X in float32 by default (half the memory and time; the library
 #: and the scans keep float64, the exact reference): its one default that is not the library's.
 CLI_DEFAULTS = {"dtype": "float32"}
-#: The fields that are flags of ``python -m theorydyn.simulate`` (:func:`theorydyn.cli.runner.solver_parser`;
-#: ``--N-test``: the old spelling of ``--n-test``), with its one default that is not the library's.
+#: The flags of ``python -m theorydyn.simulate`` beside the Setting's (:func:`theorydyn.cli.runner.solver_parser`):
+#: the fields that are flags (``--N-test``: the old spelling of ``--n-test``), with its one default that is
+#: not the library's, and the output folder, whose files :func:`output_stem` names.
 CLI_FLAGS: dict[str, Any] = dict(
+    title="simulation",
     only=("N", "eta", "steps", "omega", "record_every", "dtype", "n_test", "dense_until", "device"),
     defaults=CLI_DEFAULTS,
     notes=dict(
         dtype=f"default %(default)s here: half the memory and time; the library's simulate() and the scans "
         f"default to {SIM_DEFAULTS.dtype}, the exact reference"
     ),
+    run="simulate",
+    out_help="output folder: simulate_D<D>_C<C>[_<each parameter that differs from its default>].csv "
+    "(trajectory), .json (summary), .png (Figure 4; or --format), so runs that differ never overwrite each other",
 )
 #: flags that change no number of the run: left out of the output's name
 NOT_IN_NAME = ("out", "quiet", "force", "help")

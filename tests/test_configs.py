@@ -212,3 +212,37 @@ def test_the_scan_option_maps_are_derived_and_unchanged():
     }
     assert schema.KEY_FLAGS["sim_steps"] == "--sim-steps" and schema.KEY_FLAGS["seed"] == "--seeds"
     assert schema.KEY_FLAGS["partition_seed"] == "--partition-seed" and schema.KEY_FLAGS["n_test"] == "--n-test"
+
+
+def test_the_scan_command_declares_no_flag_by_hand():
+    """Issue 40: the scan's own flags are the fields of ScanConfig (their defaults its defaults), its
+    options' flags the configurations' scanned fields; no solver command declares a flag outside cli/."""
+    from pathlib import Path
+
+    import theorydyn
+    from theorydyn.scan.config import ScanConfig
+    from theorydyn.scan.flags import scan_parser
+
+    actions = {a.dest: a for a in scan_parser()._actions}
+    for name in ScanConfig.names():
+        assert actions[name].option_strings == [flag_of(ScanConfig, name)], name
+        assert actions[name].default == ScanConfig.default(name), name
+    assert ScanConfig() == ScanConfig()  # its defaults obey its rules
+    root = Path(theorydyn.__file__).parent
+    for package in ("scan", "reduced", "simulate"):
+        for path in (root / package).glob("*.py"):
+            assert ".add_argument(" not in path.read_text(encoding="utf-8"), path
+
+
+def test_an_option_left_out_of_the_keys_at_its_default_reads_back_where_it_applies():
+    """A scan along a later option (``update``: keyed only away from Av) reads its default's rows as Av,
+    not as missing; a point that does not run the simulator keeps no value."""
+    import pandas as pd
+
+    from theorydyn.scan.schema import KEYED_AT_DEFAULT, with_option_defaults
+
+    assert "update" not in KEYED_AT_DEFAULT
+    frame = pd.DataFrame({"simulate": [True, True, False], "update": [None, "v", None]})
+    out = with_option_defaults(frame)
+    assert out["update"].tolist()[:2] == ["Av", "v"] and pd.isna(out["update"].iloc[2])
+    assert frame["update"].isna().sum() == 2  # the rows given are left as they are

@@ -190,23 +190,59 @@ def test_integrate_and_the_reduced_cli_resolve_to_one_horizon_and_one_t1():
 
 # ---- the scan's maps ---------------------------------------------------------------------------------------
 def test_the_scan_option_maps_are_derived_and_unchanged():
+    """The options of the stored keys keep their names, defaults, order and kinds; an option added later
+    (a field made scanned) is in a point's key only away from its default, so no stored row changes."""
     from theorydyn.scan import schema
 
-    assert schema.OPTION_DEFAULTS == {
+    keyed = {
         "method": "flow", "s_max": 5.0e4, "n_samples": 4000, "expectation": "mc", "n_points": 400, "eta": 10.0,
         "steps": 0, "simulate": False, "N": 16384, "sim_steps": 1200, "omega": 1.0e-3, "record_every": 50,
         "dtype": "float64",
     }  # fmt: skip
-    assert list(schema.OPTION_DEFAULTS) == [
-        "method", "s_max", "n_samples", "expectation", "n_points", "eta", "steps", "simulate", "N", "sim_steps",
-        "omega", "record_every", "dtype",
-    ]  # fmt: skip
-    assert schema._FLOAT_OPTIONS == ("s_max", "eta", "omega")
-    assert schema._INT_OPTIONS == ("n_samples", "n_points", "steps", "N", "sim_steps", "record_every")
-    assert schema._CHOICES == {
+    assert [(k, v) for k, v in schema.OPTION_DEFAULTS.items() if k in keyed] == list(keyed.items())
+    assert schema.KEYED_AT_DEFAULT == frozenset(keyed)  # a later option: keyed only away from its default
+    assert tuple(k for k in schema._FLOAT_OPTIONS if k in keyed) == ("s_max", "eta", "omega")
+    assert tuple(k for k in schema._INT_OPTIONS if k in keyed) == (
+        "n_samples", "n_points", "steps", "N", "sim_steps", "record_every",
+    )  # fmt: skip
+    assert {k: v for k, v in schema._CHOICES.items() if k in keyed} == {
         "method": ("flow", "gd"),
         "expectation": ("mc", "exact"),
         "dtype": ("float64", "float32", "bfloat16"),  # bfloat16 added (issue 32): no existing key changes
     }
     assert schema.KEY_FLAGS["sim_steps"] == "--sim-steps" and schema.KEY_FLAGS["seed"] == "--seeds"
     assert schema.KEY_FLAGS["partition_seed"] == "--partition-seed" and schema.KEY_FLAGS["n_test"] == "--n-test"
+
+
+def test_the_scan_command_declares_no_flag_by_hand():
+    """Issue 40: the scan's own flags are the fields of ScanConfig (their defaults its defaults), its
+    options' flags the configurations' scanned fields; no solver command declares a flag outside cli/."""
+    from pathlib import Path
+
+    import theorydyn
+    from theorydyn.scan.config import ScanConfig
+    from theorydyn.scan.flags import scan_parser
+
+    actions = {a.dest: a for a in scan_parser()._actions}
+    for name in ScanConfig.names():
+        assert actions[name].option_strings == [flag_of(ScanConfig, name)], name
+        assert actions[name].default == ScanConfig.default(name), name
+    assert ScanConfig() == ScanConfig()  # its defaults obey its rules
+    root = Path(theorydyn.__file__).parent
+    for package in ("scan", "reduced", "simulate"):
+        for path in (root / package).glob("*.py"):
+            assert ".add_argument(" not in path.read_text(encoding="utf-8"), path
+
+
+def test_an_option_left_out_of_the_keys_at_its_default_reads_back_where_it_applies():
+    """A scan along a later option (``update``: keyed only away from Av) reads its default's rows as Av,
+    not as missing; a point that does not run the simulator keeps no value."""
+    import pandas as pd
+
+    from theorydyn.scan.schema import KEYED_AT_DEFAULT, with_option_defaults
+
+    assert "update" not in KEYED_AT_DEFAULT
+    frame = pd.DataFrame({"simulate": [True, True, False], "update": [None, "v", None]})
+    out = with_option_defaults(frame)
+    assert out["update"].tolist()[:2] == ["Av", "v"] and pd.isna(out["update"].iloc[2])
+    assert frame["update"].isna().sum() == 2  # the rows given are left as they are

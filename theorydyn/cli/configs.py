@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.config import C, Config, Rule, Seeds, _field, as_seeds, option
+from ..core.config import C, Config, Rule, Seeds, _field, as_seeds, option, scan_key, scanned_fields
 from .tools import number, path_arg
 
 
@@ -113,6 +113,34 @@ def add_config_flags(
         _aliases(parser, meta, dest, **extra)
 
 
+def scan_flag(key: str) -> str:
+    """The scan's flag of the option ``key`` (``--sim-steps`` for ``sim_steps``)."""
+    return "--" + key.replace("_", "-")
+
+
+def add_scanned_flags(parser: argparse._ActionsContainer, configs: Sequence[type], *, axes: bool) -> None:
+    """Add to ``parser`` a flag of the scan for each field of ``configs`` made
+    :func:`~theorydyn.core.config.scanned` with a help text (in the configurations' order, then the
+    fields'): with ``axes``, those the scan sweeps (``ScanOption.axis``: a list, ``nargs="+"``), else
+    those that take one value. The flag is :func:`scan_flag` of the option's key, its help the
+    ScanOption's word for word, its default None (the option's default, or the spec's); a value is
+    checked at parse time by the option's rule (its choices, its converter), a boolean is a switch."""
+    for cls in configs:
+        for f, scan in scanned_fields(cls):
+            if scan.help is None or scan.axis != axes:
+                continue
+            flag = scan_flag(scan_key(f, scan))
+            rule: Rule = scan.rule or f.metadata["rule"]
+            kw: dict[str, Any] = {"nargs": "+"} if axes else {}
+            if rule.choices is not None:
+                kw["choices"] = rule.choices
+            elif rule.kind is bool:
+                kw["action"] = "store_true"
+            else:
+                kw["type"] = converter(rule, flag)
+            parser.add_argument(flag, default=None, help=scan.help, **kw)
+
+
 def _help(
     meta: Mapping[str, Any], name: str, default: Any, field_default: Any, defaults: Mapping, notes: Mapping
 ) -> str:
@@ -169,6 +197,7 @@ __all__ = [
     "Rule",
     "Seeds",
     "add_config_flags",
+    "add_scanned_flags",
     "as_seeds",
     "config_flags",
     "config_from_args",
@@ -176,4 +205,5 @@ __all__ = [
     "dest_of",
     "flag_of",
     "option",
+    "scan_flag",
 ]

@@ -301,3 +301,14 @@ def scanned(field: Any, help: str | None, **scan: Any) -> Any:
     its metadata holding ``scan`` = :class:`ScanOption` (``help`` and ``scan``'s keywords)."""
     f: dataclasses.Field = field
     return dataclasses.field(default=f.default, metadata={**f.metadata, "scan": ScanOption(help, **scan)})
+
+
+def scanned_fields(cls: type) -> tuple[tuple[dataclasses.Field, ScanOption], ...]:
+    """The fields of ``cls`` made :func:`scanned`, in their order, each with its :class:`ScanOption`."""
+    return tuple((f, f.metadata["scan"]) for f in dataclasses.fields(cls) if f.metadata.get("scan") is not None)
+
+
+def scan_key(f: dataclasses.Field, scan: ScanOption) -> str:
+    """The key of a scanned field in a scan (a spec file, a row, a point's key): its ScanOption's name, or
+    the field's."""
+    return scan.name or f.name

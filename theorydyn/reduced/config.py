@@ -2,17 +2,25 @@
 no solver: the library (:func:`theorydyn.reduced.integrate`) takes its defaults and rules from here, and
 the command line (``python -m theorydyn.reduced``) its flags (:func:`theorydyn.cli.configs.add_config_flags`),
 so a notebook and the CLI integrate to the same horizon and the same T1 (issue 29), and ``--help``
-shows them without loading SciPy or Numba."""
+shows them without loading SciPy or Numba. The command's reading of its flags is here too: which fields
+are flags and how the mode resolves them (:data:`CLI_FLAGS`, :func:`flow_config`) and the name of a run's
+files (:func:`output_stem`)."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..cli.configs import config_from_args
+from ..cli.tools import name_params, run_stem
 from ..core.config import Config, option, scanned
 from ..core.phases import ERR_TOL
 from ..infra.limits import ATOL_MIN, N_POINTS_MAX, S_MAX_MAX, S_MAX_MIN, STEPS_MAX
 from .defaults import N_SAMPLES, S_MAX, SOLVERS
+
+if TYPE_CHECKING:
+    from ..core.setting import Setting
 
 
 @dataclass(frozen=True)
@@ -84,3 +92,90 @@ class FlowConfig(Config):
 
 #: The defaults of :func:`theorydyn.reduced.integrate` and of ``python -m theorydyn.reduced``: one object.
 FLOW_DEFAULTS = FlowConfig()
+
+#: The flags of ``python -m theorydyn.reduced`` beside the Setting's (:func:`theorydyn.cli.runner.solver_parser`):
+#: the fields that are flags (the mode picks eta, n_samples and solver: their flags default to None, so a
+#: flag given in the other mode is refused by :func:`flow_config`, not silently dropped), the switch of
+#: the plot and the output folder, whose files :func:`output_stem` names.
+CLI_FLAGS: dict[str, Any] = dict(
+    title="solver",
+    only=("method", "eta", "steps", "s_max", "n_samples", "expectation", "n_points", "solver", "err_tol"),
+    defaults=dict(eta=None, n_samples=None, solver=None),
+    notes=dict(
+        eta=f"default {FLOW_DEFAULTS.eta:g}; --method gd only",
+        n_samples=f"default {FLOW_DEFAULTS.n_samples}; --expectation mc only",
+        solver=f"default {FLOW_DEFAULTS.solver}; --method flow only",
+        s_max="default %(default)g, as the library's integrate",
+    ),
+    switches={"--no-plot": "skip the PNG"},
+    run="reduced",
+    out_help="output folder: reduced_<method>_D<D>_C<C>[_<each parameter that differs from its default>]"
+    ".csv/.json/.png (or --format), so runs that differ never overwrite each other",
+)
+
+
+def flow_config(args: argparse.Namespace) -> FlowConfig:
+    """The :class:`FlowConfig` the parsed flags of ``python -m theorydyn.reduced`` describe (a flag left out
+    takes the field's default, the same object as :func:`~theorydyn.reduced.integrate`'s).
+
+    Raises:
+        ValueError: a flag given where it does nothing (``--steps`` with the flow, ``--n-samples`` with
+            the exact expectation, …) or a value that breaks its rule, the message starting with the flag.
+    """
+    if args.method == "flow":
+        for flag, v in (("--steps", args.steps), ("--eta", args.eta)):
+            if v is not None:
+                raise ValueError(
+                    f"{flag}: only used by --method gd (the flow is integrated in s = eta*t up to --s-max)"
+                )
+    elif args.solver is not None:
+        raise ValueError("--solver: only used by --method flow (the GD recursion is not an ODE solve)")
+    if args.expectation == "exact" and args.n_samples is not None:
+        raise ValueError("--n-samples: only used by --expectation mc (the exact expectation draws no samples)")
+    cfg = config_from_args(FlowConfig, args)
+    if cfg.method == "gd" and cfg.steps is None and cfg.s_max / cfg.eta > STEPS_MAX:
+        raise ValueError(f"--s-max / --eta: {cfg.s_max / cfg.eta:.3g} GD steps is more than {STEPS_MAX:.0e}")
+    return cfg
+
+
+def check_setting(cfg: FlowConfig, s: Setting) -> None:
+    """Refuse a run of ``cfg`` that cannot be computed at the Setting ``s``: the exact expectation over more
+    multisets of count types than :data:`theorydyn.reduced.bank.MAX_TERMS`.
+
+    Raises:
+        ValueError: naming the flag (``--expectation exact: …; use --expectation mc``).
+    """
+    from .bank import MAX_TERMS, n_exact_terms
+
+    if cfg.expectation == "exact" and n_exact_terms(s) > MAX_TERMS:
+        raise ValueError(
+            f"--expectation exact: {n_exact_terms(s):.3g} multisets of count types at D={s.D}, C={s.C} "
+            f"(the limit is {MAX_TERMS:.3g}); use --expectation mc"
+        )
+
+
+#: flags left out of the name: they change no number of the run (where and how it is written, the memory
+#: override), or :func:`output_stem` adds their value as the mode resolves it
+NOT_IN_NAME = ("out", "quiet", "no_plot", "force", "method", "eta", "n_samples", "solver", "steps", "s_max")
+
+
+def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s: Setting, cfg: FlowConfig) -> str:
+    """``reduced_<method>_D<D>_C<C>`` and every parameter that differs from its default: the Setting's
+    fields against the default Setting at this D, C (and d: σ², ν follow it), the solver's flags
+    against the parser's defaults (:func:`~theorydyn.cli.tools.run_stem`), and the values the mode
+    resolves (``cfg``, :func:`flow_config`: eta, n_samples, solver) against the library's, so ``--q 0.3``
+    or ``--seed 1`` never overwrite the default run."""
+    params, defaults = name_params(s, ap, args, NOT_IN_NAME)
+    if cfg.method == "gd":
+        params.update(eta=cfg.eta, steps=cfg.steps)
+        defaults.update(eta=FLOW_DEFAULTS.eta, steps=None)
+        if cfg.steps is None:  # the steps are s_max/eta
+            params["s_max"], defaults["s_max"] = cfg.s_max, ap.get_default("s_max")
+    else:
+        params.update(s_max=cfg.s_max, solver=cfg.solver)
+        defaults.update(s_max=ap.get_default("s_max"), solver=FLOW_DEFAULTS.solver)
+    if cfg.expectation == "mc":
+        params["n_samples"], defaults["n_samples"] = cfg.n_samples, FLOW_DEFAULTS.n_samples
+    else:  # the exact expectation draws nothing
+        params.pop("seed", None)
+    return run_stem(f"reduced_{cfg.method}_D{s.D}_C{s.C}", params, defaults)

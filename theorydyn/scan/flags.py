@@ -1,11 +1,15 @@
 """The flags of ``python -m theorydyn.scan`` and the scan they describe.
 
-The solver options' flags are read from the configurations' fields (:data:`~theorydyn.scan.schema.OPTIONS`:
-each option's flag, converter, choices and help; a list, ``nargs="+"``, for the scan's axes), so a field
-of :class:`~theorydyn.simulate.config.SimConfig` made :func:`~theorydyn.core.config.scanned` is a flag
-here without a word in this module. :func:`spec_from_args` turns the parsed flags into a
-:class:`~theorydyn.scan.grid.ScanSpec` and :func:`scan_from_args` checks everything before any work,
-raising :class:`~theorydyn.scan.schema.ScanError` whose message starts with the flags it is about
+No flag is declared here by hand: the solver options' flags are the configurations' scanned fields
+(:func:`theorydyn.cli.configs.add_scanned_flags` over :data:`~theorydyn.scan.schema.CONFIGS`: each option's
+flag, converter, choices and help; a list, ``nargs="+"``, for the fields the scan sweeps), so a field of
+:class:`~theorydyn.simulate.config.SimConfig` made :func:`~theorydyn.core.config.scanned` is a flag here
+without a word in this module; the command's own flags are the fields of
+:class:`~theorydyn.scan.config.ScanConfig` (:func:`~theorydyn.cli.configs.add_config_flags`); the
+Setting's axes and the shared flags are :mod:`theorydyn.cli.tools`'. :func:`spec_from_args` turns the
+parsed flags into a :class:`~theorydyn.scan.grid.ScanSpec`, :func:`run_options` into the run's keywords,
+and :func:`scan_from_args` checks everything before any work, raising
+:class:`~theorydyn.scan.schema.ScanError` whose message starts with the flags it is about
 (:func:`name_flags`); only the command prints and exits.
 """
 
@@ -16,7 +20,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..cli.configs import converter
+from ..cli.configs import add_config_flags, add_scanned_flags
 from ..cli.tools import (
     SETTING_FLAGS,
     ArgumentParser,
@@ -24,15 +28,15 @@ from ..cli.tools import (
     add_common_arguments,
     add_fresh_argument,
     add_number,
-    add_positive,
     add_seeds,
     add_setting_arguments,
 )
 from ..core.setting import D_MAX
 from ..infra.limits import TAU_MIN
 from ..infra.paths import SCAN, run_name
+from .config import ScanConfig
 from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR
-from .schema import KEY_FLAGS, OPTIONS, SETTING_AXES, PointOption, ScanError
+from .schema import CONFIGS, KEY_FLAGS, OPTIONS, SETTING_AXES, ScanError
 
 if TYPE_CHECKING:
     from .grid import ScanSpec
@@ -40,19 +44,6 @@ if TYPE_CHECKING:
 #: the options whose flag takes a list (among the scan axes), and those that take one value
 _AXIS_OPTIONS = tuple(o for o in OPTIONS if o.axis and o.flag)
 _SINGLE_OPTIONS = tuple(o for o in OPTIONS if not o.axis and o.flag)
-
-
-def _add_option(group: argparse._ActionsContainer, o: PointOption, **kw: Any) -> None:
-    """The flag of option ``o``: its field's choices, its rule's converter (checked at parse time, as the
-    library checks it) or a switch for a boolean; default None (the option's default, or the spec's)."""
-    assert o.flag is not None
-    if o.rule.choices is not None:
-        kw["choices"] = o.rule.choices
-    elif o.rule.kind is bool:
-        kw["action"] = "store_true"
-    else:
-        kw["type"] = converter(o.rule, o.flag)
-    group.add_argument(o.flag, default=None, help=o.help, **kw)
 
 
 def _add_axis_arguments(ap: argparse.ArgumentParser) -> None:
@@ -92,23 +83,14 @@ def _add_axis_arguments(ap: argparse.ArgumentParser) -> None:
         default=None,
         help=f"softmax temperature(s) >= {TAU_MIN:g} (default 1)",
     )
-    for o in _AXIS_OPTIONS:
-        _add_option(g, o, nargs="+")
+    add_scanned_flags(g, CONFIGS, axes=True)
     add_seeds(
         g,
         None,
         f"number of seeds, an integer >= 1: seeds --first-seed F … F+K-1 (default {len(DEFAULT_SEEDS)}; "
         "with --spec: the spec's seed list). Any other list of seeds: seed = [...] in a --spec file",
     )
-    add_positive(
-        g,
-        "--first-seed",
-        int,
-        allow_zero=True,
-        default=None,
-        metavar="F",
-        help="the first of the --seeds seeds, an integer >= 0 (default 0)",
-    )
+    add_config_flags(g, ScanConfig, only=("first_seed",))
 
 
 def scan_parser() -> argparse.ArgumentParser:
@@ -122,31 +104,13 @@ def scan_parser() -> argparse.ArgumentParser:
         "reduced gradient flow to s = 5·10⁴·max(1, D/64)^1.5 (2.5 × the ledger's "
         "horizon) with 4000 Monte Carlo samples.",
     )
-    ap.add_argument(
-        "--spec",
-        help="a saved grid, scans/NAME.toml (flags given as well override its entries; default: none, the flags alone)",
-    )
-    ap.add_argument("--name", help="scan name (default: derived from the spec or the flags)")
+    add_config_flags(ap, ScanConfig, only=("spec", "name"))
     add_setting_arguments(ap)  # the axes below replace the Setting's --D, --C, --q, --tau
     _add_axis_arguments(ap)
     solver = ap.add_argument_group("solver options")  # one value each, each checked by its field's rule
-    for o in _SINGLE_OPTIONS:
-        _add_option(solver, o)
+    add_scanned_flags(solver, CONFIGS, axes=False)
     r = ap.add_argument_group("running")
-    add_positive(
-        r,
-        "--workers",
-        int,
-        allow_zero=True,
-        default=2,
-        help="local worker processes; 0 runs in this process (default 2)",
-    )
-    r.add_argument(
-        "--scheduler",
-        help="run on a Dask cluster, e.g. tcp://HOST:8786, or on Slurm jobs: slurm[:queue=Q,account=A,walltime="
-        "HH:MM:SS,memory=4GB,cores=1,jobs=2] (needs the dask extra; default: local --workers)",
-    )
-    r.add_argument("--no-plots", action="store_true", help="skip the plots")
+    add_config_flags(r, ScanConfig, only=("workers", "scheduler", "no_plots"))
     add_common_arguments(
         r,
         seed=None,
@@ -157,11 +121,7 @@ def scan_parser() -> argparse.ArgumentParser:
     add_fresh_argument(
         r, "this scan's rows in the results store, its CSV export, trajectories and figures", aliases=("--recompute",)
     )
-    r.add_argument(
-        "--runner",
-        default=None,
-        help="advanced: 'module:function' computing one point (default theorydyn.scan.point:run_point)",
-    )
+    add_config_flags(r, ScanConfig, only=("runner",))
     return ap
 
 
@@ -239,6 +199,20 @@ def spec_from_args(args: argparse.Namespace) -> ScanSpec:
         spec.runner = args.runner
     spec.name = scan_name(args.name or "_".join(tokens))
     return spec
+
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords of :func:`theorydyn.scan.run.run_scan_report` that the flags set (where the rows go,
+    how the points run, the plots)."""
+    return dict(
+        results_dir=args.out,
+        fresh=args.fresh,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        force_memory=args.force,
+        progress=not args.quiet,
+        plots=not args.no_plots,
+    )
 
 
 def name_flags(message: str, args: argparse.Namespace) -> str:

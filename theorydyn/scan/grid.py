@@ -82,6 +82,7 @@ from .schema import (  # noqa: F401  (re-exported: imported from here)
     load_spec_file,
     point_options,
     value_type_problem,
+    with_option_defaults,
 )
 
 if TYPE_CHECKING:
@@ -490,4 +491,4 @@ def load_scan(name: str, results_dir: str | Path | None = None) -> pd.DataFrame:
             f"no scan {name!r} in the results folder: {str(folder / DB_NAME)!r} has no row of it; "
             f"the scans there: {listed}"
         )
-    return store.frame()
+    return with_option_defaults(store.frame())

@@ -41,12 +41,15 @@ from ..core.plotting import (
     styled,
 )
 from ..core.stats import MIN_SEEDS_FOR_CI, bounded_mean_ci, fit_power_law_ci, log_mean_ci
+from ..simulate.config import SimConfig
+from .schema import OPTIONS
 
 PHASES = ("T0", "T1", "T1_mass", "T2")
 #: Phase times whose definition depends on the horizon s_max (module docstring).
 HORIZON_DEPENDENT = ("T1",)
-#: Options that only the simulator reads: along them the reduced (N = ∞) numbers do not change.
-SIM_ONLY_OPTIONS = ("N", "sim_steps", "omega", "record_every", "dtype")
+#: Options that only the simulator reads (its configuration's scanned fields): along them the reduced
+#: (N = ∞) numbers do not change.
+SIM_ONLY_OPTIONS = tuple(o.name for o in OPTIONS if o.config is SimConfig)
 #: The simulator's summary quantities (columns ``sim_<name>``) and their kind of interval.
 SIM_QUANTITIES = (
     ("T0", "positive"),

@@ -62,6 +62,7 @@ from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR  # noq
 from .executor import execute_point, make_executor
 from .grid import Point, ScanError, ScanSpec, open_store, runner_function, validate_points
 from .reuse import reuse_stored, reused_text
+from .schema import with_option_defaults
 from .summary import _fmt, _is_simulate, summary_text, write_summary
 
 #: Where a scan's messages go: a callable taking one line, or None (silent)
@@ -280,6 +281,43 @@ def _record(
     return False
 
 
+#: what the command says after an OSError of the run (a full disk under the store or an output)
+ROWS_KEPT = "the rows committed so far stay in the store: free space and rerun the same command to resume"
+
+
+@dataclass(frozen=True)
+class ScanReport:
+    """A scan as the command ends it: its outcome, the summary text (stdout) and the lines for stderr."""
+
+    outcome: ScanOutcome
+    summary: str
+    notes: tuple[str, ...]
+
+
+def run_scan_report(spec: ScanSpec, *, results_dir: str | Path, fresh: bool, **run: Any) -> ScanReport:
+    r""":func:`check_results_folder`, then :func:`run_scan` (``force`` = ``fresh``, the other keywords
+    ``run``'s) and the summary text (:func:`~theorydyn.scan.summary.summary_text`), the store's
+    :class:`~theorydyn.infra.store.RejectedRowsWarning`\ s caught meanwhile (the summary's too) and
+    returned as ``warning: …`` notes; where no point finished, each failure as a ``FAILED <key>: …`` note
+    too (the summary lists failures only beside finished points; ``--quiet`` hid the bar).
+
+    Raises:
+        ScanError: as :func:`check_results_folder` and :func:`run_scan`.
+        OSError: a full disk under the store or an output (the rows committed so far stay: :data:`ROWS_KEPT`).
+    """
+    from ..infra.store import RejectedRowsWarning
+
+    check_results_folder(results_dir, spec, fresh=fresh)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RejectedRowsWarning)
+        outcome = run_scan(spec, results_dir=results_dir, force=fresh, **run)
+        text = summary_text(spec, outcome)
+    notes = [f"warning: {w.message}" for w in caught if issubclass(w.category, RejectedRowsWarning)]
+    if not len(outcome.frame):
+        notes += [f"FAILED {key[:12]}: {err}" for key, err in outcome.failed]
+    return ScanReport(outcome, text, tuple(notes))
+
+
 def run_scan(
     spec: ScanSpec,
     *,
@@ -424,7 +462,7 @@ def run_scan(
             outcome.export_failed = not _export(store, report)
     else:
         outcome.export_failed = not _export(store, report)
-    outcome.frame = store.frame([p.key for p in points])
+    outcome.frame = with_option_defaults(store.frame([p.key for p in points]))
     outcome.wall_s = time.perf_counter() - t_start
     if plots and len(outcome.frame):
         outcome.plots, outcome.exponents = make_plots(spec, outcome.frame, results_dir, plot_format)

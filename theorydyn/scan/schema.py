@@ -16,15 +16,15 @@ simulator's keyword argument (:func:`simulator_kwargs`) follow from it.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..cli.configs import scan_flag
 from ..cli.tools import SETTING_FLAGS
-from ..core.config import FIELD_DEFAULT, Config, Rule, ScanOption, _field, option, scanned
+from ..core.config import FIELD_DEFAULT, Config, Rule, _field, option, scan_key, scanned, scanned_fields
 from ..core.setting import SETTING_FIELDS
 from ..core.validate import gd_steps
 from ..infra.limits import STEPS_MAX
@@ -73,7 +73,7 @@ class PointOption:
     @property
     def flag(self) -> str | None:
         """The scan's flag that sets it (``--sim-steps``), or None: a spec file's key only."""
-        return None if self.help is None else "--" + self.name.replace("_", "-")
+        return None if self.help is None else scan_flag(self.name)
 
     def applies(self, options: dict[str, Any]) -> bool:
         """Whether it changes the numbers of a point with these (complete) options."""
@@ -82,35 +82,33 @@ class PointOption:
 
 def _read(config: type, when: tuple[tuple[str, Any], ...] = ()) -> tuple[PointOption, ...]:
     """The options of a point that the fields of ``config`` describe (those made ``scanned``), in their order."""
-    out = []
-    for f in dataclasses.fields(config):
-        scan: ScanOption | None = f.metadata.get("scan")
-        if scan is not None:
-            out.append(
-                PointOption(
-                    name=scan.name or f.name,
-                    config=config,
-                    field=f.name,
-                    default=f.default if scan.default is FIELD_DEFAULT else scan.default,
-                    rule=scan.rule or f.metadata["rule"],
-                    help=scan.help,
-                    axis=scan.axis,
-                    when=scan.when or when,
-                )
-            )
-    return tuple(out)
+    return tuple(
+        PointOption(
+            name=scan_key(f, scan),
+            config=config,
+            field=f.name,
+            default=f.default if scan.default is FIELD_DEFAULT else scan.default,
+            rule=scan.rule or f.metadata["rule"],
+            help=scan.help,
+            axis=scan.axis,
+            when=scan.when or when,
+        )
+        for f, scan in scanned_fields(config)
+    )
 
 
 #: Every solver option of a scan point, read from the configurations' fields, in the order of the rows'
 #: columns: the reduced run's (:class:`~theorydyn.reduced.config.FlowConfig`), the scan's own
 #: (:class:`PointConfig`), then the simulator's (:class:`~theorydyn.simulate.config.SimConfig`, acting when
 #: ``simulate`` is on). From these come the scan's flags, a spec file's ``[options]``, the rows' column kinds
-#: and the point's key (:func:`point_options`).
+#: and the point's key (:func:`point_options`); the scan's flags come from :data:`CONFIGS` in the same order.
 OPTIONS: tuple[PointOption, ...] = (
     *_read(FlowConfig),
     *_read(PointConfig),
     *_read(SimConfig, when=(("simulate", True),)),
 )
+#: The configurations whose scanned fields are the options, in :data:`OPTIONS`' order.
+CONFIGS: tuple[type, ...] = (FlowConfig, PointConfig, SimConfig)
 #: Solver options of a point, with their defaults, in the order of the key's options.
 OPTION_DEFAULTS: dict[str, Any] = {o.name: o.default for o in OPTIONS}
 #: option name → its record
@@ -180,6 +178,25 @@ def point_options(options: dict[str, Any]) -> dict[str, Any]:
         for opt in OPTIONS
         if opt.applies(o) and (opt.name in KEYED_AT_DEFAULT or o[opt.name] != opt.default)
     }
+
+
+def with_option_defaults(frame: Any) -> Any:
+    """The rows ``frame`` (a DataFrame of a store's rows) with the value of each option that their keys
+    leave out at its default (one made scanned after the first keys: not in :data:`KEYED_AT_DEFAULT`)
+    written back where the option applies (:meth:`PointOption.applies`), so that a scan along it reads
+    its default's rows beside the others (the store and its CSV export keep the rows as keyed)."""
+    import pandas as pd
+
+    later = [o for o in OPTIONS if o.name not in KEYED_AT_DEFAULT and o.name in frame.columns]
+    if not later:
+        return frame
+    frame = frame.copy()
+    for o in later:
+        applies = pd.Series(not o.when, index=frame.index)
+        for k, v in o.when:
+            applies |= frame[k].eq(v) if k in frame.columns else OPTION_DEFAULTS[k] == v
+        frame.loc[applies & frame[o.name].isna(), o.name] = o.default
+    return frame
 
 
 def reduced_kwargs(options: dict[str, Any]) -> dict[str, Any]:

@@ -15,42 +15,20 @@ import sys
 
 from ..cli.phases import format_gd_phases
 from ..cli.runner import Command, Invocation, solver_parser
-from ..cli.tools import name_params, run_stem
-from .config import CLI_DEFAULTS, SIM_DEFAULTS, SimConfig
+from .config import CLI_FLAGS, SimConfig, output_stem
 
 PROG = "python -m theorydyn.simulate"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    # the flags of SimConfig's fields (defaults, rules and help are the library's; --N-test: the old spelling)
+    # the flags of SimConfig's fields (CLI_FLAGS: defaults, rules and help are the library's)
     return solver_parser(
         PROG,
         "GD on N samples with the full D×D attention (Theorem 4.2); writes the trajectory (CSV), "
         "the summary (JSON) and Figure 4 (PNG), named by every parameter that differs from its default.",
         SimConfig,
-        title="simulation",
-        only=("N", "eta", "steps", "omega", "record_every", "dtype", "n_test", "dense_until", "device"),
-        defaults=CLI_DEFAULTS,
-        notes=dict(
-            dtype=f"default %(default)s here: half the memory and time; the library's simulate() and the scans "
-            f"default to {SIM_DEFAULTS.dtype}, the exact reference"
-        ),
-        run="simulate",
-        out_help="output folder: simulate_D<D>_C<C>[_<each parameter that differs from its default>].csv "
-        "(trajectory), .json (summary), .png (Figure 4; or --format), so runs that differ never overwrite each other",
+        **CLI_FLAGS,
     )
-
-
-#: flags that change no number of the run: left out of the output's name
-NOT_IN_NAME = ("out", "quiet", "force", "help")
-
-
-def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s) -> str:
-    """``simulate_D<D>_C<C>`` and every parameter that differs from its default: the Setting's fields
-    against the default Setting at this D, C (:func:`~theorydyn.cli.tools.name_params`), the run's
-    flags against the parser's defaults (:func:`~theorydyn.cli.tools.run_stem`)."""
-    params, defaults = name_params(s, ap, args, NOT_IN_NAME)
-    return run_stem(f"simulate_D{s.D}_C{s.C}", params, defaults)
 
 
 def run(inv: Invocation) -> int:
@@ -77,8 +55,6 @@ def run(inv: Invocation) -> int:
 
 
 COMMAND = Command(PROG, build_parser, run, draws="png")
-
-
 main = COMMAND.main
 
 

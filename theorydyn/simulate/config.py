@@ -2,16 +2,22 @@
 :func:`theorydyn.simulate.simulate` and :func:`~theorydyn.simulate.simulate_replicas` take their defaults
 and rules from here, ``python -m theorydyn.simulate`` its flags (:func:`theorydyn.cli.configs.add_config_flags`)
 and the scan its simulator options (:mod:`theorydyn.scan.schema`: the fields made
-:func:`~theorydyn.core.config.scanned`; a new one is an option, a flag and a spec key of the scan)."""
+:func:`~theorydyn.core.config.scanned`; a new one is an option, a flag and a spec key of the scan). The
+command's flags (:data:`CLI_FLAGS`) and the name of a run's files (:func:`output_stem`) are here too."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..cli.tools import name_params, run_stem
 from ..core.config import Config, Rule, option, scanned
 from ..core.phases import ERR_TOL
 from ..infra.limits import S_MAX_MAX, S_MAX_MIN, SIM_STEPS_MAX
+
+if TYPE_CHECKING:
+    from ..core.setting import Setting
 
 #: what GD moves: both, v̂ alone (Â frozen at its start), Â alone (:mod:`theorydyn.simulate.partial`)
 UPDATES = ("Av", "v", "A")
@@ -68,7 +74,11 @@ class SimConfig(Config):
     err_tol: float = option(
         ERR_TOL, "T2 tolerance on err_f, in (0, 1)", low=0.0, high=1.0, low_open=True, high_open=True, text="in (0, 1)"
     )
-    update: str = option("Av", "the parameters GD moves: Av, v (Â frozen) or A", choices=UPDATES, cli=False)
+    update: str = scanned(
+        option("Av", "the parameters GD moves: Av, v (Â frozen) or A", choices=UPDATES, cli=False),
+        "what the simulator's GD moves: Av (both), v (Â frozen) or A (default Av)",
+        axis=True,
+    )
     device: str = option(
         "cpu-numba",
         "where the step runs: cpu-numba (the fused Numba kernel), or cpu, cuda, cuda:<k> (the same step on "
@@ -86,3 +96,28 @@ SIM_DEFAULTS = SimConfig()
 #: ``python -m theorydyn.simulate`` stores X in float32 by default (half the memory and time; the library
 #: and the scans keep float64, the exact reference): its one default that is not the library's.
 CLI_DEFAULTS = {"dtype": "float32"}
+#: The flags of ``python -m theorydyn.simulate`` beside the Setting's (:func:`theorydyn.cli.runner.solver_parser`):
+#: the fields that are flags (``--N-test``: the old spelling of ``--n-test``), with its one default that is
+#: not the library's, and the output folder, whose files :func:`output_stem` names.
+CLI_FLAGS: dict[str, Any] = dict(
+    title="simulation",
+    only=("N", "eta", "steps", "omega", "record_every", "dtype", "n_test", "dense_until", "device"),
+    defaults=CLI_DEFAULTS,
+    notes=dict(
+        dtype=f"default %(default)s here: half the memory and time; the library's simulate() and the scans "
+        f"default to {SIM_DEFAULTS.dtype}, the exact reference"
+    ),
+    run="simulate",
+    out_help="output folder: simulate_D<D>_C<C>[_<each parameter that differs from its default>].csv "
+    "(trajectory), .json (summary), .png (Figure 4; or --format), so runs that differ never overwrite each other",
+)
+#: flags that change no number of the run: left out of the output's name
+NOT_IN_NAME = ("out", "quiet", "force", "help")
+
+
+def output_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, s: Setting) -> str:
+    """``simulate_D<D>_C<C>`` and every parameter that differs from its default: the Setting's fields
+    against the default Setting at this D, C (:func:`~theorydyn.cli.tools.name_params`), the run's
+    flags against the parser's defaults (:func:`~theorydyn.cli.tools.run_stem`)."""
+    params, defaults = name_params(s, ap, args, NOT_IN_NAME)
+    return run_stem(f"simulate_D{s.D}_C{s.C}", params, defaults)

@@ -191,8 +191,20 @@ def nstar_runs(
     spent = 0.0
     for D in Ds:
         sd = setting_at(s, int(D)).at(q=float(q_of(D)))
+        plan = plan_at(sd, ks, eta, preset)
         part, cost = runs_at(
-            sd, plan_at(sd, ks, eta, preset), Ns, seeds, ks, omega, progress, budget_s, spent, device, dtype, store
+            sd,
+            plan,
+            Ns,
+            seeds,
+            ks,
+            omega=omega,
+            progress=progress,
+            budget_s=budget_s,
+            spent=spent,
+            device=device,
+            dtype=dtype,
+            store=store,
         )
         rows.extend(part)
         if part and part[0]["N"] == 0:  # skipped: over the budget, and every larger D with it
@@ -207,6 +219,7 @@ def runs_at(
     Ns: Sequence[int],
     seeds: Seeds,
     ks: Sequence[float] = KS,
+    *,
     omega: float = 1e-3,
     progress=None,
     budget_s: float | None = None,

@@ -364,7 +364,7 @@ class Theorem4Plan:
     Attributes:
         sg, why_q: the runs' setting (:func:`run_setting`) and why its q differs from the ledger's ("" if not).
         scope, glm_err: Theorem 3.1 at ``sg`` (:func:`run_setting`).
-        steps: :func:`run_plan` at ``sg`` (T_a, eta, eta_rule, lam, edge, steps, record_every, ks).
+        schedule: :func:`run_plan` at ``sg`` (T_a, eta, eta_rule, lam, edge, steps, record_every, ks).
         run: the seeds' options (:data:`RUN` with the sizes' N and the plan's steps and η).
         regime_setting, regime_plan: N*(D)'s runs at ``sg``'s D and q (their setting names q,
             ``setting_at(s, D).at(q=q)``) and their :func:`~theorydyn.experiments.nstar.plan_at`.
@@ -375,7 +375,7 @@ class Theorem4Plan:
     why_q: str
     scope: str | None
     glm_err: float
-    steps: dict
+    schedule: dict
     run: SimConfig
     regime_setting: Setting
     regime_plan: dict
@@ -390,11 +390,11 @@ def plan(s: Setting, config: Theorem4Config) -> Theorem4Plan:
     n, r = config.sizes, config.regime
     sg, why_q, scope, glm_err = run_setting(s, n.D_max)
     sr = sg.at(q=sg.q)  # N*(D)'s runs name their q: setting_at(s, D).at(q=q), the same setting
-    steps = run_plan(sg, n)
+    schedule = run_plan(sg, n)
     regime = plan_at(sr, r.ks, None, r.min_steps)
     sl, _ = smallest_in_scope(s, config.closeness_from, s.D)
-    run_ = RUN.replace(N=n.N, steps=steps["steps"], eta=steps["eta"])
-    return Theorem4Plan(sg, why_q, scope, glm_err, steps, run_, sr, regime, sl)
+    run_ = RUN.replace(N=n.N, steps=schedule["steps"], eta=schedule["eta"])
+    return Theorem4Plan(sg, why_q, scope, glm_err, schedule, run_, sr, regime, sl)
 
 
 def run(s: Setting, config: Theorem4Config, progress: Callable[[str], None] | None = None) -> Theorem4Results:
@@ -404,16 +404,16 @@ def run(s: Setting, config: Theorem4Config, progress: Callable[[str], None] | No
     (issue 32: same data and init, one pass over X a step), then read: the seeds on the plan's windows, N*(D)'s
     regime at the same D and q, and the semi-realistic closeness."""
     p, n, r, c = plan(s, config), config.sizes, config.regime, config.sizes.closeness
-    runs = run_seeds(p.sg, p.run, n.seeds, progress=progress, control=True, record_every=p.steps["record_every"])
+    runs = run_seeds(p.sg, p.run, n.seeds, progress=progress, control=True, record_every=p.schedule["record_every"])
     return Theorem4Results(
         s,
         p.sg,
         p.why_q,
         p.scope,
         p.glm_err,
-        p.steps,
+        p.schedule,
         runs,
-        read_windows(runs, p.steps["T_a"], p.steps["ks"]),
+        read_windows(runs, p.schedule["T_a"], p.schedule["ks"]),
         regime_reading(p.regime_setting, p.regime_plan, r.Ns, r.seeds, r.ks, config.regime_budget_s, progress),
         closeness(p.closeness_setting, Ns=c.Ns, steps=c.steps, seeds=c.seeds, eta=c.eta, progress=progress),
     )

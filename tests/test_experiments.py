@@ -64,6 +64,21 @@ def test_theorem4_run_seeds_are_the_paired_runs_of_each_seed():
     assert alone.runs[0].control_err is None and not alone.control
 
 
+def test_theorem4_train_paired_without_control_is_train_upstream_to_the_bit():
+    """train_paired(control=False), the route run_seeds takes without a control, is train_upstream's run: the
+    same single-replica pass, the same trajectory and final parameters to the bit."""
+    from theorydyn.experiments import theorem4 as xt4
+    from theorydyn.simulate.config import SimConfig
+
+    s = Setting(D=16, C=4, q=0.5)
+    run = SimConfig(N=128, steps=3, seed=5, n_test=256, dtype="float32", record_every=1)
+    res, ctl = xt4.train_paired(s, run, control=False)
+    ref = xt4.train_upstream(s, run)
+    assert ctl is None and res.options == ref.options
+    assert np.array_equal(res.A, ref.A) and np.array_equal(res.v, ref.v)
+    pd.testing.assert_frame_equal(res.trajectory, ref.trajectory)
+
+
 def test_theorem4_seed_runs_are_read_back_from_their_store(monkeypatch):
     """A rerun of run_seeds reads each seed from its keyed store (nothing trains), and the rows it gives are the
     rows of the first run to the last bit; another option (steps) is another key, computed again."""

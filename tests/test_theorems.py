@@ -467,7 +467,7 @@ def test_lemma_4_2_and_figure_4_rows_fail_on_a_v_off_w_star(monkeypatch, tmp_pat
         )
     ):
         monkeypatch.setenv("THEORYDYN_HOME", str(tmp_path / f"home{i}"))  # each planted path: a store of its own
-        monkeypatch.setattr(xt4, "train_upstream", fake(path))
+        monkeypatch.setattr(xt4, "train_paired", lambda s_, cfg, control, run=fake(path): (run(s_, cfg), None))
         rows = _theorem_4_rows(s, t4.RUN.replace(N=256, steps=40, n_test=512), (0, 1, 2, 3, 4))
         assert [str(c.verdict) for c in rows[3:]] == verdicts, path
         assert rows[3].threshold.endswith(f"0.99, {met})"), rows[3].threshold

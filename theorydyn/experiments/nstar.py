@@ -176,84 +176,125 @@ def nstar_runs(
     out: str | Path | None = None,
 ) -> pd.DataFrame:
     """One run per (D, N, seed j of ``seeds``) at ``setting_at(s, D).at(q=q_of(D))`` (seed 1000 j + D + 7,
-    module docstring). ``eta`` None: the stated rule's step at each (D, q). ``dtype``: X's storage, default
-    bfloat16 on the Numba kernel (it rounds the data to 8 bits; ~0.77 of float32's step) and float32 on
-    torch. ``out``: the folder of the store (None: the run directory's ``nstar/``).
+    module docstring), each D planned by :func:`plan_at` and run by :func:`runs_at`. ``eta`` None: the stated
+    rule's step at each (D, q). ``dtype``: X's storage, default bfloat16 on the Numba kernel (it rounds the
+    data to 8 bits; ~0.77 of float32's step) and float32 on torch. ``out``: the folder of the store (None: the
+    run directory's ``nstar/``).
 
     Returns one row per run: D, q, N, seed, eta, eta_rule, edge, status, message, success_k<k>, frac_k<k>,
     records_k<k> (each k of ``ks``), margin_Ta, margin_end, s_end, T_a, steps, record_every, source
     ("computed" / "stored"). A D whose :func:`estimated_seconds` would take the total past ``budget_s`` is
     not run (nor any larger D): one row with N = 0 and status ``"skipped: …"`` says so.
     """
-    dt = dtype or ("bfloat16" if device == SIM_DEFAULTS.device else "float32")
     store = open_store(out)
     rows: list[dict] = []
-    N_max = int(max(Ns))
     spent = 0.0
     for D in Ds:
         sd = setting_at(s, int(D)).at(q=float(q_of(D)))
         plan = plan_at(sd, ks, eta, preset)
-        T_a, steps, e = plan["T_a"], plan["steps"], plan["eta"]
-        base = dict(
-            D=int(D),
-            q=sd.q,
-            eta=e,
-            eta_rule=plan["eta_rule"],
-            edge=plan["edge"],
-            T_a=math.nan if T_a is None else T_a,
-            steps=steps,
-            record_every=plan["record_every"],
+        part, cost = runs_at(
+            sd,
+            plan,
+            Ns,
+            seeds,
+            ks,
+            omega=omega,
+            progress=progress,
+            budget_s=budget_s,
+            spent=spent,
+            device=device,
+            dtype=dtype,
+            store=store,
         )
-        cost = estimated_seconds(int(D), Ns, len(seeds), steps)
-        if budget_s is not None and spent + cost > budget_s:
-            why = (
-                f"skipped: estimated {cost:.0f} s ({steps} steps at eta = {e:g}) would pass the budget of "
-                f"{budget_s:.0f} s"
-            )
-            rows.append(dict(base, N=0, seed=-1, status=why, message=why))
+        rows.extend(part)
+        if part and part[0]["N"] == 0:  # skipped: over the budget, and every larger D with it
             break
         spent += cost
-        opts = run_options(e, omega, steps, plan["record_every"], dt)
-        for i, j in enumerate(seeds):
-            seed = int(1000 * j + D + 7)
-            payload = dict(
-                version=NSTAR_VERSION,
-                setting=sd.to_dict(),
-                Ns=[int(N) for N in Ns],
+    return pd.DataFrame(rows)
+
+
+def runs_at(
+    sd: Setting,
+    plan: dict[str, Any],
+    Ns: Sequence[int],
+    seeds: Seeds,
+    ks: Sequence[float] = KS,
+    *,
+    omega: float = 1e-3,
+    progress=None,
+    budget_s: float | None = None,
+    spent: float = 0.0,
+    device: str = SIM_DEFAULTS.device,
+    dtype: str | None = None,
+    store: KeyedStore | None = None,
+) -> tuple[list[dict[str, Any]], float]:
+    """The runs of one (D, q) of :func:`nstar_runs` at ``sd`` with its :func:`plan_at` ``plan``: per seed j of
+    ``seeds`` one pass over every N of ``Ns`` (seed 1000 j + D + 7), read from / committed to ``store``
+    (default :func:`open_store`), each run read by :func:`read_run`. Returns (rows, cost): the rows of
+    :func:`nstar_runs` at this D and the pass's :func:`estimated_seconds`; when ``spent`` + the cost would
+    pass ``budget_s``, one row with N = 0 and status ``"skipped: …"`` instead (nothing run)."""
+    dt = dtype or ("bfloat16" if device == SIM_DEFAULTS.device else "float32")
+    store = open_store() if store is None else store
+    D, N_max = sd.D, int(max(Ns))
+    T_a, steps, e = plan["T_a"], plan["steps"], plan["eta"]
+    base = dict(
+        D=int(D),
+        q=sd.q,
+        eta=e,
+        eta_rule=plan["eta_rule"],
+        edge=plan["edge"],
+        T_a=math.nan if T_a is None else T_a,
+        steps=steps,
+        record_every=plan["record_every"],
+    )
+    cost = estimated_seconds(int(D), Ns, len(seeds), steps)
+    if budget_s is not None and spent + cost > budget_s:
+        why = (
+            f"skipped: estimated {cost:.0f} s ({steps} steps at eta = {e:g}) would pass the budget of {budget_s:.0f} s"
+        )
+        return [dict(base, N=0, seed=-1, status=why, message=why)], cost
+    rows: list[dict] = []
+    opts = run_options(e, omega, steps, plan["record_every"], dt)
+    for i, j in enumerate(seeds):
+        seed = int(1000 * j + D + 7)
+        payload = dict(
+            version=NSTAR_VERSION,
+            setting=sd.to_dict(),
+            Ns=[int(N) for N in Ns],
+            seed=seed,
+            ks=[float(k) for k in ks],
+            options=opts,
+            device=device,
+            stop_after=None if T_a is None else float(T_a),
+        )
+        got = store.get(payload)
+        if got is not None:
+            raws = json.loads(got["runs"])
+            source = "stored"
+        else:
+            if progress:
+                progress(
+                    f"N*(D): D={D}, q={sd.q:.3g}, eta={e:g}, N={'/'.join(map(str, Ns))} in one pass, "
+                    f"seed {i + 1}/{len(seeds)}, {steps} steps"
+                )
+            b = data.sample(sd, N_max, seed=seed + 1, dtype=np.float32)
+            runs = simulate_replicas(
+                sd,
                 seed=seed,
-                ks=[float(k) for k in ks],
-                options=opts,
+                **opts,
+                train=(b.X, b.y),
+                init_seeds=[seed] * len(Ns),
+                n_train=[int(N) for N in Ns],
                 device=device,
                 stop_after=None if T_a is None else float(T_a),
             )
-            got = store.get(payload)
-            if got is not None:
-                raws = json.loads(got["runs"])
-                source = "stored"
-            else:
-                if progress:
-                    progress(
-                        f"N*(D): D={D}, q={sd.q:.3g}, eta={e:g}, N={'/'.join(map(str, Ns))} in one pass, "
-                        f"seed {i + 1}/{len(seeds)}, {steps} steps"
-                    )
-                b = data.sample(sd, N_max, seed=seed + 1, dtype=np.float32)
-                runs = simulate_replicas(
-                    sd,
-                    seed=seed,
-                    **opts,
-                    train=(b.X, b.y),
-                    init_seeds=[seed] * len(Ns),
-                    n_train=[int(N) for N in Ns],
-                    device=device,
-                    stop_after=None if T_a is None else float(T_a),
-                )
-                del b
-                raws = [raw_run(res) for res in runs]
-                store.put(payload, dict(D=int(D), seed=seed, runs=json.dumps(raws, allow_nan=True)))
-                source = "computed"
-            for N, raw in zip(Ns, raws, strict=True):
-                rows.append(dict(base, N=int(N), seed=j, source=source, **read_run(raw, T_a, ks)))
-    return pd.DataFrame(rows)
+            del b
+            raws = [raw_run(res) for res in runs]
+            store.put(payload, dict(D=int(D), seed=seed, runs=json.dumps(raws, allow_nan=True)))
+            source = "computed"
+        for N, raw in zip(Ns, raws, strict=True):
+            rows.append(dict(base, N=int(N), seed=j, source=source, **read_run(raw, T_a, ks)))
+    return rows, cost
 
 
 # ---- the readings across N: N_50 as a bracket, the margin's trend ----------------------------------------
@@ -376,22 +417,23 @@ def readings(s: Setting, runs: pd.DataFrame, ks: Sequence[float]) -> dict[int, d
 
 
 def regime_reading(
-    s: Setting,
-    sg: Setting,
+    sd: Setting,
+    plan: dict[str, Any],
     Ns: Sequence[int],
     seeds: Seeds,
     ks: Sequence[float],
-    preset: int,
     budget_s: float | None = None,
     progress=None,
 ) -> dict[str, Any]:
-    """N*(D)'s runs at the D and q of ``sg`` (:func:`nstar_runs` from the ledger's ``s``, read back from their
-    store when the N*(D) rows ran them) read on the longest window of ``ks``: N_50 there (:func:`n50`) and the
-    association margin's slope per doubling of N (:func:`margin_trend`), the regime of runs at ``sg``.
+    """N*(D)'s runs at ``sd`` (:func:`runs_at` with its :func:`plan_at` ``plan``: the same runs as
+    :func:`nstar_runs` at that D and q, read back from their store when the N*(D) rows ran them) read on the
+    longest window of ``ks``: N_50 there (:func:`n50`) and the association margin's slope per doubling of N
+    (:func:`margin_trend`), the regime of runs at ``sd``.
 
     Returns dict(n50, trend, eta, eta_rule, Ns, k): :func:`n50`'s dict, :func:`margin_trend`'s (or None),
     the runs' step size and the stated rule's, the N grid run and the window's k."""
-    runs = nstar_runs(s, (sg.D,), lambda D: sg.q, Ns, seeds, ks, preset=preset, progress=progress, budget_s=budget_s)
+    rows, _ = runs_at(sd, plan, Ns, seeds, ks, progress=progress, budget_s=budget_s)
+    runs = pd.DataFrame(rows)
     runs = runs[runs["N"] > 0]
     k = max(ks)
     grid = sorted(int(x) for x in runs["N"].unique())

@@ -10,11 +10,13 @@
 * :func:`~theorydyn.experiments.nstar.steps_for` (named here too) — how long a run must last: the idealized
   (N = ∞) flow's max(T1, T2) at the run's setting, times :data:`~theorydyn.experiments.nstar.HORIZON_FACTOR`,
   over η.
-* :func:`run` — everything the ledger's Theorem 4.2 rows read, planned, sized and run in one call
-  (:class:`Theorem4Config` → :class:`Theorem4Results`): the setting where the theorem has content
-  (:func:`run_setting`), the plan (:func:`run_plan`), the seeds with their controls (:func:`run_seeds`) read
-  on their windows, N*(D)'s regime there (:func:`theorydyn.experiments.nstar.regime_reading`) and the
-  semi-realistic closeness (:func:`theorydyn.experiments.semirealistic.closeness`); :func:`memory` its peak.
+* :func:`run` — everything the ledger's Theorem 4.2 rows read, planned, run and read in one call
+  (:class:`Theorem4Config` → :class:`Theorem4Results`): first the whole plan in one call (:func:`plan` →
+  :class:`Theorem4Plan`: the setting where the theorem has content, :func:`run_setting`; its steps and windows,
+  :func:`run_plan`; N*(D)'s runs there; the closeness runs' setting), then the seeds with their controls
+  (:func:`run_seeds`), then the readings: the seeds on their windows, N*(D)'s regime there
+  (:func:`theorydyn.experiments.nstar.regime_reading`) and the semi-realistic closeness
+  (:func:`theorydyn.experiments.semirealistic.closeness`); :func:`memory` its peak.
 
 Seeds: seed k of a run with base ``seed`` is ``seed + 1000 k + 42`` (``+ 4242`` for
 :func:`run_frozen`); the fresh test samples of a run with seed sd are drawn with ``sd + 7919``.
@@ -74,15 +76,16 @@ def train_upstream(s: Setting, run: SimConfig):
     return simulate(s, config=run)
 
 
-def train_paired(s: Setting, run: SimConfig):
+def train_paired(s: Setting, run: SimConfig, control: bool = True):
     """(trained, control): :func:`train_upstream`'s run and its Â-frozen control on the same N samples
     and the same initialisation, both stepped in one pass over X a step
     (:func:`theorydyn.simulate.simulate_replicas` with ``run``'s options and ``update=["Av", "v"]``): the
     control is the trained run with ∂Â skipped, so the two differ only in whether Â learns (issue 32: X
-    read once a step for both, instead of a second run on its own data)."""
-    opts = dict(run.simulate_kwargs(), update=["Av", "v"])
-    res, ctl = simulate_replicas(s, **opts, init_seeds=[run.seed, run.seed])
-    return res, ctl
+    read once a step for both, instead of a second run on its own data). Without ``control``: (trained, None),
+    the one replica being :func:`train_upstream`'s run to the bit (the same single-replica pass)."""
+    updates = ["Av", "v"] if control else ["Av"]
+    res = simulate_replicas(s, **dict(run.simulate_kwargs(), update=updates), init_seeds=[run.seed] * len(updates))
+    return (res[0], res[1]) if control else (res[0], None)
 
 
 def train_v_frozen(
@@ -190,8 +193,8 @@ def run_seeds(
     out: str | Path | None = None,
 ) -> Theorem4Runs:
     """Realistic GD at ``s`` over independent seeds (data and initialisation): each seed k of ``seeds``
-    runs :func:`train_upstream` (with ``control``: :func:`train_paired`, the Â-frozen control on the
-    same data and initialisation) with ``run``'s options (its ``n_test`` also the size of the simulator's
+    runs :func:`train_paired` (:func:`train_upstream`'s run; with ``control`` the Â-frozen control on the
+    same data and initialisation beside it) with ``run``'s options (its ``n_test`` also the size of the simulator's
     own test set) and seed sd = ``run.seed + 1000 k + 42``, records every ``record_every`` steps (default
     about 100 records, ``max(1, steps // 100)``; the claim asks for enough records in its shortest window),
     and is measured on ``run.n_test`` fresh samples drawn with sd + 7919 (the control on the same samples).
@@ -214,7 +217,7 @@ def run_seeds(
             progress(f"Theorem 4.2: D={s.D}, N={N}, {steps} steps, seed {i + 1}/{len(seeds)}{with_ctl}")
         # the window rows read association at every recorded step
         one = run.replace(seed=sd, record_every=every)
-        res, ctl = train_paired(s, one) if control else (train_upstream(s, one), None)
+        res, ctl = train_paired(s, one, control)
         # the run and its control measured on the same fresh samples, drawn once
         e, *ctl_e = fresh_errors_of(
             s, [(res.A, res.v)] + ([] if ctl is None else [(ctl.A, ctl.v)]), run.n_test, sd + 7919
@@ -354,35 +357,65 @@ class Theorem4Results:
     closeness: Closeness
 
 
+@dataclass(frozen=True)
+class Theorem4Plan:
+    """Everything :func:`run` decides before its first step (:func:`plan`), at the ledger's setting ``s``.
+
+    Attributes:
+        sg, why_q: the runs' setting (:func:`run_setting`) and why its q differs from the ledger's ("" if not).
+        scope, glm_err: Theorem 3.1 at ``sg`` (:func:`run_setting`).
+        schedule: :func:`run_plan` at ``sg`` (T_a, eta, eta_rule, lam, edge, steps, record_every, ks).
+        run: the seeds' options (:data:`RUN` with the sizes' N and the plan's steps and η).
+        regime_setting, regime_plan: N*(D)'s runs at ``sg``'s D and q (their setting names q,
+            ``setting_at(s, D).at(q=q)``) and their :func:`~theorydyn.experiments.nstar.plan_at`.
+        closeness_setting: the closeness runs' setting (:func:`theorydyn.experiments.lemma41.smallest_in_scope`).
+    """
+
+    sg: Setting
+    why_q: str
+    scope: str | None
+    glm_err: float
+    schedule: dict
+    run: SimConfig
+    regime_setting: Setting
+    regime_plan: dict
+    closeness_setting: Setting
+
+
+def plan(s: Setting, config: Theorem4Config) -> Theorem4Plan:
+    """:func:`run`'s plan at the ledger's setting ``s``, in one call: the setting where the theorem has content
+    (:func:`run_setting`), its steps, step size, records and windows (:func:`run_plan`), N*(D)'s runs there
+    (:func:`~theorydyn.experiments.nstar.plan_at` at ``config.regime``'s windows and least steps) and the
+    closeness runs' setting, the smallest D in Theorem 3.1's scope from ``config.closeness_from``."""
+    n, r = config.sizes, config.regime
+    sg, why_q, scope, glm_err = run_setting(s, n.D_max)
+    sr = sg.at(q=sg.q)  # N*(D)'s runs name their q: setting_at(s, D).at(q=q), the same setting
+    schedule = run_plan(sg, n)
+    regime = plan_at(sr, r.ks, None, r.min_steps)
+    sl, _ = smallest_in_scope(s, config.closeness_from, s.D)
+    run_ = RUN.replace(N=n.N, steps=schedule["steps"], eta=schedule["eta"])
+    return Theorem4Plan(sg, why_q, scope, glm_err, schedule, run_, sr, regime, sl)
+
+
 def run(s: Setting, config: Theorem4Config, progress: Callable[[str], None] | None = None) -> Theorem4Results:
     """Everything the ledger's Theorem 4.2 rows read at the ledger's setting ``s`` (:class:`Theorem4Results`):
-    the setting where the theorem has content (:func:`run_setting`) and its plan (:func:`run_plan`), the seeds
-    with their Â-frozen controls riding along (issue 32: same data and init, one pass over X a step) read on
-    the plan's windows, N*(D)'s regime at the same D and q, and the semi-realistic closeness at the smallest
-    D in Theorem 3.1's scope from ``config.closeness_from``."""
-    n, r, c = config.sizes, config.regime, config.sizes.closeness
-    sg, why_q, scope, glm_err = run_setting(s, n.D_max)
-    sl, _ = smallest_in_scope(s, config.closeness_from, s.D)
-    plan = run_plan(sg, n)
-    runs = run_seeds(
-        sg,
-        RUN.replace(N=n.N, steps=plan["steps"], eta=plan["eta"]),
-        n.seeds,
-        progress=progress,
-        control=True,
-        record_every=plan["record_every"],
-    )
+    planned in one call (:func:`plan`: the setting where the theorem has content, its steps and windows, N*(D)'s
+    runs there, the closeness runs' setting), then run: the seeds with their Â-frozen controls riding along
+    (issue 32: same data and init, one pass over X a step), then read: the seeds on the plan's windows, N*(D)'s
+    regime at the same D and q, and the semi-realistic closeness."""
+    p, n, r, c = plan(s, config), config.sizes, config.regime, config.sizes.closeness
+    runs = run_seeds(p.sg, p.run, n.seeds, progress=progress, control=True, record_every=p.schedule["record_every"])
     return Theorem4Results(
         s,
-        sg,
-        why_q,
-        scope,
-        glm_err,
-        plan,
+        p.sg,
+        p.why_q,
+        p.scope,
+        p.glm_err,
+        p.schedule,
         runs,
-        read_windows(runs, plan["T_a"], plan["ks"]),
-        regime_reading(s, sg, r.Ns, r.seeds, r.ks, r.min_steps, config.regime_budget_s, progress),
-        closeness(sl, Ns=c.Ns, steps=c.steps, seeds=c.seeds, eta=c.eta, progress=progress),
+        read_windows(runs, p.schedule["T_a"], p.schedule["ks"]),
+        regime_reading(p.regime_setting, p.regime_plan, r.Ns, r.seeds, r.ks, config.regime_budget_s, progress),
+        closeness(p.closeness_setting, Ns=c.Ns, steps=c.steps, seeds=c.seeds, eta=c.eta, progress=progress),
     )
 
 

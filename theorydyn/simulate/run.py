@@ -160,17 +160,17 @@ def _resolve_steps(steps: int | None, s_max: float | None, etas: np.ndarray) -> 
     return gd_steps(s_max, float(etas[0]), SIM_STEPS_MAX)  # checked where derived: s_max/5e-324 is inf
 
 
-def _resolve_init(s: Setting, A0: Any, v0: Any, init: tuple[float, float, float] | None) -> tuple[Any, Any]:
-    """(A0, v0) from ``init`` = (α, γ, ρ): the three-value form of Lemma 4.1, Â = A(γ, ρ) with
-    Â_ii = β and v̂ = α w* — the start of :func:`theorydyn.reduced.integrate` with the same ``init``."""
+def _check_init(A0: Any, v0: Any, init: tuple[float, float, float] | None) -> tuple[float, float, float] | None:
+    """``init`` = (α, γ, ρ) checked (exclusive with A0/v0, three numbers): the start of
+    :func:`theorydyn.reduced.integrate` with the same ``init``, built by :func:`_prepare`."""
     if init is None:
-        return A0, v0
+        return None
     if A0 is not None or v0 is not None:
         raise ValueError("give either init=(alpha, gamma, rho) or A0/v0, not both")
     if len(init) != 3:
         raise ValueError(f"init must be (alpha, gamma, rho), got {init!r}")
     alpha, gamma, rho = (float(x) for x in init)
-    return symmetric_attention(s, gamma, rho), alpha * s.w_star
+    return alpha, gamma, rho
 
 
 def _check_dtype(dtype: Any) -> np.dtype:
@@ -194,7 +194,8 @@ def _dtype_name(dt: np.dtype) -> str:
 @dataclass
 class _Plan:
     """What :func:`simulate_replicas` runs, resolved from its arguments: R replicas, each with its step
-    size, its update (which of Â, v̂ GD moves) and its initialisation seed; the steps; the start."""
+    size, its update (which of Â, v̂ GD moves) and its initialisation seed; the steps; the given start
+    (A0, v0) or the three-value one ``init`` = (α, γ, ρ)."""
 
     R: int
     etas: np.ndarray
@@ -204,6 +205,12 @@ class _Plan:
     s_grid: np.ndarray | None
     A0: Any
     v0: Any
+    init: tuple[float, float, float] | None = None
+
+    @property
+    def explicit_init(self) -> bool:
+        """Whether the start was given (A0, v0 or init) rather than drawn from the init seeds."""
+        return self.A0 is not None or self.v0 is not None or self.init is not None
 
     @property
     def want_A(self) -> np.ndarray:
@@ -214,7 +221,7 @@ class _Plan:
         return np.array(["v" in u for u in self.updates])
 
 
-def _plan(s: Setting, eta, steps, s_max, s_grid, replicas, init_seeds, update, device, seed, A0, v0, init) -> _Plan:
+def _plan(eta, steps, s_max, s_grid, replicas, init_seeds, update, device, seed, A0, v0, init) -> _Plan:
     """Resolve and check the replicas' options (ValueError naming the option, before any work)."""
     updates = [update] if isinstance(update, str) else list(update)
     for u in updates:
@@ -230,7 +237,7 @@ def _plan(s: Setting, eta, steps, s_max, s_grid, replicas, init_seeds, update, d
         if steps is None and s_max is None and np.all(etas > 0):  # as reduced.integrate: to the grid's end
             steps = gd_steps(float(s_grid[-1]), float(np.min(etas)), SIM_STEPS_MAX)
     steps = _resolve_steps(steps, s_max, etas)
-    A0, v0 = _resolve_init(s, A0, v0, init)
+    init = _check_init(A0, v0, init)
     R = replicas if replicas is not None else (len(init_seeds) if init_seeds is not None else len(etas))
     if not (isinstance(R, (int, np.integer)) and R >= 1):
         raise ValueError(f"replicas must be an integer >= 1, got {R!r}")
@@ -247,63 +254,94 @@ def _plan(s: Setting, eta, steps, s_max, s_grid, replicas, init_seeds, update, d
         raise ValueError(f"init_seeds must have one seed per replica ({R}), got {len(seeds)}")
     if not (isinstance(steps, (int, np.integer)) and steps >= 0):
         raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
-    return _Plan(int(R), etas, int(steps), updates, seeds, s_grid, A0, v0)
+    return _Plan(int(R), etas, int(steps), updates, seeds, s_grid, A0, v0, init)
 
 
-def _data(s: Setting, N, n_test, seed, dt: np.dtype, train, test, device):
-    """The training and test sets and the models that step on them: (model, test model, N, n_test, y_test,
-    f_test). X is generated straight into its storage dtype and never copied. bfloat16 (``dt`` is
-    :data:`BFLOAT16`): the training X is the float32 draw rounded to bfloat16 (a given float X too: a
-    copy); the test set stays float32."""
+@dataclass
+class _Prepared:
+    """What the setting gives a run before its first step (:func:`_prepare`): the training set (X: (N, D, d),
+    y, the weights or None), the test set (Xt, yt as floats, f or None where undefined) and the start
+    (A0, v0) when one is given or built from (α, γ, ρ) (None: drawn from the init seeds)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    w: Any
+    Xt: np.ndarray
+    yt: np.ndarray
+    ft: Any
+    A0: Any
+    v0: Any
+
+
+def _prepare(s: Setting, plan: _Plan, N, n_test, seed, dt: np.dtype, train, test, device) -> _Prepared:
+    """The training and test sets and the start, each drawn or given, the given ones checked first (ValueError
+    naming ``train``/``test`` before anything is drawn). X is generated straight into its storage dtype and
+    never copied (bfloat16, ``dt`` is :data:`BFLOAT16`: drawn in float32, rounded by :func:`_models`); the test
+    set stays float32 then. ``init`` = (α, γ, ρ) gives the three-value form of Lemma 4.1, Â = A(γ, ρ) with
+    Â_ii = β and v̂ = α w*: the start of :func:`theorydyn.reduced.integrate` with the same ``init``."""
     ss_train, ss_test, _ = np.random.SeedSequence(seed).spawn(3)
     bf16 = dt == BFLOAT16
-    dt_test = np.dtype(np.float32) if bf16 else dt
+    dt_draw = np.dtype(np.float32) if bf16 else dt
     if bf16 and device != _S.device:
         raise ValueError(
             f"dtype='bfloat16' runs on the Numba kernel (device={_S.device!r}) only, got device={device!r}"
         )
-    if train is None:  # the draw of training_data(s, N, seed, dtype)
-        b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dt_test)
+    given = _as_data(s, train, "train") if train is not None else None
+    if given is not None and is_bfloat16(given[0]) and not bf16:
+        raise ValueError(f"train: X holds bfloat16 bits (uint16); pass dtype='bfloat16', got dtype={dt.name!r}")
+    if isinstance(test, data.Batch):
+        _as_data(s, (test.X, test.y), "test")  # shapes checked as for an explicit (X, y)
+    given_test = _as_data(s, test, "test") if test is not None and not isinstance(test, data.Batch) else None
+    if given is None:  # the draw of training_data(s, N, seed, dtype)
+        b = data.sample(s, int(N), seed=np.random.default_rng(ss_train), dtype=dt_draw)
         X, y, w_train = b.X, b.y, None
         del b
     else:
-        X, y, w_train, _ = _as_data(s, train, "train")
-    if bf16 and not is_bfloat16(X):
-        X = to_bfloat16(X)
-    elif is_bfloat16(X) and not bf16:
-        raise ValueError(f"train: X holds bfloat16 bits (uint16); pass dtype='bfloat16', got dtype={dt.name!r}")
-    if test is None or isinstance(test, data.Batch):  # the draw of heldout_data(s, n_test, seed, dtype), or one given
-        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dt_test) if test is None else test
-        _as_data(s, (bt.X, bt.y), "test")  # shapes checked as for an explicit (X, y)
+        X, y, w_train, _ = given
+    if given_test is None:  # the draw of heldout_data(s, n_test, seed, dtype), or one given
+        bt = data.sample(s, int(n_test), seed=np.random.default_rng(ss_test), dtype=dt_draw) if test is None else test
         Xt, yt, ft = bt.X, bt.y, data.labelling_from_z(s, bt.z)
         del bt
     else:
-        Xt, yt, _, ft = _as_data(s, test, "test")
+        Xt, yt, _, ft = given_test
+    A0, v0 = plan.A0, plan.v0
+    if plan.init is not None:
+        alpha, gamma, rho = plan.init
+        A0, v0 = symmetric_attention(s, gamma, rho), alpha * s.w_star
+    return _Prepared(X, y, w_train, Xt, np.asarray(yt, dtype=float), ft, A0, v0)
+
+
+def _models(s: Setting, prep: _Prepared, dt: np.dtype, device) -> tuple[Any, Any]:
+    """(model, test model): the steps on the prepared training and test sets, on the fused Numba kernel or on
+    torch (:mod:`theorydyn.simulate.torch_step`); bfloat16 (``dt`` is :data:`BFLOAT16`): the training X
+    rounded to bfloat16 first (a given float X too: a copy). The training X is replaced in ``prep``."""
+    if dt == BFLOAT16 and not is_bfloat16(prep.X):
+        prep.X = to_bfloat16(prep.X)
     if device == _S.device:
-        model: Any = FusedModel(X, y, s.p, s.nu, s.tau, weights=w_train)
-        tmodel: Any = FusedModel(Xt, None, s.p, s.nu, s.tau)
+        model: Any = FusedModel(prep.X, prep.y, s.p, s.nu, s.tau, weights=prep.w)
+        tmodel: Any = FusedModel(prep.Xt, None, s.p, s.nu, s.tau)
     else:  # the same step on torch (theorydyn.simulate.torch_step)
-        model = TorchModel(X, y, s.p, s.nu, s.tau, weights=w_train, device=device)
-        tmodel = TorchModel(Xt, None, s.p, s.nu, s.tau, device=device)
-    return model, tmodel, int(X.shape[0]), int(Xt.shape[0]), np.asarray(yt, dtype=float), ft
+        model = TorchModel(prep.X, prep.y, s.p, s.nu, s.tau, weights=prep.w, device=device)
+        tmodel = TorchModel(prep.Xt, None, s.p, s.nu, s.tau, device=device)
+    return model, tmodel
 
 
-def _start(s: Setting, plan: _Plan, omega: float) -> tuple[np.ndarray, np.ndarray]:
+def _start(s: Setting, plan: _Plan, omega: float, A0: Any, v0: Any) -> tuple[np.ndarray, np.ndarray]:
     """(A: (R, D, D), V: (d, R)): each replica's realistic initialisation from its init seed, or the
-    given start; the diagonal at β."""
+    start ``A0``, ``v0`` (:func:`_prepare`'s); the diagonal at β."""
     R = plan.R
     A = np.empty((R, s.D, s.D))
     V = np.empty((s.d, R))
     for r in range(R):
         rng = np.random.default_rng(np.random.SeedSequence(plan.init_seeds[r]).spawn(3)[2])
         A[r], V[:, r] = init_params(s, omega, rng)
-    if plan.A0 is not None:
-        A0 = np.asarray(plan.A0, dtype=float)
+    if A0 is not None:
+        A0 = np.asarray(A0, dtype=float)
         A[...] = A0 if A0.ndim == 3 else A0[None]
         if A.shape != (R, s.D, s.D):
             raise ValueError(f"A0 must have shape (D, D) or (R, D, D) with D={s.D}")
-    if plan.v0 is not None:
-        v0 = np.asarray(plan.v0, dtype=float)
+    if v0 is not None:
+        v0 = np.asarray(v0, dtype=float)
         V[...] = v0 if v0.ndim == 2 else v0[:, None]
     if not (np.all(np.isfinite(A)) and np.all(np.isfinite(V))):
         raise ValueError("A0 and v0 must be finite")
@@ -484,17 +522,19 @@ def simulate_replicas(
     """
     # -- argument checks (SimConfig's rules, core.validate's: the CLI's, before any work; 0 steps: the start) --
     check_simulate(**locals(), min_steps=0, fields=SimConfig)  # every argument, as passed
-    plan = _plan(s, eta, steps, s_max, s_grid, replicas, init_seeds, update, device, seed, A0, v0, init)
+    plan = _plan(eta, steps, s_max, s_grid, replicas, init_seeds, update, device, seed, A0, v0, init)
     dt = _check_dtype(dtype)
     t_start = time.perf_counter()
     n_r = None  # the counts, checked before the data are drawn (a train tuple of 3 carries weights)
     if n_train is not None:
         n_r = sample_counts(n_train, plan.R, int(N) if train is None else len(train[0]), uniform=len(train or ()) < 3)
-    model, tmodel, n_all, n_held, yt, ft = _data(s, N, n_test, seed, dt, train, test, device)
-    A, V = _start(s, plan, omega)
+    prep = _prepare(s, plan, N, n_test, seed, dt, train, test, device)
+    model, tmodel = _models(s, prep, dt, device)
+    n_all, n_held = int(prep.X.shape[0]), int(prep.Xt.shape[0])
+    A, V = _start(s, plan, omega, prep.A0, prep.v0)
     if stop_after is not None and not (isinstance(stop_after, (int, float)) and math.isfinite(stop_after)):
         raise ValueError(f"stop_after must be a finite time s or None, got {stop_after!r}")
-    run = _Descent(s, plan, A, V, model, tmodel, yt, ft, record_every, dense_until, n_r, stop_after)
+    run = _Descent(s, plan, A, V, model, tmodel, prep.yt, prep.ft, record_every, dense_until, n_r, stop_after)
     run.run(progress)
     seconds = time.perf_counter() - t_start
     results = []
@@ -512,7 +552,7 @@ def simulate_replicas(
             n_test=n_held,
             explicit_train=train is not None,
             explicit_test=test is not None,
-            explicit_init=plan.A0 is not None or plan.v0 is not None,
+            explicit_init=plan.explicit_init,
             replicas=plan.R,
             dense_until=int(dense_until),
             err_tol=err_tol,

@@ -23,7 +23,9 @@ The fused Numba step (``_kernel``) is private. ``simulate(..., update="v")`` tra
 (:mod:`theorydyn.simulate.torch_step`). CLI: ``python -m theorydyn.simulate --help``.
 """
 
-from typing import TYPE_CHECKING
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 from ..infra._lazy import lazy_exports
 
@@ -50,3 +52,18 @@ __all__ = [
     "plot_figure4",
 ]
 __getattr__, __dir__ = lazy_exports(__name__)
+
+
+class _Package(types.ModuleType):
+    """``theorydyn.simulate`` names both this package and the function :func:`theorydyn.simulate.run.simulate`
+    (``from theorydyn import simulate``). Once anything imports the package (``theorydyn.simulate.config``),
+    the import system binds the name ``theorydyn.simulate`` to it, so ``from theorydyn import simulate`` then
+    returns the package: calling the package runs the function, whichever of the two a user holds."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from .run import simulate
+
+        return simulate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _Package  # the documented way to give a module behaviour (Python 3.5+)

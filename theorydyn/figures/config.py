@@ -18,7 +18,7 @@ from pathlib import Path
 from ..core.config import Config, option
 from ..core.plotting import FORMATS
 from ..infra.paths import committed_figures, run_dir
-from .manifest import COMMITTED_FORMAT, DEFAULT_FORMAT
+from .manifest import COMMITTED_FORMAT, DEFAULT_FORMAT, load_or_committed
 
 #: the flags --list refuses when given (it makes no figure), in the order they are named
 LIST_REFUSES = ("quick", "recompute", "write_readme", "readme_only", "quiet", "format")
@@ -115,10 +115,24 @@ class FiguresConfig(Config):
         if self.figures not in ((), ("all",)):
             raise ValueError("names: have no effect with --list (it lists every figure)")
 
+    def manifest(self, out: Path) -> dict[str, dict]:
+        """The manifest of ``out``, or the committed one (:func:`theorydyn.figures.manifest.load_or_committed`).
+
+        Raises:
+            ValueError: one that cannot be read (``--out: …``).
+        """
+        try:
+            return load_or_committed(out)
+        except ValueError as e:
+            raise ValueError(f"--out: {e}") from None
+
     def check_out(self, out: Path) -> None:
-        """Raises ValueError naming the flag when the run would make nothing it was asked for or write the wrong
-        format: ``readme_only`` with names, ``quick`` or ``recompute``; figures into the checkout's committed
-        folder ``out`` in a format other than :data:`~theorydyn.figures.manifest.COMMITTED_FORMAT`."""
+        """Unless ``listing``, raises ValueError naming the flag when the run would make nothing it was asked for
+        or write the wrong format: ``readme_only`` with names, ``quick`` or ``recompute``; figures into the
+        checkout's committed folder ``out`` in a format other than
+        :data:`~theorydyn.figures.manifest.COMMITTED_FORMAT`."""
+        if self.listing:
+            return
         if self.readme_only and (self.figures not in ((), ("all",)) or self.quick or self.recompute):
             raise ValueError("--readme-only: makes no figure, so takes no names, --quick or --recompute")
         shipped = committed_figures()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from ..infra.atomic import UnsafeTarget, write_with
 from ..infra.provenance import cpu_model, git_state, numerics_host
 from . import manifest as mf
 from .manifest import COMMITTED_FORMAT, COMMITTED_OUT, DEFAULT_FORMAT
+
+if TYPE_CHECKING:
+    from .config import FiguresConfig
 
 
 @dataclass(frozen=True)
@@ -289,23 +292,23 @@ _UNKNOWN_COST_S = 30.0
 def make_many(
     names: list[str],
     out: Path,
-    quick: bool,
     entries: dict[str, dict],
+    cfg: FiguresConfig,
     *,
     write: Callable[[Path, Callable[[Path], object]], object] = write_with,
-    recompute: bool = False,
-    format: str = DEFAULT_FORMAT,
     progress: bool = True,
 ) -> list[str]:
-    """:func:`make` each figure of ``names`` into ``out``, returning the names that failed: a figure whose
-    extras are missing is skipped (:func:`available`), one that raises is reported in a line on stderr
-    (a full disk or an unsafe target without a traceback) and the others are still made.
+    """:func:`make` each figure of ``names`` into ``out`` as ``cfg`` says (its sizes, caches and format),
+    then the README text (:func:`readme`) into ``out/README.generated.md`` (``cfg.write_readme``: into
+    ``out/README.md`` too); returns the names that failed. A figure whose extras are missing is skipped
+    (:func:`available`), one that raises is reported in a line on stderr (a full disk or an unsafe target
+    without a traceback) and the others are still made.
 
     ``entries`` (the manifest of ``out``) gets each made figure's entry (a warm run keeping the measured
     cold cost, :func:`~theorydyn.figures.manifest.keep_cold_cost`) and is written to ``out/manifest.json``
-    after every figure (``write(path, writer)``: atomically, :func:`theorydyn.infra.atomic.write_with`), so a
-    later failure or a kill keeps the entries of the figures already made. One bar
-    (``progress``) runs over every figure, weighed by its last measured cost, so its ETA is in seconds."""
+    after every figure (``write(path, writer)``: atomically, :func:`theorydyn.infra.atomic.write_with`), so
+    a later failure or a kill keeps the entries of the figures already made. One bar (``progress``) runs
+    over every figure, weighed by its last measured cost, so its ETA is in seconds."""
     runnable = []
     for name in names:
         why = available(REGISTRY[name])
@@ -319,7 +322,7 @@ def make_many(
         for name in runnable:
             bar.set_postfix_str(name)
             try:
-                entry = make(name, out, quick, recompute=recompute, format=format)
+                entry = make(name, out, cfg.quick, recompute=cfg.recompute, format=cfg.format)
             except Exception as e:  # noqa: BLE001 — one broken figure must not stop the others
                 failed.append(name)
                 if isinstance(e, OSError) and e.errno in _DISK_ERRORS:  # the earlier files stay (atomic writes)
@@ -335,6 +338,9 @@ def make_many(
             write(out / mf.NAME, lambda t: t.write_text(mf.dumps(entries)))
             bar.write(f"[figures] {name}: {out / entry['file']} ({entry['cost_s']:g} s)", file=sys.stderr)
             bar.update(expected[name])
+    text = readme(out, entries)
+    for name in ("README.generated.md", "README.md") if cfg.write_readme else ("README.generated.md",):
+        write(out / name, lambda t: t.write_text(text))
     return failed
 
 

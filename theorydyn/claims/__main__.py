@@ -6,8 +6,6 @@ Exit status 0 unless a row is FAIL (1); 2 on bad input (before any work).
 
 from __future__ import annotations
 
-import sys
-
 from ..cli import tools as cli
 from ..cli.configs import add_config_flags
 from ..cli.runner import Command, Invocation
@@ -45,8 +43,7 @@ def run(inv: Invocation) -> int:
         cfg.check(s)
     inv.guard_memory(theorems_memory(s, cfg.selected, cfg.full), flags={"N": None, "N_flat": None, "n_test": None})
     out = inv.output_file(cfg.out, "--out") if cfg.out is not None else None
-    say = (lambda m: print(f"[theorems] {m}", file=sys.stderr, flush=True)) if inv.progress else None
-    df, failed = theorem_table(s, cfg.selected, cfg.full, progress=say)
+    df, failed = theorem_table(s, cfg.selected, cfg.full, progress=inv.progress)
     print(check_rows_text(df))  # wrapped to the terminal (theorydyn.infra.terminal); every column is in the CSV
     if out is not None:
         inv.write(out, lambda p: df.to_csv(p, index=False))  # atomic, refuses a link (theorydyn.infra.atomic)

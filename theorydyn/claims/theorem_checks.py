@@ -2,11 +2,12 @@
 of the group ``theorems`` (:data:`theorydyn.claims.GROUPS`: Theorems 3.1, 3.2, Lemma 4.1, Theorem 4.2 and
 N*) at their quick or full sizes, or the cheap checks of Theorems 3.1 and 3.2 alone (:data:`CHEAP`) at
 their functions' default sizes. The command's options are :class:`TheoremChecksConfig` (its flags come from
-the fields, :func:`theorydyn.cli.configs.add_config_flags`). The functions raise and return; the command
-prints."""
+the fields, :func:`theorydyn.cli.configs.add_config_flags`). The functions raise and return (the checks'
+progress messages aside, on stderr); the command prints the table."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,14 +136,13 @@ def theorem_checks(
     return [c for mod in theorem_claims() for c in mod.checks(s, quick=not full, progress=progress)]
 
 
-def theorem_table(
-    s: Setting, only: Sequence[str], full: bool, progress: Callable[[str], None] | None = None
-) -> tuple[pd.DataFrame, bool]:
+def theorem_table(s: Setting, only: Sequence[str], full: bool, progress: bool = False) -> tuple[pd.DataFrame, bool]:
     """The rows of :func:`theorem_checks` as a table (one row per check: :meth:`~theorydyn.claims.check.Check.row`)
-    and whether one of them is FAIL."""
+    and whether one of them is FAIL; ``progress``: the checks' messages on stderr, ``[theorems] …``."""
     import pandas as pd
 
     from .check import Verdict
 
-    checks = theorem_checks(s, only, full, progress=progress)
+    say = (lambda m: print(f"[theorems] {m}", file=sys.stderr, flush=True)) if progress else None
+    checks = theorem_checks(s, only, full, progress=say)
     return pd.DataFrame([c.row() for c in checks]), any(c.verdict is Verdict.FAIL for c in checks)

@@ -1,6 +1,8 @@
 """The figure registry and every figure's compute/draw/numbers (the package docstring,
-:mod:`theorydyn.figures`, says how to use them); the package re-exports the public names and loads
-this module on first use."""
+:mod:`theorydyn.figures`, says how to use them), one figure made into a folder (:func:`make`) or several
+with their manifest and README text (:func:`make_many`, what ``python -m theorydyn.figures`` runs), and
+the listing of the registry (:func:`listing`); the package re-exports the public names and loads this
+module on first use."""
 
 from __future__ import annotations
 

@@ -6,7 +6,9 @@ data, from :mod:`theorydyn.core.glm` (the mathematics).
 * :func:`fitted` — fitted GLMs over seeds (:func:`theorydyn.core.glm.glm_fitted_errors`);
 * :func:`literal` — the injective lookup construction w_j = 3^j w*, exact at a small setting and by Monte Carlo;
 * :func:`crossing`, :func:`scan` — where the exact error crosses the bound 1/8 (:data:`THEOREM_3_1_BOUND`), at one
-  (D, C) and over the scan's (D, C) grid (:data:`SCAN_31_D`).
+  (D, C) and over the scan's (D, C) grid (:data:`SCAN_31_D`);
+* :func:`draw_scan` — the exact error against q(D − C)/C² drawn to a file, its crossings returned
+  (``python -m theorydyn.claims --figure31``).
 
 :func:`run` gathers them (:class:`Theorem31Run`); :mod:`theorydyn.claims.theorem31` judges them.
 """
@@ -30,12 +32,24 @@ from ..core.glm import (
     glm_oracle_error_exact,
     literal_construction_exact,
     literal_construction_mc,
+    save_theorem_3_1_figure,
     theorem_3_1_scope,
 )
 from ..core.setting import Setting
 from ..infra.memory import MemoryEstimate, Term
 
-__all__ = ["SCAN_31_D", "THEOREM_3_1_BOUND", "Theorem31Run", "crossing", "fitted", "literal", "memory", "run", "scan"]
+__all__ = [
+    "SCAN_31_D",
+    "THEOREM_3_1_BOUND",
+    "Theorem31Run",
+    "crossing",
+    "draw_scan",
+    "fitted",
+    "literal",
+    "memory",
+    "run",
+    "scan",
+]
 
 
 def fitted(
@@ -73,6 +87,14 @@ def crossing(s: Setting) -> dict[str, float]:
 def scan() -> pd.DataFrame:
     """The crossings over the scan's (D, C) grid (:func:`theorydyn.core.glm.glm_crossings` on a grid of 24 q)."""
     return glm_crossings(n_grid=24)
+
+
+def draw_scan(path: str) -> pd.DataFrame:
+    """The exact error of the equal-weight GLM with the best link against q(D − C)/C² (D in 64..256, C in 4..16:
+    :func:`theorydyn.core.glm.theorem_3_1_scan`) drawn to ``path`` (its suffix picks the format, written
+    atomically: :func:`theorydyn.core.glm.save_theorem_3_1_figure`); returns the crossings of 1/8, one row per
+    (D, C)."""
+    return save_theorem_3_1_figure(path)
 
 
 @dataclass(frozen=True)

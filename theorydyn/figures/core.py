@@ -1,25 +1,35 @@
 """The figure registry and every figure's compute/draw/numbers (the package docstring,
-:mod:`theorydyn.figures`, says how to use them); the package re-exports the public names and loads
-this module on first use."""
+:mod:`theorydyn.figures`, says how to use them), one figure made into a folder (:func:`make`) or several
+with their manifest and README text (:func:`make_many`, what ``python -m theorydyn.figures`` runs), and
+the listing of the registry (:func:`listing`); the package re-exports the public names and loads this
+module on first use."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import sys
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..core.plotting import save, styled
+from ..infra._progress import progress_bar
+from ..infra.atomic import UnsafeTarget, write_with
 from ..infra.provenance import cpu_model, git_state, numerics_host
 from . import manifest as mf
 from .manifest import COMMITTED_FORMAT, COMMITTED_OUT, DEFAULT_FORMAT
+
+if TYPE_CHECKING:
+    from .config import FiguresConfig
 
 
 @dataclass(frozen=True)
@@ -260,6 +270,80 @@ def inputs_text(fig: Figure, quick: bool = True) -> str:
     if p.exists():
         return f"cached inputs present ({p})"
     return f"cached inputs absent ({p}): would compute them" + (f" ({fig.inputs_cost})" if fig.inputs_cost else "")
+
+
+def listing(entries: dict[str, dict]) -> list[str]:
+    """One line per registered figure: its measured cost (from ``entries``, a manifest), its inputs
+    (:func:`inputs_text`), whether it can be made here (:func:`available`) and its title."""
+    lines = []
+    for fig in REGISTRY.values():
+        why = available(fig)
+        entry = entries.get(fig.name)
+        cost = "cost unknown (not in the manifest)" if entry is None else cost_text(entry)
+        state = "can be made" if why is None else f"cannot be made: {why}"
+        lines.append(f"{fig.name:22s} {cost}; {inputs_text(fig)}; {state} — {fig.title}")
+    return lines
+
+
+#: a full disk, a quota, a read-only file system: reported in one line, no traceback
+_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO)
+#: expected seconds of a figure never measured (the overall bar's ETA weighs figures by cost)
+_UNKNOWN_COST_S = 30.0
+
+
+def make_many(
+    names: list[str],
+    out: Path,
+    entries: dict[str, dict],
+    cfg: FiguresConfig,
+    *,
+    write: Callable[[Path, Callable[[Path], object]], object] = write_with,
+    progress: bool = True,
+) -> list[str]:
+    """:func:`make` each figure of ``names`` into ``out`` as ``cfg`` says (its sizes, caches and format),
+    then the README text (:func:`readme`) into ``out/README.generated.md`` (``cfg.write_readme``: into
+    ``out/README.md`` too); returns the names that failed. A figure whose extras are missing is skipped
+    (:func:`available`), one that raises is reported in a line on stderr (a full disk or an unsafe target
+    without a traceback) and the others are still made.
+
+    ``entries`` (the manifest of ``out``) gets each made figure's entry (a warm run keeping the measured
+    cold cost, :func:`~theorydyn.figures.manifest.keep_cold_cost`) and is written to ``out/manifest.json``
+    after every figure (``write(path, writer)``: atomically, :func:`theorydyn.infra.atomic.write_with`), so
+    a later failure or a kill keeps the entries of the figures already made. One bar (``progress``) runs
+    over every figure, weighed by its last measured cost, so its ETA is in seconds."""
+    runnable = []
+    for name in names:
+        why = available(REGISTRY[name])
+        if why is None:
+            runnable.append(name)
+        else:
+            print(f"[figures] {name}: skipped, {why}", file=sys.stderr)
+    expected = {n: float(entries.get(n, {}).get("cost_s") or _UNKNOWN_COST_S) for n in runnable}
+    failed = []
+    with progress_bar(progress and bool(runnable), round(sum(expected.values()), 1), "figures", unit="s") as bar:
+        for name in runnable:
+            bar.set_postfix_str(name)
+            try:
+                entry = make(name, out, cfg.quick, recompute=cfg.recompute, format=cfg.format)
+            except Exception as e:  # noqa: BLE001 — one broken figure must not stop the others
+                failed.append(name)
+                if isinstance(e, OSError) and e.errno in _DISK_ERRORS:  # the earlier files stay (atomic writes)
+                    bar.write(f"[figures] {name}: FAILED: cannot write into {out}: {e.strerror}", file=sys.stderr)
+                elif isinstance(e, UnsafeTarget):  # a link or a folder at its file: never written through
+                    bar.write(f"[figures] {name}: FAILED: {e}", file=sys.stderr)
+                else:
+                    bar.write(f"[figures] {name}: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
+                    traceback.print_exc(limit=3, file=sys.stderr)
+                bar.update(expected[name])
+                continue
+            entries[name] = mf.keep_cold_cost(entries.get(name), entry)
+            write(out / mf.NAME, lambda t: t.write_text(mf.dumps(entries)))
+            bar.write(f"[figures] {name}: {out / entry['file']} ({entry['cost_s']:g} s)", file=sys.stderr)
+            bar.update(expected[name])
+    text = readme(out, entries)
+    for name in ("README.generated.md", "README.md") if cfg.write_readme else ("README.generated.md",):
+        write(out / name, lambda t: t.write_text(text))
+    return failed
 
 
 class _Keys(dict):

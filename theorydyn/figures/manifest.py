@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..infra.atomic import write_with
+from ..infra.paths import committed_figures
 
 #: A figure whose cold cost (compute + draw + save, measured on the machine that wrote the manifest)
 #: is at most this many seconds is recomputed by the test suite; a dearer one is checked by hash only.
@@ -130,6 +131,33 @@ def load(path: str | Path) -> dict[str, dict]:
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise ValueError(f"{path}: not a figures manifest (a JSON object of entries)")
     return data
+
+
+def load_or_committed(out: str | Path) -> dict[str, dict]:
+    """The manifest of the folder ``out``; where ``out`` has none yet, the checkout's committed one
+    (:func:`theorydyn.infra.paths.committed_figures`), whose measured costs give a first run its ETA.
+
+    Raises:
+        ValueError: the file is not a JSON object of entries (:func:`load`).
+    """
+    path = Path(out) / NAME
+    shipped = committed_figures()
+    if not path.is_file() and shipped is not None:
+        path = shipped / NAME
+    return load(path)
+
+
+def keep_cold_cost(old: Mapping[str, Any] | None, entry: dict) -> dict:
+    """``entry`` (a figure just made) with the measured cold cost of ``old`` (its earlier entry) where
+    ``entry`` ran warm: a warm run (cached inputs) says nothing about the cold cost."""
+    if not entry["cold"] and old is not None and old.get("cold") and old.get("cost_s") is not None:
+        entry.update(
+            cost_s=old["cost_s"],
+            load_avg_1m=old["load_avg_1m"],
+            cold=True,
+            regenerated_in_ci=old["regenerated_in_ci"],
+        )
+    return entry
 
 
 def dumps(manifest: Mapping[str, Mapping]) -> str:

@@ -16,9 +16,18 @@ from theorydyn.claims.theorem_checks import CHEAP, TheoremChecksConfig
 from theorydyn.cli.configs import config_from_args
 from theorydyn.infra.paths import run_dir
 
-#: the modules a claim may not import (it judges what experiments/ measures)
-FORBIDDEN = ("theorydyn.core.glm", "theorydyn.core.model", "theorydyn.core.data", "theorydyn.simulate",
-             "theorydyn.reduced")  # fmt: skip
+#: the modules a claim may not import (it judges what experiments/ measures): the solvers, the experiment
+#: packages, the model, the data and the GLMs
+FORBIDDEN = (
+    "theorydyn.core.glm",
+    "theorydyn.core.model",
+    "theorydyn.core.data",
+    "theorydyn.simulate",
+    "theorydyn.reduced",
+    "theorydyn.transfer",
+    "theorydyn.vision",
+    "theorydyn.positional",
+)
 
 
 def _imports(path: Path) -> set[str]:

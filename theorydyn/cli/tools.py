@@ -592,6 +592,12 @@ def given_flags(parser: argparse.ArgumentParser, argv) -> set[str]:
     return {a.dest for a in opts if a.dest in ns}
 
 
+def status(text: str, final: bool) -> None:
+    """A run's status line on stderr (:data:`theorydyn.vision.train.Status`): an update redraws the line, a
+    final one (an epoch's last) stays."""
+    print("\r" + text + ("\n" if final else "   "), end="", file=sys.stderr, flush=True)
+
+
 def shown_flags(parser: argparse.ArgumentParser, given: set[str]) -> dict[str, str]:
     """Destination → flag of the destinations ``given`` (:func:`given_flags`), in the parser's order, each
     flag its first option's last spelling (``--n-test``, not its hidden alias ``--N-test``)."""

@@ -1,12 +1,10 @@
 """``python -m theorydyn.transfer``: the transfer experiment (Theorems 5.1, 5.2), resumable.
 
-The same command, rerun, computes only the rows not stored yet in ``--out``; ``--fresh`` starts over.
-The options are :class:`~theorydyn.transfer.config.TransferConfig`'s (defaults: its ``QUICK_RUN``; ``--full``:
-``FULL_RUN``) and :class:`~theorydyn.transfer.config.TransferCommand`'s; their help texts and ranges are the
-fields', their checks :meth:`~theorydyn.transfer.config.TransferCommand.plan`'s.
-
-Exit status 0 on success, 2 on bad input (before any work), 130 interrupted (the rows finished so far
-are stored).
+The same command, rerun, computes only the rows not stored yet in ``--out``; ``--fresh`` starts over. The
+options are the fields of :class:`~theorydyn.transfer.config.TransferConfig` (defaults: its ``QUICK_RUN``;
+``--full``: ``FULL_RUN``) and :class:`~theorydyn.transfer.config.TransferCommand`, checked by
+:meth:`~theorydyn.transfer.config.TransferCommand.plan`. Exit status 0 on success, 2 on bad input (before any
+work), 130 interrupted (the rows finished so far are stored).
 """
 
 from __future__ import annotations
@@ -18,35 +16,24 @@ from ..cli.configs import add_config_flags
 from ..cli.flags import add_number_or_none, restate
 from ..cli.runner import RESUMES, Command, Invocation
 from ..infra.paths import run_dir
-from .config import LATER_FLAGS, MEMORY_FLAGS, NOTES, QUICK_RUN, RUN_FLAGS, TransferCommand, TransferConfig
+from .config import HELP, LATER_FLAGS, MEMORY_FLAGS, NOTES, QUICK_RUN, RUN_FLAGS, TransferCommand, TransferConfig
 
 PROG = "python -m theorydyn.transfer"
 
 
 def build_parser() -> cli.ArgumentParser:
-    none, target = dict.fromkeys(RUN_FLAGS), TransferConfig.help_of("target")
-    ap = cli.ArgumentParser(
-        prog=PROG,
-        description="Transfer with a frozen attention: accuracy against Ñ and Ñ_target against D "
-        "(Theorems 5.1, 5.2), resumable. Quick by default; --full for the report sizes.",
-    )
+    ap, none = cli.ArgumentParser(prog=PROG, description=HELP["description"]), dict.fromkeys(RUN_FLAGS)
     cli.add_setting_arguments(ap, D=64, C=4)
-    restate(ap, "--nu", default=None, help="linear part of the activation > 0 (default 1/64, the transfer setting's)")
-    full = "the sizes of the reported run (FULL) (default: QUICK)"
-    cli.add_size_arguments(ap, dest="full", quick_help="the QUICK sizes (the default)", full_help=full)
+    restate(ap, "--nu", default=None, help=HELP["nu"])
+    cli.add_size_arguments(ap, dest="full", quick_help=HELP["quick"], full_help=HELP["full"])
     add_config_flags(ap, TransferConfig, only=("count",), defaults=none)
     add_config_flags(ap, TransferCommand, only=("keep_q",))
     add_config_flags(ap, TransferConfig, only=("eps",))
-    rule, t = TransferConfig.rule("target"), QUICK_RUN.target
-    add_number_or_none(ap, "--target", rule, default=t, help=f"{target} (default {t:g})")
+    add_number_or_none(ap, "--target", TransferConfig.rule("target"), default=QUICK_RUN.target, help=HELP["target"])
     add_config_flags(ap, TransferConfig, only=LATER_FLAGS, defaults=none, notes=NOTES)
     add_config_flags(ap, TransferCommand, only=("methods", "cache", "checks"))
-    out = "output folder (rows, CSVs, PNGs); rerunning with the same folder resumes"
-    cli.add_common_arguments(ap, seed=None, out=str(run_dir("transfer")), out_help=out, force="machine")
-    fresh = "--out's stored transfer rows of this run and its transfer_* tables and figures (the pre-trained "
-    cli.add_fresh_argument(
-        ap, fresh + "attentions of --cache are kept: they are validated on use)", aliases=("--recompute",)
-    )
+    cli.add_common_arguments(ap, seed=None, out=str(run_dir("transfer")), out_help=HELP["out"], force="machine")
+    cli.add_fresh_argument(ap, HELP["fresh"], aliases=("--recompute",))
     return ap
 
 
@@ -83,10 +70,7 @@ def run(inv: Invocation) -> int:
 COMMAND = Command(
     PROG, build_parser, run, on_interrupt=f"the rows finished so far are stored in --out: {RESUMES}", draws="png"
 )
-
-
 main = COMMAND.main
-
 
 if __name__ == "__main__":
     sys.exit(main())

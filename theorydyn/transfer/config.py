@@ -315,6 +315,19 @@ NOTES = dict(
     steps_v=f"default {QUICK_RUN.steps_v}; frozen-attention methods",
     method=f"default {QUICK_RUN.method}; frozen-attention methods",
 )
+#: the help of the command's flags that are no field of its configs (``--nu`` is the Setting's, here with the
+#: transfer setting's ν; ``--target`` may be ``none``, which no field's flag says yet)
+HELP = dict(
+    description="Transfer with a frozen attention: accuracy against Ñ and Ñ_target against D (Theorems 5.1, 5.2), "
+    "resumable. Quick by default; --full for the report sizes.",
+    nu="linear part of the activation > 0 (default 1/64, the transfer setting's)",
+    quick="the QUICK sizes (the default)",
+    full="the sizes of the reported run (FULL) (default: QUICK)",
+    target=f"{TransferConfig.help_of('target')} (default {QUICK_RUN.target:g})",
+    out="output folder (rows, CSVs, PNGs); rerunning with the same folder resumes",
+    fresh="--out's stored transfer rows of this run and its transfer_* tables and figures (the pre-trained "
+    "attentions of --cache are kept: they are validated on use)",
+)
 #: what the memory estimate's parameters are called on the command line (None: a size it fixes itself)
 MEMORY_FLAGS: dict[str, Any] = {
     "D": "--Ds",

@@ -14,16 +14,14 @@ import sys
 from ..cli import tools as cli
 from ..cli.configs import add_config_flags
 from ..cli.runner import Command, Invocation
-from .config import FRESH_WHAT, OUT_HELP, SHAPE_FLAGS, TRAIN_FLAGS, TRAIN_NOTES, TrainConfig, VisionConfig
+from .config import FRESH_WHAT, ON_INTERRUPT, OUT_HELP, SHAPE_FLAGS, TRAIN_FLAGS, TRAIN_NOTES, TrainConfig, VisionConfig
 from .threads import passive_wait
 
 PROG = "python -m theorydyn.vision"
 
 
 def build_parser() -> cli.ArgumentParser:
-    """The flags: :class:`~theorydyn.vision.config.VisionConfig`'s fields, the training flags of
-    :class:`~theorydyn.vision.config.TrainConfig` (None: the dataset's preset), ``--out``, ``--fresh``,
-    ``--quiet`` and ``--force``."""
+    """VisionConfig's fields, TrainConfig's (None: the dataset's preset), --out, --fresh, --quiet, --force."""
     p = cli.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     add_config_flags(p, VisionConfig, only=("dataset", "experiment", "model", "attention"))
     add_config_flags(p, TrainConfig, only=TRAIN_FLAGS, defaults=dict.fromkeys(TRAIN_FLAGS), notes=TRAIN_NOTES)
@@ -87,14 +85,7 @@ def run(inv: Invocation) -> int:
     return 0
 
 
-COMMAND = Command(
-    PROG,
-    build_parser,
-    run,
-    on_interrupt="the epochs finished so far are saved in each run's checkpoint.pt: the same command, rerun, "
-    "resumes from them (--fresh starts over, moving them aside)",
-    draws="png",
-)
+COMMAND = Command(PROG, build_parser, run, on_interrupt=ON_INTERRUPT, draws="png")
 main = COMMAND.main
 
 

@@ -1,7 +1,9 @@
-"""Flags of the kinds a configuration field cannot declare (:func:`theorydyn.cli.configs.add_config_flags`
-makes one flag per scalar field): a switch of the command itself, a list of choices, a folder, a number
-that may also be ``none``. Each helper is the one ``add_argument`` of its kind, so that commands declare no
-flag by hand (issue 40: no ``add_argument`` outside :mod:`theorydyn.cli`)."""
+"""The flag helpers: one ``add_argument`` for each kind of flag that a configuration field does not declare
+(issue 40: no ``add_argument`` outside :mod:`theorydyn.cli`). A flag that is a field of a configuration
+comes from the field instead (:func:`theorydyn.cli.configs.add_config_flags`: a switch, a list of choices, a
+path, a positional argument); these are for the flags of a command that no configuration holds, and the
+kinds the fields cannot say yet: a number that may also be ``none``, a mode with an optional path, a flag
+of a built parser given another default and help."""
 
 from __future__ import annotations
 
@@ -19,22 +21,37 @@ def add_switch(parser: argparse._ActionsContainer, flag: str, help: str) -> argp
     return parser.add_argument(flag, action="store_true", help=help)
 
 
-def add_choice_list(
+def add_selection(
     parser: argparse._ActionsContainer,
     flag: str,
     choices: Sequence[str],
-    *,
-    metavar: str,
     help: str,
+    *,
+    metavar: str | None = None,
     default: Any = None,
 ) -> argparse.Action:
-    """One or more of ``choices`` (``nargs="+"``; a value outside them exits 2 naming the flag)."""
-    return parser.add_argument(flag, nargs="+", choices=tuple(choices), default=default, metavar=metavar, help=help)
+    """``FLAG NAME [NAME …]``: one or more of ``choices`` (``nargs="+"``; a value outside them exits 2
+    naming the flag); default None: every one (``--only`` of verify and of the theorem checks)."""
+    return parser.add_argument(flag, nargs="+", choices=choices, default=default, metavar=metavar, help=help)
 
 
-def add_path(parser: argparse._ActionsContainer, flag: str, *, help: str, default: Any = None) -> argparse.Action:
-    """A path (:func:`theorydyn.cli.tools.path_arg`: a blank value is refused, naming the flag)."""
-    return parser.add_argument(flag, type=path_arg(flag), default=default, help=help)
+def add_path(
+    parser: argparse._ActionsContainer, flag: str, help: str, *, default: Any = None, many: bool = False
+) -> argparse.Action:
+    """A path (:func:`theorydyn.cli.tools.path_arg`: a blank value is refused, naming the flag); a ``flag``
+    without dashes is a positional argument; ``many``: one or more paths."""
+    kw: dict[str, Any] = dict(type=path_arg(flag), help=help)
+    if many:
+        kw["nargs"] = "+"
+    if flag.startswith("-"):
+        kw["default"] = default
+    return parser.add_argument(flag, **kw)
+
+
+def add_optional_path(parser: argparse._ActionsContainer, flag: str, metavar: str, help: str) -> argparse.Action:
+    """``FLAG [PATH]``: a mode of the command with an optional path: absent None, given bare ``""`` (the
+    command picks the path), else the path as written (``verify --markdown [CSV]``, ``--figure31 [FILE]``)."""
+    return parser.add_argument(flag, nargs="?", const="", default=None, metavar=metavar, help=help)
 
 
 def number_or_none(rule: Rule, flag: str, none: str = "none"):
@@ -59,3 +76,12 @@ def add_number_or_none(
 ) -> argparse.Action:
     """A number that obeys ``rule`` (a config field's) or ``none`` (:func:`number_or_none`)."""
     return parser.add_argument(flag, type=number_or_none(rule, flag), default=default, help=help)
+
+
+def restate(parser: argparse.ArgumentParser, flag: str, *, default: Any, help: str | None) -> None:
+    """Give ``flag`` (an option string, e.g. ``--quick``) of a built parser another default and help
+    (``argparse.SUPPRESS`` hides it): for a command that is another's with one choice fixed
+    (``theorems`` is ``verify --only theorems``, quick by default)."""
+    for a in parser._actions:
+        if flag in a.option_strings:
+            a.default, a.help = default, help

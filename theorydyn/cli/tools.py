@@ -14,7 +14,8 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
@@ -356,35 +357,6 @@ def add_fresh_argument(parser: argparse._ActionsContainer, what: str, *, aliases
         parser.add_argument(old, dest="fresh", action="store_true", help=argparse.SUPPRESS)
 
 
-def add_selection(parser: argparse._ActionsContainer, flag: str, choices, help: str) -> argparse.Action:
-    """``FLAG NAME [NAME …]``: some of ``choices`` (default None: every one; ``--only`` of verify and of
-    the theorem checks)."""
-    return parser.add_argument(flag, nargs="+", choices=choices, default=None, help=help)
-
-
-def add_optional_path(parser: argparse._ActionsContainer, flag: str, metavar: str, help: str) -> argparse.Action:
-    """``FLAG [PATH]``: a mode of the command with an optional path: absent None, given bare ``""`` (the
-    command picks the path), else the path as written (``verify --markdown [CSV]``, ``--figure31 [FILE]``)."""
-    return parser.add_argument(flag, nargs="?", const="", default=None, metavar=metavar, help=help)
-
-
-def add_path_positional(parser: argparse._ActionsContainer, name: str, help: str, *, many: bool = False) -> None:
-    """A positional path ``name`` (:func:`path_arg`: a blank one is refused); ``many``: one or more."""
-    if many:
-        parser.add_argument(name, type=path_arg(name), nargs="+", help=help)
-    else:
-        parser.add_argument(name, type=path_arg(name), help=help)
-
-
-def restate(parser: argparse.ArgumentParser, flag: str, *, default: Any, help: str | None) -> None:
-    """Give ``flag`` (an option string, e.g. ``--quick``) of a built parser another default and help
-    (``argparse.SUPPRESS`` hides it): for a command that is another's with one choice fixed
-    (``theorems`` is ``verify --only theorems``, quick by default)."""
-    for a in parser._actions:
-        if flag in a.option_strings:
-            a.default, a.help = default, help
-
-
 def add_seeds(parser: argparse._ActionsContainer, default: int | None, help: str) -> argparse.Action:
     """``--seeds K``: always a count, an integer in 1..:data:`SEEDS_MAX` (its one rule in every CLI)."""
     return add_number(parser, "--seeds", int, low=1, high=SEEDS_MAX, default=default, metavar="K", help=help)
@@ -620,6 +592,40 @@ def given_flags(parser: argparse.ArgumentParser, argv) -> set[str]:
     return {a.dest for a in opts if a.dest in ns}
 
 
+def status(text: str, final: bool) -> None:
+    """A run's status line on stderr (:data:`theorydyn.vision.train.Status`): an update redraws the line, a
+    final one (an epoch's last) stays."""
+    print("\r" + text + ("\n" if final else "   "), end="", file=sys.stderr, flush=True)
+
+
+def shown_flags(parser: argparse.ArgumentParser, given: set[str]) -> dict[str, str]:
+    """Destination → flag of the destinations ``given`` (:func:`given_flags`), in the parser's order, each
+    flag its first option's last spelling (``--n-test``, not its hidden alias ``--N-test``)."""
+    shown: dict[str, str] = {}
+    for a in parser._actions:
+        if a.option_strings and a.dest in given:
+            shown.setdefault(a.dest, a.option_strings[-1])
+    return shown
+
+
+@contextmanager
+def unmade_if_refused(*paths: Path | str | None) -> Iterator[None]:
+    """The folders of ``paths`` (and their parents) that do not exist yet are removed again (only empty ones,
+    deepest first) when the block raises, a refusal's SystemExit included: a refused run leaves nothing."""
+    new = {
+        q for p in paths if p is not None for q in (Path(p).absolute(), *Path(p).absolute().parents) if not q.exists()
+    }
+    try:
+        yield
+    except BaseException:
+        for q in sorted(new, key=lambda q: -len(q.parts)):
+            try:
+                q.rmdir()
+            except OSError:
+                pass
+        raise
+
+
 def output_file(path: str | Path, flag: str, prog: str | None = None) -> Path:
     """A file a CLI will write: not blank, not a folder, its folder created and proven writable
     before any work (exit 2 naming ``flag`` if not)."""
@@ -630,3 +636,22 @@ def output_file(path: str | Path, flag: str, prog: str | None = None) -> Path:
         fail(f"{flag}: {str(p)!r} is a folder; give a file path", prog)
     output_dir(p.parent, flag)
     return probe_output(p, flag, prog)
+
+
+#: Compatibility: the flag helpers that lived here, now in :mod:`theorydyn.cli.flags` (their one home), under
+#: their former names (``add_path_positional`` is :func:`~theorydyn.cli.flags.add_path` with a name without
+#: dashes). Looked up on use: :mod:`theorydyn.cli.flags` imports this module.
+_MOVED = {
+    "add_selection": "add_selection",
+    "add_optional_path": "add_optional_path",
+    "add_path_positional": "add_path",
+    "restate": "restate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        from . import flags
+
+        return getattr(flags, _MOVED[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,11 +10,15 @@ Two named instances: :data:`QUICK_RUN` (the CLI's default, the ledger's quick ru
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from ..cli.configs import flag_of
+from ..cli.tools import SEEDS_MAX, SETTING_FLAGS, setting_error_message
 from ..core.config import Config, option
-from .sizes import CACHED, FROZEN, SCOPE_DS, fine_grid
+from .sizes import CACHED, DEFAULT_METHODS, FROZEN, METHODS, SCOPE_DS, fine_grid
 
 #: Degree of the polynomial kernel of :func:`~theorydyn.transfer.fitting.fit_kernel`: 2, the lowest degree
 #: whose functions can fit f beyond a GLM (Theorem 3.1: degree 1 cannot), fixed before any run.
@@ -22,6 +26,8 @@ KERNEL_DEGREE = 2
 #: Ridge of :func:`~theorydyn.transfer.fitting.fit_kernel`, relative to the mean diagonal of the kernel
 #: matrix: a near-interpolating ("ridgeless") fit, fixed before any run (no tuning on the verdict).
 KERNEL_RIDGE = 1e-3
+#: K = q(D − C) of a run (:attr:`TransferConfig.count`) unless told otherwise
+COUNT = 8.0
 
 
 @dataclass(frozen=True)
@@ -42,9 +48,9 @@ class TransferConfig(Config):
     upstream_steps · eta = 2·10⁴ by default: the finite-sample GD runs to the same time s = η·t as the
     reduced flow's horizon at D ≤ 64, so the two pre-trained Â are comparable."""
 
-    Ds: tuple[int, ...] = option(SCOPE_DS, "D values, each a multiple of C", kind=tuple, cli=False)
-    Ns: tuple[int, ...] = option(fine_grid(1024), "increasing Ñ grid", kind=tuple, cli=False)
-    seeds: int = option(5, "number of seeds per Ñ, an integer >= 1: seeds 0 … K-1", positive=True, cli=False)
+    Ds: tuple[int, ...] = option(SCOPE_DS, "D values, each a multiple of C", kind=int, many=True, low=1)
+    Ns: tuple[int, ...] = option(fine_grid(1024), "increasing Ñ grid", kind=int, many=True, low=1)
+    seeds: int = option(5, "number of seeds per Ñ, an integer >= 1: seeds 0 … K-1", low=1, high=SEEDS_MAX, metavar="K")
     N_test: int = option(8192, "fresh test samples", positive=True, flag="--n-test", aliases=("--N-test",))
     omega: float = option(1e-3, "initialisation scale ω", low=0.0, low_open=True)
     eta: float = option(10.0, "GD step size", low=0.0, low_open=True)
@@ -57,7 +63,13 @@ class TransferConfig(Config):
     scratch_max_D: int = option(32, "train 'scratch' only up to this D", positive=True)
     logreg_max_D: int = option(256, "logreg only up to this D", positive=True, cli=False)
     count: float | None = option(
-        8.0, "K = q(D − C), kept across D", kind=float, low=0.0, low_open=True, optional=True, cli=False
+        COUNT,
+        "K = q(D − C), kept across D",
+        kind=float,
+        low=0.0,
+        low_open=True,
+        optional=True,
+        flag_help=f"K = q(D − C), kept across D (default {COUNT:g}); not with --keep-q",
     )
     eps: float = option(
         0.05,
@@ -266,3 +278,163 @@ def idle_option(config_given: set[str], methods: tuple[str, ...], keep_q: bool) 
     if "cache" in given and not set(methods) & set(CACHED):
         return f"--cache: only used by the pre-trained methods ({', '.join(CACHED)}), which --methods leaves out"
     return None
+
+
+# ---- one invocation of python -m theorydyn.transfer ------------------------------------------------------
+#: where the ledger rows of Theorems 5.1/5.2 come from (the command no longer prints them: it sits below claims/)
+VERIFY_COMMAND = "python -m theorydyn.verify --only transfer"
+#: the fields whose flag is left None unless given (the named run's value then stands: QUICK_RUN, or
+#: FULL_RUN with ``--full``), in the command's order
+RUN_FLAGS = (
+    "count",
+    "Ds",
+    "Ns",
+    "seeds",
+    "N_test",
+    "upstream_N",
+    "upstream_steps",
+    "scratch_max_D",
+    "sim_max_D",
+    "steps_v",
+    "method",
+)
+#: the flags of TransferConfig's fields after ``--target``, in the command's order (the help's)
+LATER_FLAGS = (*RUN_FLAGS[1:-2], "eta", "omega", *RUN_FLAGS[-2:])
+#: what the help of those flags says beside the field's own text: the QUICK and FULL values
+NOTES = dict(
+    Ds=f"default {' '.join(map(str, QUICK_RUN.Ds))}",
+    Ns=f"default powers of 2: 1 … {QUICK_RUN.Ns[-1]}; --full: … {FULL_RUN.Ns[-1]}",
+    seeds=f"default {QUICK_RUN.seeds}",
+    N_test=f"default {QUICK_RUN.N_test}; --full: {FULL_RUN.N_test}",
+    upstream_N=f"method pretrained-sim; default {QUICK_RUN.upstream_N}; --full: {FULL_RUN.upstream_N}",
+    upstream_steps=f"method pretrained-sim; default {QUICK_RUN.upstream_steps}",
+    scratch_max_D=f"default {QUICK_RUN.scratch_max_D}; --full: {FULL_RUN.scratch_max_D}",
+    sim_max_D=f"default {QUICK_RUN.sim_max_D}; --full: {FULL_RUN.sim_max_D}",
+    eta=f"default {short(QUICK_RUN.eta)}",
+    omega=f"default {short(QUICK_RUN.omega)}",
+    steps_v=f"default {QUICK_RUN.steps_v}; frozen-attention methods",
+    method=f"default {QUICK_RUN.method}; frozen-attention methods",
+)
+#: the help of the command's flags that are no field of its configs (``--nu`` is the Setting's, here with the
+#: transfer setting's ν; ``--target`` may be ``none``, which no field's flag says yet)
+HELP = dict(
+    description="Transfer with a frozen attention: accuracy against Ñ and Ñ_target against D (Theorems 5.1, 5.2), "
+    "resumable. Quick by default; --full for the report sizes.",
+    nu="linear part of the activation > 0 (default 1/64, the transfer setting's)",
+    quick="the QUICK sizes (the default)",
+    full="the sizes of the reported run (FULL) (default: QUICK)",
+    target=f"{TransferConfig.help_of('target')} (default {QUICK_RUN.target:g})",
+    out="output folder (rows, CSVs, PNGs); rerunning with the same folder resumes",
+    fresh="--out's stored transfer rows of this run and its transfer_* tables and figures (the pre-trained "
+    "attentions of --cache are kept: they are validated on use)",
+)
+#: what the memory estimate's parameters are called on the command line (None: a size it fixes itself)
+MEMORY_FLAGS: dict[str, Any] = {
+    "D": "--Ds",
+    "N": "--Ns",
+    "N_test": "--n-test",
+    "upstream_N": "--upstream-N",
+    "d": "--d",
+    "n_samples": None,
+    "n_test": None,
+}
+#: ν of the transfer setting where ``--nu`` is not given (:func:`theorydyn.transfer.experiment.base_setting`)
+NU = 1 / 64
+
+
+@dataclass(frozen=True)
+class TransferCommand(Config):
+    """One invocation of ``python -m theorydyn.transfer`` beside its :class:`TransferConfig`: the named run
+    (``full``: FULL_RUN, else QUICK_RUN), whether q or K = q(D − C) is kept across D, the methods, the folder
+    of the pre-trained attentions and the removed ``--checks``."""
+
+    full: bool = option(False, "the sizes of the reported run (FULL_RUN)", cli=False)
+    keep_q: bool = option(
+        False,
+        "keep --q fixed across D instead (the old, censored rule); --q and --D (default q = min(1, C²/D)) act "
+        "only with it",
+    )
+    methods: tuple[str, ...] = option(
+        DEFAULT_METHODS,
+        "the methods run",
+        choices=METHODS,
+        many=True,
+        metavar="METHOD",
+        flag_help=f"a subset of {' '.join(METHODS)} (default {' '.join(DEFAULT_METHODS)})",
+    )
+    cache: Path | None = option(
+        None,
+        "folder of pre-trained attentions (.npz; default OUT/upstream_cache)",
+        kind=object,
+        parse="path",
+        optional=True,
+    )
+    checks: bool = option(
+        False, f"removed: the ledger rows (Theorems 5.1, 5.2) are '{VERIFY_COMMAND}' (add --quick for the QUICK sizes)"
+    )
+
+    @property
+    def chosen(self) -> tuple[str, ...]:
+        """The methods, each once, in the order given."""
+        return tuple(dict.fromkeys(self.methods))
+
+    def plan(
+        self, values: Mapping[str, Any], given: set[str], shown: Mapping[str, str]
+    ) -> tuple[TransferConfig, Any, Any, str]:
+        """The run's :class:`TransferConfig`, its :class:`~theorydyn.core.setting.Setting` (ν default
+        :data:`NU`), and the base setting and q rule of :meth:`TransferConfig.upstream_base`, checked before
+        any work. ``values``: the flags' values by field name (those of :data:`RUN_FLAGS` None: the named
+        run's); ``given``: the names of those given explicitly; ``shown``: name → flag of those, in the
+        command's order.
+
+        Raises:
+            ValueError: starting with the flag it is about: ``--checks`` (removed) or a flag given with it,
+                a flag that does nothing in this mode (:func:`idle_option`), a value that breaks its field's
+                rule, a setting that is not valid (at each D of the run).
+        """
+        from ..core.setting import Setting
+
+        if self.checks:
+            for name, flag in shown.items():
+                if name not in ("checks", "full", "out"):
+                    raise ValueError(
+                        f"{flag}: has no effect with --checks (the ledger runs at fixed sizes; only --full and "
+                        f"--out apply)"
+                    )
+            quick = "" if self.full else " --quick"
+            raise ValueError(
+                f"--checks: the ledger rows of Theorems 5.1 and 5.2 are printed by '{VERIFY_COMMAND}{quick}'; "
+                f"this command runs the experiment only"
+            )
+        idle = idle_option(given, self.chosen, self.keep_q)
+        if idle:
+            raise ValueError(idle)
+        over = {k: values[k] for k in RUN_FLAGS if values.get(k) is not None}
+        over.update({k: tuple(over[k]) for k in ("Ds", "Ns") if k in over})
+        if self.keep_q:
+            over["count"] = None
+        named = FULL_RUN if self.full else QUICK_RUN
+        try:
+            opts = named.replace(**over, **{k: values[k] for k in ("omega", "eta", "eps", "target")})
+        except ValueError as e:
+            raise ValueError(_flagged(e)) from None
+        nu = values["nu"] if values["nu"] is not None else NU
+        try:
+            s = Setting(**{**{k: values[k] for k in SETTING_FLAGS}, "nu": nu})
+        except ValueError as e:
+            raise ValueError(setting_error_message(e)) from None
+        try:
+            base, rule = opts.upstream_base(s)
+        except ValueError as e:
+            raise ValueError(_flagged(e)) from None
+        return opts, s, base, rule
+
+
+def _flagged(e: ValueError) -> str:
+    """A config's message (``Ns must …``, ``Ds: …``) starting with the flag of its field instead."""
+    text = str(e)
+    name = text.split(" ", 1)[0].rstrip(":")
+    if name not in TransferConfig.names():
+        return text
+    rest = text[len(name) + 2 :] if text.startswith(f"{name}: ") else text
+    return f"{flag_of(TransferConfig, name)}: {rest}"

@@ -9,23 +9,20 @@ for what each experiment writes.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from ..cli.configs import add_config_flags, config_from_args
+from ..cli import tools as cli
+from ..cli.configs import add_config_flags
 from ..cli.runner import Command, Invocation
-from ..cli.tools import ArgumentParser, add_common_arguments, add_fresh_argument, add_out_argument
-from .config import SHAPE_FLAGS, TRAIN_FLAGS, TRAIN_NOTES, TrainConfig, VisionConfig
+from .config import FRESH_WHAT, ON_INTERRUPT, OUT_HELP, SHAPE_FLAGS, TRAIN_FLAGS, TRAIN_NOTES, TrainConfig, VisionConfig
 from .threads import passive_wait
 
 PROG = "python -m theorydyn.vision"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The flags: :class:`~theorydyn.vision.config.VisionConfig`'s fields, the training flags of
-    :class:`~theorydyn.vision.config.TrainConfig` (None: the dataset's preset), ``--out``, ``--fresh``,
-    ``--quiet`` and ``--force``."""
-    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+def build_parser() -> cli.ArgumentParser:
+    """VisionConfig's fields, TrainConfig's (None: the dataset's preset), --out, --fresh, --quiet, --force."""
+    p = cli.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     add_config_flags(p, VisionConfig, only=("dataset", "experiment", "model", "attention"))
     add_config_flags(p, TrainConfig, only=TRAIN_FLAGS, defaults=dict.fromkeys(TRAIN_FLAGS), notes=TRAIN_NOTES)
     add_config_flags(p.add_argument_group("ViT shape (defaults depend on the dataset)"), VisionConfig, only=SHAPE_FLAGS)
@@ -33,19 +30,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_flags(p, VisionConfig, only=("seeds", "first_seed", "perm_seed", "data_dir", "no_download", "device"))
     add_config_flags(p, TrainConfig, only=("compile",))
     add_config_flags(p, VisionConfig, only=("threads",))
-    out = "output folder (default <run dir>/vision/<dataset>-<experiment>; the run dir is $THEORYDYN_HOME or runs/)"
-    add_out_argument(p, None, out)
-    add_fresh_argument(
-        p,
-        "the experiment's run folders in --out (history.csv, checkpoint.pt, run.json, maps), its summary.csv and "
-        "figure (robustness: its cached runs and their stored rows)",
-    )
+    cli.add_out_argument(p, None, OUT_HELP)
+    cli.add_fresh_argument(p, FRESH_WHAT)
     add_config_flags(p, VisionConfig, only=("resume",))
-    add_common_arguments(p, seed=None, force="device")
+    cli.add_common_arguments(p, seed=None, force="device")
     return p
-
-
-parser = build_parser  # the former name
 
 
 def run(inv: Invocation) -> int:
@@ -60,35 +49,35 @@ def run(inv: Invocation) -> int:
         inv.fail("torch is missing: install the vision extra (pip install torch==2.13.0 scikit-learn)")
     from .bench import guard_device_memory
     from .data import DataError
-    from .experiments import EXPERIMENT_FILES
     from .plan import MEMORY_FLAGS, Plan, summary_text
     from .train import Diverged
 
-    try:  # every input checked before any work; the folder --out is made (and unmade if refused) last
-        plan = Plan.of(config_from_args(VisionConfig, args), vars(args), inv.given())
-        device, out = plan.device(), plan.out(args.out)
-        if (est := plan.memory()) is not None:
-            guard_device_memory(est, force=args.force, device=torch.device(device), prog=PROG, flags=MEMORY_FLAGS)
-        data = plan.load(out, device, lambda q: inv.output_dir(q, "--out"))
+    try:
+        with inv.refusing():  # every input checked before any work; --out made last, and unmade if refused
+            plan = Plan.of(inv.config(VisionConfig), vars(args), inv.given())
+            device, out = plan.device(), plan.out(args.out)
+            if (est := plan.memory()) is not None:
+                guard_device_memory(est, force=args.force, device=torch.device(device), prog=PROG, flags=MEMORY_FLAGS)
+            with cli.unmade_if_refused(out):
+                inv.output_dir(out)
+                data = plan.load(device)
     except DataError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
-    except ValueError as e:
-        inv.fail(str(e))
-    for name in EXPERIMENT_FILES[plan.experiment]:  # a link, a folder or a full disk: refused before any training
-        inv.probe(out / name, "--out")
-    plan.prepare(device)
-    vit, tcfg = plan.configs(data, compile=args.compile)
+    for path in plan.outputs(out):  # a link, a folder or a full disk: refused before any training
+        inv.probe(path)
+    vit, tcfg = plan.configs(data, device, compile=args.compile)
     print(plan.describe(data, device, out), file=sys.stderr)
     try:
-        if args.fresh and (moved := plan.start_over(data, vit, tcfg, out)):
-            print(f"{PROG}: --fresh: {len(moved)} earlier output(s) moved aside, e.g. {moved[0]}", file=sys.stderr)
-        df, lines = plan.train(data, vit, tcfg, out, plot_format=args.format, quiet=args.quiet, status=_status)
+        with inv.refusing():  # e.g. a folder of another configuration, or an output that is a link
+            if args.fresh and (moved := plan.start_over(data, vit, tcfg, out)):
+                print(f"{PROG}: --fresh: {len(moved)} earlier output(s) moved aside, e.g. {moved[0]}", file=sys.stderr)
+            df, lines = plan.train(
+                data, vit, tcfg, out, plot_format=inv.figure_format, quiet=args.quiet, status=cli.status
+            )
     except Diverged as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
-    except ValueError as e:  # e.g. a folder of another configuration, or an output that is a link
-        inv.fail(str(e))
     print("\n".join([*lines, summary_text(df, plan.experiment)]))
     print(
         f"wrote {out}/summary.csv and one folder per run (history.csv, checkpoint.pt, run.json, maps)", file=sys.stderr
@@ -96,24 +85,8 @@ def run(inv: Invocation) -> int:
     return 0
 
 
-def _status(text: str, final: bool) -> None:
-    """The training's status line (:data:`theorydyn.vision.train.Status`) on stderr: an update within an
-    epoch redraws the line, an epoch's last line stays."""
-    print("\r" + text + ("\n" if final else "   "), end="", file=sys.stderr, flush=True)
-
-
-COMMAND = Command(
-    PROG,
-    build_parser,
-    run,
-    on_interrupt="the epochs finished so far are saved in each run's checkpoint.pt: the same command, rerun, "
-    "resumes from them (--fresh starts over, moving them aside)",
-    draws="png",
-)
-
-
-def main(argv=None) -> int:
-    return COMMAND.main(argv)
+COMMAND = Command(PROG, build_parser, run, on_interrupt=ON_INTERRUPT, draws="png")
+main = COMMAND.main
 
 
 if __name__ == "__main__":

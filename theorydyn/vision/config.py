@@ -85,6 +85,18 @@ TRAIN_NOTES = {
 #: the ViT's shape flags of ``python -m theorydyn.vision`` (VisionConfig's fields; None: the dataset's preset)
 SHAPE_FLAGS = ("width", "depth", "heads", "mlp", "patch", "init", "pos_std")
 _PRESET = "default: the dataset's preset"
+#: ``--out`` of ``python -m theorydyn.vision`` (:meth:`theorydyn.vision.plan.Plan.out`)
+OUT_HELP = "output folder (default <run dir>/vision/<dataset>-<experiment>; the run dir is $THEORYDYN_HOME or runs/)"
+#: what a Ctrl-C of ``python -m theorydyn.vision`` leaves (:attr:`theorydyn.cli.runner.Command.on_interrupt`)
+ON_INTERRUPT = (
+    "the epochs finished so far are saved in each run's checkpoint.pt: the same command, rerun, resumes from them "
+    "(--fresh starts over, moving them aside)"
+)
+#: what ``--fresh`` sets aside (:meth:`theorydyn.vision.plan.Plan.earlier_outputs`)
+FRESH_WHAT = (
+    "the experiment's run folders in --out (history.csv, checkpoint.pt, run.json, maps), its summary.csv and "
+    "figure (robustness: its cached runs and their stored rows)"
+)
 
 
 @dataclass(frozen=True)

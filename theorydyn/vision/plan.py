@@ -12,7 +12,7 @@ exit 2).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from ..infra.memory import MemoryEstimate
 from ..infra.paths import run_dir
 from . import experiments as ex
 from .config import SHAPE_FLAGS, VisionConfig
-from .data import DataError, ImageData, default_device, load
+from .data import ImageData, default_device, load
 from .memory import vit_train_memory
 from .model import ViTConfig
 from .presets import configs, preset_of
@@ -139,6 +139,11 @@ class Plan:
         """The output folder: ``given``, else ``<run dir>/vision/<dataset>-<experiment>``."""
         return Path(given) if given is not None else run_dir("vision", f"{self.cfg.dataset}-{self.experiment}")
 
+    def outputs(self, out: Path) -> list[Path]:
+        """The files the experiment writes in ``out`` besides its run folders
+        (:data:`~theorydyn.vision.experiments.EXPERIMENT_FILES`), for the command to probe before any training."""
+        return [out / name for name in ex.EXPERIMENT_FILES[self.experiment]]
+
     def prepare(self, device: str) -> None:
         """torch for the runs: ``threads`` CPU threads (None: torch's choice); on CUDA, TF32 matrix products."""
         if self.cfg.threads:
@@ -175,30 +180,24 @@ class Plan:
             classes,
         )
 
-    def load(self, out: Path, device: str, make_out: Callable[[Path], object]) -> ImageData:
-        """The images on ``device``; ``out`` is made first (``make_out``), and the folders it created are
-        removed again (the empty ones) when the run is refused here.
+    def load(self, device: str) -> ImageData:
+        """The images on ``device``.
 
         Raises:
             DataError: the images could not be had.
             ValueError: the batch is larger than the training set (``--batch-size``).
         """
-        new = [q for q in (out.absolute(), *out.absolute().parents) if not q.exists()]
-        make_out(out)
-        try:
-            data = load(self.cfg.dataset, self.cfg.data_dir, device=device, download=not self.cfg.no_download)
-        except DataError:
-            _remove_empty(new)
-            raise
+        data = load(self.cfg.dataset, self.cfg.data_dir, device=device, download=not self.cfg.no_download)
         if self.pick["batch_size"] > len(data.x_train):
-            _remove_empty(new)
             raise ValueError(
                 f"--batch-size: must not exceed the {len(data.x_train)} training images, got {self.pick['batch_size']}"
             )
         return data
 
-    def configs(self, data: ImageData, *, compile: bool) -> tuple[ViTConfig, TrainConfig]:
-        """The ViT and the training configuration of the plan's runs on ``data``."""
+    def configs(self, data: ImageData, device: str, *, compile: bool) -> tuple[ViTConfig, TrainConfig]:
+        """The ViT and the training configuration of the plan's runs on ``data``, torch made ready for them
+        on ``device`` (:meth:`prepare`)."""
+        self.prepare(device)
         return configs(
             self.pick,
             image_size=self.cfg.image_size,
@@ -306,15 +305,6 @@ class Plan:
             return ex.write_summary(rows.to_dict("records"), out), lines
         df = ex.demo(data, vit, tcfg, out, seed=self.seed, attentions=self._attentions(), **common, progress=progress)
         return df, []
-
-
-def _remove_empty(folders) -> None:
-    """Remove the folders a refused run created (only empty ones, deepest first)."""
-    for q in sorted(set(folders), key=lambda q: -len(q.parts)):
-        try:
-            q.rmdir()
-        except OSError:
-            pass
 
 
 def summary_text(df: pd.DataFrame, experiment: str) -> str:

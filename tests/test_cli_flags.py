@@ -13,11 +13,9 @@ from theorydyn.cli import flags, tools
 from theorydyn.cli.tools import ArgumentParser
 
 
-def test_the_former_names_in_tools_are_the_helpers_of_flags():
-    assert tools.add_selection is flags.add_selection and tools.restate is flags.restate
-    assert tools.add_optional_path is flags.add_optional_path and tools.add_path_positional is flags.add_path
-    with pytest.raises(AttributeError):
-        tools.add_choice_list  # noqa: B018 (gone: add_selection is the one list of choices)
+def test_the_flag_helpers_live_in_flags_only():
+    for name in ("add_selection", "restate", "add_optional_path", "add_path_positional", "add_choice_list"):
+        assert not hasattr(tools, name), name
 
 
 def test_a_path_is_a_flag_or_positional_and_a_selection_may_name_its_metavar():
@@ -38,7 +36,7 @@ def test_shown_flags_and_unmade_folders(tmp_path):
     ap = ArgumentParser(prog="p")
     ap.add_argument("--n-test", dest="N_test", type=int)
     ap.add_argument("--N-test", dest="N_test", type=int, help=argparse.SUPPRESS)
-    flags.add_switch(ap, "--keep-q", "keep q")
+    ap.add_argument("--keep-q", action="store_true", help="keep q")
     given = tools.given_flags(ap, ["--keep-q", "--N-test", "3"])
     assert tools.shown_flags(ap, given) == {"N_test": "--n-test", "keep_q": "--keep-q"}  # the parser's order
     kept, new = tmp_path / "kept", tmp_path / "a" / "b"

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from theorydyn import Setting, claims
+from theorydyn.cli.flags import add_optional_path, add_selection, restate
 from theorydyn.cli.runner import Command, Invocation
-from theorydyn.cli.tools import ArgumentParser, add_optional_path, add_selection, restate
+from theorydyn.cli.tools import ArgumentParser
 from theorydyn.verify import COLUMNS, files
 from theorydyn.verify.config import LedgerConfig
 from theorydyn.verify.summary import format_glance, path_line, times_line

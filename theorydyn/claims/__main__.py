@@ -6,6 +6,7 @@ Exit status 0 unless a row is FAIL (1); 2 on bad input (before any work).
 
 from __future__ import annotations
 
+from ..cli import flags
 from ..cli import tools as cli
 from ..cli.configs import add_config_flags
 from ..cli.runner import Command, Invocation
@@ -25,7 +26,7 @@ def build_parser():
     full = Checks.help_of("full")
     cli.add_size_arguments(ap, dest="full", quick_help="the quick sizes (the default)", full_help=full)
     add_config_flags(ap, Checks, only=("only", "out"))
-    cli.add_optional_path(ap, "--figure31", "FILE", Checks.help_of("figure31"))
+    flags.add_optional_path(ap, "--figure31", "FILE", Checks.help_of("figure31"))
     cli.add_common_arguments(ap, seed=None, force="machine")
     return ap
 

@@ -16,11 +16,6 @@ from .configs import converter
 from .tools import path_arg
 
 
-def add_switch(parser: argparse._ActionsContainer, flag: str, help: str) -> argparse.Action:
-    """A switch of the command (``store_true``, default False) that is no field of a configuration."""
-    return parser.add_argument(flag, action="store_true", help=help)
-
-
 def add_selection(
     parser: argparse._ActionsContainer,
     flag: str,

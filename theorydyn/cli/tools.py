@@ -636,22 +636,3 @@ def output_file(path: str | Path, flag: str, prog: str | None = None) -> Path:
         fail(f"{flag}: {str(p)!r} is a folder; give a file path", prog)
     output_dir(p.parent, flag)
     return probe_output(p, flag, prog)
-
-
-#: Compatibility: the flag helpers that lived here, now in :mod:`theorydyn.cli.flags` (their one home), under
-#: their former names (``add_path_positional`` is :func:`~theorydyn.cli.flags.add_path` with a name without
-#: dashes). Looked up on use: :mod:`theorydyn.cli.flags` imports this module.
-_MOVED = {
-    "add_selection": "add_selection",
-    "add_optional_path": "add_optional_path",
-    "add_path_positional": "add_path",
-    "restate": "restate",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        from . import flags
-
-        return getattr(flags, _MOVED[name])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..cli.flags import add_path
 from ..cli.runner import Command, Invocation
-from ..cli.tools import ArgumentParser, add_path_positional
+from ..cli.tools import ArgumentParser
 
 PROG = "theorydyn store"
 
@@ -26,8 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
         "as TARGET has them and listed",
         description="Copy the rows of each SOURCE results.sqlite into TARGET, one transaction per source.",
     )
-    add_path_positional(merge, "target", "the store that receives the rows (results.sqlite)")
-    add_path_positional(merge, "sources", "stores whose rows are copied", many=True)
+    add_path(merge, "target", "the store that receives the rows (results.sqlite)")
+    add_path(merge, "sources", "stores whose rows are copied", many=True)
     return ap
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..cli.flags import restate
 from ..cli.runner import Command, Invocation
-from ..cli.tools import restate
 from ..verify.__main__ import build_parser as ledger_parser
 from ..verify.__main__ import run as ledger_run
 

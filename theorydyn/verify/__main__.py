@@ -13,6 +13,7 @@ import time
 from functools import partial
 
 from .. import claims
+from ..cli import flags as cli_flags
 from ..cli import tools as cli
 from ..cli.configs import add_config_flags
 from ..cli.runner import RESUMES, Command, Invocation
@@ -35,10 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     cli.add_size_arguments(ap, dest="quick", quick_help=quick, full_help=full)
     groups = claims.groups_text()
     only = f"run only these claims (theorydyn.claims.CLAIMS), or the groups {groups} (default: every claim)"
-    cli.add_selection(ap, "--only", claims.names(), only)
+    cli_flags.add_selection(ap, "--only", claims.names(), only)
     flags(only=(*LedgerConfig.REDUCED, "out"))
     for mode in ("markdown", "report"):  # a flag with an optional value: absent None, bare "" (config.py)
-        cli.add_optional_path(ap, f"--{mode}", "CSV", helps(mode))
+        cli_flags.add_optional_path(ap, f"--{mode}", "CSV", helps(mode))
     flags(only=("detail",))
     cli.add_fresh_argument(ap, helps("fresh"), aliases=("--recompute",))
     flags(only=("scheduler",))

@@ -20,7 +20,8 @@ from ..infra._lazy import lazy_exports
 if TYPE_CHECKING:  # the names, for type checkers; at run time each submodule loads on first use
     from ..infra.store import ResultStore
     from .grid import Point, ScanError, ScanSpec, load_scan, point_key
-    from .run import ScanOutcome, run_scan
+    from .outcome import ScanOutcome
+    from .run import run_scan
     from .summary import seed_ci_table, summary_table
 
 __all__ = [

@@ -43,7 +43,7 @@ import warnings
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -61,6 +61,7 @@ from . import plots as scanplots
 from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR  # noqa: F401 — re-exported
 from .executor import execute_point, make_executor
 from .grid import Point, ScanError, ScanSpec, open_store, runner_function, validate_points
+from .outcome import ScanOutcome
 from .reuse import reuse_stored, reused_text
 from .schema import with_option_defaults
 from .summary import _fmt, _is_simulate, summary_text, write_summary
@@ -91,30 +92,6 @@ class Progress:
 
 
 # ---- the run ------------------------------------------------------------------------------------
-@dataclass
-class ScanOutcome:
-    """What a scan did: its rows (this scan's points only), counts and where things went."""
-
-    name: str
-    frame: pd.DataFrame
-    computed: int
-    skipped: int
-    failed: list[tuple[str, str]] = field(default_factory=list)
-    lost: int = 0
-    wall_s: float = 0.0
-    results: Path | None = None
-    plots: list[Path] = field(default_factory=list)
-    exponents: dict[str, dict | None] = field(default_factory=dict)
-    summary_csv: Path | None = None
-    #: points whose rows another scan of the results folder had stored: key -> that scan's name
-    reused: dict[str, str] = field(default_factory=dict)
-    export_failed: bool = False  # the CSV export could not be written (a full disk): the rows are in the store
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if (self.failed or self.lost or self.export_failed) else 0
-
-
 #: the figures of a scan, ``<name>_<figure>.<format>`` beside its results (:func:`make_plots`)
 FIGURE_STEMS = ("phases_*", "simulator_*", "scaling_D", "trajectories")
 FIGURE_SUFFIXES = tuple(f".{f}" for f in FORMATS)

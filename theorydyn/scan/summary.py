@@ -9,7 +9,7 @@ import math
 import re
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,10 +19,8 @@ from ..infra.atomic import write_text
 from . import plots as scanplots
 from .defaults import DEFAULT_Q_FACTORS, DEFAULT_SEEDS, PROG, RESULTS_DIR  # noqa: F401 — re-exported
 from .grid import ScanSpec
+from .outcome import ScanOutcome
 from .reuse import reused_text
-
-if TYPE_CHECKING:
-    from .run import ScanOutcome
 
 SUMMARY_COLUMNS = (
     "T0",

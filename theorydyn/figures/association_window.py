@@ -17,7 +17,7 @@ from ..core.setting import Setting
 from ..experiments.measure import window_summary
 from ..experiments.theorem4 import steps_for
 from ..simulate import simulate
-from .core import _num, register
+from .record import _num, register
 
 
 def _setting(quick: bool) -> dict:

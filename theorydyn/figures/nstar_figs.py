@@ -21,7 +21,7 @@ from ..core.plotting import OKABE_ITO, axes_or_new, legend_outside, styled
 from ..core.setting import Setting
 from ..core.stats import bracket_power_law
 from ..experiments.nstar import n50, store_dir
-from .core import _num, register
+from .record import _num, register
 
 
 def bracket_band(Ds: list[int], lo: list[float], hi: list[float], grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

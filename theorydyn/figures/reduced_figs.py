@@ -11,7 +11,7 @@ from ..core.stats import fit_power_law_ci
 from ..reduced import integrate, plot_trajectory
 from ..scan import ScanSpec, run_scan
 from ..scan.plots import group_intervals, plot_phase_times, plot_scaling
-from .core import _fmt, _num, register
+from .record import _fmt, _num, register
 
 
 # ---- the reduced dynamics ------------------------------------------------------------------------

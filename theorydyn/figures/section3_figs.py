@@ -18,7 +18,7 @@ from ..positional.model import chance_association
 from ..positional.plot import make_figure
 from ..positional.train import FULL as FIG2_FULL
 from ..positional.train import QUICK as FIG2_QUICK
-from .core import _num, register
+from .record import _num, register
 
 
 # ---- the claims outside the dynamics ----------------------------------------------------------------

@@ -12,7 +12,7 @@ from ..core.model import association
 from ..core.setting import Setting
 from ..experiments.semirealistic import compare_with_reduced
 from ..simulate import plot_attention, plot_comparison, plot_figure4, simulate
-from .core import _num, register
+from .record import _num, register
 
 # ---- the finite-sample simulator ----------------------------------------------------------------
 _SIM_CACHE: dict[tuple, object] = {}

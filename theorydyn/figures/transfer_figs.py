@@ -12,7 +12,7 @@ import pandas as pd
 
 from .. import transfer
 from ..core.plotting import axes_or_new
-from .core import _num, register
+from .record import _num, register
 
 # ---- transfer ---------------------------------------------------------------------------------------
 _TRANSFER: dict[bool, tuple] = {}

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from ..claims import expected_seconds
 from ..infra.paths import vision_ledger_dir
-from .core import register
+from .record import register
 
 # ---- real images (Section 6), the vision extra ----------------------------------------------------------
 _VISION_ROOT = vision_ledger_dir()

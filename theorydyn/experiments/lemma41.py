@@ -28,6 +28,7 @@ from ..core.model import association
 from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from ..infra.memory import MemoryEstimate
 from ..simulate import simulate
+from ..simulate.config import SIM_DEFAULTS
 from ..simulate.memory import simulate_memory
 from .measure import fresh_errors
 
@@ -83,8 +84,8 @@ def lemma_4_1_scaling_runs(
     Ns: tuple[int, ...] = (2048, 4096, 8192, 16384, 32768),
     seeds: Seeds = (0, 1, 2, 3, 4),
     steps: int = 150,
-    eta: float = 10.0,
-    omega: float = 1e-3,
+    eta: float = SIM_DEFAULTS.eta,
+    omega: float = SIM_DEFAULTS.omega,
     seed: int = 0,
     dtype: str = "float32",
     progress=None,

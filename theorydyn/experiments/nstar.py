@@ -85,7 +85,7 @@ def run_options(eta: float, omega: float, steps: int, record_every: int | None =
     return dict(eta=eta, steps=steps, omega=omega, record_every=every, dtype=dtype, n_test=256)
 
 
-def steps_for(s: Setting, preset: int, eta: float = 10.0) -> tuple[int, float | None]:
+def steps_for(s: Setting, preset: int, eta: float = SIM_DEFAULTS.eta) -> tuple[int, float | None]:
     """(steps, s_end): ``max(preset, ⌈HORIZON_FACTOR · s_end / η⌉)`` with s_end = max(T1, T2) of the
     reduced flow at ``s`` (1500 Monte Carlo samples, seed 0, the horizon of
     :func:`theorydyn.reduced.flows_until_t2`, as the ledger's idealized rows);
@@ -167,7 +167,7 @@ def nstar_runs(
     seeds: Seeds,
     ks: Sequence[float] = KS,
     eta: float | None = None,
-    omega: float = 1e-3,
+    omega: float = SIM_DEFAULTS.omega,
     preset: int = 250,
     progress=None,
     budget_s: float | None = None,
@@ -220,7 +220,7 @@ def runs_at(
     seeds: Seeds,
     ks: Sequence[float] = KS,
     *,
-    omega: float = 1e-3,
+    omega: float = SIM_DEFAULTS.omega,
     progress=None,
     budget_s: float | None = None,
     spent: float = 0.0,

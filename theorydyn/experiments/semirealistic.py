@@ -29,6 +29,7 @@ from ..core.config import Seeds
 from ..core.setting import Setting
 from ..core.stats import fit_power_law_ci
 from ..simulate import simulate
+from ..simulate.config import SIM_DEFAULTS
 
 #: The compared columns: the two solvers share the trajectory schema, so no renaming.
 QUANTITIES = ("alpha", "gamma", "rho", "err_f")
@@ -86,7 +87,7 @@ def compare_with_reduced(
     steps: int = 200,
     seeds: Seeds = (0,),
     init: str = "idealized",
-    omega: float = 1e-3,
+    omega: float = SIM_DEFAULTS.omega,
     dtype: str = "float64",
     record_every: int | None = None,
     n_test: int = 8192,
@@ -154,7 +155,7 @@ def closeness_runs(
     Ns: Sequence[int],
     steps: int,
     seeds: Seeds,
-    eta: float = 10.0,
+    eta: float = SIM_DEFAULTS.eta,
     progress: Callable[[str], None] | None = None,
 ) -> ClosenessRuns:
     """GD on N samples (float32 storage) from the idealized init (Â = β I, v̂ = α(0) w*) against the
@@ -225,7 +226,7 @@ def closeness(
     Ns: Sequence[int],
     steps: int,
     seeds: Seeds,
-    eta: float = 10.0,
+    eta: float = SIM_DEFAULTS.eta,
     progress: Callable[[str], None] | None = None,
 ) -> Closeness:
     """:func:`closeness_runs` at ``s`` with its gaps made relative (:func:`relative_gaps`) and their

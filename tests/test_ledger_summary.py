@@ -62,6 +62,7 @@ def test_the_quick_ledger_has_one_line_per_part_of_the_paper():
     s = summarize(pd.read_csv(ROOT / "docs" / "ledger" / "quick.csv"))
     assert list(s["claim"]) == [
         "Definition 2.1",
+        "Assumption 1",
         "Parametrization 3.1",
         "Lemma 4.3",
         "Section 4.1",

@@ -474,31 +474,20 @@ class _Descent:
 
 def simulate_replicas(
     s: Setting,
-    N: int = _S.N,
-    eta: float | Sequence[float] = _S.eta,
-    steps: int | None = None,
-    omega: float = _S.omega,
-    seed: int = _S.seed,
-    record_every: int = _S.record_every,
-    dtype: str = _S.dtype,
-    n_test: int = _S.n_test,
+    config: SimConfig | None = None,
+    *,
     train: Any = None,
     test: Any = None,
     A0: Any = None,
     v0: Any = None,
+    init: tuple[float, float, float] | None = None,
+    s_grid: Any = None,
     progress: bool = False,
     replicas: int | None = None,
     init_seeds: Sequence[int] | None = None,
-    dense_until: int = _S.dense_until,
-    err_tol: float = _S.err_tol,
-    *,
-    s_max: float | None = _S.s_max,
-    init: tuple[float, float, float] | None = None,
-    s_grid: Any = None,
-    update: str | Sequence[str] = _S.update,
-    device: str = _S.device,
     n_train: Sequence[int] | None = None,
     stop_after: float | None = None,
+    **options: Any,
 ) -> list[Result]:
     """R runs sharing one X in one pass per step (U = X V with V: (d, R)): a list of R Results.
 
@@ -516,12 +505,23 @@ def simulate_replicas(
     rounding of the float64 sums over blocks. ``stop_after`` (a time s): a replica ends at its first record
     at s ≥ ``stop_after`` whose patch association is incomplete (status ``stopped``; its records up to there
     are kept and its final Â, v̂ are those of that step): a run judged by persistent association over a
-    window starting at ``stop_after`` has its verdict then, and the pass goes on without it. See
-    :func:`simulate` for the rest; the defaults and rules of the options are
-    :class:`~theorydyn.simulate.config.SimConfig`'s.
+    window starting at ``stop_after`` has its verdict then, and the pass goes on without it. The options
+    are :func:`simulate`'s (``config`` or keywords named after the fields of
+    :class:`~theorydyn.simulate.config.SimConfig`), ``eta`` and ``update`` one value or one per replica;
+    see :func:`simulate` for the rest.
+
+    >>> from theorydyn import Setting
+    >>> runs = simulate_replicas(Setting(D=8, C=2), N=64, eta=[0.5, 1.0], steps=2, n_test=64)
+    >>> [r.options["eta"] for r in runs], [r.options["init_seed"] for r in runs]
+    ([0.5, 1.0], [0, 1])
     """
+    o = _options("simulate_replicas", config, options)
+    N, eta, steps, s_max, omega, seed = o["N"], o["eta"], o["steps"], o["s_max"], o["omega"], o["seed"]
+    record_every, dtype, n_test, dense_until = o["record_every"], o["dtype"], o["n_test"], o["dense_until"]
+    err_tol, update, device = o["err_tol"], o["update"], o["device"]
     # -- argument checks (SimConfig's rules, core.validate's: the CLI's, before any work; 0 steps: the start) --
-    check_simulate(**locals(), min_steps=0, fields=SimConfig)  # every argument, as passed
+    inputs = dict(train=train, test=test, init=init, s_grid=s_grid)
+    check_simulate(s, **o, **inputs, init_seeds=init_seeds, replicas=replicas, min_steps=0, fields=SimConfig)
     plan = _plan(eta, steps, s_max, s_grid, replicas, init_seeds, update, device, seed, A0, v0, init)
     dt = _check_dtype(dtype)
     t_start = time.perf_counter()
@@ -574,51 +574,35 @@ def simulate_replicas(
 
 def simulate(
     s: Setting,
-    N: int = _S.N,
-    eta: float = _S.eta,
-    steps: int | None = None,
-    omega: float = _S.omega,
-    seed: int = _S.seed,
-    record_every: int = _S.record_every,
-    dtype: str = _S.dtype,
-    n_test: int = _S.n_test,
+    config: SimConfig | None = None,
+    *,
     train: Any = None,
     test: Any = None,
     A0: Any = None,
     v0: Any = None,
-    progress: bool = False,
-    dense_until: int = _S.dense_until,
-    err_tol: float = _S.err_tol,
-    *,
-    s_max: float | None = _S.s_max,
     init: tuple[float, float, float] | None = None,
     s_grid: Any = None,
-    update: str = _S.update,
-    device: str = _S.device,
-    config: SimConfig | None = None,
+    progress: bool = False,
+    **options: Any,
 ) -> Result:
     """GD on the empirical risk (E) with the full D×D Â and v̂ (Theorem 4.2; docs/theory.md §4).
 
+    The options of the run are the fields of :class:`~theorydyn.simulate.config.SimConfig` (their defaults,
+    rules and help are there, written once): ``config``, or keywords named after its fields (``N=4096,
+    eta=10``), not both. What they do beyond their help: ``steps`` not given is ⌈s_max/η⌉ when ``s_max``
+    (the horizon in s = η·t, as in :func:`theorydyn.reduced.integrate`) is given, the end of ``s_grid``
+    when that is, else :data:`DEFAULT_STEPS`; ``steps`` wins over ``s_max``. ``dtype="float32"`` is stepped
+    in float32 within sub-blocks of ~60 samples with float64 accumulation across them (~1e-6 relative to
+    float64); ``"bfloat16"`` rounds the training X to bfloat16 (≤ 2⁻⁸ relative), stepped as float32, the
+    test set float32, Numba kernel only: it changes the data (docs/benchmarks.md). ``update="v"`` or
+    ``"A"`` freezes the other parameter, whose gradient is not computed (:mod:`theorydyn.simulate.partial`).
+    ``device`` other than ``"cpu-numba"`` runs the same step on torch (:mod:`theorydyn.simulate.torch_step`,
+    the optional extra ``vision``), agreeing with the Numba kernel to rounding (float64: ~1e-15 a step).
+    ``N`` and ``n_test`` are unused where ``train``/``test`` are given; ``omega`` where the start is.
+
     Args:
         s: the setting.
-        N: training samples (ignored when ``train`` is given).
-        eta: step size η (s = η·step).
-        steps: number of GD steps (default ⌈s_max/η⌉ when ``s_max`` is given, else
-            :data:`DEFAULT_STEPS` = 1200).
-        s_max: the horizon in s = η·t, as in :func:`theorydyn.reduced.integrate`; ``steps`` wins.
-        omega: initialisation scale ω.
-        seed: seeds data (train, test) and initialisation.
-        record_every: record every k steps (and steps 0 and ``steps``).
-        s_grid: instead of ``record_every``/``dense_until``, record at these times s ≥ 0 rounded to
-            whole steps, as :func:`theorydyn.reduced.integrate` does with ``method="gd"`` (the run
-            ends at the last of them unless ``steps``/``s_max`` say otherwise).
-        dtype: storage of X, ``"float64"`` or ``"float32"`` (float32 storage is stepped in float32
-            arithmetic within sub-blocks of ~60 samples, with float64 accumulation across them; its
-            trajectories agree with float64 storage to ~1e-6 relative), or ``"bfloat16"``: the
-            training X rounded to bfloat16 (≤ 2⁻⁸ relative; half the memory and bytes read of float32),
-            stepped as float32, the test set in float32 (Numba kernel only). It changes the data, so
-            it is a named option: docs/benchmarks.md gives what it did to the D = 128 Theorem 4.2 rows.
-        n_test: fresh test samples (ignored when ``test`` is given).
+        config: a :class:`~theorydyn.simulate.config.SimConfig` (as ``python -m theorydyn.simulate`` calls it).
         train, test: optional explicit ``(X, y)`` (or ``(X, y, weights)`` for train) — e.g. docs/theory.md §7's
             Gaussian data, or an exhaustive enumeration with its probabilities. With an explicit
             test set, f is undefined: ``test_err_f`` is NaN and ``test_err_y`` is against the given y.
@@ -628,20 +612,11 @@ def simulate(
         A0, v0: optional initialisation (D, D) and (d,); the diagonal of A0 is set to β.
         init: optional (α, γ, ρ), the same start as :func:`theorydyn.reduced.integrate`'s ``init``:
             Â at the three-value form (Â_ii = β, γ in-set, ρ across sets) and v̂ = α w*
-            (exclusive with ``A0``/``v0``; ``omega`` is then unused).
+            (exclusive with ``A0``/``v0``).
+        s_grid: instead of ``record_every``/``dense_until``, record at these times s ≥ 0 rounded to
+            whole steps, as :func:`theorydyn.reduced.integrate` does with ``method="gd"``.
         progress: a progress line on stderr at every record.
-        dense_until: also record every step up to this one (phase I is over in a few steps).
-        err_tol: tolerance of T2 in the phase summary.
-        update: the parameters GD moves: ``"Av"`` both (the default), ``"v"`` v̂ alone (Â frozen at its
-            start), ``"A"`` Â alone; the frozen one's gradient is not computed
-            (:mod:`theorydyn.simulate.partial`).
-        device: where the step runs: ``"cpu-numba"`` the fused Numba kernel (the default);
-            ``"cpu"``, ``"cuda"`` or ``"cuda:<k>"`` the same step on torch
-            (:mod:`theorydyn.simulate.torch_step`; torch is the optional extra ``vision``), agreeing
-            with the Numba kernel to rounding (float64: ~1e-15 relative a step).
-        config: a :class:`~theorydyn.simulate.config.SimConfig` giving every option it holds
-            (:meth:`~theorydyn.simulate.config.SimConfig.simulate_kwargs`; those keywords are then left
-            at their defaults). The defaults and rules of every option are :class:`SimConfig`'s.
+        **options: fields of :class:`~theorydyn.simulate.config.SimConfig`, each replacing its default.
 
     Returns:
         :class:`~theorydyn.core.result.Result` with ``solver="simulate"``; ``A_final`` / ``v_final``
@@ -649,24 +624,44 @@ def simulate(
         :func:`simulate_replicas` (a list of Results).
 
     Raises:
-        ValueError: naming a bad option.
+        TypeError: a keyword that is not a field of SimConfig (``replicas``: :func:`simulate_replicas`).
+        ValueError: naming a bad option (SimConfig's rule), or options given beside ``config``.
+
+    >>> from theorydyn import Setting
+    >>> from theorydyn.simulate.config import SimConfig
+    >>> s = Setting(D=8, C=2)
+    >>> r = simulate(s, N=64, eta=0.5, steps=4, n_test=64)
+    >>> r.options["N"], r.options["steps"], len(r.trajectory)  # recorded at steps 0..4 (dense_until=40)
+    (64, 4, 5)
+    >>> simulate(s, SimConfig(N=64, eta=0.5, steps=4, n_test=64)).trajectory.equals(r.trajectory)
+    True
     """
-    if config is not None:
-        return _simulate_config(s, config, locals())
+    o = _options("simulate", config, options)
     # -- argument checks (SimConfig's rules and theorydyn.core.validate's: the CLI's, before any work) --
-    check_simulate(**locals(), fields=SimConfig)  # every argument, as passed
+    check_simulate(s, **o, train=train, test=test, init=init, s_grid=s_grid, fields=SimConfig)
     # simulate's options are simulate_replicas's: forwarded as given, one replica initialised by ``seed``
-    options = {k: v for k, v in locals().items() if k != "config"}
-    return simulate_replicas(**options, init_seeds=[seed])[0]
+    inputs = dict(train=train, test=test, A0=A0, v0=v0, init=init, s_grid=s_grid, progress=progress)
+    return simulate_replicas(s, **inputs, **o, init_seeds=[o["seed"]])[0]
 
 
-def _simulate_config(s: Setting, config: SimConfig, given: dict[str, Any]) -> Result:
-    """:func:`simulate` with the options of ``config``; ``given`` (simulate's arguments) must leave the
-    options ``config`` holds at their defaults (two values for one option is an error, not a choice)."""
+def _options(where: str, config: SimConfig | None, options: dict[str, Any]) -> dict[str, Any]:
+    """The options of one run, every field of :class:`SimConfig`: ``config``'s, or the defaults
+    (:data:`SIM_DEFAULTS`, with ``steps`` None: derived from ``s_max``, ``s_grid`` or :data:`DEFAULT_STEPS`)
+    replaced by ``options``. Their values are checked by SimConfig's rules in :func:`check_simulate`.
+
+    Raises:
+        TypeError: ``options`` names what is not a field of SimConfig, or ``config`` is not a SimConfig.
+        ValueError: ``options`` beside ``config`` (two values for one option is an error, not a choice).
+    """
+    unknown = [k for k in options if k not in SimConfig.names()]
+    if unknown:
+        raise TypeError(
+            f"{where}() got an unexpected keyword argument {unknown[0]!r} (its options: SimConfig's fields)"
+        )
+    if config is None:
+        return {**SIM_DEFAULTS.to_dict(), "steps": None, **options}
     if not isinstance(config, SimConfig):
-        raise TypeError(f"simulate: config must be a SimConfig, got {type(config).__name__}")
-    both = [k for k in SimConfig.names() if given.get(k) is not None and given[k] != getattr(_S, k)]
-    if both:
-        raise ValueError(f"{', '.join(both)}: given both in config and as keywords; give each once")
-    rest = ("train", "test", "A0", "v0", "progress", "init", "s_grid")
-    return simulate(s, **config.simulate_kwargs(), **{k: given[k] for k in rest})
+        raise TypeError(f"{where}: config must be a SimConfig, got {type(config).__name__}")
+    if options:
+        raise ValueError(f"{', '.join(options)}: given both in config and as keywords; give each once")
+    return config.to_dict()

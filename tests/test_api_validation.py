@@ -112,7 +112,7 @@ def test_integrate_refuses_naming_the_parameter(kwargs, match):
 
 @pytest.mark.slow  # compiles the reduced kernels when their cache is cold
 def test_an_increasing_grid_is_still_taken_as_it_is():
-    r = integrate(S, "gd", eta=0.5, s_grid=[0.0, 0.5, 2.0], n_samples=50)
+    r = integrate(S, method="gd", eta=0.5, s_grid=[0.0, 0.5, 2.0], n_samples=50)
     assert list(r.trajectory.s) == [0.0, 0.5, 2.0]
 
 

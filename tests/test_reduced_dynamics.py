@@ -27,7 +27,7 @@ def test_gd_recursion_equals_full_model_population_gd():
 
     X = data.embed(s, z)
     eta = 3.0
-    res = integrate(s, "gd", eta=eta, steps=3, expectation="exact", n_points=4)
+    res = integrate(s, method="gd", eta=eta, steps=3, expectation="exact", n_points=4)
     traj = res.trajectory
     A = model.symmetric_attention(s, 0.0, 0.0)
     v = s.alpha0 * s.w_star
@@ -47,7 +47,7 @@ def test_gd_recursion_equals_full_model_population_gd():
 def test_trajectory_format():
     s = Setting(D=8, C=2, q=0.4, p=3, nu=0.125)
     for method, kw in (("flow", dict(s_max=50.0)), ("gd", dict(eta=0.5, steps=100))):
-        res = integrate(s, method, expectation="exact", n_points=30, **kw)
+        res = integrate(s, method=method, expectation="exact", n_points=30, **kw)
         tr = res.trajectory
         assert list(tr.columns) == COLUMNS and tuple(COLUMNS[: len(CORE_COLUMNS)]) == CORE_COLUMNS
         assert tr.s.iloc[0] == 0 and tr.s.is_monotonic_increasing and tr.s.iloc[-1] == pytest.approx(50.0)
@@ -67,10 +67,10 @@ def test_gd_small_eta_converges_to_flow():
     """GD with step η differs from the flow by O(η): halving η halves the gap."""
     s = Setting(D=8, C=2, q=0.4, p=3, nu=0.125)
     bank = make_bank(s, "exact")
-    fl = integrate(s, "flow", s_max=40.0, bank=bank, rtol=1e-10, atol=1e-13, n_points=20).trajectory
+    fl = integrate(s, method="flow", s_max=40.0, bank=bank, rtol=1e-10, atol=1e-13, n_points=20).trajectory
     gaps = []
     for eta in (0.04, 0.02, 0.01):
-        gd = integrate(s, "gd", eta=eta, steps=int(round(40.0 / eta)), bank=bank, n_points=20).trajectory
+        gd = integrate(s, method="gd", eta=eta, steps=int(round(40.0 / eta)), bank=bank, n_points=20).trajectory
         end = gd.iloc[-1]
         flow_end = fl.iloc[-1][["alpha", "gamma", "rho"]].to_numpy(float)
         gaps.append(np.abs(np.array([end.alpha, end.gamma, end.rho]) - flow_end))
@@ -96,7 +96,7 @@ def test_gamma_stays_above_rho_along_the_recursion(DC, qf, nuD, beta, eta, tau):
     stationary point (test_uniform_attention_is_stationary_in_gamma_rho)."""
     D, C = DC
     s = Setting(D=D, C=C, q=qf * C * C / D, nu=nuD / D, beta=beta, tau=tau)
-    res = integrate(s, "gd", eta=eta, steps=300, expectation="exact", n_points=300)
+    res = integrate(s, method="gd", eta=eta, steps=300, expectation="exact", n_points=300)
     tr = res.trajectory
     assert res.ok
     assert res.phases.gamma_ge_rho
@@ -108,7 +108,7 @@ def test_gamma_below_rho_outside_the_regime():
     """A measured limit of Lemma 4.3: at small D with q = C²/D = 1 (every patch carries ±w*),
     γ decreases and ρ increases from the start, so patch association does not hold."""
     s = Setting(D=16, C=4, q=1.0)
-    res = integrate(s, "gd", eta=1.0, steps=200, expectation="exact", n_points=20)
+    res = integrate(s, method="gd", eta=1.0, steps=200, expectation="exact", n_points=20)
     tr = res.trajectory
     assert res.phases.gamma_ge_rho is False and res.phases.min_gap_after_start < 0
     assert tr.gamma.iloc[-1] < 0 < tr.rho.iloc[-1]
@@ -132,8 +132,8 @@ def test_one_small_gd_step_follows_the_flow_direction(alpha, gamma, rho):
     s = Setting(D=6, C=2, q=0.5, nu=0.1)
     bank = make_bank(s, "exact")
     init = (alpha, gamma, rho)
-    fl = integrate(s, "flow", s_max=0.05, init=init, bank=bank, rtol=1e-11, atol=1e-14, n_points=3).trajectory
-    gd = integrate(s, "gd", eta=1e-3, steps=50, init=init, bank=bank, n_points=3).trajectory
+    fl = integrate(s, method="flow", s_max=0.05, init=init, bank=bank, rtol=1e-11, atol=1e-14, n_points=3).trajectory
+    gd = integrate(s, method="gd", eta=1e-3, steps=50, init=init, bank=bank, n_points=3).trajectory
     a, b = fl.iloc[-1], gd.iloc[-1]
     move = np.abs(np.array([a.alpha - alpha, a.gamma - gamma, a.rho - rho]))
     gap = np.abs(np.array([a.alpha - b.alpha, a.gamma - b.gamma, a.rho - b.rho]))
@@ -147,7 +147,7 @@ def test_divergence_stops_and_keeps_the_trajectory():
     s = Setting(D=8, C=2, q=0.4, nu=0.125)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # divergence is reported in the result, not as numpy warnings
-        res = integrate(s, "gd", eta=1e4, steps=1000, expectation="exact", n_points=100)
+        res = integrate(s, method="gd", eta=1e4, steps=1000, expectation="exact", n_points=100)
     tr = res.trajectory
     assert res.status is Status.DIVERGED and not res.ok
     assert res.message.startswith("diverged (non-finite risk) at step") and "s=" in res.message
@@ -208,8 +208,8 @@ def test_phase_times_do_not_depend_on_the_output_grid():
     between a 60-point and a 400-point output grid (they were read off the grid before: ~4-8%)."""
     s = Setting(D=32, C=4, q=0.25, nu=1 / 64)
     bank = make_bank(s, "mc", n_samples=1500, seed=0)
-    a = integrate(s, "flow", s_max=4e3, bank=bank, n_points=60).phases
-    b = integrate(s, "flow", s_max=4e3, bank=bank, n_points=400).phases
+    a = integrate(s, method="flow", s_max=4e3, bank=bank, n_points=60).phases
+    b = integrate(s, method="flow", s_max=4e3, bank=bank, n_points=400).phases
     for k in ("T0", "T1", "T1_mass", "T2"):
         assert getattr(a, k) is not None and getattr(a, k) == pytest.approx(getattr(b, k), rel=0.01), k
 
@@ -218,7 +218,7 @@ def test_phase_times_do_not_depend_on_the_output_grid():
 def test_spec9_regime_shows_three_phases():
     """docs/theory.md §9: α plateaus (risk ≈ 0.39, error ≈ 12%), then γ grows and the error falls below 2%."""
     s = Setting(D=64, C=4, q=0.25, p=3, nu=1 / 64, beta=1.0, tau=1.0)
-    res = integrate(s, "flow", s_max=2e4, n_samples=4000, seed=0, n_points=120)
+    res = integrate(s, method="flow", s_max=2e4, n_samples=4000, seed=0, n_points=120)
     tr, ph = res.trajectory, res.phases
     assert res.ok
     assert 10 < ph.T0 < 200 and 3.5 < ph.plateau_alpha < 4.1
@@ -275,8 +275,8 @@ def test_explicit_time_grid_for_comparisons():
     """``s_grid`` records gd and flow at the same times (gd rounds to whole steps)."""
     s = Setting(D=8, C=2, q=0.4, nu=0.125)
     grid = [0.0, 0.5, 2.0, 7.5, 20.0]
-    gd = integrate(s, "gd", eta=0.5, s_grid=grid, expectation="exact").trajectory
-    fl = integrate(s, "flow", s_grid=gd.s.to_numpy(), expectation="exact").trajectory
+    gd = integrate(s, method="gd", eta=0.5, s_grid=grid, expectation="exact").trajectory
+    fl = integrate(s, method="flow", s_grid=gd.s.to_numpy(), expectation="exact").trajectory
     np.testing.assert_array_equal(gd.s, grid)
     np.testing.assert_array_equal(fl.s, grid)
     np.testing.assert_array_equal(gd.step, [0, 1, 4, 15, 40])

@@ -64,7 +64,7 @@ def test_save_and_load_round_trip(tmp_path):
 def test_a_real_solver_result_round_trips(tmp_path):
     from theorydyn.reduced import integrate
 
-    r = integrate(Setting(D=8, C=2), "gd", eta=0.5, steps=6, n_samples=50, n_points=4)
+    r = integrate(Setting(D=8, C=2), method="gd", eta=0.5, steps=6, n_samples=50, n_points=4)
     got = Result.load(r.save(tmp_path / "r.npz"))
     pd.testing.assert_frame_equal(got.trajectory, r.trajectory, check_exact=True)
     assert got.phases == r.phases and got.summary()["final"] == r.summary()["final"]

@@ -458,7 +458,7 @@ def test_s_grid_records_the_times_reduced_gd_records():
     full = simulate(s, eta=0.5, steps=20, record_every=1, dense_until=0, **kw)
     grid = [0.0, 1.2, 3.0, 7.4, 10.0]
     res = simulate(s, eta=0.5, s_grid=grid, **kw)
-    red = reduced.integrate(s, "gd", eta=0.5, s_grid=grid, n_samples=100).trajectory
+    red = reduced.integrate(s, method="gd", eta=0.5, s_grid=grid, n_samples=100).trajectory
     assert list(res.trajectory["step"]) == list(red["step"].astype(int)) == [0, 2, 6, 15, 20]
     assert res.options["steps"] == 20 and res.options["s_grid"] == grid
     chosen = full.trajectory.set_index("step").loc[[0, 2, 6, 15, 20]].reset_index()

@@ -130,7 +130,7 @@ def _kernel_on_bank(s, n, repeats):
 def _flow(s, s_max, n_samples=4000):
 
     t0 = time.perf_counter()
-    res = integrate(s, "flow", s_max=s_max, n_samples=n_samples, seed=0)
+    res = integrate(s, method="flow", s_max=s_max, n_samples=n_samples, seed=0)
     return time.perf_counter() - t0, res
 
 

@@ -164,51 +164,43 @@ def _checked_options(method, solver, eta, steps, s_max, n_points, err_tol, s_gri
 
 def integrate(
     s: Setting,
-    method: str = _F.method,
-    *,
-    eta: float = _F.eta,
-    steps: int | None = _F.steps,
-    s_max: float | None = None,
-    n_samples: int = _F.n_samples,
-    seed: int = _F.seed,
-    expectation: str = _F.expectation,
-    n_points: int = _F.n_points,
-    s_min: float | None = None,
-    solver: str = _F.solver,
-    rtol: float = _F.rtol,
-    atol: float = _F.atol,
-    init: tuple[float, float, float] | None = None,
-    max_terms: int = MAX_TERMS,
-    err_tol: float = _F.err_tol,
-    progress: bool = False,
-    bank: Bank | None = None,
-    s_grid=None,
     config: FlowConfig | None = None,
+    *,
+    init: tuple[float, float, float] | None = None,
+    s_grid: Any = None,
+    s_min: float | None = None,
+    bank: Bank | None = None,
+    max_terms: int = MAX_TERMS,
+    progress: bool = False,
+    **options: Any,
 ) -> Result:
     """Population GD (``method="gd"``) or gradient flow (``method="flow"``) of ℓ_red from the idealized init.
 
+    The options of the run are the fields of :class:`~theorydyn.reduced.config.FlowConfig` (their defaults,
+    rules and help are there, written once): ``config``, or keywords named after its fields
+    (``method="gd", eta=0.5``), not both. What they do beyond their help: ``"gd"`` is the paper's recursion
+    with per-entry updates, ``steps`` steps of size ``eta`` (s = η·step; ``steps`` defaults to ⌈s_max/η⌉);
+    ``"flow"`` is dθ/ds = −(∂ℓ/∂α, ∂ℓ/∂γ/(D(C−1)), ∂ℓ/∂ρ/(D(D−C))) up to ``s_max`` (not given: the end of
+    ``s_grid``, else η·steps, else FlowConfig's, the CLI's: one object,
+    :data:`~theorydyn.reduced.config.FLOW_DEFAULTS`) with the scipy solver ``solver`` (LSODA, BDF, Radau;
+    RK45 for non-stiff checks), tolerances rtol/atol. ``expectation="mc"`` is a fixed bank of ``n_samples``
+    count vectors drawn with ``seed`` (common random numbers: the right-hand side is a smooth deterministic
+    function), ``"exact"`` small L only. ``n_points``: rows of the trajectory, s = 0 and ``n_points − 1``
+    log-spaced values from ``s_min`` to the end (gd: rounded to whole steps).
+
     Args:
         s: the setting. Start (Parametrization 3.1): α = ν^{1/(p−1)}, γ = ρ = 0, unless ``init``.
-        method: ``"gd"``: the paper's recursion with per-entry updates, ``steps`` steps of size
-            ``eta`` (s = η·step; ``steps`` defaults to ⌈s_max/η⌉). ``"flow"``: dθ/ds = −(∂ℓ/∂α,
-            ∂ℓ/∂γ/(D(C−1)), ∂ℓ/∂ρ/(D(D−C))) up to ``s_max`` (default :class:`FlowConfig`'s, 2e4, the
-            CLI's: one object, :data:`~theorydyn.reduced.config.FLOW_DEFAULTS`; or η·steps) with the scipy
-            solver ``solver`` (LSODA, BDF, Radau; RK45 for non-stiff checks), tolerances rtol/atol.
-            Every default and rule of these options is :class:`~theorydyn.reduced.config.FlowConfig`'s.
-        expectation: ``"mc"`` (a fixed bank of ``n_samples`` count vectors drawn with ``seed``:
-            common random numbers, so the right-hand side is a smooth deterministic function) or
-            ``"exact"`` (small L only).
-        n_points: rows of the trajectory: s = 0 and ``n_points − 1`` log-spaced values from ``s_min``
-            (default min(η, s_max/100) for gd, min(0.01, s_max/100) for flow) to the end; for gd the
-            grid is rounded to whole steps.
-        err_tol: tolerance of T2 in the phase summary.
+        config: a :class:`~theorydyn.reduced.config.FlowConfig`
+            (:meth:`~theorydyn.reduced.config.FlowConfig.integrate_kwargs`), as ``python -m theorydyn.reduced``
+            calls it.
+        init: the start (α, γ, ρ).
         s_grid: explicit increasing times s ≥ 0 to record instead of the log grid (gd rounds them
             to whole steps; the end of the run is max(s_grid) unless s_max/steps say otherwise).
+        s_min: the first time of the log grid (default min(η, s_max/100) for gd, min(0.01, s_max/100) for flow).
         bank: reuse a bank from :func:`make_bank` (then expectation/n_samples/seed are not used).
+        max_terms: the most count vectors of an exact bank (:func:`make_bank`).
         progress: a progress bar on stderr.
-        config: a :class:`~theorydyn.reduced.config.FlowConfig` giving every option it holds
-            (:meth:`~theorydyn.reduced.config.FlowConfig.integrate_kwargs`; those keywords are then
-            left at their defaults), as ``python -m theorydyn.reduced`` calls it.
+        **options: fields of :class:`~theorydyn.reduced.config.FlowConfig`, each replacing its default.
 
     Returns:
         :class:`~theorydyn.core.result.Result` with ``solver="reduced"``: the trajectory has the
@@ -217,7 +209,8 @@ def integrate(
         grid); ``status`` DIVERGED / FAILED with the rows before kept.
 
     Raises:
-        ValueError: naming a bad option.
+        TypeError: a keyword that is not a field of FlowConfig.
+        ValueError: naming a bad option (FlowConfig's rule), or options given beside ``config``.
 
     >>> from theorydyn import Setting
     >>> r = integrate(Setting(D=16, C=4))
@@ -226,10 +219,12 @@ def integrate(
     >>> round(r.phases.T0, 1)  # the end of phase I: α's plateau (Lemma 4.2)
     8.2
     """
-    if config is not None:
-        return _integrate_config(s, config, locals())
+    o = _options(config, options)
+    method, eta, steps, s_max = o["method"], o["eta"], o["steps"], o["s_max"]
+    n_samples, seed, expectation, n_points = o["n_samples"], o["seed"], o["expectation"], o["n_points"]
+    solver, err_tol, rtol, atol = o["solver"], o["err_tol"], o["rtol"], o["atol"]
     # -- argument checks (FlowConfig's rules and theorydyn.core.validate's: the CLI's, before any work) --
-    check_integrate(**locals())  # every argument, as passed
+    check_integrate(s, s_min=s_min, init=init, max_terms=max_terms, s_grid=s_grid)
     FlowConfig.check_values(n_samples=n_samples, seed=seed, expectation=expectation, rtol=rtol, atol=atol)
     s_grid, s_max = _checked_options(method, solver, eta, steps, s_max, n_points, err_tol, s_grid)
     if method == "gd":
@@ -273,16 +268,26 @@ def integrate(
     return Result("reduced", s, traj, phases, status, message, stopped, options, time.perf_counter() - t_start)
 
 
-def _integrate_config(s: Setting, config: FlowConfig, given: dict[str, Any]) -> Result:
-    """:func:`integrate` with the options of ``config``; ``given`` (integrate's arguments) must leave the
-    options ``config`` holds at their defaults (two values for one option is an error, not a choice)."""
+def _options(config: FlowConfig | None, options: dict[str, Any]) -> dict[str, Any]:
+    """The options of one run, every field of :class:`FlowConfig`: ``config``'s
+    (:meth:`~FlowConfig.integrate_kwargs`), or the defaults with ``s_max`` None (derived: the end of
+    ``s_grid``, η·steps, else :data:`~theorydyn.reduced.config.FLOW_DEFAULTS`') replaced by ``options``.
+    Their values are checked by FlowConfig's rules in :func:`integrate`.
+
+    Raises:
+        TypeError: ``options`` names what is not a field of FlowConfig, or ``config`` is not a FlowConfig.
+        ValueError: ``options`` beside ``config`` (two values for one option is an error, not a choice).
+    """
+    unknown = [k for k in options if k not in FlowConfig.names()]
+    if unknown:
+        raise TypeError(f"integrate() got an unexpected keyword argument {unknown[0]!r} (options: FlowConfig's fields)")
+    if config is None:
+        return {**_F.to_dict(), "s_max": None, **options}
     if not isinstance(config, FlowConfig):
         raise TypeError(f"integrate: config must be a FlowConfig, got {type(config).__name__}")
-    both = [k for k in FlowConfig.names() if k in given and given[k] is not None and given[k] != getattr(_F, k)]
-    if both:
-        raise ValueError(f"{', '.join(both)}: given both in config and as keywords; give each once")
-    rest = ("s_min", "init", "max_terms", "progress", "bank", "s_grid")
-    return integrate(s, **config.integrate_kwargs(), **{k: given[k] for k in rest})
+    if options:
+        raise ValueError(f"{', '.join(options)}: given both in config and as keywords; give each once")
+    return config.integrate_kwargs()
 
 
 def _log_grid(lo: float, hi: float, n: int) -> np.ndarray:

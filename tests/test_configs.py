@@ -99,18 +99,22 @@ def test_the_configurations_are_frozen_and_their_defaults_are_the_documented_val
 
 
 def test_the_library_signatures_take_their_defaults_from_the_configurations():
+    # the solvers take (setting, config) or keywords named after the config's fields: no parameter repeats
+    # a field, so the defaults are the configuration's by construction (issue 40)
     import inspect
 
-    from theorydyn.reduced.solve import integrate
-    from theorydyn.simulate.run import simulate, simulate_replicas
+    from theorydyn.reduced import solve
+    from theorydyn.simulate import run
 
-    sig = inspect.signature(integrate).parameters
-    for k in ("method", "eta", "n_samples", "seed", "expectation", "n_points", "solver", "rtol", "atol", "err_tol"):
-        assert sig[k].default == getattr(FLOW_DEFAULTS, k), k
-    for fn in (simulate, simulate_replicas):
+    for fn, cls in ((solve.integrate, FlowConfig), (run.simulate, SimConfig), (run.simulate_replicas, SimConfig)):
         sig = inspect.signature(fn).parameters
-        for k in ("N", "eta", "omega", "seed", "record_every", "dtype", "n_test", "dense_until", "err_tol", "device"):
-            assert sig[k].default == getattr(SIM_DEFAULTS, k), (fn.__name__, k)
+        assert not set(sig) & set(cls.names()), fn.__name__
+        assert sig["config"].default is None and sig["options"].kind is inspect.Parameter.VAR_KEYWORD
+    # steps (simulate) and s_max (integrate) not given are derived from the run's other inputs
+    assert solve._options(None, {}) == {**FLOW_DEFAULTS.to_dict(), "s_max": None}
+    assert run._options("simulate", None, {}) == {**SIM_DEFAULTS.to_dict(), "steps": None}
+    with pytest.raises(TypeError, match="'replicas'"):
+        run._options("simulate", None, {"replicas": 2})
 
 
 # ---- flags -------------------------------------------------------------------------------------------------

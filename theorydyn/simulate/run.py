@@ -655,9 +655,7 @@ def _options(where: str, config: SimConfig | None, options: dict[str, Any]) -> d
     """
     unknown = [k for k in options if k not in SimConfig.names()]
     if unknown:
-        raise TypeError(
-            f"{where}() got an unexpected keyword argument {unknown[0]!r} (its options: SimConfig's fields)"
-        )
+        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r} (options: SimConfig's fields)")
     if config is None:
         return {**SIM_DEFAULTS.to_dict(), "steps": None, **options}
     if not isinstance(config, SimConfig):

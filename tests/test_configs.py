@@ -111,10 +111,10 @@ def test_the_library_signatures_take_their_defaults_from_the_configurations():
         assert not set(sig) & set(cls.names()), fn.__name__
         assert sig["config"].default is None and sig["options"].kind is inspect.Parameter.VAR_KEYWORD
     # steps (simulate) and s_max (integrate) not given are derived from the run's other inputs
-    assert solve._options(None, {}) == {**FLOW_DEFAULTS.to_dict(), "s_max": None}
-    assert run._options("simulate", None, {}) == {**SIM_DEFAULTS.to_dict(), "steps": None}
+    assert FlowConfig.call_options("integrate", None, {}, derived="s_max") == {**FLOW_DEFAULTS.to_dict(), "s_max": None}
+    assert SimConfig.call_options("simulate", None, {}, derived="steps") == {**SIM_DEFAULTS.to_dict(), "steps": None}
     with pytest.raises(TypeError, match="'replicas'"):
-        run._options("simulate", None, {"replicas": 2})
+        SimConfig.call_options("simulate", None, {"replicas": 2}, derived="steps")
 
 
 # ---- flags -------------------------------------------------------------------------------------------------

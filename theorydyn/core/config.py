@@ -248,6 +248,30 @@ class Config:
         for k, v in values.items():
             cls.rule(k).check(k, v)
 
+    @classmethod
+    def call_options(cls, where: str, config: Any, options: dict[str, Any], derived: str) -> dict[str, Any]:
+        """The options of one call of a solver that takes ``(setting, config=None, **options)``
+        (:func:`theorydyn.reduced.integrate`, :func:`theorydyn.simulate.simulate`): every field, ``config``'s,
+        or the defaults with field ``derived`` None (the solver derives it from its other inputs) replaced by
+        ``options``. The values are checked by the fields' rules where the solver checks its inputs.
+
+        Raises:
+            TypeError: ``options`` names what is not a field, or ``config`` is not an instance of ``cls``.
+            ValueError: ``options`` beside ``config`` (two values for one option is an error, not a choice).
+        """
+        unknown = [k for k in options if k not in cls.names()]
+        if unknown:
+            raise TypeError(
+                f"{where}() got an unexpected keyword argument {unknown[0]!r} (options: {cls.__name__}'s fields)"
+            )
+        if config is None:
+            return {**cls().to_dict(), derived: None, **options}
+        if not isinstance(config, cls):
+            raise TypeError(f"{where}: config must be a {cls.__name__}, got {type(config).__name__}")
+        if options:
+            raise ValueError(f"{', '.join(options)}: given both in config and as keywords; give each once")
+        return config.to_dict()
+
     def replace(self: C, **changes: Any) -> C:
         """A copy with ``changes`` (checked again)."""
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]

@@ -219,7 +219,11 @@ def integrate(
     >>> round(r.phases.T0, 1)  # the end of phase I: α's plateau (Lemma 4.2)
     8.2
     """
-    o = _options(config, options)
+    # s_max not given is derived (the end of s_grid, η·steps, else FLOW_DEFAULTS'); a config's GD with steps
+    # runs exactly those steps (FlowConfig.integrate_kwargs)
+    o = FlowConfig.call_options("integrate", config, options, derived="s_max")
+    if config is not None:
+        o = config.integrate_kwargs()
     method, eta, steps, s_max = o["method"], o["eta"], o["steps"], o["s_max"]
     n_samples, seed, expectation, n_points = o["n_samples"], o["seed"], o["expectation"], o["n_points"]
     solver, err_tol, rtol, atol = o["solver"], o["err_tol"], o["rtol"], o["atol"]
@@ -266,28 +270,6 @@ def integrate(
         phases = detect_phases(traj, err_tol=err_tol, refine=refine) if len(traj) else Phases(err_tol=err_tol)
     status, message, stopped = run
     return Result("reduced", s, traj, phases, status, message, stopped, options, time.perf_counter() - t_start)
-
-
-def _options(config: FlowConfig | None, options: dict[str, Any]) -> dict[str, Any]:
-    """The options of one run, every field of :class:`FlowConfig`: ``config``'s
-    (:meth:`~FlowConfig.integrate_kwargs`), or the defaults with ``s_max`` None (derived: the end of
-    ``s_grid``, η·steps, else :data:`~theorydyn.reduced.config.FLOW_DEFAULTS`') replaced by ``options``.
-    Their values are checked by FlowConfig's rules in :func:`integrate`.
-
-    Raises:
-        TypeError: ``options`` names what is not a field of FlowConfig, or ``config`` is not a FlowConfig.
-        ValueError: ``options`` beside ``config`` (two values for one option is an error, not a choice).
-    """
-    unknown = [k for k in options if k not in FlowConfig.names()]
-    if unknown:
-        raise TypeError(f"integrate() got an unexpected keyword argument {unknown[0]!r} (options: FlowConfig's fields)")
-    if config is None:
-        return {**_F.to_dict(), "s_max": None, **options}
-    if not isinstance(config, FlowConfig):
-        raise TypeError(f"integrate: config must be a FlowConfig, got {type(config).__name__}")
-    if options:
-        raise ValueError(f"{', '.join(options)}: given both in config and as keywords; give each once")
-    return config.integrate_kwargs()
 
 
 def _log_grid(lo: float, hi: float, n: int) -> np.ndarray:

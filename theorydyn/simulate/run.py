@@ -515,7 +515,7 @@ def simulate_replicas(
     >>> [r.options["eta"] for r in runs], [r.options["init_seed"] for r in runs]
     ([0.5, 1.0], [0, 1])
     """
-    o = _options("simulate_replicas", config, options)
+    o = SimConfig.call_options("simulate_replicas", config, options, derived="steps")  # steps not given: derived
     N, eta, steps, s_max, omega, seed = o["N"], o["eta"], o["steps"], o["s_max"], o["omega"], o["seed"]
     record_every, dtype, n_test, dense_until = o["record_every"], o["dtype"], o["n_test"], o["dense_until"]
     err_tol, update, device = o["err_tol"], o["update"], o["device"]
@@ -636,30 +636,9 @@ def simulate(
     >>> simulate(s, SimConfig(N=64, eta=0.5, steps=4, n_test=64)).trajectory.equals(r.trajectory)
     True
     """
-    o = _options("simulate", config, options)
+    o = SimConfig.call_options("simulate", config, options, derived="steps")  # steps not given: derived
     # -- argument checks (SimConfig's rules and theorydyn.core.validate's: the CLI's, before any work) --
     check_simulate(s, **o, train=train, test=test, init=init, s_grid=s_grid, fields=SimConfig)
     # simulate's options are simulate_replicas's: forwarded as given, one replica initialised by ``seed``
     inputs = dict(train=train, test=test, A0=A0, v0=v0, init=init, s_grid=s_grid, progress=progress)
     return simulate_replicas(s, **inputs, **o, init_seeds=[o["seed"]])[0]
-
-
-def _options(where: str, config: SimConfig | None, options: dict[str, Any]) -> dict[str, Any]:
-    """The options of one run, every field of :class:`SimConfig`: ``config``'s, or the defaults
-    (:data:`SIM_DEFAULTS`, with ``steps`` None: derived from ``s_max``, ``s_grid`` or :data:`DEFAULT_STEPS`)
-    replaced by ``options``. Their values are checked by SimConfig's rules in :func:`check_simulate`.
-
-    Raises:
-        TypeError: ``options`` names what is not a field of SimConfig, or ``config`` is not a SimConfig.
-        ValueError: ``options`` beside ``config`` (two values for one option is an error, not a choice).
-    """
-    unknown = [k for k in options if k not in SimConfig.names()]
-    if unknown:
-        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r} (options: SimConfig's fields)")
-    if config is None:
-        return {**SIM_DEFAULTS.to_dict(), "steps": None, **options}
-    if not isinstance(config, SimConfig):
-        raise TypeError(f"{where}: config must be a SimConfig, got {type(config).__name__}")
-    if options:
-        raise ValueError(f"{', '.join(options)}: given both in config and as keywords; give each once")
-    return config.to_dict()

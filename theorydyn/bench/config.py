@@ -120,7 +120,7 @@ class SimulateBench(Config):
         optional=True,
     )
     nstar_only: bool = option(False, "only the --nstar part (no step table)")
-    repeats: int = option(7, "timed calls per measurement", low=1, flag_help="timed calls per measurement")
+    repeats: int = option(7, "timed calls per measurement", low=1, flag_help=True)
     settle: float = option(
         SETTLE,
         "pause before each repeat's calls, 0..10 s",

@@ -166,7 +166,7 @@ def option(
     cli: bool = True,
     many: bool = False,
     nargs: str | None = None,
-    flag_help: str | None = None,
+    flag_help: str | bool | None = None,
     parse: str | None = None,
     hidden: bool = False,
 ) -> Any:
@@ -178,9 +178,10 @@ def option(
     (:func:`theorydyn.cli.tools.positive`). ``many``: a tuple of such values (a flag with ``nargs="+"``).
 
     How the flag reads, where it is not the plain ``--name VALUE (help, default …)``: ``flag_help``, its
-    help text word for word (the parser's formatter adds ``(default: X)`` only where the text names no
-    default); ``hidden``: accepted, not shown; ``nargs`` (a ``flag`` without dashes is a positional
-    argument, e.g. ``nargs="?"``); ``parse="path"``: a :class:`~pathlib.Path`, a blank value refused."""
+    help text word for word (``True``: ``help`` itself, word for word; the parser's formatter adds
+    ``(default: X)`` only where the text names no default); ``hidden``: accepted, not shown; ``nargs`` (a
+    ``flag`` without dashes is a positional argument, e.g. ``nargs="?"``); ``parse="path"``: a
+    :class:`~pathlib.Path`, a blank value refused."""
     if positive and low is None:
         low = 1
     if kind is None:
@@ -206,7 +207,7 @@ def option(
         metavar=metavar,
         cli=cli,
         nargs=nargs,
-        flag_help=flag_help,
+        flag_help=help if flag_help is True else flag_help,
         parse=parse,
         hidden=hidden,
     )

@@ -109,7 +109,7 @@ class VisionConfig(Config):
     run is made of that, the ViT's configuration and the run's spec (:mod:`theorydyn.vision.runspec`),
     never of these fields."""
 
-    dataset: str = option("digits", "the images", choices=DATASETS, flag="dataset", nargs="?", flag_help="the images")
+    dataset: str = option("digits", "the images", choices=DATASETS, flag="dataset", nargs="?", flag_help=True)
     experiment: str | None = option(
         None, "what to train (default: demo for digits, single otherwise)", choices=EXPERIMENTS, optional=True
     )
@@ -117,7 +117,7 @@ class VisionConfig(Config):
         "vit",
         "the network of --experiment single (the other experiments fix theirs)",
         choices=MODELS,
-        flag_help="the network of --experiment single (the other experiments fix theirs)",
+        flag_help=True,
     )
     attention: str | None = option(
         None,
@@ -157,7 +157,7 @@ class VisionConfig(Config):
         low=1,
         high=SEEDS_MAX,
         metavar="K",
-        flag_help="number of seeds of compare and robustness, an integer >= 1: seeds --first-seed F … F+K-1",
+        flag_help=True,
     )
     first_seed: int = option(
         0,
@@ -165,14 +165,14 @@ class VisionConfig(Config):
         low=0,
         high=SEED_MAX,
         metavar="F",
-        flag_help="the first of the --seeds seeds (compare, robustness)",
+        flag_help=True,
     )
     perm_seed: int = option(
         0,
         "seed of the grid permutation π_s (where images are permuted)",
         low=0,
         high=SEED_MAX,
-        flag_help="seed of the grid permutation π_s (where images are permuted)",
+        flag_help=True,
     )
     data_dir: Path | None = option(
         None,
@@ -271,9 +271,7 @@ class BenchConfig(Config):
         low=1,
         flag_help="ensemble sizes of --ensemble (default 3 10; 1, the single network, always)",
     )
-    epochs: int = option(
-        1, "epochs per --ensemble measurement", positive=True, flag_help="epochs per --ensemble measurement"
-    )
+    epochs: int = option(1, "epochs per --ensemble measurement", positive=True, flag_help=True)
     threads: int | None = option(
         None, "CPU threads of torch (default torch's choice)", kind=int, positive=True, optional=True
     )

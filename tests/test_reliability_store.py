@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from theorydyn.infra.store import DB_NAME, ResultStore, StoreDamaged, StoreError, move_aside
+from theorydyn.infra.store import DB_NAME, ResultStore, StoreDamaged, StoreError, move_aside, move_aside_if_damaged
 
 
 def _filled(folder: Path, n: int = 3000, name: str = "r.csv") -> Path:
@@ -95,3 +95,17 @@ def test_move_aside_then_a_fresh_store(tmp_path):
     with pytest.warns(UserWarning, match="legacy"):  # the export of the old store is not imported
         st = ResultStore(tmp_path / "r.csv")
     assert len(st) == 0
+
+
+def test_fresh_moves_a_damaged_store_aside_and_leaves_a_sound_one(tmp_path):
+    """move_aside_if_damaged (verify's and transfer's --fresh): none → None; a sound store stays where it is
+    (None); a damaged one (a SQLite header, then garbage) is moved aside whole and its new name returned."""
+    db = tmp_path / DB_NAME
+    assert move_aside_if_damaged(db) is None and not db.exists()
+    st = ResultStore(tmp_path / "r.csv")
+    st.close()
+    assert move_aside_if_damaged(db) is None and db.is_file()
+    db.unlink()
+    db.write_bytes(b"SQLite format 3\x00" + b"\xa5" * 8176)
+    dest = move_aside_if_damaged(db)
+    assert dest is not None and dest.name.startswith(f"{DB_NAME}.damaged-") and not db.exists(), dest

@@ -185,6 +185,18 @@ def move_aside(db: str | Path) -> Path:
     return dest
 
 
+def move_aside_if_damaged(db: str | Path) -> Path | None:
+    """``--fresh`` on a folder's results database: a damaged one (it does not open, :func:`connect`) is moved
+    aside (:func:`move_aside`) and its new name returned; a sound one, or none, is left as it is (None)."""
+    if not Path(db).is_file():
+        return None
+    try:
+        connect(db).close()
+    except StoreDamaged:
+        return move_aside(db)
+    return None
+
+
 def scope_counts(db: str | Path) -> dict[str, int]:
     """Scope → number of committed rows in the results database ``db`` (e.g. the scans a results
     folder holds, for a message naming what exists).

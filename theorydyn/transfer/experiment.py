@@ -204,17 +204,14 @@ def start_over(out: Path) -> list[str]:
     run are set aside in the store's rejected table as they are computed again (``recompute``). Returns
     what was moved, in words (one line each)."""
     from ..infra.atomic import set_aside_all
-    from ..infra.store import DB_NAME, StoreDamaged, connect, move_aside
+    from ..infra.store import DB_NAME, move_aside_if_damaged
 
     said = []
     moved = set_aside_all(sorted({q for g in OUTPUT_GLOBS for q in out.glob(g)}))
     if moved:
         said.append(f"{len(moved)} earlier file(s) moved aside, e.g. {moved[0]}")
-    if (out / DB_NAME).is_file():
-        try:
-            connect(out / DB_NAME).close()
-        except StoreDamaged:
-            said.append(f"the damaged store moved to {move_aside(out / DB_NAME)}")
+    if (aside := move_aside_if_damaged(out / DB_NAME)) is not None:
+        said.append(f"the damaged store moved to {aside}")
     return said
 
 

@@ -138,15 +138,12 @@ def start_over(ledger_csv: Path, folder: Path) -> list[str]:
     selected claims' stored rows are set aside by :func:`~theorydyn.verify.collect` (``recompute``: each
     is replaced, the old row kept in the store's rejected table)."""
     from ..infra.atomic import set_aside
-    from ..infra.store import DB_NAME, StoreDamaged, connect, move_aside
+    from ..infra.store import DB_NAME, move_aside_if_damaged
 
     said = []
     moved = set_aside(ledger_csv)
     if moved is not None:
         said.append(f"--fresh: the earlier ledger moved to {moved}")
-    if (folder / DB_NAME).is_file():
-        try:
-            connect(folder / DB_NAME).close()
-        except StoreDamaged:
-            said.append(f"--fresh: the damaged store moved to {move_aside(folder / DB_NAME)}")
+    if (aside := move_aside_if_damaged(folder / DB_NAME)) is not None:
+        said.append(f"--fresh: the damaged store moved to {aside}")
     return said

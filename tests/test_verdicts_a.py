@@ -61,6 +61,13 @@ def test_window_summary_reads_first_last_peak_and_fraction():
     assert me.window_summary(_traj([0, 0, 0, 1, 1]), 30.0, 2.0)["frac"] == pytest.approx(1 / 3)
 
 
+def _window_rows(trajs, T_a, eta, ks, claim, params, **kw):
+    """Theorem 4.2's window rows of these trajectories, as the claim makes them: each run read by
+    experiments.measure.window_summary, judged by claims.persistence.windows_rows."""
+    windows = {k: [me.window_summary(t, T_a, k) for t in trajs] for k in ks}
+    return pe.windows_rows(windows, T_a, eta, claim, params, **kw)
+
+
 def test_window_rows_flip_when_association_comes_and_goes():
     """Theorem 4.2 along the run: association complete over [T_a, 3 T_a] in every seed PASSes; one
     seed losing it at 2 T_a (the audit's peak-then-fall) FAILs the longest window while the shorter
@@ -69,16 +76,16 @@ def test_window_rows_flip_when_association_comes_and_goes():
     n = 40  # records at s = 0, 10, ..., 390
     hold = [0.5] * 9 + [1.0] * (n - 9)
     comes_goes = [0.5] * 9 + [1.0] * 10 + [0.9] * (n - 19)  # lost from s = 190 on
-    good = pe.window_rows([_traj(hold)] * 3, T_a, eta, (1.5, 3.0), "T", {})
+    good = _window_rows([_traj(hold)] * 3, T_a, eta, (1.5, 3.0), "T", {})
     assert [str(c.verdict) for c in good[:2]] == ["INFO", "PASS"]
     assert "steps 10..30" in good[1].quantity and good[1].params["k"] == 3.0
-    bad = pe.window_rows([_traj(hold), _traj(hold), _traj(comes_goes)], T_a, eta, (1.5, 3.0), "T", {})
+    bad = _window_rows([_traj(hold), _traj(hold), _traj(comes_goes)], T_a, eta, (1.5, 3.0), "T", {})
     assert [str(c.verdict) for c in bad[:2]] == ["INFO", "FAIL"]
     assert bad[1].measured < 1 and "0.429" in bad[1].note  # 9 of the 21 records of s = 100..300 hold in seed 3
     assert [c.quantity.split(" ")[0] for c in bad[2:]] == ["first", "last", "peak"]
     assert all(str(c.verdict) == "INFO" for c in bad[2:])
     assert bad[3].note.startswith("per seed (steps): 39, 39, 18")
-    oos = pe.window_rows([_traj(hold)] * 3, T_a, eta, (1.5, 3.0), "T", {}, scope="q too small")
+    oos = _window_rows([_traj(hold)] * 3, T_a, eta, (1.5, 3.0), "T", {}, scope="q too small")
     assert {str(c.verdict) for c in oos[:2]} == {"OUT_OF_SCOPE"}
 
 
@@ -93,7 +100,7 @@ def test_window_rows_flip_when_association_comes_and_goes():
     ],
 )
 def test_theorem_42_window_row_is_judged_in_its_regime(regime, holds, verdict):
-    """The same window procedure as Theorem 4.2's (persistence.window_rows with the claim's judge,
+    """The same window procedure as Theorem 4.2's (persistence.windows_rows with the claim's judge,
     forms.achievable): a run below N_50 is out of regime while more samples approach association, a FAIL
     when they do not, and an in-regime run that loses association FAILs."""
     from theorydyn.claims import forms
@@ -106,7 +113,7 @@ def test_theorem_42_window_row_is_judged_in_its_regime(regime, holds, verdict):
     def judge(complete):
         return forms.achievable(where=where, complete=complete, margin_slope=slope, eta=eta, eta_inside=True)
 
-    rows = pe.window_rows([_traj(hold), _traj(hold), _traj(hold if holds else lose)], T_a, eta, (1.5, 3.0), "T", {},
+    rows = _window_rows([_traj(hold), _traj(hold), _traj(hold if holds else lose)], T_a, eta, (1.5, 3.0), "T", {},
                           judge=judge)  # fmt: skip
     assert str(rows[1].verdict) == verdict and str(rows[1].form) == "achievable", rows[1]
 
@@ -121,7 +128,7 @@ def test_window_ks_drop_the_long_window_only_where_it_does_not_fit():
     assert me.window_ks(3000.0, 10.0, long, 1200) == (1.5, 3.0, 10.0)  # 3000 steps <= 6000
     assert me.window_ks(9000.0, 10.0, long, 1200) == (1.5, 3.0)  # 9000 steps > 6000
     assert me.window_ks(None, 10.0, long, 1200) == ()
-    assert math.isnan(pe.window_rows([_traj([1.0])], 1.0, 1.0, (), "T", {})[0].measured)
+    assert math.isnan(_window_rows([_traj([1.0])], 1.0, 1.0, (), "T", {})[0].measured)
 
 
 @pytest.mark.parametrize(

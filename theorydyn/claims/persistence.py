@@ -20,40 +20,10 @@ Shapes: a trajectory is a DataFrame with columns ``s`` and ``association`` (one 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-
-import pandas as pd
+from collections.abc import Callable
 
 from ..core.stats import mean_ci
-from ..experiments.measure import window_summary  # the reading of one run (also nstar's runs)
 from .check import UNIT, Check, Form, Verdict
-
-
-def window_rows(
-    trajs: Sequence[pd.DataFrame],
-    T_a: float,
-    eta: float,
-    ks: Sequence[float],
-    claim: str,
-    params: dict,
-    scope: str | None = None,
-    route: str = "",
-    judge: Callable[[bool], tuple[Verdict, str]] | None = None,
-) -> list[Check]:
-    """Theorem 4.2 (1) along the run, from one trajectory per seed (columns s, association):
-
-    * for each k in ``ks``: the fraction of the recorded steps of [T_a, k·T_a] at which association is
-      complete, over seeds; the longest window (max k) is the verdict: ``judge(complete)`` with complete =
-      "the fraction is 1 in every seed" (the claim's form: :func:`theorydyn.claims.forms.achievable` read in
-      its regime), else PASS iff complete, FAIL otherwise (OUT_OF_SCOPE with ``scope``); the shorter windows
-      INFO;
-    * INFO: the first and the last recorded step with complete association, and the peak association.
-
-    Every quantity names its window in steps (s / η) and T_a. The readings of each run are
-    :func:`theorydyn.experiments.measure.window_summary`'s, judged by :func:`windows_rows`.
-    """
-    windows = {k: [window_summary(t, T_a, k) for t in trajs] for k in ks}
-    return windows_rows(windows, T_a, eta, claim, params, scope, route, judge)
 
 
 def windows_rows(
@@ -66,8 +36,16 @@ def windows_rows(
     route: str = "",
     judge: Callable[[bool], tuple[Verdict, str]] | None = None,
 ) -> list[Check]:
-    """:func:`window_rows` from the readings of the runs: ``windows`` maps each k read to one
-    :func:`~theorydyn.experiments.measure.window_summary` per seed (first_s, last_s, peak, frac, covered)."""
+    """Theorem 4.2 (1) along the run, from the readings of the runs: ``windows`` maps each k read to one
+    :func:`~theorydyn.experiments.measure.window_summary` per seed (first_s, last_s, peak, frac, covered):
+
+    * for each k: the fraction of the recorded steps of [T_a, k·T_a] at which association is complete, over
+      seeds; the longest window (max k) is the verdict: ``judge(complete)`` with complete = "the fraction is
+      1 in every seed" (the claim's form: :func:`theorydyn.claims.forms.achievable` read in its regime), else
+      PASS iff complete, FAIL otherwise (OUT_OF_SCOPE with ``scope``); the shorter windows INFO;
+    * INFO: the first and the last recorded step with complete association, and the peak association.
+
+    Every quantity names its window in steps (s / η) and T_a."""
     ks = tuple(windows)
     out: list[Check] = []
     if not ks:

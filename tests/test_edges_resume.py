@@ -376,8 +376,9 @@ def test_a_run_trained_again_from_epoch_1_sets_the_earlier_history_aside(tmp_pat
 
     from vision_tiny import TINY, single, small_digits
 
+    from theorydyn.vision.checkpoint import CheckpointWarning
     from theorydyn.vision.model import ViTConfig
-    from theorydyn.vision.train import CheckpointWarning, TrainConfig, train
+    from theorydyn.vision.train import TrainConfig, train
 
     data = small_digits()
     vit = ViTConfig(**TINY)

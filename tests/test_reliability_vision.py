@@ -18,15 +18,9 @@ torch = pytest.importorskip("torch")
 from conftest import link_to_precious  # noqa: E402
 from vision_tiny import single, small_digits  # noqa: E402
 
-from theorydyn.vision import train as tr  # noqa: E402
-from theorydyn.vision.train import (  # noqa: E402
-    CheckpointWarning,
-    TrainConfig,
-    load_checkpoint,
-    read_history,
-    save_checkpoint,
-    train,
-)
+from theorydyn.vision import checkpoint as tr  # noqa: E402  (the module that writes the checkpoints)
+from theorydyn.vision.checkpoint import CheckpointWarning, load_checkpoint, read_history, save_checkpoint  # noqa: E402
+from theorydyn.vision.train import TrainConfig, train  # noqa: E402
 
 torch.set_num_threads(1)
 CFG = TrainConfig(epochs=3, batch_size=64, lr=2e-3, warmup_epochs=1, seed=1)

@@ -14,9 +14,10 @@ import vision_tiny  # noqa: E402
 
 from theorydyn.infra.store import RejectedRowsWarning  # noqa: E402
 from theorydyn.vision import experiments as ex  # noqa: E402
+from theorydyn.vision.checkpoint import save_checkpoint  # noqa: E402
 from theorydyn.vision.data import load  # noqa: E402
 from theorydyn.vision.model import ViTConfig  # noqa: E402
-from theorydyn.vision.train import TrainConfig, save_checkpoint  # noqa: E402
+from theorydyn.vision.train import TrainConfig  # noqa: E402
 
 torch.set_num_threads(1)
 

@@ -50,6 +50,7 @@ from ..infra.keyed import KeyedStore
 from ..infra.paths import run_name
 from ..infra.provenance import NUMERICS_VERSION
 from ..infra.store import RejectedRowsWarning
+from .checkpoint import CHECKPOINT, load_checkpoint, read_history
 from .data import ImageData
 from .grid import grid_permutation
 from .maps import plot_maps
@@ -64,7 +65,7 @@ from .runspec import (  # noqa: F401  (re-exported: imported from here)
     run_key,
     run_params,
 )
-from .train import CHECKPOINT, Status, TrainConfig, load_checkpoint, read_history, train
+from .train import Status, TrainConfig, train
 
 #: a ViT run's map of its positional encodings, in its folder (in the ``plot_format`` asked for: ``.pdf`` …)
 MAPS = "pos_similarity.png"
@@ -284,7 +285,7 @@ MAX_MEMBERS = 10
 
 def _epoch_done(folder: Path) -> int:
     """The epochs held by ``folder``'s checkpoint once its hash is verified (0: none, or damaged and
-    moved aside by :func:`~theorydyn.vision.train.load_checkpoint`, so the run is trained again)."""
+    moved aside by :func:`~theorydyn.vision.checkpoint.load_checkpoint`, so the run is trained again)."""
     state = load_checkpoint(Path(folder) / CHECKPOINT)
     return 0 if state is None else int(state["epoch"])
 

@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 
 from ..core.plotting import figure
 from ..infra.paths import vision_ledger_dir
+from .checkpoint import read_history
 from .experiments import (
     MAPS_OVERRIDES,
     ROBUSTNESS_DIGITS,
@@ -37,7 +38,6 @@ from .experiments import (
     robustness_figure,
 )
 from .maps import cosine_similarity, distance_profile, similarity_figure
-from .train import read_history
 
 ROOT = vision_ledger_dir()
 SEEDS = (0, 1, 2)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from theorydyn import Setting
+from theorydyn import Setting, claims
 from theorydyn.claims import lemma41 as l41
 from theorydyn.claims import theorem4 as t4
 from theorydyn.claims import theorem31 as t31
@@ -516,7 +516,7 @@ def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
     regime = dict(where="below", why="below the regime", margin_slope=(0.1, 0.2), eta_inside=True, n50=None)
     monkeypatch.setattr(xt4, "regime_reading", lambda *a, **kw: None)
     monkeypatch.setattr(t4, "regime_of", lambda res: dict(regime))
-    rows = l41.checks(Setting(D=64, C=4), quick=True) + t4.checks(Setting(D=64, C=4), quick=True)
+    rows = l41.checks(Setting(D=64, C=4), quick=True) + claims.judge(t4, Setting(D=64, C=4), quick=True)
     # at D = 32 the ledger's q = 1/4 has no content (frozen attention errs below 1/8): q = C^2/D = 1/2 instead
     assert seen == {"lemma": 24, "closeness": 24, "q": 0.5, "thm": (32, 16384, 1234)}
     lemma = [c for c in rows if c.claim.startswith("Lemma 4.1 (finite N)")]

@@ -122,9 +122,19 @@ def test_a_claim_is_one_module_and_one_registry_line(monkeypatch, tmp_path):
 
 
 def test_every_registered_claim_follows_the_protocol():
-    """checks(s, *, quick, progress) and memory(s, quick), and the old names map to the new modules."""
+    """checks(s, *, quick, progress) (or EXPERIMENT(s, config, progress), config(s, quick), rows(results): a
+    claim that only judges) and memory(s, quick), and the old names map to the new modules."""
+    judging = []
     for name, path in claims.REGISTRY.items():
         mod = __import__(path, fromlist=["checks"])
+        if callable(getattr(mod, "EXPERIMENT", None)):
+            judging.append(name)
+            assert not hasattr(mod, "checks"), name  # one way to be called
+            assert list(inspect.signature(mod.EXPERIMENT).parameters)[:3] == ["s", "config", "progress"], name
+            assert list(inspect.signature(mod.config).parameters)[:2] == ["s", "quick"], name
+            assert len(inspect.signature(mod.rows).parameters) == 1, name
+            assert mod.EXPERIMENT.__module__.startswith("theorydyn.experiments."), name  # the claim runs nothing
+            continue
         sig = inspect.signature(mod.checks).parameters
         assert list(sig)[0] == "s", name
         for kw in ("quick", "progress"):
@@ -133,6 +143,43 @@ def test_every_registered_claim_follows_the_protocol():
         assert list(inspect.signature(mod.memory).parameters)[:2] == ["s", "quick"], name
         # gpu: without a CUDA device (CI) nothing runs, its rows are NOT_RUN and its estimate is 0
         assert mod.memory(Setting(D=32, C=4), True).total > 0 or (name == "gpu" and gpu.cuda_device() is None), name
+    assert judging == ["theorem4"], judging
+
+
+def test_judge_runs_a_declared_experiment_and_the_claim_only_judges_its_results():
+    """theorydyn.claims.judge: ``rows(EXPERIMENT(s, config(s, quick, **options), progress))`` for a claim that
+    declares its experiment, ``checks(s, quick=…, progress=…, **options)`` otherwise; a module declaring an
+    experiment without its rows cannot be loaded (a SKIP row, not a silent nothing)."""
+    import types
+
+    seen = []
+
+    def run(s, config, progress=None):
+        seen.append((s.D, config))
+        if progress:
+            progress("ran")
+        return config["n"] + s.D
+
+    mod = types.ModuleType("judging")
+    mod.EXPERIMENT = run
+    mod.config = lambda s, quick, **options: dict(n=1 if quick else 2, **options)
+    mod.rows = lambda res: [Check.exact("Toy", "n + D", res, "== 9", Verdict.PASS if res == 9 else Verdict.FAIL)]
+    said = []
+    rows = claims.judge(mod, Setting(D=8, C=2), quick=True, progress=said.append)
+    assert [(c.measured, str(c.verdict)) for c in rows] == [(9, "PASS")] and said == ["ran"]
+    rows = claims.judge(mod, Setting(D=8, C=2), quick=False, extra=3)  # options reach the config
+    assert [(c.measured, str(c.verdict)) for c in rows] == [(10, "FAIL")], rows
+    assert seen == [(8, {"n": 1}), (8, {"n": 2, "extra": 3})], seen
+    plain = claim_module("plain", lambda s, *, quick, progress, k=0: [Check.exact("P", "k", k, "== k", Verdict.PASS)])
+    assert claims.judge(plain, Setting(D=8, C=2), quick=True, k=4)[0].measured == 4
+    del mod.rows
+    sys.modules["judging_broken"] = mod
+    mod.memory = lambda s, quick: None
+    try:
+        with pytest.raises(ImportError, match="has no rows"):
+            claims.load_path("judging_broken")
+    finally:
+        del sys.modules["judging_broken"]
 
 
 def _checks(verdicts):

@@ -6,6 +6,9 @@ A claim module (see docs/adding_a_claim.md) declares its sizes once, ``SIZES = S
 :data:`~theorydyn.core.config.Seeds`), and defines two functions:
 
 * ``checks(s: Setting, *, quick: bool, progress) -> list[Check]`` — the ledger rows of the claim
+  (or, for a claim that only judges, ``EXPERIMENT`` (a ``run(s, config, progress)`` of
+  :mod:`theorydyn.experiments`), ``config(s, quick)`` and ``rows(results) -> list[Check]``: the ledger
+  runs the experiment and the claim judges its results, :func:`judge`; Theorem 4.2 is one)
   at the ledger's setting ``s`` (a module measured at its own setting says so in its rows'
   params), ``quick`` for the quick sizes, ``progress`` a callable taking a message (or None);
   further keyword-only options must have defaults;
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
         claim,
         expected_seconds,
         groups_text,
+        judge,
         listing,
         load,
         load_path,
@@ -71,6 +75,7 @@ __all__ = [
     "claim",
     "expected_seconds",
     "groups_text",
+    "judge",
     "listing",
     "load",
     "load_path",

@@ -17,10 +17,15 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from ..infra.registry import Entry, Registry
+
+if TYPE_CHECKING:
+    from ..core.setting import Setting
 
 
 @dataclass(frozen=True)
@@ -214,8 +219,9 @@ def load(name: str) -> ModuleType:
 
     Raises:
         KeyError: for a name that is not registered.
-        ImportError: when the module (or an extra it needs) is not installed, or lacks ``checks``
-            or ``memory`` — a claim that cannot run (``verify`` turns it into a SKIP row).
+        ImportError: when the module (or an extra it needs) is not installed, or lacks ``checks`` (or,
+            declaring ``EXPERIMENT``, its ``config`` and ``rows``) or ``memory`` — a claim that cannot run
+            (``verify`` turns it into a SKIP row).
     """
     return load_path(_views()[0][name])
 
@@ -231,7 +237,30 @@ def load_path(path: str) -> ModuleType:
         mod = importlib.import_module(path)
     except ModuleNotFoundError as e:
         raise ImportError(f"{path} is not installed ({e})") from e
-    for fn in ("checks", "memory"):
+    runs = EXPERIMENT_PROTOCOL if callable(getattr(mod, "EXPERIMENT", None)) else ("checks",)
+    for fn in (*runs, "memory"):
         if not callable(getattr(mod, fn, None)):
             raise ImportError(f"{path} has no {fn}() (docs/adding_a_claim.md)")
     return mod
+
+
+#: What a claim that declares its experiment defines besides ``memory``: the experiment's ``run``
+#: (``EXPERIMENT``), its config at the ledger's setting (``config``) and the judge of its results (``rows``).
+EXPERIMENT_PROTOCOL = ("EXPERIMENT", "config", "rows")
+
+
+def judge(mod: ModuleType, s: Setting, *, quick: bool, progress: Callable[[str], None] | None = None, **options: Any):
+    """The rows of the claim module ``mod`` at the ledger's setting ``s`` (``verify``'s one call of a claim).
+
+    A claim that declares its experiment (:data:`EXPERIMENT_PROTOCOL`) only judges: the experiment is run here,
+    ``mod.rows(mod.EXPERIMENT(s, mod.config(s, quick, **options), progress))``, so that the claim's code
+    never runs anything (Theorem 4.2: :func:`theorydyn.experiments.theorem4.run` judged by
+    :func:`theorydyn.claims.theorem4.rows`); any other claim returns its rows from
+    ``mod.checks(s, quick=quick, progress=progress, **options)``.
+
+    Returns:
+        list[Check]: the claim's rows.
+    """
+    if callable(getattr(mod, "EXPERIMENT", None)):
+        return list(mod.rows(mod.EXPERIMENT(s, mod.config(s, quick, **options), progress)))
+    return list(mod.checks(s, quick=quick, progress=progress, **options))

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +61,8 @@ ROUTE = (
 
 @dataclass(frozen=True)
 class Theorem4Sizes(ClaimSizes):
-    """The sizes of Theorem 4.2's rows (:func:`checks`): its runs and the closeness rows beside them."""
+    """The sizes of Theorem 4.2's rows (:func:`rows` of :data:`EXPERIMENT`): its runs and the closeness rows
+    beside them."""
 
     N: int = option(16384, "training samples of each run", positive=True)
     steps: int = option(1200, "the least GD steps of a run (more where the flow needs it: run_plan)", positive=True)
@@ -438,13 +438,11 @@ def config(s: Setting, quick: bool) -> Theorem4Config:
     )
 
 
-def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
-    """The ledger rows of Theorem 4.2 (with Lemma 4.2 and Figure 4 from its runs) and of the model
-    without patch association at :data:`SIZES`, each random number over its 5 seeds; every row's claim
-    text names its size: the runs of :func:`theorydyn.experiments.theorem4.run` judged by :func:`rows`."""
-    cfg = config(s, quick)
-    res = runs4.run(s, cfg, progress)
-    return rows(res)
+#: Theorem 4.2's experiment: ``verify`` runs it at :func:`config` and judges its results by :func:`rows`
+#: (:func:`theorydyn.claims.judge`); this module runs nothing. Its rows: Theorem 4.2 (with Lemma 4.2 and Figure 4
+#: from its runs) and the model without patch association at :data:`SIZES`, each random number over its 5
+#: seeds, every row's claim text naming its size.
+EXPERIMENT = runs4.run
 
 
 def rows(res: Theorem4Results) -> list[Check]:
@@ -498,13 +496,13 @@ def _not_run_rows(s: Setting, D_run: int) -> list[Check]:
 
 
 def inputs(s: Setting, quick: bool) -> dict:
-    """What :func:`checks` reads besides its code and ``s``: nothing (its NOT_RUN rows depend only on
+    """What the rows read besides the code and ``s``: nothing (its NOT_RUN rows depend only on
     the mode and the ledger's D), so the ledger may reuse them (:mod:`theorydyn.verify.ledger`)."""
     return {}
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks`: the largest simulation (:func:`theorydyn.experiments.theorem4.memory`):
-    Theorem 4.2 at :data:`SIZES`' N (16384) and D = min(D, its D_max) (32 in quick mode; the ledger's D in
-    full mode)."""
+    """Peak of :data:`EXPERIMENT` at :func:`config`: the largest simulation
+    (:func:`theorydyn.experiments.theorem4.memory`): Theorem 4.2 at :data:`SIZES`' N (16384) and D = min(D, its
+    D_max) (32 in quick mode; the ledger's D in full mode)."""
     return runs4.memory(s, config(s, quick))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..core.config import Config, option
 from ..infra.paths import run_dir
-from . import load, select
+from . import judge, load, select
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -133,7 +133,7 @@ def theorem_checks(
         return (check_theorem_3_1(s, scan=False) if "3.1" in only else []) + (
             check_theorem_3_2(s) if "3.2" in only else []
         )
-    return [c for mod in theorem_claims() for c in mod.checks(s, quick=not full, progress=progress)]
+    return [c for mod in theorem_claims() for c in judge(mod, s, quick=not full, progress=progress)]
 
 
 def theorem_table(s: Setting, only: Sequence[str], full: bool, progress: bool = False) -> tuple[pd.DataFrame, bool]:

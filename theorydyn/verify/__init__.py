@@ -8,12 +8,13 @@ experiment could not run here; the note gives the command that would run it). Ev
 depends on randomness is a mean over ≥ 5 independent seeds with its 95% t-interval; exact numbers have ci_low = ci_high.
 
 The claims are the records of :data:`theorydyn.claims.CLAIMS` (each module imported on use, one
-protocol: ``checks(s, *, quick, progress)`` and ``memory(s, quick)``; docs/adding_a_claim.md), run in
-registry order. Their list, each with the statement it checks, is made from the records, never written
-out by hand: :func:`theorydyn.claims.listing` (``verify --help`` shows their names as ``--only``'s
-choices). ``--only`` also takes the groups of :data:`theorydyn.claims.GROUPS`, which keep the earlier
-ledger's names ``reduced`` and ``theorems`` (their members: :func:`theorydyn.claims.groups_text`).
-This module collects, stores and prints; the claims compute.
+protocol: ``checks(s, *, quick, progress)``, or an ``EXPERIMENT`` run here and judged by the claim's ``rows``,
+and ``memory(s, quick)``; :func:`theorydyn.claims.judge`, docs/adding_a_claim.md), run in registry order.
+Their list, each with the statement it checks, is made from the records, never written out by hand:
+:func:`theorydyn.claims.listing` (``verify --help`` shows their names as ``--only``'s choices). ``--only``
+also takes the groups of :data:`theorydyn.claims.GROUPS`, which keep the earlier ledger's names ``reduced``
+and ``theorems`` (their members: :func:`theorydyn.claims.groups_text`).
+This module runs, collects, stores and prints; the claims judge.
 
 The command is its flags and a few library steps, each raising and returning: :mod:`.config`
 (:class:`~theorydyn.verify.config.LedgerConfig`, the run's options, whose fields are its flags),

@@ -2,7 +2,8 @@
 depend on has changed.
 
 A claim (one module of :data:`theorydyn.claims.REGISTRY`) is one task: :func:`run_claim` imports it,
-runs ``checks(s, quick=…, progress=…, **options)`` and returns its rows with the seconds it took. The
+runs it (:func:`theorydyn.claims.judge`: the experiment a claim declares, judged by its ``rows``, or its
+``checks(s, quick=…, progress=…, **options)``) and returns its rows with the seconds it took. The
 same function runs in this process or on a Dask worker (``verify --scheduler``), so a row does not
 depend on where it ran.
 
@@ -153,7 +154,8 @@ def run_claim(
     status = "computed"
     try:
         mod = _load(module)
-        rows = [normal_row(c.row()) for c in mod.checks(s, quick=quick, progress=progress, **dict(options or {}))]
+        judged = claims.judge(mod, s, quick=quick, progress=progress, **dict(options or {}))
+        rows = [normal_row(c.row()) for c in judged]
     except ImportError as e:
         rows, status = [_row(where, "(source absent from this installation)", SKIP, str(e))], "skipped"
     except Exception as e:  # noqa: BLE001 — one broken part must not hide the others' results

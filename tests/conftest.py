@@ -35,6 +35,18 @@ def _tqdm_locks_of_its_own() -> None:
 
 os.register_at_fork(after_in_child=_tqdm_locks_of_its_own)
 
+
+def _no_tqdm_monitor() -> None:
+    """No tqdm monitor thread in the test process: it wakes every 10 s and takes tqdm's write lock, and
+    the crash tests fork this process at random moments; a thread that holds a lock at a fork is the
+    hazard those tests must not meet (a bar's refresh rate is all the monitor would have kept)."""
+    from tqdm import tqdm
+
+    tqdm.monitor_interval = 0
+
+
+_no_tqdm_monitor()
+
 #: the real runner at a size that takes seconds: the reduced dynamics and, where a test adds
 #: ``simulate``, the simulator (the scan and store tests of its columns)
 TINY_REAL_SCAN = {

@@ -478,11 +478,11 @@ def test_lemma_4_1_size_is_chosen_by_the_scope_rule():
     """D = 16 at q = 1/4, C = 4 has q(D - C) = 3 <= C: the rule moves to D = 24 (q(D - C) = 5 > C); at
     q = 1/2 (C = 4) D = 16 is in scope; where no D is, the setting at the start with the rule's reason."""
     assert glm.theorem_3_1_scope(Setting(D=16, C=4, q=0.25)) is not None
-    sl, why = xl41.smallest_in_scope(Setting(D=64, C=4, q=0.25), 16, 64)
+    sl, why = glm.smallest_in_scope(Setting(D=64, C=4, q=0.25), 16, 64)
     assert (sl.D, sl.q, why) == (24, 0.25, None)
-    assert xl41.smallest_in_scope(Setting(D=32, C=4, q=0.5), 16, 32)[0].D == 16
-    assert xl41.smallest_in_scope(Setting(D=128, C=8, q=0.5), 16, 128)[0].D == 32
-    sl, why = xl41.smallest_in_scope(Setting(D=64, C=4, q=0.05), 16, 64)
+    assert glm.smallest_in_scope(Setting(D=32, C=4, q=0.5), 16, 32)[0].D == 16
+    assert glm.smallest_in_scope(Setting(D=128, C=8, q=0.5), 16, 128)[0].D == 32
+    sl, why = glm.smallest_in_scope(Setting(D=64, C=4, q=0.05), 16, 64)
     assert sl.D == 16 and "more spurious" in why
 
 

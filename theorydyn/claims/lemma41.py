@@ -6,7 +6,7 @@
   (:func:`check_lemma_4_1_scaling`, on the runs of
   :func:`theorydyn.experiments.lemma41.lemma_4_1_scaling_runs`; distance from the form:
   :func:`theorydyn.experiments.lemma41.symmetry_deviation`), at the smallest size inside Theorem 3.1's
-  scope rule (:func:`~theorydyn.experiments.lemma41.smallest_in_scope`). The runs (GD on (P) and at finite N) are
+  scope rule (:func:`~theorydyn.core.glm.smallest_in_scope`). The runs (GD on (P) and at finite N) are
   :mod:`theorydyn.experiments.lemma41`.
 
 Theorem 4.2 and the rows from its runs are :mod:`theorydyn.claims.theorem4`; N*(D) is
@@ -167,7 +167,7 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     * Lemma 4.1 on the exactly enumerated population (:func:`check_lemma_4_1_population`);
     * its finite-N break against N ∈ {2^11, …, 2^15} (quick; … 2^16 full) at the smallest D ≥ 16
       (quick; ≥ min(D, 32) full) inside Theorem 3.1's scope rule
-      (:func:`~theorydyn.experiments.lemma41.smallest_in_scope`, q and ν kept): D = 24 for q = 1/4,
+      (:func:`~theorydyn.core.glm.smallest_in_scope`, q and ν kept): D = 24 for q = 1/4,
       C = 4, where D = 16 has q(D − C) = 3 ≤ C; OUT_OF_SCOPE if none up to D.
     """
     say = progress or (lambda msg: None)
@@ -200,7 +200,7 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
 
 def scaling_size(s: Setting, n: Lemma41Sizes) -> tuple[Setting, str | None, int]:
     """Where :func:`checks` measures the finite-N break at the sizes ``n``: the setting
-    (:func:`~theorydyn.experiments.lemma41.smallest_in_scope` from ``n.D_from``, or from min(D, ``n.D_from``)
+    (:func:`~theorydyn.core.glm.smallest_in_scope` from ``n.D_from``, or from min(D, ``n.D_from``)
     when ``n.capped``, up to the ledger's D: from 16 quick, from min(D, 32) full), the scope rule's reason
     when none is in scope, and that starting D."""
     D_from = n.start_D(s.D)

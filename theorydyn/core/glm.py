@@ -29,7 +29,7 @@ from ..infra.atomic import write_with
 from . import data
 from .logreg import fit_logreg
 from .plotting import FORMATS, GREY, PALETTE, legend_outside, save, styled
-from .setting import Setting
+from .setting import Setting, setting_at
 
 THEOREM_3_1_BOUND = 1.0 / 8.0
 
@@ -149,6 +149,24 @@ def theorem_3_1_scope(s: Setting, q_max: float = SCOPE_Q_MAX, L_min: int = SCOPE
     if s.L < L_min:
         return f"Assumption 2 (C << D, read as L = D/C >= {L_min}): L = {s.L}"
     return None
+
+
+def smallest_in_scope(s: Setting, D_from: int, D_to: int) -> tuple[Setting, str | None]:
+    """The smallest multiple of C in [``D_from``, max(D_from, ``D_to``)] whose setting (q and ν kept,
+    :func:`theorydyn.core.setting.setting_at`) lies inside :func:`theorem_3_1_scope`; when none does, the
+    setting at ``D_from`` with the scope rule's reason (rows read there are then OUT_OF_SCOPE). The size of
+    the finite-N runs of Lemma 4.1 and of Theorem 4.2's closeness runs.
+
+    >>> smallest_in_scope(Setting(D=64, C=4, q=0.25), 16, 64)[0].D  # q(D − C) = 3 <= C at D = 16, 5 at 24
+    24
+    """
+    start = D_from + (-D_from) % s.C
+    for D in range(start, max(start, D_to) + 1, s.C):
+        sd = setting_at(s, D)
+        if theorem_3_1_scope(sd) is None:
+            return sd, None
+    sd = setting_at(s, start)
+    return sd, theorem_3_1_scope(sd)
 
 
 def glm_crossing(

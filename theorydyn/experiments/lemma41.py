@@ -7,7 +7,7 @@
   grid and every seed, each run measured by :func:`symmetry_deviation` (the distance of Â from the
   three-value form), association (Definition 2.2) and its error on fresh samples, and the exponents in N
   of the distance per seed (:func:`scaling_exponents`); at the size
-  :func:`smallest_in_scope` picks, its peak memory :func:`memory`.
+  :func:`theorydyn.core.glm.smallest_in_scope` picks, its peak memory :func:`memory`.
 
 :mod:`theorydyn.claims.lemma41` turns both into rows.
 
@@ -23,9 +23,9 @@ import pandas as pd
 
 from ..core import data, model
 from ..core.config import Seeds
-from ..core.glm import theorem_3_1_scope
+from ..core.glm import smallest_in_scope as smallest_in_scope  # its runs' size; named here before it moved
 from ..core.model import association
-from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
+from ..core.setting import Setting
 from ..infra.memory import MemoryEstimate
 from ..simulate import simulate
 from ..simulate.config import SIM_DEFAULTS
@@ -160,19 +160,6 @@ def population_gd(
             worst_A = max(worst_A, float(max(np.ptp(inv), np.ptp(crv)) / gap))
     inv, crv = A[sp.in_set_mask], A[sp.cross_set_mask]
     return PopulationRun(sp, eta, steps, worst_A, float(inv.mean()), float(crv.mean()), float(v @ sp.w_star))
-
-
-def smallest_in_scope(s: Setting, D_from: int, D_to: int) -> tuple[Setting, str | None]:
-    """The smallest multiple of C in [``D_from``, max(D_from, ``D_to``)] whose setting (q and ν kept,
-    :func:`theorydyn.core.setting.setting_at`) lies inside :func:`~theorydyn.core.glm.theorem_3_1_scope`;
-    when none does, the setting at ``D_from`` with the scope rule's reason (its rows are then OUT_OF_SCOPE)."""
-    start = D_from + (-D_from) % s.C
-    for D in range(start, max(start, D_to) + 1, s.C):
-        sd = setting_at(s, D)
-        if theorem_3_1_scope(sd) is None:
-            return sd, None
-    sd = setting_at(s, start)
-    return sd, theorem_3_1_scope(sd)
 
 
 def memory(s: Setting, N: int) -> MemoryEstimate:

@@ -44,7 +44,7 @@ from scipy.special import expit
 
 from ..core import data, model
 from ..core.config import Seeds
-from ..core.glm import glm_oracle_error_exact, theorem_3_1_scope
+from ..core.glm import glm_oracle_error_exact, smallest_in_scope, theorem_3_1_scope
 from ..core.model import association
 from ..core.setting import Setting, setting_at  # the same q, ν at another D (d = D, σ² = 1/d)
 from ..infra.keyed import KeyedStore
@@ -55,7 +55,6 @@ from ..simulate.config import SimConfig
 from ..simulate.memory import simulate_memory
 from ..simulate.partial import descend_partial
 from ..simulate.run import init_params
-from .lemma41 import smallest_in_scope
 from .measure import fresh_errors, fresh_errors_of, window_ks, window_summary
 from .nstar import HORIZON_FACTOR, plan_at, regime_reading, steps_for  # noqa: F401  (steps_for: named here before)
 from .semirealistic import Closeness, closeness
@@ -318,7 +317,7 @@ class Theorem4Config:
         regime: N*(D)'s sizes whose runs at the same D and q give the regime: ``Ns``, ``seeds``, ``ks``,
             ``min_steps``; ``regime_budget_s`` their time budget (None: none).
         closeness_from: the D the closeness runs' size search starts from (Lemma 4.1's finite-N rows' size,
-            :func:`theorydyn.experiments.lemma41.smallest_in_scope` up to the ledger's D).
+            :func:`theorydyn.core.glm.smallest_in_scope` up to the ledger's D).
     """
 
     sizes: Any
@@ -368,7 +367,7 @@ class Theorem4Plan:
         run: the seeds' options (:data:`RUN` with the sizes' N and the plan's steps and η).
         regime_setting, regime_plan: N*(D)'s runs at ``sg``'s D and q (their setting names q,
             ``setting_at(s, D).at(q=q)``) and their :func:`~theorydyn.experiments.nstar.plan_at`.
-        closeness_setting: the closeness runs' setting (:func:`theorydyn.experiments.lemma41.smallest_in_scope`).
+        closeness_setting: the closeness runs' setting (:func:`theorydyn.core.glm.smallest_in_scope`).
     """
 
     sg: Setting
@@ -388,11 +387,12 @@ def plan(s: Setting, config: Theorem4Config) -> Theorem4Plan:
     (:func:`~theorydyn.experiments.nstar.plan_at` at ``config.regime``'s windows and least steps) and the
     closeness runs' setting, the smallest D in Theorem 3.1's scope from ``config.closeness_from``."""
     n, r = config.sizes, config.regime
+    # first where each run is (the scope rules: no run), then how long and with which step (the flows)
     sg, why_q, scope, glm_err = run_setting(s, n.D_max)
+    sl, _ = smallest_in_scope(s, config.closeness_from, s.D)
     sr = sg.at(q=sg.q)  # N*(D)'s runs name their q: setting_at(s, D).at(q=q), the same setting
     schedule = run_plan(sg, n)
     regime = plan_at(sr, r.ks, None, r.min_steps)
-    sl, _ = smallest_in_scope(s, config.closeness_from, s.D)
     run_ = RUN.replace(N=n.N, steps=schedule["steps"], eta=schedule["eta"])
     return Theorem4Plan(sg, why_q, scope, glm_err, schedule, run_, sr, regime, sl)
 

@@ -24,7 +24,6 @@ import numpy as np
 import pandas as pd
 
 from .. import reduced
-from ..core import model
 from ..core.config import Seeds
 from ..core.setting import Setting
 from ..core.stats import fit_power_law_ci
@@ -125,8 +124,8 @@ def compare_with_reduced(
     kw: dict[str, Any] = dict(
         eta=eta, steps=steps, omega=omega, record_every=record_every, dtype=dtype, n_test=n_test, progress=progress
     )
-    if init == "idealized":
-        kw.update(A0=model.symmetric_attention(s, 0.0, 0.0), v0=s.alpha0 * np.asarray(s.w_star))
+    if init == "idealized":  # Â = A(0, 0) = β I, v̂ = α(0) w*: the simulator's three-value start (Lemma 4.1's form)
+        kw.update(init=(s.alpha0, 0.0, 0.0))
     rows, curves = [], {"reduced": red}
     for N in Ns:
         for k, seed in enumerate(seeds):

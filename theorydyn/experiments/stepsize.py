@@ -24,19 +24,18 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..core import data
-from ..core.model import risk_and_grad, symmetric_attention
+from ..core.model import symmetric_attention
 from ..core.setting import Setting
 from ..infra.keyed import KeyedStore
 from ..infra.paths import run_dir
 from ..reduced import integrate
 from ..simulate._kernel import FusedModel
+from ..simulate.curvature import hessian_top
 
 #: Samples of the empirical risk whose curvature the rule reads (seed :data:`CURVATURE_SEED`): the curvature
 #: is a mean over samples, so its Monte Carlo error is ~1/sqrt(4096) = 1.6% of its spread.
@@ -49,76 +48,6 @@ CURVATURE_POINTS = 48
 NO_CURVATURE_ETA = 10.0
 #: The numerics of a stored rule (:func:`curvature_along_flow`'s cache): a change bumps it.
 RULE_VERSION = 1
-#: LOBPCG's block: the start and fixed random vectors.
-BLOCK = 3
-
-
-def hessian_top(
-    s: Setting,
-    A: np.ndarray,
-    v: np.ndarray,
-    X: np.ndarray,
-    y: np.ndarray,
-    tol: float = 1e-8,
-    model: Any = None,
-    start: np.ndarray | None = None,
-) -> tuple[float, np.ndarray]:
-    """λ_max of the Hessian of the empirical risk (E) on (X, y) at (A, v) in the trained parameters
-    (Â's off-diagonal entries, then v̂): LOBPCG (:func:`scipy.sparse.linalg.lobpcg`, ``largest=True``: the
-    largest algebraic eigenvalue, the one that limits GD's step) on Hessian-vector products by central
-    differences of the analytic gradient, step 1e-5 relative: :func:`theorydyn.core.model.risk_and_grad`,
-    or the simulator's fused kernel on the same (X, y) when ``model`` (a ``FusedModel(X, y, …)``) is given
-    (the same gradient to float64 rounding, ~10× faster). ``start``: the starting vector (the previous
-    point's eigenvector along a trajectory converges in a few products). Returns (λ_max, its eigenvector).
-
-    Example:
-        >>> from theorydyn.core.setting import Setting
-        >>> s = Setting(D=4, C=2, q=0.5)
-        >>> b = data.sample(s, 64, seed=0)
-        >>> lam, _ = hessian_top(s, symmetric_attention(s, 0.0, 0.0), 0.5 * s.w_star, b.X, b.y)
-        >>> lam > 0
-        True
-    """
-    from scipy.sparse.linalg import LinearOperator, lobpcg
-
-    D = s.D
-    off = ~np.eye(D, dtype=bool)
-    n_A = int(off.sum())
-    theta = np.concatenate([np.asarray(A, float)[off], np.asarray(v, float)])
-    h = 1e-5 * max(1.0, float(np.linalg.norm(theta)))
-
-    def grad(th: np.ndarray) -> np.ndarray:
-        Ath = np.array(A, dtype=float)
-        Ath[off] = th[:n_A]
-        if model is None:
-            _, gA, gv = risk_and_grad(s, Ath, th[n_A:], X, y)
-        else:
-            _, _, gAs, gVs = model.risk_grad(Ath[None], th[n_A:, None])
-            gA, gv = gAs[0], gVs[:, 0]
-        return np.concatenate([gA[off], gv])
-
-    def hvp(U: np.ndarray) -> np.ndarray:
-        U2 = np.asarray(U, float).reshape(theta.size, -1)
-        out = np.zeros_like(U2)
-        for j in range(U2.shape[1]):
-            nu = float(np.linalg.norm(U2[:, j]))
-            if nu > 0.0:
-                e = h / nu
-                out[:, j] = (grad(theta + e * U2[:, j]) - grad(theta - e * U2[:, j])) / (2 * e)
-        return out
-
-    n = theta.size
-    op = LinearOperator((n, n), matvec=lambda u: hvp(u)[:, 0], matmat=hvp, dtype=np.float64)
-    # a block: the start (the previous point's eigenvector) and fixed random vectors, so that a start locked
-    # on an eigenvalue that was the top one at the previous point cannot hide a new top one
-    x0 = np.random.default_rng(0).normal(size=(n, BLOCK))
-    if start is not None:
-        x0[:, 0] = np.asarray(start, float).reshape(n, -1)[:, 0]
-    with warnings.catch_warnings():  # "not reaching the requested tolerance": the best iterate is returned
-        warnings.simplefilter("ignore", UserWarning)
-        w, U = lobpcg(op, x0, largest=True, tol=tol, maxiter=200)
-    top = int(np.argmax(w))
-    return float(w[top]), U[:, top]
 
 
 @functools.lru_cache(maxsize=64)
@@ -152,13 +81,16 @@ def curvature_along_flow(s: Setting, horizon: float, out: str | None = None) -> 
     grid = np.union1d(np.geomspace(1.0, horizon, CURVATURE_POINTS), np.linspace(0.0, horizon, CURVATURE_POINTS))
     flow = integrate(s, method="flow", s_grid=grid)
     b = data.sample(s, CURVATURE_SAMPLES, seed=CURVATURE_SEED)
+    # the flow's three-value states θ(s) = (A(γ, ρ), α w*), then their curvature on the fixed samples
+    states = [
+        (float(r.s), symmetric_attention(s, r.gamma, r.rho), r.alpha * s.w_star) for r in flow.trajectory.itertuples()
+    ]
     fused = FusedModel(b.X, b.y, s.p, s.nu, s.tau)
     best, s_at, at, u = -math.inf, math.nan, None, None
-    for row in flow.trajectory.itertuples():
-        A = symmetric_attention(s, row.gamma, row.rho)
-        lam, u = hessian_top(s, A, row.alpha * s.w_star, b.X, b.y, tol=1e-3, model=fused, start=u)
+    for s_i, A, v in states:
+        lam, u = hessian_top(s, A, v, b.X, b.y, tol=1e-3, model=fused, start=u)
         if lam > best:
-            best, s_at, at = lam, float(row.s), (A, row.alpha * s.w_star, u)
+            best, s_at, at = lam, s_i, (A, v, u)
     if at is not None:  # the maximum, solved tightly: the rounded step must not hang on the sweep's tolerance
         best, _ = hessian_top(s, at[0], at[1], b.X, b.y, tol=1e-8, model=fused, start=at[2])
     if not (math.isfinite(best) and best > 0):

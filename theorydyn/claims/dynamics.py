@@ -455,7 +455,7 @@ def event_rows(s: Setting, results: Sequence[Any], params: dict) -> list[Check]:
 # experiments.labels'): the text is part of every row, which this move keeps bit-identical.
 ROUTE_VANISHING = (
     "the flows as in the rows above, each end measured on an independent Monte Carlo stream; Pr[f = 0] exact "
-    "(claims.definition21.label_agreement, checked by enumeration); slope interval core.stats.trend_slope_ci; "
+    "(experiments.labels.label_agreement, checked by enumeration); slope interval core.stats.trend_slope_ci; "
     "verdicts on planted errors (tests/test_vanishing.py)"
 )
 

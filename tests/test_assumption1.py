@@ -6,10 +6,11 @@ import math
 import numpy as np
 import pytest
 
+from theorydyn import claims
 from theorydyn.claims import assumption1 as a1
 from theorydyn.core.data import sample
 from theorydyn.core.setting import Setting
-from theorydyn.experiments.assumption1 import BatchLaw, DataLaw, batch_law, data_law
+from theorydyn.experiments.assumption1 import Assumption1Results, BatchLaw, DataLaw, batch_law, data_law
 
 S = Setting(D=64, C=4)
 SEEDS = (0, 1, 2, 3, 4)
@@ -63,7 +64,7 @@ def test_the_noise_identity_is_the_trace_of_the_projector():
 
 
 def test_the_samplers_data_pass_every_row():
-    rows = a1.checks(S)
+    rows = claims.judge(a1, S, quick=True)
     assert _verdicts(rows) == ["PASS"] * 5
     assert rows[0].measured == 0.0  # w* = e_0: the projection is exact
     assert abs(rows[2].measured - S.q / 2) < 0.002 and abs(rows[3].measured - S.q / 2) < 0.002
@@ -75,7 +76,7 @@ def test_noise_not_projected_out_fails_row_0_and_prints_the_mismatch():
         b = sample(S, 512, np.random.default_rng([k, 1001]))
         along = np.random.default_rng(k).standard_normal((512, S.D)) * math.sqrt(S.sigma2)
         batches.append((b.X + along[..., None] * S.w_star, b.y, b.signal))  # planted: ξ_j ~ N(0, σ² I)
-    row = a1.rows(S, _law(S, batches, 512))[0]
+    row = a1.rows(Assumption1Results(S, _law(S, batches, 512)))[0]
     assert row.verdict == "FAIL" and row.measured > 0.3  # |N(0, σ²)| rounded to the nearest integer
     assert f"{row.measured:.3g}" in row.note and "times it" in row.note
 
@@ -85,21 +86,21 @@ def test_a_flipped_signal_patch_fails_row_1():
     X = b.X.copy()
     j = int(np.flatnonzero(S.set_of == b.signal[0])[0])
     X[0, j] -= 2 * b.y[0] * S.w_star  # planted: one patch of the signal set carries -y w*
-    rows = a1.rows(S, _law(S, [(X, b.y, b.signal)], 256))
+    rows = a1.rows(Assumption1Results(S, _law(S, [(X, b.y, b.signal)], 256)))
     assert rows[0].verdict == "PASS" and rows[1].verdict == "FAIL" and rows[1].measured == 1
     assert rows[1].note.startswith("1 of ")
 
 
 def test_a_sampler_at_another_q_fails_the_frequency_rows():
     law = data_law(Setting(D=64, C=4, q=0.8 * S.q), N=512, seeds=SEEDS)  # planted: q' = 0.8 q
-    rows = a1.rows(S, law)
+    rows = a1.rows(Assumption1Results(S, law))
     assert _verdicts(rows) == ["PASS", "PASS", "FAIL", "FAIL", "PASS"]
     assert "outside" in rows[2].note and "(by " in rows[2].note
 
 
 def test_a_sampler_at_another_sigma_fails_the_noise_row():
     law = data_law(Setting(D=64, C=4, sigma2=1.1 * S.sigma2), N=512, seeds=SEEDS)  # planted: σ'² = 1.1 σ²
-    rows = a1.rows(S, law)
+    rows = a1.rows(Assumption1Results(S, law))
     assert _verdicts(rows) == ["PASS", "PASS", "PASS", "PASS", "FAIL"]
 
 
@@ -108,7 +109,7 @@ def test_an_interval_across_an_edge_of_the_band_is_info():
     hi = a1.band(S.q / 2, a1.FREQ_BAND)[1]
     plus = [hi - 0.002, hi + 0.002, hi - 0.001, hi + 0.001, hi]
     batches = tuple(BatchLaw(0.0, 1.0, 0, p, S.q / 2, S.sigma2 * (S.d - 1)) for p in plus)
-    rows = a1.rows(S, DataLaw(N=1, seeds=SEEDS, batches=batches))
+    rows = a1.rows(Assumption1Results(S, DataLaw(N=1, seeds=SEEDS, batches=batches)))
     assert _verdicts(rows) == ["PASS", "PASS", "INFO", "PASS", "PASS"]
     assert "across an edge" in rows[2].note
 

@@ -604,9 +604,10 @@ def test_definition_2_1_label_agreement_exact_vs_enumeration(D, C, q):
 def test_definition_2_1_row_passes_at_the_ledger_setting_and_fails_with_noisy_labels():
     from theorydyn.claims import definition21 as d21
 
-    ok = d21.checks(Setting(D=64, C=4))[-1]  # q = 1/4: 15 random sets, each fully aligned w.p. 8^-4
+    ok = claims.judge(d21, Setting(D=64, C=4), quick=True)[-1]  # q = 1/4: 15 random sets, each fully aligned w.p. 8^-4
     assert ok.measured < 0.01  # the single-D row is INFO; the verdict is the trend (test_verdicts_b_definition21)
-    bad = d21.checks(Setting(D=16, C=4, q=1.0))[-1]  # every random set aligned w.p. 1/8: labels flip often
+    # every random set aligned w.p. 1/8: labels flip often
+    bad = claims.judge(d21, Setting(D=16, C=4, q=1.0), quick=True)[-1]
     assert bad.measured > 0.1
     # more blank patches, fewer aligned random sets: the labels agree with f more often
     assert (

@@ -9,8 +9,8 @@ w* w*ᵀ)) i.i.d.: "the noisy patches are sampled from the orthogonal complement
 
 Every run of the ledger (Theorem 4.2, N*(D), Lemma 4.1 at finite N, the transfer's pre-training …) trains on
 :func:`theorydyn.core.data.sample`; these rows check that its data have this law, at the ledger's setting,
-one batch of N samples per seed (:func:`theorydyn.experiments.assumption1.data_law` measures, this module
-judges):
+one batch of N samples per seed (:func:`theorydyn.experiments.assumption1.run` measures, :data:`EXPERIMENT`;
+this module judges, :func:`rows`):
 
 0. exact, over every patch of every seed: max |⟨w*, X_j⟩ − z_j| against :func:`rounding_tolerance`, the
    float64 rounding of building and reading X: PASS when within it, FAIL otherwise with both numbers. Noise
@@ -29,13 +29,12 @@ is not projected out, a flipped signal patch, a sampler at 0.8 q and one at 1.1 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..core.config import Seeds, option
 from ..core.setting import Setting
-from ..experiments.assumption1 import DataLaw, data_law
-from ..experiments.assumption1 import memory as data_law_memory
+from ..experiments import assumption1 as law1
+from ..experiments.assumption1 import Assumption1Config, Assumption1Results, DataLaw
 from ..infra.memory import MemoryEstimate
 from .check import UNIT, Check, Form, Verdict, interval_verdict, setting_params
 from .sizes import ClaimSizes, Sizes, seeds_option
@@ -89,7 +88,25 @@ def band(centre: float, rel: float) -> tuple[float, float]:
     return centre * (1.0 - rel), centre * (1.0 + rel)
 
 
-def rows(s: Setting, law: DataLaw) -> list[Check]:
+def config(s: Setting, quick: bool) -> Assumption1Config:
+    """What :func:`theorydyn.experiments.assumption1.run` needs for the rows at :data:`SIZES`: N samples per
+    seed and the seeds."""
+    n = SIZES.pick(quick)
+    return Assumption1Config(N=n.N, seeds=n.seeds)
+
+
+#: Assumption 1's experiment: ``verify`` runs it at :func:`config` and judges its results by :func:`rows`
+#: (:func:`theorydyn.claims.judge`); this module runs nothing. One batch per seed at :data:`SIZES`.
+EXPERIMENT = law1.run
+
+
+def rows(res: Assumption1Results) -> list[Check]:
+    """The five rows of Assumption 1 (module docstring) from ``res``
+    (:func:`theorydyn.experiments.assumption1.run` at the ledger's setting ``res.s``)."""
+    return _rows(res.s, res.law)
+
+
+def _rows(s: Setting, law: DataLaw) -> list[Check]:
     """The five rows of Assumption 1 at ``s`` (module docstring) from the measured :class:`DataLaw` ``law``."""
     base = setting_params(s, d=s.d, sigma2=f"{s.sigma2:.6g}", N=law.N)
     route = "the projections against math.fsum, patch by patch (tests/test_assumption1.py)"
@@ -172,15 +189,7 @@ def _banded(c: Check, lo: float, hi: float, what: str) -> Check:
     return replace(c, verdict=verdict, note=note)
 
 
-def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
-    """The rows of Assumption 1 at ``s`` at :data:`SIZES` (module docstring), one batch per seed."""
-    n = SIZES.pick(quick)
-    if progress:
-        progress(f"Assumption 1 (N = {n.N}, {len(n.seeds)} seeds)")
-    return rows(s, data_law(s, N=n.N, seeds=n.seeds))
-
-
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks` at :data:`SIZES`: one batch and its projections
+    """Peak of :data:`EXPERIMENT` at :func:`config`: one batch and its projections
     (:func:`theorydyn.experiments.assumption1.memory`)."""
-    return data_law_memory(s, SIZES.pick(quick).N)
+    return law1.memory(s, config(s, quick).N)

@@ -1,7 +1,9 @@
 """Definition 2.1 in the ledger: the labels of Assumption 1 are spatially structured, i.e. up to a
 negligible error the label is a sum over sets, Pr[y f(X) > 0] = 1 − d^{−ω(1)} (docs/theory.md §10.1).
 
-For Assumption 1 the probability is exact (:mod:`theorydyn.experiments.labels` computes it): the signal set
+For Assumption 1 the probability is exact (:mod:`theorydyn.experiments.labels` computes it,
+:func:`~theorydyn.experiments.labels.run` at :func:`config`: :data:`EXPERIMENT`; this module judges, :func:`rows`):
+the signal set
 contributes y·C to f, and each of the L − 1 other sets contributes Thr(t), t the sum of C i.i.d. δ_j ∈ {+1, −1, 0}
 (probabilities q/2, q/2, 1 − q), Thr(t) = t if |t| > 0.9 C else 0. y·Thr(t) has the law of Thr(t)
 (δ is symmetric), so
@@ -30,13 +32,11 @@ The definition is asymptotic: the noise must be d^{−ω(1)}, i.e. fall faster t
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from ..core.setting import Setting
-from ..experiments.labels import label_agreement, trend
-from ..experiments.labels import memory as labels_memory
+from ..experiments import labels
+from ..experiments.labels import Definition21Config, Definition21Results
 from ..infra.memory import MemoryEstimate
 from . import forms
 from .check import Check, Form, Verdict, setting_params
@@ -93,29 +93,34 @@ def _trend_row(title: str, t: dict[str, np.ndarray], verdict_row: bool, extra: s
     )
 
 
-def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
-    """The Definition 2.1 rows (module docstring; exact, ``quick`` changes nothing): the trend along
-    Assumption 2 (the verdict), the trend at the ledger's fixed C and the noise at ``s`` (INFO)."""
-    if progress:
-        progress("Definition 2.1 (exact label agreement across D)")
-    return rows(s, label_agreement(s), trend(POLYLOG_GRID), trend(fixed_c_grid(s.C)))
+def config(s: Setting, quick: bool) -> Definition21Config:
+    """What :func:`theorydyn.experiments.labels.run` needs for the rows: the grids :data:`POLYLOG_GRID` and
+    :func:`fixed_c_grid` at the ledger's C (exact: no sizes, ``quick`` changes nothing)."""
+    return Definition21Config(polylog=POLYLOG_GRID, fixed=fixed_c_grid(s.C))
 
 
-def rows(s: Setting, p: dict[str, float], polylog: dict[str, np.ndarray], fixed: dict[str, np.ndarray]) -> list[Check]:
-    """The rows of :func:`checks` from the exact laws: ``p`` the label agreement at ``s``
-    (:func:`theorydyn.experiments.labels.label_agreement`), ``polylog`` and ``fixed`` the trends on
-    :data:`POLYLOG_GRID` and :func:`fixed_c_grid` (:func:`theorydyn.experiments.labels.trend`)."""
+#: Definition 2.1's experiment: ``verify`` runs it at :func:`config` and judges its results by :func:`rows`
+#: (:func:`theorydyn.claims.judge`); this module runs nothing. Exact convolutions of integer laws.
+EXPERIMENT = labels.run
+
+
+def rows(res: Definition21Results) -> list[Check]:
+    """The Definition 2.1 rows (module docstring) from the exact laws of ``res``
+    (:func:`theorydyn.experiments.labels.run` at the ledger's setting ``res.s``): the trend along Assumption 2
+    on ``res.polylog_grid`` (the verdict), the trend at the ledger's fixed C on ``res.fixed_grid`` and the noise
+    at ``res.s`` from its label agreement (INFO)."""
+    s, p = res.s, res.agreement
     here = p["zero"] + p["disagree"]
     return [
         _trend_row(
-            f"Definition 2.1 (along Assumption 2, C ~ log2 D) [{grid_text(POLYLOG_GRID)}]",
-            polylog,
+            f"Definition 2.1 (along Assumption 2, C ~ log2 D) [{grid_text(res.polylog_grid)}]",
+            res.polylog,
             True,
             "C = polylog(d) as Assumption 2 asks.",
         ),
         _trend_row(
-            f"Definition 2.1 (fixed C = {s.C}, outside Assumption 2) [{grid_text(fixed_c_grid(s.C))}]",
-            fixed,
+            f"Definition 2.1 (fixed C = {s.C}, outside Assumption 2) [{grid_text(res.fixed_grid)}]",
+            res.fixed,
             False,
             f"At fixed C the exponent settles at -(C - 1) = {1 - s.C} (one random set aligned against y): "
             "polynomial, the planted counter-case of the row above.",
@@ -136,6 +141,8 @@ def rows(s: Setting, p: dict[str, float], polylog: dict[str, np.ndarray], fixed:
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks` (:func:`theorydyn.experiments.labels.memory`) at the largest D of the grids."""
-    n = max([s.C * s.L, *(D for _, D in POLYLOG_GRID), *(D for _, D in fixed_c_grid(s.C))])
-    return labels_memory(n, s.D)
+    """Peak of :data:`EXPERIMENT` at :func:`config` (:func:`theorydyn.experiments.labels.memory`) at the largest D
+    of its grids."""
+    c = config(s, quick)
+    n = max([s.C * s.L, *(D for _, D in c.polylog), *(D for _, D in c.fixed)])
+    return labels.memory(n, s.D)

@@ -12,6 +12,10 @@ with E‖ξ_j‖² = tr σ² (I_d − w* w*ᵀ) = σ² (d − 1). This module me
 (:class:`BatchLaw`), without the sampler's own record of z: a sampler that drew z but not the noise the law
 says shows in them. It judges nothing.
 
+* :func:`batch_law` — the numbers of one batch; :func:`data_law` — one batch per seed (:class:`DataLaw`);
+* :func:`run` — what the ledger's rows read, in one call (:class:`Assumption1Config` →
+  :class:`Assumption1Results`): :func:`data_law` at the config's sizes; :func:`memory` its peak.
+
 >>> import numpy as np
 >>> from theorydyn.core.setting import Setting
 >>> s = Setting(D=8, C=2, q=0.5)
@@ -23,6 +27,7 @@ says shows in them. It judges nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,6 +100,34 @@ def data_law(s: Setting, *, N: int, seeds: Seeds) -> DataLaw:
         b = sample(s, N, np.random.default_rng([k, 1001]))
         out.append(batch_law(s, b.X, b.y, b.signal))
     return DataLaw(N=N, seeds=seeds, batches=tuple(out))
+
+
+@dataclass(frozen=True)
+class Assumption1Config:
+    """What :func:`run` needs for the ledger's Assumption 1 rows: one batch of ``N`` samples per seed k of
+    ``seeds`` (generator ``[k, 1001]``)."""
+
+    N: int
+    seeds: Seeds
+
+
+@dataclass(frozen=True)
+class Assumption1Results:
+    """The outcome of :func:`run` at the ledger's setting ``s``: ``law``, the :class:`DataLaw` of the batches
+    (one :class:`BatchLaw` per seed: the residual max |⟨w*, X_j⟩ − z_j|, max ‖X_j‖, the forbidden patches,
+    Pr[z_j = ±1] off the signal set and the mean ‖ξ_j‖²)."""
+
+    s: Setting
+    law: DataLaw
+
+
+def run(s: Setting, config: Assumption1Config, progress: Callable[[str], None] | None = None) -> Assumption1Results:
+    """Assumption 1's data law at the ledger's setting ``s`` (:class:`Assumption1Results`): per seed k of
+    ``config.seeds``, ``config.N`` samples of :func:`theorydyn.core.data.sample` (X: (N, D, d), float64,
+    generator ``[k, 1001]``) read back by :func:`batch_law` (:func:`data_law`); one progress message first."""
+    if progress:
+        progress(f"Assumption 1 (N = {config.N}, {len(config.seeds)} seeds)")
+    return Assumption1Results(s, data_law(s, N=config.N, seeds=config.seeds))
 
 
 def memory(s: Setting, N: int) -> MemoryEstimate:

@@ -10,9 +10,18 @@ computed by exact convolutions of integer laws (the noise 1 − Pr[y f > 0] as P
 small positive terms, so it stays accurate far below the float64 rounding of 1). Pr[f = 0] is the floor of every
 classifier's Pr[f F <= 0]: :mod:`theorydyn.claims.definition21` judges the noise, and the floor enters the
 readings of :mod:`theorydyn.claims.dynamics` and :mod:`theorydyn.claims.theorem32`.
+
+* :func:`label_agreement`, :func:`noise` — the law at one setting; :func:`trend` — the noise on a (C, D) grid
+  and its local exponents in D;
+* :func:`run` — what the ledger's Definition 2.1 rows read, in one call (:class:`Definition21Config` →
+  :class:`Definition21Results`): the agreement at the ledger's setting and the trends on the config's two grids;
+  :func:`memory` its peak.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -53,6 +62,51 @@ def trend(grid: tuple[tuple[int, int], ...]) -> dict[str, np.ndarray]:
     Ds = np.array([D for _, D in grid], float)
     n = np.array([noise(Setting(D=D, C=C, q=C * C / D)) for C, D in grid])
     return dict(D=Ds, C=np.array([C for C, _ in grid]), noise=n, local=np.diff(np.log(n)) / np.diff(np.log(Ds)))
+
+
+#: A grid of settings (C, D), each at q = C²/D (:func:`trend`).
+Grid = tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Definition21Config:
+    """What :func:`run` needs for the ledger's Definition 2.1 rows: the two (C, D) grids its trends are read on,
+    each at q = C²/D, ``polylog`` along Assumption 2 (C ≈ log₂ D, the verdict's) and ``fixed`` at the ledger's
+    fixed C (the counter-case's). Exact: no size, no seed."""
+
+    polylog: Grid
+    fixed: Grid
+
+
+@dataclass(frozen=True)
+class Definition21Results:
+    """The outcome of :func:`run` at the ledger's setting ``s``.
+
+    Attributes:
+        agreement: :func:`label_agreement` at ``s``: exact Pr[y f > 0], Pr[f = 0], Pr[y f < 0]
+            (keys ``agree``, ``zero``, ``disagree``).
+        polylog_grid, polylog: the grid along Assumption 2 and :func:`trend` on it (arrays D, C, noise: (n,);
+            local: (n − 1,) the local exponents Δ log noise / Δ log D).
+        fixed_grid, fixed: the same at the ledger's fixed C.
+    """
+
+    s: Setting
+    agreement: dict[str, float]
+    polylog_grid: Grid
+    polylog: dict[str, np.ndarray]
+    fixed_grid: Grid
+    fixed: dict[str, np.ndarray]
+
+
+def run(s: Setting, config: Definition21Config, progress: Callable[[str], None] | None = None) -> Definition21Results:
+    """Definition 2.1's exact label laws (:class:`Definition21Results`): one progress message, then
+    :func:`label_agreement` at the ledger's setting ``s`` and :func:`trend` on ``config.polylog`` and on
+    ``config.fixed``, in that order (exact convolutions: no sampling)."""
+    if progress:
+        progress("Definition 2.1 (exact label agreement across D)")
+    p = label_agreement(s)
+    polylog, fixed = trend(config.polylog), trend(config.fixed)
+    return Definition21Results(s, p, config.polylog, polylog, config.fixed, fixed)
 
 
 def memory(n: int, D: int) -> MemoryEstimate:

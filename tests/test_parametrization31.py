@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import chi2
 
-from theorydyn import Setting
+from theorydyn import Setting, claims
 from theorydyn.claims import parametrization31 as p31
 from theorydyn.experiments import parametrization31 as p31_exp
 
@@ -40,7 +40,7 @@ def test_top_c_fraction_of_a_planted_block_matrix():
 
 
 def rows(s, **kw):
-    return {c.quantity.split(" ")[0]: c for c in p31.checks(s, quick=True, **kw)}
+    return {c.quantity.split(" ")[0]: c for c in claims.judge(p31, s, quick=True, **kw)}
 
 
 def test_rows_pass_at_the_ledger_setting():

@@ -3,6 +3,7 @@ simulate.run.init_params against the σ_A/√D the paper sets to 0; ω = 1 is th
 
 import numpy as np
 
+from theorydyn import claims
 from theorydyn.claims import parametrization31 as p31
 from theorydyn.core.setting import Setting
 from theorydyn.simulate.config import SIM_DEFAULTS
@@ -22,6 +23,6 @@ def test_start_row_passes_at_the_runs_omega_and_fails_at_omega_one():
 
 
 def test_gaussian_identity_rows_are_info():
-    rows = p31.checks(Setting(D=64, C=4))
+    rows = claims.judge(p31, Setting(D=64, C=4), quick=True)
     assert [str(r.verdict) for r in rows] == ["PASS", "INFO", "INFO", "INFO", "INFO"]
-    assert p31.checks(Setting(D=64, C=4), omega=1.0)[0].verdict == "FAIL"
+    assert claims.judge(p31, Setting(D=64, C=4), quick=True, omega=1.0)[0].verdict == "FAIL"

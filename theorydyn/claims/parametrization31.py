@@ -33,11 +33,13 @@ Rows (seeds independent draws at each D of the grid; σ_A = β, the diagonal the
    (it grows like √(2 log D² / D), so at D = 64 the largest off-diagonal entry is about half the
    diagonal), and the fraction of rows i whose Top-C of A(0)_i· is the set of i (chance level);
 4. INFO: the runs' own scales (η, β, τ, ω) against Parametrization 3.1's (:func:`.check.departures`).
+
+The draws are :func:`theorydyn.experiments.parametrization31.run` (:data:`EXPERIMENT`, at :func:`config`); this
+module judges them (:func:`rows`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -46,6 +48,7 @@ from ..core.config import Seeds
 from ..core.setting import Setting
 from ..core.stats import mean_ci
 from ..experiments import parametrization31 as p31_exp
+from ..experiments.parametrization31 import Parametrization31Config, Parametrization31Results
 from ..infra.memory import MemoryEstimate
 from .check import Check, Form, Verdict, departures
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
@@ -53,7 +56,7 @@ from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
 @dataclass(frozen=True)
 class Parametrization31Sizes(ClaimSizes):
-    """The sizes of the Parametrization 3.1 rows (:func:`checks`)."""
+    """The sizes of the Parametrization 3.1 rows (:func:`rows` of :data:`EXPERIMENT`)."""
 
     grid: tuple[int, ...] = grid_option((16, 32, 64, 128, 256, 512, 1024), "the D grid of the exponent row")
     seeds: Seeds = seeds_option(5, "the draws k of A(0) (generators [k, 31], [k, 3101], [k, 3102])")
@@ -70,8 +73,14 @@ DIAG_LOW, DIAG_HIGH, DIAG_LEVEL = 0.5, 2.0, 0.99
 def start_row(s: Setting, omega: float = RUN_OMEGA, seeds: Seeds = SIZES.quick.seeds) -> Check:
     """Row 0 (module docstring): RMS_{i≠j} Â(0)_ij / β of the runs' realistic start
     (:func:`theorydyn.simulate.run.init_params` at ``omega``) over the draws ``seeds`` at ``s``,
-    PASS iff its upper 95% bound is ≤ 1/√D (the off-diagonal scale the paper sets to 0)."""
-    ratios = p31_exp.start_ratios(s, omega, seeds)
+    PASS iff its upper 95% bound is ≤ 1/√D (the off-diagonal scale the paper sets to 0): :func:`start_check`
+    of :func:`theorydyn.experiments.parametrization31.start_ratios`."""
+    return start_check(s, omega, p31_exp.start_ratios(s, omega, seeds))
+
+
+def start_check(s: Setting, omega: float, ratios: list[float]) -> Check:
+    """Row 0 of :func:`start_row` from ``ratios``, RMS_{i≠j} Â(0)_ij / β of the runs' realistic start at ``omega``,
+    one per draw."""
     bound = 1.0 / np.sqrt(s.D)
     c = Check.over_seeds(
         "Parametrization 3.1",
@@ -93,21 +102,30 @@ def start_row(s: Setting, omega: float = RUN_OMEGA, seeds: Seeds = SIZES.quick.s
     )
 
 
-def checks(
-    s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None, omega: float = RUN_OMEGA
-) -> list[Check]:
-    """The Parametrization 3.1 rows at ``s`` (module docstring) at :data:`SIZES`; ``omega``: the runs' ω
-    (row 0)."""
-    n = SIZES.pick(quick)
+def config(s: Setting, quick: bool, *, omega: float = RUN_OMEGA) -> Parametrization31Config:
+    """What :func:`theorydyn.experiments.parametrization31.run` needs for the rows at :data:`SIZES`: their grid and
+    draws, ``omega`` the runs' ω (row 0; 1 is the planted counter-case) and the diagonal's band
+    [:data:`DIAG_LOW`, :data:`DIAG_HIGH`]."""
+    return Parametrization31Config(SIZES.pick(quick), omega, DIAG_LOW, DIAG_HIGH)
+
+
+#: Parametrization 3.1's experiment: ``verify`` runs it at :func:`config` and judges its results by :func:`rows`
+#: (:func:`theorydyn.claims.judge`); this module runs nothing. Its draws: the runs' start and A(0) = P Pᵀ over the
+#: grid and at the ledger's D, at :data:`SIZES`' 5 seeds.
+EXPERIMENT = p31_exp.run
+
+
+def rows(res: Parametrization31Results) -> list[Check]:
+    """The Parametrization 3.1 rows (module docstring) at ``res.s`` from
+    :func:`theorydyn.experiments.parametrization31.run`: row 0 at ``res.config.omega`` (:func:`start_check`), then
+    the Gaussian identities of P Pᵀ and the runs' scales (INFO)."""
+    s, n, sigma_A = res.s, res.config.sizes, res.sigma_A
     grid, seeds = n.grid, n.seeds
-    sigma_A = float(s.beta)
-    if progress:
-        progress(f"Parametrization 3.1 (A(0) = P Pᵀ at D = {', '.join(map(str, grid))}, {len(seeds)} seeds)")
-    rows = [start_row(s, omega, seeds)]
-    b = p31_exp.exponent_per_seed(grid, sigma_A, seeds)
+    out = [start_check(s, res.config.omega, res.start)]
+    b = res.exponent
     m, lo, hi = mean_ci(b)
     base = dict(sigma_A=sigma_A, seeds=len(seeds))
-    rows.append(
+    out.append(
         Check(
             "Parametrization 3.1",
             "exponent b of RMS_{i!=j} A(0)_ij ~ D^b, A(0) = P P^T, p_i ~ N(0, sigma_A I/D) "
@@ -124,14 +142,13 @@ def checks(
             form=Form.IDENTITY,
         )
     )
-    inside, ratio, top = p31_exp.draws(s, sigma_A, seeds, DIAG_LOW, DIAG_HIGH)
-    exact = p31_exp.diagonal_probability(s.D, DIAG_LOW, DIAG_HIGH)
+    inside, ratio, top, exact = res.inside, res.ratio, res.top, res.exact
     frac = float(np.mean(inside))
     here = dict(D=s.D, C=s.C, **base)
-    rows.append(
+    out.append(
         Check(
             "Parametrization 3.1",
-            f"fraction of A(0)_ii / sigma_A in [{DIAG_LOW:g}, {DIAG_HIGH:g}] over {len(seeds)} x D entries",
+            f"fraction of A(0)_ii / sigma_A in [{res.config.low:g}, {res.config.high:g}] over {len(seeds)} x D entries",
             frac,
             f"INFO (Gaussian identity; no run draws P P^T): >= {DIAG_LEVEL:g}",
             Verdict.INFO,
@@ -140,7 +157,7 @@ def checks(
             route="exact: A_ii / sigma_A ~ chi2_D / D (tests/test_parametrization31.py)",
         )
     )
-    rows.append(
+    out.append(
         Check.over_seeds(
             "Parametrization 3.1",
             "max_{i!=j} |A(0)_ij| / min_i A(0)_ii ('reasonable to set A(0)_ij = 0')",
@@ -153,7 +170,7 @@ def checks(
             "P P^T is not the idealized gamma = rho = 0 entry by entry",
         )
     )
-    rows.append(
+    out.append(
         Check(
             "Parametrization 3.1",
             "the runs' scales against the paper's",
@@ -165,10 +182,10 @@ def checks(
             "(the simulator's default) is 1/poly(d) for d <= 1000",
         )
     )
-    return rows
+    return out
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks` (:func:`theorydyn.experiments.parametrization31.memory`) at the largest D of
-    :data:`SIZES`' grid."""
+    """Peak of :data:`EXPERIMENT` at :func:`config` (:func:`theorydyn.experiments.parametrization31.memory`) at the
+    largest D of :data:`SIZES`' grid."""
     return p31_exp.memory(max(max(SIZES.pick(quick).grid), s.D))

@@ -3,7 +3,10 @@
 The claim: a one-layer transformer with positional attention (Definition 3.2) can reach error d^{−ω(1)} with
 positional encodings whose Gram matrix PᵀP has no patch association. The toolkit builds one explicitly
 (:func:`theorydyn.experiments.theorem32.construct_theorem_3_2`) and feeds it to model (T)'s own forward and to the
-association code that judges trained models (:func:`check_theorem_3_2`).
+association code that judges trained models (:func:`theorydyn.experiments.theorem32.measure_construction`, judged by
+:func:`construction_rows`). The ledger's runs are :func:`theorydyn.experiments.theorem32.run` (:data:`EXPERIMENT`,
+at :func:`config`); this module judges them (:func:`rows`); :func:`check_theorem_3_2` measures and judges the
+construction alone (``python -m theorydyn.claims --only 3.2``).
 
 "d^{−ω(1)}" is a statement about D → ∞, so its verdict is read across D (:func:`across_D_rows`): the construction's
 error Pr[f F <= 0] lies between the floor Pr[f = 0] (exact) and that floor plus an exact Chernoff bound on Pr[f != 0,
@@ -18,7 +21,6 @@ Shapes: X: (N, D, d); P, W_Q, W_K: (D, D) (column i of P = positional encoding p
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +29,13 @@ from ..core.config import Seeds, option
 from ..core.setting import Setting
 from ..core.stats import mean_ci
 from ..experiments import theorem32 as xt32
-from ..experiments.theorem32 import PositionalTransformer, envelope_trend
+from ..experiments.theorem32 import (
+    PositionalTransformer,
+    Theorem32Config,
+    Theorem32Results,
+    Theorem32Run,
+    envelope_trend,
+)
 from ..infra.memory import MemoryEstimate
 from . import forms
 from .check import UNIT, Check, Form, Verdict, setting_params
@@ -37,7 +45,8 @@ from .sizes import ClaimSizes, Sizes, seeds_option
 
 @dataclass(frozen=True)
 class Theorem32Sizes(ClaimSizes):
-    """The sizes of :func:`check_theorem_3_2`: ``N`` fresh samples per seed, one draw per seed of ``seeds``."""
+    """The sizes of the construction's rows (:func:`check_theorem_3_2`, :func:`rows`): ``N`` fresh samples per seed,
+    one draw per seed of ``seeds``."""
 
     N: int = option(5_000, "fresh samples per seed", positive=True)
     seeds: Seeds = seeds_option(5, "the seeds k of the fresh samples (drawn from SeedSequence([seed, k, 32]))")
@@ -81,10 +90,20 @@ def check_theorem_3_2(
        can satisfy it (Cauchy–Schwarz on the row of largest norm), so no planted case can flip the
        row; measured is the fraction of rows satisfying it for this construction.
     5. INFO: Definition 2.2 on the logits A (the block structure lives in W_Q, W_K).
+
+    Measured by :func:`theorydyn.experiments.theorem32.measure_construction`, judged by :func:`construction_rows`.
     """
-    N = sizes.N
+    r = xt32.measure_construction(s, sizes.N, sizes.seeds, seed=seed, kappa=kappa, M=M)
+    return construction_rows(s, r, sizes.N, len(sizes.seeds), kappa=kappa, err_tol=err_tol)
+
+
+def construction_rows(
+    s: Setting, r: Theorem32Run, N: int, n_seeds: int, *, kappa: float = 60.0, err_tol: float = THEOREM_3_2_ERR_TOL
+) -> list[Check]:
+    """The rows of :func:`check_theorem_3_2` (its items 1-5) from the construction measured at ``s``
+    (``r``: :func:`theorydyn.experiments.theorem32.measure_construction` on ``N`` fresh samples per seed, ``n_seeds``
+    seeds, κ = ``kappa``)."""
     params = setting_params(s, N=N, kappa=kappa)
-    r = xt32.run(s, N, sizes.seeds, seed=seed, kappa=kappa, M=M)
     errs, amb, dev, env, miss, literal = r.errs, r.amb, r.dev, r.env, r.miss, r.literal
     assoc_rows = r.assoc_rows
     _, _, hi = mean_ci(errs)
@@ -115,7 +134,7 @@ def check_theorem_3_2(
             params=params,
             note="F_block = sum_l C sigma(s_l / C), s_l the set sums of z: attention exactly 1/C in-set (the "
             "construction's leakage (D - C) e^(-kappa)/C is below float64's resolution); over "
-            f"{len(sizes.seeds)} x {N} samples",
+            f"{n_seeds} x {N} samples",
             route="block_output vs model.forward on a hand-computed sample (doctest) and by enumeration "
             "(tests/test_vanishing.py)",
             form=Form.IDENTITY,
@@ -169,11 +188,16 @@ def check_theorem_3_2(
 
 
 def envelope_row(title: str, grid: tuple[tuple[int, int], ...], verdict_row: bool, extra: str) -> Check:
-    """The d^-omega(1) reading of the construction's error on ``grid``
+    """The d^-omega(1) reading of the construction's error on ``grid``: :func:`trend_row` of
+    :func:`theorydyn.experiments.theorem32.envelope_trend` on it."""
+    return trend_row(title, envelope_trend(grid), verdict_row, extra)
+
+
+def trend_row(title: str, t: dict[str, np.ndarray], verdict_row: bool, extra: str) -> Check:
+    """The d^-omega(1) reading of the construction's error from its envelopes ``t`` on a (C, D) grid
     (:func:`theorydyn.experiments.theorem32.envelope_trend`), verdict
     :func:`theorydyn.claims.forms.faster_than_every_power_between` (the upper envelope's first and last local
     exponents against the floor's); INFO with the rule's verdict in the note unless ``verdict_row``."""
-    t = envelope_trend(grid)
     up, lo = t["local_upper"], t["local_floor"]
     verdict, why = forms.faster_than_every_power_between(
         ((up[0], up[0]), (up[-1], up[-1])), ((lo[0], lo[0]), (lo[-1], lo[-1]))
@@ -208,17 +232,30 @@ def envelope_row(title: str, grid: tuple[tuple[int, int], ...], verdict_row: boo
 def across_D_rows(s: Setting) -> list[Check]:
     """Theorem 3.2's d^-omega(1) read across D (module docstring): along Assumption 2 on Definition 2.1's grid
     (:data:`theorydyn.claims.definition21.POLYLOG_GRID`, C = 7…12, D = C·round(2^C/C)), the verdict; at the
-    ledger's fixed C (:func:`theorydyn.claims.definition21.fixed_c_grid`), INFO, the planted counter-case."""
+    ledger's fixed C (:func:`theorydyn.claims.definition21.fixed_c_grid`), INFO, the planted counter-case
+    (:func:`trend_rows` of :func:`theorydyn.experiments.theorem32.envelope_trend` on both grids)."""
     fixed = fixed_c_grid(s.C)
+    return trend_rows(s, POLYLOG_GRID, envelope_trend(POLYLOG_GRID), fixed, envelope_trend(fixed))
+
+
+def trend_rows(
+    s: Setting,
+    along_grid: tuple[tuple[int, int], ...],
+    along: dict[str, np.ndarray],
+    fixed_grid: tuple[tuple[int, int], ...],
+    fixed: dict[str, np.ndarray],
+) -> list[Check]:
+    """The two rows of :func:`across_D_rows` from the envelopes ``along`` on ``along_grid`` (Assumption 2: the
+    verdict) and ``fixed`` on ``fixed_grid`` (the ledger's fixed C = ``s.C``: INFO)."""
     return [
-        envelope_row(
-            f"Theorem 3.2 (across D, along Assumption 2, C ~ log2 D) [{grid_text(POLYLOG_GRID)}]",
-            POLYLOG_GRID,
+        trend_row(
+            f"Theorem 3.2 (across D, along Assumption 2, C ~ log2 D) [{grid_text(along_grid)}]",
+            along,
             True,
             "C = polylog(d) as Assumption 2 asks.",
         ),
-        envelope_row(
-            f"Theorem 3.2 (across D, fixed C = {s.C}, outside Assumption 2) [{grid_text(fixed)}]",
+        trend_row(
+            f"Theorem 3.2 (across D, fixed C = {s.C}, outside Assumption 2) [{grid_text(fixed_grid)}]",
             fixed,
             False,
             "At fixed C the floor Pr[f = 0] ~ D^(1 - C) is only polynomial: the planted counter-case of the row above.",
@@ -226,14 +263,31 @@ def across_D_rows(s: Setting) -> list[Check]:
     ]
 
 
-def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
-    """The ledger rows of Theorem 3.2 at ``s``: the readings across D (:func:`across_D_rows`, exact) and
-    :func:`check_theorem_3_2` at :data:`SIZES` (N = 5000 samples per seed, 50000 in the full ledger, 5 seeds)."""
-    if progress:
-        progress("Theorem 3.2")
-    return across_D_rows(s) + check_theorem_3_2(s, SIZES.pick(quick))
+def config(s: Setting, quick: bool) -> Theorem32Config:
+    """What :func:`theorydyn.experiments.theorem32.run` needs for the rows at :data:`SIZES`: these sizes (N = 5000
+    samples per seed, 50000 in the full ledger, 5 seeds), Definition 2.1's grid along Assumption 2
+    (:data:`theorydyn.claims.definition21.POLYLOG_GRID`) and the grid at the ledger's fixed C
+    (:func:`theorydyn.claims.definition21.fixed_c_grid`)."""
+    return Theorem32Config(SIZES.pick(quick), POLYLOG_GRID, fixed_c_grid(s.C))
+
+
+#: Theorem 3.2's experiment: ``verify`` runs it at :func:`config` and judges its results by :func:`rows`
+#: (:func:`theorydyn.claims.judge`); this module runs nothing. Its rows: the readings across D (exact envelopes)
+#: and the construction through model (T) at :data:`SIZES`, each random number over its 5 seeds.
+EXPERIMENT = xt32.run
+
+
+def rows(res: Theorem32Results) -> list[Check]:
+    """The ledger rows of Theorem 3.2 at ``res.s`` (:func:`theorydyn.experiments.theorem32.run`): the readings across
+    D (:func:`trend_rows`, exact, as :func:`across_D_rows`), then the construction's rows (:func:`construction_rows`,
+    as :func:`check_theorem_3_2`) at its N and seeds."""
+    c, n = res.config, res.config.sizes
+    return trend_rows(res.s, c.along, res.along, c.fixed, res.fixed) + construction_rows(
+        res.s, res.construction, n.N, len(n.seeds), kappa=c.kappa
+    )
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks` (:func:`theorydyn.experiments.theorem32.memory`) at :data:`SIZES`."""
+    """Peak of :data:`EXPERIMENT` at :func:`config` (:func:`theorydyn.experiments.theorem32.memory`) at
+    :data:`SIZES`."""
     return xt32.memory(s.D, s.C, s.d, N=SIZES.pick(quick).N)

@@ -5,12 +5,18 @@ Gaussian positional encodings, and the runs' own realistic start (:func:`theoryd
 * :func:`exponent_per_seed` — the slope of the off-diagonal RMS against D, per seed;
 * :func:`draws` — the diagonal, the largest off-diagonal entry and the Top-C association of P Pᵀ at one D;
 * :func:`diagonal_probability` — the exact law of a diagonal entry (χ²_D / D);
-* :func:`start_ratios` — the off-diagonal RMS of the runs' start over β, per draw.
+* :func:`start_ratios` — the off-diagonal RMS of the runs' start over β, per draw;
+* :func:`run` — everything the ledger's Parametrization 3.1 rows read, in one call (:class:`Parametrization31Config`
+  → :class:`Parametrization31Results`).
 
 :mod:`theorydyn.claims.parametrization31` judges them. Shapes: P, A: (D, D).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.stats import chi2
@@ -87,6 +93,68 @@ def draws(
 def diagonal_probability(D: int, low: float, high: float) -> float:
     """Pr[low <= A_ii / σ_A <= high] for one diagonal entry of P Pᵀ, exactly: A_ii / σ_A ~ χ²_D / D."""
     return float(chi2.cdf(high * D, D) - chi2.cdf(low * D, D))
+
+
+@dataclass(frozen=True)
+class Parametrization31Config:
+    """What :func:`run` needs for the ledger's Parametrization 3.1 rows.
+
+    Attributes:
+        sizes: a validated sizes config of the claims (:mod:`theorydyn.claims.sizes`): ``grid``, the D grid of the
+            exponent of the off-diagonal RMS, and ``seeds``, the draws k.
+        omega: ω of the runs' realistic start (:func:`start_ratios`).
+        low, high: the band [low, high] of A(0)_ii / σ_A counted by :func:`draws`.
+    """
+
+    sizes: Any
+    omega: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Parametrization31Results:
+    """The outcome of :func:`run` at the ledger's setting ``s``, σ_A = β (the diagonal the runs freeze).
+
+    Attributes:
+        config: the :class:`Parametrization31Config` it ran at (its grid, seeds, ω and band name the rows' sizes).
+        sigma_A: σ_A = ``s.beta``.
+        start: RMS_{i≠j} Â(0)_ij / β of the runs' realistic start per draw (:func:`start_ratios` at ``config.omega``).
+        exponent: per draw, the slope of log RMS_{i≠j} A(0)_ij against log D over the grid, A(0) = P Pᵀ
+            (:func:`exponent_per_seed`), shape (seeds,).
+        inside, ratio, top: per draw of P Pᵀ at ``s.D`` (:func:`draws`): the fraction of A_ii / σ_A in the band,
+            max_{i≠j} |A_ij| / min_i A_ii and the fraction of rows whose Top-C is their set.
+        exact: Pr[low <= χ²_D / D <= high] at ``s.D`` (:func:`diagonal_probability`).
+    """
+
+    s: Setting
+    config: Parametrization31Config
+    sigma_A: float
+    start: list[float]
+    exponent: np.ndarray
+    inside: list[float]
+    ratio: list[float]
+    top: list[float]
+    exact: float
+
+
+def run(
+    s: Setting, config: Parametrization31Config, progress: Callable[[str], None] | None = None
+) -> Parametrization31Results:
+    """Everything the ledger's Parametrization 3.1 rows read at ``s`` (:class:`Parametrization31Results`), σ_A = β:
+    the runs' realistic start over the draws (:func:`start_ratios`, generators ``[k, 3102]``), the exponent of
+    A(0) = P Pᵀ's off-diagonal RMS over the grid (:func:`exponent_per_seed`, ``[k, 31]``), the draws of P Pᵀ at
+    ``s.D`` (:func:`draws`, ``[k, 3101]``) and the exact law of its diagonal (:func:`diagonal_probability`)."""
+    n = config.sizes
+    grid, seeds = n.grid, n.seeds
+    sigma_A = float(s.beta)
+    if progress:
+        progress(f"Parametrization 3.1 (A(0) = P Pᵀ at D = {', '.join(map(str, grid))}, {len(seeds)} seeds)")
+    start = start_ratios(s, config.omega, seeds)
+    b = exponent_per_seed(grid, sigma_A, seeds)
+    inside, ratio, top = draws(s, sigma_A, seeds, config.low, config.high)
+    exact = diagonal_probability(s.D, config.low, config.high)
+    return Parametrization31Results(s, config, sigma_A, start, b, inside, ratio, top, exact)
 
 
 def memory(D: int) -> MemoryEstimate:

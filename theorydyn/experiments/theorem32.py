@@ -2,10 +2,13 @@
 with positional attention (Definition 3.2) that fits f while its positional Gram matrix PᵀP has no patch association.
 
 * :func:`construct_theorem_3_2` — the construction (:class:`PositionalTransformer`);
-* :func:`run` — the construction fed to model (T)'s own forward on fresh samples and to the association code that
-  judges trained models (:class:`Theorem32Run`);
+* :func:`measure_construction` — the construction fed to model (T)'s own forward on fresh samples and to the
+  association code that judges trained models (:class:`Theorem32Run`);
 * :func:`error_envelope`, :func:`envelope_trend` — exact envelopes of its Pr[f F <= 0] from the law of the set
-  sums, at one setting and on a (C, D) grid (the readings across D).
+  sums, at one setting and on a (C, D) grid (the readings across D);
+* :func:`run` — everything the ledger's Theorem 3.2 rows read, in one call (:class:`Theorem32Config` →
+  :class:`Theorem32Results`): the envelopes on the two grids across D, then the construction measured at the
+  ledger's setting.
 
 :mod:`theorydyn.claims.theorem32` judges them. Shapes: X: (N, D, d); P, W_Q, W_K: (D, D) (column i of P =
 positional encoding p_i); v: (d,).
@@ -14,7 +17,9 @@ positional encoding p_i); v: (d,).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize_scalar
@@ -224,13 +229,13 @@ def envelope_trend(grid: tuple[tuple[int, int], ...]) -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class Theorem32Run:
-    """What :func:`run` measured on the construction: per seed ``errs`` Pr[f F ≤ 0 | f ≠ 0] and ``amb`` Pr[f = 0]
-    on fresh samples; ``dev`` the largest |F − F_block| / max |F_block| over them (:func:`measure_errors`); ``env``
-    the exact envelope at the setting (:func:`error_envelope`); on the Gram matrix PᵀP ``miss`` the fraction of
-    rows whose off-diagonal Top-C misses their set (:func:`offdiag_topc_miss`), ``assoc_rows`` Definition 2.2's
-    rows (:func:`theorydyn.core.model.association_rows`, (D,) bool) and ``literal`` the fraction of rows whose
-    Top-C over all j (diagonal included) misses their set, for every tie-break; ``logits_assoc`` the patch
-    association of the logits A."""
+    """What :func:`measure_construction` measured on the construction: per seed ``errs`` Pr[f F ≤ 0 | f ≠ 0] and
+    ``amb`` Pr[f = 0] on fresh samples; ``dev`` the largest |F − F_block| / max |F_block| over them
+    (:func:`measure_errors`); ``env`` the exact envelope at the setting (:func:`error_envelope`); on the Gram matrix
+    PᵀP ``miss`` the fraction of rows whose off-diagonal Top-C misses their set (:func:`offdiag_topc_miss`),
+    ``assoc_rows`` Definition 2.2's rows (:func:`theorydyn.core.model.association_rows`, (D,) bool) and ``literal``
+    the fraction of rows whose Top-C over all j (diagonal included) misses their set, for every tie-break;
+    ``logits_assoc`` the patch association of the logits A."""
 
     errs: list[float]
     amb: list[float]
@@ -242,7 +247,7 @@ class Theorem32Run:
     logits_assoc: float
 
 
-def run(
+def measure_construction(
     s: Setting, N: int, seeds: Seeds, *, seed: int = 0, kappa: float = 60.0, M: PositionalTransformer | None = None
 ) -> Theorem32Run:
     """The construction ``M`` (default :func:`construct_theorem_3_2` with κ·τ, so that the softmax of A/τ is the same
@@ -262,8 +267,60 @@ def run(
     return Theorem32Run(errs, amb, dev, env, miss, assoc_rows, literal, model.association(s, A))
 
 
+@dataclass(frozen=True)
+class Theorem32Config:
+    """What :func:`run` needs for the ledger's Theorem 3.2 rows.
+
+    Attributes:
+        sizes: the construction's sizes (a validated sizes config of the claims, :mod:`theorydyn.claims.sizes`):
+            ``N`` fresh samples per seed, ``seeds`` (seed k draws from ``SeedSequence([seed, k, 32])``).
+        along: the (C, D) grid along Assumption 2 (C ≈ log₂ D, q = C²/D) the envelope is read on across D.
+        fixed: the (C, D) grid at the ledger's fixed C (q = C²/D), the planted counter-case.
+        seed: the base seed of the fresh samples.
+        kappa: κ of the construction (taken times τ, :func:`measure_construction`).
+    """
+
+    sizes: Any
+    along: tuple[tuple[int, int], ...]
+    fixed: tuple[tuple[int, int], ...]
+    seed: int = 0
+    kappa: float = 60.0
+
+
+@dataclass(frozen=True)
+class Theorem32Results:
+    """The outcome of :func:`run` at the ledger's setting ``s``.
+
+    Attributes:
+        config: the :class:`Theorem32Config` it ran at (its N, seeds and κ name the rows' sizes).
+        along, fixed: :func:`envelope_trend` on ``config.along`` and ``config.fixed``: per (C, D) the floor
+            Pr[f = 0], the upper envelope and the bound given f ≠ 0, and the local exponents in D ((n − 1,) each).
+        construction: the construction at ``s`` (:func:`measure_construction` at ``config.sizes``' N and seeds).
+    """
+
+    s: Setting
+    config: Theorem32Config
+    along: dict[str, np.ndarray]
+    fixed: dict[str, np.ndarray]
+    construction: Theorem32Run
+
+
+def run(s: Setting, config: Theorem32Config, progress: Callable[[str], None] | None = None) -> Theorem32Results:
+    """Everything the ledger's Theorem 3.2 rows read at ``s`` (:class:`Theorem32Results`): the exact envelopes of the
+    construction's Pr[f F <= 0] across D (:func:`envelope_trend`, first along Assumption 2 on ``config.along``, then
+    at the fixed C on ``config.fixed``), then the construction fed to model (T) on ``config.sizes.N`` fresh samples per
+    seed of ``config.sizes.seeds`` and its Gram matrix to the association code (:func:`measure_construction`)."""
+    if progress:
+        progress("Theorem 3.2")
+    along = envelope_trend(config.along)
+    fixed = envelope_trend(config.fixed)
+    n = config.sizes
+    M = measure_construction(s, n.N, n.seeds, seed=config.seed, kappa=config.kappa)
+    return Theorem32Results(s, config, along, fixed, M)
+
+
 def memory(D: int, C: int, d: int | None = None, N: int = 20_000) -> MemoryEstimate:
-    """:func:`run` with ``N`` samples per seed: N samples (two seeds' worth at the
+    """:func:`run` (:func:`measure_construction`) with ``N`` samples per seed: N samples (two seeds' worth at the
     hand-over between seeds) and a dozen D × D float64 matrices.
 
     The construction holds B, G, the eigenvectors, P, P⁻¹, W_Q, W_K and the Gram and logits

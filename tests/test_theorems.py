@@ -489,11 +489,19 @@ def test_lemma_4_1_size_is_chosen_by_the_scope_rule():
 def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
     """At --D 64 --quick Theorem 4.2 runs at D = 32: its rows say so, and a NOT_RUN row for D = 64 gives
     the command; the Lemma 4.1 rows name D = 24, chosen by the scope rule. (Runs stubbed: sizes only.)"""
+    import pandas as pd
+
     seen = {}
 
-    def scaling(sl, **kw):
+    def scaling(sl, Ns, seeds, steps, **kw):
         seen["lemma"] = sl.D
-        return [Check.over_seeds("Lemma 4.1 (finite N)", "x", [0.1, 0.2], "INFO", "INFO")]
+        return pd.DataFrame(
+            [
+                dict(N=N, seed=k, in_rel_std=0.1 * N**-0.3, row_rel_spread=0.2, cross_rel_std=0.1 + k, association=1.0)
+                for k in (0, 1)
+                for N in (2048, 4096)
+            ]
+        )
 
     def runs_(sg, run, seeds, **kw):
         seen["thm"] = (sg.D, run.N, run.steps)
@@ -504,8 +512,9 @@ def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
         where = t4.theorem_4_2_where(sg, run.N, run.steps, len(seeds), kw["ledger_D"])
         return [Check.over_seeds(f"Theorem 4.2 (1) {where}", "assoc", [1.0] * 5, "== 1", True)]
 
-    # the claim runs one experiment (experiments.theorem4.run) and judges it: its runs are stubbed there
-    monkeypatch.setattr(l41, "check_lemma_4_1_scaling", scaling)
+    # each claim runs one experiment (experiments.lemma41.run, experiments.theorem4.run) and judges it: its runs
+    # are stubbed there
+    monkeypatch.setattr(xl41, "lemma_4_1_scaling_runs", scaling)
     monkeypatch.setattr(xt4, "run_seeds", runs_)
     monkeypatch.setattr(xt4, "read_windows", lambda *a, **kw: {})
     monkeypatch.setattr(t4, "judged_rows", rows_)
@@ -516,7 +525,7 @@ def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
     regime = dict(where="below", why="below the regime", margin_slope=(0.1, 0.2), eta_inside=True, n50=None)
     monkeypatch.setattr(xt4, "regime_reading", lambda *a, **kw: None)
     monkeypatch.setattr(t4, "regime_of", lambda res: dict(regime))
-    rows = l41.checks(Setting(D=64, C=4), quick=True) + claims.judge(t4, Setting(D=64, C=4), quick=True)
+    rows = claims.judge(l41, Setting(D=64, C=4), quick=True) + claims.judge(t4, Setting(D=64, C=4), quick=True)
     # at D = 32 the ledger's q = 1/4 has no content (frozen attention errs below 1/8): q = C^2/D = 1/2 instead
     assert seen == {"lemma": 24, "closeness": 24, "q": 0.5, "thm": (32, 16384, 1234)}
     lemma = [c for c in rows if c.claim.startswith("Lemma 4.1 (finite N)")]
@@ -530,7 +539,7 @@ def test_quick_theorem_4_rows_say_where_they_were_measured(monkeypatch):
     assert len(nr) == 2 and all("[D = 64" in c.claim for c in nr)
     assert "python -m theorydyn.verify --D 64 --C 4 --q 0.25 --only theorem4" in nr[0].note
     # out of scope at every size: the Lemma 4.1 rows say OUT_OF_SCOPE
-    rows = l41.checks(Setting(D=64, C=4, q=0.05), quick=True)
+    rows = claims.judge(l41, Setting(D=64, C=4, q=0.05), quick=True)
     assert {str(c.verdict) for c in rows if c.claim.startswith("Lemma 4.1 (finite N)")} == {"OUT_OF_SCOPE"}
 
 

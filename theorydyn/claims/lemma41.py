@@ -1,13 +1,15 @@
 """Lemma 4.1 in the ledger (docs/theory.md §4): the three-value form of Â, exactly on (P) and at finite N.
 
-* On the population — exact on the enumerated population (:func:`check_lemma_4_1_population`: GD
+The runs (GD on (P) and at finite N, in one call: :func:`~theorydyn.experiments.lemma41.run`) are
+:mod:`theorydyn.experiments.lemma41`; this module judges them (:func:`rows`):
+
+* On the population — exact on the enumerated population (:func:`population_rows`: GD
   on (P) keeps A in the three-value form).
 * At finite N the symmetry break is a diagnostic (INFO) measured against N with its exponent
   (:func:`check_lemma_4_1_scaling`, on the runs of
   :func:`theorydyn.experiments.lemma41.lemma_4_1_scaling_runs`; distance from the form:
   :func:`theorydyn.experiments.lemma41.symmetry_deviation`), at the smallest size inside Theorem 3.1's
-  scope rule (:func:`~theorydyn.core.glm.smallest_in_scope`). The runs (GD on (P) and at finite N) are
-  :mod:`theorydyn.experiments.lemma41`.
+  scope rule (:func:`theorydyn.experiments.lemma41.scaling_setting`).
 
 Theorem 4.2 and the rows from its runs are :mod:`theorydyn.claims.theorem4`; N*(D) is
 :mod:`theorydyn.claims.nstar`.
@@ -17,13 +19,13 @@ Shapes: A: (D, D), v: (d,), X: (N, D, d).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..core.config import Seeds, option
 from ..core.setting import Setting
 from ..experiments import lemma41 as runs41
-from ..experiments.lemma41 import lemma_4_1_scaling_runs, population_gd, scaling_exponents, smallest_in_scope
+from ..experiments.lemma41 import Lemma41Config, Lemma41Results, PopulationRun, population_gd, scaling_exponents
 from ..infra.memory import MemoryEstimate
 from .check import UNIT, Check, Verdict, departures, setting_params
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
@@ -31,7 +33,7 @@ from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
 @dataclass(frozen=True)
 class Lemma41Sizes(ClaimSizes):
-    """The sizes of Lemma 4.1's finite-N rows (:func:`scaling_size`, :func:`check_lemma_4_1_scaling`)."""
+    """The sizes of Lemma 4.1's finite-N rows (:func:`config`, :func:`check_lemma_4_1_scaling`)."""
 
     Ns: tuple[int, ...] = grid_option((2048, 4096, 8192, 16384, 32768), "the N grid of the finite-N break")
     steps: int = option(150, "GD steps of each finite-N run", positive=True)
@@ -52,23 +54,22 @@ SIZES = Sizes(
 )
 
 
-def check_lemma_4_1_scaling(s: Setting, runs=None, **kw) -> list[Check]:
+def check_lemma_4_1_scaling(s: Setting, runs: Any, eta: float = 10.0) -> list[Check]:
     """The finite-N symmetry break of Lemma 4.1 against N: INFO rows with 95% intervals over seeds.
 
     For each seed, the least-squares slope b of log(in-set std / gap) against log N (the
     deviation ∝ N^b; 0 would mean no approach to the three-value form), and the same for the
     row-level spread (:func:`theorydyn.experiments.lemma41.scaling_exponents`); plus the values at the
     largest N. ``runs``: a DataFrame from
-    :func:`theorydyn.experiments.lemma41.lemma_4_1_scaling_runs` (else run with ``kw``).
+    :func:`theorydyn.experiments.lemma41.lemma_4_1_scaling_runs` at ``s`` with step size ``eta``.
     """
-    runs = runs if runs is not None else lemma_4_1_scaling_runs(s, **kw)
     exponents = scaling_exponents(runs)
     Ns = sorted(runs["N"].unique())
     params = setting_params(
         s,
         N=f"{Ns[0]}..{Ns[-1]}",
         init="realistic",
-        **departures(s, eta=kw.get("eta", 10.0)),
+        **departures(s, eta=eta),
     )
     out = []
     for col, what in (
@@ -135,12 +136,21 @@ def check_lemma_4_1_population(
     the full-model gradients (:func:`theorydyn.core.model.risk_and_grad`) runs ``steps`` steps; the
     measured value is the largest spread of the in-set and of the cross-set entries relative to
     |γ − ρ| over the run. (v stays in span(w*) trivially here, the enumeration being noiseless, so
-    Lemma 4.2 is not checked by this route.) The run is :func:`theorydyn.experiments.lemma41.population_gd`.
+    Lemma 4.2 is not checked by this route.) The run is :func:`theorydyn.experiments.lemma41.population_gd`,
+    its row :func:`population_rows` (the ledger's: the same at the default sizes, run by
+    :func:`theorydyn.experiments.lemma41.run`).
     """
-    run = population_gd(s, D=D, C=C, q=q, eta=eta, steps=steps)
-    sp, worst_A = run.sp, run.worst_A
+    return population_rows(population_gd(s, D=D, C=C, q=q, eta=eta, steps=steps), tol=tol)
+
+
+def population_rows(run: PopulationRun, tol: float = 1e-9) -> list[Check]:
+    """The row of Lemma 4.1 on (P) from GD by exact enumeration (``run``:
+    :func:`theorydyn.experiments.lemma41.population_gd` at the setting ``run.sp``): PASS iff the largest spread
+    of A's in-set and cross-set entries relative to |γ − ρ| over the run is at most ``tol``, else FAIL."""
+    sp, worst_A, eta, steps = run.sp, run.worst_A, run.eta, run.steps
+    D, C, q = sp.D, sp.C, sp.q
     params = dict(
-        D=D, C=C, q=q, p=s.p, eta=eta, steps=steps, expectation="exact enumeration", **departures(sp, eta=eta)
+        D=D, C=C, q=q, p=sp.p, eta=eta, steps=steps, expectation="exact enumeration", **departures(sp, eta=eta)
     )
     note = f"final gamma {run.gamma:.4f}, rho {run.rho:.4f}, alpha {run.alpha:.4f}"
     return [
@@ -160,23 +170,32 @@ def check_lemma_4_1_population(
     ]
 
 
-def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
-    """The ledger rows of Lemma 4.1 at :data:`SIZES`, each random number over its 5 seeds; every row's
-    claim text names its size.
+def config(s: Setting, quick: bool) -> Lemma41Config:
+    """What :func:`theorydyn.experiments.lemma41.run` needs for the rows at :data:`SIZES`: these sizes and the D
+    the finite-N runs' size search starts from (:meth:`Lemma41Sizes.start_D` of the ledger's D: 16 quick,
+    min(D, 32) full)."""
+    n = SIZES.pick(quick)
+    return Lemma41Config(n, n.start_D(s.D))
 
-    * Lemma 4.1 on the exactly enumerated population (:func:`check_lemma_4_1_population`);
+
+#: Lemma 4.1's experiment: ``verify`` runs it at :func:`config` and judges its results by :func:`rows`
+#: (:func:`theorydyn.claims.judge`); the rows run nothing (:func:`check_lemma_4_1_population` alone runs GD on (P)
+#: of its own, at sizes a test picks). Its rows: Lemma 4.1 on (P) by exact enumeration, and its finite-N break
+#: against N at :data:`SIZES`, each random number over its 5 seeds, every row's claim text naming its size.
+EXPERIMENT = runs41.run
+
+
+def rows(res: Lemma41Results) -> list[Check]:
+    """The rows of ``res`` (:func:`theorydyn.experiments.lemma41.run` at the ledger's setting ``res.s``):
+
+    * Lemma 4.1 on the exactly enumerated population (:func:`population_rows`);
     * its finite-N break against N ∈ {2^11, …, 2^15} (quick; … 2^16 full) at the smallest D ≥ 16
       (quick; ≥ min(D, 32) full) inside Theorem 3.1's scope rule
-      (:func:`~theorydyn.core.glm.smallest_in_scope`, q and ν kept): D = 24 for q = 1/4,
-      C = 4, where D = 16 has q(D − C) = 3 ≤ C; OUT_OF_SCOPE if none up to D.
+      (:func:`theorydyn.experiments.lemma41.scaling_setting`, q and ν kept): D = 24 for q = 1/4,
+      C = 4, where D = 16 has q(D − C) = 3 ≤ C; OUT_OF_SCOPE if none up to D (:func:`check_lemma_4_1_scaling`).
     """
-    say = progress or (lambda msg: None)
-    say("Lemma 4.1 (population, exact enumeration)")
-    out = check_lemma_4_1_population(s)
-    n = SIZES.pick(quick)
-    sl, scope, D_from = scaling_size(s, n)
-    steps = n.steps
-    rows = check_lemma_4_1_scaling(sl, Ns=n.Ns, seeds=n.seeds, steps=steps, progress=say)
+    s, sl, scope, D_from, steps = res.s, res.sl, res.scope, res.D_from, res.steps
+    out = population_rows(res.population)
     why = (
         (
             f"D = {sl.D}: the smallest multiple of C from {D_from} inside the scope rule (theorem_3_1_scope: "
@@ -185,7 +204,7 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
         if scope is None
         else f"out of scope at every D from {D_from} to {s.D}: {scope}"
     )
-    for c in rows:
+    for c in check_lemma_4_1_scaling(sl, res.runs, eta=res.eta):
         out.append(
             replace(
                 c,
@@ -198,18 +217,8 @@ def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | 
     return out
 
 
-def scaling_size(s: Setting, n: Lemma41Sizes) -> tuple[Setting, str | None, int]:
-    """Where :func:`checks` measures the finite-N break at the sizes ``n``: the setting
-    (:func:`~theorydyn.core.glm.smallest_in_scope` from ``n.D_from``, or from min(D, ``n.D_from``)
-    when ``n.capped``, up to the ledger's D: from 16 quick, from min(D, 32) full), the scope rule's reason
-    when none is in scope, and that starting D."""
-    D_from = n.start_D(s.D)
-    sl, scope = smallest_in_scope(s, D_from, s.D)
-    return sl, scope, D_from
-
-
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks`: its largest simulation (:func:`theorydyn.experiments.lemma41.memory`), the
-    finite-N run at the largest N of :data:`SIZES` at the size :func:`scaling_size` picks."""
-    n = SIZES.pick(quick)
-    return runs41.memory(scaling_size(s, n)[0], max(n.Ns))
+    """Peak of :data:`EXPERIMENT` at :func:`config` (:func:`theorydyn.experiments.lemma41.memory`): its largest
+    simulation, the finite-N run at the largest N of :data:`SIZES` at the size
+    :func:`theorydyn.experiments.lemma41.scaling_setting` picks."""
+    return runs41.memory(s, config(s, quick))

@@ -6,24 +6,28 @@
 * :func:`lemma_4_1_scaling_runs` — realistic GD (:func:`theorydyn.simulate.simulate`) at every N of a
   grid and every seed, each run measured by :func:`symmetry_deviation` (the distance of Â from the
   three-value form), association (Definition 2.2) and its error on fresh samples, and the exponents in N
-  of the distance per seed (:func:`scaling_exponents`); at the size
-  :func:`theorydyn.core.glm.smallest_in_scope` picks, its peak memory :func:`memory`.
+  of the distance per seed (:func:`scaling_exponents`).
+* :func:`run` — both, as the ledger's Lemma 4.1 rows read them (:class:`Lemma41Config` →
+  :class:`Lemma41Results`): GD on (P), then the finite-N runs at the smallest size inside Theorem 3.1's
+  scope rule (:func:`theorydyn.core.glm.smallest_in_scope`, :func:`scaling_setting`); :func:`memory` its peak.
 
-:mod:`theorydyn.claims.lemma41` turns both into rows.
+:mod:`theorydyn.claims.lemma41` turns the results into rows (its ``rows``; ``verify`` runs :func:`run`).
 
 Shapes: A: (D, D), v: (d,), X: (N, D, d).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..core import data, model
 from ..core.config import Seeds
-from ..core.glm import smallest_in_scope as smallest_in_scope  # its runs' size; named here before it moved
+from ..core.glm import smallest_in_scope
 from ..core.model import association
 from ..core.setting import Setting
 from ..infra.memory import MemoryEstimate
@@ -162,8 +166,73 @@ def population_gd(
     return PopulationRun(sp, eta, steps, worst_A, float(inv.mean()), float(crv.mean()), float(v @ sp.w_star))
 
 
-def memory(s: Setting, N: int) -> MemoryEstimate:
-    """Peak of :func:`lemma_4_1_scaling_runs` at ``s`` up to ``N`` samples: its largest simulation
-    (:func:`theorydyn.simulate.memory.simulate_memory`, 2048 test samples); the enumerated population of
-    :func:`population_gd` at D = 6 is negligible."""
-    return simulate_memory(s.D, s.C, s.d, N=N, n_test=2048)
+@dataclass(frozen=True)
+class Lemma41Config:
+    """What :func:`run` needs for the ledger's Lemma 4.1 rows.
+
+    Attributes:
+        sizes: the finite-N runs' sizes (a validated sizes config of the claim, :mod:`theorydyn.claims.sizes`):
+            the grid ``Ns``, GD ``steps`` of each run, the ``seeds`` k.
+        D_from: the D the search for a size inside Theorem 3.1's scope rule starts from
+            (:func:`scaling_setting`; from 16 quick, from min(D, 32) full).
+
+    GD on (P) runs at :func:`population_gd`'s own size (D = 6, C = 2, q = 0.4, η = 2, 300 steps), where the
+    enumeration is instant.
+    """
+
+    sizes: Any
+    D_from: int
+
+
+@dataclass(frozen=True)
+class Lemma41Results:
+    """The outcome of :func:`run` at the ledger's setting ``s``.
+
+    Attributes:
+        population: GD on (P) by exact enumeration (:func:`population_gd`).
+        sl, scope, D_from: where the finite-N runs are (:func:`scaling_setting`): the setting, the scope rule's
+            reason when no D from ``D_from`` up to the ledger's is inside it (None inside), and that starting D.
+        steps, eta: GD steps and step size of each finite-N run.
+        runs: the finite-N runs at ``sl`` (:func:`lemma_4_1_scaling_runs`' table: one row per (N, seed)).
+    """
+
+    s: Setting
+    population: PopulationRun
+    sl: Setting
+    scope: str | None
+    D_from: int
+    steps: int
+    eta: float
+    runs: pd.DataFrame
+
+
+def scaling_setting(s: Setting, config: Lemma41Config) -> tuple[Setting, str | None]:
+    """Where :func:`run` measures the finite-N break at the ledger's setting ``s``: the smallest multiple of C
+    from ``config.D_from`` up to s.D inside Theorem 3.1's scope rule, q and ν kept
+    (:func:`theorydyn.core.glm.smallest_in_scope`: D = 24 for q = 1/4, C = 4 from 16, where D = 16 has
+    q(D − C) = 3 ≤ C), and None; when none is inside, the setting at ``config.D_from`` and the rule's reason."""
+    return smallest_in_scope(s, config.D_from, s.D)
+
+
+def run(s: Setting, config: Lemma41Config, progress: Callable[[str], None] | None = None) -> Lemma41Results:
+    """Everything the ledger's Lemma 4.1 rows read at the ledger's setting ``s`` (:class:`Lemma41Results`):
+    GD on the exactly enumerated population (P) (:func:`population_gd` at its own size, D = 6: how far A (D, D)
+    strays from the three-value form), then realistic GD at every N of ``config.sizes.Ns`` and every seed
+    (:func:`lemma_4_1_scaling_runs`, ``config.sizes.steps`` steps of η = 10, X: (N, D, d)) at the setting
+    :func:`scaling_setting` picks."""
+    say = progress or (lambda msg: None)
+    say("Lemma 4.1 (population, exact enumeration)")
+    population = population_gd(s)
+    n = config.sizes
+    sl, scope = scaling_setting(s, config)
+    eta = SIM_DEFAULTS.eta
+    runs = lemma_4_1_scaling_runs(sl, Ns=n.Ns, seeds=n.seeds, steps=n.steps, eta=eta, progress=say)
+    return Lemma41Results(s, population, sl, scope, config.D_from, n.steps, eta, runs)
+
+
+def memory(s: Setting, config: Lemma41Config) -> MemoryEstimate:
+    """Peak of :func:`run`: its largest simulation (:func:`theorydyn.simulate.memory.simulate_memory`, 2048 test
+    samples), the finite-N run at the largest N of ``config.sizes`` at the setting :func:`scaling_setting`
+    picks; the enumerated population of :func:`population_gd` at D = 6 is negligible."""
+    sl, _ = scaling_setting(s, config)
+    return simulate_memory(sl.D, sl.C, sl.d, N=max(config.sizes.Ns), n_test=2048)

@@ -388,6 +388,43 @@ def test_nstar_runs_use_common_random_numbers_and_stop_at_the_budget(monkeypatch
     )
 
 
+def test_nstar_claim_only_judges_the_runs_of_its_experiment(monkeypatch, run_home):
+    """verify's one call of N*(D) (claims.judge) runs experiments.nstar.run at the claim's config (both q
+    readings, in order, at the quick sizes, no budget) and judges its results: the rows are check_n_star's of
+    each reading's runs; a second call reads every pass back from the store."""
+    from types import SimpleNamespace
+
+    from theorydyn import claims
+    from theorydyn.claims import nstar as ns
+    from theorydyn.claims.sizes import Sizes
+    from theorydyn.core.setting import Setting
+    from theorydyn.experiments import nstar as xns
+
+    seen = []
+
+    def fake_sim(sd, seed, train, init_seeds, n_train, device, stop_after, **opts):
+        seen.append((sd.D, sd.q, seed))
+        tr = pd.DataFrame(dict(s=np.arange(0, 400, 10.0), association=1.0, margin_min=0.25))
+        return [SimpleNamespace(trajectory=tr, status="ok", message="") for _ in n_train]
+
+    monkeypatch.setattr(xns, "simulate_replicas", fake_sim)
+    monkeypatch.setattr(xns, "steps_for", lambda sd, preset, eta: (20, 100.0))
+    monkeypatch.setattr(xns, "curvature_along_flow", lambda sd, horizon: dict(lam=0.2, s_at=50.0, eta=5.0, edge=10.0))
+    tiny = ns.NStarSizes(Ns=(256, 512), seeds=(0, 1), n_D=1, min_steps=20)
+    monkeypatch.setattr(ns, "SIZES", Sizes(quick=tiny, full=tiny))
+    s = Setting(D=64, C=4, q=0.25)
+    assert ns.EXPERIMENT is xns.run and ns.config(s, True) == xns.NStarConfig(tiny, None)
+    assert ns.config(s, False).budget_s == tiny.budget_s
+    res = xns.run(s, ns.config(s, True))
+    assert [r.label for r in res.readings] == [label for label, _ in xns.q_readings(s)] and res.ks == (1.5, 3.0)
+    assert [(D, q) for D, q, _ in seen] == [(32, 0.5), (32, 0.5), (32, 0.25), (32, 0.25)]
+    expected = [c for r in res.readings for c in ns.check_n_star(s, r.runs, r.label, res.ks)]
+    rows = claims.judge(ns, s, quick=True)
+    assert len(seen) == 4  # the second run read every pass back
+    assert [repr(c.row()) for c in rows] == [repr(c.row()) for c in expected]
+    assert len(rows) == 2 * (3 + 2) and all("(q = C^2/D)" in c.claim for c in rows[:3])
+
+
 def test_nstar_figure_draws_brackets_arrows_and_the_power_law_band():
     """The N*(D) figure from planted runs: N_50 in (4096, 16384] at D = 32 and (16384, 65536] at D = 48, censored
     above at D = 64 (an arrow); the band of power laws through every bracket is drawn, its exponent range in the

@@ -30,7 +30,7 @@ from ..claims import nstar as claim
 from ..claims import theorem4
 from ..core import data
 from ..core.setting import Setting, setting_at
-from ..experiments.nstar import nstar_runs, plan_at, run_options
+from ..experiments.nstar import nstar_Ds, nstar_runs, plan_at, q_readings, run_options
 from ..simulate import simulate
 
 
@@ -61,9 +61,9 @@ def nstar_grid(mode: str, report: Callable[[str], None]) -> pd.DataFrame:
     s = Setting(D=64, C=4)
     omega = theorem4.RUN.omega
     preset = n.min_steps
-    q_label, q_of = claim.q_readings(s)[0]
+    q_label, q_of = q_readings(s)[0]
     rows = []
-    for D in claim.nstar_Ds(s.C, n.n_D):
+    for D in nstar_Ds(s.C, n.n_D):
         sd = setting_at(s, D).at(q=float(q_of(D)))
         plan = plan_at(sd, n.ks, None, preset)
         eta, steps, every = plan["eta"], plan["steps"], plan["record_every"]

@@ -28,12 +28,12 @@ from dataclasses import dataclass
 
 from ..core.config import Seeds, option
 from ..core.setting import Setting, setting_at
-from ..experiments.nstar import KS, nstar_runs
+from ..experiments.nstar import KS, nstar_runs, q_readings
 from ..experiments.theorem4 import RUN, run_plan, run_seeds
 from ..infra.memory import MemoryEstimate, Term
 from . import theorem4
 from .check import Check, setting_params
-from .nstar import check_n_star, q_readings
+from .nstar import check_n_star
 from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
 

@@ -1,7 +1,8 @@
 """N*(D) in the ledger (docs/theory.md §4, §15): how many samples Theorem 4.2 needs, against D.
 
-Theorem 4.2 assumes N = poly(d) and gives no degree. The runs are
-:func:`theorydyn.experiments.nstar.nstar_runs`: at each D and N of a grid and each seed, realistic GD at
+Theorem 4.2 assumes N = poly(d) and gives no degree. The runs are :mod:`theorydyn.experiments.nstar`'s (all in
+one call: :func:`~theorydyn.experiments.nstar.run`, of :func:`~theorydyn.experiments.nstar.nstar_runs`); this module
+judges them (:func:`rows`). At each D and N of a grid and each seed, realistic GD at
 the stated rule's step size (:mod:`theorydyn.experiments.stepsize`), read by *persistent* association over
 the windows [T_a, k·T_a] of Theorem 4.2's rows (k = 1.5 and 3, each row naming its k). Per D and k:
 
@@ -26,7 +27,6 @@ initialisation.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +36,7 @@ from ..core.config import Seeds, option
 from ..core.setting import Setting
 from ..core.stats import bracket_power_law
 from ..experiments import nstar as runs_ns
-from ..experiments.nstar import KS, nstar_runs, readings
+from ..experiments.nstar import KS, NStarConfig, NStarResults, nstar_Ds, readings
 from ..infra.memory import MemoryEstimate
 from . import forms
 from .check import Check, Form, Verdict
@@ -45,7 +45,7 @@ from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
 @dataclass(frozen=True)
 class NStarSizes(ClaimSizes):
-    """The sizes of the N*(D) rows (:func:`checks`)."""
+    """The sizes of the N*(D) rows (:func:`rows` of :data:`EXPERIMENT`)."""
 
     Ns: tuple[int, ...] = grid_option(tuple(2**k for k in range(10, 17)), "the N grid at each D")
     seeds: Seeds = seeds_option(3, "the seeds j (run seed 1000 j + D + 7)")
@@ -63,11 +63,6 @@ class NStarSizes(ClaimSizes):
 #: per q reading from the cost model (:func:`~theorydyn.experiments.nstar.estimated_seconds`: float32,
 #: doubled for a shared machine, no early stop: an upper bound); a D past it is not run, its row says so.
 SIZES = Sizes(quick=NStarSizes(Ns=tuple(2**k for k in range(10, 15)), n_D=1), full=NStarSizes())
-
-
-def nstar_Ds(C: int, n: int) -> tuple[int, ...]:
-    """D = m C² for m = 2 … n + 1: q = C²/D = 1/m ≤ 1/2, a multiple of C, L = mC ≥ 4."""
-    return tuple(m * C * C for m in range(2, n + 2))
 
 
 def _route() -> str:
@@ -242,33 +237,31 @@ def exponent_row(fits: dict[int, dict], label: str, params: dict) -> Check:
     )
 
 
-def q_readings(s: Setting) -> tuple[tuple[str, Callable[[int], float]], ...]:
-    """The two readings of q along D, each with its label: q = C²/D (Assumption 2's scaling), then the
-    ledger's fixed q (labelled as the second reading)."""
-    return (("q = C^2/D", lambda D: s.C**2 / D), (f"fixed q = {s.q:g}, the ledger's", lambda D: s.q))
-
-
-def runs_at(s: Setting, Ds: tuple[int, ...], q_of: Callable[[int], float], quick: bool, progress=None) -> pd.DataFrame:
-    """The N*(D) runs of one q reading at the declared sizes (a store: a rerun reads them back)."""
+def config(s: Setting, quick: bool) -> NStarConfig:
+    """What :func:`theorydyn.experiments.nstar.run` needs for the rows at :data:`SIZES`: these sizes and, in full
+    mode, their time budget per q reading (none in quick mode)."""
     n = SIZES.pick(quick)
-    budget = None if quick else n.budget_s
-    return nstar_runs(s, Ds, q_of, n.Ns, n.seeds, n.ks, preset=n.min_steps, progress=progress, budget_s=budget)
+    return NStarConfig(n, None if quick else n.budget_s)
 
 
-def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
-    """The ledger rows of N*(D) (module docstring) at :data:`SIZES`, in two readings of q:
-    q = C²/D (Assumption 2's scaling) and the ledger's fixed q, each labelled."""
-    say = progress or (lambda msg: None)
-    n = SIZES.pick(quick)
-    Ds = nstar_Ds(s.C, n.n_D)
+#: N*(D)'s experiment: ``verify`` runs it at :func:`config` and judges its results by :func:`rows`
+#: (:func:`theorydyn.claims.judge`); this module runs nothing. Its runs: D = 2C², 3C², … in two readings of q,
+#: q = C²/D (Assumption 2's scaling) and the ledger's fixed q, each labelled, over the N grid and seeds of
+#: :data:`SIZES` (a store: a rerun reads them back).
+EXPERIMENT = runs_ns.run
+
+
+def rows(res: NStarResults) -> list[Check]:
+    """The ledger rows of N*(D) (module docstring) from ``res`` (:func:`theorydyn.experiments.nstar.run` at the
+    ledger's setting ``res.s``): per q reading, in its order, :func:`n_star_rows` of its runs and readings."""
     out: list[Check] = []
-    for label, q_of in q_readings(s):
-        out += check_n_star(s, runs_at(s, Ds, q_of, quick, say), label, n.ks)
+    for r in res.readings:
+        out += n_star_rows(res.s, r.runs, r.read, r.label, res.ks)
     return out
 
 
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks` at :data:`SIZES`: the runs' at the largest D and N
+    """Peak of :data:`EXPERIMENT` at :func:`config`: the runs' at the largest D and N
     (:func:`theorydyn.experiments.nstar.memory`)."""
     n = SIZES.pick(quick)
     return runs_ns.memory(s, max(nstar_Ds(s.C, n.n_D)), max(n.Ns))

@@ -22,6 +22,10 @@ nan (left out of N_50), its status "diverged" is reported apart. Each (D, q, see
 keyed store (:class:`theorydyn.infra.keyed.KeyedStore`, ``<out>/nstar_runs.csv``) as soon as it ends:
 a rerun reads it back, and a kill loses at most the pass in flight.
 
+The ledger's N*(D) rows (:mod:`theorydyn.claims.nstar`) judge :func:`run`: at D = 2C², 3C², … (:func:`nstar_Ds`)
+in two readings of q (:func:`q_readings`), the runs of each reading (:func:`reading_runs`) and their readings
+across N (:func:`readings`: N_50 as a bracket, the association margin's trend).
+
 Shapes: A: (D, D); the training set X: (N_max, D, d), bfloat16 bits on the Numba kernel, float32 on torch.
 """
 
@@ -30,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -459,3 +464,92 @@ def memory(s: Setting, D: int, N_max: int) -> MemoryEstimate:
     (:func:`theorydyn.simulate.memory.simulate_memory`) at that D and N, plus the common-random-numbers
     training set it slices (as large again)."""
     return simulate_memory(D, s.C, D, N=2 * N_max, n_test=256)
+
+
+# ---- the ledger's N*(D) runs: both q readings at the claim's sizes ----------------------------------------
+def nstar_Ds(C: int, n: int) -> tuple[int, ...]:
+    """D = m C² for m = 2 … n + 1: q = C²/D = 1/m ≤ 1/2, a multiple of C, L = mC ≥ 4.
+
+    >>> nstar_Ds(4, 4)
+    (32, 48, 64, 80)
+    """
+    return tuple(m * C * C for m in range(2, n + 2))
+
+
+def q_readings(s: Setting) -> tuple[tuple[str, Callable[[int], float]], ...]:
+    """The two readings of q along D, each with its label: q = C²/D (Assumption 2's scaling), then the
+    ledger's fixed q (labelled as the second reading)."""
+    return (("q = C^2/D", lambda D: s.C**2 / D), (f"fixed q = {s.q:g}, the ledger's", lambda D: s.q))
+
+
+@dataclass(frozen=True)
+class NStarConfig:
+    """What :func:`run` needs for the ledger's N*(D) rows.
+
+    Attributes:
+        sizes: the claim's validated sizes (:mod:`theorydyn.claims.sizes`): the N grid ``Ns`` at each D,
+            ``seeds``, the windows ``ks``, how many D ``n_D`` (:func:`nstar_Ds`) and the least GD steps
+            ``min_steps`` of a run.
+        budget_s: the estimated seconds of runs allowed per q reading (:func:`estimated_seconds`; a D past it
+            is not run, nor any larger D); None: no budget.
+    """
+
+    sizes: Any
+    budget_s: float | None = None
+
+
+@dataclass(frozen=True)
+class NStarReading:
+    """One q reading of :func:`run`.
+
+    Attributes:
+        label: the reading's label (:func:`q_readings`).
+        runs: its runs, :func:`nstar_runs`' table (one row per (D, N, seed); a D over the budget one row with
+            N = 0).
+        read: their readings per D run (:func:`readings`: q, the N grid, Theorem 3.1's scope rule, N_50 per
+            window, the margin's trend in N).
+    """
+
+    label: str
+    runs: pd.DataFrame
+    read: dict[int, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class NStarResults:
+    """The outcome of :func:`run` at the ledger's setting ``s``.
+
+    Attributes:
+        s: the ledger's setting (C names the D grid, q the fixed reading).
+        ks: the windows [T_a, k·T_a] the runs are read on.
+        readings: the q readings in :func:`q_readings`' order, each with its runs and their readings.
+    """
+
+    s: Setting
+    ks: tuple[float, ...]
+    readings: tuple[NStarReading, ...]
+
+
+def reading_runs(
+    s: Setting, Ds: Sequence[int], q_of: Callable[[int], float], config: NStarConfig, progress=None
+) -> pd.DataFrame:
+    """The N*(D) runs of one q reading at ``config``'s sizes (:func:`nstar_runs` at each D of ``Ds``, q = q_of(D),
+    with the sizes' N grid, seeds, windows and least steps, and ``config.budget_s``): a store, so a rerun reads
+    them back."""
+    n = config.sizes
+    return nstar_runs(s, Ds, q_of, n.Ns, n.seeds, n.ks, preset=n.min_steps, progress=progress, budget_s=config.budget_s)
+
+
+def run(s: Setting, config: NStarConfig, progress: Callable[[str], None] | None = None) -> NStarResults:
+    """Everything the ledger's N*(D) rows read at the ledger's setting ``s`` (:class:`NStarResults`): at
+    D = 2C², 3C², … (:func:`nstar_Ds`, ``config.sizes.n_D`` of them), per q reading (:func:`q_readings`: q = C²/D,
+    then the ledger's fixed q) its runs (:func:`reading_runs`: realistic GD over the N grid and seeds, common
+    random numbers across N) and their readings across N (:func:`readings`: N_50 per window as a bracket, the
+    association margin's slope per doubling of N)."""
+    n = config.sizes
+    Ds = nstar_Ds(s.C, n.n_D)
+    out = []
+    for label, q_of in q_readings(s):
+        runs = reading_runs(s, Ds, q_of, config, progress)
+        out.append(NStarReading(label, runs, readings(s, runs, n.ks)))
+    return NStarResults(s, tuple(n.ks), tuple(out))

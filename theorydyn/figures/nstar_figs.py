@@ -6,7 +6,8 @@ bracket over seeds, the thick bar the point bracket (lo, hi] (:func:`theorydyn.e
 a size censored above the grid is an upward arrow from N_max. The band is every power law N_50 = c·D^b
 passing through each 95% bracket (the envelope of the feasible lines, :func:`bracket_band`), drawn where
 one exists; its exponent range is in the legend. The runs are the ledger's N*(D) runs
-(:func:`theorydyn.claims.nstar.runs_at`), read back from their store.
+(:func:`theorydyn.experiments.nstar.reading_runs` at :func:`theorydyn.claims.nstar.config`), read back from
+their store.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ..claims import nstar as claim
 from ..core.plotting import OKABE_ITO, axes_or_new, legend_outside, styled
 from ..core.setting import Setting
 from ..core.stats import bracket_power_law
-from ..experiments.nstar import n50, store_dir
+from ..experiments.nstar import n50, nstar_Ds, q_readings, reading_runs, store_dir
 from .record import _num, register
 
 
@@ -51,7 +52,7 @@ def bracket_band(Ds: list[int], lo: list[float], hi: list[float], grid: np.ndarr
 
 def _setting(quick: bool) -> dict:
     n = claim.SIZES.pick(quick)
-    return dict(D=64, C=4, q=0.25, Ds=list(claim.nstar_Ds(4, n.n_D)), Ns=list(n.Ns), seeds=len(n.seeds), ks=list(n.ks))
+    return dict(D=64, C=4, q=0.25, Ds=list(nstar_Ds(4, n.n_D)), Ns=list(n.Ns), seeds=len(n.seeds), ks=list(n.ks))
 
 
 @styled
@@ -170,5 +171,6 @@ def fig_nstar(quick: bool, recompute: bool = False):
     st = _setting(quick)
     s = Setting(D=st["D"], C=st["C"], q=st["q"])
     Ds = tuple(st["Ds"])
-    runs = {label: claim.runs_at(s, Ds, q_of, quick) for label, q_of in claim.q_readings(s)}
+    cfg = claim.config(s, quick)
+    runs = {label: reading_runs(s, Ds, q_of, cfg) for label, q_of in q_readings(s)}
     return dict(setting=st, **nstar_readings(runs, st["ks"]))

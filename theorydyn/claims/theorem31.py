@@ -5,7 +5,9 @@ an error (the paper's quantity; the conditional Pr[f g ≤ 0 | f ≠ 0] is repor
 Every verdict row names its reading of the scope (params ``scope``): the statement's (Assumption 1
 only) or the toolkit's (:func:`theorydyn.core.glm.theorem_3_1_scope`, from Assumption 2: q(D − C) > C,
 q ≤ 1/2, L ≥ 4, else OUT_OF_SCOPE). The mathematics is in :mod:`theorydyn.core.glm`, the measurements in
-:mod:`theorydyn.experiments.theorem31`; this module only builds and judges the rows. Measured:
+:mod:`theorydyn.experiments.theorem31`: the ledger's are :func:`theorydyn.experiments.theorem31.run`
+(:data:`EXPERIMENT`, at :func:`config`), judged here (:func:`rows`); :func:`check_theorem_3_1` runs and judges
+them at sizes and options of its own (``python -m theorydyn.claims --only 3.1``, tests). Measured:
 
 (a) the equal-weight GLM with the best link: projection T = Σ_j ⟨w*, X_j⟩, best φ = majority of
     sign f given T, its error computed *exactly* (:func:`theorydyn.core.glm.glm_oracle_error_exact`).
@@ -37,7 +39,7 @@ from ..core.config import Seeds, option
 from ..core.setting import Setting
 from ..core.stats import bounded_mean_ci, mean_ci
 from ..experiments import theorem31 as xt31
-from ..experiments.theorem31 import SCAN_31_D, THEOREM_3_1_BOUND
+from ..experiments.theorem31 import SCAN_31_D, THEOREM_3_1_BOUND, Theorem31Config, Theorem31Results
 from ..infra.memory import MemoryEstimate
 from .check import UNIT, Check, Verdict, departures, setting_params
 from .sizes import ClaimSizes, Sizes, seeds_option
@@ -122,35 +124,41 @@ def check_theorem_3_1(
       under the statement PASS only if there is no crossing (the bound at every q); the conditional
       crossings in the note.
     """
-    n = sizes
-    r = xt31.run(
-        s,
-        N_fit=n.N_fit,
-        N_test=n.N_test,
-        N_flat=n.N_flat,
-        N_literal=n.N_literal,
-        seeds=n.seeds,
-        lam=lam,
-        seed=seed,
-        literal_at=LITERAL_EXACT,
-        with_literal=literal,
-        with_scan=scan,
-    )
-    return rows(s, r, n, lam)
+    config = Theorem31Config(sizes, LITERAL_EXACT, lam=lam, seed=seed, literal=literal, scan=scan)
+    return rows(xt31.run(s, config))
 
 
-def rows(s: Setting, r: xt31.Theorem31Run, n: Theorem31Sizes, lam: float) -> list[Check]:
-    """The rows of :func:`check_theorem_3_1` from its measurements ``r`` (:func:`theorydyn.experiments.theorem31.run`)
-    at the sizes ``n`` and ridge ``lam``."""
-    judge = _Judge(s, r.scope)
-    exact = r.exact
+def config(s: Setting, quick: bool) -> Theorem31Config:
+    """What :func:`theorydyn.experiments.theorem31.run` needs for the rows at :data:`SIZES` (the ledger's setting
+    ``s`` does not enter): these sizes (quick: 50000 fit and test samples, 2000 flattened; full: 200000 and 8000;
+    10000 literal Monte Carlo samples; 5 seeds), the literal construction exact at :data:`LITERAL_EXACT` and the
+    scan, the default ridge and seed."""
+    return Theorem31Config(SIZES.pick(quick), LITERAL_EXACT)
+
+
+#: Theorem 3.1's experiment: ``verify`` runs it at :func:`config` and judges its results by :func:`rows`
+#: (:func:`theorydyn.claims.judge`); the rows run nothing but, for a note of a DEVIATES row, this (D, C)'s exact
+#: crossing (:func:`theorydyn.experiments.theorem31.crossing`). Its rows: the exact equal-weight GLM, the fitted GLMs,
+#: the literal construction and the scan, each random number over its 5 seeds.
+EXPERIMENT = xt31.run
+
+
+def rows(res: Theorem31Results) -> list[Check]:
+    """The rows of ``res`` (:func:`theorydyn.experiments.theorem31.run` at the setting ``res.s``), as
+    :func:`check_theorem_3_1` lists them: the exact equal-weight GLM, the fitted GLMs at ``res.config``'s sizes and
+    ridge, then (when measured) the literal construction and the scan's crossings."""
+    n, lam = res.config.sizes, res.config.lam
+    judge = _Judge(res.s, res.scope)
+    exact = res.exact
     checks = _exact_rows(judge, exact)
     p_fit = dict(judge.base, N_fit=n.N_fit, N_test=n.N_test, N_flat=n.N_flat, lam=lam)
-    checks += _fitted_rows(judge, r.fitted, p_fit, len(n.seeds))
-    if r.literal is not None:
-        checks += _literal_rows(exact, r.literal, r.literal_scope, n.N_literal, judge.base, judge.both)
-    if r.scan is not None:
-        checks += _scan_rows(r.scan)
+    checks += _fitted_rows(judge, res.fitted, p_fit, len(n.seeds))
+    if res.literal is not None:
+        checks += _literal_rows(
+            exact, res.literal, res.config.literal_at, res.literal_scope, n.N_literal, judge.base, judge.both
+        )
+    if res.scan is not None:
+        checks += _scan_rows(res.scan)
     return checks
 
 
@@ -313,17 +321,18 @@ def _fitted_rows(judge: _Judge, per_seed: dict[str, list[dict[str, float]]], p_f
 def _literal_rows(
     exact: dict[str, float],
     lit: dict[str, Any],
+    at: dict[str, Any],
     reason2: str | None,
     N: int,
     base: dict,
     both: Callable[..., list[Check]],
 ) -> list[Check]:
     """The literal statement's rows (:func:`check_theorem_3_1`) from :func:`theorydyn.experiments.theorem31.literal`:
-    the injective lookup GLM, exact at :data:`LITERAL_EXACT` (the toolkit's scope rule there: ``reason2``), Monte
-    Carlo at the ledger's setting."""
+    the injective lookup GLM, exact at ``at`` (D, C, q: :data:`LITERAL_EXACT`; the toolkit's scope rule there:
+    ``reason2``), Monte Carlo at the ledger's setting."""
     claim = "Theorem 3.1 (literal: any w_j, any phi)"
     glm = "lookup phi of sum_j <3^j w*, X_j> (injective on the patterns)"
-    sx = Setting(**LITERAL_EXACT)
+    sx = Setting(**at)
     ex, eq, ex2 = lit["ex"], lit["eq"], lit["ex2"]
     seeds = len(lit["mc"])
     ok = ex["err"] >= THEOREM_3_1_BOUND
@@ -430,17 +439,9 @@ def _scan_rows(cross: pd.DataFrame | None = None) -> list[Check]:
     return rows
 
 
-def checks(s: Setting, *, quick: bool = True, progress: Callable[[str], None] | None = None) -> list[Check]:
-    """The ledger rows of Theorem 3.1 at ``s``: :func:`check_theorem_3_1` with the scan at :data:`SIZES`
-    (each random number over its 5 seeds)."""
-    if progress:
-        progress("Theorem 3.1")
-    return check_theorem_3_1(s, SIZES.pick(quick))
-
-
 def memory(s: Setting, quick: bool) -> MemoryEstimate:
-    """Peak of :func:`checks` at :data:`SIZES` (:func:`theorydyn.experiments.theorem31.memory`; the
-    scan's exact laws are smaller than the fitted samples)."""
+    """Peak of :data:`EXPERIMENT` at :func:`config`, i.e. at :data:`SIZES`
+    (:func:`theorydyn.experiments.theorem31.memory`; the scan's exact laws are smaller than the fitted samples)."""
     return sizes_memory(s, SIZES.pick(quick))
 
 

@@ -10,11 +10,13 @@ data, from :mod:`theorydyn.core.glm` (the mathematics).
 * :func:`draw_scan` — the exact error against q(D − C)/C² drawn to a file, its crossings returned
   (``python -m theorydyn.claims --figure31``).
 
-:func:`run` gathers them (:class:`Theorem31Run`); :mod:`theorydyn.claims.theorem31` judges them.
+:func:`run` gathers them as the ledger's rows read them (:class:`Theorem31Config` → :class:`Theorem31Results`);
+:mod:`theorydyn.claims.theorem31` judges them (its ``rows``; ``verify`` runs :func:`run`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +43,8 @@ from ..infra.memory import MemoryEstimate, Term
 __all__ = [
     "SCAN_31_D",
     "THEOREM_3_1_BOUND",
-    "Theorem31Run",
+    "Theorem31Config",
+    "Theorem31Results",
     "crossing",
     "draw_scan",
     "fitted",
@@ -98,13 +101,47 @@ def draw_scan(path: str) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class Theorem31Run:
-    """What :func:`run` measured at a setting: ``exact`` the equal-weight GLM's exact errors
-    (:func:`theorydyn.core.glm.glm_oracle_error_exact`), ``scope`` the toolkit's scope rule there (None in scope,
-    else the assumption it breaks: :func:`theorydyn.core.glm.theorem_3_1_scope`), ``fitted`` (:func:`fitted`),
-    ``literal`` and ``literal_scope`` (:func:`literal`, the scope rule at its small setting; None when not run),
-    ``scan`` (:func:`scan`; None when not run)."""
+class Theorem31Config:
+    """What :func:`run` needs for the Theorem 3.1 rows.
 
+    Attributes:
+        sizes: the sample sizes (a validated sizes config of the claims, :mod:`theorydyn.claims.sizes`): ``N_fit``
+            samples the GLMs on z_j = ⟨w*, X_j⟩ are fitted on, ``N_flat`` those of the GLM on the flattened X,
+            ``N_test`` held-out samples of the best φ and the error, ``N_literal`` Monte Carlo samples of the literal
+            construction, each per seed of ``seeds``.
+        literal_at: the small setting (D, C, q) at which the literal construction is computed exactly.
+        lam: the ridge of the logistic regressions.
+        seed: the base seed (fitted: ``SeedSequence([seed, k, 31])``; literal Monte Carlo: ``seed + k``).
+        literal: measure the literal construction (:func:`literal`).
+        scan: measure the crossings over the scan's (D, C) grid (:func:`scan`).
+    """
+
+    sizes: Any
+    literal_at: dict[str, Any]
+    lam: float = 1e-3
+    seed: int = 0
+    literal: bool = True
+    scan: bool = True
+
+
+@dataclass(frozen=True)
+class Theorem31Results:
+    """The outcome of :func:`run` at the ledger's setting ``s``.
+
+    Attributes:
+        config: the :class:`Theorem31Config` it ran at (its sizes and ridge name the rows' params).
+        exact: the equal-weight GLM's exact errors at ``s`` (:func:`theorydyn.core.glm.glm_oracle_error_exact`:
+            ``err`` = Pr[f g ≤ 0], ``err_cond`` given f ≠ 0, ``amb`` = Pr[f = 0]).
+        scope: the toolkit's scope rule at ``s`` (None in scope, else the assumption it breaks:
+            :func:`theorydyn.core.glm.theorem_3_1_scope`).
+        fitted: per fitted model, one dict of errors per seed (:func:`fitted`).
+        literal, literal_scope: the literal construction (:func:`literal`) and the scope rule at its small setting
+            ``config.literal_at`` (None when not run).
+        scan: the crossings over the scan's (D, C) grid, one row per (D, C) (:func:`scan`; None when not run).
+    """
+
+    s: Setting
+    config: Theorem31Config
     exact: dict[str, float]
     scope: str | None
     fitted: dict[str, list[dict[str, float]]]
@@ -113,33 +150,27 @@ class Theorem31Run:
     scan: pd.DataFrame | None
 
 
-def run(
-    s: Setting,
-    *,
-    N_fit: int,
-    N_test: int,
-    N_flat: int,
-    N_literal: int,
-    seeds: Seeds,
-    lam: float,
-    seed: int,
-    literal_at: dict[str, Any],
-    with_literal: bool = True,
-    with_scan: bool = True,
-) -> Theorem31Run:
-    """Theorem 3.1's measurements at ``s`` (:class:`Theorem31Run`): the exact equal-weight GLM, the fitted GLMs at the
-    sizes given, the literal construction (``with_literal``: exact at ``literal_at``, ``N_literal`` Monte Carlo
-    samples per seed at ``s``) and the scan of the crossings (``with_scan``)."""
+def run(s: Setting, config: Theorem31Config, progress: Callable[[str], None] | None = None) -> Theorem31Results:
+    """Theorem 3.1's measurements at ``s`` (:class:`Theorem31Results`): the exact error of the equal-weight GLM with
+    the best link, the fitted GLMs over ``config.sizes``' seeds (:func:`fitted`), the literal construction
+    (``config.literal``: exact at ``config.literal_at``, ``N_literal`` Monte Carlo samples per seed at ``s``,
+    :func:`literal`), the toolkit's scope rule at ``s`` (and at ``config.literal_at``) and the scan of the crossings
+    (``config.scan``: :func:`scan`)."""
+    if progress:
+        progress("Theorem 3.1")
+    n = config.sizes
     exact = glm_oracle_error_exact(s)
-    per_seed = fitted(s, N_fit, N_test, N_flat, seeds, lam, seed)
-    lit = literal(s, N_literal, seeds, seed, literal_at) if with_literal else None
-    return Theorem31Run(
+    per_seed = fitted(s, n.N_fit, n.N_test, n.N_flat, n.seeds, config.lam, config.seed)
+    lit = literal(s, n.N_literal, n.seeds, config.seed, config.literal_at) if config.literal else None
+    return Theorem31Results(
+        s,
+        config,
         exact=exact,
         scope=theorem_3_1_scope(s),
         fitted=per_seed,
         literal=lit,
-        literal_scope=theorem_3_1_scope(Setting(**literal_at)) if with_literal else None,
-        scan=scan() if with_scan else None,
+        literal_scope=theorem_3_1_scope(Setting(**config.literal_at)) if config.literal else None,
+        scan=scan() if config.scan else None,
     )
 
 

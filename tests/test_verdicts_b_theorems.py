@@ -38,3 +38,29 @@ def test_scan_rows_pass_when_the_crossings_sit_at_the_scope_edge(monkeypatch):
     got = t31._scan_rows()
     assert len(got) == 6 and {str(c.verdict) for c in got} == {"PASS"}
     assert all("over D = 64, 128, 256" in c.quantity for c in got)
+
+
+def test_theorem31_claim_only_judges_the_results_of_its_experiment(monkeypatch):
+    """verify's one call of Theorem 3.1 (claims.judge) runs experiments.theorem31.run at the claim's config (its
+    sizes, the literal construction at LITERAL_EXACT, the scan) and judges its results: the rows are
+    check_theorem_3_1's at the same sizes (no flattened GLM at N_flat = 0: 16 rows), the progress message as before."""
+    from theorydyn import claims
+    from theorydyn.claims.sizes import Sizes
+
+    planted = [
+        dict(C=C, D=D, x_star=0.75, q_star=0.75 * C**2 / (D - C), spurious_star=0.75 * C**2, x_star_cond=0.7)
+        | dict(err_at_1=0.3)
+        for C in (4, 8, 16)
+        for D in t31.SCAN_31_D
+    ]
+    monkeypatch.setattr(xt31, "glm_crossings", lambda n_grid=24: pd.DataFrame(planted))
+    small = KW["sizes"]
+    monkeypatch.setattr(t31, "SIZES", Sizes(quick=small, full=small))
+    s = Setting(D=64, C=4)
+    assert t31.EXPERIMENT is xt31.run and t31.config(s, True) == xt31.Theorem31Config(small, t31.LITERAL_EXACT)
+    said: list[str] = []
+    rows = claims.judge(t31, s, quick=True, progress=said.append)
+    assert said == ["Theorem 3.1"]
+    expected = t31.check_theorem_3_1(s, small)
+    assert [repr(c.row()) for c in rows] == [repr(c.row()) for c in expected]
+    assert len(rows) == 16 and sum(c.claim.startswith("Theorem 3.1 (scan)") for c in rows) == 6

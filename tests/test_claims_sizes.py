@@ -143,7 +143,7 @@ def _functions_with_seeds():
 
 #: the public boundary: a count is accepted and made Seeds at once (as_seeds), the default from SIZES
 BOUNDARY = {
-    "theorydyn.claims.dynamics.checks": "int | Seeds | None",
+    "theorydyn.claims.dynamics.config": "int | Seeds | None",
     "theorydyn.claims.figure2.checks": "int | Iterable[int] | None",
     "theorydyn.claims.sizes.seeds_option": "int | Iterable[int]",
 }
@@ -153,7 +153,7 @@ def test_seeds_are_one_type_in_claims_and_experiments():
     """Seeds are Seeds (a tuple of integers) in every signature of claims/ and experiments/; a count only at
     the public boundary, converted with as_seeds at once."""
     found = dict(_functions_with_seeds())
-    assert "theorydyn.experiments.theorem4.run_seeds" in found and "theorydyn.claims.dynamics.checks" in found
+    assert "theorydyn.experiments.theorem4.run_seeds" in found and "theorydyn.claims.dynamics.config" in found
     bad = {f: a for f, a in found.items() if a != "Seeds" and BOUNDARY.get(f) != a}
     assert not bad, bad
 

@@ -286,15 +286,15 @@ def test_explicit_time_grid_for_comparisons():
 def test_dynamics_horizon_grows_until_every_seed_ends_phase_three(monkeypatch):
     """A default horizon too short for T2 doubles (at most HORIZON_GROWTH_MAX times) and the rows say
     so; a horizon given by the user is kept."""
-    from theorydyn import Setting
+    from theorydyn import Setting, claims
     from theorydyn.claims import dynamics
     from theorydyn.reduced import HORIZON_GROWTH_MAX, solve
 
     s = Setting(D=16, C=4, q=0.5)
     monkeypatch.setattr(solve, "default_horizon", lambda D: 50.0)
-    rows = dynamics.checks(s, quick=True, seeds=2)
+    rows = claims.judge(dynamics, s, quick=True, seeds=2)
     grown = rows[0].params["s_max"]
     assert grown > 50.0 and "default_horizon" in rows[0].params["horizon"]
     assert grown <= 50.0 * HORIZON_GROWTH_MAX
-    kept = dynamics.checks(s, quick=True, seeds=2, s_max=50.0)
+    kept = claims.judge(dynamics, s, quick=True, seeds=2, s_max=50.0)
     assert kept[0].params["s_max"] == 50.0 and "horizon" not in kept[0].params

@@ -381,7 +381,7 @@ def test_t0_and_t1_mass_are_info_definitions(monkeypatch):
 
     monkeypatch.setattr(solve, "integrate", fake_integrate)  # the flows of reduced.flows_until_t2
     monkeypatch.setattr(dynamics, "_flow_vs_gd", lambda s, quick: [])
-    rows = {c.quantity.split(":")[0]: c for c in dynamics.checks(Setting(D=16, C=4), quick=True, seeds=3)}
+    rows = {c.quantity.split(":")[0]: c for c in claims.judge(dynamics, Setting(D=16, C=4), quick=True, seeds=3)}
     assert rows["T0"].verdict is Verdict.INFO and "by construction" in rows["T0"].note
     assert rows["T1_mass"].verdict is Verdict.INFO and "not a claim" in rows["T1_mass"].note
     assert rows["T1"].verdict is Verdict.PASS and rows["T2"].verdict is Verdict.PASS

@@ -1,8 +1,9 @@
 """The idealized dynamics in the ledger (docs/theory.md §3): population GD of Parametrization 3.1,
 reduced exactly to (α, γ, ρ) by Lemmas 4.1–4.2, one gradient flow of :func:`theorydyn.reduced.integrate`
-per seed, each with its own Monte Carlo bank.
+per seed, each with its own Monte Carlo bank. The runs are :func:`theorydyn.experiments.dynamics.run`'s
+(:data:`EXPERIMENT`, at :func:`config`); this module judges them.
 
-Rows (:func:`checks`):
+Rows (:func:`rows`):
 
 * Lemma 4.3: min over recorded intervals of the rate Δγ/Δs > 0 in every seed; min over recorded
   t > 0 of γ(t) − ρ(t) > 0 (at t = 0 both are 0), every seed;
@@ -30,7 +31,7 @@ Horizon s_max = 2·10⁴·max(1, D/64)^1.5; the sizes are :data:`SIZES` (4000 Mo
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -43,7 +44,7 @@ from ..core.stats import mean_ci, trend_slope_ci
 from ..experiments import dynamics as dyn_exp
 from ..experiments import lemma43 as lemma43_exp
 from ..experiments.labels import label_agreement
-from ..experiments.vanishing import READ_FACTOR, VanishingRuns, flow_errors_across_D
+from ..experiments.vanishing import READ_FACTOR, VanishingRuns
 from ..infra.memory import MemoryEstimate
 from . import forms
 from ._lemma43 import (  # noqa: F401  (the across-D names are dynamics' too: dynamics.local_exponent, …)
@@ -59,7 +60,7 @@ from .sizes import ClaimSizes, Sizes, grid_option, seeds_option
 
 @dataclass(frozen=True)
 class DynamicsSizes(ClaimSizes):
-    """The sizes of the idealized dynamics' rows (:func:`checks`)."""
+    """The sizes of the idealized dynamics' rows (:func:`config`, :func:`rows`)."""
 
     n_samples: int = option(4000, "Monte Carlo samples of the reduced risk per flow (verify --n-samples)", low=2)
     seeds: Seeds = seeds_option(5, "the flows' seeds k (Monte Carlo bank seed + k, verify --seed)")
@@ -84,7 +85,8 @@ SIZES = Sizes(
 
 
 def memory(s: Setting, quick: bool, *, n_samples: int | None = None, **_: object) -> MemoryEstimate:
-    """Peak of :func:`checks` with the same options (only ``n_samples`` matters, default :data:`SIZES`'):
+    """Peak of :data:`EXPERIMENT` at :func:`config` with the same options (only ``n_samples`` matters, default
+    :data:`SIZES`'):
     :func:`theorydyn.experiments.dynamics.memory`, one reduced flow at a time, the largest that of the largest
     size of the readings across D."""
     n = SIZES.pick(quick)
@@ -146,18 +148,18 @@ class _SeedRows:
         )
 
 
-def checks(
+def config(
     s: Setting,
+    quick: bool,
     *,
-    quick: bool = False,
-    progress: Callable[[str], None] | None = None,
     s_max: float | None = None,
     n_samples: int | None = None,
     seed: int = 0,
     seeds: int | Seeds | None = None,
-) -> list[Check]:
-    """The rows of the idealized dynamics at ``s`` (module docstring) at :data:`SIZES`, one flow per seed
-    k (Monte Carlo bank ``seed + k``: independent banks).
+) -> dyn_exp.DynamicsConfig:
+    """What :func:`theorydyn.experiments.dynamics.run` needs for the rows at ``s`` (module docstring) at
+    :data:`SIZES`, one flow per seed k (Monte Carlo bank ``seed + k``: independent banks), Lemma 4.3's ratio
+    across D at :func:`lemma43_Ds`.
 
     ``s_max``: horizon of the flow (default 2·10⁴·max(1, D/64)^1.5, doubled up to
     :data:`~theorydyn.reduced.HORIZON_GROWTH_MAX` times while some seed has not reached T2:
@@ -166,36 +168,41 @@ def checks(
     the k's instead of :data:`SIZES`' (a count K: 0 … K−1, :func:`~theorydyn.core.config.as_seeds`).
     """
     n = SIZES.pick(quick)
-    n_samples = n_samples or n.n_samples
     ks = n.seeds if seeds is None else as_seeds(seeds)
-    banks = tuple(seed + k for k in ks)
-    fl = dyn_exp.run(
-        s, progress=progress, s_max=s_max, n_samples=n_samples, seeds=banks, ratio_n_samples=n.ratio_n_samples
-    )
-    params = setting_params(s, tau=s.tau, s_max=fl.s_max, n_samples=n_samples, **departures(s, eta="flow"))
+    return dyn_exp.DynamicsConfig(n, s_max, n_samples or n.n_samples, tuple(seed + k for k in ks), lemma43_Ds(s.C))
+
+
+#: The idealized dynamics' experiment: ``verify`` runs it at :func:`config` and judges its results by :func:`rows`
+#: (:func:`theorydyn.claims.judge`); the rows run nothing (:func:`lemma43_across_D`, :func:`event_rows`,
+#: :func:`vanishing_rows` and :func:`_flow_vs_gd` run their piece of it of their own, at sizes a test picks). Its
+#: runs: the reduced flows at the ledger's D over 5 seeds, Lemma 4.3's start ratio across D, the GD recursion
+#: against the flow at D = 16, and the flows' ends across D at :data:`SIZES`.
+EXPERIMENT = dyn_exp.run
+
+
+def rows(res: dyn_exp.DynamicsResults) -> list[Check]:
+    """The rows of ``res`` (:func:`theorydyn.experiments.dynamics.run` at the ledger's setting ``res.s``; module
+    docstring), in this order: Lemma 4.3 at ``s``, its ratio across D, the phase times and Events I and III,
+    Theorem 4.1 at ``s``, the GD recursion against the flow, Events I and III read on the flows, and the readings
+    across D."""
+    s, cfg, fl = res.s, res.config, res.flows
+    n = cfg.sizes
+    params = setting_params(s, tau=s.tau, s_max=fl.s_max, n_samples=cfg.n_samples, **departures(s, eta="flow"))
     if fl.grown > 1:
         params["horizon"] = f"{fl.grown} x default_horizon(D): T2 not reached by the default in some seed"
     bad = sorted({x for x in fl.status if x != "ok"})
     # the paper's Pr[f F <= 0]: a point with f = 0 counts as an error
     final_all = [unconditional_error(e, a) for e, a in zip(fl.per["final_err_f"], fl.per["final_amb_f"], strict=True)]
-    rows = _SeedRows(dict(fl.per, final_err_f_all=final_all), params, len(ks), f"solver: {bad}" if bad else "")
-    out = _lemma43_rows(s, rows, fl)
-    out += lemma43_across_D(s, n.ratio_n_samples, n.across_seeds)
-    out += _phase_rows(rows, fl)
-    out += _theorem41_rows(rows, fl)
-    out += _flow_vs_gd(s, n.etas)
-    out += event_rows(s, fl.results, params)
-    runs = flow_errors_across_D(
-        s,
-        banks,
-        n_sizes=n.vanish_sizes,
-        n_samples=n_samples,
-        n_eval=n.n_eval,
-        first=fl.results if s_max is None else None,  # a horizon given for the ledger's D is not the path's rule
-        first_horizon=(fl.s_max, fl.grown),
-        progress=progress,
+    seed_rows = _SeedRows(
+        dict(fl.per, final_err_f_all=final_all), params, len(cfg.seeds), f"solver: {bad}" if bad else ""
     )
-    out += vanishing_rows(runs, **departures(s, eta="flow"))
+    out = _lemma43_rows(s, seed_rows, fl)
+    out += _lemma43_across_D_rows(s, res.ratios, n.ratio_n_samples, n.across_seeds)
+    out += _phase_rows(seed_rows, fl)
+    out += _theorem41_rows(seed_rows, fl)
+    out += _flow_vs_gd_rows(s, res.gd)
+    out += _event_rows(res.events, params)
+    out += _vanishing_rows(res.vanishing, res.floors, **departures(s, eta="flow"))
     return out
 
 
@@ -393,8 +400,9 @@ def _upper95(values: list[float]) -> float:
 
 
 def event_rows(s: Setting, results: Sequence[Any], params: dict) -> list[Check]:
-    """Rows of Events I and III measured on the flows of :func:`checks` (one
-    :class:`~theorydyn.core.result.Result` per seed, read by :func:`theorydyn.experiments.dynamics.events`):
+    """Rows of Events I and III measured on the idealized flows at ``s`` (those of
+    :func:`theorydyn.experiments.dynamics.run`: one :class:`~theorydyn.core.result.Result` per seed, read by
+    :func:`theorydyn.experiments.dynamics.events`):
 
     * Event I, "only v moves in phase I": per seed max(|γ(T0)|, |ρ(T0)|) / |α(T0) − α(0)| (γ = ρ = 0
       at s = 0); PASS iff its 95% upper bound is ≤ :data:`EVENT_I_TOL`, FAIL otherwise (or when T0 is
@@ -404,7 +412,11 @@ def event_rows(s: Setting, results: Sequence[Any], params: dict) -> list[Check]:
       least risk of a model that errs with probability 1/8 (ℓ ≥ log 2 on every error, and every GLM errs that
       often against f, Theorem 3.1), the threshold it was judged against before.
     """
-    ev = dyn_exp.events(results)
+    return _event_rows(dyn_exp.events(results), params)
+
+
+def _event_rows(ev: dyn_exp.Events, params: dict) -> list[Check]:
+    """The rows of :func:`event_rows` from Events I and III read on the flows (``ev``)."""
     ratio, risk, risk0 = ev.ratio, ev.risk, ev.risk0
     route = (
         "reduced dynamics as in the rows above; verdicts on planted trajectories "
@@ -492,8 +504,13 @@ def vanishing_rows(runs: VanishingRuns, **more: object) -> list[Check]:
     A size where the error given f != 0 is 0 in some seed (below 1/n_eval) has no logarithm: the rows say so and
     are INFO. ``more``: further params (the departures).
     """
+    return _vanishing_rows(runs, tuple(label_agreement(t)["zero"] for t in runs.settings), **more)
+
+
+def _vanishing_rows(runs: VanishingRuns, floors_at: Sequence[float], **more: object) -> list[Check]:
+    """The rows of :func:`vanishing_rows` with the exact Pr[f = 0] at each size of ``runs`` given (``floors_at``)."""
     Ds = runs.Ds
-    floors = np.array([label_agreement(t)["zero"] for t in runs.settings])
+    floors = np.array(floors_at)
     given = np.asarray(runs.err_given, float)
     total = floors[:, None] + (1.0 - floors[:, None]) * given
     t0 = runs.settings[0]
@@ -622,8 +639,13 @@ def _flow_vs_gd(s: Setting, etas: tuple[float, ...]) -> list[Check]:
     divides 16 (else at D = 4C), horizon s ≤ 200 (phase I, where α moves fastest); gap at the
     smallest η of ``etas`` and observed order log2(gap(η)/gap(η/2)) from its last two.
     """
-    run = dyn_exp.flow_vs_gd(s, etas)
-    sx, horizon, gaps, D = run.setting, run.horizon, run.gaps, run.setting.D
+    return _flow_vs_gd_rows(s, dyn_exp.flow_vs_gd(s, etas))
+
+
+def _flow_vs_gd_rows(s: Setting, run: dyn_exp.FlowVsGD) -> list[Check]:
+    """The rows of :func:`_flow_vs_gd` from the GD recursion against the flow (``run``, at the step sizes
+    ``run.etas``)."""
+    sx, horizon, gaps, D, etas = run.setting, run.horizon, run.gaps, run.setting.D, run.etas
     params = dict(D=D, C=s.C, q=round(s.q, 6), horizon=horizon, etas=list(etas), expectation="exact", **departures(sx))
     order = float(np.log2(gaps[-2] / gaps[-1]))
     note = "solver consistency of two integrations of the same reduced risk, not a claim of the paper"
@@ -664,15 +686,22 @@ def lemma43_across_D(s: Setting, n_samples: int = 100_000, seeds: Seeds = (0, 1,
     * the ledger's fixed q at every D: INFO (outside Assumption 2's scaling of q; the note gives the
       verdict the same rule would give).
     """
-    Ds = lemma43_Ds(s.C)
+    return _lemma43_across_D_rows(s, lemma43_exp.start_ratios(s, lemma43_Ds(s.C), n_samples, seeds), n_samples, seeds)
+
+
+def _lemma43_across_D_rows(
+    s: Setting, ratios: Sequence[dict[int, list[float]]], n_samples: int, seeds: Seeds
+) -> list[Check]:
+    """The rows of :func:`lemma43_across_D` from the start ratios ``ratios`` at q = C²/D and at the fixed q
+    (:func:`theorydyn.experiments.lemma43.start_ratios`, banks of ``n_samples`` with ``seeds``)."""
+    Ds = tuple(ratios[0])
     route = (
         "reduced gradient vs the full model's population gradient by exhaustive enumeration "
         "(tests/test_verify.py::test_lemma43_rate_ratio_matches_the_full_model); verdicts on planted ratios "
         "(tests/test_verdicts_a.py::test_lemma43_exponent_row_fails_a_ratio_that_does_not_grow)"
     )
     out = []
-    for label, q_of in (("q = C^2/D", lambda D: s.C**2 / D), (f"fixed q = {s.q:g} (the ledger's)", lambda D: s.q)):
-        per_D = lemma43_exp.ratios_across_D(s, Ds, q_of, n_samples, seeds)
+    for label, per_D in zip(("q = C^2/D", f"fixed q = {s.q:g} (the ledger's)"), ratios, strict=True):
         params = dict(
             C=s.C,
             D=list(Ds),

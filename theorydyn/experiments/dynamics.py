@@ -2,11 +2,15 @@
 reduced exactly to (α, γ, ρ) by Lemmas 4.1–4.2, one gradient flow of :func:`theorydyn.reduced.integrate` per
 seed, each with its own Monte Carlo bank.
 
-* :func:`run` — the flows (:func:`theorydyn.reduced.flows_until_t2`) and what each trajectory shows
+* :func:`flows` — the flows (:func:`theorydyn.reduced.flows_until_t2`) and what each trajectory shows
   (:class:`Flows`: the rates and gaps of γ and ρ, the phase times, the final association and error, the change
   of α after T1), with Lemma 4.3's start ratio on an independent bank and the exact equal-weight GLM beside;
 * :func:`events` — Events I and III read on the flows (:class:`Events`);
-* :func:`flow_vs_gd` — the paper's GD recursion against the flow on the exact expectation (:class:`FlowVsGD`).
+* :func:`flow_vs_gd` — the paper's GD recursion against the flow on the exact expectation (:class:`FlowVsGD`);
+* :func:`run` — everything the ledger's rows read (:class:`DynamicsResults`, at a :class:`DynamicsConfig`): the
+  flows, Lemma 4.3's start ratio across D (:func:`theorydyn.experiments.lemma43.start_ratios`), the GD recursion
+  against the flow, the events, the readings across D (:func:`theorydyn.experiments.vanishing.flow_errors_across_D`)
+  and the exact Pr[f = 0] at each of their sizes (:func:`theorydyn.experiments.labels.label_agreement`).
 
 :mod:`theorydyn.claims.dynamics` judges them; the readings across D are :mod:`theorydyn.experiments.vanishing`'s.
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -27,14 +32,15 @@ from ..core.setting import Setting
 from ..infra.memory import MemoryEstimate
 from ..reduced import flows_until_t2, integrate
 from ..reduced.memory import reduced_memory
-from .lemma43 import lemma43_rate_ratio
-from .vanishing import across_D_settings, bank_size
+from .labels import label_agreement
+from .lemma43 import lemma43_rate_ratio, start_ratios
+from .vanishing import VanishingRuns, across_D_settings, bank_size, flow_errors_across_D
 
 
 def memory(s: Setting, n_samples: int, vanish_sizes: int) -> MemoryEstimate:
-    """Peak of :func:`run` and the readings across D with ``n_samples`` at ``s`` over ``vanish_sizes`` sizes: one
-    reduced flow at a time (:func:`theorydyn.reduced.memory.reduced_memory`), the largest being that of the largest
-    size of the readings across D (its bank grows with D: :mod:`theorydyn.experiments.vanishing`)."""
+    """Peak of :func:`run`: the flows and the readings across D with ``n_samples`` at ``s`` over ``vanish_sizes``
+    sizes: one reduced flow at a time (:func:`theorydyn.reduced.memory.reduced_memory`), the largest being that of
+    the largest size of the readings across D (its bank grows with D: :mod:`theorydyn.experiments.vanishing`)."""
     return max(
         (reduced_memory(t.D, t.C, t.q, bank_size(n_samples, s.D, t.D)) for t in across_D_settings(s, vanish_sizes)),
         key=lambda e: e.total,
@@ -49,7 +55,7 @@ def phase(res: Result, name: str) -> float:
 
 @dataclass(frozen=True)
 class Flows:
-    """What :func:`run` measured: ``per`` maps each per-seed quantity (``gap``, ``inc_ratio_min``, ``T1``,
+    """What :func:`flows` measured: ``per`` maps each per-seed quantity (``gap``, ``inc_ratio_min``, ``T1``,
     ``assoc``, …) to one value per seed; ``results`` the flows themselves (one :class:`Result` per seed);
     ``status`` the solver's word per seed; ``s_max`` the horizon reached (``grown`` × the default);
     ``start_ratio`` Lemma 4.3's rate ratio at s = 0 on an independent bank of ``ratio_n_samples``; ``glm`` the
@@ -65,7 +71,7 @@ class Flows:
     glm: dict[str, float]
 
 
-def run(
+def flows(
     s: Setting,
     *,
     progress: Callable[[str], None] | None,
@@ -171,3 +177,94 @@ def flow_vs_gd(s: Setting, etas: tuple[float, ...]) -> FlowVsGD:
         a_flow = np.interp(gd["s"].to_numpy(), flow["s"].to_numpy(), flow["alpha"].to_numpy())
         gaps.append(float(np.max(np.abs(gd["alpha"].to_numpy() - a_flow) / np.abs(a_flow))))
     return FlowVsGD(sx, horizon, tuple(etas), gaps)
+
+
+@dataclass(frozen=True)
+class DynamicsConfig:
+    """What :func:`run` needs for the ledger's rows of the idealized dynamics.
+
+    Attributes:
+        sizes: a validated sizes config of the claims (:mod:`theorydyn.claims.sizes`): ``etas`` (the GD step sizes
+            against the flow), ``ratio_n_samples`` and ``across_seeds`` (Lemma 4.3's start ratio: samples per bank,
+            banks), ``vanish_sizes`` and ``n_eval`` (the readings across D: sizes D, 1.4D, …, evaluation samples).
+        s_max: the flows' horizon (None: :func:`~theorydyn.reduced.flows_until_t2`'s default, doubled while some
+            seed has not reached T2).
+        n_samples: Monte Carlo samples of the reduced risk per flow at the ledger's D.
+        seeds: the Monte Carlo bank seed of each flow (independent banks), at every size across D too.
+        lemma43_Ds: the D grid of Lemma 4.3's start ratio across D.
+    """
+
+    sizes: Any
+    s_max: float | None
+    n_samples: int
+    seeds: Seeds
+    lemma43_Ds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class DynamicsResults:
+    """The outcome of :func:`run` at the ledger's setting ``s``.
+
+    Attributes:
+        config: the :class:`DynamicsConfig` it ran at.
+        flows: the flows at ``s``, one per bank seed, and what each shows (:class:`Flows`).
+        ratios: Lemma 4.3's start ratio across ``config.lemma43_Ds`` at q = C²/D, then at the fixed q of ``s``
+            (:func:`~theorydyn.experiments.lemma43.start_ratios`: D → one ratio per seed of
+            ``config.sizes.across_seeds``).
+        gd: the GD recursion against the flow on the exact expectation (:class:`FlowVsGD`).
+        events: Events I and III read on ``flows.results`` (:class:`Events`).
+        vanishing: the flows' ends at every size across D (:class:`~theorydyn.experiments.vanishing.VanishingRuns`;
+            at ``s`` the flows of ``flows`` where the horizon is the default).
+        floors: the exact Pr[f = 0] at each size of ``vanishing.settings``
+            (:func:`~theorydyn.experiments.labels.label_agreement`), the floor of every classifier's error.
+    """
+
+    s: Setting
+    config: DynamicsConfig
+    flows: Flows
+    ratios: tuple[dict[int, list[float]], dict[int, list[float]]]
+    gd: FlowVsGD
+    events: Events
+    vanishing: VanishingRuns
+    floors: tuple[float, ...]
+
+
+def run(s: Setting, config: DynamicsConfig, progress: Callable[[str], None] | None = None) -> DynamicsResults:
+    """Everything the ledger's rows of the idealized dynamics read at ``s`` (:class:`DynamicsResults`), in this order:
+
+    1. :func:`flows`: one reduced flow of (α, γ, ρ) per bank seed of ``config.seeds`` with ``config.n_samples``
+       Monte Carlo samples, to ``config.s_max`` (or the growing default), with Lemma 4.3's start ratio on an
+       independent bank of ``config.sizes.ratio_n_samples`` and the exact equal-weight GLM;
+    2. Lemma 4.3's start ratio across D (:func:`~theorydyn.experiments.lemma43.start_ratios` on
+       ``config.lemma43_Ds``, banks of ``ratio_n_samples``, seeds ``across_seeds``), q = C²/D and then q fixed;
+    3. the GD recursion against the flow at the step sizes ``config.sizes.etas`` (:func:`flow_vs_gd`);
+    4. Events I and III on the flows (:func:`events`);
+    5. the flows' ends across D (:func:`~theorydyn.experiments.vanishing.flow_errors_across_D`, ``vanish_sizes``
+       sizes, the same bank seeds, banks ``n_samples``·(D_k/D)², ``n_eval`` evaluation samples), reusing the flows
+       of 1 at ``s`` unless ``config.s_max`` was given (a horizon given for the ledger's D is not the path's rule);
+    6. the exact Pr[f = 0] at each of those sizes (:func:`~theorydyn.experiments.labels.label_agreement`).
+    """
+    n = config.sizes
+    fl = flows(
+        s,
+        progress=progress,
+        s_max=config.s_max,
+        n_samples=config.n_samples,
+        seeds=config.seeds,
+        ratio_n_samples=n.ratio_n_samples,
+    )
+    ratios = start_ratios(s, config.lemma43_Ds, n.ratio_n_samples, n.across_seeds)
+    gd = flow_vs_gd(s, n.etas)
+    ev = events(fl.results)
+    vanishing = flow_errors_across_D(
+        s,
+        config.seeds,
+        n_sizes=n.vanish_sizes,
+        n_samples=config.n_samples,
+        n_eval=n.n_eval,
+        first=fl.results if config.s_max is None else None,
+        first_horizon=(fl.s_max, fl.grown),
+        progress=progress,
+    )
+    floors = tuple(label_agreement(t)["zero"] for t in vanishing.settings)
+    return DynamicsResults(s, config, fl, ratios, gd, ev, vanishing, floors)

@@ -3,7 +3,8 @@
 At α = ν^{1/(p−1)}, γ = ρ = 0 the reduced gradient (:func:`theorydyn.reduced.population_risk`) gives the per-entry
 rate of γ, −∂ℓ/∂γ / (D(C−1)), and of ρ, ∂ℓ/∂ρ / (D(D−C)); their ratio is what the lemma bounds below by
 D/polylog(d). :func:`lemma43_rate_ratio` measures it at one setting, :func:`ratios_across_D` on a D grid (one
-Monte Carlo bank per seed); :mod:`theorydyn.claims.dynamics` judges them.
+Monte Carlo bank per seed), :func:`start_ratios` on that grid in the ledger's two readings of q;
+:mod:`theorydyn.claims.dynamics` judges them.
 """
 
 from __future__ import annotations
@@ -31,3 +32,15 @@ def ratios_across_D(
     ν following D unless set explicitly), one Monte Carlo bank of ``n_samples`` per seed k of ``seeds``:
     D → one ratio per seed."""
     return {D: [lemma43_rate_ratio(s.at(D=D, q=q_of(D)), n_samples, seed=k) for k in seeds] for D in Ds}
+
+
+def start_ratios(
+    s: Setting, Ds: Sequence[int], n_samples: int, seeds: Seeds
+) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
+    """Lemma 4.3's start ratio across ``Ds`` (:func:`ratios_across_D`, one Monte Carlo bank of ``n_samples`` per seed
+    of ``seeds``) in the ledger's two readings, in this order: q = C²/D (Assumption 2's q = poly(C)/D), then the
+    fixed q of ``s`` at every D. Each: D → one ratio per seed."""
+    return (
+        ratios_across_D(s, Ds, lambda D: s.C**2 / D, n_samples, seeds),
+        ratios_across_D(s, Ds, lambda D: s.q, n_samples, seeds),
+    )

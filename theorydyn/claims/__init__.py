@@ -8,8 +8,8 @@ A claim module (see docs/adding_a_claim.md) declares its sizes once, ``SIZES = S
 * ``checks(s: Setting, *, quick: bool, progress) -> list[Check]`` — the ledger rows of the claim
   (or, for a claim that only judges, ``EXPERIMENT`` (a ``run(s, config, progress)`` of
   :mod:`theorydyn.experiments`), ``config(s, quick)`` and ``rows(results) -> list[Check]``: the ledger
-  runs the experiment and the claim judges its results, :func:`judge`: Definition 2.1, Assumption 1,
-  Parametrization 3.1, Theorem 3.2, Lemma 4.1, Theorem 4.2 and N*(D))
+  runs the experiment and the claim judges its results, :func:`judge`: every claim but transfer, Figure 2,
+  vision and GPU)
   at the ledger's setting ``s`` (a module measured at its own setting says so in its rows'
   params), ``quick`` for the quick sizes, ``progress`` a callable taking a message (or None);
   further keyword-only options must have defaults;

@@ -6,7 +6,7 @@ bracket over seeds, the thick bar the point bracket (lo, hi] (:func:`theorydyn.e
 a size censored above the grid is an upward arrow from N_max. The band is every power law N_50 = c·D^b
 passing through each 95% bracket (the envelope of the feasible lines, :func:`bracket_band`), drawn where
 one exists; its exponent range is in the legend. The runs are the ledger's N*(D) runs
-(:func:`theorydyn.experiments.nstar.reading_runs` at :func:`theorydyn.claims.nstar.config`), read back from
+(:func:`theorydyn.experiments.nstar.run` at :func:`theorydyn.claims.nstar.config`), read back from
 their store.
 """
 
@@ -21,7 +21,8 @@ from ..claims import nstar as claim
 from ..core.plotting import OKABE_ITO, axes_or_new, legend_outside, styled
 from ..core.setting import Setting
 from ..core.stats import bracket_power_law
-from ..experiments.nstar import n50, nstar_Ds, q_readings, reading_runs, store_dir
+from ..experiments import nstar as runs_ns
+from ..experiments.nstar import n50, nstar_Ds, store_dir
 from .record import _num, register
 
 
@@ -170,7 +171,5 @@ def nstar_readings(runs_by_label: dict[str, Any], ks: list[float]) -> dict:
 def fig_nstar(quick: bool, recompute: bool = False):
     st = _setting(quick)
     s = Setting(D=st["D"], C=st["C"], q=st["q"])
-    Ds = tuple(st["Ds"])
-    cfg = claim.config(s, quick)
-    runs = {label: reading_runs(s, Ds, q_of, cfg) for label, q_of in q_readings(s)}
-    return dict(setting=st, **nstar_readings(runs, st["ks"]))
+    res = runs_ns.run(s, claim.config(s, quick))  # the ledger's runs, read back from their store
+    return dict(setting=st, **nstar_readings({r.label: r.runs for r in res.readings}, st["ks"]))

@@ -107,19 +107,19 @@ EXPERIMENT = labels.run
 def rows(res: Definition21Results) -> list[Check]:
     """The Definition 2.1 rows (module docstring) from the exact laws of ``res``
     (:func:`theorydyn.experiments.labels.run` at the ledger's setting ``res.s``): the trend along Assumption 2
-    on ``res.polylog_grid`` (the verdict), the trend at the ledger's fixed C on ``res.fixed_grid`` and the noise
+    on ``res.config.polylog`` (the verdict), the trend at the ledger's fixed C on ``res.config.fixed`` and the noise
     at ``res.s`` from its label agreement (INFO)."""
     s, p = res.s, res.agreement
     here = p["zero"] + p["disagree"]
     return [
         _trend_row(
-            f"Definition 2.1 (along Assumption 2, C ~ log2 D) [{grid_text(res.polylog_grid)}]",
+            f"Definition 2.1 (along Assumption 2, C ~ log2 D) [{grid_text(res.config.polylog)}]",
             res.polylog,
             True,
             "C = polylog(d) as Assumption 2 asks.",
         ),
         _trend_row(
-            f"Definition 2.1 (fixed C = {s.C}, outside Assumption 2) [{grid_text(res.fixed_grid)}]",
+            f"Definition 2.1 (fixed C = {s.C}, outside Assumption 2) [{grid_text(res.config.fixed)}]",
             res.fixed,
             False,
             f"At fixed C the exponent settles at -(C - 1) = {1 - s.C} (one random set aligned against y): "

@@ -83,18 +83,18 @@ class Definition21Results:
     """The outcome of :func:`run` at the ledger's setting ``s``.
 
     Attributes:
+        config: the :class:`Definition21Config` it ran at (its two grids).
         agreement: :func:`label_agreement` at ``s``: exact Pr[y f > 0], Pr[f = 0], Pr[y f < 0]
             (keys ``agree``, ``zero``, ``disagree``).
-        polylog_grid, polylog: the grid along Assumption 2 and :func:`trend` on it (arrays D, C, noise: (n,);
-            local: (n − 1,) the local exponents Δ log noise / Δ log D).
-        fixed_grid, fixed: the same at the ledger's fixed C.
+        polylog: :func:`trend` on ``config.polylog`` (arrays D, C, noise: (n,); local: (n − 1,) the local
+            exponents Δ log noise / Δ log D).
+        fixed: the same on ``config.fixed``.
     """
 
     s: Setting
+    config: Definition21Config
     agreement: dict[str, float]
-    polylog_grid: Grid
     polylog: dict[str, np.ndarray]
-    fixed_grid: Grid
     fixed: dict[str, np.ndarray]
 
 
@@ -106,7 +106,7 @@ def run(s: Setting, config: Definition21Config, progress: Callable[[str], None] 
         progress("Definition 2.1 (exact label agreement across D)")
     p = label_agreement(s)
     polylog, fixed = trend(config.polylog), trend(config.fixed)
-    return Definition21Results(s, p, config.polylog, polylog, config.fixed, fixed)
+    return Definition21Results(s, config, p, polylog, fixed)
 
 
 def memory(n: int, D: int) -> MemoryEstimate:

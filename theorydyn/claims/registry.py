@@ -26,6 +26,7 @@ from ..infra.registry import Entry, Registry
 
 if TYPE_CHECKING:
     from ..core.setting import Setting
+    from .check import Check
 
 
 @dataclass(frozen=True)
@@ -237,7 +238,7 @@ def load_path(path: str) -> ModuleType:
         mod = importlib.import_module(path)
     except ModuleNotFoundError as e:
         raise ImportError(f"{path} is not installed ({e})") from e
-    runs = EXPERIMENT_PROTOCOL if callable(getattr(mod, "EXPERIMENT", None)) else ("checks",)
+    runs = EXPERIMENT_PROTOCOL if declares_experiment(mod) else ("checks",)
     for fn in (*runs, "memory"):
         if not callable(getattr(mod, fn, None)):
             raise ImportError(f"{path} has no {fn}() (docs/adding_a_claim.md)")
@@ -249,7 +250,14 @@ def load_path(path: str) -> ModuleType:
 EXPERIMENT_PROTOCOL = ("EXPERIMENT", "config", "rows")
 
 
-def judge(mod: ModuleType, s: Setting, *, quick: bool, progress: Callable[[str], None] | None = None, **options: Any):
+def declares_experiment(mod: ModuleType) -> bool:
+    """Whether the claim module ``mod`` declares its experiment (``EXPERIMENT``): it then only judges."""
+    return callable(getattr(mod, "EXPERIMENT", None))
+
+
+def judge(
+    mod: ModuleType, s: Setting, *, quick: bool, progress: Callable[[str], None] | None = None, **options: Any
+) -> list[Check]:
     """The rows of the claim module ``mod`` at the ledger's setting ``s`` (``verify``'s one call of a claim).
 
     A claim that declares its experiment (:data:`EXPERIMENT_PROTOCOL`) only judges: the experiment is run here,
@@ -261,6 +269,6 @@ def judge(mod: ModuleType, s: Setting, *, quick: bool, progress: Callable[[str],
     Returns:
         list[Check]: the claim's rows.
     """
-    if callable(getattr(mod, "EXPERIMENT", None)):
+    if declares_experiment(mod):
         return list(mod.rows(mod.EXPERIMENT(s, mod.config(s, quick, **options), progress)))
     return list(mod.checks(s, quick=quick, progress=progress, **options))
